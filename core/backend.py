@@ -1,0 +1,157 @@
+"""Everything SQLite-specific lives here: connecting, PRAGMAs, the dialect, busy retries, DDL.
+
+The store's statements are SQLAlchemy expressions compiled once for a dialect and run on a
+DB-API connection inside one function per transaction. A PostgreSQL backend would give a
+psycopg connection, the postgresql dialect and its own `Backend`, and reuse the rest.
+"""
+
+import os
+import sqlite3
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+from sqlalchemy.dialects import sqlite as sqlite_dialect
+from sqlalchemy.engine import Dialect
+from sqlalchemy.schema import CreateIndex, CreateTable
+from sqlmodel import SQLModel
+
+from core import models
+from core.errors import SchemaVersionError, StoreError
+
+T = TypeVar("T")
+
+BUSY_TIMEOUT_MS = 2_000
+# A writer that still finds the database locked after busy_timeout retries this often,
+# with a growing pause; past that the error surfaces as a StoreError, never a crash.
+BUSY_RETRIES = 20
+
+DBConnection = sqlite3.Connection
+
+
+def dialect() -> Dialect:
+    """SQLite's dialect with named parameters, which sqlite3 accepts as a dict."""
+    return sqlite_dialect.dialect(paramstyle="named")
+
+
+def _apply_pragmas(conn: sqlite3.Connection, *, file_backed: bool) -> None:
+    # `synchronous` and `busy_timeout` are per connection, so every connection sets them.
+    conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    conn.execute("PRAGMA foreign_keys = ON")
+    if file_backed:
+        conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("PRAGMA synchronous = NORMAL")
+
+
+def connect(path: str | os.PathLike[str], *, check_same_thread: bool = True) -> sqlite3.Connection:
+    """Open (or create) a store database and check it before anything is written."""
+    target = str(path)
+    file_backed = target != ":memory:" and not target.startswith("file::memory:")
+    if file_backed:
+        p = Path(target)
+        if p.is_dir():
+            raise StoreError(f"{target}: is a directory, not a database file")
+        if not p.parent.exists():
+            raise StoreError(f"{target}: folder {p.parent} does not exist")
+        if p.exists() and not os.access(p, os.R_OK | os.W_OK):
+            raise StoreError(f"{target}: cannot read and write this file")
+        if not p.exists() and not os.access(p.parent, os.W_OK):
+            raise StoreError(f"{target}: cannot create a database in {p.parent}")
+        if p.exists() and p.stat().st_size > 0:
+            with p.open("rb") as handle:
+                header = handle.read(16)
+            if header != b"SQLite format 3\x00":
+                raise StoreError(f"{target}: not a SQLite database (left untouched)")
+    try:
+        conn = sqlite3.connect(target, isolation_level=None, check_same_thread=check_same_thread)
+        _check_version(conn, target)
+        _apply_pragmas(conn, file_backed=file_backed)
+    except sqlite3.DatabaseError as exc:
+        raise StoreError(f"{target}: {exc}") from None
+    return conn
+
+
+def _check_version(conn: sqlite3.Connection, target: str) -> None:
+    has_meta = conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'store_meta'"
+    ).fetchone()
+    if not has_meta:
+        return
+    row = conn.execute("SELECT value FROM store_meta WHERE key = 'schema_version'").fetchone()
+    if row and int(row[0]) > models.SCHEMA_VERSION:
+        conn.close()
+        raise SchemaVersionError(
+            f"{target}: schema version {row[0]} is newer than this borrowed-keys "
+            f"understands ({models.SCHEMA_VERSION}); upgrade borrowed-keys (file left untouched)"
+        )
+
+
+def create_schema(conn: sqlite3.Connection) -> None:
+    """Create the tables and indexes if missing, and stamp the schema version."""
+    d = dialect()
+    statements: list[str] = []
+    for table in SQLModel.metadata.sorted_tables:
+        statements.append(str(CreateTable(table, if_not_exists=True).compile(dialect=d)))
+        for index in table.indexes:
+            statements.append(str(CreateIndex(index, if_not_exists=True).compile(dialect=d)))
+
+    def ddl(c: sqlite3.Connection) -> None:
+        for sql in statements:
+            c.execute(sql)
+        c.execute(
+            "INSERT OR IGNORE INTO store_meta (key, value) VALUES ('schema_version', ?)",
+            (str(models.SCHEMA_VERSION),),
+        )
+
+    run_write(conn, ddl)
+
+
+def _is_busy(exc: sqlite3.OperationalError) -> bool:
+    text = str(exc).lower()
+    return "locked" in text or "busy" in text
+
+
+def run_write(conn: sqlite3.Connection, fn: Callable[[sqlite3.Connection], T]) -> T:
+    """Run fn as one write transaction, retrying a bounded number of times on SQLITE_BUSY."""
+    delay = 0.002
+    for attempt in range(BUSY_RETRIES + 1):
+        try:
+            # IMMEDIATE takes the write lock up front: no deadlock on lock upgrade.
+            conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as exc:
+            if _is_busy(exc) and attempt < BUSY_RETRIES:
+                time.sleep(delay)
+                delay = min(delay * 2, 0.1)
+                continue
+            raise StoreError(f"database stayed busy: {exc}") from None
+        try:
+            result = fn(conn)
+            conn.execute("COMMIT")
+            return result
+        except sqlite3.OperationalError as exc:
+            conn.execute("ROLLBACK")
+            if _is_busy(exc) and attempt < BUSY_RETRIES:
+                time.sleep(delay)
+                delay = min(delay * 2, 0.1)
+                continue
+            raise
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+    raise StoreError("database stayed busy")  # pragma: no cover - loop always returns or raises
+
+
+def run_read(conn: sqlite3.Connection, fn: Callable[[sqlite3.Connection], T]) -> T:
+    """Run fn in one read transaction, so several SELECTs see one consistent state."""
+    conn.execute("BEGIN")
+    try:
+        return fn(conn)
+    finally:
+        conn.execute("COMMIT")
+
+
+def cursor_rows(conn: sqlite3.Connection, sql: str, params: dict[str, Any]) -> list[Any]:
+    """Execute and fetch every row before the commit (SQLite refuses to commit otherwise)."""
+    return conn.execute(sql, params).fetchall()

@@ -1,0 +1,91 @@
+"""Lease timing and the run's mode (correct, or one of the seed's five mistakes and one more).
+
+The timing rules follow Kubernetes' leader election (leaseDuration > renewDeadline >
+retryPeriod), in the seed's words:
+- the lease ttl bounds how long a silent holder keeps the task (recovery time);
+- the renew deadline is when a holder that has not renewed must stop working by itself
+  (self-fencing), so it has to come before the ttl runs out;
+- heartbeats must come more often than the renew deadline, or a healthy holder would
+  miss its own deadline; the seed asks for at most half the ttl, so one lost heartbeat
+  still leaves time for the next.
+"""
+
+import enum
+import warnings
+from dataclasses import dataclass
+
+from core.durations import format_duration
+from core.errors import ConfigError
+
+
+class Mode(enum.StrEnum):
+    """The correct engine, or one switched-on mistake from the seed's 常见误区."""
+
+    CORRECT = "correct"
+    NO_EXPIRY = "no_expiry"  # mistake one: `running` means owned, leases never expire
+    LONG_LEASE = "long_lease"  # mistake two: a one-hour ttl "for peace of mind"
+    NO_FENCING = "no_fencing"  # mistake three: heartbeats but no fence on the ledger
+    NO_CHECKPOINT = "no_checkpoint"  # mistake four: a successor starts from step 1
+    CLIENT_CLOCK = "client_clock"  # mistake five: workers judge expiry by their own clock
+    NO_IDEMPOTENCY = "no_idempotency"  # the formula's fifth part missing: effects repeat
+
+
+LONG_LEASE_TTL_MS = 3_600_000
+
+
+class TimingWarning(UserWarning):
+    """A configuration that works but breaks one of the seed's rules of thumb."""
+
+
+@dataclass(frozen=True, slots=True)
+class LeaseConfig:
+    """How long a lease lasts and how often it is renewed, in milliseconds."""
+
+    ttl_ms: int = 60_000
+    heartbeat_every_ms: int | None = None
+    renew_deadline_ms: int | None = None
+    poll_every_ms: int = 5_000
+
+    @property
+    def heartbeat_ms(self) -> int:
+        return self.heartbeat_every_ms if self.heartbeat_every_ms is not None else self.ttl_ms // 3
+
+    @property
+    def deadline_ms(self) -> int:
+        if self.renew_deadline_ms is not None:
+            return self.renew_deadline_ms
+        return self.ttl_ms * 2 // 3
+
+    def validated(self) -> "LeaseConfig":
+        """Return self if the timing rules hold; raise ConfigError otherwise."""
+        if self.ttl_ms <= 0:
+            raise ConfigError(f"lease_ttl must be positive, got {format_duration(self.ttl_ms)}")
+        if self.heartbeat_ms <= 0:
+            raise ConfigError("heartbeat_every must be positive")
+        if self.poll_every_ms <= 0:
+            raise ConfigError("poll_every must be positive")
+        if not self.ttl_ms > self.deadline_ms:
+            raise ConfigError(
+                f"lease_ttl ({format_duration(self.ttl_ms)}) must be longer than "
+                f"renew_deadline ({format_duration(self.deadline_ms)})"
+            )
+        if not self.deadline_ms > self.heartbeat_ms:
+            raise ConfigError(
+                f"renew_deadline ({format_duration(self.deadline_ms)}) must be longer than "
+                f"heartbeat_every ({format_duration(self.heartbeat_ms)})"
+            )
+        return self
+
+    def timing_warnings(self) -> list[str]:
+        """Rules of thumb this configuration breaks (it still runs)."""
+        found = []
+        if self.heartbeat_ms * 2 > self.ttl_ms:
+            found.append(
+                f"heartbeat_every ({format_duration(self.heartbeat_ms)}) is more than half of "
+                f"lease_ttl ({format_duration(self.ttl_ms)}): one lost heartbeat can cost the lease"
+            )
+        return found
+
+    def warn(self) -> None:
+        for message in self.timing_warnings():
+            warnings.warn(message, TimingWarning, stacklevel=2)

@@ -1,0 +1,94 @@
+"""Every way the core says no. Rejections carry a reason and are also rows in `events`."""
+
+import enum
+
+
+class BorrowedKeysError(Exception):
+    """Base of every error the core raises on purpose."""
+
+
+class ConfigError(BorrowedKeysError):
+    """Lease timing or settings that break the rules (ttl > renew deadline > heartbeat)."""
+
+
+class StoreError(BorrowedKeysError):
+    """The database cannot be opened or used: unwritable, not a database, too new."""
+
+
+class SchemaVersionError(StoreError):
+    """The database was written by a newer version of borrowed-keys."""
+
+
+class UnknownTask(BorrowedKeysError):
+    """No task with that id."""
+
+    def __init__(self, task_id: str) -> None:
+        super().__init__(f"unknown task {task_id!r}")
+        self.task_id = task_id
+
+
+class DuplicateTask(BorrowedKeysError):
+    """A task with that id already exists."""
+
+    def __init__(self, task_id: str) -> None:
+        super().__init__(f"task {task_id!r} already exists")
+        self.task_id = task_id
+
+
+class InvalidPayload(BorrowedKeysError):
+    """A payload or state that cannot be stored as JSON."""
+
+
+class LeaseMismatch(BorrowedKeysError):
+    """A lease object that was never issued for this task (a caller bug, not a race)."""
+
+
+class TaskStateError(BorrowedKeysError):
+    """An operator action that does not fit the task's state (approve a task not waiting)."""
+
+
+class RejectReason(enum.StrEnum):
+    """Why an operation of a lease holder was refused."""
+
+    SUPERSEDED = "superseded"  # a newer lease_token exists: someone re-claimed the task
+    EXPIRED = "expired"  # time is up by the store clock, nobody has re-claimed yet
+    NOT_RUNNING = "not_running"  # the task is done, dead, waiting or queued again
+    FENCED = "fenced"  # the ledger has accepted a higher fence token for this key
+    PARTITIONED = "partitioned"  # the call never reached the store
+
+
+class LeaseRejected(BorrowedKeysError):
+    """An operation refused by the lease gate or the ledger's fence."""
+
+    def __init__(
+        self,
+        reason: RejectReason,
+        *,
+        operation: str,
+        task_id: str,
+        worker_id: str,
+        lease_token: int,
+        fence_token: int,
+        current_lease_token: int | None = None,
+        current_fence_token: int | None = None,
+        key: str | None = None,
+    ) -> None:
+        target = f" on {key!r}" if key else ""
+        super().__init__(
+            f"{operation} of {worker_id} on {task_id}{target} rejected: {reason} "
+            f"(lease {lease_token}, fence {fence_token}; current lease "
+            f"{current_lease_token}, fence {current_fence_token})"
+        )
+        self.reason = reason
+        self.operation = operation
+        self.task_id = task_id
+        self.worker_id = worker_id
+        self.lease_token = lease_token
+        self.fence_token = fence_token
+        self.current_lease_token = current_lease_token
+        self.current_fence_token = current_fence_token
+        self.key = key
+
+
+class FencedWrite(LeaseRejected):
+    """The ledger refused a page because it has seen a higher fence token for it."""

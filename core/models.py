@@ -1,0 +1,121 @@
+"""The tables, as SQLModel classes: the seed's `agent_tasks` and what recoverable execution adds.
+
+SQLModel defines the schema and the typed rows; the hot path runs statements compiled once
+from these tables (see core/statements.py). Times are integer milliseconds of the store clock.
+(No `from __future__ import annotations` here: SQLModel table classes break under it.)
+"""
+
+from typing import Optional
+
+from sqlalchemy import BigInteger, Column, Index, Text, text
+from sqlmodel import Field, SQLModel
+
+SCHEMA_VERSION = 1
+
+STATUSES = ("queued", "running", "waiting", "done", "dead")
+
+
+class AgentTask(SQLModel, table=True):
+    """One long task and its lease: the seed's table, plus kind, max_attempts and fence_token."""
+
+    __tablename__ = "agent_tasks"
+    __table_args__ = (
+        # A claim probes these two partial indexes instead of scanning finished history.
+        Index(
+            "ix_agent_tasks_queued",
+            "updated_at",
+            "task_id",
+            sqlite_where=text("status = 'queued'"),
+            postgresql_where=text("status = 'queued'"),
+        ),
+        Index(
+            "ix_agent_tasks_running_expiry",
+            "lease_expires_at",
+            "task_id",
+            sqlite_where=text("status = 'running'"),
+            postgresql_where=text("status = 'running'"),
+        ),
+        Index("ix_agent_tasks_fence", "fence_token"),
+    )
+
+    task_id: str = Field(primary_key=True)
+    kind: str = Field(default="ledger")
+    status: str = Field(default="queued")
+    owner_id: Optional[str] = Field(default=None)
+    attempt: int = Field(default=0)
+    max_attempts: int = Field(default=5)
+    lease_token: int = Field(default=0, sa_column=Column(BigInteger, nullable=False))
+    fence_token: int = Field(default=0, sa_column=Column(BigInteger, nullable=False))
+    lease_expires_at: Optional[int] = Field(default=None, sa_column=Column(BigInteger))
+    renew_deadline: Optional[int] = Field(default=None, sa_column=Column(BigInteger))
+    last_heartbeat_at: Optional[int] = Field(default=None, sa_column=Column(BigInteger))
+    checkpoint_uri: Optional[str] = Field(default=None)
+    input_payload: Optional[str] = Field(default=None, sa_column=Column(Text))
+    result: Optional[str] = Field(default=None, sa_column=Column(Text))
+    error_code: Optional[str] = Field(default=None)
+    approved_at: Optional[int] = Field(default=None, sa_column=Column(BigInteger))
+    updated_at: int = Field(sa_column=Column(BigInteger, nullable=False))
+
+
+class Checkpoint(SQLModel, table=True):
+    """The numbered box by the stairs: a holder's half-done work, append-only."""
+
+    __tablename__ = "checkpoints"
+
+    task_id: str = Field(primary_key=True)
+    seq: int = Field(primary_key=True)
+    step: int
+    state: str = Field(sa_column=Column(Text, nullable=False))
+    fence_token: int = Field(sa_column=Column(BigInteger, nullable=False))
+    created_at: int = Field(sa_column=Column(BigInteger, nullable=False))
+
+
+class LedgerEntry(SQLModel, table=True):
+    """The master ledger (总册): a fenced downstream store, one row per page."""
+
+    __tablename__ = "ledger"
+
+    key: str = Field(primary_key=True)
+    value: str = Field(sa_column=Column(Text, nullable=False))
+    fence_token: int = Field(sa_column=Column(BigInteger, nullable=False))
+    writer: str
+    updated_at: int = Field(sa_column=Column(BigInteger, nullable=False))
+
+
+class Effect(SQLModel, table=True):
+    """A side effect, applied once per idempotency key."""
+
+    __tablename__ = "effects"
+
+    idempotency_key: str = Field(primary_key=True)
+    task_id: str
+    effect: str
+    fence_token: int = Field(sa_column=Column(BigInteger, nullable=False))
+    result: str = Field(sa_column=Column(Text, nullable=False))
+    applied_at: int = Field(sa_column=Column(BigInteger, nullable=False))
+    applied_count: int = Field(default=1)
+
+
+class Event(SQLModel, table=True):
+    """The loan register (借出登记簿): everything that happened, rejections included."""
+
+    __tablename__ = "events"
+
+    seq: Optional[int] = Field(default=None, primary_key=True)
+    at: int = Field(sa_column=Column(BigInteger, nullable=False))
+    event: str
+    task_id: Optional[str] = Field(default=None)
+    worker_id: Optional[str] = Field(default=None)
+    lease_token: Optional[int] = Field(default=None, sa_column=Column(BigInteger))
+    fence_token: Optional[int] = Field(default=None, sa_column=Column(BigInteger))
+    reason: Optional[str] = Field(default=None)
+    detail: str = Field(default="{}", sa_column=Column(Text, nullable=False))
+
+
+class StoreMeta(SQLModel, table=True):
+    """Facts about the database itself, such as its schema version."""
+
+    __tablename__ = "store_meta"
+
+    key: str = Field(primary_key=True)
+    value: str

@@ -1,0 +1,120 @@
+"""Plain, immutable records the store hands out: leases and rows, safe to share with a UI."""
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+
+def dump_json(value: Any) -> str:
+    """Canonical JSON: sorted keys and no spaces, so equal values give equal bytes."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+@dataclass(frozen=True, slots=True)
+class Lease:
+    """What a holder keeps in memory after a claim: the lease tag and the fence tag."""
+
+    task_id: str
+    owner_id: str
+    lease_token: int
+    fence_token: int
+    attempt: int
+    expires_at: int
+    renew_deadline: int
+    kind: str = "ledger"
+
+
+@dataclass(frozen=True, slots=True)
+class TaskRow:
+    """One row of `agent_tasks`."""
+
+    task_id: str
+    kind: str
+    status: str
+    owner_id: str | None
+    attempt: int
+    max_attempts: int
+    lease_token: int
+    fence_token: int
+    lease_expires_at: int | None
+    renew_deadline: int | None
+    last_heartbeat_at: int | None
+    checkpoint_uri: str | None
+    input_payload: str | None
+    result: str | None
+    error_code: str | None
+    approved_at: int | None
+    updated_at: int
+
+
+@dataclass(frozen=True, slots=True)
+class CheckpointRow:
+    """One saved checkpoint."""
+
+    task_id: str
+    seq: int
+    step: int
+    state: dict[str, Any]
+    fence_token: int
+    created_at: int
+
+
+@dataclass(frozen=True, slots=True)
+class LedgerRow:
+    """One page of the master ledger."""
+
+    key: str
+    value: str
+    fence_token: int
+    writer: str
+    updated_at: int
+
+
+@dataclass(frozen=True, slots=True)
+class EffectRow:
+    """One side effect and how many times it was really applied."""
+
+    idempotency_key: str
+    task_id: str
+    effect: str
+    fence_token: int
+    result: dict[str, Any]
+    applied_at: int
+    applied_count: int
+
+
+@dataclass(frozen=True, slots=True)
+class EffectOutcome:
+    """The answer to apply_effect: applied now, or deduplicated with the stored result."""
+
+    applied: bool
+    result: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class EventRow:
+    """One line of the loan register."""
+
+    seq: int
+    at: int
+    event: str
+    task_id: str | None = None
+    worker_id: str | None = None
+    lease_token: int | None = None
+    fence_token: int | None = None
+    reason: str | None = None
+    detail: dict[str, Any] = field(default_factory=dict)
+
+    def to_json_dict(self) -> dict[str, Any]:
+        """The event as the transcript writes it (`t` in seconds of virtual time)."""
+        return {
+            "seq": self.seq,
+            "t": self.at / 1000,
+            "event": self.event,
+            "task": self.task_id,
+            "worker": self.worker_id,
+            "lease_token": self.lease_token,
+            "fence_token": self.fence_token,
+            "reason": self.reason,
+            "detail": self.detail,
+        }

@@ -1,0 +1,718 @@
+"""The lease store: Laojiang the keeper, his clock, and the ledger downstairs.
+
+Each operation is one transaction. Claim, heartbeat and complete are one conditional
+`UPDATE ... RETURNING` each (plus the event row), as in the seed. Every rejection raises a
+typed `LeaseRejected` and is written to `events` in the same transaction.
+"""
+
+import json
+import os
+import sqlite3
+from collections.abc import Callable
+from typing import Any
+
+from core.backend import dialect
+from core.clock import Clock
+from core.config import LeaseConfig, Mode
+from core.drivers import AioSqliteDriver, Driver, InlineDriver
+from core.errors import (
+    DuplicateTask,
+    FencedWrite,
+    InvalidPayload,
+    LeaseMismatch,
+    LeaseRejected,
+    RejectReason,
+    TaskStateError,
+    UnknownTask,
+)
+from core.records import (
+    CheckpointRow,
+    EffectOutcome,
+    EffectRow,
+    EventRow,
+    Lease,
+    LedgerRow,
+    TaskRow,
+    dump_json,
+)
+from core.statements import Policy, Statements, Stmt
+
+EventListener = Callable[[EventRow], None]
+
+
+def policy_for(mode: Mode) -> Policy:
+    """The safety mechanisms a mode leaves on."""
+    return Policy(
+        expiry=mode is not Mode.NO_EXPIRY,
+        fencing=mode is not Mode.NO_FENCING,
+        idempotency=mode is not Mode.NO_IDEMPOTENCY,
+    )
+
+
+def _json(value: Any, what: str) -> str:
+    try:
+        return dump_json(value)
+    except (TypeError, ValueError) as exc:
+        raise InvalidPayload(f"{what} is not JSON-serialisable: {exc}") from None
+
+
+def _lease(row: tuple[Any, ...]) -> Lease:
+    task_id, _status, owner_id, attempt, lease_token, fence_token, expires, deadline, kind = row
+    return Lease(
+        task_id=task_id,
+        owner_id=owner_id,
+        lease_token=lease_token,
+        fence_token=fence_token,
+        attempt=attempt,
+        expires_at=expires,
+        renew_deadline=deadline,
+        kind=kind,
+    )
+
+
+class _Txn:
+    """Collects the events of one transaction, to hand to listeners after it commits."""
+
+    def __init__(self, store: "LeaseStore", conn: sqlite3.Connection, now: int) -> None:
+        self.store = store
+        self.conn = conn
+        self.now = now
+        self.events: list[EventRow] = []
+
+    def one(self, stmt: Stmt, params: dict[str, Any]) -> tuple[Any, ...] | None:
+        rows = stmt.run(self.conn, params)
+        return tuple(rows[0]) if rows else None
+
+    def event(
+        self,
+        event: str,
+        *,
+        task_id: str | None = None,
+        worker_id: str | None = None,
+        lease_token: int | None = None,
+        fence_token: int | None = None,
+        reason: str | None = None,
+        **detail: Any,
+    ) -> EventRow:
+        clean = {k: v for k, v in detail.items() if v is not None}
+        params = {
+            "at": self.now,
+            "event": event,
+            "task_id": task_id,
+            "worker_id": worker_id,
+            "lease_token": lease_token,
+            "fence_token": fence_token,
+            "reason": reason,
+            "detail": dump_json(clean),
+        }
+        row = self.one(self.store.sql.event_insert, params)
+        assert row is not None
+        ev = EventRow(
+            seq=row[0],
+            at=self.now,
+            event=event,
+            task_id=task_id,
+            worker_id=worker_id,
+            lease_token=lease_token,
+            fence_token=fence_token,
+            reason=reason,
+            detail=clean,
+        )
+        self.events.append(ev)
+        return ev
+
+
+class _Rejected(Exception):
+    """Carries a rejection out of a transaction function after its event is written."""
+
+    def __init__(self, error: LeaseRejected) -> None:
+        self.error = error
+
+
+class LeaseStore:
+    """Claims, heartbeats, checkpoints, fenced writes and effects over one database."""
+
+    def __init__(
+        self,
+        driver: Driver,
+        clock: Clock,
+        config: LeaseConfig | None = None,
+        mode: Mode = Mode.CORRECT,
+    ) -> None:
+        self.driver = driver
+        self.clock = clock
+        self.config = (config or LeaseConfig()).validated()
+        self.mode = mode
+        self.policy = policy_for(mode)
+        self.sql = Statements(dialect(), self.policy)
+        self._listeners: list[EventListener] = []
+
+    @classmethod
+    def open_inline(
+        cls,
+        path: str | os.PathLike[str] = ":memory:",
+        *,
+        clock: Clock,
+        config: LeaseConfig | None = None,
+        mode: Mode = Mode.CORRECT,
+    ) -> "LeaseStore":
+        """A store whose calls never suspend: for virtual-time simulations and tests."""
+        return cls(InlineDriver.open(path), clock, config, mode)
+
+    @classmethod
+    async def open_async(
+        cls,
+        path: str | os.PathLike[str],
+        *,
+        clock: Clock,
+        config: LeaseConfig | None = None,
+        mode: Mode = Mode.CORRECT,
+    ) -> "LeaseStore":
+        """A store on aiosqlite's thread: for real-clock workers in an asyncio program."""
+        return cls(await AioSqliteDriver.open(path), clock, config, mode)
+
+    async def close(self) -> None:
+        await self.driver.close()
+
+    def add_listener(self, listener: EventListener) -> None:
+        """Call listener with every event after its transaction commits."""
+        self._listeners.append(listener)
+
+    # -- plumbing ---------------------------------------------------------------------------
+
+    async def _write(self, body: Callable[[_Txn], Any]) -> Any:
+        now = self.clock.now_ms()
+        txn_holder: list[_Txn] = []
+
+        def run(conn: sqlite3.Connection) -> Any:
+            txn = _Txn(self, conn, now)
+            txn_holder.append(txn)
+            try:
+                return body(txn)
+            except _Rejected as rejected:
+                # The rejection's event row commits with the transaction; the error
+                # reaches the caller after it.
+                return rejected
+
+        result = await self.driver.write(run)
+        for ev in txn_holder[-1].events if txn_holder else []:
+            for listener in self._listeners:
+                listener(ev)
+        if isinstance(result, _Rejected):
+            raise result.error
+        return result
+
+    def _reject(
+        self,
+        txn: _Txn,
+        lease: Lease,
+        operation: str,
+        event: str,
+        *,
+        key: str | None = None,
+        current: tuple[Any, ...] | None = None,
+    ) -> _Rejected:
+        """Work out why the lease gate said no, record it, and build the error."""
+        if current is None:
+            current = txn.one(self.sql.task_state, {"task_id": lease.task_id})
+        if current is None:
+            raise UnknownTask(lease.task_id)
+        status, owner, cur_lease, cur_fence = current
+        if lease.lease_token < cur_lease:
+            reason = RejectReason.SUPERSEDED
+        elif lease.lease_token > cur_lease or (owner is not None and owner != lease.owner_id):
+            raise LeaseMismatch(
+                f"lease {lease.lease_token} of {lease.owner_id} was never issued for "
+                f"{lease.task_id} (its current lease is {cur_lease}, held by {owner})"
+            )
+        elif status != "running":
+            reason = RejectReason.NOT_RUNNING
+        else:
+            reason = RejectReason.EXPIRED
+        txn.event(
+            event,
+            task_id=lease.task_id,
+            worker_id=lease.owner_id,
+            lease_token=lease.lease_token,
+            fence_token=lease.fence_token,
+            reason=reason.value,
+            operation=operation,
+            key=key,
+            current_lease_token=cur_lease,
+            current_fence_token=cur_fence,
+            status=status,
+        )
+        return _Rejected(
+            LeaseRejected(
+                reason,
+                operation=operation,
+                task_id=lease.task_id,
+                worker_id=lease.owner_id,
+                lease_token=lease.lease_token,
+                fence_token=lease.fence_token,
+                current_lease_token=cur_lease,
+                current_fence_token=cur_fence,
+                key=key,
+            )
+        )
+
+    def _gate_params(self, lease: Lease, now: int) -> dict[str, Any]:
+        return {
+            "task_id": lease.task_id,
+            "worker_id": lease.owner_id,
+            "lease_token": lease.lease_token,
+            "now": now,
+            "ttl": self.config.ttl_ms,
+            "deadline": self.config.deadline_ms,
+        }
+
+    # -- operations -------------------------------------------------------------------------
+
+    async def enqueue(
+        self,
+        task_id: str,
+        kind: str = "ledger",
+        payload: Any = None,
+        max_attempts: int = 5,
+    ) -> None:
+        """Add a queued task."""
+        if not task_id or not isinstance(task_id, str):
+            raise InvalidPayload("task_id must be a non-empty string")
+        if max_attempts < 1:
+            raise InvalidPayload(f"max_attempts must be at least 1, got {max_attempts}")
+        body_json = _json(payload, "payload")
+
+        def body(txn: _Txn) -> None:
+            try:
+                self.sql.enqueue.run(
+                    txn.conn,
+                    {
+                        "task_id": task_id,
+                        "kind": kind,
+                        "max_attempts": max_attempts,
+                        "input_payload": body_json,
+                        "now": txn.now,
+                    },
+                )
+            except sqlite3.IntegrityError:
+                raise DuplicateTask(task_id) from None
+            txn.event("enqueued", task_id=task_id, kind=kind, max_attempts=max_attempts)
+
+        await self._write(body)
+
+    async def claim(
+        self,
+        worker_id: str,
+        task_id: str | None = None,
+        *,
+        judge_now_ms: int | None = None,
+    ) -> Lease | None:
+        """Take a queued task or a running one whose lease expired; None if there is none.
+
+        `judge_now_ms` replaces the store clock for the expiry judgement only; the
+        simulation passes a worker's own clock in client_clock mode (mistake five).
+        """
+
+        def body(txn: _Txn) -> Lease | None:
+            params = {
+                "worker_id": worker_id,
+                "now": txn.now,
+                "judge_now": txn.now if judge_now_ms is None else judge_now_ms,
+                "ttl": self.config.ttl_ms,
+                "deadline": self.config.deadline_ms,
+            }
+            if task_id is not None:
+                params["task_id"] = task_id
+            while True:
+                sql = self.sql.claim_any if task_id is None else self.sql.claim_named
+                row = txn.one(sql, params)
+                if row is None:
+                    if task_id is not None and txn.one(self.sql.task_state, params) is None:
+                        raise UnknownTask(task_id)
+                    return None
+                if row[1] == "dead":
+                    txn.event(
+                        "dead_lettered",
+                        task_id=row[0],
+                        lease_token=row[4],
+                        fence_token=row[5],
+                        reason="attempts_exhausted",
+                        attempts=row[3],
+                    )
+                    if task_id is not None:
+                        return None
+                    continue
+                lease = _lease(row)
+                txn.event(
+                    "claimed",
+                    task_id=lease.task_id,
+                    worker_id=worker_id,
+                    lease_token=lease.lease_token,
+                    fence_token=lease.fence_token,
+                    attempt=lease.attempt,
+                    expires_at=lease.expires_at,
+                    judged_by="client" if judge_now_ms is not None else None,
+                )
+                return lease
+
+        result: Lease | None = await self._write(body)
+        return result
+
+    async def heartbeat(self, lease: Lease) -> Lease:
+        """Renew a live lease; raise LeaseRejected (superseded, expired, not_running)."""
+
+        def body(txn: _Txn) -> Lease:
+            row = txn.one(self.sql.heartbeat, self._gate_params(lease, txn.now))
+            if row is None:
+                raise self._reject(txn, lease, "heartbeat", "renew_rejected")
+            renewed = _lease(row)
+            txn.event(
+                "renewed",
+                task_id=lease.task_id,
+                worker_id=lease.owner_id,
+                lease_token=lease.lease_token,
+                fence_token=lease.fence_token,
+                expires_at=renewed.expires_at,
+            )
+            return renewed
+
+        result: Lease = await self._write(body)
+        return result
+
+    async def save_checkpoint(self, lease: Lease, step: int, state: Any) -> CheckpointRow:
+        """Put half-done work in the box by the stairs, if the lease is still current."""
+        state_json = _json(state, "checkpoint state")
+
+        def body(txn: _Txn) -> CheckpointRow:
+            seq_row = txn.one(self.sql.checkpoint_next_seq, {"task_id": lease.task_id})
+            seq = int(seq_row[0]) if seq_row else 1
+            params = self._gate_params(lease, txn.now)
+            params["checkpoint_uri"] = f"checkpoint://{lease.task_id}/{seq}"
+            row = txn.one(self.sql.checkpoint_gate, params)
+            if row is None:
+                raise self._reject(txn, lease, "checkpoint", "checkpoint_rejected")
+            self.sql.checkpoint_insert.run(
+                txn.conn,
+                {
+                    "task_id": lease.task_id,
+                    "seq": seq,
+                    "step": step,
+                    "state": state_json,
+                    "fence_token": lease.fence_token,
+                    "now": txn.now,
+                },
+            )
+            txn.event(
+                "checkpoint_saved",
+                task_id=lease.task_id,
+                worker_id=lease.owner_id,
+                lease_token=lease.lease_token,
+                fence_token=lease.fence_token,
+                step=step,
+                seq=seq,
+            )
+            return CheckpointRow(
+                lease.task_id, seq, step, json.loads(state_json), lease.fence_token, txn.now
+            )
+
+        result: CheckpointRow = await self._write(body)
+        return result
+
+    async def load_checkpoint(self, task_id: str) -> CheckpointRow | None:
+        """The latest checkpoint of a task, or None."""
+
+        def body(conn: sqlite3.Connection) -> CheckpointRow | None:
+            rows = self.sql.checkpoint_latest.run(conn, {"task_id": task_id})
+            if not rows:
+                return None
+            t, seq, step, state, fence, created = rows[0]
+            return CheckpointRow(t, seq, step, json.loads(state), fence, created)
+
+        return await self.driver.read(body)
+
+    async def complete(self, lease: Lease, result: Any = None) -> None:
+        """Finish the task under a current lease."""
+        result_json = _json(result, "result")
+
+        def body(txn: _Txn) -> None:
+            params = self._gate_params(lease, txn.now)
+            params["result"] = result_json
+            if txn.one(self.sql.complete, params) is None:
+                raise self._reject(txn, lease, "complete", "complete_rejected")
+            txn.event(
+                "completed",
+                task_id=lease.task_id,
+                worker_id=lease.owner_id,
+                lease_token=lease.lease_token,
+                fence_token=lease.fence_token,
+            )
+
+        await self._write(body)
+
+    async def fail(self, lease: Lease, error_code: str, retry: bool = True) -> str:
+        """Give the task up: back to the queue (if retry and attempts remain) or dead."""
+
+        def body(txn: _Txn) -> str:
+            params = self._gate_params(lease, txn.now)
+            params.update(error_code=error_code, retry=1 if retry else 0)
+            row = txn.one(self.sql.fail, params)
+            if row is None:
+                raise self._reject(txn, lease, "fail", "fail_rejected")
+            status = str(row[1])
+            txn.event(
+                "failed" if status == "queued" else "dead_lettered",
+                task_id=lease.task_id,
+                worker_id=lease.owner_id,
+                lease_token=lease.lease_token,
+                fence_token=lease.fence_token,
+                reason=error_code,
+                retry=retry,
+                status=status,
+            )
+            return status
+
+        result: str = await self._write(body)
+        return result
+
+    async def park(self, lease: Lease, reason: str = "awaiting_approval") -> None:
+        """Release the lease while a human decides; nothing expires while waiting."""
+
+        def body(txn: _Txn) -> None:
+            if txn.one(self.sql.park, self._gate_params(lease, txn.now)) is None:
+                raise self._reject(txn, lease, "park", "park_rejected")
+            txn.event(
+                "parked",
+                task_id=lease.task_id,
+                worker_id=lease.owner_id,
+                lease_token=lease.lease_token,
+                fence_token=lease.fence_token,
+                reason=reason,
+            )
+
+        await self._write(body)
+
+    async def _decide(self, task_id: str, approved: bool) -> None:
+        name = "approve" if approved else "reject"
+
+        def body(txn: _Txn) -> str | None:
+            sql = self.sql.approve if approved else self.sql.reject
+            if txn.one(sql, {"task_id": task_id, "now": txn.now}) is not None:
+                txn.event("approved" if approved else "rejected", task_id=task_id)
+                return None
+            state = txn.one(self.sql.task_state, {"task_id": task_id})
+            if state is None:
+                raise UnknownTask(task_id)
+            txn.event(f"{name}_rejected", task_id=task_id, reason="not_waiting", status=state[0])
+            return str(state[0])
+
+        refused_status: str | None = await self._write(body)
+        if refused_status is not None:
+            raise TaskStateError(
+                f"cannot {name} {task_id}: it is {refused_status}, not waiting for approval"
+            )
+
+    async def approve(self, task_id: str) -> None:
+        """A human said yes: the parked task goes back to the queue."""
+        await self._decide(task_id, True)
+
+    async def reject(self, task_id: str) -> None:
+        """A human said no: the parked task is dead."""
+        await self._decide(task_id, False)
+
+    async def fenced_write(self, lease: Lease, key: str, value: str) -> LedgerRow:
+        """Write a page; the ledger refuses a token lower than the highest it has seen."""
+
+        def body(txn: _Txn) -> LedgerRow:
+            params = {
+                "key": key,
+                "value": value,
+                "fence_token": lease.fence_token,
+                "worker_id": lease.owner_id,
+                "now": txn.now,
+            }
+            before = txn.one(self.sql.ledger_token, params)
+            if txn.one(self.sql.ledger_write, params) is None:
+                current = before[0] if before else None
+                txn.event(
+                    "write_rejected",
+                    task_id=lease.task_id,
+                    worker_id=lease.owner_id,
+                    lease_token=lease.lease_token,
+                    fence_token=lease.fence_token,
+                    reason=RejectReason.FENCED.value,
+                    operation="write",
+                    key=key,
+                    current_fence_token=current,
+                )
+                raise _Rejected(
+                    FencedWrite(
+                        RejectReason.FENCED,
+                        operation="write",
+                        task_id=lease.task_id,
+                        worker_id=lease.owner_id,
+                        lease_token=lease.lease_token,
+                        fence_token=lease.fence_token,
+                        current_fence_token=current,
+                        key=key,
+                    )
+                )
+            txn.event(
+                "write_accepted",
+                task_id=lease.task_id,
+                worker_id=lease.owner_id,
+                lease_token=lease.lease_token,
+                fence_token=lease.fence_token,
+                key=key,
+                previous_fence_token=before[0] if before else None,
+            )
+            return LedgerRow(key, value, lease.fence_token, lease.owner_id, txn.now)
+
+        result: LedgerRow = await self._write(body)
+        return result
+
+    async def apply_effect(
+        self, lease: Lease, idempotency_key: str, effect: str, payload: Any = None
+    ) -> EffectOutcome:
+        """Apply a side effect once per idempotency key; repeats return the stored result."""
+        payload_json = _json(payload, "effect payload")
+
+        def body(txn: _Txn) -> EffectOutcome:
+            outcome = {
+                "effect": effect,
+                "payload": json.loads(payload_json),
+                "receipt": f"{idempotency_key}@{lease.fence_token}",
+            }
+            params = {
+                "key": idempotency_key,
+                "task_id": lease.task_id,
+                "effect": effect,
+                "fence_token": lease.fence_token,
+                "result": dump_json(outcome),
+                "now": txn.now,
+            }
+            applied = txn.one(self.sql.effect_apply, params) is not None
+            stored = None if applied else txn.one(self.sql.effect_result, params)
+            txn.event(
+                "effect_applied" if applied else "effect_deduplicated",
+                task_id=lease.task_id,
+                worker_id=lease.owner_id,
+                lease_token=lease.lease_token,
+                fence_token=lease.fence_token,
+                key=idempotency_key,
+                effect=effect,
+            )
+            return EffectOutcome(applied, json.loads(stored[0]) if stored else outcome)
+
+        result: EffectOutcome = await self._write(body)
+        return result
+
+    async def record(
+        self,
+        event: str,
+        *,
+        task_id: str | None = None,
+        worker_id: str | None = None,
+        lease_token: int | None = None,
+        fence_token: int | None = None,
+        reason: str | None = None,
+        **detail: Any,
+    ) -> EventRow:
+        """Append an event that happened outside the store (a fault, a partitioned call)."""
+
+        def body(txn: _Txn) -> EventRow:
+            return txn.event(
+                event,
+                task_id=task_id,
+                worker_id=worker_id,
+                lease_token=lease_token,
+                fence_token=fence_token,
+                reason=reason,
+                **detail,
+            )
+
+        result: EventRow = await self._write(body)
+        return result
+
+    # -- reads ------------------------------------------------------------------------------
+
+    async def task(self, task_id: str) -> TaskRow:
+        """One task's row; UnknownTask if there is none."""
+
+        def body(conn: sqlite3.Connection) -> TaskRow:
+            rows = self.sql.task_one.run(conn, {"task_id": task_id})
+            if not rows:
+                raise UnknownTask(task_id)
+            return TaskRow(*rows[0])
+
+        return await self.driver.read(body)
+
+    async def tasks(self) -> list[TaskRow]:
+        """Every task, by id."""
+        return await self.driver.read(
+            lambda conn: [TaskRow(*r) for r in self.sql.task_all.run(conn)]
+        )
+
+    async def ledger(self) -> list[LedgerRow]:
+        """Every page of the ledger, by key."""
+        return await self.driver.read(
+            lambda conn: [LedgerRow(*r) for r in self.sql.ledger_all.run(conn)]
+        )
+
+    async def checkpoints(self) -> list[CheckpointRow]:
+        """Every checkpoint, per task, newest first."""
+
+        def body(conn: sqlite3.Connection) -> list[CheckpointRow]:
+            return [
+                CheckpointRow(t, seq, step, json.loads(state), fence, created)
+                for t, seq, step, state, fence, created in self.sql.checkpoint_all.run(conn)
+            ]
+
+        return await self.driver.read(body)
+
+    async def effects(self) -> list[EffectRow]:
+        """Every effect with how many times it was really applied."""
+
+        def body(conn: sqlite3.Connection) -> list[EffectRow]:
+            return [
+                EffectRow(k, t, e, f, json.loads(r), at, n)
+                for k, t, e, f, r, at, n in self.sql.effect_all.run(conn)
+            ]
+
+        return await self.driver.read(body)
+
+    async def events(self, since_seq: int = 0) -> list[EventRow]:
+        """Events after since_seq, in order."""
+
+        def body(conn: sqlite3.Connection) -> list[EventRow]:
+            return [
+                EventRow(seq, at, ev, t, w, lt, ft, reason, json.loads(detail))
+                for seq, at, ev, t, w, lt, ft, reason, detail in self.sql.event_since.run(
+                    conn, {"since": since_seq}
+                )
+            ]
+
+        return await self.driver.read(body)
+
+    async def next_expiry(self) -> int | None:
+        """The earliest expiry among live running leases (for the keeper's next look)."""
+        now = self.clock.now_ms()
+
+        def body(conn: sqlite3.Connection) -> int | None:
+            rows = self.sql.next_expiry.run(conn, {"now": now})
+            return None if not rows or rows[0][0] is None else int(rows[0][0])
+
+        return await self.driver.read(body)
+
+    async def expired_leases(self) -> list[tuple[str, str, int, int, int]]:
+        """Running tasks whose lease has expired by the store clock and not been re-claimed."""
+        now = self.clock.now_ms()
+        return await self.driver.read(
+            lambda conn: [tuple(r) for r in self.sql.expired_running.run(conn, {"now": now})]
+        )
+
+
+def remaining_ms(expires_at: int | None, now: int) -> int | None:
+    """How long a lease has left by the given clock; negative once expired."""
+    if expires_at is None:
+        return None
+    return expires_at - now
