@@ -1,0 +1,1 @@
+"""The simulation: agent workers on a virtual clock, faults, mistake modes, a safety checker."""

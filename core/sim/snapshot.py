@@ -1,0 +1,88 @@
+"""Immutable views of a run at one instant: what the TUI renders and expectations check."""
+
+from dataclasses import dataclass, field
+
+from core.records import CheckpointRow, EffectRow, EventRow, LedgerRow, TaskRow
+
+
+@dataclass(frozen=True, slots=True)
+class TaskView:
+    """A task row plus what is derived from it at this instant."""
+
+    row: TaskRow
+    remaining_ms: int | None  # by the store clock; negative once expired, None if no lease
+    checkpoint_step: int | None  # step of the latest checkpoint
+
+    @property
+    def task_id(self) -> str:
+        return self.row.task_id
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerView:
+    """A worker as it believes itself to be (its memory may be stale)."""
+
+    id: str
+    state: str  # idle | working | frozen | stalled | dead | partitioned
+    autopilot: bool
+    task_id: str | None  # the task it believes it holds
+    step: int | None  # the step it is on (1-based), None when idle
+    lease_token: int | None
+    fence_token: int | None
+    believed_remaining_ms: int | None  # by its own (possibly skewed) clock
+    store_remaining_ms: int | None  # the same lease by the store's clock
+    heartbeat_age_ms: int | None  # since its last accepted heartbeat (or claim)
+    skew_ms: int = 0
+    slow_factor: float = 1.0
+    heartbeat_frozen: bool = False
+    partitioned: bool = False
+    stalled: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Rejection:
+    """One refused operation, as the Rejected panel shows it."""
+
+    seq: int
+    at: int
+    worker_id: str | None
+    task_id: str | None
+    operation: str
+    reason: str
+    lease_token: int | None
+    fence_token: int | None
+    current_lease_token: int | None
+    current_fence_token: int | None
+    key: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Metrics:
+    """Cost figures of a run."""
+
+    wasted_steps: int = 0
+    recovery_time_ms: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """Everything a screen shows, at one virtual instant."""
+
+    now_ms: int
+    mode: str
+    tasks: tuple[TaskView, ...]
+    workers: tuple[WorkerView, ...]
+    ledger: tuple[LedgerRow, ...]
+    checkpoints: tuple[CheckpointRow, ...]
+    effects: tuple[EffectRow, ...]
+    rejections: tuple[Rejection, ...]
+    violations: dict[str, int] = field(default_factory=dict)
+    metrics: Metrics = field(default_factory=Metrics)
+    last_event_seq: int = 0
+    recent_events: tuple[EventRow, ...] = ()
+
+    def task(self, task_id: str) -> TaskView | None:
+        return next((t for t in self.tasks if t.task_id == task_id), None)
+
+    def worker(self, worker_id: str) -> WorkerView | None:
+        return next((w for w in self.workers if w.id == worker_id), None)
