@@ -65,10 +65,17 @@ def connect(path: str | os.PathLike[str], *, check_same_thread: bool = True) -> 
                 raise StoreError(f"{target}: not a SQLite database (left untouched)")
     try:
         conn = sqlite3.connect(target, isolation_level=None, check_same_thread=check_same_thread)
+    except sqlite3.Error as exc:
+        raise StoreError(f"{target}: {exc}") from None
+    try:
         _check_version(conn, target)
         _apply_pragmas(conn, file_backed=file_backed)
-    except sqlite3.DatabaseError as exc:
+    except sqlite3.Error as exc:
+        conn.close()
         raise StoreError(f"{target}: {exc}") from None
+    except BaseException:
+        conn.close()
+        raise
     return conn
 
 
@@ -79,8 +86,15 @@ def _check_version(conn: sqlite3.Connection, target: str) -> None:
     if not has_meta:
         return
     row = conn.execute("SELECT value FROM store_meta WHERE key = 'schema_version'").fetchone()
-    if row and int(row[0]) > models.SCHEMA_VERSION:
-        conn.close()
+    if row is None:
+        return
+    try:
+        version = int(row[0])
+    except (TypeError, ValueError):
+        raise StoreError(
+            f"{target}: unreadable schema version {row[0]!r} (file left untouched)"
+        ) from None
+    if version > models.SCHEMA_VERSION:
         raise SchemaVersionError(
             f"{target}: schema version {row[0]} is newer than this borrowed-keys "
             f"understands ({models.SCHEMA_VERSION}); upgrade borrowed-keys (file left untouched)"
@@ -104,7 +118,10 @@ def create_schema(conn: sqlite3.Connection) -> None:
             (str(models.SCHEMA_VERSION),),
         )
 
-    run_write(conn, ddl)
+    try:
+        run_write(conn, ddl)
+    except sqlite3.Error as exc:
+        raise StoreError(f"cannot create the store's tables: {exc}") from None
 
 
 def _is_busy(exc: sqlite3.OperationalError) -> bool:

@@ -29,6 +29,16 @@ class Driver(Protocol):
     async def close(self) -> None: ...
 
 
+def _connect_with_schema(path: str | os.PathLike[str]) -> sqlite3.Connection:
+    conn = backend.connect(path, check_same_thread=False)
+    try:
+        backend.create_schema(conn)
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
 class InlineDriver:
     """Runs each transaction synchronously in the calling thread."""
 
@@ -37,9 +47,7 @@ class InlineDriver:
 
     @classmethod
     def open(cls, path: str | os.PathLike[str] = ":memory:") -> "InlineDriver":
-        conn = backend.connect(path, check_same_thread=False)
-        backend.create_schema(conn)
-        return cls(conn)
+        return cls(_connect_with_schema(path))
 
     async def write(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         return backend.run_write(self.conn, fn)
@@ -59,14 +67,8 @@ class AioSqliteDriver:
 
     @classmethod
     async def open(cls, path: str | os.PathLike[str]) -> "AioSqliteDriver":
-        target = str(path)
 
-        def connector() -> sqlite3.Connection:
-            conn = backend.connect(target, check_same_thread=False)
-            backend.create_schema(conn)
-            return conn
-
-        aconn = aiosqlite.Connection(connector, iter_chunk_size=64)
+        aconn = aiosqlite.Connection(lambda: _connect_with_schema(path), iter_chunk_size=64)
         await aconn
         return cls(aconn)
 

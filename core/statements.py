@@ -109,6 +109,8 @@ class Statements:
             t.c.task_id == bindparam("task_id"),
             t.c.owner_id == bindparam("worker_id"),
             t.c.lease_token == bindparam("lease_token"),
+            # The fence token too: a lease object is only honoured whole, as it was issued.
+            t.c.fence_token == bindparam("fence_token"),
             t.c.status == "running",
             live,
         )

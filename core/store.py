@@ -220,10 +220,15 @@ class LeaseStore:
         status, owner, cur_lease, cur_fence = current
         if lease.lease_token < cur_lease:
             reason = RejectReason.SUPERSEDED
-        elif lease.lease_token > cur_lease or (owner is not None and owner != lease.owner_id):
+        elif (
+            lease.lease_token > cur_lease
+            or lease.fence_token != cur_fence
+            or (owner is not None and owner != lease.owner_id)
+        ):
             raise LeaseMismatch(
-                f"lease {lease.lease_token} of {lease.owner_id} was never issued for "
-                f"{lease.task_id} (its current lease is {cur_lease}, held by {owner})"
+                f"lease {lease.lease_token} (fence {lease.fence_token}) of {lease.owner_id} "
+                f"was never issued for {lease.task_id} (its current lease is {cur_lease}, "
+                f"fence {cur_fence}, held by {owner})"
             )
         elif status != "running":
             reason = RejectReason.NOT_RUNNING
@@ -261,6 +266,7 @@ class LeaseStore:
             "task_id": lease.task_id,
             "worker_id": lease.owner_id,
             "lease_token": lease.lease_token,
+            "fence_token": lease.fence_token,
             "now": now,
             "ttl": self.config.ttl_ms,
             "deadline": self.config.deadline_ms,

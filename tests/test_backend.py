@@ -1,0 +1,201 @@
+"""Opening a store: every bad target gives one clear line and leaves the file as it was."""
+
+import os
+import sqlite3
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+import pytest
+
+from core import backend, models
+from core.clock import VirtualClock
+from core.errors import SchemaVersionError, StoreError
+from core.store import LeaseStore
+
+Opener = Callable[[Path], Awaitable[LeaseStore]]
+
+
+async def _inline(path: Path) -> LeaseStore:
+    return LeaseStore.open_inline(path, clock=VirtualClock())
+
+
+async def _aio(path: Path) -> LeaseStore:
+    return await LeaseStore.open_async(path, clock=VirtualClock())
+
+
+OPENERS = [pytest.param(_inline, id="inline"), pytest.param(_aio, id="aiosqlite")]
+
+
+def _files(folder: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(folder.iterdir()) if p.is_file()}
+
+
+async def _refused(
+    opener: Opener, path: Path, error: type[StoreError] = StoreError, match: str | None = None
+) -> str:
+    with pytest.raises(error, match=match) as err:
+        await opener(path)
+    message = str(err.value)
+    assert "\n" not in message
+    assert str(path) in message
+    return message
+
+
+@pytest.mark.parametrize("opener", OPENERS)
+async def test_missing_folder(tmp_path: Path, opener: Opener) -> None:
+    path = tmp_path / "nowhere" / "keys.db"
+    await _refused(opener, path, match="does not exist")
+    assert not path.parent.exists()
+
+
+@pytest.mark.parametrize("opener", OPENERS)
+async def test_a_directory(tmp_path: Path, opener: Opener) -> None:
+    await _refused(opener, tmp_path, match="directory")
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("opener", OPENERS)
+@pytest.mark.parametrize(
+    "content",
+    [
+        pytest.param(b"just some notes\n" * 64, id="text"),
+        pytest.param(b"SQLite format 3\x00" + b"\xff" * 2000, id="corrupt-header"),
+    ],
+)
+async def test_a_file_that_is_not_a_database(
+    tmp_path: Path, opener: Opener, content: bytes
+) -> None:
+    path = tmp_path / "notes.db"
+    path.write_bytes(content)
+    await _refused(opener, path)
+    assert _files(tmp_path) == {"notes.db": content}
+
+
+@pytest.mark.skipif(hasattr(os, "geteuid") and os.geteuid() == 0, reason="root can write any file")
+@pytest.mark.parametrize("opener", OPENERS)
+async def test_an_unwritable_file(tmp_path: Path, opener: Opener) -> None:
+    path = tmp_path / "keys.db"
+    store = await opener(path)
+    await store.close()
+    before = _files(tmp_path)
+    path.chmod(0o444)
+    try:
+        await _refused(opener, path, match="cannot read and write")
+    finally:
+        path.chmod(0o644)
+    assert _files(tmp_path) == before
+
+
+@pytest.mark.parametrize("opener", OPENERS)
+async def test_an_unwritable_file_as_reported_by_the_os(
+    tmp_path: Path, opener: Opener, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Root writes through 0444, so the permission check is also shown with access() saying no.
+    path = tmp_path / "keys.db"
+    store = await opener(path)
+    await store.close()
+    before = _files(tmp_path)
+    monkeypatch.setattr(backend.os, "access", lambda *_args, **_kw: False)
+    await _refused(opener, path, match="cannot read and write")
+    monkeypatch.undo()
+    assert _files(tmp_path) == before
+
+
+def _stamp(path: Path, value: str) -> None:
+    conn = sqlite3.connect(path)
+    with conn:
+        conn.execute("UPDATE store_meta SET value = ? WHERE key = 'schema_version'", (value,))
+    conn.close()
+
+
+@pytest.mark.parametrize("opener", OPENERS)
+async def test_a_newer_schema_version(tmp_path: Path, opener: Opener) -> None:
+    path = tmp_path / "keys.db"
+    store = await opener(path)
+    await store.enqueue("t1")
+    await store.close()
+    _stamp(path, "999")
+    before = _files(tmp_path)
+    assert set(before) == {"keys.db"}
+    message = await _refused(opener, path, SchemaVersionError, match="newer")
+    assert "999" in message and str(models.SCHEMA_VERSION) in message
+    assert _files(tmp_path) == before
+
+
+@pytest.mark.parametrize("opener", OPENERS)
+async def test_an_unreadable_schema_version(tmp_path: Path, opener: Opener) -> None:
+    path = tmp_path / "keys.db"
+    store = await opener(path)
+    await store.close()
+    _stamp(path, "one")
+    before = _files(tmp_path)
+    await _refused(opener, path, match="schema version")
+    assert _files(tmp_path) == before
+
+
+@pytest.mark.parametrize("opener", OPENERS)
+async def test_reopening_the_same_version_keeps_the_data(tmp_path: Path, opener: Opener) -> None:
+    path = tmp_path / "keys.db"
+    store = await opener(path)
+    await store.enqueue("t1")
+    await store.close()
+    store = await opener(path)
+    assert [t.task_id for t in await store.tasks()] == ["t1"]
+    await store.close()
+
+
+def _pragmas(conn: sqlite3.Connection) -> tuple[str, int, int, int]:
+    return (
+        conn.execute("PRAGMA journal_mode").fetchone()[0],
+        conn.execute("PRAGMA synchronous").fetchone()[0],
+        conn.execute("PRAGMA busy_timeout").fetchone()[0],
+        conn.execute("PRAGMA foreign_keys").fetchone()[0],
+    )
+
+
+WAL_NORMAL = ("wal", 1, backend.BUSY_TIMEOUT_MS, 1)
+
+
+@pytest.mark.parametrize("opener", OPENERS)
+async def test_a_file_database_uses_wal_and_synchronous_normal_on_every_connection(
+    tmp_path: Path, opener: Opener
+) -> None:
+    path = tmp_path / "keys.db"
+    first = await opener(path)
+    second = await opener(path)  # a second connection to the same file sets its own
+    for store in (first, second):
+        assert await store.driver.read(_pragmas) == WAL_NORMAL
+    raw = backend.connect(path)
+    assert _pragmas(raw) == WAL_NORMAL
+    raw.close()
+    await first.close()
+    await second.close()
+
+
+async def test_an_in_memory_database_works(clock: VirtualClock) -> None:
+    store = LeaseStore.open_inline(":memory:", clock=clock)
+    await store.enqueue("t1")
+    assert await store.claim("w1") is not None
+    journal, _sync, busy, fk = await store.driver.read(_pragmas)
+    assert (journal, busy, fk) == ("memory", backend.BUSY_TIMEOUT_MS, 1)
+    await store.close()
+
+
+def test_busy_database_is_retried_then_reported(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "keys.db"
+    holder = backend.connect(path)
+    backend.create_schema(holder)
+    other = backend.connect(path)
+    other.execute("PRAGMA busy_timeout = 0")
+    monkeypatch.setattr(backend.time, "sleep", lambda _s: None)  # no real waiting
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        with pytest.raises(StoreError, match="busy"):
+            backend.run_write(other, lambda c: c.execute("DELETE FROM events"))
+    finally:
+        holder.execute("ROLLBACK")
+    assert backend.run_write(other, lambda c: 42) == 42
+    holder.close()
+    other.close()
