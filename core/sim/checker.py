@@ -1,0 +1,221 @@
+"""The safety checker: watches the event history as it grows and names every violation.
+
+It is a pure observer over events (plus, for stuck tasks, which workers are alive and
+idle), so the same checker can judge a simulated run, a replay, or the events table of
+real worker processes.
+"""
+
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from core.records import EventRow
+
+VIOLATIONS = (
+    "stale_write_accepted",
+    "double_owner",
+    "duplicate_effect",
+    "completed_twice",
+    "stuck_task",
+)
+
+# Events that end a lease normally: the holder let go, nobody lost it.
+_RELEASES = frozenset({"completed", "parked", "failed"})
+
+
+@dataclass(frozen=True, slots=True)
+class Violation:
+    """One broken safety rule, with where and when."""
+
+    name: str
+    at: int
+    task_id: str | None
+    worker_id: str | None
+    detail: str
+
+
+@dataclass
+class _LeaseRecord:
+    worker_id: str
+    lease_token: int
+    fence_token: int
+    claimed_at: int
+    expires_at: int
+    last_renew_at: int
+    released: bool = False
+
+
+@dataclass
+class SafetyChecker:
+    """Incremental checker; feed it every event in order with `observe`."""
+
+    ttl_ms: int
+    expiry_enabled: bool = True
+    violations: Counter[str] = field(default_factory=Counter)
+    found: list[Violation] = field(default_factory=list)
+    wasted_steps: int = 0
+    recovery_time_ms: int = 0
+    _ledger_max: dict[str, int] = field(default_factory=dict)
+    _leases: dict[str, list[_LeaseRecord]] = field(default_factory=dict)
+    _effects: Counter[str] = field(default_factory=Counter)
+    _completions: dict[str, set[int]] = field(default_factory=dict)
+    _step_runs: Counter[str] = field(default_factory=Counter)
+    _down: dict[str, str] = field(default_factory=dict)  # worker -> "dead" | "stalled"
+    _stuck_reported: set[tuple[str, int]] = field(default_factory=set)
+    _pairs_reported: set[tuple[str, int, int]] = field(default_factory=set)
+
+    def _violate(self, name: str, ev: EventRow, detail: str) -> Violation:
+        v = Violation(name, ev.at, ev.task_id, ev.worker_id, detail)
+        self.violations[name] += 1
+        self.found.append(v)
+        return v
+
+    def _live(self, lease: _LeaseRecord, at: int) -> bool:
+        return not lease.released and (not self.expiry_enabled or at <= lease.expires_at)
+
+    def observe(self, ev: EventRow) -> list[Violation]:
+        """Take one event; return the violations it reveals."""
+        out: list[Violation] = []
+        name = ev.event
+        task = ev.task_id or ""
+        if name == "write_accepted":
+            key = str(ev.detail.get("key"))
+            token = ev.fence_token or 0
+            highest = self._ledger_max.get(key, 0)
+            if token < highest:
+                out.append(
+                    self._violate(
+                        "stale_write_accepted",
+                        ev,
+                        f"{key} accepted fence {token} after {highest}",
+                    )
+                )
+            self._ledger_max[key] = max(highest, token)
+            self._count_step_run(key)
+        elif name == "write_rejected" and ev.reason == "fenced":
+            self._count_step_run(str(ev.detail.get("key")))
+        elif name == "claimed":
+            out.extend(self._on_claim(ev))
+        elif name == "renewed":
+            for lease in self._leases.get(task, []):
+                if lease.lease_token == ev.lease_token:
+                    lease.expires_at = int(ev.detail.get("expires_at", lease.expires_at))
+                    lease.last_renew_at = ev.at
+        elif name in _RELEASES:
+            for lease in self._leases.get(task, []):
+                if lease.lease_token == ev.lease_token:
+                    lease.released = True
+            if name == "completed":
+                tokens = self._completions.setdefault(task, set())
+                tokens.add(ev.lease_token or 0)
+                if len(tokens) > 1:
+                    out.append(
+                        self._violate(
+                            "completed_twice", ev, f"{task} completed by leases {sorted(tokens)}"
+                        )
+                    )
+        elif name == "dead_lettered":
+            for lease in self._leases.get(task, []):
+                lease.released = True
+        elif name == "effect_applied":
+            key = str(ev.detail.get("key"))
+            self._effects[key] += 1
+            if self._effects[key] > 1:
+                out.append(
+                    self._violate(
+                        "duplicate_effect", ev, f"{key} applied {self._effects[key]} times"
+                    )
+                )
+        elif name == "killed" and ev.worker_id:
+            self._down[ev.worker_id] = "dead"
+        elif name == "stalled" and ev.worker_id:
+            self._down[ev.worker_id] = "stalled"
+        elif name in ("resumed", "restarted") and ev.worker_id:
+            self._down.pop(ev.worker_id, None)
+        return out
+
+    def _count_step_run(self, key: str) -> None:
+        self._step_runs[key] += 1
+        if self._step_runs[key] > 1:
+            self.wasted_steps += 1
+
+    def _on_claim(self, ev: EventRow) -> list[Violation]:
+        out: list[Violation] = []
+        task = ev.task_id or ""
+        worker = ev.worker_id or ""
+        history = self._leases.setdefault(task, [])
+        for old in history:
+            if old.released or old.worker_id == worker:
+                continue
+            if self._live(old, ev.at):
+                pair = (task, old.lease_token, ev.lease_token or 0)
+                if pair not in self._pairs_reported:
+                    self._pairs_reported.add(pair)
+                    out.append(
+                        self._violate(
+                            "double_owner",
+                            ev,
+                            f"{worker} claimed {task} while {old.worker_id}'s lease "
+                            f"{old.lease_token} was live until {old.expires_at}",
+                        )
+                    )
+        if history:
+            previous = history[-1]
+            if not previous.released:
+                # The previous holder lost the task: recovery runs from its last sign of life.
+                self.recovery_time_ms = max(self.recovery_time_ms, ev.at - previous.last_renew_at)
+                previous.released = True
+        history.append(
+            _LeaseRecord(
+                worker_id=worker,
+                lease_token=ev.lease_token or 0,
+                fence_token=ev.fence_token or 0,
+                claimed_at=ev.at,
+                expires_at=int(ev.detail.get("expires_at", ev.at + self.ttl_ms)),
+                last_renew_at=ev.at,
+            )
+        )
+        return out
+
+    def check_stuck(self, now: int, idle_workers: Mapping[str, bool]) -> list[Violation]:
+        """Tasks held by a dead or stalled worker for over 3 x ttl while another sat idle.
+
+        `idle_workers` maps each alive worker to whether it is idle right now.
+        """
+        out: list[Violation] = []
+        for task, history in self._leases.items():
+            if not history:
+                continue
+            lease = history[-1]
+            if lease.released or lease.worker_id not in self._down:
+                continue
+            if now - lease.last_renew_at <= 3 * self.ttl_ms:
+                continue
+            if not any(idle for w, idle in idle_workers.items() if w != lease.worker_id):
+                continue
+            key = (task, lease.lease_token)
+            if key in self._stuck_reported:
+                continue
+            self._stuck_reported.add(key)
+            ev = EventRow(seq=0, at=now, event="stuck", task_id=task, worker_id=lease.worker_id)
+            out.append(
+                self._violate(
+                    "stuck_task",
+                    ev,
+                    f"{task} held by {self._down[lease.worker_id]} {lease.worker_id} since "
+                    f"its last heartbeat at {lease.last_renew_at} ms",
+                )
+            )
+        return out
+
+    def next_stuck_check(self) -> int | None:
+        """The next instant a stuck-task verdict could change (3 x ttl after a down holder)."""
+        times = [
+            history[-1].last_renew_at + 3 * self.ttl_ms + 1
+            for task, history in self._leases.items()
+            if history
+            and not history[-1].released
+            and history[-1].worker_id in self._down
+            and (task, history[-1].lease_token) not in self._stuck_reported
+        ]
+        return min(times) if times else None

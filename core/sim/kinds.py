@@ -1,0 +1,142 @@
+"""Task kinds: what one step of an agent task does, as data plus small pure functions.
+
+Adding a kind means adding one `TaskKind` to KINDS. Every function is deterministic in its
+inputs, so replays give the same pages, checkpoints and effects.
+"""
+
+import hashlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+State = dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class StepOutput:
+    """What a step produced: the ledger page, the new checkpoint state, an optional effect."""
+
+    page: str
+    state: State
+    effect: str | None = None
+    effect_payload: Any = None
+
+
+@dataclass(frozen=True, slots=True)
+class TaskKind:
+    """One kind of agent task."""
+
+    name: str
+    summary: str
+    initial_state: Callable[[str, int], State]
+    run_step: Callable[[str, int, int, State], StepOutput]  # task_id, step, steps, state
+    result: Callable[[str, State], Any]
+    park_after: Callable[[int], int | None] = lambda steps: None
+
+
+def _pick(options: tuple[str, ...], *parts: object) -> str:
+    digest = hashlib.sha256("/".join(map(str, parts)).encode()).digest()
+    return options[digest[0] % len(options)]
+
+
+# -- ledger: the story's autumn allocation ledger ------------------------------------------
+
+_VILLAGES = ("北岸", "南岸", "西渡", "东坪", "石桥", "柳湾", "松口", "鹿溪", "青石", "枫林")
+
+
+def _ledger_step(task_id: str, step: int, steps: int, state: State) -> StepOutput:
+    village = _pick(_VILLAGES, task_id, step)
+    grain = 40 + int(hashlib.sha256(f"{task_id}/{step}".encode()).hexdigest()[:4], 16) % 160
+    total = int(state.get("total", 0)) + grain
+    page = f"page {step}: {village} {grain} dan (total {total})"
+    return StepOutput(page=page, state={"reconciled": step, "total": total, "last": village})
+
+
+LEDGER = TaskKind(
+    name="ledger",
+    summary="reconcile one village report into a page of the autumn ledger per step",
+    initial_state=lambda task_id, steps: {"reconciled": 0, "total": 0},
+    run_step=_ledger_step,
+    result=lambda task_id, state: {
+        "pages": state.get("reconciled", 0),
+        "total": state.get("total"),
+    },
+)
+
+# -- browser: open, act, extract, screenshot -------------------------------------------------
+
+_BROWSER_ACTIONS = ("open", "act", "extract", "screenshot")
+
+
+def _browser_step(task_id: str, step: int, steps: int, state: State) -> StepOutput:
+    action = _BROWSER_ACTIONS[(step - 1) % len(_BROWSER_ACTIONS)]
+    url = state.get("url") or f"https://archive.example/{task_id}"
+    if action == "open":
+        url = f"https://archive.example/{task_id}/page/{step}"
+    done = [*state.get("actions", []), f"{step}:{action}"]
+    dom = state.get("dom_summary", "")
+    if action == "extract":
+        dom = f"{len(done)} nodes read from {url}"
+    next_action = _BROWSER_ACTIONS[step % len(_BROWSER_ACTIONS)] if step < steps else "finish"
+    new_state = {"url": url, "actions": done, "dom_summary": dom, "next_action": next_action}
+    if action == "screenshot":
+        new_state["screenshot"] = f"shot-{task_id}-{step}.png"
+    return StepOutput(page=f"{action} {url}", state=new_state)
+
+
+BROWSER = TaskKind(
+    name="browser",
+    summary="a browser agent: open a URL, act, extract a DOM summary, take a screenshot",
+    initial_state=lambda task_id, steps: {"url": None, "actions": [], "next_action": "open"},
+    run_step=_browser_step,
+    result=lambda task_id, state: {"url": state.get("url"), "actions": len(state["actions"])},
+)
+
+# -- tools: retrieve, extract, call an internal API (a side effect), produce a result ------
+
+_TOOL_STEPS = ("retrieve", "extract", "call_api", "produce")
+
+
+def _tools_step(task_id: str, step: int, steps: int, state: State) -> StepOutput:
+    tool = _TOOL_STEPS[(step - 1) % len(_TOOL_STEPS)]
+    calls = [*state.get("calls", []), f"{step}:{tool}"]
+    new_state = {"calls": calls, "documents": state.get("documents", 0)}
+    effect = None
+    payload: Any = None
+    if tool == "retrieve":
+        new_state["documents"] = int(new_state["documents"]) + 3
+    if tool == "call_api":
+        effect = "api_call"
+        payload = {"task": task_id, "step": step, "documents": new_state["documents"]}
+    return StepOutput(
+        page=f"{tool} #{step}", state=new_state, effect=effect, effect_payload=payload
+    )
+
+
+TOOLS = TaskKind(
+    name="tools",
+    summary="multi-step tool calling: retrieve, extract, call an internal API, produce a result",
+    initial_state=lambda task_id, steps: {"calls": [], "documents": 0},
+    run_step=_tools_step,
+    result=lambda task_id, state: {"calls": len(state["calls"]), "documents": state["documents"]},
+)
+
+# -- approval: some steps, park for a human, the rest after approval -----------------------
+
+
+def _approval_step(task_id: str, step: int, steps: int, state: State) -> StepOutput:
+    phase = "draft" if step <= max(1, steps // 2) else "apply"
+    done = [*state.get("done", []), f"{step}:{phase}"]
+    return StepOutput(page=f"{phase} #{step}", state={"done": done})
+
+
+APPROVAL = TaskKind(
+    name="approval",
+    summary="human-in-the-loop: some steps, park for approval, the rest under a new lease",
+    initial_state=lambda task_id, steps: {"done": []},
+    run_step=_approval_step,
+    result=lambda task_id, state: {"steps": len(state["done"]), "approved": True},
+    park_after=lambda steps: max(1, steps // 2) if steps > 1 else None,
+)
+
+KINDS: dict[str, TaskKind] = {k.name: k for k in (LEDGER, BROWSER, TOOLS, APPROVAL)}

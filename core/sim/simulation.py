@@ -1,0 +1,530 @@
+"""The facade: one object that the TUI and the headless player both drive.
+
+`Simulation(settings)` builds a store on a virtual clock, its workers and tasks. Everything
+else goes through `apply(action)`; screens read `snapshot()` and `events(since)`. No lease
+logic lives outside core/, so the app and the player cannot disagree.
+"""
+
+import os
+from collections import deque
+from collections.abc import Coroutine
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from core.clock import VirtualClock
+from core.config import LONG_LEASE_TTL_MS, LeaseConfig, Mode
+from core.errors import BorrowedKeysError, LeaseRejected, TaskStateError
+from core.records import EventRow, Lease
+from core.sim.checker import SafetyChecker, Violation
+from core.sim.runtime import VirtualRuntime
+from core.sim.snapshot import Metrics, Rejection, Snapshot, TaskView, WorkerView
+from core.sim.spec import Action, SimSettings, TaskSpec
+from core.sim.worker import Partitioned, Worker
+from core.store import LeaseStore
+
+T = TypeVar("T")
+
+RECENT_EVENTS = 200
+
+
+class ActionError(BorrowedKeysError):
+    """An action that cannot apply to this run (an unknown worker, a call with no lease)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ActionResult:
+    """What an action did: ok, or refused with a message (the refusal is also an event)."""
+
+    ok: bool = True
+    message: str = ""
+
+
+def run_inline(coro: Coroutine[Any, Any, T]) -> T:
+    """Run a coroutine that never suspends (store calls on the inline driver)."""
+    try:
+        coro.send(None)
+    except StopIteration as done:
+        return done.value  # type: ignore[no-any-return]
+    coro.close()
+    raise RuntimeError("a store call suspended; the simulation needs the inline driver")
+
+
+def effective_config(settings: SimSettings) -> LeaseConfig:
+    """The lease timing a run uses: long_lease swaps in a one-hour ttl (mistake two)."""
+    cfg = settings.config
+    if settings.mode is Mode.LONG_LEASE:
+        cfg = LeaseConfig(
+            ttl_ms=LONG_LEASE_TTL_MS,
+            heartbeat_every_ms=cfg.heartbeat_ms,
+            renew_deadline_ms=None,
+            poll_every_ms=cfg.poll_every_ms,
+        )
+    return cfg.validated()
+
+
+class Simulation:
+    """A run: store, virtual clock, workers, keeper and safety checker."""
+
+    def __init__(self, settings: SimSettings, *, db_path: str | os.PathLike[str] = ":memory:"):
+        self.settings = settings
+        self.mode = settings.mode
+        self.config = effective_config(settings)
+        self.clock = VirtualClock(0)
+        self.store = LeaseStore.open_inline(
+            db_path, clock=self.clock, config=self.config, mode=settings.mode
+        )
+        self.runtime = VirtualRuntime(self.clock)
+        self.checker = SafetyChecker(
+            ttl_ms=self.config.ttl_ms, expiry_enabled=settings.mode is not Mode.NO_EXPIRY
+        )
+        self.workers: dict[str, Worker] = {}
+        self._live_leases: dict[str, tuple[int, int, str | None, int]] = {}
+        self._rejections: list[Rejection] = []
+        self._recent: deque[EventRow] = deque(maxlen=RECENT_EVENTS)
+        self._pending_violations: list[Violation] = []
+        self._stuck_look_pending = False
+        self._last_seq = 0
+        self.store.add_listener(self._on_event)
+        for task in settings.tasks:
+            self._enqueue(task)
+        for spec in settings.workers:
+            self._add_worker(spec.id, autopilot=spec.autopilot, skew_ms=spec.skew_ms)
+        self._flush()
+
+    # -- time -------------------------------------------------------------------------------
+
+    @property
+    def now_ms(self) -> int:
+        return self.clock.now_ms()
+
+    def advance(self, by_ms: int) -> None:
+        """Let virtual time pass; every action due up to and including the end runs."""
+        if by_ms < 0:
+            raise ActionError("time cannot go backwards")
+        self.runtime.run_until(self.now_ms + by_ms, after_each=self._flush)
+        self._flush()
+
+    # -- events, checker, keeper --------------------------------------------------------------
+
+    def _on_event(self, ev: EventRow) -> None:
+        self._last_seq = ev.seq
+        self._recent.append(ev)
+        if ev.event == "violation":
+            return
+        self._pending_violations.extend(self.checker.observe(ev))
+        if ev.event.endswith("_rejected") and ev.reason is not None:
+            self._rejections.append(
+                Rejection(
+                    seq=ev.seq,
+                    at=ev.at,
+                    worker_id=ev.worker_id,
+                    task_id=ev.task_id,
+                    operation=str(ev.detail.get("operation", ev.event.removesuffix("_rejected"))),
+                    reason=ev.reason,
+                    lease_token=ev.lease_token,
+                    fence_token=ev.fence_token,
+                    current_lease_token=ev.detail.get("current_lease_token"),
+                    current_fence_token=ev.detail.get("current_fence_token"),
+                    key=ev.detail.get("key"),
+                )
+            )
+        task = ev.task_id
+        if task is None:
+            return
+        if ev.event in ("claimed", "renewed") and self.mode is not Mode.NO_EXPIRY:
+            expires = int(ev.detail["expires_at"])
+            lease_token = ev.lease_token or 0
+            self._live_leases[task] = (lease_token, expires, ev.worker_id, ev.fence_token or 0)
+            # Laojiang looks at the register the moment the sand runs out (now > expires_at).
+            self.runtime.call_at(expires + 1, lambda: self._keeper_look(task, lease_token, expires))
+        elif ev.event in ("completed", "parked", "failed", "dead_lettered"):
+            self._live_leases.pop(task, None)
+
+    def _keeper_look(self, task: str, lease_token: int, expires: int) -> None:
+        current = self._live_leases.get(task)
+        if current is None or current[0] != lease_token or current[1] != expires:
+            return
+        del self._live_leases[task]
+        run_inline(
+            self.store.record(
+                "lease_expired",
+                task_id=task,
+                worker_id=current[2],
+                lease_token=lease_token,
+                fence_token=current[3],
+                expired_at=expires,
+            )
+        )
+
+    def _idle_map(self) -> dict[str, bool]:
+        return {
+            w.id: w.lease is None and w.state == "idle"
+            for w in self.workers.values()
+            if not w.faults.dead and not w.faults.stalled
+        }
+
+    def _stuck_look(self) -> None:
+        self._stuck_look_pending = False
+        self._pending_violations.extend(self.checker.check_stuck(self.now_ms, self._idle_map()))
+        self._schedule_stuck_look()
+
+    def _schedule_stuck_look(self) -> None:
+        if self._stuck_look_pending:
+            return
+        at = self.checker.next_stuck_check()
+        if at is None:
+            return
+        self._stuck_look_pending = True
+        self.runtime.call_at(max(at, self.now_ms + 1), self._stuck_look)
+
+    def _flush(self) -> None:
+        while self._pending_violations:
+            batch, self._pending_violations = self._pending_violations, []
+            for v in batch:
+                run_inline(
+                    self.store.record(
+                        "violation",
+                        task_id=v.task_id,
+                        worker_id=v.worker_id,
+                        reason=v.name,
+                        message=v.detail,
+                    )
+                )
+
+    # -- actions ------------------------------------------------------------------------------
+
+    def _enqueue(self, task: TaskSpec) -> None:
+        run_inline(
+            self.store.enqueue(
+                task.id,
+                task.kind,
+                {"steps": task.steps, "step_time_ms": task.step_time_ms},
+                task.max_attempts,
+            )
+        )
+
+    def _add_worker(self, worker_id: str, *, autopilot: bool = True, skew_ms: int = 0) -> Worker:
+        worker = Worker(
+            worker_id,
+            store=self.store,
+            env=self.runtime,
+            config=self.config,
+            mode=self.mode,
+            autopilot=autopilot,
+            self_fencing=self.settings.self_fencing,
+            skew_ms=skew_ms,
+        )
+        self.workers[worker_id] = worker
+        worker.start()
+        return worker
+
+    def _worker(self, action: Action) -> Worker:
+        if action.worker is None or action.worker not in self.workers:
+            raise ActionError(f"{action.name}: unknown worker {action.worker!r}")
+        return self.workers[action.worker]
+
+    def _fault_event(self, name: str, worker: Worker, **detail: Any) -> None:
+        lease = worker.lease
+        run_inline(
+            self.store.record(
+                name,
+                worker_id=worker.id,
+                task_id=lease.task_id if lease else None,
+                lease_token=lease.lease_token if lease else None,
+                fence_token=lease.fence_token if lease else None,
+                **detail,
+            )
+        )
+
+    def _processes(self, worker: Worker) -> list[Any]:
+        return [p for p in (worker.work_process, worker.heartbeat_process) if p is not None]
+
+    def apply(self, action: Action) -> ActionResult:
+        """Apply one action; rejections by the store are recorded, not raised."""
+        try:
+            result = self._apply(action)
+        except (LeaseRejected, TaskStateError) as refused:
+            result = ActionResult(False, str(refused))
+        self._flush()
+        self._schedule_stuck_look()
+        return result
+
+    def _apply(self, a: Action) -> ActionResult:
+        name = a.name
+        if name == "advance":
+            self.advance(a.by_ms or 0)
+            return ActionResult()
+        if name == "enqueue":
+            self._enqueue(
+                TaskSpec(
+                    id=a.task or "",
+                    kind=a.kind or "ledger",
+                    steps=a.steps if a.steps is not None else 5,
+                    step_time_ms=a.step_time_ms if a.step_time_ms is not None else 10_000,
+                    max_attempts=a.max_attempts if a.max_attempts is not None else 5,
+                )
+            )
+            return ActionResult()
+        if name in ("approve", "reject"):
+            op = self.store.approve if name == "approve" else self.store.reject
+            run_inline(op(a.task or ""))
+            return ActionResult()
+        if name == "add_worker":
+            if a.worker is None or a.worker in self.workers:
+                raise ActionError(f"add_worker: worker {a.worker!r} already exists")
+            worker = self._add_worker(
+                a.worker,
+                autopilot=a.autopilot if a.autopilot is not None else True,
+                skew_ms=a.by_ms or 0,
+            )
+            self._fault_event("worker_added", worker, autopilot=worker.autopilot)
+            return ActionResult()
+        worker = self._worker(a)
+        f = worker.faults
+        if name == "restart":
+            skew = f.skew_ms
+            if not f.dead:
+                worker.stop()
+            fresh = self._add_worker(worker.id, autopilot=worker.autopilot, skew_ms=skew)
+            self._fault_event("restarted", fresh)
+            return ActionResult()
+        if f.dead:
+            self._fault_event("call_dropped", worker, reason="dead", operation=name)
+            return ActionResult(False, f"{worker.id} is dead; restart it first")
+        if name == "freeze_heartbeat":
+            f.heartbeat_frozen = True
+            self._fault_event("heartbeat_frozen", worker)
+        elif name == "stall":
+            f.stalled = True
+            for process in self._processes(worker):
+                self.runtime.suspend(process)
+            self._fault_event("stalled", worker)
+        elif name == "kill":
+            self._fault_event("killed", worker)
+            worker.stop()
+        elif name == "partition":
+            f.partitioned = True
+            self._fault_event("partitioned", worker)
+        elif name == "heal":
+            f.partitioned = False
+            self._fault_event("healed", worker)
+        elif name == "resume":
+            ended = [
+                label
+                for label, on in (
+                    ("freeze", f.heartbeat_frozen),
+                    ("stall", f.stalled),
+                    ("partition", f.partitioned),
+                    ("slow", f.slow_factor != 1.0),
+                )
+                if on
+            ]
+            was_stalled = f.stalled
+            f.heartbeat_frozen = f.stalled = f.partitioned = False
+            f.slow_factor = 1.0
+            if was_stalled:
+                for process in self._processes(worker):
+                    self.runtime.unsuspend(process)
+            self._fault_event("resumed", worker, ended=",".join(ended))
+        elif name == "slow":
+            f.slow_factor = a.factor if a.factor is not None else 1.0
+            self._fault_event("slowed", worker, factor=f.slow_factor)
+        elif name == "skew":
+            f.skew_ms = a.by_ms or 0
+            self._fault_event("skewed", worker, skew_ms=f.skew_ms)
+        else:
+            return self._manual(worker, a)
+        return ActionResult()
+
+    def _manual(self, worker: Worker, a: Action) -> ActionResult:
+        """A manual call with the lease the worker remembers (which may be stale)."""
+        if worker.faults.stalled:
+            self._fault_event("call_dropped", worker, reason="stalled", operation=a.name)
+            return ActionResult(False, f"{worker.id} is stalled; resume it first")
+        store = self.store
+        try:
+            if a.name == "claim":
+                judge = worker.local_now() if self.mode is Mode.CLIENT_CLOCK else None
+                lease = run_inline(
+                    worker.call(
+                        "claim",
+                        "claim_rejected",
+                        store.claim,
+                        worker.id,
+                        a.task,
+                        judge_now_ms=judge,
+                        retry=False,
+                    )
+                )
+                if lease is None:
+                    return ActionResult(False, "nothing to claim")
+                worker.hold(lease)
+                return ActionResult()
+            lease = worker.lease
+            if lease is None:
+                raise ActionError(f"{a.name}: {worker.id} holds no lease in its memory")
+            held: Lease = lease
+            if a.name == "heartbeat":
+                if worker.faults.heartbeat_frozen:
+                    self._fault_event(
+                        "call_dropped", worker, reason="frozen", operation="heartbeat"
+                    )
+                    return ActionResult(False, f"{worker.id}'s heartbeat is frozen")
+                renewed = run_inline(
+                    worker.call("heartbeat", "renew_rejected", store.heartbeat, held, retry=False)
+                )
+                worker.lease = renewed
+                worker.last_renew_at = self.now_ms
+            elif a.name == "checkpoint":
+                step = a.step or 0
+                run_inline(
+                    worker.call(
+                        "checkpoint",
+                        "checkpoint_rejected",
+                        store.save_checkpoint,
+                        held,
+                        step,
+                        {"step": step, "by": worker.id},
+                        retry=False,
+                    )
+                )
+            elif a.name == "write":
+                key, value = a.key or "", a.value or ""
+                run_inline(
+                    worker.call(
+                        "write",
+                        "write_rejected",
+                        store.fenced_write,
+                        held,
+                        key,
+                        value,
+                        retry=False,
+                    )
+                )
+            elif a.name == "effect":
+                key = a.key or ""
+                effect = key.rsplit("/", 1)[-1]
+                run_inline(
+                    worker.call(
+                        "effect",
+                        "effect_rejected",
+                        store.apply_effect,
+                        held,
+                        key,
+                        effect,
+                        {"by": worker.id},
+                        retry=False,
+                    )
+                )
+            elif a.name == "complete":
+                run_inline(
+                    worker.call(
+                        "complete",
+                        "complete_rejected",
+                        store.complete,
+                        held,
+                        {"by": worker.id},
+                        retry=False,
+                    )
+                )
+            elif a.name == "fail":
+                retry = a.retry if a.retry is not None else True
+                run_inline(
+                    worker.call(
+                        "fail",
+                        "fail_rejected",
+                        store.fail,
+                        held,
+                        "manual_failure",
+                        retry,
+                        retry=False,
+                    )
+                )
+            elif a.name == "park":
+                run_inline(worker.call("park", "park_rejected", store.park, held, retry=False))
+            else:
+                raise ActionError(f"unknown action {a.name!r}")
+        except Partitioned:
+            return ActionResult(False, f"{worker.id} is partitioned from the store")
+        return ActionResult()
+
+    # -- reading ------------------------------------------------------------------------------
+
+    def events(self, since_seq: int = 0) -> list[EventRow]:
+        """The event log after since_seq."""
+        return run_inline(self.store.events(since_seq))
+
+    @property
+    def last_event_seq(self) -> int:
+        return self._last_seq
+
+    def snapshot(self) -> Snapshot:
+        """Everything a screen shows, now."""
+        now = self.now_ms
+        rows = run_inline(self.store.tasks())
+        checkpoints = run_inline(self.store.checkpoints())
+        latest_step: dict[str, int] = {}
+        for cp in checkpoints:
+            latest_step.setdefault(cp.task_id, cp.step)
+        by_id = {r.task_id: r for r in rows}
+        tasks = tuple(
+            TaskView(
+                row=r,
+                remaining_ms=(
+                    r.lease_expires_at - now
+                    if r.lease_expires_at is not None and r.status == "running"
+                    else None
+                ),
+                checkpoint_step=latest_step.get(r.task_id),
+            )
+            for r in rows
+        )
+        workers = []
+        for w in self.workers.values():
+            lease = w.lease
+            store_remaining = believed = age = None
+            if lease is not None:
+                row = by_id.get(lease.task_id)
+                expires = lease.expires_at
+                if row is not None and row.lease_token == lease.lease_token:
+                    expires = row.lease_expires_at if row.lease_expires_at is not None else expires
+                store_remaining = expires - now
+                believed = lease.expires_at - w.local_now()
+            if w.last_renew_at is not None and lease is not None:
+                age = now - w.last_renew_at
+            workers.append(
+                WorkerView(
+                    id=w.id,
+                    state=w.state,
+                    autopilot=w.autopilot,
+                    task_id=lease.task_id if lease else None,
+                    step=w.step if lease else None,
+                    lease_token=lease.lease_token if lease else None,
+                    fence_token=lease.fence_token if lease else None,
+                    believed_remaining_ms=believed,
+                    store_remaining_ms=store_remaining,
+                    heartbeat_age_ms=age,
+                    skew_ms=w.faults.skew_ms,
+                    slow_factor=w.faults.slow_factor,
+                    heartbeat_frozen=w.faults.heartbeat_frozen,
+                    partitioned=w.faults.partitioned,
+                    stalled=w.faults.stalled,
+                )
+            )
+        return Snapshot(
+            now_ms=now,
+            mode=self.mode.value,
+            tasks=tasks,
+            workers=tuple(workers),
+            ledger=tuple(run_inline(self.store.ledger())),
+            checkpoints=tuple(checkpoints),
+            effects=tuple(run_inline(self.store.effects())),
+            rejections=tuple(self._rejections),
+            violations=dict(self.checker.violations),
+            metrics=Metrics(self.checker.wasted_steps, self.checker.recovery_time_ms),
+            last_event_seq=self._last_seq,
+            recent_events=tuple(self._recent),
+        )
+
+    def close(self) -> None:
+        run_inline(self.store.close())

@@ -1,0 +1,308 @@
+"""An agent worker: on autopilot it polls, claims, resumes from the checkpoint, works the
+steps (each a fenced ledger write, maybe an idempotent effect, then a checkpoint) and
+completes, while a separate heartbeat loop renews the lease.
+
+The heartbeat runs in its own task, never from inside the work loop: the seed's rule that
+renewal is decoupled from business logic, so a slow step does not starve the lease.
+"""
+
+import json
+from collections.abc import Awaitable, Callable, Coroutine
+from dataclasses import dataclass
+from typing import Any, Protocol, TypeVar
+
+from core.config import LeaseConfig, Mode
+from core.errors import LeaseRejected, RejectReason
+from core.records import Lease
+from core.sim.kinds import KINDS, LEDGER, TaskKind
+from core.store import LeaseStore
+
+T = TypeVar("T")
+
+
+class Env(Protocol):
+    """Where a worker's coroutines run: the virtual runtime, or asyncio on the real clock."""
+
+    def sleep(self, ms: int) -> Awaitable[None]: ...
+
+    def spawn(self, coro: Coroutine[Any, Any, None], *, owner: str, name: str) -> Any: ...
+
+    def cancel(self, handle: Any) -> None: ...
+
+
+class Partitioned(Exception):
+    """The call never reached the store."""
+
+
+@dataclass
+class WorkerFaults:
+    """The faults switched on for one worker."""
+
+    heartbeat_frozen: bool = False
+    stalled: bool = False
+    partitioned: bool = False
+    dead: bool = False
+    slow_factor: float = 1.0
+    skew_ms: int = 0
+
+
+class Worker:
+    """One worker's memory: the lease it believes it holds, and its faults."""
+
+    def __init__(
+        self,
+        worker_id: str,
+        *,
+        store: LeaseStore,
+        env: Env,
+        config: LeaseConfig,
+        mode: Mode = Mode.CORRECT,
+        autopilot: bool = True,
+        self_fencing: bool = False,
+        skew_ms: int = 0,
+    ) -> None:
+        self.id = worker_id
+        self.store = store
+        self.env = env
+        self.config = config
+        self.mode = mode
+        self.autopilot = autopilot
+        self.self_fencing = self_fencing
+        self.faults = WorkerFaults(skew_ms=skew_ms)
+        self.lease: Lease | None = None
+        self.step: int | None = None
+        self.last_renew_at: int | None = None
+        self.work_process: Any = None
+        self.heartbeat_process: Any = None
+
+    # -- what the worker can see ----------------------------------------------------------
+
+    def local_now(self) -> int:
+        """The worker's own clock: the store's time plus its skew."""
+        return self.store.clock.now_ms() + self.faults.skew_ms
+
+    @property
+    def state(self) -> str:
+        f = self.faults
+        if f.dead:
+            return "dead"
+        if f.stalled:
+            return "stalled"
+        if f.partitioned:
+            return "partitioned"
+        if f.heartbeat_frozen:
+            return "frozen"
+        return "working" if self.lease is not None else "idle"
+
+    # -- life cycle -------------------------------------------------------------------------
+
+    def start(self) -> None:
+        if self.autopilot:
+            self.work_process = self.env.spawn(self.work_loop(), owner=self.id, name="work")
+
+    def stop(self) -> None:
+        """Kill: every coroutine ends and the memory is lost; the lease is left to expire."""
+        for handle in (self.heartbeat_process, self.work_process):
+            if handle is not None:
+                self.env.cancel(handle)
+        self.heartbeat_process = self.work_process = None
+        self.lease = None
+        self.step = None
+        self.last_renew_at = None
+        self.faults.dead = True
+
+    # -- store calls, through the worker's network ----------------------------------------
+
+    async def _note_partitioned(self, operation: str, event: str) -> None:
+        lease = self.lease
+        await self.store.record(
+            event,
+            task_id=lease.task_id if lease else None,
+            worker_id=self.id,
+            lease_token=lease.lease_token if lease else None,
+            fence_token=lease.fence_token if lease else None,
+            reason=RejectReason.PARTITIONED.value,
+            operation=operation,
+        )
+
+    async def call(
+        self,
+        operation: str,
+        event: str,
+        fn: Callable[..., Awaitable[T]],
+        *args: Any,
+        retry: bool,
+        **kwargs: Any,
+    ) -> T:
+        """Run a store call; while partitioned, record the failure and retry or give up."""
+        while self.faults.partitioned:
+            await self._note_partitioned(operation, event)
+            if not retry:
+                raise Partitioned(operation)
+            await self.env.sleep(self.config.poll_every_ms)
+        return await fn(*args, **kwargs)
+
+    # -- autopilot ------------------------------------------------------------------------
+
+    async def work_loop(self) -> None:
+        """Poll for work, claim, run the task, repeat."""
+        while True:
+            try:
+                judge = self.local_now() if self.mode is Mode.CLIENT_CLOCK else None
+                lease = await self.call(
+                    "claim",
+                    "claim_rejected",
+                    self.store.claim,
+                    self.id,
+                    judge_now_ms=judge,
+                    retry=False,
+                )
+            except Partitioned:
+                lease = None
+            if lease is None:
+                await self.env.sleep(self.config.poll_every_ms)
+                continue
+            self.hold(lease)
+            self.heartbeat_process = self.env.spawn(
+                self.heartbeat_loop(lease.lease_token), owner=self.id, name="heartbeat"
+            )
+            try:
+                await self.run_task(lease)
+            finally:
+                self.drop()
+
+    def hold(self, lease: Lease) -> None:
+        self.lease = lease
+        self.last_renew_at = self.store.clock.now_ms()
+        self.step = None
+
+    def drop(self) -> None:
+        """Forget the task (done, parked, or lost)."""
+        if self.heartbeat_process is not None:
+            self.env.cancel(self.heartbeat_process)
+            self.heartbeat_process = None
+        self.lease = None
+        self.step = None
+
+    async def heartbeat_loop(self, lease_token: int) -> None:
+        """Renew the lease every heartbeat_every, on its own, until it is lost or dropped."""
+        while True:
+            await self.env.sleep(self.config.heartbeat_ms)
+            lease = self.lease
+            if lease is None or lease.lease_token != lease_token:
+                return
+            if self.faults.heartbeat_frozen:
+                continue  # the fog: the apprentice cannot reach the keeper
+            try:
+                renewed = await self.call(
+                    "heartbeat", "renew_rejected", self.store.heartbeat, lease, retry=False
+                )
+            except Partitioned:
+                continue
+            except LeaseRejected:
+                # Lost. The work loop finds out when its current step ends and drops the task.
+                self.lease = None
+                return
+            if self.lease is not None and self.lease.lease_token == lease_token:
+                self.lease = renewed
+                self.last_renew_at = self.store.clock.now_ms()
+
+    def _still_mine(self, lease: Lease) -> bool:
+        return self.lease is not None and self.lease.lease_token == lease.lease_token
+
+    async def _self_fenced(self) -> bool:
+        """Defence in depth: past its own renew deadline, a worker stops by itself."""
+        lease = self.lease
+        if not self.self_fencing or lease is None:
+            return False
+        if self.local_now() <= lease.renew_deadline:
+            return False
+        await self.store.record(
+            "self_fenced",
+            task_id=lease.task_id,
+            worker_id=self.id,
+            lease_token=lease.lease_token,
+            fence_token=lease.fence_token,
+            reason="renew_deadline_passed",
+            renew_deadline=lease.renew_deadline,
+        )
+        return True
+
+    async def run_task(self, claimed: Lease) -> None:
+        """Resume from the latest checkpoint and work the remaining steps."""
+        task = await self.store.task(claimed.task_id)
+        payload = json.loads(task.input_payload or "null") or {}
+        steps = int(payload.get("steps", 5))
+        step_time = int(payload.get("step_time_ms", 10_000))
+        kind: TaskKind = KINDS.get(task.kind, LEDGER)
+        checkpoint = None
+        if self.mode is not Mode.NO_CHECKPOINT:
+            checkpoint = await self.store.load_checkpoint(claimed.task_id)
+        if checkpoint is not None:
+            first, state = checkpoint.step + 1, dict(checkpoint.state)
+        else:
+            first, state = 1, kind.initial_state(claimed.task_id, steps)
+        park_after = kind.park_after(steps)
+        try:
+            for step in range(first, steps + 1):
+                if park_after is not None and step == park_after + 1 and task.approved_at is None:
+                    lease = self._current(claimed)
+                    await self.call("park", "park_rejected", self.store.park, lease, retry=True)
+                    return
+                self.step = step
+                await self.env.sleep(round(step_time * self.faults.slow_factor))
+                if not self._still_mine(claimed) or await self._self_fenced():
+                    return
+                out = kind.run_step(claimed.task_id, step, steps, state)
+                lease = self._current(claimed)
+                key = f"{claimed.task_id}/{step}"
+                await self.call(
+                    "write",
+                    "write_rejected",
+                    self.store.fenced_write,
+                    lease,
+                    key,
+                    out.page,
+                    retry=True,
+                )
+                if out.effect is not None:
+                    effect = out.effect
+                    await self.call(
+                        "effect",
+                        "effect_rejected",
+                        self.store.apply_effect,
+                        lease,
+                        f"{key}/{effect}",
+                        effect,
+                        out.effect_payload,
+                        retry=True,
+                    )
+                await self.call(
+                    "checkpoint",
+                    "checkpoint_rejected",
+                    self.store.save_checkpoint,
+                    lease,
+                    step,
+                    out.state,
+                    retry=True,
+                )
+                state = out.state
+            lease = self._current(claimed)
+            result = kind.result(claimed.task_id, state)
+            await self.call(
+                "complete",
+                "complete_rejected",
+                self.store.complete,
+                lease,
+                result,
+                retry=True,
+            )
+        except LeaseRejected:
+            return  # the store said no and wrote why; this worker lost the task
+
+    def _current(self, claimed: Lease) -> Lease:
+        """The worker's latest copy of its lease (renewals move the expiry, not the tokens)."""
+        lease = self.lease
+        if lease is not None and lease.lease_token == claimed.lease_token:
+            return lease
+        return claimed
