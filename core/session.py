@@ -1,0 +1,336 @@
+"""A playback session: a scenario (or the sandbox) plus the simulation that runs it.
+
+The TUI drives a `Session`; the session owns everything that is not drawing: which step of
+the script comes next, stepping back (rebuild and replay: determinism makes it exact),
+restarting in another mode, live ticking, and fork-and-record. Any act of the person during
+a playback forks it: the rest of the script is dropped and every later action, with the
+`advance` spans between them, is recorded so the session can be saved as a scenario that
+replays it exactly.
+"""
+
+import dataclasses
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from core.config import Mode
+from core.durations import format_clock
+from core.player import check_expectation, event_record
+from core.records import EventRow, dump_json
+from core.scenario import Expectation, Scenario, Step
+from core.scenario_writer import dump_scenario
+from core.sim.checker import VIOLATIONS
+from core.sim.simulation import ActionError, ActionResult, Simulation
+from core.sim.snapshot import Snapshot
+from core.sim.spec import Action, SimSettings, TaskSpec, WorkerSpec
+
+SANDBOX_TITLE = "Sandbox"
+SANDBOX_TITLE_ZH = "沙盒"
+
+
+def sandbox_settings(mode: Mode = Mode.CORRECT) -> SimSettings:
+    """The sandbox: the story's three scribes and two tasks, nothing scripted."""
+    return SimSettings(
+        mode=mode,
+        workers=(WorkerSpec("azheng"), WorkerSpec("linzhou"), WorkerSpec("elder")),
+        tasks=(
+            TaskSpec("sixth-floor", kind="ledger", steps=8, step_time_ms=10_000),
+            TaskSpec("river-tax", kind="tools", steps=5, step_time_ms=8_000),
+        ),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class CheckResult:
+    """One expectation of a step, judged against the snapshot after it."""
+
+    expectation: Expectation
+    ok: bool
+    found: str
+
+
+@dataclass(frozen=True, slots=True)
+class StepOutcome:
+    """What playing one script step did."""
+
+    index: int  # 0-based index of the step in the script
+    step: Step
+    result: ActionResult | None
+    checks: tuple[CheckResult, ...]
+
+    @property
+    def ok(self) -> bool:
+        return (self.result is None or self.result.ok) and all(c.ok for c in self.checks)
+
+
+@dataclass(frozen=True, slots=True)
+class Recorded:
+    """An action the person did (or time that passed) after the fork, at virtual time `at_ms`."""
+
+    at_ms: int
+    action: Action
+
+
+def judge(expects: Sequence[Expectation], snapshot: Snapshot) -> tuple[CheckResult, ...]:
+    """Every expectation against one snapshot."""
+    out = []
+    for exp in expects:
+        ok, found = check_expectation(exp, snapshot)
+        out.append(CheckResult(exp, ok, found))
+    return tuple(out)
+
+
+def figures_expectations(violations: dict[str, int]) -> tuple[Expectation, ...]:
+    """The safety checker's figures as `expect` lines: zero overall, or each name's count."""
+    counted = {name: n for name, n in violations.items() if n}
+    if not counted:
+        return (Expectation("violation", "any", (("count", 0),)),)
+    return tuple(
+        Expectation("violation", name, (("count", counted[name]),))
+        for name in VIOLATIONS
+        if name in counted
+    )
+
+
+class Session:
+    """Playback of a scenario, or the sandbox, over one deterministic Simulation."""
+
+    def __init__(
+        self,
+        scenario: Scenario | None = None,
+        *,
+        settings: SimSettings | None = None,
+        mode: Mode | None = None,
+    ) -> None:
+        self.scenario = scenario
+        base = scenario.settings if scenario is not None else (settings or sandbox_settings())
+        if mode is not None:
+            base = dataclasses.replace(base, mode=mode)
+        self.settings = base
+        self.sim = Simulation(base)
+        self.position = 0  # script steps played
+        self.forked = False
+        self.recorded: list[Recorded] = []
+        self.last_outcome: StepOutcome | None = None
+
+    # -- what the session is -----------------------------------------------------------------
+
+    @property
+    def is_sandbox(self) -> bool:
+        return self.scenario is None
+
+    @property
+    def live(self) -> bool:
+        """Whether virtual time runs by itself (sandbox, or a playback after a fork)."""
+        return self.is_sandbox or self.forked
+
+    @property
+    def steps(self) -> tuple[Step, ...]:
+        return self.scenario.steps if self.scenario is not None else ()
+
+    @property
+    def step_count(self) -> int:
+        return len(self.steps)
+
+    @property
+    def at_end(self) -> bool:
+        return self.forked or self.position >= self.step_count
+
+    @property
+    def mode(self) -> Mode:
+        return self.settings.mode
+
+    @property
+    def now_ms(self) -> int:
+        return self.sim.now_ms
+
+    def title(self, lang: str = "en") -> str:
+        if self.scenario is None:
+            return SANDBOX_TITLE_ZH if lang == "zh" else SANDBOX_TITLE
+        return self.scenario.title_in(lang)
+
+    def snapshot(self) -> Snapshot:
+        return self.sim.snapshot()
+
+    def events(self, since_seq: int = 0) -> list[EventRow]:
+        return self.sim.events(since_seq)
+
+    # -- playback ----------------------------------------------------------------------------
+
+    def _play(self, index: int) -> StepOutcome:
+        step = self.steps[index]
+        result = self.sim.apply(step.action) if step.action is not None else None
+        checks = judge(step.expects, self.sim.snapshot()) if step.expects else ()
+        return StepOutcome(index, step, result, checks)
+
+    def next_step(self) -> StepOutcome | None:
+        """Play the next script step; None at the end of the script (or once forked)."""
+        if self.at_end:
+            return None
+        outcome = self._play(self.position)
+        self.position += 1
+        self.last_outcome = outcome
+        return outcome
+
+    def _rebuild(self, played: int) -> None:
+        self.sim.close()
+        self.sim = Simulation(self.settings)
+        self.position = 0
+        self.last_outcome = None
+        for index in range(played):
+            self.last_outcome = self._play(index)
+            self.position += 1
+
+    def previous_step(self) -> bool:
+        """Step back. After a fork: back to the fork point, with the recording dropped.
+
+        In the sandbox, the last act (and the time after it) is undone. Returns whether
+        anything changed.
+        """
+        if self.forked:
+            self.forked = False
+            self.recorded.clear()
+            self._rebuild(self.position)
+            return True
+        if self.is_sandbox:
+            if not self.recorded:
+                return False
+            while self.recorded and self.recorded[-1].action.name == "advance":
+                self.recorded.pop()
+            if self.recorded:
+                self.recorded.pop()
+            self._replay_sandbox()
+            return True
+        if self.position == 0:
+            return False
+        self._rebuild(self.position - 1)
+        return True
+
+    def _replay_sandbox(self) -> None:
+        self.sim.close()
+        self.sim = Simulation(self.settings)
+        for entry in self.recorded:
+            self.sim.apply(entry.action)
+
+    def restart(self) -> None:
+        """Back to the start of the scenario (or an empty sandbox), not forked."""
+        self.forked = False
+        self.recorded.clear()
+        self._rebuild(0)
+
+    def set_mode(self, mode: Mode) -> None:
+        """Restart the same scenario in another mode."""
+        self.settings = dataclasses.replace(self.settings, mode=mode)
+        self.restart()
+
+    def goto(self, position: int) -> None:
+        """Jump to just after `position` script steps (replaying from the start)."""
+        position = max(0, min(position, self.step_count))
+        self.forked = False
+        self.recorded.clear()
+        self._rebuild(position)
+
+    # -- the person's acts and live time -----------------------------------------------------
+
+    def _record(self, action: Action) -> None:
+        at = self.sim.now_ms
+        if action.name == "advance" and self.recorded:
+            last = self.recorded[-1]
+            if last.action.name == "advance":
+                total = (last.action.by_ms or 0) + (action.by_ms or 0)
+                self.recorded[-1] = Recorded(last.at_ms, Action("advance", by_ms=total))
+                return
+        self.recorded.append(Recorded(at, action))
+
+    def act(self, action: Action) -> ActionResult:
+        """Apply an act of the person; during a playback this forks it first."""
+        if not self.is_sandbox and not self.forked:
+            self.forked = True
+        try:
+            if action.name == "advance":
+                result = self.sim.apply(action)
+                self._record(action)
+                return result
+            at = self.sim.now_ms
+            result = self.sim.apply(action)
+        except ActionError as err:
+            return ActionResult(False, str(err))
+        self.recorded.append(Recorded(at, action))
+        return result
+
+    def tick(self, ms: int) -> None:
+        """Let live virtual time pass (sandbox or forked); recorded as coalesced `advance`."""
+        if ms <= 0 or not self.live:
+            return
+        self.act(Action("advance", by_ms=ms))
+
+    # -- saving ------------------------------------------------------------------------------
+
+    def recorded_steps(self) -> list[Step]:
+        steps = []
+        for entry in self.recorded:
+            action = entry.action
+            if action.name == "advance":
+                say = f"{format_clock(entry.at_ms)}: time passes"
+                say_zh = f"{format_clock(entry.at_ms)}：时间流逝"
+            else:
+                who = action.worker or action.task or ""
+                say = f"{format_clock(entry.at_ms)}: {action.name} {who}".rstrip()
+                say_zh = say
+            steps.append(Step(say=say, say_zh=say_zh, action=action))
+        return steps
+
+    def scenario_text(self) -> str:
+        """A TOML scenario that replays this session exactly, figures turned into expects."""
+        played: list[Step] = []
+        for step, checks in zip(self.steps[: self.position], self._replayed_checks(), strict=True):
+            # Keep only what held in this run: the file must play clean in its own mode.
+            kept = tuple(c.expectation for c in checks if c.ok)
+            played.append(dataclasses.replace(step, expects=kept))
+        steps = played + self.recorded_steps()
+        final = Step(
+            say="The safety checker's figures at the end.",
+            say_zh="结束时安全检查器的数字。",
+            expects=figures_expectations(dict(self.sim.checker.violations)),
+        )
+        steps.append(final)
+        base = self.scenario
+        title = f"{self.title('en')} (recorded)"
+        title_zh = f"{self.title('zh')}（录制）"
+        summary = "Recorded in the app" + (
+            f" from step {self.position} of {base.title!r}" if base is not None else " sandbox"
+        )
+        return dump_scenario(
+            title,
+            self.settings,
+            steps,
+            title_zh=title_zh,
+            summary=summary,
+            summary_zh="在应用中录制。",
+            comments=("Saved by borrowed-keys (save as scenario).",),
+        )
+
+    def _replayed_checks(self) -> list[tuple[CheckResult, ...]]:
+        """The checks of each played script step, as they come out in a fresh replay."""
+        sim = Simulation(self.settings)
+        out = []
+        try:
+            for step in self.steps[: self.position]:
+                if step.action is not None:
+                    sim.apply(step.action)
+                out.append(judge(step.expects, sim.snapshot()) if step.expects else ())
+        finally:
+            sim.close()
+        return out
+
+    def save_as_scenario(self, path: str | Path) -> Path:
+        out = Path(path)
+        out.write_text(self.scenario_text(), encoding="utf-8")
+        return out
+
+    def transcript_jsonl(self) -> str:
+        """The event history as JSON lines, one event per line (the player's `--json` lines)."""
+        return "".join(dump_json(event_record(ev)) + "\n" for ev in self.sim.events(0))
+
+    def close(self) -> None:
+        self.sim.close()

@@ -1,0 +1,202 @@
+"""The headless Session: playback, stepping back, modes, fork-and-record, saving."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from core.config import Mode
+from core.player import event_record, play
+from core.scenario import load_scenario, parse_scenario
+from core.session import Session, figures_expectations, sandbox_settings
+from core.sim.simulation import Simulation
+from core.sim.spec import Action
+
+HERE = Path(__file__).parent / "tui_scenarios"
+FOG = HERE / "fog.toml"
+MANUAL = HERE / "manual.toml"
+
+
+def history(session: Session) -> list[tuple[int, int, str, str | None, str | None]]:
+    return [(e.seq, e.at, e.event, e.task_id, e.worker_id) for e in session.events(0)]
+
+
+def player_events(path: Path) -> list[dict[str, object]]:
+    return [r for r in play(load_scenario(path)) if r["type"] == "event"]
+
+
+def test_next_step_plays_and_judges() -> None:
+    s = Session(load_scenario(FOG))
+    assert s.step_count == 4 and s.position == 0
+    out = s.next_step()
+    assert out is not None and out.index == 0
+    assert [c.ok for c in out.checks] == [True, True]
+    while s.next_step() is not None:
+        pass
+    assert s.position == 4 and s.at_end
+    assert s.last_outcome is not None and s.last_outcome.ok
+
+
+def test_whole_playback_equals_headless_player() -> None:
+    s = Session(load_scenario(FOG))
+    while s.next_step():
+        pass
+    mine = [event_record(e) for e in s.events(0)]
+    assert mine == player_events(FOG)
+    assert s.transcript_jsonl().splitlines() == [
+        json.dumps(r, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        for r in player_events(FOG)
+    ]
+
+
+def test_previous_step_is_exact() -> None:
+    s = Session(load_scenario(FOG))
+    s.next_step()
+    s.next_step()
+    before = history(s)
+    s.next_step()
+    assert s.previous_step()
+    assert s.position == 2
+    assert history(s) == before
+    s.goto(0)
+    assert s.position == 0 and not s.previous_step()
+
+
+def test_restart_and_set_mode() -> None:
+    s = Session(load_scenario(FOG))
+    s.next_step()
+    s.restart()
+    assert s.position == 0 and s.now_ms == 0
+    s.set_mode(Mode.NO_FENCING)
+    assert s.mode is Mode.NO_FENCING and s.snapshot().mode == "no_fencing"
+    assert s.position == 0
+
+
+def test_act_forks_and_drops_the_script() -> None:
+    s = Session(load_scenario(FOG))
+    s.next_step()
+    assert not s.forked and not s.live
+    s.tick(5_000)  # time does not run by itself in an unforked playback
+    assert s.now_ms == 1_000
+    result = s.act(Action("kill", worker="linzhou"))
+    assert result.ok and s.forked and s.live and s.at_end
+    assert s.next_step() is None
+    s.tick(2_000)
+    s.tick(3_000)
+    assert [r.action for r in s.recorded] == [
+        Action("kill", worker="linzhou"),
+        Action("advance", by_ms=5_000),
+    ]
+    assert s.recorded[0].at_ms == 1_000 and s.now_ms == 6_000
+
+
+def test_step_back_after_fork_returns_to_the_fork_point() -> None:
+    s = Session(load_scenario(FOG))
+    s.next_step()
+    s.next_step()
+    at_two = history(s)
+    s.act(Action("stall", worker="linzhou"))
+    s.tick(10_000)
+    assert s.previous_step()
+    assert not s.forked and s.recorded == [] and s.position == 2
+    assert history(s) == at_two
+    s.previous_step()
+    s.act(Action("kill", worker="azheng"))  # forks again, from the earlier point
+    assert s.forked and s.position == 1
+
+
+def test_sandbox_records_and_undoes() -> None:
+    s = Session()
+    assert s.is_sandbox and s.live and s.step_count == 0
+    s.tick(1_000)
+    s.act(Action("freeze_heartbeat", worker="azheng"))
+    s.tick(500)
+    s.act(Action("enqueue", task="extra"))
+    assert [r.action.name for r in s.recorded] == [
+        "advance",
+        "freeze_heartbeat",
+        "advance",
+        "enqueue",
+    ]
+    assert s.previous_step()
+    # the last act is undone; the time that passed before it stays
+    assert [r.action.name for r in s.recorded] == ["advance", "freeze_heartbeat", "advance"]
+    assert s.snapshot().task("extra") is None
+    assert s.snapshot().worker("azheng").heartbeat_frozen  # type: ignore[union-attr]
+
+
+def test_refused_act_is_reported_not_raised() -> None:
+    s = Session()
+    result = s.act(Action("kill", worker="nobody"))
+    assert not result.ok and "nobody" in result.message
+
+
+def test_figures_expectations() -> None:
+    assert [e.to_toml() for e in figures_expectations({})] == ['{ violation = "any", count = 0 }']
+    exps = figures_expectations({"double_owner": 2, "stale_write_accepted": 1, "stuck_task": 0})
+    assert [e.to_toml() for e in exps] == [
+        '{ violation = "stale_write_accepted", count = 1 }',
+        '{ violation = "double_owner", count = 2 }',
+    ]
+
+
+@pytest.mark.parametrize("mode", [Mode.CORRECT, Mode.NO_FENCING])
+def test_saved_scenario_replays_the_session_exactly(tmp_path: Path, mode: Mode) -> None:
+    s = Session(load_scenario(FOG), mode=mode)
+    s.next_step()
+    s.next_step()
+    s.act(Action("stall", worker="linzhou"))
+    s.tick(40_000)
+    s.act(Action("add_worker", worker="elder"))
+    s.tick(25_000)
+    s.act(Action("resume", worker="linzhou"))
+    s.tick(60_000)
+    path = s.save_as_scenario(tmp_path / "saved.toml")
+    again = load_scenario(path)
+    assert again.settings == s.settings
+    records = list(play(again))
+    replayed = [r for r in records if r["type"] == "event"]
+    assert replayed == [event_record(e) for e in s.events(0)]
+    summary = records[-1]
+    assert summary["failed"] == 0 and summary["passed"] >= 1
+    assert summary["violations"] == {k: v for k, v in s.snapshot().violations.items() if v}
+
+
+def test_saved_sandbox_replays(tmp_path: Path) -> None:
+    s = Session()
+    s.tick(3_000)
+    s.act(Action("partition", worker="azheng"))
+    s.tick(90_000)
+    s.act(Action("heal", worker="azheng"))
+    s.tick(10_000)
+    text = s.scenario_text()
+    again = parse_scenario(text, "saved.toml")
+    assert again.settings == sandbox_settings()
+    replay = Session(again)
+    while replay.next_step():
+        pass
+    assert history(replay) == history(s)
+    assert replay.last_outcome is not None and replay.last_outcome.ok
+
+
+def test_saved_playback_keeps_only_expectations_that_held(tmp_path: Path) -> None:
+    # In no_fencing mode the stale page is accepted, so "rejected" fails and is dropped.
+    s = Session(load_scenario(MANUAL), mode=Mode.NO_FENCING)
+    while s.next_step():
+        pass
+    again = parse_scenario(s.scenario_text(), "saved.toml")
+    records = list(play(again))
+    assert records[-1]["failed"] == 0
+
+
+def test_close_and_simulation_equivalence() -> None:
+    s = Session(load_scenario(MANUAL))
+    while s.next_step():
+        pass
+    sim = Simulation(load_scenario(MANUAL).settings)
+    for step in load_scenario(MANUAL).steps:
+        if step.action is not None:
+            sim.apply(step.action)
+    assert [e.event for e in sim.events(0)] == [e.event for e in s.events(0)]
+    sim.close()
+    s.close()
