@@ -89,7 +89,7 @@ class Simulation:
             self._enqueue(task)
         for spec in settings.workers:
             self._add_worker(spec.id, autopilot=spec.autopilot, skew_ms=spec.skew_ms)
-        self._flush()
+        self._settle()
 
     # -- time -------------------------------------------------------------------------------
 
@@ -245,9 +245,15 @@ class Simulation:
             result = self._apply(action)
         except (LeaseRejected, TaskStateError) as refused:
             result = ActionResult(False, str(refused))
-        self._flush()
-        self._schedule_stuck_look()
+        self._settle()
         return result
+
+    def _settle(self) -> None:
+        # An act takes effect at once: whatever it made due now (a restarted worker's first
+        # poll, a freshly enqueued task) runs before anyone looks at the screen.
+        self._flush()
+        self.runtime.run_until(self.now_ms, after_each=self._flush)
+        self._schedule_stuck_look()
 
     def _apply(self, a: Action) -> ActionResult:
         name = a.name

@@ -19,6 +19,11 @@ from core.store import LeaseStore
 
 T = TypeVar("T")
 
+# An effect is a call to an outside API: its answer takes a moment to come back, and a
+# worker that dies in that moment has applied the effect without checkpointing it. This
+# is the window idempotency keys exist for.
+EFFECT_LATENCY_MS = 1_000
+
 
 class Env(Protocol):
     """Where a worker's coroutines run: the virtual runtime, or asyncio on the real clock."""
@@ -277,6 +282,9 @@ class Worker:
                         out.effect_payload,
                         retry=True,
                     )
+                    await self.env.sleep(EFFECT_LATENCY_MS)
+                    if not self._still_mine(claimed):
+                        return
                 await self.call(
                     "checkpoint",
                     "checkpoint_rejected",

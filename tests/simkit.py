@@ -1,0 +1,50 @@
+"""Small helpers for simulation tests: build a run, act, and read its history."""
+
+from core.config import LeaseConfig, Mode
+from core.records import EventRow
+from core.sim.simulation import Simulation
+from core.sim.spec import Action, SimSettings, TaskSpec, WorkerSpec
+
+
+def make_sim(
+    workers: tuple[str, ...] = ("azheng", "linzhou"),
+    tasks: tuple[TaskSpec, ...] = (TaskSpec("floor6", steps=12),),
+    *,
+    mode: Mode = Mode.CORRECT,
+    config: LeaseConfig | None = None,
+    self_fencing: bool = False,
+    manual: tuple[str, ...] = (),
+    skew: dict[str, int] | None = None,
+) -> Simulation:
+    skew = skew or {}
+    specs = tuple(WorkerSpec(w, autopilot=w not in manual, skew_ms=skew.get(w, 0)) for w in workers)
+    return Simulation(
+        SimSettings(
+            mode=mode,
+            config=config or LeaseConfig(),
+            self_fencing=self_fencing,
+            workers=specs,
+            tasks=tasks,
+        )
+    )
+
+
+def act(sim: Simulation, name: str, **kw: object) -> None:
+    result = sim.apply(Action(name, **kw))  # type: ignore[arg-type]
+    assert result.ok or name not in ("advance",), result.message
+
+
+def advance(sim: Simulation, seconds: float) -> None:
+    sim.apply(Action("advance", by_ms=round(seconds * 1000)))
+
+
+def named(sim: Simulation, event: str, **match: object) -> list[EventRow]:
+    return [
+        e
+        for e in sim.events()
+        if e.event == event and all(getattr(e, k) == v for k, v in match.items())
+    ]
+
+
+def history(sim: Simulation) -> list[dict[str, object]]:
+    return [e.to_json_dict() for e in sim.events()]
