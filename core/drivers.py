@@ -67,9 +67,15 @@ class AioSqliteDriver:
 
     @classmethod
     async def open(cls, path: str | os.PathLike[str]) -> "AioSqliteDriver":
-
         aconn = aiosqlite.Connection(lambda: _connect_with_schema(path), iter_chunk_size=64)
-        await aconn
+        try:
+            await aconn
+        except BaseException:
+            # aiosqlite stops its thread on a failed connect but does not wait for it; if
+            # the loop closed first, the thread dies on "Event loop is closed". It has
+            # nothing left but to stop, so wait for that (only on this error path).
+            aconn._thread.join(timeout=5)
+            raise
         return cls(aconn)
 
     async def _run(self, fn: Callable[..., T], *args: Any) -> T:
