@@ -1,0 +1,275 @@
+"""`python -m bench`: the store's hot path against raw sqlite3, and claim cost vs history.
+
+(a) The cycle claim + 3 heartbeats + complete, per task, for 2,000 tasks on a file database
+    (WAL, synchronous=NORMAL): through the core on the AioSqliteDriver (production), through
+    the core on the InlineDriver (reference), and the same compiled statements, event rows
+    included, run by raw sqlite3 in the same way (one transaction per operation).
+(b) The time of one claim with 1,000 and with 20,000 finished tasks in the table.
+
+The last line is always `ratio core/raw: 0.NN` (core on aiosqlite over raw sqlite3).
+"""
+
+import asyncio
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from bench import BENCHES
+from core import backend
+from core.clock import RealClock
+from core.records import dump_json
+from core.statements import Policy, Statements
+from core.store import LeaseStore
+
+__all__ = ["BENCHES", "main"]
+
+TASKS = 2_000
+HEARTBEATS = 3
+ROUNDS = 3  # each side runs this many times, interleaved; the best round counts
+CLAIM_HISTORY = (1_000, 20_000)
+CLAIM_SAMPLES = 400
+CLAIM_LIMIT = 1.5  # the 20,000 figure must stay within this factor of the 1,000 figure
+RATIO_TARGET = 0.35
+
+
+# -- (a) the cycle ----------------------------------------------------------------------------
+
+
+def _task_ids(n: int) -> list[str]:
+    return [f"task-{i:05d}" for i in range(n)]
+
+
+async def _core_cycle(store: LeaseStore, n: int) -> float:
+    for task_id in _task_ids(n):
+        await store.enqueue(task_id)
+    start = time.perf_counter()
+    for _ in range(n):
+        lease = await store.claim("bench-worker")
+        assert lease is not None
+        for _ in range(HEARTBEATS):
+            lease = await store.heartbeat(lease)
+        await store.complete(lease, None)
+    return n / (time.perf_counter() - start)
+
+
+def core_aiosqlite(folder: Path, n: int) -> float:
+    async def run() -> float:
+        store = await LeaseStore.open_async(folder / "core-aio.db", clock=RealClock())
+        try:
+            return await _core_cycle(store, n)
+        finally:
+            await store.close()
+
+    return asyncio.run(run())
+
+
+def core_inline(folder: Path, n: int) -> float:
+    async def run() -> float:
+        store = LeaseStore.open_inline(folder / "core-inline.db", clock=RealClock())
+        try:
+            return await _core_cycle(store, n)
+        finally:
+            await store.close()
+
+    return asyncio.run(run())
+
+
+def raw_sqlite3(folder: Path, n: int) -> float:
+    """The core's statements and event rows, by hand on a plain sqlite3 connection."""
+    path = folder / "raw.db"
+    conn = backend.connect(path)  # the same PRAGMAs: WAL, synchronous=NORMAL, busy_timeout
+    backend.create_schema(conn)
+    sql = Statements(backend.dialect(), Policy())
+    clock = RealClock()
+    ttl, deadline = 60_000, 40_000
+
+    def txn(fn: Callable[[], Any]) -> Any:
+        conn.execute("BEGIN IMMEDIATE")
+        result = fn()
+        conn.execute("COMMIT")
+        return result
+
+    def event(now: int, name: str, row: Any, worker: str | None, **detail: Any) -> None:
+        sql.event_insert.run(
+            conn,
+            {
+                "at": now,
+                "event": name,
+                "task_id": row[0],
+                "worker_id": worker,
+                "lease_token": row[4],
+                "fence_token": row[5],
+                "reason": None,
+                "detail": dump_json(detail),
+            },
+        )
+
+    for task_id in _task_ids(n):
+        now = clock.now_ms()
+        params = {
+            "task_id": task_id,
+            "kind": "ledger",
+            "max_attempts": 5,
+            "input_payload": "null",
+            "now": now,
+        }
+        txn(lambda p=params: sql.enqueue.run(conn, p))
+
+    def claim() -> Any:
+        now = clock.now_ms()
+        p = {"worker_id": "w", "now": now, "judge_now": now, "ttl": ttl, "deadline": deadline}
+        row = sql.claim_any.run(conn, p)[0]
+        event(now, "claimed", row, "w", attempt=row[3], expires_at=row[6])
+        return row
+
+    def gated(stmt: Any, name: str, row: Any, **extra: Any) -> Any:
+        now = clock.now_ms()
+        p = {
+            "task_id": row[0],
+            "worker_id": "w",
+            "lease_token": row[4],
+            "fence_token": row[5],
+            "now": now,
+            "ttl": ttl,
+            "deadline": deadline,
+            **extra,
+        }
+        new = stmt.run(conn, p)[0]
+        if name == "renewed":
+            event(now, name, new, "w", expires_at=new[6])
+        else:
+            event(now, name, new, "w")
+        return new
+
+    start = time.perf_counter()
+    for _ in range(n):
+        row = txn(claim)
+        for _ in range(HEARTBEATS):
+            row = txn(lambda r=row: gated(sql.heartbeat, "renewed", r))
+        txn(lambda r=row: gated(sql.complete, "completed", r, result="null"))
+    rate = n / (time.perf_counter() - start)
+    done = conn.execute("SELECT count(*) FROM agent_tasks WHERE status = 'done'").fetchone()[0]
+    assert done == n, done
+    conn.close()
+    return rate
+
+
+def cycle_bench(console: Console) -> float:
+    """Print the three rates; return core-on-aiosqlite over raw sqlite3."""
+    sides: dict[str, Callable[[Path, int], float]] = {
+        "raw sqlite3 (same statements and event rows)": raw_sqlite3,
+        "core, AioSqliteDriver (production)": core_aiosqlite,
+        "core, InlineDriver (reference)": core_inline,
+    }
+    best = dict.fromkeys(sides, 0.0)
+    for _ in range(ROUNDS):
+        for name, side in sides.items():
+            with tempfile.TemporaryDirectory(prefix="bk-bench-") as tmp:
+                best[name] = max(best[name], side(Path(tmp), TASKS))
+    raw = best["raw sqlite3 (same statements and event rows)"]
+    table = Table(
+        title=f"claim + {HEARTBEATS} heartbeats + complete, {TASKS:,} tasks, "
+        f"file DB (WAL, synchronous=NORMAL), best of {ROUNDS}"
+    )
+    table.add_column("side")
+    table.add_column("cycles/s", justify="right")
+    table.add_column("ops/s", justify="right")
+    table.add_column("x raw", justify="right")
+    for name, rate in best.items():
+        table.add_row(name, f"{rate:,.0f}", f"{rate * (HEARTBEATS + 2):,.0f}", f"{rate / raw:.2f}")
+    console.print(table)
+    return best["core, AioSqliteDriver (production)"] / raw
+
+
+# -- (b) claim cost against history -----------------------------------------------------------
+
+
+def _fill_history(path: Path, finished: int, queued: int) -> None:
+    """`finished` done tasks (each claimed once) and `queued` tasks waiting, written fast."""
+    conn = backend.connect(path)
+    backend.create_schema(conn)
+    conn.execute("BEGIN")
+    conn.executemany(
+        "INSERT INTO agent_tasks (task_id, kind, status, owner_id, attempt, max_attempts,"
+        " lease_token, fence_token, result, updated_at)"
+        " VALUES (?, 'ledger', 'done', 'old-worker', 1, 5, 1, ?, 'null', ?)",
+        ((f"done-{i:06d}", i + 1, i) for i in range(finished)),
+    )
+    conn.executemany(
+        "INSERT INTO agent_tasks (task_id, kind, status, attempt, max_attempts,"
+        " lease_token, fence_token, input_payload, updated_at)"
+        " VALUES (?, 'ledger', 'queued', 0, 5, 0, 0, 'null', ?)",
+        ((f"queued-{i:06d}", finished + i) for i in range(queued)),
+    )
+    conn.execute("COMMIT")
+    conn.execute("ANALYZE")
+    conn.close()
+
+
+def _claim_median_us(folder: Path, finished: int) -> float:
+    path = folder / f"history-{finished}.db"
+    _fill_history(path, finished, CLAIM_SAMPLES)
+
+    async def run() -> float:
+        store = await LeaseStore.open_async(path, clock=RealClock())
+        samples = []
+        try:
+            for _ in range(CLAIM_SAMPLES):
+                start = time.perf_counter()
+                lease = await store.claim("bench-worker")
+                samples.append(time.perf_counter() - start)
+                assert lease is not None
+        finally:
+            await store.close()
+        return statistics.median(samples) * 1e6
+
+    return asyncio.run(run())
+
+
+def claim_growth_bench(console: Console) -> float:
+    """Print the median claim time per history size; return the growth factor."""
+    with tempfile.TemporaryDirectory(prefix="bk-bench-") as tmp:
+        medians = {n: _claim_median_us(Path(tmp), n) for n in CLAIM_HISTORY}
+    low, high = (medians[n] for n in CLAIM_HISTORY)
+    growth = high / low
+    table = Table(title=f"one claim (core, AioSqliteDriver), median of {CLAIM_SAMPLES}")
+    table.add_column("finished tasks in the table", justify="right")
+    table.add_column("claim (us)", justify="right")
+    for n, us in medians.items():
+        table.add_row(f"{n:,}", f"{us:,.0f}")
+    console.print(table)
+    verdict = "ok" if growth <= CLAIM_LIMIT else "TOO SLOW"
+    console.print(
+        f"claim {CLAIM_HISTORY[1]:,} / {CLAIM_HISTORY[0]:,} finished: {growth:.2f}x "
+        f"(limit {CLAIM_LIMIT}x) {verdict}"
+    )
+    return growth
+
+
+# -- main ---------------------------------------------------------------------------------------
+
+
+def main() -> int:
+    console = Console()
+    ratio = cycle_bench(console)
+    claim_growth_bench(console)
+    for bench in BENCHES:
+        bench(console)
+    verdict = "ok" if ratio >= RATIO_TARGET else "below target"
+    console.print(
+        f"core on aiosqlite reaches {ratio:.2f} of raw sqlite3 (target {RATIO_TARGET}): {verdict}"
+    )
+    sys.stdout.flush()
+    print(f"ratio core/raw: {ratio:.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
