@@ -1,0 +1,184 @@
+"""The headless commands: `play`, `check` and `list` (demo/cli.py adds the TUI on top).
+
+`main(argv)` returns the exit status: 0 when every expectation holds, 1 when one fails, 2 for
+a file that cannot be played (one line `FILE:LINE: what is wrong` on stderr, no traceback).
+"""
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from importlib import resources
+from importlib.abc import Traversable
+
+from core.player import PlayResult, Record, play, render_line
+from core.scenario import Scenario, ScenarioError, load_scenario, parse_scenario
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_BAD_INPUT = 2
+
+
+# -- the bundled library ---------------------------------------------------------------------
+
+
+def bundled_files() -> list[Traversable]:
+    """The scenario files shipped in the `scenarios` package, by name."""
+    try:
+        root = resources.files("scenarios")
+    except ModuleNotFoundError:
+        return []
+    files = [f for f in root.iterdir() if f.is_file() and f.name.endswith(".toml")]
+    return sorted(files, key=lambda f: f.name)
+
+
+def find_bundled(name: str) -> Traversable | None:
+    stem = name.removesuffix(".toml")
+    return next((f for f in bundled_files() if f.name.removesuffix(".toml") == stem), None)
+
+
+def open_scenario(name: str) -> Scenario:
+    """A path, or else the name of a bundled scenario (with or without `.toml`)."""
+    from pathlib import Path
+
+    path = Path(name)
+    if not path.exists():
+        bundled = find_bundled(name)
+        if bundled is not None and "/" not in name and "\\" not in name:
+            return parse_scenario(bundled.read_bytes(), f"scenarios/{bundled.name}")
+    return load_scenario(name)
+
+
+# -- output ----------------------------------------------------------------------------------
+
+
+def _say_error(exc: ScenarioError) -> None:
+    text = " ".join(str(exc).split())  # always exactly one line
+    print(text, file=sys.stderr)
+
+
+def _warnings(scenario: Scenario) -> None:
+    for warning in scenario.warnings:
+        print(warning, file=sys.stderr)
+
+
+class _Human:
+    """The readable transcript: rich colours on a terminal, plain text otherwise."""
+
+    def __init__(self, lang: str) -> None:
+        from rich.console import Console
+
+        self.lang = lang
+        self.console = Console(
+            file=sys.stdout, highlight=False, soft_wrap=True, emoji=False, markup=False
+        )
+
+    def __call__(self, record: Record) -> None:
+        from rich.text import Text
+
+        text = Text()
+        for piece, style in render_line(record, self.lang):
+            text.append(piece, style=style or None)
+        self.console.print(text, end="")
+
+
+def _json_line(record: Record) -> None:
+    sys.stdout.write(json.dumps(record, ensure_ascii=False, separators=(", ", ": ")) + "\n")
+
+
+# -- commands --------------------------------------------------------------------------------
+
+
+def cmd_play(args: argparse.Namespace) -> int:
+    try:
+        scenario = open_scenario(args.file)
+    except ScenarioError as exc:
+        _say_error(exc)
+        return EXIT_BAD_INPUT
+    _warnings(scenario)
+    emit = _json_line if args.json else _Human(args.lang)
+    result = PlayResult()
+    try:
+        for record in play(scenario, lang=args.lang, result=result):
+            emit(record)
+    except ScenarioError as exc:
+        sys.stdout.flush()
+        _say_error(exc)
+        return EXIT_BAD_INPUT
+    return result.exit_code
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    status = EXIT_OK
+    for name in args.files:
+        try:
+            scenario = open_scenario(name)
+        except ScenarioError as exc:
+            _say_error(exc)
+            status = EXIT_BAD_INPUT
+            continue
+        _warnings(scenario)
+        expects = sum(len(s.expects) for s in scenario.steps)
+        print(f"{scenario.path}: ok ({len(scenario.steps)} steps, {expects} expectations)")
+    return status
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    files = bundled_files()
+    if not files:
+        print("no bundled scenarios")
+        return EXIT_OK
+    width = max(len(f.name.removesuffix(".toml")) for f in files)
+    for f in files:
+        name = f.name.removesuffix(".toml")
+        try:
+            scenario = parse_scenario(f.read_bytes(), f"scenarios/{f.name}")
+            title = scenario.title_in(args.lang)
+        except ScenarioError as exc:
+            title = f"(cannot be played: {exc.message})"
+        print(f"{name.ljust(width)}  {title}")
+    return EXIT_OK
+
+
+def build_parser(prog: str = "borrowed-keys") -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=prog, description="Leases, heartbeats, fence tokens and checkpoints, played out."
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    p = sub.add_parser("play", help="play a scenario file (or a bundled scenario's name)")
+    p.add_argument("file", metavar="FILE", help="a scenario file, or a name from `list`")
+    p.add_argument("--lang", choices=("en", "zh"), default="en")
+    p.add_argument("--json", action="store_true", help="JSON Lines instead of a transcript")
+    p.set_defaults(handler=cmd_play)
+
+    c = sub.add_parser("check", help="validate scenario files without playing them")
+    c.add_argument("files", metavar="FILE", nargs="+")
+    c.set_defaults(handler=cmd_check)
+
+    ls = sub.add_parser("list", help="the bundled scenarios and their titles")
+    ls.add_argument("--lang", choices=("en", "zh"), default="en")
+    ls.set_defaults(handler=cmd_list)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(list(argv) if argv is not None else None)
+    handler = getattr(args, "handler", None)
+    if handler is None:
+        parser.print_help()
+        return EXIT_BAD_INPUT
+    try:
+        code: int = handler(args)
+    except BrokenPipeError:  # `borrowed-keys play X | head`: stop quietly
+        import os
+
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_FAILED
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

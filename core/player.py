@@ -1,0 +1,439 @@
+"""The headless player: plays a scenario's steps through the simulation facade.
+
+`play(scenario)` yields plain records (dicts, JSON-ready): a `scenario` header, the `event`s
+each step caused, the `step`s, the `expect` results and a final `summary`. The CLI prints
+them as JSON Lines or as a readable transcript (`render_line`). Expectations are checked by
+the pure function `check_expectation(exp, snapshot)`.
+"""
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from core.durations import format_clock, format_duration
+from core.errors import BorrowedKeysError
+from core.records import EventRow
+from core.scenario import Expectation, Scenario, ScenarioError
+from core.scenario_writer import action_items
+from core.sim.snapshot import Snapshot
+from core.sim.spec import Action, SimSettings
+
+Record = dict[str, Any]
+
+
+class SimulationLike(Protocol):
+    """What the player needs of core.sim.simulation.Simulation."""
+
+    def apply(self, action: Action) -> object: ...
+
+    def snapshot(self) -> Snapshot: ...
+
+    def events(self, since_seq: int = 0) -> list[EventRow]: ...
+
+    @property
+    def now_ms(self) -> int: ...
+
+
+SimFactory = Callable[[SimSettings], SimulationLike]
+
+
+def _default_factory(settings: SimSettings) -> SimulationLike:
+    from core.sim.simulation import Simulation
+
+    return Simulation(settings)
+
+
+# -- expectations --------------------------------------------------------------------------
+
+
+def _q(value: object) -> str:
+    """A found value as the file would spell it."""
+    if value is None:
+        return '""'
+    if isinstance(value, str):
+        return f'"{value}"'
+    return str(value)
+
+
+def _compare(exp: Expectation, found: dict[str, object]) -> tuple[bool, str]:
+    ok = True
+    parts = []
+    for key, want in exp.params:
+        got = found.get(key)
+        if got != want:
+            ok = False
+        parts.append(f"{key} = {_q(got)}")
+    return ok, ", ".join(parts)
+
+
+def check_expectation(exp: Expectation, snap: Snapshot) -> tuple[bool, str]:
+    """Whether `exp` holds in `snap`, and what was found (in the file's own spelling)."""
+    subject, value = exp.subject, exp.value
+    if subject == "task":
+        view = snap.task(value)
+        if view is None:
+            return False, f'no task "{value}"'
+        row = view.row
+        return _compare(
+            exp,
+            {
+                "status": row.status,
+                "owner": row.owner_id or "",
+                "attempt": row.attempt,
+                "lease_token": row.lease_token,
+                "fence_token": row.fence_token,
+                "checkpoint_step": view.checkpoint_step or 0,
+            },
+        )
+    if subject == "worker":
+        worker = snap.worker(value)
+        if worker is None:
+            return False, f'no worker "{value}"'
+        return _compare(exp, {"state": worker.state, "holds": worker.task_id or ""})
+    if subject == "ledger":
+        page = next((p for p in snap.ledger if p.key == value), None)
+        if page is None:
+            return False, f'no page "{value}" in the ledger'
+        return _compare(
+            exp, {"value": page.value, "fence_token": page.fence_token, "writer": page.writer}
+        )
+    if subject == "rejected":
+        worker_filter, task_filter = exp.get("worker"), exp.get("task")
+        matching = [
+            r
+            for r in snap.rejections
+            if (value == "any" or r.reason == value)
+            and (worker_filter is None or (r.worker_id or "") == worker_filter)
+            and (task_filter is None or (r.task_id or "") == task_filter)
+        ]
+        count = len(matching)
+        want = exp.get("count")
+        ok = count == want if want is not None else count >= 1
+        found = f"count = {count}"
+        if not ok and snap.rejections:
+            found += "; all rejections so far: " + _tally(r.reason for r in snap.rejections)
+        return ok, found
+    if subject == "effect":
+        effect = next((e for e in snap.effects if e.idempotency_key == value), None)
+        applied = effect.applied_count if effect is not None else 0
+        want = exp.get("applied")
+        ok = applied == want if want is not None else applied >= 1
+        return ok, f"applied = {applied}"
+    if subject == "violation":
+        every = snap.violations
+        count = sum(every.values()) if value == "any" else every.get(value, 0)
+        want = exp.get("count")
+        ok = count == want if want is not None else count >= 1
+        found = f"count = {count}"
+        if value == "any" and count:
+            found += f" ({_tally_counts(snap.violations)})"
+        return ok, found
+    if subject == "metric":
+        if value == "recovery_time":
+            number = snap.metrics.recovery_time_ms
+            shown = _q(format_duration(number))
+        else:
+            number = snap.metrics.wasted_steps
+            shown = str(number)
+        low, high = exp.get("min"), exp.get("max")
+        ok = (not isinstance(low, int) or number >= low) and (
+            not isinstance(high, int) or number <= high
+        )
+        return ok, f"{value} = {shown}"
+    return False, f"unknown subject {subject!r}"
+
+
+def _tally(names: Iterator[str] | Any) -> str:
+    counts: dict[str, int] = {}
+    for name in names:
+        counts[name] = counts.get(name, 0) + 1
+    return _tally_counts(counts)
+
+
+def _tally_counts(counts: dict[str, int]) -> str:
+    return ", ".join(f"{k} {v}" for k, v in sorted(counts.items()) if v)
+
+
+# -- playing ---------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class PlayResult:
+    passed: int = 0
+    failed: int = 0
+
+    @property
+    def exit_code(self) -> int:
+        return 1 if self.failed else 0
+
+
+def event_record(ev: EventRow) -> Record:
+    return {"type": "event", **ev.to_json_dict()}
+
+
+def play(
+    scenario: Scenario,
+    *,
+    lang: str = "en",
+    make_sim: SimFactory | None = None,
+    result: PlayResult | None = None,
+) -> Iterator[Record]:
+    """Play every step, yielding records as they happen. ScenarioError if a step cannot run
+    (e.g. a manual call by a worker that holds no lease); its line is the step's `do`."""
+    result = result if result is not None else PlayResult()
+    factory = make_sim or _default_factory
+    try:
+        sim = factory(scenario.settings)
+    except BorrowedKeysError as exc:
+        raise ScenarioError(scenario.path, 1, f"cannot start the run: {exc}") from None
+    yield {
+        "type": "scenario",
+        "title": scenario.title_in(lang),
+        "summary": scenario.summary_in(lang),
+        "mode": scenario.settings.mode.value,
+        "seed": scenario.settings.seed,
+        "steps": len(scenario.steps),
+    }
+    seen = 0
+    for ev in sim.events(0):
+        seen = max(seen, ev.seq)
+        yield event_record(ev)
+    for number, step in enumerate(scenario.steps, start=1):
+        record: Record = {
+            "type": "step",
+            "step": number,
+            "line": step.line,
+            "t": sim.now_ms / 1000,
+            "say": step.narration(lang),
+            "do": dict(action_items(step.action)) if step.action is not None else None,
+        }
+        yield record
+        if step.action is not None:
+            try:
+                sim.apply(step.action)
+            except BorrowedKeysError as exc:
+                raise ScenarioError(
+                    scenario.path,
+                    step.action_line or step.line,
+                    f"step {number} cannot run: {exc}",
+                ) from None
+            for ev in sim.events(seen):
+                if ev.seq <= seen:
+                    continue
+                seen = ev.seq
+                yield event_record(ev)
+        if step.expects:
+            snap = sim.snapshot()
+            for exp in step.expects:
+                ok, found = check_expectation(exp, snap)
+                if ok:
+                    result.passed += 1
+                else:
+                    result.failed += 1
+                yield {
+                    "type": "expect",
+                    "step": number,
+                    "line": exp.line,
+                    "ok": ok,
+                    "expect": exp.to_toml(),
+                    "found": found,
+                }
+    snap = sim.snapshot()
+    yield {
+        "type": "summary",
+        "t": sim.now_ms / 1000,
+        "passed": result.passed,
+        "failed": result.failed,
+        "violations": {k: v for k, v in sorted(snap.violations.items())},
+    }
+    close = getattr(sim, "close", None)
+    if callable(close):
+        close()
+
+
+# -- the readable transcript -----------------------------------------------------------------
+
+# Event names as the transcript shows them (glossary words in Chinese).
+EVENT_LABELS_ZH: dict[str, str] = {
+    "enqueued": "入队",
+    "queued": "重新排队",
+    "claimed": "借出租约",
+    "claim_rejected": "借出被拒",
+    "renewed": "心跳续约",
+    "renew_rejected": "续约被拒",
+    "lease_expired": "租约已过期",
+    "checkpoint_saved": "存入检查点",
+    "checkpoint_rejected": "检查点被拒",
+    "write_accepted": "总册收下",
+    "write_rejected": "账房拒收",
+    "effect_applied": "已执行",
+    "effect_deduplicated": "已去重",
+    "effect_rejected": "执行被拒",
+    "completed": "完成",
+    "complete_rejected": "完成被拒",
+    "failed": "失败",
+    "fail_rejected": "失败上报被拒",
+    "parked": "挂起待批",
+    "park_rejected": "挂起被拒",
+    "approved": "已批准",
+    "rejected": "已驳回",
+    "approve_rejected": "批准无效",
+    "reject_rejected": "驳回无效",
+    "dead_lettered": "进入死信",
+    "violation": "安全违规",
+    "heartbeat_frozen": "冻结心跳",
+    "stalled": "停顿",
+    "killed": "进程被杀",
+    "partitioned": "断桥",
+    "healed": "桥已修复",
+    "resumed": "恢复",
+    "restarted": "重启",
+    "slowed": "变慢",
+    "skewed": "时钟偏移",
+    "worker_added": "新增工作者",
+    "call_dropped": "调用未送达",
+    "self_fenced": "自我停工",
+}
+REASON_LABELS_ZH: dict[str, str] = {
+    "superseded": "已被取代",
+    "expired": "已过期",
+    "not_running": "任务不在运行",
+    "fenced": "围栏拒收",
+    "partitioned": "断桥",
+    "not_waiting": "不在等待审批",
+    "attempts_exhausted": "次数用尽",
+}
+WORDS: dict[str, tuple[str, str]] = {
+    "step": ("Step", "第{n}步"),
+    "lease": ("lease", "租约"),
+    "fence": ("fence", "围栏"),
+    "pass": ("pass", "通过"),
+    "fail": ("FAIL", "未通过"),
+    "found": ("found", "实际"),
+    "passed": ("passed", "通过"),
+    "failed": ("failed", "未通过"),
+    "violations": ("violations", "安全违规"),
+    "none": ("none", "无"),
+    "start": ("start", "开始"),
+    "mode": ("mode", "模式"),
+    "seed": ("seed", "种子"),
+}
+
+_GOOD = {
+    "claimed",
+    "renewed",
+    "checkpoint_saved",
+    "write_accepted",
+    "effect_applied",
+    "completed",
+    "approved",
+}
+_NOTE = {"effect_deduplicated", "lease_expired", "parked", "queued", "enqueued"}
+
+
+def word(key: str, lang: str, **fmt: object) -> str:
+    en, zh = WORDS[key]
+    text = zh if lang == "zh" else en
+    return text.format(**fmt) if fmt else text
+
+
+def event_label(name: str, lang: str) -> str:
+    return EVENT_LABELS_ZH.get(name, name) if lang == "zh" else name
+
+
+def event_style(name: str) -> str:
+    if name == "violation":
+        return "bold red"
+    if name.endswith("_rejected") or name == "dead_lettered":
+        return "red"
+    if name in _GOOD:
+        return "green"
+    if name in _NOTE:
+        return "cyan"
+    return "yellow"  # faults and operator acts
+
+
+def render_line(record: Record, lang: str = "en") -> list[tuple[str, str]]:
+    """One record as (text, rich style) pieces of one or more lines; "\\n" ends a line."""
+    kind = record["type"]
+    if kind == "scenario":
+        pieces = [(f"{record['title']}\n", "bold")]
+        if record.get("summary"):
+            pieces.append((f"{record['summary']}\n", "italic"))
+        pieces.append(
+            (
+                f"{word('mode', lang)}: {record['mode']}  {word('seed', lang)}: {record['seed']}\n",
+                "dim",
+            )
+        )
+        return pieces
+    if kind == "step":
+        n = record["step"]
+        head = f"Step {n}" if lang != "zh" else word("step", lang, n=n)
+        pieces = [("\n", ""), (f"{head} · {format_clock(round(record['t'] * 1000))}", "bold")]
+        action = record.get("do")
+        if action:
+            spelled = " ".join(
+                f"{k}={v}" if k != "do" else str(v)
+                for k, v in action.items()
+                if not isinstance(v, bool) or k != "do"
+            )
+            pieces.append((f"  → {spelled}", "bold magenta"))
+        pieces.append(("\n", ""))
+        if record.get("say"):
+            for text in str(record["say"]).splitlines() or [""]:
+                pieces.append((f"  {text}\n", "italic"))
+        return pieces
+    if kind == "event":
+        name = str(record["event"])
+        at = format_clock(round(record["t"] * 1000))
+        label = event_label(name, lang)
+        parts = [f"  {at}  ", label]
+        rest: list[str] = []
+        if record.get("task"):
+            rest.append(str(record["task"]))
+        if record.get("worker"):
+            rest.append(str(record["worker"]))
+        if record.get("lease_token") is not None:
+            rest.append(f"{word('lease', lang)} {record['lease_token']}")
+        if record.get("fence_token") is not None:
+            rest.append(f"{word('fence', lang)} {record['fence_token']}")
+        detail = record.get("detail") or {}
+        for key in ("key", "step"):
+            if key in detail and detail[key] is not None:
+                rest.append(f"{key}={detail[key]}")
+        reason = record.get("reason")
+        if reason:
+            reason = str(reason)
+            rest.append(REASON_LABELS_ZH.get(reason, reason) if lang == "zh" else reason)
+        return [
+            (parts[0], "dim"),
+            (parts[1], event_style(name)),
+            ("  " + "  ".join(rest) + "\n" if rest else "\n", ""),
+        ]
+    if kind == "expect":
+        ok = bool(record["ok"])
+        mark = ("✓ " + word("pass", lang)) if ok else ("✗ " + word("fail", lang))
+        pieces = [
+            (f"  {mark}", "bold green" if ok else "bold red"),
+            (f"  {record['expect']}\n", ""),
+        ]
+        if not ok:
+            pieces.append((f"      {word('found', lang)}: {record['found']}\n", "red"))
+        return pieces
+    if kind == "summary":
+        violations = record["violations"]
+        shown = _tally_counts(violations) or word("none", lang)
+        failed = record["failed"]
+        return [
+            ("\n", ""),
+            (f"{word('passed', lang)}: {record['passed']}", "bold green"),
+            ("  ", ""),
+            (f"{word('failed', lang)}: {failed}", "bold red" if failed else "bold"),
+            ("  ", ""),
+            (
+                f"{word('violations', lang)}: {shown}\n",
+                "bold red" if any(violations.values()) else "",
+            ),
+        ]
+    return [(f"{record}\n", "")]

@@ -1,0 +1,147 @@
+"""The headless CLI, called in-process: play, check, list, exit codes, JSON determinism."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+import core.cli
+from demo.cli import main
+
+HERE = Path(__file__).parent
+FOG = HERE / "scenarios_ok" / "fog.toml"
+MANUAL = HERE / "scenarios_ok" / "manual.toml"
+
+
+def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    code = main(argv)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("path", [FOG, MANUAL], ids=["fog", "manual"])
+def test_play_passes(path: Path, lang: str, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(["play", str(path), "--lang", lang], capsys)
+    assert code == 0, out
+    assert err == ""
+    assert "\x1b[" not in out  # plain when not a terminal
+    assert ("passed: " if lang == "en" else "通过: ") in out
+
+
+def test_play_transcript_shape(capsys: pytest.CaptureFixture[str]) -> None:
+    _code, out, _err = run(["play", str(FOG)], capsys)
+    lines = out.splitlines()
+    assert lines[0] == "The fog: a frozen heartbeat"
+    assert "Step 1 · 0:00:00.000  → advance by=1s" in lines
+    assert "  Azheng claims the sixth floor." in lines
+    assert "  0:00:00.000  claimed  sixth-floor  azheng  lease 1  fence 1" in lines
+    assert any(line.startswith('  ✓ pass  { task = "sixth-floor"') for line in lines)
+
+
+def test_play_zh_uses_glossary_words(capsys: pytest.CaptureFixture[str]) -> None:
+    _code, out, _err = run(["play", str(FOG), "--lang", "zh"], capsys)
+    assert "起雾：心跳冻结" in out and "阿澄借走了第六层的钥匙。" in out
+    assert "借出租约" in out and "第1步" in out
+
+
+def test_json_lines_are_byte_identical_across_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    first = run(["play", str(FOG), "--json"], capsys)[1]
+    second = run(["play", str(FOG), "--json"], capsys)[1]
+    assert first == second
+    records = [json.loads(line) for line in first.splitlines()]
+    assert {r["type"] for r in records} == {"scenario", "event", "step", "expect", "summary"}
+    event = next(r for r in records if r["type"] == "event")
+    assert {"event", "t", "task", "worker", "lease_token", "fence_token", "reason"} <= set(event)
+    assert records[-1]["type"] == "summary"
+    assert records[-1]["passed"] == 4 and records[-1]["failed"] == 0
+
+
+def test_failed_expectation_exits_1(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "fail.toml"
+    path.write_text(
+        FOG.read_text(encoding="utf-8").replace('owner = "azheng"', 'owner = "linzhou"'),
+        encoding="utf-8",
+    )
+    code, out, _err = run(["play", str(path)], capsys)
+    assert code == 1
+    assert '✗ FAIL  { task = "sixth-floor", status = "running", owner = "linzhou"' in out
+    assert '      found: status = "running", owner = "azheng", fence_token = 1' in out
+    code, out, _err = run(["play", str(path), "--json"], capsys)
+    assert code == 1 and '"ok": false' in out
+
+
+def test_step_that_cannot_run_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "h.toml"
+    path.write_text(
+        'title = "t"\n[[workers]]\nid = "m"\nautopilot = false\n'
+        '[[step]]\ndo = "heartbeat"\nworker = "m"\n',
+        encoding="utf-8",
+    )
+    code, _out, err = run(["play", str(path)], capsys)
+    assert code == 2
+    assert err.startswith(f"{path}:6: step 1 cannot run: ") and err.count("\n") == 1
+
+
+def test_check_prints_warnings(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "w.toml"
+    path.write_text('title = "t"\nheartbeat_every = "35s"\nrenew_deadline = "50s"\n')
+    code, out, err = run(["check", str(path)], capsys)
+    assert code == 0
+    assert out == f"{path}: ok (0 steps, 0 expectations)\n"
+    assert err.startswith(f"{path}:2: warning: heartbeat_every (35s) is more than half")
+
+
+def test_list_and_play_by_name(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    lib = tmp_path / "lib"
+    lib.mkdir()
+    (lib / "01_fog.toml").write_bytes(FOG.read_bytes())
+    (lib / "02_broken.toml").write_text("title = 3\n")
+    monkeypatch.setattr(core.cli, "bundled_files", lambda: sorted(lib.iterdir()))
+    code, out, _err = run(["list"], capsys)
+    assert code == 0
+    assert out.splitlines() == [
+        "01_fog     The fog: a frozen heartbeat",
+        "02_broken  (cannot be played: title must be a string, got an integer)",
+    ]
+    assert run(["list", "--lang", "zh"], capsys)[1].startswith("01_fog     起雾：心跳冻结")
+    monkeypatch.chdir(tmp_path)
+    code, out, _err = run(["play", "01_fog", "--json"], capsys)
+    assert code == 0 and out.startswith('{"type": "scenario", "title": "The fog')
+    code, _out, err = run(["play", "02_broken.toml"], capsys)
+    assert (
+        code == 2 and err == "scenarios/02_broken.toml:1: title must be a string, got an integer\n"
+    )
+
+
+def test_real_bundled_library_is_listed(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _err = run(["list"], capsys)
+    assert code == 0
+    for f in core.cli.bundled_files():
+        assert f.name.removesuffix(".toml") in out
+
+
+def test_tui_without_the_app_is_a_clear_message(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import builtins
+
+    real_import = builtins.__import__
+
+    def no_app(name: str, *args: object, **kw: object) -> object:
+        if name == "demo.app":
+            raise ModuleNotFoundError("No module named 'demo.app'", name="demo.app")
+        return real_import(name, *args, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(builtins, "__import__", no_app)
+    code, _out, err = run(["tui"], capsys)
+    assert code == 2 and "not available yet" in err
+
+
+def test_usage_errors(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as caught:
+        main(["play"])
+    assert caught.value.code == 2
+    capsys.readouterr()

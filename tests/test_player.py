@@ -1,0 +1,163 @@
+"""The player: check_expectation on hand-built snapshots, and playing through the real facade."""
+
+from pathlib import Path
+
+import pytest
+
+from core.player import PlayResult, check_expectation, play, render_line
+from core.records import EffectRow, LedgerRow, TaskRow
+from core.scenario import Expectation, ScenarioError, load_scenario, parse_scenario
+from core.sim.snapshot import Metrics, Rejection, Snapshot, TaskView, WorkerView
+
+HERE = Path(__file__).parent
+
+
+def task_row(task_id: str = "t1", **kw: object) -> TaskRow:
+    base: dict[str, object] = dict(
+        task_id=task_id, kind="ledger", status="running", owner_id="b", attempt=2,
+        max_attempts=5, lease_token=2, fence_token=2, lease_expires_at=90_000,
+        renew_deadline=None, last_heartbeat_at=None, checkpoint_uri=None, input_payload=None,
+        result=None, error_code=None, approved_at=None, updated_at=0,
+    )  # fmt: skip
+    base.update(kw)
+    return TaskRow(**base)  # type: ignore[arg-type]
+
+
+def rejection(reason: str, worker: str = "a", task: str = "t1") -> Rejection:
+    return Rejection(1, 0, worker, task, "write", reason, 1, 1, 2, 2, "p1")
+
+
+def snap(**kw: object) -> Snapshot:
+    base: dict[str, object] = dict(
+        now_ms=60_000,
+        mode="correct",
+        tasks=(TaskView(task_row(), 30_000, 3), TaskView(task_row("t2", status="queued",
+               owner_id=None, attempt=0, lease_token=0, fence_token=0), None, None)),
+        workers=(
+            WorkerView("a", "frozen", True, "t1", 4, 1, 1, 5, -5, 70_000),
+            WorkerView("b", "working", True, "t1", 4, 2, 2, 30_000, 30_000, 0),
+            WorkerView("c", "idle", True, None, None, None, None, None, None, None),
+        ),
+        ledger=(LedgerRow("p1", "B's page", 2, "b", 50_000),),
+        checkpoints=(),
+        effects=(EffectRow("charge", "t1", "charge", 2, {}, 0, 2),),
+        rejections=(rejection("fenced"), rejection("expired", task="t1")),
+        violations={"duplicate_effect": 1, "double_owner": 0},
+        metrics=Metrics(wasted_steps=1, recovery_time_ms=65_000),
+    )  # fmt: skip
+    base.update(kw)
+    return Snapshot(**base)  # type: ignore[arg-type]
+
+
+SO_FAR = "expired 1, fenced 1"
+
+
+def E(subject: str, name: str, /, **params: str | int) -> Expectation:
+    return Expectation(subject, name, tuple(params.items()))
+
+
+@pytest.mark.parametrize(
+    ("exp", "ok", "found"),
+    [
+        (E("task", "t1", status="running", owner="b"), True, 'status = "running", owner = "b"'),
+        (E("task", "t1", fence_token=1), False, "fence_token = 2"),
+        (E("task", "t1", checkpoint_step=3, attempt=2), True, "checkpoint_step = 3, attempt = 2"),
+        (E("task", "t2", owner="", checkpoint_step=0), True, 'owner = "", checkpoint_step = 0'),
+        (E("task", "t9"), False, 'no task "t9"'),
+        (E("worker", "a", state="frozen", holds="t1"), True, 'state = "frozen", holds = "t1"'),
+        (E("worker", "c", holds=""), True, 'holds = ""'),
+        (E("worker", "c", state="dead"), False, 'state = "idle"'),
+        (E("ledger", "p1", value="B's page", writer="b", fence_token=2), True, None),
+        (E("ledger", "p1", writer="a"), False, 'writer = "b"'),
+        (E("ledger", "p9"), False, 'no page "p9" in the ledger'),
+        (E("rejected", "fenced"), True, "count = 1"),
+        (E("rejected", "any", worker="a", count=2), True, "count = 2"),
+        (E("rejected", "any", worker="b"), False, "count = 0; all rejections so far: " + SO_FAR),
+        (E("rejected", "superseded", count=0), True, "count = 0"),
+        (E("rejected", "expired", task="t2"), False, None),
+        (E("effect", "charge", applied=1), False, "applied = 2"),
+        (E("effect", "charge"), True, "applied = 2"),
+        (E("effect", "never", applied=0), True, "applied = 0"),
+        (E("violation", "any", count=0), False, "count = 1 (duplicate_effect 1)"),
+        (E("violation", "duplicate_effect"), True, "count = 1"),
+        (E("violation", "double_owner", count=0), True, "count = 0"),
+        (E("violation", "stuck_task"), False, "count = 0"),
+        (E("metric", "wasted_steps", max=1), True, "wasted_steps = 1"),
+        (E("metric", "wasted_steps", min=2), False, "wasted_steps = 1"),
+        (E("metric", "recovery_time", max=60_000), False, 'recovery_time = "65s"'),
+        (E("metric", "recovery_time", min=60_000, max=70_000), True, None),
+    ],
+)  # fmt: skip
+def test_check_expectation(exp: Expectation, ok: bool, found: str | None) -> None:
+    got_ok, got_found = check_expectation(exp, snap())
+    assert got_ok is ok
+    if found is not None:
+        assert got_found == found
+
+
+def records(path: Path, lang: str = "en") -> list[dict[str, object]]:
+    return list(play(load_scenario(path), lang=lang))
+
+
+def test_plays_through_the_real_simulation() -> None:
+    result = PlayResult()
+    recs = list(play(load_scenario(HERE / "scenarios_ok" / "fog.toml"), result=result))
+    kinds = [r["type"] for r in recs]
+    assert kinds[0] == "scenario" and kinds[-1] == "summary"
+    assert kinds.count("step") == 3
+    assert result.failed == 0 and result.passed == 4
+    events = [r["event"] for r in recs if r["type"] == "event"]
+    assert "claimed" in events and "lease_expired" in events
+    assert recs[-1]["violations"] == {k: 0 for k in recs[-1]["violations"]}  # type: ignore[union-attr]
+
+
+def test_a_failed_expectation_is_reported() -> None:
+    text = (HERE / "scenarios_ok" / "manual.toml").read_text(encoding="utf-8")
+    text = text.replace('{ task = "t1", owner = "a", lease_token = 1 }',
+                        '{ task = "t1", owner = "b", lease_token = 1 }')  # fmt: skip
+    result = PlayResult()
+    recs = list(play(parse_scenario(text, "m.toml"), result=result))
+    failed = [r for r in recs if r["type"] == "expect" and not r["ok"]]
+    assert result.failed == 1 and result.exit_code == 1
+    assert failed[0]["found"] == 'owner = "a", lease_token = 1'
+    assert failed[0]["line"] == 22
+
+
+def test_a_step_that_cannot_run_names_its_line() -> None:
+    text = 'title = "t"\n[[workers]]\nid = "m"\nautopilot = false\n\n'
+    text += '[[step]]\ndo = "heartbeat"\nworker = "m"\n'
+    with pytest.raises(ScenarioError) as caught:
+        list(play(parse_scenario(text, "h.toml")))
+    assert str(caught.value).startswith("h.toml:7: step 1 cannot run: ")
+
+
+def test_fake_facade_is_enough() -> None:
+    class Fake:
+        now_ms = 0
+
+        def apply(self, action: object) -> None:
+            self.now_ms += 1000
+
+        def snapshot(self) -> Snapshot:
+            return snap(now_ms=self.now_ms)
+
+        def events(self, since_seq: int = 0) -> list:  # type: ignore[type-arg]
+            return []
+
+    s = parse_scenario(
+        'title = "t"\n[[step]]\ndo = "advance"\nby = "1s"\n'
+        'expect = [{ violation = "duplicate_effect", count = 1 }]\n',
+        "f.toml",
+    )
+    recs = list(play(s, make_sim=lambda _settings: Fake()))
+    assert recs[-1] == {"type": "summary", "t": 1.0, "passed": 1, "failed": 0,
+                        "violations": {"double_owner": 0, "duplicate_effect": 1}}  # fmt: skip
+
+
+def test_transcript_lines_in_both_languages() -> None:
+    event = {"type": "event", "t": 65.0, "event": "write_rejected", "task": "t1", "worker": "a"}
+    event |= {"lease_token": 1, "fence_token": 1, "reason": "fenced", "detail": {"key": "p1"}}
+    en = "".join(text for text, _ in render_line(event, "en"))
+    zh = "".join(text for text, _ in render_line(event, "zh"))
+    assert en == "  0:01:05.000  write_rejected  t1  a  lease 1  fence 1  key=p1  fenced\n"
+    assert zh == "  0:01:05.000  账房拒收  t1  a  租约 1  围栏 1  key=p1  围栏拒收\n"
