@@ -159,6 +159,10 @@ def build_parser(prog: str = "borrowed-keys") -> argparse.ArgumentParser:
     ls = sub.add_parser("list", help="the bundled scenarios and their titles")
     ls.add_argument("--lang", choices=("en", "zh"), default="en")
     ls.set_defaults(handler=cmd_list)
+
+    from core import chaos  # the fuzzer's options and handler live in its own module
+
+    chaos.add_parser(sub)
     return parser
 
 
