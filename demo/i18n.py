@@ -1,0 +1,176 @@
+"""Every word the app shows, in English and Chinese, keyed by the glossary's words.
+
+One small table: `tr(key, lang)`; keys are the English glossary word in snake case.
+Event and reason names reuse the transcript's own table (core.player) so the app and the
+headless player say the same thing.
+"""
+
+from core.player import EVENT_LABELS_ZH, REASON_LABELS_ZH
+
+LANGS = ("en", "zh")
+
+WORDS: dict[str, tuple[str, str]] = {
+    # glossary words
+    "store": ("Store", "存储"),
+    "keeper": ("Keeper", "守库人"),
+    "task": ("Task", "任务"),
+    "lease": ("Lease", "租约"),
+    "expires_in": ("Expires in", "剩余租期"),
+    "heartbeat": ("Heartbeat", "心跳续约"),
+    "expired": ("Expired", "已过期"),
+    "fence": ("Fence", "围栏令牌"),
+    "ledger": ("Ledger", "总册"),
+    "rejected": ("Rejected", "拒收"),
+    "checkpoint": ("Checkpoint", "检查点"),
+    "checkpoints": ("Checkpoints", "检查点"),
+    "event_log": ("Event log", "登记簿"),
+    "freeze_heartbeat": ("Freeze heartbeat", "冻结心跳"),
+    "stall": ("Stall", "停顿"),
+    "resume": ("Resume", "恢复"),
+    "effect_applied": ("applied", "已执行"),
+    "effect_deduplicated": ("deduplicated", "已去重"),
+    # workers and their buttons
+    "kill": ("Kill", "杀死"),
+    "restart_worker": ("Restart", "重启"),
+    "partition": ("Partition", "断桥"),
+    "heal": ("Heal", "修桥"),
+    "add_worker": ("+ Worker", "+ 工作者"),
+    "worker": ("Worker", "工作者"),
+    "step": ("step", "步骤"),
+    "idle": ("idle", "空闲"),
+    "working": ("working", "工作中"),
+    "frozen": ("frozen", "心跳冻结"),
+    "stalled": ("stalled", "停顿"),
+    "dead": ("dead", "已死"),
+    "partitioned": ("partitioned", "断桥"),
+    "own_clock": ("own", "自认"),
+    "by_store": ("store", "存储"),
+    "pulse": ("pulse", "脉搏"),
+    "ago": ("{age} ago", "{age}前"),
+    "no_lease": ("holds no lease", "未持租约"),
+    # tables
+    "kind": ("kind", "类型"),
+    "status": ("status", "状态"),
+    "owner": ("owner", "持有者"),
+    "attempt": ("attempt", "尝试"),
+    "lease_token": ("lease_token", "租约令牌"),
+    "fence_token": ("fence_token", "围栏令牌"),
+    "last_heartbeat": ("last heartbeat", "上次心跳"),
+    "checkpoint_step": ("checkpoint step", "检查点步"),
+    "result": ("result", "结果"),
+    "key": ("key", "键"),
+    "value": ("value", "值"),
+    "writer": ("writer", "写入者"),
+    "time": ("time", "时间"),
+    "operation": ("operation", "操作"),
+    "its_token": ("its token", "它的令牌"),
+    "current_token": ("current", "当前令牌"),
+    "reason": ("reason", "原因"),
+    "effects": ("Effects", "副作用"),
+    "effect": ("effect", "副作用"),
+    "timeline": ("Ownership", "持有时间线"),
+    "seq": ("#", "#"),
+    "timeline_legend": (
+        "each letter = who held it · ✕ lease expired · ! write rejected",
+        "每个字母 = 当时的持有者 · ✕ 租约过期 · ! 写入被拒",
+    ),
+    "dedup_count": ("deduplicated", "已去重"),
+    # header
+    "safe": ("safe", "安全"),
+    "speed": ("speed", "速度"),
+    "mode": ("mode", "模式"),
+    "forked": ("FORKED · recording", "已分叉 · 录制中"),
+    "playing": ("▶ playing", "▶ 播放中"),
+    "paused": ("‖ paused", "‖ 已暂停"),
+    "sandbox": ("Sandbox", "沙盒"),
+    "sandbox_summary": (
+        "Three scribes, two tasks, nothing scripted: the clock runs live and every button acts.",
+        "三位抄写员、两项任务，没有脚本：时钟实时走，每个按钮都能用。",
+    ),
+    # narration
+    "step_k_of_n": ("Step {k} of {n}", "第 {k} 步 / 共 {n} 步"),
+    "before_start": ("Press → or n for the first step.", "按 → 或 n 开始第一步。"),
+    "end_of_script": ("End of the script.", "脚本结束。"),
+    "forked_note": (
+        "You acted, so the script was dropped: this run is yours now. {n} acts recorded.",
+        "你动手了，脚本就此放下：这一局归你。已录制 {n} 个动作。",
+    ),
+    "sandbox_note": (
+        "Sandbox: {n} acts recorded. Save as scenario with s.",
+        "沙盒：已录制 {n} 个动作。按 s 存为场景。",
+    ),
+    "refused": ("refused: {msg}", "被拒绝：{msg}"),
+    # controls
+    "play_pause": ("Play/Pause", "播放/暂停"),
+    "next": ("Next", "下一步"),
+    "previous": ("Previous", "上一步"),
+    "restart": ("Restart", "重来"),
+    "slower": ("Slower", "慢一点"),
+    "faster": ("Faster", "快一点"),
+    "language": ("中文", "English"),
+    "mode_next": ("Mode", "模式"),
+    "approve": ("Approve", "批准"),
+    "reject": ("Reject", "驳回"),
+    "enqueue": ("Enqueue", "入队"),
+    "help": ("Help", "帮助"),
+    "save": ("Save", "保存"),
+    "quit": ("Quit", "退出"),
+    "pause": ("Pause", "暂停"),
+    "back": ("Back", "返回"),
+    # tooltips
+    "tip_play": (
+        "Sandbox: run the clock live. Playback: step on by itself.",
+        "沙盒：时钟实时走。回放：自动一步步走。",
+    ),
+    "tip_next": ("Play the next step (sandbox: 5 s pass)", "下一步（沙盒：过 5 秒）"),
+    "tip_previous": ("Step back (replays from the start)", "上一步（从头重放）"),
+    "tip_restart": ("Start the scenario again", "从头再来"),
+    "tip_speed": ("Multiple of real time", "相对真实时间的倍数"),
+    "tip_lang": ("Switch between English and Chinese", "切换中英文"),
+    "tip_mode": (
+        "Restart the same scenario in the next mode (a mistake beside the correct run)",
+        "换下一种模式重放同一场景（把错误做法摆在正确做法旁边）",
+    ),
+    "tip_approve": ("Approve the selected waiting task", "批准选中的待批任务"),
+    "tip_reject": ("Reject the selected waiting task", "驳回选中的待批任务"),
+    "tip_enqueue": ("Put a new task in the queue", "往队列里加一项任务"),
+    "tip_help": ("The five ideas and where they show", "五个概念以及它们在屏幕上的位置"),
+    "tip_save": (
+        "Save the transcript (JSON Lines), a screenshot (SVG) and the run as a scenario",
+        "保存登记簿（JSON Lines）、截图（SVG），并把这一局存为场景",
+    ),
+    "tip_quit": ("Leave the app", "退出"),
+    "tip_pause": ("Pause (presentation remote)", "暂停（演示遥控器）"),
+    # picker
+    "pick_title": ("Borrowed Keys — choose a scenario", "借来的钥匙 — 选一个场景"),
+    "pick_hint": (
+        "Enter opens · l language · ? help · q quit",
+        "回车打开 · l 切换语言 · ? 帮助 · q 退出",
+    ),
+    "no_bundled": ("(no bundled scenarios found)", "（没有找到内置场景）"),
+    # notifications
+    "saved": ("Saved {paths}", "已保存 {paths}"),
+    "no_waiting": ("No waiting task to {what}", "没有待批任务可{what}"),
+    "mode_now": ("Mode: {mode} (restarted)", "模式：{mode}（已重来）"),
+    "help_title": ("The five ideas", "五个概念"),
+    "help_close": ("Esc or ? closes this page.", "按 Esc 或 ? 关闭本页。"),
+}
+
+
+def tr(key: str, lang: str, **fmt: object) -> str:
+    """The word for `key` in `lang` (en or zh)."""
+    en, zh = WORDS[key]
+    text = zh if lang == "zh" else en
+    return text.format(**fmt) if fmt else text
+
+
+def event_word(name: str, lang: str) -> str:
+    return EVENT_LABELS_ZH.get(name, name) if lang == "zh" else name
+
+
+def reason_word(name: str, lang: str) -> str:
+    return REASON_LABELS_ZH.get(name, name) if lang == "zh" else name
+
+
+def state_word(state: str, lang: str) -> str:
+    return tr(state, lang) if state in WORDS else state

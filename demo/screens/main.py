@@ -1,0 +1,468 @@
+"""The main screen: header, worker panes, task table, tabbed panels, narration, controls.
+
+All state comes from the Session's snapshots; the screen only turns key presses and button
+clicks into Session calls and redraws in place on a fixed refresh interval.
+"""
+
+import dataclasses
+import time
+from collections import Counter
+from pathlib import Path
+from typing import TYPE_CHECKING, ClassVar
+
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Container, HorizontalScroll, Vertical, VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Button, Footer, TabbedContent, TabPane
+
+from core.config import Mode
+from core.session import Session
+from core.sim.live import LivePacer
+from core.sim.snapshot import Snapshot
+from core.sim.spec import Action
+from core.sim.timeline import Timeline
+from demo.i18n import tr
+from demo.widgets.narration import NarrationPanel, narration_text
+from demo.widgets.panels import (
+    CheckpointTable,
+    EffectsTable,
+    EventLog,
+    LedgerTable,
+    RejectedTable,
+)
+from demo.widgets.status_header import HeaderState, StatusHeader
+from demo.widgets.task_table import TaskTable
+from demo.widgets.timeline_view import OwnershipTimeline
+from demo.widgets.worker_pane import PaneState, WorkerGrid, WorkerPane
+
+if TYPE_CHECKING:
+    from demo.app import BorrowedKeysApp
+
+REFRESH_S = 0.1  # the fixed refresh interval (10 Hz)
+SANDBOX_STEP_MS = 5_000  # "next" in a live run lets this much virtual time pass
+AUTOPLAY_S = 3.0  # seconds between steps of an auto-playing script at x1
+
+# (binding id, keys, action, word key, tooltip key, shown in the footer)
+CONTROLS: tuple[tuple[str, str, str, str, str, bool], ...] = (
+    ("play_pause", "space", "play_pause", "play_pause", "tip_play", True),
+    ("next", "n,right", "next_step", "next", "tip_next", True),
+    ("previous", "p,left", "previous_step", "previous", "tip_previous", True),
+    ("restart", "r", "restart", "restart", "tip_restart", True),
+    ("slower", "minus", "slower", "slower", "tip_speed", True),
+    ("faster", "plus,equals_sign", "faster", "faster", "tip_speed", True),
+    ("language", "l", "language", "language", "tip_lang", True),
+    ("mode", "m", "next_mode", "mode_next", "tip_mode", True),
+    ("approve", "a", "approve", "approve", "tip_approve", True),
+    ("reject", "x", "reject", "reject", "tip_reject", True),
+    ("enqueue", "e", "enqueue", "enqueue", "tip_enqueue", True),
+    ("help", "question_mark", "help", "help", "tip_help", True),
+    ("save", "s", "save", "save", "tip_save", True),
+    ("quit", "q", "quit", "quit", "tip_quit", True),
+    ("remote.next", "pagedown", "next_step", "next", "tip_next", False),
+    ("remote.previous", "pageup", "previous_step", "previous", "tip_previous", False),
+    ("remote.pause", "full_stop", "pause", "pause", "tip_pause", False),
+)
+
+# For the help page's keys table: (keys as typed, en, zh)
+CONTROL_KEYS: tuple[tuple[str, str, str], ...] = (
+    ("space", "play / pause", "播放 / 暂停"),
+    ("n  →  PgDn", "next step", "下一步"),
+    ("p  ←  PgUp", "previous step (replays from the start)", "上一步（从头重放）"),
+    ("r", "restart", "重来"),
+    ("-  +", "slower / faster", "慢一点 / 快一点"),
+    ("l", "language: English / 中文", "语言：English / 中文"),
+    ("m", "mode: restart in the next mode", "模式：换下一种模式重来"),
+    ("a  x", "approve / reject the selected waiting task", "批准 / 驳回选中的待批任务"),
+    ("e", "enqueue a task", "任务入队"),
+    ("s", "save transcript, screenshot, scenario", "保存登记簿、截图、场景"),
+    (".", "pause (presentation remote)", "暂停（演示遥控器）"),
+    ("?", "help", "帮助"),
+    ("q", "quit", "退出"),
+)
+
+TABS = (
+    ("tab-ledger", "ledger"),
+    ("tab-checkpoints", "checkpoints"),
+    ("tab-rejected", "rejected"),
+    ("tab-effects", "effects"),
+    ("tab-events", "event_log"),
+    ("tab-timeline", "timeline"),
+)
+
+BUTTONS = (
+    ("btn-play", "play_pause", "play_pause", "tip_play"),
+    ("btn-previous", "previous_step", "previous", "tip_previous"),
+    ("btn-next", "next_step", "next", "tip_next"),
+    ("btn-restart", "restart", "restart", "tip_restart"),
+    ("btn-slower", "slower", "slower", "tip_speed"),
+    ("btn-faster", "faster", "faster", "tip_speed"),
+    ("btn-language", "language", "language", "tip_lang"),
+    ("btn-mode", "next_mode", "mode_next", "tip_mode"),
+    ("btn-approve", "approve", "approve", "tip_approve"),
+    ("btn-reject", "reject", "reject", "tip_reject"),
+    ("btn-enqueue", "enqueue", "enqueue", "tip_enqueue"),
+    ("btn-save", "save", "save", "tip_save"),
+    ("btn-help", "help", "help", "tip_help"),
+    ("btn-quit", "quit", "quit", "tip_quit"),
+)
+
+
+def make_bindings(lang: str) -> list[BindingType]:
+    return [
+        Binding(
+            keys,
+            action,
+            tr(word, lang),
+            show=show,
+            tooltip=tr(tip, lang),
+            id=bid,
+            priority=True,
+            key_display="␣" if keys == "space" else None,
+        )
+        for bid, keys, action, word, tip, show in CONTROLS
+    ]
+
+
+class MainScreen(Screen[None]):
+    """One run: a scenario in playback (maybe forked) or the sandbox."""
+
+    BINDINGS: ClassVar[list[BindingType]] = make_bindings("en")
+
+    def __init__(self, session: Session, *, playing: bool | None = None) -> None:
+        super().__init__()
+        self.session = session
+        self.pacer = LivePacer(speed=1.0)
+        self.playing = session.is_sandbox if playing is None else playing
+        self.timeline = Timeline()
+        self.dedup: Counter[str] = Counter()
+        self._seen_seq = 0
+        self._sim_id = 0
+        self._last_now = -1
+        self._last_key: tuple[int, int, int, str, int] | None = None
+        self._autoplay_wall = 0.0
+        self._message: str | None = None
+        self.refresh_count = 0
+
+    @property
+    def bk_app(self) -> "BorrowedKeysApp":
+        from demo.app import BorrowedKeysApp
+
+        app = self.app
+        assert isinstance(app, BorrowedKeysApp)
+        return app
+
+    @property
+    def lang(self) -> str:
+        return self.bk_app.lang
+
+    # -- layout ------------------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        yield StatusHeader(id="status")
+        with VerticalScroll(id="narration-box"):
+            yield NarrationPanel(id="narration")
+        with Container(id="body"):
+            with Vertical(id="left"):
+                with WorkerGrid(id="workers"):
+                    yield Button(
+                        "+ Worker", id="add-worker", action="screen.add_worker", compact=True
+                    )
+                yield TaskTable(id="tasks")
+            with TabbedContent(id="panels"):
+                with TabPane("Ledger", id="tab-ledger"):
+                    yield LedgerTable(id="ledger")
+                with TabPane("Checkpoints", id="tab-checkpoints"):
+                    yield CheckpointTable(id="checkpoints")
+                with TabPane("Rejected", id="tab-rejected"):
+                    yield RejectedTable(id="rejected")
+                with TabPane("Effects", id="tab-effects"):
+                    yield EffectsTable(id="effects")
+                with TabPane("Event log", id="tab-events"):
+                    yield EventLog(id="events")
+                with TabPane("Ownership", id="tab-timeline"), VerticalScroll():
+                    yield OwnershipTimeline(id="timeline")
+        with HorizontalScroll(id="controls"):
+            for bid, action, word, _tip in BUTTONS:
+                yield Button(word, id=bid, action=f"screen.{action}", compact=True)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.relabel()
+        self.refresh_view(force=True)
+        if self.bk_app.live_clock:
+            self.set_interval(REFRESH_S, self.on_tick)
+        self.query_one("#tasks", TaskTable).focus()
+
+    def on_resize(self) -> None:
+        self.set_class(self.size.width < 120 or self.size.height < 36, "-narrow")
+
+    # -- the clock ---------------------------------------------------------------------------
+
+    def on_tick(self) -> None:
+        """The fixed-interval refresh: live time in a live run, auto-steps in playback."""
+        now = time.monotonic()
+        if self.playing and self.session.live:
+            self.pacer.paused = False
+            self.session.tick(self.pacer.tick(now))
+        else:
+            self.pacer.paused = True
+            self.pacer.tick(now)
+            if self.playing and now - self._autoplay_wall >= AUTOPLAY_S / self.pacer.speed:
+                self._autoplay_wall = now
+                if self.session.next_step() is None:
+                    self.playing = False
+        self.refresh_view()
+
+    # -- drawing -----------------------------------------------------------------------------
+
+    def relabel(self) -> None:
+        """Words that change only with the language (tabs, buttons, footer)."""
+        lang = self.lang
+        tabs = self.query_one("#panels", TabbedContent)
+        for pane_id, word in TABS:
+            tabs.get_tab(pane_id).label = tr(word, lang)
+        for bid, _action, word, tip in BUTTONS:
+            button = self.query_one(f"#{bid}", Button)
+            button.label = tr(word, lang)
+            button.tooltip = tr(tip, lang)
+        add = self.query_one("#add-worker", Button)
+        add.label = tr("add_worker", lang)
+        by_id = {c[0]: c for c in CONTROLS}
+        bindings = self._bindings.key_to_bindings
+        for key, items in bindings.items():
+            fresh = []
+            for b in items:
+                spec = by_id.get(b.id or "")
+                if spec is not None:
+                    b = dataclasses.replace(
+                        b, description=tr(spec[3], lang), tooltip=tr(spec[4], lang)
+                    )
+                fresh.append(b)
+            bindings[key] = fresh
+        self.refresh_bindings()
+
+    def _reset_incremental(self) -> None:
+        self._sim_id = id(self.session.sim)
+        self._seen_seq = 0
+        self.timeline = Timeline()
+        self.dedup.clear()
+        self.query_one("#events", EventLog).clear()
+        self.query_one("#rejected", RejectedTable).reset()
+        self.query_one("#timeline", OwnershipTimeline).reset()
+
+    def refresh_view(self, *, force: bool = False) -> None:
+        """One refresh: read a snapshot and update every widget in place."""
+        session = self.session
+        sim = session.sim
+        key = (id(sim), sim.now_ms, sim.last_event_seq, self.lang, len(session.recorded))
+        if not force and key == self._last_key and not self._header_dirty():
+            return
+        self._last_key = key
+        self.refresh_count += 1
+        if id(sim) != self._sim_id:
+            self._reset_incremental()
+        lang = self.lang
+        snap = sim.snapshot()
+        time_moved = snap.now_ms != self._last_now
+        self._last_now = snap.now_ms
+        new_events = session.events(self._seen_seq) if sim.last_event_seq > self._seen_seq else []
+        if new_events:
+            self._seen_seq = new_events[-1].seq
+            self.timeline.feed(new_events)
+            for ev in new_events:
+                if ev.event == "effect_deduplicated":
+                    self.dedup[str(ev.detail.get("key", ev.detail.get("idempotency_key", "")))] += 1
+            self.query_one("#events", EventLog).append(new_events, lang)
+        self._show_header(snap)
+        narration = self.query_one("#narration-box")
+        narration.display = not session.is_sandbox or bool(self._message)
+        self.query_one("#narration", NarrationPanel).show(
+            narration_text(session, lang, self._message)
+        )
+        self._show_workers(snap)
+        self.query_one("#tasks", TaskTable).show(snap.tasks, snap.now_ms, lang)
+        self.query_one("#ledger", LedgerTable).show(snap, lang)
+        self.query_one("#checkpoints", CheckpointTable).show(snap, lang)
+        rejected = self.query_one("#rejected", RejectedTable)
+        rejected.show(snap, lang, time_moved=time_moved)
+        tab = self.query_one("#panels", TabbedContent).get_tab("tab-rejected")
+        n = len(snap.rejections)
+        label = tr("rejected", lang) + (f" ({n})" if n else "")
+        if rejected.new_count:
+            label += " ●"
+        tab.label = label
+        self.query_one("#effects", EffectsTable).show(snap, self.dedup, lang)
+        if self.query_one("#panels", TabbedContent).active == "tab-timeline":
+            self.query_one("#timeline", OwnershipTimeline).show(self.timeline, snap.now_ms, lang)
+
+    def _header_dirty(self) -> bool:
+        status = self.query_one("#status", StatusHeader)
+        shown = status._shown
+        return shown is None or shown.playing != self.playing or shown.speed != self.pacer.speed
+
+    def _show_header(self, snap: Snapshot) -> None:
+        violations = tuple((k, v) for k, v in sorted(snap.violations.items()) if v)
+        self.query_one("#status", StatusHeader).show(
+            HeaderState(
+                title=self.session.title(self.lang),
+                now_ms=snap.now_ms,
+                speed=self.pacer.speed,
+                mode=snap.mode,
+                playing=self.playing,
+                forked=self.session.forked,
+                violations=violations,
+                lang=self.lang,
+            )
+        )
+
+    def _show_workers(self, snap: Snapshot) -> None:
+        sim = self.session.sim
+        cfg = sim.config
+        steps = {t.id: t.steps for t in self.session.settings.tasks}
+        for ev_task in snap.tasks:
+            if ev_task.task_id not in steps:
+                steps[ev_task.task_id] = 0
+        states = [
+            PaneState(
+                view=w,
+                ttl_ms=cfg.ttl_ms,
+                heartbeat_ms=cfg.heartbeat_ms,
+                deadline_ms=cfg.deadline_ms,
+                total_steps=steps.get(w.task_id or "") or None,
+                client_clock=snap.mode == Mode.CLIENT_CLOCK.value,
+                lang=self.lang,
+            )
+            for w in snap.workers
+        ]
+        self.query_one("#workers", WorkerGrid).sync(states)
+
+    def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
+        if event.pane.id == "tab-timeline":
+            self.query_one("#timeline", OwnershipTimeline).show(
+                self.timeline, self.session.now_ms, self.lang
+            )
+        elif event.pane.id == "tab-rejected":
+            event.tab.label = str(event.tab.label).removesuffix(" ●")
+
+    # -- acting --------------------------------------------------------------------------------
+
+    def act(self, action: Action) -> bool:
+        """An act of the person: forks a playback, is recorded, and shows at once."""
+        result = self.session.act(action)
+        self._message = None if result.ok else tr("refused", self.lang, msg=result.message)
+        if not result.ok:
+            self.notify(result.message, severity="warning", timeout=4)
+        self.refresh_view(force=True)
+        return result.ok
+
+    def on_worker_pane_fault_requested(self, message: WorkerPane.FaultRequested) -> None:
+        self.act(Action(message.action, worker=message.worker_id))
+
+    def action_play_pause(self) -> None:
+        self.playing = not self.playing
+        self._autoplay_wall = time.monotonic()
+        self.pacer.paused = not self.playing
+        self.refresh_view(force=True)
+
+    def action_pause(self) -> None:
+        self.playing = False
+        self.pacer.paused = True
+        self.refresh_view(force=True)
+
+    def action_next_step(self) -> None:
+        self._message = None
+        if self.session.live:
+            self.session.tick(SANDBOX_STEP_MS)
+        else:
+            self.session.next_step()
+        self.refresh_view(force=True)
+
+    def action_previous_step(self) -> None:
+        self._message = None
+        self.session.previous_step()
+        self.refresh_view(force=True)
+
+    def action_restart(self) -> None:
+        self._message = None
+        self.session.restart()
+        self.refresh_view(force=True)
+
+    def action_advance(self, ms: int) -> None:
+        """Let `ms` of virtual time pass (a live run; tests drive time with this)."""
+        if self.session.live:
+            self.session.tick(ms)
+        else:
+            self.act(Action("advance", by_ms=ms))
+        self.refresh_view(force=True)
+
+    def action_slower(self) -> None:
+        self.pacer.slower()
+        self.refresh_view(force=True)
+
+    def action_faster(self) -> None:
+        self.pacer.faster()
+        self.refresh_view(force=True)
+
+    def action_language(self) -> None:
+        self.bk_app.lang = "en" if self.lang == "zh" else "zh"
+
+    def on_language_changed(self) -> None:
+        """Called by the app after a language switch."""
+        self.relabel()
+        self._sim_id = 0  # rewrite the event log in the new language
+        self.refresh_view(force=True)
+
+    def action_next_mode(self) -> None:
+        modes = list(Mode)
+        self.set_mode(modes[(modes.index(self.session.mode) + 1) % len(modes)])
+
+    def set_mode(self, mode: Mode) -> None:
+        self._message = None
+        self.session.set_mode(mode)
+        self.notify(tr("mode_now", self.lang, mode=mode.value), timeout=3)
+        self.refresh_view(force=True)
+
+    def _waiting_task(self, what: str) -> str | None:
+        snap = self.session.snapshot()
+        task = self.query_one("#tasks", TaskTable).waiting_selected(snap.tasks)
+        if task is None:
+            self.notify(tr("no_waiting", self.lang, what=tr(what, self.lang)), severity="warning")
+        return task
+
+    def action_approve(self) -> None:
+        task = self._waiting_task("approve")
+        if task is not None:
+            self.act(Action("approve", task=task))
+
+    def action_reject(self) -> None:
+        task = self._waiting_task("reject")
+        if task is not None:
+            self.act(Action("reject", task=task))
+
+    def action_enqueue(self, kind: str = "ledger") -> None:
+        taken = {t.task_id for t in self.session.snapshot().tasks}
+        n = len(taken) + 1
+        while f"task-{n}" in taken:
+            n += 1
+        self.act(Action("enqueue", task=f"task-{n}", kind=kind))
+
+    def action_add_worker(self) -> None:
+        taken = {w.id for w in self.session.snapshot().workers}
+        n = len(taken) + 1
+        while f"w{n}" in taken:
+            n += 1
+        self.act(Action("add_worker", worker=f"w{n}"))
+
+    def action_help(self) -> None:
+        from demo.screens.help import HelpScreen
+
+        self.app.push_screen(HelpScreen(self.lang))
+
+    def action_save(self) -> list[Path]:
+        paths = self.bk_app.save_all(self.session)
+        self.notify(tr("saved", self.lang, paths=", ".join(p.name for p in paths)), timeout=6)
+        return paths
+
+    def action_quit(self) -> None:
+        self.app.exit()

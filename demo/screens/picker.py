@@ -1,0 +1,104 @@
+"""The scenario picker: the bundled scenarios (title and summary in the chosen language)
+plus the sandbox."""
+
+from typing import TYPE_CHECKING, ClassVar
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.screen import Screen
+from textual.widgets import Footer, OptionList, Static
+from textual.widgets.option_list import Option
+
+from core.scenario import Scenario, ScenarioError, parse_scenario
+from demo.i18n import tr
+
+if TYPE_CHECKING:
+    from demo.app import BorrowedKeysApp
+
+SANDBOX_ID = "sandbox"
+
+
+def bundled_scenarios() -> list[Scenario]:
+    """Every bundled scenario that parses (a broken file is left out, not fatal)."""
+    from core.cli import bundled_files
+
+    out = []
+    for f in bundled_files():
+        try:
+            out.append(parse_scenario(f.read_bytes(), f"scenarios/{f.name}"))
+        except ScenarioError:
+            continue
+    return out
+
+
+def option_text(title: str, summary: str | None) -> Text:
+    text = Text(title, style="bold")
+    if summary:
+        text.append("\n")
+        text.append(summary, style="dim")
+    return text
+
+
+class PickerScreen(Screen[None]):
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("l", "language", "Language", tooltip="English / 中文", id="picker.language"),
+        Binding("question_mark", "help", "Help", id="picker.help"),
+        Binding("q", "app.quit", "Quit", id="picker.quit"),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.scenarios = bundled_scenarios()
+
+    @property
+    def bk_app(self) -> "BorrowedKeysApp":
+        from demo.app import BorrowedKeysApp
+
+        app = self.app
+        assert isinstance(app, BorrowedKeysApp)
+        return app
+
+    def compose(self) -> ComposeResult:
+        yield Static("", id="picker-title")
+        yield OptionList(id="picker-list")
+        yield Static("", id="picker-hint")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.fill()
+        self.query_one(OptionList).focus()
+
+    def fill(self) -> None:
+        lang = self.bk_app.lang
+        self.query_one("#picker-title", Static).update(Text(tr("pick_title", lang), style="bold"))
+        self.query_one("#picker-hint", Static).update(tr("pick_hint", lang))
+        options = self.query_one(OptionList)
+        highlighted = options.highlighted
+        options.clear_options()
+        for i, sc in enumerate(self.scenarios):
+            options.add_option(
+                Option(option_text(sc.title_in(lang), sc.summary_in(lang)), id=str(i))
+            )
+        options.add_option(
+            Option(option_text(tr("sandbox", lang), tr("sandbox_summary", lang)), id=SANDBOX_ID)
+        )
+        options.highlighted = highlighted if highlighted is not None else 0
+
+    def action_language(self) -> None:
+        self.bk_app.lang = "en" if self.bk_app.lang == "zh" else "zh"
+
+    def on_language_changed(self) -> None:
+        self.fill()
+
+    def action_help(self) -> None:
+        from demo.screens.help import HelpScreen
+
+        self.app.push_screen(HelpScreen(self.bk_app.lang))
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        chosen = event.option.id
+        if chosen == SANDBOX_ID or chosen is None:
+            self.bk_app.open_session(None)
+        else:
+            self.bk_app.open_session(self.scenarios[int(chosen)])

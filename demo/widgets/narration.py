@@ -1,0 +1,63 @@
+"""The narration panel in playback: the step's text, step k of N, its checks with ✓ / ✗."""
+
+from rich.text import Text
+from textual.widgets import Static
+
+from core.session import Session, StepOutcome
+from demo.i18n import tr
+
+
+def narration_text(session: Session, lang: str, message: str | None = None) -> Text:
+    text = Text()
+    outcome: StepOutcome | None = session.last_outcome
+    n = session.step_count
+    if session.is_sandbox:
+        text.append(tr("sandbox_note", lang, n=len(session.recorded)), style="italic")
+    else:
+        k = session.position
+        text.append(tr("step_k_of_n", lang, k=k, n=n), style="bold")
+        if session.forked:
+            text.append("  ")
+            text.append(tr("forked_note", lang, n=len(session.recorded)), style="bold yellow")
+        text.append("\n")
+        if k == 0:
+            text.append(tr("before_start", lang), style="italic")
+        elif outcome is not None:
+            said = outcome.step.narration(lang)
+            if said:
+                text.append(said, style="italic")
+            elif outcome.step.action is not None:
+                text.append(f"→ {outcome.step.action.name}", style="italic dim")
+            if outcome.result is not None and not outcome.result.ok:
+                text.append("\n")
+                text.append(tr("refused", lang, msg=outcome.result.message), style="red")
+            for check in outcome.checks:
+                text.append("\n")
+                if check.ok:
+                    text.append(" ✓ ", style="bold green")
+                else:
+                    text.append(" ✗ ", style="bold red")
+                text.append(check.expectation.to_toml())
+                if not check.ok:
+                    text.append(f"  ({check.found})", style="red")
+            if k >= n and not session.forked:
+                text.append("\n")
+                text.append(tr("end_of_script", lang), style="dim")
+    if message:
+        text.append("\n")
+        text.append(message, style="red")
+    return text
+
+
+class NarrationPanel(Static):
+    """Shows the current step; updated after every step, not on every tick."""
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__("", id=id)
+        self._shown: Text | None = None
+
+    def show(self, text: Text) -> None:
+        if self._shown is not None and text.plain == self._shown.plain:
+            return
+        self._shown = text
+        self.update(text)

@@ -1,0 +1,65 @@
+"""The header line: title, virtual clock, speed, mode, safety light, forked marker."""
+
+from dataclasses import dataclass
+
+from rich.text import Text
+from textual.widgets import Static
+
+from core.durations import format_clock
+from demo.i18n import tr
+
+
+@dataclass(frozen=True, slots=True)
+class HeaderState:
+    title: str
+    now_ms: int
+    speed: float
+    mode: str
+    playing: bool
+    forked: bool
+    violations: tuple[tuple[str, int], ...]
+    lang: str
+
+
+def speed_text(speed: float) -> str:
+    return f"x{speed:g}"
+
+
+class StatusHeader(Static):
+    """One or two lines at the top; redrawn only when what it shows has changed."""
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__("", id=id)
+        self._shown: HeaderState | None = None
+
+    def show(self, state: HeaderState) -> None:
+        if state == self._shown:
+            return
+        self._shown = state
+        lang = state.lang
+        text = Text(no_wrap=False, overflow="fold")
+        text.append(" ")
+        text.append(state.title, style="bold")
+        text.append("  │ ", style="dim")
+        text.append(format_clock(state.now_ms), style="bold cyan")
+        text.append(" │ ", style="dim")
+        text.append(f"{tr('speed', lang)} {speed_text(state.speed)}")
+        text.append(" │ ", style="dim")
+        mode_style = "bold green" if state.mode == "correct" else "bold magenta"
+        text.append(f"{tr('mode', lang)} ", style="")
+        text.append(state.mode, style=mode_style)
+        text.append(" │ ", style="dim")
+        text.append(tr("playing" if state.playing else "paused", lang))
+        text.append(" │ ", style="dim")
+        if state.violations:
+            spelled = " ".join(f"{name}×{n}" for name, n in state.violations)
+            text.append(" ● ", style="bold white on red")
+            text.append(f" {spelled}", style="bold red")
+        else:
+            text.append(" ● ", style="bold white on green")
+            text.append(f" {tr('safe', lang)}", style="bold green")
+        if state.forked:
+            text.append("  ")
+            text.append(f" ⑂ {tr('forked', lang)} ", style="bold black on yellow")
+        self.set_class(bool(state.violations), "-unsafe")
+        self.update(text)

@@ -1,0 +1,75 @@
+"""The task table: one row per task, keyed by task_id, cells updated in place."""
+
+from rich.text import Text
+
+from core.durations import format_clock
+from core.sim.snapshot import TaskView
+from demo.i18n import tr
+from demo.widgets.keyed_table import KeyedTable, Row
+from demo.widgets.worker_pane import short
+
+COLUMNS = (
+    "task",
+    "kind",
+    "status",
+    "owner",
+    "attempt",
+    "lease_token",
+    "fence_token",
+    "expires_in",
+    "last_heartbeat",
+    "checkpoint_step",
+    "result",
+)
+STATUS_STYLES = {
+    "queued": "cyan",
+    "running": "bold green",
+    "waiting": "bold yellow",
+    "done": "dim",
+    "dead": "bold red",
+}
+
+
+def task_row(view: TaskView, now_ms: int, lang: str) -> Row:
+    row = view.row
+    remaining = view.remaining_ms
+    if remaining is None:
+        expires: str | Text = ""
+    elif remaining <= 0:
+        expires = Text(tr("expired", lang), style="bold red")
+    else:
+        expires = short(remaining)
+    beat = "" if row.last_heartbeat_at is None else short(now_ms - row.last_heartbeat_at)
+    result = row.result if row.result not in (None, "null") else (row.error_code or "")
+    return (
+        Text(row.task_id, style="bold"),
+        row.kind,
+        Text(row.status, style=STATUS_STYLES.get(row.status, "")),
+        row.owner_id or "",
+        str(row.attempt),
+        str(row.lease_token),
+        str(row.fence_token),
+        expires,
+        beat,
+        "" if view.checkpoint_step is None else str(view.checkpoint_step),
+        (result or "")[:40],
+    )
+
+
+class TaskTable(KeyedTable):
+    """Live task table; `show` touches only the cells that changed."""
+
+    def show(self, tasks: tuple[TaskView, ...], now_ms: int, lang: str) -> None:
+        self.set_columns([(c, tr(c, lang)) for c in COLUMNS])
+        self.sync((t.task_id, task_row(t, now_ms, lang)) for t in tasks)
+
+    def waiting_selected(self, tasks: tuple[TaskView, ...]) -> str | None:
+        """The selected task if it waits for approval, else the first waiting one."""
+        waiting = [t.task_id for t in tasks if t.row.status == "waiting"]
+        chosen = self.selected_key()
+        if chosen in waiting:
+            return chosen
+        return waiting[0] if waiting else None
+
+
+__all__ = ["TaskTable", "format_clock", "task_row"]
