@@ -533,4 +533,8 @@ class Simulation:
         )
 
     def close(self) -> None:
+        """End every worker coroutine and close the database."""
+        for worker in self.workers.values():
+            for process in self._processes(worker):
+                self.runtime.cancel(process)
         run_inline(self.store.close())
