@@ -17,6 +17,7 @@ from textual.screen import Screen
 from textual.widgets import Button, Footer, TabbedContent, TabPane
 
 from core.config import Mode
+from core.records import EventRow
 from core.session import Session
 from core.sim.live import LivePacer
 from core.sim.snapshot import Snapshot
@@ -143,6 +144,10 @@ class MainScreen(Screen[None]):
         self._autoplay_wall = 0.0
         self._message: str | None = None
         self.refresh_count = 0
+        self._snap: Snapshot | None = None
+        self._pending_events: list[EventRow] = []
+        self._rejections_seen = 0
+        self._rejected_now = -1
 
     @property
     def bk_app(self) -> "BorrowedKeysApp":
@@ -248,6 +253,8 @@ class MainScreen(Screen[None]):
         self.timeline = Timeline()
         self.dedup.clear()
         self.query_one("#events", EventLog).clear()
+        self._pending_events = []
+        self._rejections_seen = 0
         self.query_one("#rejected", RejectedTable).reset()
         self.query_one("#timeline", OwnershipTimeline).reset()
 
@@ -264,7 +271,6 @@ class MainScreen(Screen[None]):
             self._reset_incremental()
         lang = self.lang
         snap = sim.snapshot()
-        time_moved = snap.now_ms != self._last_now
         self._last_now = snap.now_ms
         new_events = session.events(self._seen_seq) if sim.last_event_seq > self._seen_seq else []
         if new_events:
@@ -273,7 +279,7 @@ class MainScreen(Screen[None]):
             for ev in new_events:
                 if ev.event == "effect_deduplicated":
                     self.dedup[str(ev.detail.get("key", ev.detail.get("idempotency_key", "")))] += 1
-            self.query_one("#events", EventLog).append(new_events, lang)
+            self._pending_events.extend(new_events)
         self._show_header(snap)
         narration = self.query_one("#narration-box")
         narration.display = not session.is_sandbox or bool(self._message)
@@ -282,18 +288,41 @@ class MainScreen(Screen[None]):
         )
         self._show_workers(snap)
         self.query_one("#tasks", TaskTable).show(snap.tasks, snap.now_ms, lang)
-        self.query_one("#ledger", LedgerTable).show(snap, lang)
-        self.query_one("#checkpoints", CheckpointTable).show(snap, lang)
-        rejected = self.query_one("#rejected", RejectedTable)
-        rejected.show(snap, lang, time_moved=time_moved)
         tab = self.query_one("#panels", TabbedContent).get_tab("tab-rejected")
         n = len(snap.rejections)
         label = tr("rejected", lang) + (f" ({n})" if n else "")
-        if rejected.new_count:
+        if n > self._rejections_seen and self._active_tab() != "tab-rejected":
             label += " ●"
         tab.label = label
-        self.query_one("#effects", EffectsTable).show(snap, self.dedup, lang)
-        if self.query_one("#panels", TabbedContent).active == "tab-timeline":
+        self._snap = snap
+        self._show_active_panel()
+
+    def _active_tab(self) -> str:
+        return self.query_one("#panels", TabbedContent).active
+
+    def _show_active_panel(self) -> None:
+        """Only the panel on screen is brought up to date; the others catch up when shown."""
+        snap, lang = self._snap, self.lang
+        if snap is None:
+            return
+        active = self._active_tab()
+        if active == "tab-ledger":
+            self.query_one("#ledger", LedgerTable).show(snap, lang)
+        elif active == "tab-checkpoints":
+            self.query_one("#checkpoints", CheckpointTable).show(snap, lang)
+        elif active == "tab-rejected":
+            self._rejections_seen = len(snap.rejections)
+            self.query_one("#rejected", RejectedTable).show(
+                snap, lang, time_moved=snap.now_ms != self._rejected_now
+            )
+            self._rejected_now = snap.now_ms
+        elif active == "tab-effects":
+            self.query_one("#effects", EffectsTable).show(snap, self.dedup, lang)
+        elif active == "tab-events":
+            if self._pending_events:
+                events, self._pending_events = self._pending_events, []
+                self.query_one("#events", EventLog).append(events[-2000:], lang)
+        elif active == "tab-timeline":
             self.query_one("#timeline", OwnershipTimeline).show(self.timeline, snap.now_ms, lang)
 
     def _header_dirty(self) -> bool:
@@ -338,11 +367,8 @@ class MainScreen(Screen[None]):
         self.query_one("#workers", WorkerGrid).sync(states)
 
     def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
-        if event.pane.id == "tab-timeline":
-            self.query_one("#timeline", OwnershipTimeline).show(
-                self.timeline, self.session.now_ms, self.lang
-            )
-        elif event.pane.id == "tab-rejected":
+        self._show_active_panel()
+        if event.pane.id == "tab-rejected":
             event.tab.label = str(event.tab.label).removesuffix(" ●")
 
     # -- acting --------------------------------------------------------------------------------

@@ -17,6 +17,11 @@ class KeyedTable(DataTable[Cell]):
     KeyedTable { height: 1fr; }
     """
 
+    # Re-measure a column when a cell changes. Cheap for small tables; the task table turns
+    # it off and gives fixed widths, since measuring 200 rows per tick is what costs.
+    AUTO_WIDTH = True
+    WIDTHS: dict[str, int] = {}  # noqa: RUF012 - read-only per class
+
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes, zebra_stripes=True, cursor_type="row")
         self._rows: dict[str, Row] = {}
@@ -33,15 +38,17 @@ class KeyedTable(DataTable[Cell]):
         self._rows.clear()
         self._column_keys = keys
         for key, label in columns:
-            self.add_column(label, key=key)
+            self.add_column(label, key=key, width=self.WIDTHS.get(key))
 
     def sync(self, rows: Mapping[str, Row] | Iterable[tuple[str, Row]]) -> int:
         """Make the table show exactly `rows` (in their order for new keys); return changes."""
         items = rows.items() if isinstance(rows, Mapping) else rows
         seen: set[str] = set()
         changes = 0
-        for key, row in items:
+        for key, cells in items:
             seen.add(key)
+            # Text cells skip the markup parser DataTable runs on every str cell it paints.
+            row = tuple(Text(c) if isinstance(c, str) else c for c in cells)
             old = self._rows.get(key)
             if old is None:
                 self.add_row(*row, key=key)
@@ -51,7 +58,7 @@ class KeyedTable(DataTable[Cell]):
                     self._column_keys, zip(old, row, strict=True), strict=True
                 ):
                     if before != after:
-                        self.update_cell(key, column, after, update_width=True)
+                        self.update_cell(key, column, after, update_width=self.AUTO_WIDTH)
                 changes += 1
             else:
                 continue

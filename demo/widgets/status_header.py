@@ -31,6 +31,7 @@ class StatusHeader(Static):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__("", id=id)
         self._shown: HeaderState | None = None
+        self._plain = ""
 
     def show(self, state: HeaderState) -> None:
         if state == self._shown:
@@ -62,4 +63,5 @@ class StatusHeader(Static):
             text.append("  ")
             text.append(f" ⑂ {tr('forked', lang)} ", style="bold black on yellow")
         self.set_class(bool(state.violations), "-unsafe")
-        self.update(text)
+        self.update(text, layout=len(text.plain) // 60 != len(self._plain) // 60)
+        self._plain = text.plain

@@ -59,6 +59,21 @@ def task_row(view: TaskView, now_ms: int, lang: str) -> Row:
 class TaskTable(KeyedTable):
     """Live task table; `show` touches only the cells that changed."""
 
+    AUTO_WIDTH = False
+    WIDTHS = {  # noqa: RUF012
+        "task": 14,
+        "kind": 8,
+        "status": 8,
+        "owner": 10,
+        "attempt": 7,
+        "lease_token": 11,
+        "fence_token": 11,
+        "expires_in": 10,
+        "last_heartbeat": 14,
+        "checkpoint_step": 15,
+        "result": 24,
+    }
+
     def show(self, tasks: tuple[TaskView, ...], now_ms: int, lang: str) -> None:
         self.set_columns([(c, tr(c, lang)) for c in COLUMNS])
         self.sync((t.task_id, task_row(t, now_ms, lang)) for t in tasks)

@@ -83,6 +83,8 @@ class WorkerPane(Vertical):
         self.worker_id = worker_id
         self.border_title = worker_id
         self._shown: PaneState | None = None
+        self._pending: PaneState | None = None
+        self._line_count = -1
         self._labels: tuple[str, ...] = ()
         # what each button does now (Resume becomes Restart when dead, Partition -> Heal)
         self._actions = {
@@ -109,8 +111,16 @@ class WorkerPane(Vertical):
             if event.button.has_class(cls):
                 self.post_message(self.FaultRequested(self.worker_id, action))
 
+    def on_mount(self) -> None:
+        if self._pending is not None:
+            state, self._pending = self._pending, None
+            self.show(state)
+
     def show(self, state: PaneState) -> None:
         if state == self._shown:
+            return
+        if not self.is_mounted or not self.query(".pane-body"):
+            self._pending = state
             return
         self._shown = state
         v, lang = state.view, state.lang
@@ -164,8 +174,15 @@ class WorkerPane(Vertical):
             )
             body.append("♥ ", style=style)
             body.append(tr("ago", lang, age=short(age)), style=style)
-        self.query_one(".pane-body", Static).update(body)
+        self.query_one(".pane-body", Static).update(body, layout=self._lines_changed(body))
         self._set_labels(v, lang)
+
+    def _lines_changed(self, body: Text) -> bool:
+        """Only a change in the number of lines needs a new layout (it is expensive)."""
+        lines = body.plain.count("\n")
+        changed = lines != self._line_count
+        self._line_count = lines
+        return changed
 
     def _set_labels(self, v: WorkerView, lang: str) -> None:
         dead = v.state == "dead"
@@ -211,11 +228,7 @@ class WorkerGrid(Container):
             before = self.query_one("#add-worker", Button) if self.query("#add-worker") else None
             self.mount_all(new, before=before)
         for state in states:
-            pane = self.panes[state.view.id]
-            if pane.is_mounted and pane.query(".pane-body"):
-                pane.show(state)
-            else:
-                pane.call_after_refresh(pane.show, state)
+            self.panes[state.view.id].show(state)
 
     def on_resize(self) -> None:
         self.styles.grid_size_columns = max(1, self.size.width // 36)

@@ -1,0 +1,90 @@
+"""The TUI's refresh cost: one refresh of the main screen with 12 workers and 200 tasks, x10.
+
+A refresh is what the app's fixed-interval timer does every 100 ms of wall time at x10:
+advance the live clock by 1 s of virtual time, read a snapshot, update the widgets in
+place, and let Textual lay out and paint (headless, 160 x 48). The median over the samples
+is reported; the target is under 30 ms. The figure is CPU time (`time.process_time`): the
+headless pilot's wait for idle sleeps for a frame (~25 ms of wall time even when there is
+nothing to do), which is waiting, not work; the wall-clock median is printed beside it.
+"""
+
+import asyncio
+import statistics
+import time
+
+from rich.console import Console
+
+from core.sim.spec import SimSettings, TaskSpec, WorkerSpec
+
+WORKERS = 12
+TASKS = 200
+SPEED = 10.0
+REFRESH_S = 0.1
+WARMUP = 10
+SAMPLES = 40
+TARGET_MS = 30.0
+
+
+def big_settings() -> SimSettings:
+    kinds = ("ledger", "browser", "tools", "ledger")
+    return SimSettings(
+        workers=tuple(WorkerSpec(f"w{i:02d}") for i in range(1, WORKERS + 1)),
+        tasks=tuple(
+            TaskSpec(f"task-{i:03d}", kind=kinds[i % len(kinds)], steps=6, step_time_ms=5_000)
+            for i in range(1, TASKS + 1)
+        ),
+    )
+
+
+async def _measure() -> tuple[list[float], list[float], list[float]]:
+    from core.session import Session
+    from demo.app import BorrowedKeysApp
+    from demo.screens.main import MainScreen
+
+    app = BorrowedKeysApp(open_directly=True, live_clock=False)
+    whole: list[float] = []
+    update_only: list[float] = []
+    wall: list[float] = []
+    async with app.run_test(size=(160, 48)) as pilot:
+        screen = app.screen
+        assert isinstance(screen, MainScreen)
+        screen.session = Session(settings=big_settings())
+        screen.playing = True
+        screen.pacer.speed = SPEED
+        screen.refresh_view(force=True)
+        await pilot.pause()
+        step_ms = int(REFRESH_S * 1000 * SPEED)
+        for i in range(WARMUP + SAMPLES):
+            wall_start = time.perf_counter()
+            start = time.process_time()
+            screen.session.tick(step_ms)
+            screen.refresh_view()
+            mid = time.process_time()
+            await pilot.pause()
+            end = time.process_time()
+            if i >= WARMUP:
+                whole.append((end - start) * 1000)
+                update_only.append((mid - start) * 1000)
+                wall.append((time.perf_counter() - wall_start) * 1000)
+    return whole, update_only, wall
+
+
+def bench_tui_refresh() -> str:
+    """One printable line: the median refresh time of the main screen."""
+    whole, update_only, wall = asyncio.run(_measure())
+    median = statistics.median(whole)
+    verdict = "ok" if median < TARGET_MS else "over target"
+    return (
+        f"tui refresh, {WORKERS} workers x {TASKS} tasks at x{SPEED:g}: median "
+        f"{median:.1f} ms CPU (tick+snapshot+update {statistics.median(update_only):.1f} ms, "
+        f"max {max(whole):.1f} ms, wall median {statistics.median(wall):.1f} ms, "
+        f"n={len(whole)}; target < {TARGET_MS:.0f} ms) {verdict}"
+    )
+
+
+def tui_bench(console: Console) -> None:
+    console.print(bench_tui_refresh())
+
+
+if __name__ == "__main__":
+    print(bench_tui_refresh())

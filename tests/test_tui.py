@@ -1,0 +1,251 @@
+"""Pilot tests of the app: every control, the takeover story, and playback equal to the player.
+
+The live clock is off (`live_clock=False`): time moves only by key presses and explicit
+`action_advance` calls, never by waiting on the wall clock.
+"""
+
+from pathlib import Path
+
+from textual.widgets import Button, OptionList
+
+from core.config import Mode
+from core.player import event_record, play
+from core.scenario import load_scenario
+from demo.app import BorrowedKeysApp
+from demo.screens.help import HelpScreen
+from demo.screens.main import MainScreen
+from demo.screens.picker import PickerScreen, bundled_scenarios
+from demo.widgets.panels import RejectedTable
+from demo.widgets.task_table import TaskTable
+from demo.widgets.worker_pane import WorkerGrid
+
+HERE = Path(__file__).parent
+FOG = HERE / "tui_scenarios" / "fog.toml"
+BUNDLED = HERE.parent / "scenarios"
+SIZE = (160, 48)
+
+
+def app_for(path: Path | None, tmp_path: Path, lang: str = "en") -> BorrowedKeysApp:
+    scenario = load_scenario(path) if path is not None else None
+    return BorrowedKeysApp(
+        scenario, open_directly=True, lang=lang, live_clock=False, save_dir=tmp_path
+    )
+
+
+def main_screen(app: BorrowedKeysApp) -> MainScreen:
+    screen = app.screen
+    assert isinstance(screen, MainScreen)
+    return screen
+
+
+async def test_picker_lists_bundled_scenarios_and_the_sandbox(tmp_path: Path) -> None:
+    app = BorrowedKeysApp(lang="en", live_clock=False, save_dir=tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert isinstance(app.screen, PickerScreen)
+        options = app.screen.query_one(OptionList)
+        scenarios = bundled_scenarios()
+        assert options.option_count == len(scenarios) + 1
+        first = str(options.get_option_at_index(0).prompt)
+        assert scenarios[0].title in first
+        await pilot.press("l")  # switch the picker to Chinese
+        await pilot.pause()
+        assert app.lang == "zh"
+        first = str(options.get_option_at_index(0).prompt)
+        assert scenarios[0].title_in("zh") in first
+        await pilot.press("end")  # highlight the last option: the sandbox
+        await pilot.press("enter")  # open it
+        await pilot.pause()
+        screen = main_screen(app)
+        assert screen.session.is_sandbox
+        assert not screen.playing  # the live clock is off in tests, so nothing runs
+
+
+async def test_playback_controls(tmp_path: Path) -> None:
+    app = app_for(FOG, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = main_screen(app)
+        s = screen.session
+        await pilot.press("n")  # next step
+        assert s.position == 1
+        await pilot.press("right")  # next step (arrow)
+        assert s.position == 2
+        await pilot.press("p")  # previous step
+        assert s.position == 1
+        await pilot.press("left")  # previous step (arrow)
+        assert s.position == 0
+        await pilot.press("pagedown")  # presentation remote: forward
+        assert s.position == 1
+        await pilot.press("pageup")  # presentation remote: back
+        assert s.position == 0
+        await pilot.press("n", "n")  # two steps on
+        await pilot.press("r")  # restart
+        assert s.position == 0 and s.now_ms == 0
+        await pilot.press("space")  # play
+        assert screen.playing
+        await pilot.press("full_stop")  # presentation remote: pause
+        assert not screen.playing
+        await pilot.press("space", "space")  # play, then pause again
+        assert not screen.playing
+        await pilot.press("plus")  # faster
+        assert screen.pacer.speed == 2.0
+        await pilot.press("minus", "minus")  # slower, twice
+        assert screen.pacer.speed == 0.5
+        await pilot.press("l")  # language: Chinese
+        assert app.lang == "zh"
+        assert "总册" in str(screen.query_one("#panels").get_tab("tab-ledger").label)  # type: ignore[attr-defined]
+        await pilot.press("l")  # language: back to English
+        assert app.lang == "en"
+        await pilot.press("m")  # mode: the next one, same scenario restarted
+        assert s.mode is Mode.NO_EXPIRY and s.position == 0
+        await pilot.press("question_mark")  # help
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)
+        await pilot.press("escape")  # close help
+        await pilot.pause()
+        assert app.screen is screen
+        await pilot.press("e")  # enqueue: an act, so the playback forks
+        assert s.forked
+        assert screen.session.snapshot().task("task-2") is not None
+        await pilot.press("s")  # save transcript, screenshot and scenario
+        await pilot.pause()
+        saved = sorted(p.suffix for p in tmp_path.iterdir())
+        assert saved == [".jsonl", ".svg", ".toml"]
+        await pilot.press("q")  # quit
+        await pilot.pause()
+    assert app.return_code in (0, None)
+
+
+async def test_buttons_click(tmp_path: Path) -> None:
+    app = app_for(FOG, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = main_screen(app)
+        await pilot.click("#btn-next")  # the Next button
+        await pilot.press("n")  # and the key (two quick clicks would be a double click)
+        assert screen.session.position == 2
+        await pilot.click("#btn-previous")  # the Previous button
+        assert screen.session.position == 1
+        await pilot.click("#btn-faster")  # the Faster button
+        assert screen.pacer.speed == 2.0
+        await pilot.click("#btn-play")  # the Play/Pause button
+        assert screen.playing
+        screen.query_one("#add-worker", Button).press()  # the + Worker button: it forks
+        await pilot.pause()
+        assert screen.session.forked
+        assert screen.session.snapshot().worker("w3") is not None
+        assert "w3" in screen.query_one("#workers", WorkerGrid).panes
+
+
+async def test_approve_and_reject_waiting_tasks(tmp_path: Path) -> None:
+    app = app_for(None, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = main_screen(app)
+        await pilot.press("a")  # approve with nothing waiting: a warning, nothing else
+        assert [r.action.name for r in screen.session.recorded] == []
+        screen.action_enqueue("approval")
+        screen.action_enqueue("approval")
+        for _ in range(60):
+            snap = screen.session.snapshot()
+            if sum(t.row.status == "waiting" for t in snap.tasks) == 2:
+                break
+            screen.action_advance(10_000)
+        await pilot.pause()
+        waiting = [t.task_id for t in screen.session.snapshot().tasks if t.row.status == "waiting"]
+        assert len(waiting) == 2
+        table = screen.query_one("#tasks", TaskTable)
+        table.focus()
+        await pilot.press("a")  # approve the selected (else first) waiting task
+        await pilot.press("x")  # reject the next waiting one
+        names = [r.action.name for r in screen.session.recorded]
+        assert "approve" in names and "reject" in names
+        statuses = {t.task_id: t.row.status for t in screen.session.snapshot().tasks}
+        assert all(statuses[t] != "waiting" for t in waiting)
+
+
+async def test_freeze_then_takeover_then_rejected_write(tmp_path: Path) -> None:
+    app = app_for(FOG, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = main_screen(app)
+        await pilot.press("n")  # step 1: Azheng claims the sixth floor
+        grid = screen.query_one("#workers", WorkerGrid)
+        pane = grid.panes["azheng"]
+        await pilot.click(pane.query_one(".b-freeze", Button))  # her Freeze heartbeat button
+        await pilot.pause()
+        s = screen.session
+        assert s.forked
+        assert s.snapshot().worker("azheng").heartbeat_frozen  # type: ignore[union-attr]
+        screen.action_advance(70_000)  # past the 60 s ttl
+        await pilot.pause()
+        task = s.snapshot().task("sixth-floor")
+        assert task is not None
+        assert task.row.owner_id == "linzhou" and task.row.fence_token == 2
+        screen.action_advance(20_000)  # Azheng's next page arrives with fence token 1
+        await pilot.pause()
+        assert "●" in str(screen.query_one("#panels").get_tab("tab-rejected").label)  # type: ignore[attr-defined]
+        await pilot.click("#--content-tab-tab-rejected")  # open the Rejected tab
+        await pilot.pause()
+        rejected = screen.query_one("#rejected", RejectedTable)
+        assert rejected.row_count >= 1
+        row = rejected.get_row_at(0)
+        assert str(row[1]) == "azheng"
+        assert "F1" in str(row[4]) and "F2" in str(row[5])
+        assert "(" in str(screen.query_one("#panels").get_tab("tab-rejected").label)  # type: ignore[attr-defined]
+        # the recorded run replays exactly: save it and play it headless
+        screen.action_save()
+        toml = next(tmp_path.glob("*.toml"))
+        replay = [r for r in play(load_scenario(toml)) if r["type"] == "event"]
+        assert replay == [event_record(e) for e in s.events(0)]
+
+
+async def test_whole_bundled_scenario_through_the_app_equals_the_player(tmp_path: Path) -> None:
+    path = BUNDLED / "01_fog.toml"
+    app = app_for(path, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = main_screen(app)
+        while not screen.session.at_end:
+            await pilot.press("n")  # next step, to the end of the script
+        mine = [event_record(e) for e in screen.session.events(0)]
+    headless = [r for r in play(load_scenario(path)) if r["type"] == "event"]
+    assert mine == headless
+
+
+async def test_command_palette_has_every_control(tmp_path: Path) -> None:
+    app = app_for(FOG, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        titles = [c.title for c in app.get_system_commands(app.screen)]
+        for word in ("Play/Pause", "Next", "Previous", "Restart", "Slower", "Faster", "中文"):
+            assert any(t.startswith(word) for t in titles), word
+        for word in ("Mode", "Approve", "Reject", "Enqueue", "Help", "Save", "Quit"):
+            assert any(t.startswith(word) for t in titles), word
+        assert any("no_fencing" in t for t in titles)
+
+
+async def test_narrow_terminal_stays_usable(tmp_path: Path) -> None:
+    app = app_for(FOG, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = main_screen(app)
+        await pilot.pause()
+        assert screen.has_class("-narrow")
+        await pilot.press("n")  # still steps
+        assert screen.session.position == 1
+
+
+async def test_twelve_workers_two_hundred_tasks(tmp_path: Path) -> None:
+    from bench.tui import big_settings
+
+    app = BorrowedKeysApp(open_directly=True, live_clock=False, save_dir=tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = main_screen(app)
+        from core.session import Session
+
+        screen.session = Session(settings=big_settings())
+        screen.refresh_view(force=True)
+        await pilot.pause()
+        for _ in range(5):
+            screen.action_advance(1_000)
+        await pilot.pause()
+        assert screen.query_one("#tasks", TaskTable).row_count == 200
+        assert len(screen.query_one("#workers", WorkerGrid).panes) == 12
+        assert app.screen is screen
+        assert Mode.CORRECT is screen.session.mode
