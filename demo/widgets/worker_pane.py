@@ -2,6 +2,7 @@
 
 from dataclasses import dataclass
 
+from rich.cells import cell_len
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Container, Horizontal, Vertical
@@ -207,6 +208,9 @@ class WorkerPane(Vertical):
         self._actions["b-partition"] = "heal" if v.partitioned else "partition"
         for b in (freeze, stall, kill, part):
             b.disabled = dead
+        for b in buttons:
+            # the width is set from the label's cells: CJK labels are two cells a character
+            b.styles.width = cell_len(str(b.label)) + 2
         freeze.tooltip = tr("freeze_heartbeat", lang)
 
 

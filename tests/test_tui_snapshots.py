@@ -1,0 +1,42 @@
+"""Snapshot tests (pytest-textual-snapshot) of the main screen and the help page.
+
+Deterministic: a fixed terminal size and no live clock (`live_clock=False`), so the screen
+changes only by the key presses listed (each commented).
+"""
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from core.scenario import load_scenario
+from demo.app import BorrowedKeysApp
+
+SCENARIOS = Path(__file__).parent.parent / "scenarios"
+SIZE = (160, 48)
+
+
+def app_for(name: str, lang: str) -> BorrowedKeysApp:
+    return BorrowedKeysApp(
+        load_scenario(SCENARIOS / name), open_directly=True, lang=lang, live_clock=False
+    )
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_fog_after_three_steps(snap_compare: Any, lang: str) -> None:
+    # n, n, n: three steps of scenario 1 (the claim, the first page, the fog)
+    assert snap_compare(app_for("01_fog.toml", lang), press=["n", "n", "n"], terminal_size=SIZE)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_no_fencing_after_six_steps(snap_compare: Any, lang: str) -> None:
+    # n x 6: six steps of the no-fencing mistake, where the stale page gets through
+    assert snap_compare(
+        app_for("09_mistake_no_fencing.toml", lang), press=["n"] * 6, terminal_size=SIZE
+    )
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_help_screen(snap_compare: Any, lang: str) -> None:
+    # ?: open the help page over the first scenario
+    assert snap_compare(app_for("01_fog.toml", lang), press=["question_mark"], terminal_size=SIZE)
