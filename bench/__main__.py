@@ -22,6 +22,7 @@ from rich.console import Console
 from rich.table import Table
 
 from bench import BENCHES
+from bench.tui import tui_bench
 from core import backend
 from core.clock import RealClock
 from core.records import dump_json
@@ -29,6 +30,8 @@ from core.statements import Policy, Statements
 from core.store import LeaseStore
 
 __all__ = ["BENCHES", "main"]
+
+BENCHES.append(tui_bench)
 
 TASKS = 2_000
 HEARTBEATS = 3
