@@ -15,6 +15,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -123,7 +124,9 @@ def raw_sqlite3(folder: Path, n: int) -> float:
             "input_payload": "null",
             "now": now,
         }
-        txn(lambda p=params: sql.enqueue.run(conn, p))
+        conn.execute("BEGIN IMMEDIATE")
+        sql.enqueue.run(conn, params)
+        conn.execute("COMMIT")
 
     def claim() -> Any:
         now = clock.now_ms()
@@ -155,8 +158,8 @@ def raw_sqlite3(folder: Path, n: int) -> float:
     for _ in range(n):
         row = txn(claim)
         for _ in range(HEARTBEATS):
-            row = txn(lambda r=row: gated(sql.heartbeat, "renewed", r))
-        txn(lambda r=row: gated(sql.complete, "completed", r, result="null"))
+            row = txn(partial(gated, sql.heartbeat, "renewed", row))
+        txn(partial(gated, sql.complete, "completed", row, result="null"))
     rate = n / (time.perf_counter() - start)
     done = conn.execute("SELECT count(*) FROM agent_tasks WHERE status = 'done'").fetchone()[0]
     assert done == n, done

@@ -2,6 +2,7 @@
 
 import os
 import sqlite3
+import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
@@ -95,7 +96,7 @@ async def test_an_unwritable_file_as_reported_by_the_os(
     store = await opener(path)
     await store.close()
     before = _files(tmp_path)
-    monkeypatch.setattr(backend.os, "access", lambda *_args, **_kw: False)
+    monkeypatch.setattr(os, "access", lambda *_args, **_kw: False)
     await _refused(opener, path, match="cannot read and write")
     monkeypatch.undo()
     assert _files(tmp_path) == before
@@ -189,7 +190,7 @@ def test_busy_database_is_retried_then_reported(
     backend.create_schema(holder)
     other = backend.connect(path)
     other.execute("PRAGMA busy_timeout = 0")
-    monkeypatch.setattr(backend.time, "sleep", lambda _s: None)  # no real waiting
+    monkeypatch.setattr(time, "sleep", lambda _s: None)  # no real waiting
     holder.execute("BEGIN IMMEDIATE")
     try:
         with pytest.raises(StoreError, match="busy"):
