@@ -5,6 +5,7 @@
 """
 
 import argparse
+import sys
 import locale
 import os
 import re
@@ -160,7 +161,7 @@ def run_app(argv: Sequence[str] = ()) -> int:
         try:
             scenario = open_scenario(args.file)
         except (ScenarioError, OSError) as exc:
-            print(f"borrowed-keys: {exc}")
+            print(f"borrowed-keys: {exc}", file=sys.stderr)
             return 2
     app = BorrowedKeysApp(
         scenario,
