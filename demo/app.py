@@ -5,10 +5,10 @@
 """
 
 import argparse
-import sys
 import locale
 import os
 import re
+import sys
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
