@@ -142,7 +142,12 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 def build_parser(prog: str = "borrowed-keys") -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog=prog, description="Leases, heartbeats, fence tokens and checkpoints, played out."
+        prog=prog,
+        description="Leases, heartbeats, fence tokens and checkpoints, played out.",
+        epilog=(
+            "With no command, or `tui [FILE] [--lang en|zh] [--mode MODE] [--sandbox]`, "
+            "it opens the terminal app."
+        ),
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
