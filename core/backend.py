@@ -80,10 +80,16 @@ def connect(path: str | os.PathLike[str], *, check_same_thread: bool = True) -> 
 
 
 def _check_version(conn: sqlite3.Connection, target: str) -> None:
-    has_meta = conn.execute(
-        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'store_meta'"
-    ).fetchone()
-    if not has_meta:
+    tables = {
+        name for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+    }
+    if "store_meta" not in tables:
+        if tables - {"sqlite_sequence"}:
+            # Someone else's database: adding our tables to it would be a surprise.
+            raise StoreError(
+                f"{target}: a SQLite database, but not a borrowed-keys store "
+                f"(it has tables {', '.join(sorted(tables)[:3])}); file left untouched"
+            )
         return
     row = conn.execute("SELECT value FROM store_meta WHERE key = 'schema_version'").fetchone()
     if row is None:

@@ -193,6 +193,7 @@ class Statements:
                 lease_expires_at=now + ttl,
                 renew_deadline=now + deadline,
                 last_heartbeat_at=now,
+                updated_at=now,
             )
             .returning(*returning),
             dialect,

@@ -33,6 +33,7 @@ from core.records import (
     Lease,
     LedgerRow,
     TaskRow,
+    dump_json,
 )
 from core.statements import Policy, Statements, Stmt
 
@@ -48,9 +49,7 @@ def policy_for(mode: Mode) -> Policy:
     )
 
 
-# The same canonical JSON as records.dump_json, with the encoder built once: building one
-# per call was a visible share of an event row's cost on the hot path.
-_encode = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode
+_encode = dump_json
 
 
 def _json(value: Any, what: str) -> str:
@@ -86,6 +85,17 @@ class _Txn:
     def one(self, stmt: Stmt, params: dict[str, Any]) -> tuple[Any, ...] | None:
         rows = stmt.run(self.conn, params)
         return tuple(rows[0]) if rows else None
+
+    def lease_event(self, event: str, lease: Lease, **detail: Any) -> EventRow:
+        """An event about one lease: its task, holder and both tokens."""
+        return self.event(
+            event,
+            task_id=lease.task_id,
+            worker_id=lease.owner_id,
+            lease_token=lease.lease_token,
+            fence_token=lease.fence_token,
+            **detail,
+        )
 
     def event(
         self,
@@ -376,12 +386,9 @@ class LeaseStore:
             if row is None:
                 raise self._reject(txn, lease, "heartbeat", "renew_rejected")
             renewed = _lease(row)
-            txn.event(
+            txn.lease_event(
                 "renewed",
-                task_id=lease.task_id,
-                worker_id=lease.owner_id,
-                lease_token=lease.lease_token,
-                fence_token=lease.fence_token,
+                lease,
                 expires_at=renewed.expires_at,
             )
             return renewed
@@ -412,12 +419,9 @@ class LeaseStore:
                     "now": txn.now,
                 },
             )
-            txn.event(
+            txn.lease_event(
                 "checkpoint_saved",
-                task_id=lease.task_id,
-                worker_id=lease.owner_id,
-                lease_token=lease.lease_token,
-                fence_token=lease.fence_token,
+                lease,
                 step=step,
                 seq=seq,
             )
@@ -449,12 +453,9 @@ class LeaseStore:
             params["result"] = result_json
             if txn.one(self.sql.complete, params) is None:
                 raise self._reject(txn, lease, "complete", "complete_rejected")
-            txn.event(
+            txn.lease_event(
                 "completed",
-                task_id=lease.task_id,
-                worker_id=lease.owner_id,
-                lease_token=lease.lease_token,
-                fence_token=lease.fence_token,
+                lease,
             )
 
         await self._write(body)
@@ -469,12 +470,9 @@ class LeaseStore:
             if row is None:
                 raise self._reject(txn, lease, "fail", "fail_rejected")
             status = str(row[1])
-            txn.event(
+            txn.lease_event(
                 "failed" if status == "queued" else "dead_lettered",
-                task_id=lease.task_id,
-                worker_id=lease.owner_id,
-                lease_token=lease.lease_token,
-                fence_token=lease.fence_token,
+                lease,
                 reason=error_code,
                 retry=retry,
                 status=status,
@@ -490,12 +488,9 @@ class LeaseStore:
         def body(txn: _Txn) -> None:
             if txn.one(self.sql.park, self._gate_params(lease, txn.now)) is None:
                 raise self._reject(txn, lease, "park", "park_rejected")
-            txn.event(
+            txn.lease_event(
                 "parked",
-                task_id=lease.task_id,
-                worker_id=lease.owner_id,
-                lease_token=lease.lease_token,
-                fence_token=lease.fence_token,
+                lease,
                 reason=reason,
             )
 
@@ -543,12 +538,9 @@ class LeaseStore:
             before = txn.one(self.sql.ledger_token, params)
             if txn.one(self.sql.ledger_write, params) is None:
                 current = before[0] if before else None
-                txn.event(
+                txn.lease_event(
                     "write_rejected",
-                    task_id=lease.task_id,
-                    worker_id=lease.owner_id,
-                    lease_token=lease.lease_token,
-                    fence_token=lease.fence_token,
+                    lease,
                     reason=RejectReason.FENCED.value,
                     operation="write",
                     key=key,
@@ -566,12 +558,9 @@ class LeaseStore:
                         key=key,
                     )
                 )
-            txn.event(
+            txn.lease_event(
                 "write_accepted",
-                task_id=lease.task_id,
-                worker_id=lease.owner_id,
-                lease_token=lease.lease_token,
-                fence_token=lease.fence_token,
+                lease,
                 key=key,
                 previous_fence_token=before[0] if before else None,
             )

@@ -200,3 +200,26 @@ def test_busy_database_is_retried_then_reported(
     assert backend.run_write(other, lambda c: 42) == 42
     holder.close()
     other.close()
+
+
+def test_someone_elses_database_is_left_alone(tmp_path: Path) -> None:
+    import sqlite3
+
+    from core import backend
+    from core.errors import StoreError
+
+    path = tmp_path / "theirs.db"
+    with sqlite3.connect(path) as conn:
+        conn.execute("CREATE TABLE customers (id INTEGER PRIMARY KEY)")
+    before = path.read_bytes()
+    with pytest.raises(StoreError, match="not a borrowed-keys store") as err:
+        backend.connect(path)
+    assert "\n" not in str(err.value)
+    assert path.read_bytes() == before
+
+
+def test_nan_is_not_json() -> None:
+    from core.records import dump_json
+
+    with pytest.raises(ValueError):
+        dump_json({"x": float("nan")})
