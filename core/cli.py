@@ -165,9 +165,10 @@ def build_parser(prog: str = "borrowed-keys") -> argparse.ArgumentParser:
     ls.add_argument("--lang", choices=("en", "zh"), default="en")
     ls.set_defaults(handler=cmd_list)
 
-    from core import chaos  # the fuzzer's options and handler live in its own module
+    from core import chaos, realworker  # their options and handlers live in their modules
 
     chaos.add_parser(sub)
+    realworker.add_parser(sub)
     return parser
 
 

@@ -1,0 +1,275 @@
+"""`borrowed-keys worker` and `borrowed-keys enqueue`: real processes on a real database.
+
+`worker` runs one autopilot `Worker` (the same class the simulation runs) on the wall clock,
+under asyncio, against a file database through aiosqlite. Several worker processes may share
+one file: SQLite's locks serialise their transactions, and SQLITE_BUSY is retried inside the
+core (`core.backend`), with a bound. The process ends on SIGTERM or SIGINT (exit 0), when
+`--exit-when-idle` finds every task done, dead or waiting, or after `--max-seconds`. A
+SIGKILL needs no help: its lease simply expires and another worker takes over.
+
+`enqueue` adds a task to a database (creating it if needed), for demos and tests.
+
+Errors (a path that cannot be written, a file that is not a database, a database from a
+newer version, bad options) are one line on stderr and exit status 2; the file is left as
+it was.
+"""
+
+import argparse
+import asyncio
+import contextlib
+import signal
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, TextIO
+
+from core.clock import RealClock
+from core.config import LeaseConfig, Mode
+from core.durations import DurationError, format_duration, parse_duration
+from core.errors import BorrowedKeysError, ConfigError
+from core.records import EventRow
+from core.sim.real import AsyncioEnv
+from core.sim.spec import TASK_KINDS
+from core.sim.worker import Worker
+from core.store import LeaseStore
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_BAD_INPUT = 2
+
+IDLE_STATUSES = frozenset({"done", "dead", "waiting"})
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerOptions:
+    db: str
+    worker_id: str
+    config: LeaseConfig
+    mode: Mode = Mode.CORRECT
+    exit_when_idle: bool = False
+    max_seconds: float | None = None
+    quiet: bool = False
+
+
+def _line(ev: EventRow) -> str:
+    parts = [str(ev.at), ev.event]
+    if ev.task_id is not None:
+        parts.append(ev.task_id)
+    if ev.lease_token is not None:
+        parts.append(f"lease={ev.lease_token}")
+    if ev.fence_token is not None:
+        parts.append(f"fence={ev.fence_token}")
+    if ev.reason is not None:
+        parts.append(f"reason={ev.reason}")
+    key = ev.detail.get("key")
+    if key is not None:
+        parts.append(f"key={key}")
+    return " ".join(parts)
+
+
+async def run_worker(options: WorkerOptions, out: TextIO = sys.stdout) -> int:
+    """Run one worker until it is told to stop; the exit status."""
+    store = await LeaseStore.open_async(
+        options.db, clock=RealClock(), config=options.config, mode=options.mode
+    )
+    if not options.quiet:
+        cfg = options.config
+        print(
+            f"[{options.worker_id}] worker on {options.db}: ttl {format_duration(cfg.ttl_ms)}, "
+            f"heartbeat every {format_duration(cfg.heartbeat_ms)}, "
+            f"poll every {format_duration(cfg.poll_every_ms)}, mode {options.mode.value}",
+            file=out,
+            flush=True,
+        )
+    env = AsyncioEnv()
+    worker = Worker(
+        options.worker_id, store=store, env=env, config=options.config, mode=options.mode
+    )
+    if not options.quiet:
+        prefix = f"[{options.worker_id}] "
+
+        def echo(ev: EventRow) -> None:
+            print(prefix + _line(ev), file=out, flush=True)
+
+        store.add_listener(echo)
+    loop = asyncio.get_running_loop()
+    stop = asyncio.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.add_signal_handler(sig, stop.set)
+    deadline = loop.time() + options.max_seconds if options.max_seconds is not None else None
+    look_every = min(options.config.poll_every_ms, 500) / 1000
+    status = EXIT_OK
+    worker.start()
+    try:
+        while not stop.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), look_every)
+            if env.errors:
+                error = env.errors[0]
+                print(
+                    f"borrowed-keys worker {options.worker_id}: stopped: "
+                    f"{type(error).__name__}: {' '.join(str(error).split())}",
+                    file=sys.stderr,
+                )
+                status = EXIT_FAILED
+                break
+            if deadline is not None and loop.time() >= deadline:
+                break
+            if options.exit_when_idle and worker.lease is None:
+                rows = await store.tasks()
+                if all(row.status in IDLE_STATUSES for row in rows):
+                    break
+    finally:
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.remove_signal_handler(sig)
+        worker.stop()
+        await env.drain()
+        await store.close()
+    return status
+
+
+async def enqueue_task(
+    db: str, task_id: str, kind: str, steps: int, step_time_ms: int, max_attempts: int
+) -> None:
+    store = await LeaseStore.open_async(db, clock=RealClock())
+    try:
+        await store.enqueue(
+            task_id, kind, {"steps": steps, "step_time_ms": step_time_ms}, max_attempts
+        )
+    finally:
+        await store.close()
+
+
+# -- the commands ------------------------------------------------------------------------------
+
+
+class _BadOption(Exception):
+    pass
+
+
+def _duration(value: str | None, name: str) -> int | None:
+    if value is None:
+        return None
+    try:
+        ms = parse_duration(value)
+    except DurationError as exc:
+        raise _BadOption(f"--{name}: {exc}") from None
+    if ms <= 0:
+        raise _BadOption(f"--{name} must be positive, got {value}")
+    return ms
+
+
+def add_parser(subparsers: Any) -> None:
+    """Register `worker` and `enqueue` on an argparse subparsers object."""
+    w = subparsers.add_parser(
+        "worker",
+        help="run one autopilot worker on the real clock against a database file",
+        description=(
+            "Run one worker process: it polls the database for tasks, claims them, renews "
+            "its lease from a separate heartbeat, checkpoints each step and completes. "
+            "SIGTERM or SIGINT stops it cleanly."
+        ),
+    )
+    w.add_argument("--db", required=True, metavar="FILE", help="the SQLite database file")
+    w.add_argument("--id", required=True, dest="worker_id", metavar="ID", help="worker id")
+    w.add_argument("--ttl", default="60s", help='lease ttl, e.g. "2s" (default 60s)')
+    w.add_argument("--heartbeat-every", default=None, help="default: a third of the ttl")
+    w.add_argument("--renew-deadline", default=None, help="default: two thirds of the ttl")
+    w.add_argument("--poll-every", default="1s", help="how often to look for work (1s)")
+    w.add_argument("--mode", default=Mode.CORRECT.value, choices=[m.value for m in Mode])
+    w.add_argument(
+        "--exit-when-idle",
+        action="store_true",
+        help="exit once every task in the database is done, dead or waiting",
+    )
+    w.add_argument("--max-seconds", type=float, default=None, help="exit after this long")
+    w.add_argument("--quiet", action="store_true", help="do not print this worker's events")
+    w.set_defaults(handler=worker_command)
+
+    e = subparsers.add_parser(
+        "enqueue",
+        help="add a task to a database file (created if missing)",
+        description="Add one queued task for worker processes to pick up.",
+    )
+    e.add_argument("--db", required=True, metavar="FILE")
+    e.add_argument("--task", required=True, metavar="ID")
+    e.add_argument("--kind", default="ledger", choices=TASK_KINDS)
+    e.add_argument("--steps", type=int, default=5)
+    e.add_argument("--step-time", default="10s", help='time per step, e.g. "200ms"')
+    e.add_argument("--max-attempts", type=int, default=5)
+    e.set_defaults(handler=enqueue_command)
+
+
+def _fail(command: str, message: str) -> int:
+    print(f"borrowed-keys {command}: {' '.join(message.split())}", file=sys.stderr)
+    return EXIT_BAD_INPUT
+
+
+def worker_command(args: argparse.Namespace) -> int:
+    try:
+        ttl = _duration(args.ttl, "ttl")
+        assert ttl is not None
+        poll = _duration(args.poll_every, "poll-every")
+        assert poll is not None
+        config = LeaseConfig(
+            ttl_ms=ttl,
+            heartbeat_every_ms=_duration(args.heartbeat_every, "heartbeat-every"),
+            renew_deadline_ms=_duration(args.renew_deadline, "renew-deadline"),
+            poll_every_ms=poll,
+        ).validated()
+        if args.max_seconds is not None and not 0 < args.max_seconds < 10**7:
+            raise _BadOption(f"--max-seconds must be positive, got {args.max_seconds}")
+        if not args.worker_id.strip():
+            raise _BadOption("--id must not be empty")
+    except (_BadOption, ConfigError) as exc:
+        return _fail("worker", str(exc))
+    options = WorkerOptions(
+        db=args.db,
+        worker_id=args.worker_id,
+        config=config,
+        mode=Mode(args.mode),
+        exit_when_idle=args.exit_when_idle,
+        max_seconds=args.max_seconds,
+        quiet=args.quiet,
+    )
+    try:
+        return asyncio.run(run_worker(options))
+    except BorrowedKeysError as exc:
+        return _fail("worker", str(exc))
+    except KeyboardInterrupt:  # a second Ctrl-C while shutting down
+        return EXIT_OK
+
+
+def enqueue_command(args: argparse.Namespace) -> int:
+    try:
+        step_time = _duration(args.step_time, "step-time")
+        assert step_time is not None
+        if not 1 <= args.steps <= 1000:
+            raise _BadOption(f"--steps must be between 1 and 1000, got {args.steps}")
+        if not 1 <= args.max_attempts <= 100:
+            raise _BadOption(f"--max-attempts must be between 1 and 100, got {args.max_attempts}")
+    except _BadOption as exc:
+        return _fail("enqueue", str(exc))
+    try:
+        asyncio.run(
+            enqueue_task(args.db, args.task, args.kind, args.steps, step_time, args.max_attempts)
+        )
+    except BorrowedKeysError as exc:
+        return _fail("enqueue", str(exc))
+    return EXIT_OK
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """`python -m core.realworker worker ...` (the same as `borrowed-keys worker ...`)."""
+    parser = argparse.ArgumentParser(prog="borrowed-keys")
+    sub = parser.add_subparsers(dest="command", required=True)
+    add_parser(sub)
+    args = parser.parse_args(argv)
+    handler: Callable[[argparse.Namespace], int] = args.handler
+    return handler(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

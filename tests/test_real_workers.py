@@ -1,0 +1,406 @@
+"""Real worker processes on one file database, killed with SIGKILL mid-step and restarted.
+
+These tests use the real clock (they must: the processes are real). They stay short and
+bounded, and assert outcomes, never timings: on a loaded machine a slow heartbeat only means
+another worker takes the task over, which is exactly what the engine must make safe.
+"""
+
+import asyncio
+import json
+import os
+import random
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from core.clock import RealClock
+from core.models import SCHEMA_VERSION
+from core.records import EventRow
+from core.sim.checker import SafetyChecker
+from core.sim.simulation import run_inline
+from core.store import LeaseStore
+
+pytestmark = pytest.mark.slow
+
+TTL = "1500ms"
+TTL_MS = 1500
+ROOT = Path(__file__).resolve().parent.parent
+TASKS = [
+    ("t1", "ledger", 4),
+    ("t2", "browser", 4),
+    ("t3", "tools", 3),
+    ("t4", "approval", 4),
+    ("t5", "ledger", 3),
+    ("t6", "tools", 4),
+]
+
+
+def seed_db(db: Path) -> None:
+    async def go() -> None:
+        store = await LeaseStore.open_async(db, clock=RealClock())
+        for task_id, kind, steps in TASKS:
+            await store.enqueue(task_id, kind, {"steps": steps, "step_time_ms": 250}, 100)
+        await store.close()
+
+    asyncio.run(go())
+
+
+class Fleet:
+    """Worker processes by id; each one's stdout and stderr go to files in `logs`."""
+
+    def __init__(self, db: Path, logs: Path) -> None:
+        self.db = db
+        self.logs = logs
+        self.procs: dict[str, subprocess.Popen[bytes]] = {}
+        self.killed = 0
+
+    def start(self, wid: str, *extra: str) -> None:
+        cmd = [
+            sys.executable,
+            "-m",
+            "core.realworker",
+            "worker",
+            "--db",
+            str(self.db),
+            "--id",
+            wid,
+            "--ttl",
+            TTL,
+            "--heartbeat-every",
+            "400ms",
+            "--poll-every",
+            "150ms",
+            "--exit-when-idle",
+            "--max-seconds",
+            "60",
+            *extra,
+        ]
+        out = (self.logs / f"{wid}.out").open("ab")
+        err = (self.logs / f"{wid}.err").open("ab")
+        self.procs[wid] = subprocess.Popen(cmd, stdout=out, stderr=err, cwd=ROOT)
+        out.close()
+        err.close()
+
+    def kill(self, wid: str) -> None:
+        proc = self.procs[wid]
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=10)
+        self.killed += 1
+
+    def alive(self) -> list[str]:
+        return [w for w, p in self.procs.items() if p.poll() is None]
+
+    def stop_all(self) -> dict[str, int]:
+        for proc in self.procs.values():
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGTERM)
+        codes = {}
+        for wid, proc in self.procs.items():
+            try:
+                codes[wid] = proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:  # pragma: no cover - a hung worker
+                proc.kill()
+                codes[wid] = proc.wait()
+        return codes
+
+    def stderr(self) -> str:
+        return "".join(p.read_text(errors="replace") for p in sorted(self.logs.glob("*.err")))
+
+
+def read_state(db: Path) -> dict[str, Any]:
+    """Open the database as another process would and read everything in one snapshot."""
+    store = LeaseStore.open_inline(db, clock=RealClock())
+    sql = store.sql
+
+    def body(conn: sqlite3.Connection) -> dict[str, Any]:
+        return {
+            "tasks": [tuple(r) for r in sql.task_all.run(conn)],
+            "events": [
+                EventRow(seq, at, ev, t, w, lt, ft, reason, json.loads(detail))
+                for seq, at, ev, t, w, lt, ft, reason, detail in sql.event_since.run(
+                    conn, {"since": 0}
+                )
+            ],
+            "ledger": [tuple(r) for r in sql.ledger_all.run(conn)],
+            "effects": [tuple(r) for r in sql.effect_all.run(conn)],
+            "checkpoints": [tuple(r) for r in sql.checkpoint_all.run(conn)],
+        }
+
+    try:
+        return run_inline(store.driver.read(body))
+    finally:
+        run_inline(store.close())
+
+
+def task_rows(state: dict[str, Any]) -> dict[str, Any]:
+    from core.records import TaskRow
+
+    return {r[0]: TaskRow(*r) for r in state["tasks"]}
+
+
+def check_consistent(state: dict[str, Any]) -> None:
+    """Cross-table facts that hold after every committed transaction."""
+    tasks = task_rows(state)
+    events: list[EventRow] = state["events"]
+    seqs = [e.seq for e in events]
+    assert seqs == sorted(seqs) and len(set(seqs)) == len(seqs)
+    claims: dict[str, list[EventRow]] = {}
+    for ev in events:
+        if ev.event == "claimed" and ev.task_id:
+            claims.setdefault(ev.task_id, []).append(ev)
+    for task_id, row in tasks.items():
+        mine = claims.get(task_id, [])
+        if row.status == "queued" and not mine:
+            continue
+        if mine:  # the row's tokens are those of the latest claim in the log
+            assert row.lease_token == max(e.lease_token or 0 for e in mine), task_id
+            assert row.fence_token == max(e.fence_token or 0 for e in mine), task_id
+        done = [e for e in events if e.event == "completed" and e.task_id == task_id]
+        assert len(done) == (1 if row.status == "done" else 0), (task_id, row.status)
+    accepted = {(e.detail.get("key"), e.fence_token) for e in events if e.event == "write_accepted"}
+    for key, _value, fence, *_ in state["ledger"]:
+        assert (key, fence) in accepted, key
+        assert fence <= tasks[key.split("/")[0]].fence_token
+    applied = Counter(e.detail.get("key") for e in events if e.event == "effect_applied")
+    for key, *_rest, count in state["effects"]:
+        assert applied[key] == count, key
+    saved = Counter(e.task_id for e in events if e.event == "checkpoint_saved")
+    have = Counter(c[0] for c in state["checkpoints"])
+    assert have == saved
+
+
+def holders(db: Path) -> dict[str, str]:
+    """worker -> task, for running tasks (a plain read-only connection)."""
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5)
+    try:
+        rows = conn.execute(
+            "SELECT owner_id, task_id FROM agent_tasks WHERE status = 'running'"
+        ).fetchall()
+    finally:
+        conn.close()
+    return {owner: task for owner, task in rows if owner}
+
+
+def approve_waiting(db: Path) -> None:
+    async def go() -> None:
+        store = await LeaseStore.open_async(db, clock=RealClock())
+        try:
+            for row in await store.tasks():
+                if row.status == "waiting":
+                    await store.approve(row.task_id)
+        finally:
+            await store.close()
+
+    asyncio.run(go())
+
+
+@pytest.fixture
+def fleet(tmp_path: Path) -> Iterator[Fleet]:
+    db = tmp_path / "workers.db"
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    seed_db(db)
+    f = Fleet(db, logs)
+    yield f
+    f.stop_all()
+
+
+def test_sigkilled_workers_leave_every_task_done_once(fleet: Fleet) -> None:
+    rng = random.Random(int(os.environ.get("BK_REAL_SEED", "6")))
+    db = fleet.db
+    started = time.monotonic()
+    for wid in ("w1", "w2", "w3"):
+        fleet.start(wid)
+    snapshots = 0
+    # Chaos: kill a worker that holds a task (so it dies mid-step), restart it a moment later.
+    while fleet.killed < 5 and time.monotonic() - started < 15:
+        time.sleep(rng.uniform(0.3, 0.8))
+        held = {w: t for w, t in holders(db).items() if w in fleet.alive()}
+        if held:
+            victim = rng.choice(sorted(held))
+            fleet.kill(victim)
+            time.sleep(rng.uniform(0.0, 0.4))
+            fleet.start(victim)
+        check_consistent(read_state(db))  # a second process reads while they write
+        snapshots += 1
+    # Let them finish; approve the task that parks for a human; restart any that left early.
+    while time.monotonic() - started < 45:
+        approve_waiting(db)
+        state = read_state(db)
+        if all(r.status == "done" for r in task_rows(state).values()):
+            break
+        for wid in ("w1", "w2", "w3"):
+            if fleet.procs[wid].poll() is not None:
+                fleet.start(wid)
+        time.sleep(0.3)
+    deadline = time.monotonic() + 15
+    while fleet.alive() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    codes = fleet.stop_all()
+
+    assert fleet.killed >= 3
+    assert snapshots >= 3
+    errors = fleet.stderr()
+    assert "Traceback" not in errors, errors
+    assert "locked" not in errors and "busy" not in errors, errors
+    assert set(codes.values()) == {0}, (codes, errors)
+
+    conn = sqlite3.connect(db)
+    assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    conn.close()
+
+    state = read_state(db)
+    check_consistent(state)
+    tasks = task_rows(state)
+    events: list[EventRow] = state["events"]
+    # Every task is done exactly once.
+    assert {t: r.status for t, r in tasks.items()} == {t: "done" for t, *_ in TASKS}
+    completed = Counter(e.task_id for e in events if e.event == "completed")
+    assert completed == Counter({t: 1 for t, *_ in TASKS})
+    # Somebody really took over a task from a killed worker.
+    claims = Counter(e.task_id for e in events if e.event == "claimed")
+    assert max(claims.values()) >= 2
+    # No ledger key accepted a lower token after a higher one; the checker agrees on all.
+    highest: dict[str, int] = {}
+    for e in events:
+        if e.event == "write_accepted":
+            key = str(e.detail["key"])
+            assert (e.fence_token or 0) >= highest.get(key, 0), key
+            highest[key] = e.fence_token or 0
+    checker = SafetyChecker(ttl_ms=TTL_MS)
+    for e in events:
+        checker.observe(e)
+    assert dict(checker.violations) == {}
+    # Every effect key was applied once (some were deduplicated on a takeover, maybe).
+    for key, *_rest, count in state["effects"]:
+        assert count == 1, key
+    applied = Counter(e.detail.get("key") for e in events if e.event == "effect_applied")
+    assert applied and set(applied.values()) == {1}
+    assert {k.split("/")[0] for k in applied} == {"t3", "t6"}
+    # Each task's ledger has a page for every step.
+    pages = Counter(str(key).split("/")[0] for key, *_ in state["ledger"])
+    assert pages == Counter({t: steps for t, _, steps in TASKS})
+
+
+def test_a_reader_process_sees_a_consistent_state_while_workers_write(fleet: Fleet) -> None:
+    """A separate process opens the database over and over while two workers write."""
+    script = (
+        "import sys, json\n"
+        "sys.path.insert(0, sys.argv[2])\n"
+        "from tests.test_real_workers import read_state, check_consistent\n"
+        "from pathlib import Path\n"
+        "import time\n"
+        "n = 0\n"
+        "end = time.monotonic() + 4\n"
+        "while time.monotonic() < end:\n"
+        "    check_consistent(read_state(Path(sys.argv[1])))\n"
+        "    n += 1\n"
+        "print(json.dumps({'snapshots': n}))\n"
+    )
+    fleet.start("w1")
+    fleet.start("w2")
+    time.sleep(0.5)
+    reader = subprocess.run(
+        [sys.executable, "-c", script, str(fleet.db), str(ROOT)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=ROOT,
+    )
+    assert reader.returncode == 0, reader.stderr
+    assert json.loads(reader.stdout)["snapshots"] >= 5
+    events = read_state(fleet.db)["events"]
+    assert any(e.event == "write_accepted" for e in events)
+
+
+def test_sigterm_stops_a_worker_cleanly(fleet: Fleet) -> None:
+    fleet.start("w1")
+    deadline = time.monotonic() + 20
+    while "w1" not in holders(fleet.db) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert "w1" in holders(fleet.db)
+    codes = fleet.stop_all()
+    assert codes == {"w1": 0}
+    assert "Traceback" not in fleet.stderr()
+    out = (fleet.logs / "w1.out").read_text()
+    assert "claimed" in out
+
+
+def _worker(db: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    cmd = [sys.executable, "-m", "core.realworker", "worker", "--db", str(db), "--id", "w1"]
+    return subprocess.run(
+        [*cmd, "--max-seconds", "5", *extra],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=ROOT,
+    )
+
+
+def _one_line_error(result: subprocess.CompletedProcess[str]) -> str:
+    assert result.returncode == 2, (result.stdout, result.stderr)
+    assert "Traceback" not in result.stderr
+    assert result.stderr.count("\n") == 1, result.stderr
+    return result.stderr
+
+
+def test_worker_refuses_a_file_that_is_not_a_database(tmp_path: Path) -> None:
+    junk = tmp_path / "notes.db"
+    junk.write_bytes(b"these are my notes, not a database\n" * 10)
+    before = junk.read_bytes()
+    err = _one_line_error(_worker(junk))
+    assert "not a SQLite database" in err
+    assert junk.read_bytes() == before
+
+
+def test_worker_refuses_a_newer_schema(tmp_path: Path) -> None:
+    db = tmp_path / "future.db"
+    seed_db(db)
+    conn = sqlite3.connect(db)
+    conn.execute(
+        "UPDATE store_meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION + 1),)
+    )
+    conn.commit()
+    conn.close()
+    before = db.read_bytes()
+    err = _one_line_error(_worker(db))
+    assert "newer" in err
+    assert db.read_bytes() == before
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root can write anything")
+def test_worker_refuses_an_unwritable_database(tmp_path: Path) -> None:
+    db = tmp_path / "locked.db"
+    seed_db(db)
+    before = db.read_bytes()
+    db.chmod(0o444)
+    try:
+        err = _one_line_error(_worker(db))
+    finally:
+        db.chmod(0o644)
+    assert "cannot read and write" in err
+    assert db.read_bytes() == before
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    folder.chmod(0o555)
+    try:
+        err = _one_line_error(_worker(folder / "new.db"))
+    finally:
+        folder.chmod(0o755)
+    assert not (folder / "new.db").exists()
+
+
+def test_worker_rejects_bad_options(tmp_path: Path) -> None:
+    db = tmp_path / "x.db"
+    err = _one_line_error(_worker(db, "--ttl", "2s", "--heartbeat-every", "5s"))
+    assert "renew_deadline" in err or "heartbeat" in err
+    _one_line_error(_worker(db, "--ttl", "soon"))
+    assert not db.exists()
