@@ -177,3 +177,21 @@ def test_refused_actions_are_dropped_from_reproducers() -> None:
     )
     got = replay(noisy, Failure(violation="stuck_task"))
     assert (1, Action("stall", worker=w)) not in got.kept
+
+
+REGRESSIONS = sorted((Path(__file__).parent / "chaos_regressions").glob("*.toml"))
+
+
+@pytest.mark.parametrize("path", REGRESSIONS, ids=[p.stem for p in REGRESSIONS])
+def test_chaos_regressions_play_clean(path: Path) -> None:
+    """Schedules the fuzzer once flagged in correct mode; each now passes its expectations.
+
+    Both were false stuck_task verdicts: a worker that had just come back (resumed or healed),
+    or that lost its lease mid-step, counted as idle before it had looked for work.
+    """
+    scenario = load_scenario(path)
+    assert scenario.settings.mode is Mode.CORRECT
+    result = PlayResult()
+    records = list(play(scenario, result=result))
+    assert result.failed == 0 and result.passed >= 2
+    assert records[-1]["violations"] == {}

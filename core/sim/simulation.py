@@ -157,8 +157,16 @@ class Simulation:
         )
 
     def _idle_map(self) -> dict[str, bool]:
+        """Alive workers, and whether each could take a stuck task over right now.
+
+        An autopilot worker counts as idle only once it has looked for work and found none
+        since it last had a task or a fault changed: a worker whose heartbeat was refused
+        mid-step, or one just resumed or healed, has not had its chance to claim yet.
+        """
         return {
-            w.id: w.lease is None and w.state == "idle"
+            w.id: w.lease is None
+            and w.state == "idle"
+            and (not w.autopilot or w.last_empty_poll_at is not None)
             for w in self.workers.values()
             if not w.faults.dead and not w.faults.stalled
         }
@@ -313,6 +321,7 @@ class Simulation:
             self._fault_event("partitioned", worker)
         elif name == "heal":
             f.partitioned = False
+            worker.last_empty_poll_at = None
             self._fault_event("healed", worker)
         elif name == "resume":
             ended = [
@@ -328,6 +337,7 @@ class Simulation:
             was_stalled = f.stalled
             f.heartbeat_frozen = f.stalled = f.partitioned = False
             f.slow_factor = 1.0
+            worker.last_empty_poll_at = None
             if was_stalled:
                 for process in self._processes(worker):
                     self.runtime.unsuspend(process)

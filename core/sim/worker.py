@@ -79,6 +79,9 @@ class Worker:
         self.last_renew_at: int | None = None
         self.work_process: Any = None
         self.heartbeat_process: Any = None
+        # When the work loop last asked the store for work and got none (None while it
+        # holds a task, or has not looked since): what makes a worker truly idle.
+        self.last_empty_poll_at: int | None = None
 
     # -- what the worker can see ----------------------------------------------------------
 
@@ -114,6 +117,7 @@ class Worker:
         self.lease = None
         self.step = None
         self.last_renew_at = None
+        self.last_empty_poll_at = None
         self.faults.dead = True
 
     # -- store calls, through the worker's network ----------------------------------------
@@ -152,6 +156,7 @@ class Worker:
     async def work_loop(self) -> None:
         """Poll for work, claim, run the task, repeat."""
         while True:
+            looked = True
             try:
                 judge = self.local_now() if self.mode is Mode.CLIENT_CLOCK else None
                 lease = await self.call(
@@ -163,8 +168,10 @@ class Worker:
                     retry=False,
                 )
             except Partitioned:
-                lease = None
+                lease, looked = None, False
             if lease is None:
+                if looked:
+                    self.last_empty_poll_at = self.store.clock.now_ms()
                 await self.env.sleep(self.config.poll_every_ms)
                 continue
             self.hold(lease)
@@ -178,6 +185,7 @@ class Worker:
 
     def hold(self, lease: Lease) -> None:
         self.lease = lease
+        self.last_empty_poll_at = None
         self.last_renew_at = self.store.clock.now_ms()
         self.step = None
 
