@@ -56,6 +56,9 @@ APPROVAL_WEIGHT = 2.0
 SLOW_FACTORS = (0.5, 2.0, 3.0, 5.0)
 STEP_TIMES_MS = (500, 750, 1000, 1250, 1500, 2000)
 
+# Failing runs whose seeds are printed while running (--json lists them all).
+MAX_SEEDS_SHOWN = 20
+
 # Replays one shrink may spend; shrinking stops early (still valid, less small) past this.
 MAX_SHRINK_REPLAYS = 400
 
@@ -745,13 +748,13 @@ def _run_with_progress(args: Any, mode: Mode, err: Any) -> ChaosReport:
             nonlocal failed
             if result.failures:
                 failed += 1
-                labels = ", ".join(f.label for f in result.failures)
-                progress.console.print(
-                    f"[red]run {result.index} seed {result.seed}: {labels}[/red]"
-                    if failed <= 20
-                    else "",
-                    end="\n" if failed <= 20 else "",
-                )
+                if failed <= MAX_SEEDS_SHOWN:
+                    labels = ", ".join(f.label for f in result.failures)
+                    progress.console.print(
+                        f"[red]run {result.index} seed {result.seed}: {labels}[/red]"
+                    )
+                elif failed == MAX_SEEDS_SHOWN + 1:
+                    progress.console.print("[red]more failing runs: see --json[/red]")
             progress.update(bar, advance=1, description=f"chaos {mode.value} ({failed} failed)")
 
         def repro(rep: Reproducer) -> None:
