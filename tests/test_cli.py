@@ -123,21 +123,16 @@ def test_real_bundled_library_is_listed(capsys: pytest.CaptureFixture[str]) -> N
         assert f.name.removesuffix(".toml") in out
 
 
-def test_tui_without_the_app_is_a_clear_message(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    import builtins
+def test_options_alone_open_the_app(monkeypatch: pytest.MonkeyPatch) -> None:
+    import demo.app
+    from demo.cli import main as console_main
 
-    real_import = builtins.__import__
-
-    def no_app(name: str, *args: object, **kw: object) -> object:
-        if name == "demo.app":
-            raise ModuleNotFoundError("No module named 'demo.app'", name="demo.app")
-        return real_import(name, *args, **kw)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(builtins, "__import__", no_app)
-    code, _out, err = run(["tui"], capsys)
-    assert code == 2 and "not available yet" in err
+    opened: list[list[str]] = []
+    monkeypatch.setattr(demo.app, "run_app", lambda argv=(): opened.append(list(argv)) or 0)
+    assert console_main(["--lang", "zh"]) == 0
+    assert console_main(["tui", "01_fog"]) == 0
+    assert console_main([]) == 0
+    assert opened == [["--lang", "zh"], ["01_fog"], []]
 
 
 def test_usage_errors(capsys: pytest.CaptureFixture[str]) -> None:
