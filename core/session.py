@@ -9,7 +9,7 @@ replays it exactly.
 """
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,7 +21,7 @@ from core.scenario import Expectation, Scenario, Step
 from core.scenario_writer import dump_scenario
 from core.sim.checker import VIOLATIONS
 from core.sim.simulation import ActionError, ActionResult, Simulation
-from core.sim.snapshot import Snapshot
+from core.sim.snapshot import SNAPSHOT_PARTS, Snapshot, SnapshotPart
 from core.sim.spec import Action, SimSettings, TaskSpec, WorkerSpec
 
 SANDBOX_TITLE = "Sandbox"
@@ -149,8 +149,9 @@ class Session:
             return SANDBOX_TITLE_ZH if lang == "zh" else SANDBOX_TITLE
         return self.scenario.title_in(lang)
 
-    def snapshot(self) -> Snapshot:
-        return self.sim.snapshot()
+    def snapshot(self, include: Collection[SnapshotPart] = SNAPSHOT_PARTS) -> Snapshot:
+        """The simulation's snapshot; `include` may leave out lists nobody looks at now."""
+        return self.sim.snapshot(include)
 
     def events(self, since_seq: int = 0) -> list[EventRow]:
         return self.sim.events(since_seq)

@@ -332,6 +332,9 @@ class Statements:
         self.checkpoint_all = _sql(
             select(*cp_cols).order_by(cp.c.task_id, cp.c.seq.desc()), dialect
         )
+        self.checkpoint_steps = _sql(
+            select(cp.c.task_id, cp.c.step).order_by(cp.c.task_id, cp.c.seq.desc()), dialect
+        )
 
         # --- the ledger: it checks fence tokens by itself, never looking at agent_tasks ----
         lg = ledger

@@ -668,6 +668,17 @@ class LeaseStore:
 
         return await self.driver.read(body)
 
+    async def checkpoint_steps(self) -> dict[str, int]:
+        """The step of each task's newest checkpoint (no checkpoint state is decoded)."""
+
+        def body(conn: sqlite3.Connection) -> dict[str, int]:
+            latest: dict[str, int] = {}
+            for task_id, step in self.sql.checkpoint_steps.run(conn):
+                latest.setdefault(task_id, step)
+            return latest
+
+        return await self.driver.read(body)
+
     async def effects(self) -> list[EffectRow]:
         """Every effect with how many times it was really applied."""
 

@@ -200,3 +200,16 @@ def test_close_and_simulation_equivalence() -> None:
     assert [e.event for e in sim.events(0)] == [e.event for e in s.events(0)]
     sim.close()
     s.close()
+
+
+def test_snapshot_may_leave_out_lists_nobody_looks_at() -> None:
+    s = Session()
+    s.tick(60_000)  # the sandbox's tasks write ledger pages and checkpoints
+    full = s.snapshot()
+    assert full.ledger and full.checkpoints
+    lean = s.snapshot(include=())
+    assert lean.ledger == () and lean.checkpoints == () and lean.effects == ()
+    assert lean.tasks == full.tasks  # checkpoint steps come from a cheaper read
+    assert lean.workers == full.workers and lean.violations == full.violations
+    only_ledger = s.snapshot(include={"ledger"})
+    assert only_ledger.ledger == full.ledger and only_ledger.checkpoints == ()

@@ -7,17 +7,25 @@ logic lives outside core/, so the app and the player cannot disagree.
 
 import os
 from collections import deque
-from collections.abc import Coroutine
+from collections.abc import Collection, Coroutine
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from core.clock import VirtualClock
 from core.config import LONG_LEASE_TTL_MS, LeaseConfig, Mode
 from core.errors import BorrowedKeysError, LeaseRejected, TaskStateError
-from core.records import EventRow, Lease
+from core.records import CheckpointRow, EventRow, Lease
 from core.sim.checker import SafetyChecker, Violation
 from core.sim.runtime import VirtualRuntime
-from core.sim.snapshot import Metrics, Rejection, Snapshot, TaskView, WorkerView
+from core.sim.snapshot import (
+    SNAPSHOT_PARTS,
+    Metrics,
+    Rejection,
+    Snapshot,
+    SnapshotPart,
+    TaskView,
+    WorkerView,
+)
 from core.sim.spec import Action, SimSettings, TaskSpec
 from core.sim.worker import Partitioned, Worker
 from core.store import LeaseStore
@@ -474,14 +482,23 @@ class Simulation:
     def last_event_seq(self) -> int:
         return self._last_seq
 
-    def snapshot(self) -> Snapshot:
-        """Everything a screen shows, now."""
+    def snapshot(self, include: Collection[SnapshotPart] = SNAPSHOT_PARTS) -> Snapshot:
+        """Everything a screen shows, now.
+
+        `include` names the lists to read; a list left out is empty in the snapshot (a
+        screen that does not show the ledger, the checkpoints or the effects right now need
+        not pay for reading them). Tasks, workers, rejections and violations are always in.
+        """
         now = self.now_ms
         rows = run_inline(self.store.tasks())
-        checkpoints = run_inline(self.store.checkpoints())
-        latest_step: dict[str, int] = {}
-        for cp in checkpoints:
-            latest_step.setdefault(cp.task_id, cp.step)
+        checkpoints: list[CheckpointRow] = []
+        if "checkpoints" in include:
+            checkpoints = run_inline(self.store.checkpoints())
+            latest_step: dict[str, int] = {}
+            for cp in checkpoints:
+                latest_step.setdefault(cp.task_id, cp.step)
+        else:
+            latest_step = run_inline(self.store.checkpoint_steps())
         by_id = {r.task_id: r for r in rows}
         tasks = tuple(
             TaskView(
@@ -532,9 +549,9 @@ class Simulation:
             mode=self.mode.value,
             tasks=tasks,
             workers=tuple(workers),
-            ledger=tuple(run_inline(self.store.ledger())),
+            ledger=tuple(run_inline(self.store.ledger())) if "ledger" in include else (),
             checkpoints=tuple(checkpoints),
-            effects=tuple(run_inline(self.store.effects())),
+            effects=tuple(run_inline(self.store.effects())) if "effects" in include else (),
             rejections=tuple(self._rejections),
             violations=dict(self.checker.violations),
             metrics=Metrics(self.checker.wasted_steps, self.checker.recovery_time_ms),

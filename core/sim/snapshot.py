@@ -1,8 +1,13 @@
 """Immutable views of a run at one instant: what the TUI renders and expectations check."""
 
 from dataclasses import dataclass, field
+from typing import Literal
 
 from core.records import CheckpointRow, EffectRow, EventRow, LedgerRow, TaskRow
+
+# The lists a snapshot may leave out (`Simulation.snapshot(include=...)`); all by default.
+SnapshotPart = Literal["ledger", "checkpoints", "effects"]
+SNAPSHOT_PARTS: frozenset[SnapshotPart] = frozenset({"ledger", "checkpoints", "effects"})
 
 
 @dataclass(frozen=True, slots=True)
