@@ -4,17 +4,35 @@ A refresh is what the app's fixed-interval timer does every 100 ms of wall time 
 advance the live clock by 1 s of virtual time, read a snapshot, update the widgets in
 place, and let Textual lay out and paint (headless, 160 x 48). The median over the samples
 is reported; the target is under 30 ms. The figure is CPU time (`time.process_time`): the
-headless pilot's wait for idle sleeps for a frame (~25 ms of wall time even when there is
-nothing to do), which is waiting, not work; the wall-clock median is printed beside it.
+wait for idle sleeps for a frame (~25 ms of wall time even when there is nothing to do),
+which is waiting, not work; the wall-clock median is printed beside it.
+
+The wait is `settle`, not `pilot.pause()`: the pilot's pause first pings every widget on the
+screen with a callback and waits for all the answers, ~10 ms of CPU per call with this
+screen's ~200 widgets even when nothing changed. That is the test harness's cost, which
+the running app never pays. `settle` keeps the rest of the pause: wait until the event
+loop is idle (every widget has handled its messages), then let the screen paint, twice (a
+paint that changed the layout sends resize events that paint again).
+
+Each sample is one timer refresh exactly as the app does it, nothing skipped: the header
+and the worker panes follow every refresh, the task table and the visible panel every
+`TABLE_EVERY`-th one (demo.screens.main), so samples come in two kinds. The median is the
+ordinary refresh; the mean, the 90th percentile and the median of the refreshes that also
+redraw the tables are printed beside it so the dearer kind is not hidden.
 """
 
 import asyncio
 import statistics
 import time
+from typing import TYPE_CHECKING
 
 from rich.console import Console
+from textual._wait import wait_for_idle
 
 from core.sim.spec import SimSettings, TaskSpec, WorkerSpec
+
+if TYPE_CHECKING:
+    from textual.app import App
 
 WORKERS = 12
 TASKS = 200
@@ -36,7 +54,14 @@ def big_settings() -> SimSettings:
     )
 
 
-async def _measure() -> tuple[list[float], list[float], list[float]]:
+async def settle(app: "App[object]") -> None:
+    """`pilot.pause()` without the per-widget ping (see the module's docstring)."""
+    for _ in range(2):
+        await wait_for_idle(0)
+        app.screen._on_timer_update()
+
+
+async def _measure() -> tuple[list[float], list[float], list[float], list[bool]]:
     from core.session import Session
     from demo.app import BorrowedKeysApp
     from demo.screens.main import MainScreen
@@ -45,6 +70,7 @@ async def _measure() -> tuple[list[float], list[float], list[float]]:
     whole: list[float] = []
     update_only: list[float] = []
     wall: list[float] = []
+    with_tables: list[bool] = []
     async with app.run_test(size=(160, 48)) as pilot:
         screen = app.screen
         assert isinstance(screen, MainScreen)
@@ -58,27 +84,34 @@ async def _measure() -> tuple[list[float], list[float], list[float]]:
             wall_start = time.perf_counter()
             start = time.process_time()
             screen.session.tick(step_ms)
+            tables_before = screen.tables_refreshes
             screen.refresh_view()
             mid = time.process_time()
-            await pilot.pause()
+            tables = screen.tables_refreshes != tables_before
+            await settle(app)
             end = time.process_time()
             if i >= WARMUP:
                 whole.append((end - start) * 1000)
                 update_only.append((mid - start) * 1000)
                 wall.append((time.perf_counter() - wall_start) * 1000)
-    return whole, update_only, wall
+                with_tables.append(tables)
+    return whole, update_only, wall, with_tables
 
 
 def bench_tui_refresh() -> str:
     """One printable line: the median refresh time of the main screen."""
-    whole, update_only, wall = asyncio.run(_measure())
+    whole, update_only, wall, with_tables = asyncio.run(_measure())
     median = statistics.median(whole)
     verdict = "ok" if median < TARGET_MS else "over target"
+    table_samples = [ms for ms, t in zip(whole, with_tables, strict=True) if t] or [0.0]
+    p90 = statistics.quantiles(whole, n=10)[-1]
     return (
         f"tui refresh, {WORKERS} workers x {TASKS} tasks at x{SPEED:g}: median "
-        f"{median:.1f} ms CPU (tick+snapshot+update {statistics.median(update_only):.1f} ms, "
-        f"max {max(whole):.1f} ms, wall median {statistics.median(wall):.1f} ms, "
-        f"n={len(whole)}; target < {TARGET_MS:.0f} ms) {verdict}"
+        f"{median:.1f} ms CPU (mean {statistics.mean(whole):.1f}, p90 {p90:.1f}, "
+        f"max {max(whole):.1f}; with tables median {statistics.median(table_samples):.1f} ms "
+        f"in {sum(with_tables)}/{len(whole)}; tick+snapshot+update median "
+        f"{statistics.median(update_only):.1f} ms; wall median {statistics.median(wall):.1f} ms; "
+        f"target < {TARGET_MS:.0f} ms) {verdict}"
     )
 
 

@@ -26,6 +26,9 @@ from demo.screens.picker import PickerScreen
 __all__ = ["BorrowedKeysApp", "default_lang", "run_app"]
 
 
+SAVE_FOLDER = "borrowed-keys-out"  # `s` saves here, under the current directory
+
+
 def default_lang() -> str:
     """zh if the locale says Chinese, else en."""
     for var in ("LC_ALL", "LC_MESSAGES", "LANG"):
@@ -62,7 +65,7 @@ class BorrowedKeysApp(App[int]):
         self.start_scenario = scenario
         self.open_directly = open_directly or scenario is not None
         self.live_clock = live_clock
-        self.save_dir = save_dir or Path.cwd()
+        self.save_dir = save_dir or Path.cwd() / SAVE_FOLDER
         self.start_mode = mode
 
     def on_mount(self) -> None:
@@ -105,7 +108,7 @@ class BorrowedKeysApp(App[int]):
         transcript.write_text(session.transcript_jsonl(), encoding="utf-8")
         shot = Path(self.save_screenshot(f"{stem}.svg", str(folder)))
         scenario = session.save_as_scenario(folder / f"{stem}.toml")
-        return [transcript, shot, scenario]
+        return [p.resolve() for p in (transcript, shot, scenario)]
 
     # -- the command palette ------------------------------------------------------------------
 

@@ -48,6 +48,15 @@ WORDS: dict[str, tuple[str, str]] = {
     "pulse": ("pulse", "脉搏"),
     "ago": ("{age} ago", "{age}前"),
     "no_lease": ("holds no lease", "未持租约"),
+    "manual": ("manual", "手动"),
+    "skew": ("skew {amount}", "时钟偏差 {amount}"),
+    "slow": ("slow x{factor}", "变慢 x{factor}"),
+    # task statuses (the store's words, shown in the task table)
+    "status_queued": ("queued", "排队中"),
+    "status_running": ("running", "运行中"),
+    "status_waiting": ("waiting", "待批准"),
+    "status_done": ("done", "已完成"),
+    "status_dead": ("dead", "已放弃"),
     # tables
     "kind": ("kind", "类型"),
     "status": ("status", "状态"),
@@ -58,6 +67,12 @@ WORDS: dict[str, tuple[str, str]] = {
     "last_heartbeat": ("last heartbeat", "上次心跳"),
     "checkpoint_step": ("checkpoint step", "检查点步"),
     "result": ("result", "结果"),
+    # the task table's two-line headers (narrow columns)
+    "th_lease_token": ("lease\ntoken", "租约\n令牌"),
+    "th_fence_token": ("fence\ntoken", "围栏\n令牌"),
+    "th_expires_in": ("expires\nin", "剩余\n租期"),
+    "th_last_heartbeat": ("last\nheartbeat", "上次\n心跳"),
+    "th_checkpoint_step": ("checkpoint\nstep", "检查点\n步"),
     "key": ("key", "键"),
     "value": ("value", "值"),
     "writer": ("writer", "写入者"),
@@ -149,7 +164,7 @@ WORDS: dict[str, tuple[str, str]] = {
     ),
     "no_bundled": ("(no bundled scenarios found)", "（没有找到内置场景）"),
     # notifications
-    "saved": ("Saved {paths}", "已保存 {paths}"),
+    "saved": ("Saved in {folder}\n{names}", "已保存到 {folder}\n{names}"),
     "no_waiting": ("No waiting task to {what}", "没有待批任务可{what}"),
     "mode_now": ("Mode: {mode} (restarted)", "模式：{mode}（已重来）"),
     "help_title": ("The five ideas", "五个概念"),
@@ -174,3 +189,9 @@ def reason_word(name: str, lang: str) -> str:
 
 def state_word(state: str, lang: str) -> str:
     return tr(state, lang) if state in WORDS else state
+
+
+def status_word(status: str, lang: str) -> str:
+    """A task status in the table (unknown ones as they are)."""
+    key = f"status_{status}"
+    return tr(key, lang) if key in WORDS else status

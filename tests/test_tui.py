@@ -249,3 +249,133 @@ async def test_twelve_workers_two_hundred_tasks(tmp_path: Path) -> None:
         assert len(screen.query_one("#workers", WorkerGrid).panes) == 12
         assert app.screen is screen
         assert Mode.CORRECT is screen.session.mode
+
+
+def pane_text(screen: MainScreen, worker_id: str) -> str:
+    from textual.widgets import Static
+
+    pane = screen.query_one("#workers", WorkerGrid).panes[worker_id]
+    return str(pane.query_one(".pane-body", Static).content)
+
+
+async def test_an_added_idle_worker_pane_shows_its_content(tmp_path: Path) -> None:
+    app = app_for(BUNDLED / "01_fog.toml", tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = main_screen(app)
+        for _ in range(8):  # step 8 adds linzhou, who stays idle
+            await pilot.press("n")
+        await pilot.pause()
+        pane = screen.query_one("#workers", WorkerGrid).panes["linzhou"]
+        assert pane.border_title == "linzhou"
+        assert pane.border_subtitle == "idle"
+        body = pane_text(screen, "linzhou")
+        assert body.startswith("idle") and "holds no lease" in body
+        assert [str(b.label) for b in pane.query(Button)][:2] == ["Freeze heartbeat", "Stall"]
+
+
+async def test_add_worker_button_stays_in_sight_with_many_panes(tmp_path: Path) -> None:
+    app = app_for(None, tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = main_screen(app)
+        button = screen.query_one("#add-worker", Button)
+        for _ in range(8):
+            screen.action_add_worker()
+        await pilot.pause()
+        assert await pilot.click("#add-worker")  # still on screen, and it still works
+        await pilot.pause()
+        assert len(screen.query_one("#workers", WorkerGrid).panes) == 12
+        assert button.region.area > 0
+        assert screen.region.contains_region(button.region)
+
+
+async def test_pane_words_are_translated_and_spaced(tmp_path: Path) -> None:
+    app = app_for(BUNDLED / "01_fog.toml", tmp_path, lang="zh")
+    async with app.run_test(size=SIZE) as pilot:
+        screen = main_screen(app)
+        for _ in range(8):  # azheng: heartbeat frozen, driven by hand
+            await pilot.press("n")
+        await pilot.pause()
+        body = pane_text(screen, "azheng")
+        assert "手动" in body and "manual" not in body
+        assert "租约 1  围栏令牌 1" in body
+        from textual.widgets import Static
+
+        pane = screen.query_one("#workers", WorkerGrid).panes["azheng"]
+        content = pane.query_one(".pane-body", Static).content
+        from rich.text import Text
+
+        assert isinstance(content, Text)
+        for span in content.spans:  # no styled run starts with a space (SVG drops them)
+            assert not content.plain[span.start : span.end].startswith(" ")
+        statuses = {str(r[2]) for r in screen.query_one("#tasks", TaskTable)._rows.values()}
+        assert statuses <= {"运行中", "排队中", "待批准", "已完成", "已放弃"}
+
+
+async def test_task_table_columns_fit_at_160_columns(tmp_path: Path) -> None:
+    for lang in ("en", "zh"):
+        app = app_for(FOG, tmp_path, lang=lang)
+        async with app.run_test(size=(160, 45)) as pilot:
+            await pilot.pause()
+            table = main_screen(app).query_one("#tasks", TaskTable)
+            assert len(table.columns) == 11
+            needed = sum(c.get_render_width(table) for c in table.columns.values())
+            assert needed <= table.scrollable_content_region.width, lang
+
+
+async def test_save_writes_into_borrowed_keys_out(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.chdir(tmp_path)
+    app = BorrowedKeysApp(load_scenario(FOG), open_directly=True, lang="en", live_clock=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("n")
+        await pilot.press("s")
+        await pilot.pause()
+        folder = tmp_path / "borrowed-keys-out"
+        saved = sorted(p.name for p in folder.iterdir())
+        assert [Path(n).suffix for n in saved] == [".jsonl", ".svg", ".toml"]
+        assert not [p for p in tmp_path.iterdir() if p.is_file()]
+        message = next(iter(app._notifications)).message
+        assert str(folder.resolve()) in message
+        assert all(n in message for n in saved)
+
+
+async def test_tables_follow_on_a_slower_cadence_and_catch_up(tmp_path: Path) -> None:
+    from demo.screens.main import TABLE_EVERY
+    from demo.widgets.worker_pane import short
+
+    app = app_for(None, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = main_screen(app)
+        table = screen.query_one("#tasks", TaskTable)
+        shown = {k: str(r[7]) for k, r in table._rows.items()}
+        for _ in range(TABLE_EVERY):  # what the timer does: time passes, then a refresh
+            screen.session.tick(1_000)
+            screen.refresh_view()
+        await pilot.pause()
+        assert {k: str(r[7]) for k, r in table._rows.items()} != shown
+        screen.session.tick(1_000)
+        screen.refresh_view()  # maybe not the table's turn ...
+        screen.refresh_view()  # ... but time stands still now, so it catches up
+        await pilot.pause()
+        snap = screen.session.snapshot()
+        running = [t for t in snap.tasks if t.remaining_ms is not None]
+        assert running
+        for t in running:
+            assert table.get_cell(t.task_id, "expires_in").plain == str(table._rows[t.task_id][7])
+            assert str(table._rows[t.task_id][7]) == short(t.remaining_ms)
+
+
+async def test_a_changed_cell_is_painted_with_its_new_value(tmp_path: Path) -> None:
+    app = app_for(None, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = main_screen(app)
+        table = screen.query_one("#tasks", TaskTable)
+        await pilot.press("n")  # 5 s pass: a worker holds a lease
+        await pilot.pause()
+        key = next(k for k, r in table._rows.items() if str(r[7]))
+        index = table.get_row_index(key)
+        before = table.render_line(table.header_height + index).text
+        screen.action_advance(2_000)
+        await pilot.pause()
+        after = table.render_line(table.header_height + index).text
+        assert after != before
+        assert str(table._rows[key][7]) in after

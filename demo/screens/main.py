@@ -5,6 +5,7 @@ clicks into Session calls and redraws in place on a fixed refresh interval.
 """
 
 import dataclasses
+import os
 import time
 from collections import Counter
 from pathlib import Path
@@ -20,7 +21,7 @@ from core.config import Mode
 from core.records import EventRow
 from core.session import Session
 from core.sim.live import LivePacer
-from core.sim.snapshot import Snapshot
+from core.sim.snapshot import Snapshot, SnapshotPart
 from core.sim.spec import Action
 from core.sim.timeline import Timeline
 from demo.i18n import tr
@@ -41,6 +42,7 @@ if TYPE_CHECKING:
     from demo.app import BorrowedKeysApp
 
 REFRESH_S = 0.1  # the fixed refresh interval (10 Hz)
+TABLE_EVERY = 3  # the task table and the visible panel follow every 3rd refresh (~3 Hz)
 SANDBOX_STEP_MS = 5_000  # "next" in a live run lets this much virtual time pass
 AUTOPLAY_S = 3.0  # seconds between steps of an auto-playing script at x1
 
@@ -76,7 +78,11 @@ CONTROL_KEYS: tuple[tuple[str, str, str], ...] = (
     ("m", "mode: restart in the next mode", "模式：换下一种模式重来"),
     ("a  x", "approve / reject the selected waiting task", "批准 / 驳回选中的待批任务"),
     ("e", "enqueue a task", "任务入队"),
-    ("s", "save transcript, screenshot, scenario", "保存登记簿、截图、场景"),
+    (
+        "s",
+        "save transcript, screenshot, scenario (borrowed-keys-out/)",
+        "保存登记簿、截图、场景（borrowed-keys-out/）",
+    ),
     (".", "pause (presentation remote)", "暂停（演示遥控器）"),
     ("?", "help", "帮助"),
     ("q", "quit", "退出"),
@@ -90,6 +96,13 @@ TABS = (
     ("tab-events", "event_log"),
     ("tab-timeline", "timeline"),
 )
+
+# The snapshot lists each panel needs; the others are not read while it is shown.
+PANEL_PARTS: dict[str, frozenset[SnapshotPart]] = {
+    "tab-ledger": frozenset({"ledger"}),
+    "tab-checkpoints": frozenset({"checkpoints"}),
+    "tab-effects": frozenset({"effects"}),
+}
 
 BUTTONS = (
     ("btn-play", "play_pause", "play_pause", "tip_play"),
@@ -141,9 +154,11 @@ class MainScreen(Screen[None]):
         self._sim_id = 0
         self._last_now = -1
         self._last_key: tuple[int, int, int, str, int] | None = None
+        self._tables_key: tuple[int, int, int, str, int] | None = None
         self._autoplay_wall = 0.0
         self._message: str | None = None
         self.refresh_count = 0
+        self.tables_refreshes = 0  # refreshes that also brought the tables up to date
         self._snap: Snapshot | None = None
         self._pending_events: list[EventRow] = []
         self._rejections_seen = 0
@@ -169,10 +184,7 @@ class MainScreen(Screen[None]):
             yield NarrationPanel(id="narration")
         with Container(id="body"):
             with Vertical(id="left"):
-                with WorkerGrid(id="workers"):
-                    yield Button(
-                        "+ Worker", id="add-worker", action="screen.add_worker", compact=True
-                    )
+                yield WorkerGrid(id="workers")
                 yield TaskTable(id="tasks")
             with TabbedContent(id="panels"):
                 with TabPane("Ledger", id="tab-ledger"):
@@ -188,6 +200,8 @@ class MainScreen(Screen[None]):
                 with TabPane("Ownership", id="tab-timeline"), VerticalScroll():
                     yield OwnershipTimeline(id="timeline")
         with HorizontalScroll(id="controls"):
+            # outside the grid, so it stays in sight however many panes there are
+            yield Button("+ Worker", id="add-worker", action="screen.add_worker", compact=True)
             for bid, action, word, _tip in BUTTONS:
                 yield Button(word, id=bid, action=f"screen.{action}", compact=True)
         yield Footer()
@@ -259,18 +273,27 @@ class MainScreen(Screen[None]):
         self.query_one("#timeline", OwnershipTimeline).reset()
 
     def refresh_view(self, *, force: bool = False) -> None:
-        """One refresh: read a snapshot and update every widget in place."""
+        """One refresh: read a snapshot and update the widgets in place.
+
+        The header, narration and worker panes are updated on every refresh; the task table
+        and the visible panel on every TABLE_EVERY-th one (and at once when `force`d by an
+        act, a step or a key, or when time stands still and they are behind).
+        """
         session = self.session
         sim = session.sim
         key = (id(sim), sim.now_ms, sim.last_event_seq, self.lang, len(session.recorded))
-        if not force and key == self._last_key and not self._header_dirty():
+        moved = key != self._last_key
+        behind = key != self._tables_key
+        if not force and not moved and not behind and not self._header_dirty():
             return
         self._last_key = key
         self.refresh_count += 1
+        tables = force or not moved or self.refresh_count % TABLE_EVERY == 0
         if id(sim) != self._sim_id:
             self._reset_incremental()
         lang = self.lang
-        snap = sim.snapshot()
+        include = PANEL_PARTS.get(self._active_tab(), frozenset()) if tables else frozenset()
+        snap = session.snapshot(include)
         self._last_now = snap.now_ms
         new_events = session.events(self._seen_seq) if sim.last_event_seq > self._seen_seq else []
         if new_events:
@@ -287,13 +310,18 @@ class MainScreen(Screen[None]):
             narration_text(session, lang, self._message)
         )
         self._show_workers(snap)
+        if not tables:
+            return
+        self._tables_key = key
+        self.tables_refreshes += 1
         self.query_one("#tasks", TaskTable).show(snap.tasks, snap.now_ms, lang)
         tab = self.query_one("#panels", TabbedContent).get_tab("tab-rejected")
         n = len(snap.rejections)
         label = tr("rejected", lang) + (f" ({n})" if n else "")
         if n > self._rejections_seen and self._active_tab() != "tab-rejected":
             label += " ●"
-        tab.label = label
+        if str(tab.label) != label:
+            tab.label = label  # a new label costs a layout: only when it changed
         self._snap = snap
         self._show_active_panel()
 
@@ -367,7 +395,7 @@ class MainScreen(Screen[None]):
         self.query_one("#workers", WorkerGrid).sync(states)
 
     def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
-        self._show_active_panel()
+        self.refresh_view(force=True)  # the snapshot held may lack this panel's list
         if event.pane.id == "tab-rejected":
             event.tab.label = str(event.tab.label).removesuffix(" ●")
 
@@ -487,7 +515,9 @@ class MainScreen(Screen[None]):
 
     def action_save(self) -> list[Path]:
         paths = self.bk_app.save_all(self.session)
-        self.notify(tr("saved", self.lang, paths=", ".join(p.name for p in paths)), timeout=6)
+        folder = f"{paths[0].parent}{os.sep}"
+        names = "\n".join(f"  {p.name}" for p in paths)
+        self.notify(tr("saved", self.lang, folder=folder, names=names), timeout=8)
         return paths
 
     def action_quit(self) -> None:

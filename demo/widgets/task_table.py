@@ -4,7 +4,7 @@ from rich.text import Text
 
 from core.durations import format_clock
 from core.sim.snapshot import TaskView
-from demo.i18n import tr
+from demo.i18n import WORDS, status_word, tr
 from demo.widgets.keyed_table import KeyedTable, Row
 from demo.widgets.worker_pane import short
 
@@ -30,6 +30,11 @@ STATUS_STYLES = {
 }
 
 
+def header(column: str, lang: str) -> str:
+    """A column's label; the long ones on two lines."""
+    return tr(f"th_{column}", lang) if f"th_{column}" in WORDS else tr(column, lang)
+
+
 def task_row(view: TaskView, now_ms: int, lang: str) -> Row:
     row = view.row
     remaining = view.remaining_ms
@@ -44,7 +49,7 @@ def task_row(view: TaskView, now_ms: int, lang: str) -> Row:
     return (
         Text(row.task_id, style="bold"),
         row.kind,
-        Text(row.status, style=STATUS_STYLES.get(row.status, "")),
+        Text(status_word(row.status, lang), style=STATUS_STYLES.get(row.status, "")),
         row.owner_id or "",
         str(row.attempt),
         str(row.lease_token),
@@ -60,22 +65,27 @@ class TaskTable(KeyedTable):
     """Live task table; `show` touches only the cells that changed."""
 
     AUTO_WIDTH = False
+    # Compact: the eleven columns fit beside the panels at 160 columns; narrower, it scrolls.
     WIDTHS = {  # noqa: RUF012
-        "task": 14,
-        "kind": 8,
-        "status": 8,
-        "owner": 10,
+        "task": 11,
+        "kind": 7,
+        "status": 7,
+        "owner": 7,
         "attempt": 7,
-        "lease_token": 11,
-        "fence_token": 11,
-        "expires_in": 10,
-        "last_heartbeat": 14,
-        "checkpoint_step": 15,
-        "result": 24,
+        "lease_token": 5,
+        "fence_token": 5,
+        "expires_in": 7,
+        "last_heartbeat": 9,
+        "checkpoint_step": 10,
+        "result": 9,
     }
 
+    def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(id=id, classes=classes)
+        self.header_height = 2
+
     def show(self, tasks: tuple[TaskView, ...], now_ms: int, lang: str) -> None:
-        self.set_columns([(c, tr(c, lang)) for c in COLUMNS])
+        self.set_columns([(c, header(c, lang)) for c in COLUMNS])
         self.sync((t.task_id, task_row(t, now_ms, lang)) for t in tasks)
 
     def waiting_selected(self, tasks: tuple[TaskView, ...]) -> str | None:

@@ -46,14 +46,16 @@ def lease_bar(label: str, remaining: int | None, ttl_ms: int, lang: str) -> Text
         return text
     if remaining <= 0:
         text.append("░" * BAR_WIDTH, style="red")
-        text.append(f" {tr('expired', lang)}", style="bold red")
+        text.append(" ")
+        text.append(tr("expired", lang), style="bold red")
         return text
     fraction = min(1.0, remaining / ttl_ms) if ttl_ms > 0 else 1.0
     filled = max(1, round(fraction * BAR_WIDTH))
     style = "green" if fraction > 0.5 else "yellow" if fraction > 0.2 else "red"
     text.append("█" * filled, style=style)
     text.append("░" * (BAR_WIDTH - filled), style="dim")
-    text.append(f" {short(remaining)}", style=style)
+    text.append(" ")
+    text.append(short(remaining), style=style)
     return text
 
 
@@ -85,8 +87,11 @@ class WorkerPane(Vertical):
         self.border_title = worker_id
         self._shown: PaneState | None = None
         self._pending: PaneState | None = None
-        self._line_count = -1
+        self._texts: list[Text | None] = [None, None]  # what the two parts show
         self._labels: tuple[str, ...] = ()
+        self._subtitle = ""
+        self._body: Static | None = None  # set once composed and mounted
+        self._live: Static | None = None
         # what each button does now (Resume becomes Restart when dead, Partition -> Heal)
         self._actions = {
             "b-freeze": "freeze_heartbeat",
@@ -98,6 +103,7 @@ class WorkerPane(Vertical):
 
     def compose(self) -> ComposeResult:
         yield Static("", classes="pane-body")
+        yield Static("", classes="pane-live")
         with Horizontal(classes="fault-row"):
             yield Button("", compact=True, classes="fault b-freeze")
             yield Button("", compact=True, classes="fault b-stall")
@@ -113,6 +119,8 @@ class WorkerPane(Vertical):
                 self.post_message(self.FaultRequested(self.worker_id, action))
 
     def on_mount(self) -> None:
+        self._body = self.query_one(".pane-body", Static)
+        self._live = self.query_one(".pane-live", Static)
         if self._pending is not None:
             state, self._pending = self._pending, None
             self.show(state)
@@ -120,51 +128,59 @@ class WorkerPane(Vertical):
     def show(self, state: PaneState) -> None:
         if state == self._shown:
             return
-        if not self.is_mounted or not self.query(".pane-body"):
+        if self._body is None:
             self._pending = state
             return
         self._shown = state
         v, lang = state.view, state.lang
-        self.border_subtitle = state_word(v.state, lang)
+        subtitle = state_word(v.state, lang)
+        if self._subtitle != subtitle:  # setting it, even unchanged, repaints the whole pane
+            self._subtitle = subtitle
+            self.border_subtitle = subtitle
         for name in STATE_STYLES:
             self.set_class(v.state == name, f"-{name}")
         body = Text(no_wrap=True, overflow="ellipsis")
         body.append(f"{state_word(v.state, lang)}", style=STATE_STYLES.get(v.state, ""))
         flags = []
         if v.skew_ms:
-            flags.append(f"skew {short(v.skew_ms)}")
+            flags.append(tr("skew", lang, amount=short(v.skew_ms)))
         if v.slow_factor != 1.0:
-            flags.append(f"slow x{v.slow_factor:g}")
+            flags.append(tr("slow", lang, factor=f"{v.slow_factor:g}"))
         if not v.autopilot:
-            flags.append("manual")
+            flags.append(tr("manual", lang))
         if flags:
-            body.append("  " + " ".join(flags), style="yellow")
+            # the gaps are runs of their own: SVG renderers (librsvg) drop the leading
+            # spaces of a styled run, which glued "frozen" to "manual" in screenshots
+            body.append("  ")
+            body.append(" ".join(flags), style="yellow")
         body.append("\n")
         if v.task_id is None:
             body.append(tr("no_lease", lang), style="dim")
-            body.append("\n\n")
+            body.append("\n ")  # three lines, like a pane that holds a lease
         else:
             body.append(v.task_id, style="bold")
             if v.step is not None:
                 total = f"/{state.total_steps}" if state.total_steps else ""
-                body.append(f" · {tr('step', lang)} {v.step}{total}")
+                body.append(" ", style="bold")  # not leading the next run (see flags)
+                body.append(f"· {tr('step', lang)} {v.step}{total}")
             body.append("\n")
             body.append(f"{tr('lease', lang)} ", style="dim")
             body.append(f"{v.lease_token}", style="bold")
-            body.append(f"  {tr('fence', lang)} ", style="dim")
+            body.append("  ")
+            body.append(f"{tr('fence', lang)} ", style="dim")
             body.append(f"{v.fence_token}", style="bold")
-            body.append("\n")
-        body.append_text(lease_bar(tr("by_store", lang), v.store_remaining_ms, state.ttl_ms, lang))
+        # the top part (above): who it is and what it believes it holds
+        live = lease_bar(tr("by_store", lang), v.store_remaining_ms, state.ttl_ms, lang)
         if state.client_clock:
-            body.append("\n")
-            body.append_text(
+            live.append("\n")
+            live.append_text(
                 lease_bar(tr("own_clock", lang), v.believed_remaining_ms, state.ttl_ms, lang)
             )
-        body.append("\n")
-        body.append(f"{tr('pulse', lang):<6}", style="dim")
+        live.append("\n")
+        live.append(f"{tr('pulse', lang):<6}", style="dim")
         age = v.heartbeat_age_ms
         if age is None:
-            body.append("·", style="dim")
+            live.append("·", style="dim")
         else:
             style = (
                 "bold green"
@@ -173,17 +189,21 @@ class WorkerPane(Vertical):
                 if age <= state.deadline_ms
                 else "bold red"
             )
-            body.append("♥ ", style=style)
-            body.append(tr("ago", lang, age=short(age)), style=style)
-        self.query_one(".pane-body", Static).update(body, layout=self._lines_changed(body))
+            live.append("♥ ", style=style)
+            live.append(tr("ago", lang, age=short(age)), style=style)
+        # Two parts, so the lines that tick (bars, pulse) repaint without the rest.
+        self._update(self._body, body, 0)
+        self._update(self._live, live, 1)
         self._set_labels(v, lang)
 
-    def _lines_changed(self, body: Text) -> bool:
-        """Only a change in the number of lines needs a new layout (it is expensive)."""
-        lines = body.plain.count("\n")
-        changed = lines != self._line_count
-        self._line_count = lines
-        return changed
+    def _update(self, static: Static | None, text: Text, part: int) -> None:
+        """Show `text` if it changed; a new layout only if its number of lines changed."""
+        before = self._texts[part]
+        if static is None or text == before:
+            return
+        relayout = before is None or text.plain.count("\n") != before.plain.count("\n")
+        self._texts[part] = text
+        static.update(text, layout=relayout)
 
     def _set_labels(self, v: WorkerView, lang: str) -> None:
         dead = v.state == "dead"
@@ -215,24 +235,46 @@ class WorkerPane(Vertical):
 
 
 class WorkerGrid(Container):
-    """The panes in a grid; panes are added and removed by worker id, never rebuilt."""
+    """The panes in a grid; panes are added and removed by worker id, never rebuilt.
+
+    Only the panes inside the grid's scrolled window are redrawn; a pane scrolled out of
+    sight keeps its newest state and draws it when it scrolls back in (repainting a widget
+    that is off screen makes Textual re-arrange the whole screen).
+    """
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.panes: dict[str, WorkerPane] = {}
+        self._latest: dict[str, PaneState] = {}
 
     def sync(self, states: list[PaneState]) -> None:
         wanted = [s.view.id for s in states]
         for gone in [w for w in self.panes if w not in wanted]:
             self.panes.pop(gone).remove()
+            self._latest.pop(gone, None)
         new = [WorkerPane(w) for w in wanted if w not in self.panes]
         if new:
             for pane in new:
                 self.panes[pane.worker_id] = pane
-            before = self.query_one("#add-worker", Button) if self.query("#add-worker") else None
-            self.mount_all(new, before=before)
-        for state in states:
-            self.panes[state.view.id].show(state)
+            self.mount_all(new)
+        self._latest = {s.view.id: s for s in states}
+        self._draw()
+
+    def _draw(self) -> None:
+        columns = max(1, self.size.width // 36)
+        top, bottom = self.scroll_y, self.scroll_y + self.size.height
+        for index, (worker_id, state) in enumerate(self._latest.items()):
+            pane = self.panes[worker_id]
+            height = pane.outer_size.height
+            row = index // columns
+            if self.size.height and height and not (top - height < row * height < bottom):
+                continue  # out of sight: drawn when it scrolls into view
+            pane.show(state)
+
+    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
+        super().watch_scroll_y(old_value, new_value)
+        self._draw()
 
     def on_resize(self) -> None:
         self.styles.grid_size_columns = max(1, self.size.width // 36)
+        self.call_after_refresh(self._draw)
