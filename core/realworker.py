@@ -21,6 +21,7 @@ import signal
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any, TextIO
 
 from core.clock import RealClock
@@ -52,7 +53,8 @@ class WorkerOptions:
 
 
 def _line(ev: EventRow) -> str:
-    parts = [str(ev.at), ev.event]
+    stamp = datetime.fromtimestamp(ev.at / 1000, tz=UTC).strftime("%H:%M:%S.%f")[:-3]
+    parts = [stamp, ev.event]
     if ev.task_id is not None:
         parts.append(ev.task_id)
     if ev.lease_token is not None:
