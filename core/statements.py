@@ -249,7 +249,14 @@ class Statements:
         self.approve = _sql(
             update(t)
             .where(t.c.task_id == bindparam("task_id"), t.c.status == "waiting")
-            .values(status="queued", approved_at=now, updated_at=now)
+            # Parking was a planned hand-off, not a failure: the claim that resumes after
+            # approval must not be the one that dead-letters the task.
+            .values(
+                status="queued",
+                approved_at=now,
+                updated_at=now,
+                max_attempts=t.c.max_attempts + 1,
+            )
             .returning(*returning),
             dialect,
         )

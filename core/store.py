@@ -195,11 +195,12 @@ class LeaseStore:
     # -- plumbing ---------------------------------------------------------------------------
 
     async def _write(self, body: Callable[[_Txn], Any]) -> Any:
-        now = self.clock.now_ms()
         txn_holder: list[_Txn] = []
 
         def run(conn: sqlite3.Connection) -> Any:
-            txn = _Txn(self, conn, now)
+            # Read the clock once the write lock is held: a time read before waiting for
+            # the lock could be older than a competing commit that already happened.
+            txn = _Txn(self, conn, self.clock.now_ms())
             txn_holder.append(txn)
             try:
                 return body(txn)

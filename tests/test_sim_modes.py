@@ -219,3 +219,22 @@ def test_random_faults_in_correct_mode_never_violate_and_every_task_finishes(see
     snap = sim.snapshot()
     assert snap.violations == {}, [e.reason for e in named(sim, "violation")]
     assert {t.row.status for t in snap.tasks} <= {"done", "dead"}
+
+
+def test_a_task_orphaned_by_a_crash_is_stuck_even_after_its_worker_restarts() -> None:
+    # no_expiry: the restarted worker has an empty memory, so nobody renews or frees the
+    # task it held before the crash; the checker must still call it stuck.
+    sim = make_sim(mode=Mode.NO_EXPIRY, workers=("azheng",), tasks=(TaskSpec("t", steps=6),))
+    advance(sim, 15)
+    act(sim, "kill", worker="azheng")
+    act(sim, "restart", worker="azheng")
+    advance(sim, 400)
+    assert sim.snapshot().violations == {"stuck_task": 1}
+    # In correct mode the same crash and restart recover: the restarted worker reclaims it.
+    sim = make_sim(workers=("azheng",), tasks=(TaskSpec("t", steps=6),))
+    advance(sim, 15)
+    act(sim, "kill", worker="azheng")
+    act(sim, "restart", worker="azheng")
+    advance(sim, 400)
+    snap = sim.snapshot()
+    assert snap.violations == {} and snap.task("t").row.status == "done"  # type: ignore[union-attr]

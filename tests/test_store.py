@@ -391,6 +391,18 @@ async def test_park_then_approve_resumes_with_new_tokens(
     assert checkpoint is not None and (checkpoint.step, checkpoint.state) == (3, {"at": "approval"})
 
 
+async def test_approval_does_not_cost_the_last_attempt(store: LeaseStore) -> None:
+    await store.enqueue("once", "approval", max_attempts=1)
+    lease = await store.claim("w1", "once")
+    assert lease is not None and lease.attempt == 1
+    await store.park(lease)
+    await store.approve("once")
+    resumed = await store.claim("w1", "once")
+    assert resumed is not None, "a planned hand-off must not dead-letter the task"
+    row = await store.task("once")
+    assert (row.status, row.attempt, row.max_attempts) == ("running", 2, 2)
+
+
 async def test_park_then_reject_is_dead(store: LeaseStore) -> None:
     lease = await claimed(store)
     await store.park(lease)

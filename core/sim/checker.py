@@ -43,6 +43,7 @@ class _LeaseRecord:
     expires_at: int
     last_renew_at: int
     released: bool = False
+    orphaned: bool = False  # its holder crashed: no incarnation of it will renew this lease
 
 
 @dataclass
@@ -127,10 +128,14 @@ class SafetyChecker:
                     )
                 )
         elif name == "killed" and ev.worker_id:
-            self._down[ev.worker_id] = "dead"
+            # A crash loses the worker's memory: even after a restart under the same id,
+            # nobody will renew the leases it held, so they stay orphaned.
+            for history in self._leases.values():
+                if history and history[-1].worker_id == ev.worker_id:
+                    history[-1].orphaned = True
         elif name == "stalled" and ev.worker_id:
             self._down[ev.worker_id] = "stalled"
-        elif name in ("resumed", "restarted") and ev.worker_id:
+        elif name == "resumed" and ev.worker_id:
             self._down.pop(ev.worker_id, None)
         return out
 
@@ -187,11 +192,13 @@ class SafetyChecker:
             if not history:
                 continue
             lease = history[-1]
-            if lease.released or lease.worker_id not in self._down:
+            down = self._holder_down(lease)
+            if lease.released or down is None:
                 continue
             if now - lease.last_renew_at <= 3 * self.ttl_ms:
                 continue
-            if not any(idle for w, idle in idle_workers.items() if w != lease.worker_id):
+            takers = (w for w, idle in idle_workers.items() if idle)
+            if not any(w != lease.worker_id or lease.orphaned for w in takers):
                 continue
             key = (task, lease.lease_token)
             if key in self._stuck_reported:
@@ -202,7 +209,7 @@ class SafetyChecker:
                 self._violate(
                     "stuck_task",
                     ev,
-                    f"{task} held by {self._down[lease.worker_id]} {lease.worker_id} since "
+                    f"{task} held by {down} {lease.worker_id} since "
                     f"its last heartbeat at {lease.last_renew_at} ms",
                 )
             )
@@ -215,7 +222,11 @@ class SafetyChecker:
             for task, history in self._leases.items()
             if history
             and not history[-1].released
-            and history[-1].worker_id in self._down
+            and self._holder_down(history[-1]) is not None
             and (task, history[-1].lease_token) not in self._stuck_reported
         ]
         return min(times) if times else None
+
+    def _holder_down(self, lease: _LeaseRecord) -> str | None:
+        """ "dead" if the holder crashed since claiming, "stalled" if it is paused, else None."""
+        return "dead" if lease.orphaned else self._down.get(lease.worker_id)

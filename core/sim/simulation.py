@@ -191,7 +191,11 @@ class Simulation:
         if at is None:
             return
         self._stuck_look_pending = True
-        self.runtime.call_at(max(at, self.now_ms + 1), self._stuck_look)
+        if at <= self.now_ms:
+            # Overdue but unresolved: nobody was idle. A worker only becomes idle by polling,
+            # so look again one poll later rather than every millisecond.
+            at = self.now_ms + self.config.poll_every_ms
+        self.runtime.call_at(at, self._stuck_look)
 
     def _flush(self) -> None:
         while self._pending_violations:
