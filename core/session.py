@@ -121,8 +121,12 @@ class Session:
 
     @property
     def live(self) -> bool:
-        """Whether virtual time runs by itself (sandbox, or a playback after a fork)."""
-        return self.is_sandbox or self.forked
+        """Whether virtual time runs by itself: the sandbox, a fork, or a finished script.
+
+        Once the script has played out, letting time run carries the scenario on as a
+        sandbox (the bundled sandbox scenario is one narrated step, then free play).
+        """
+        return self.is_sandbox or self.at_end
 
     @property
     def steps(self) -> tuple[Step, ...]:

@@ -213,3 +213,17 @@ def test_snapshot_may_leave_out_lists_nobody_looks_at() -> None:
     assert lean.workers == full.workers and lean.violations == full.violations
     only_ledger = s.snapshot(include={"ledger"})
     assert only_ledger.ledger == full.ledger and only_ledger.checkpoints == ()
+
+
+def test_time_runs_on_after_the_script_ends() -> None:
+    s = Session(load_scenario(FOG))
+    assert not s.live
+    s.tick(5_000)
+    assert s.now_ms == 0, "during playback time moves only with the script"
+    while s.next_step() is not None:
+        pass
+    assert s.live
+    before = s.now_ms
+    s.tick(5_000)
+    assert s.now_ms == before + 5_000
+    assert s.recorded and s.recorded[-1].action.name == "advance"
