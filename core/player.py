@@ -341,6 +341,10 @@ def event_label(name: str, lang: str) -> str:
     return EVENT_LABELS_ZH.get(name, name) if lang == "zh" else name
 
 
+def reason_label(name: str, lang: str) -> str:
+    return REASON_LABELS_ZH.get(name, name) if lang == "zh" else name
+
+
 def event_style(name: str) -> str:
     if name == "violation":
         return "bold red"
@@ -405,7 +409,7 @@ def render_line(record: Record, lang: str = "en") -> list[tuple[str, str]]:
         reason = record.get("reason")
         if reason:
             reason = str(reason)
-            rest.append(REASON_LABELS_ZH.get(reason, reason) if lang == "zh" else reason)
+            rest.append(reason_label(reason, lang))
         return [
             (parts[0], "dim"),
             (parts[1], event_style(name)),

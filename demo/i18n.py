@@ -5,7 +5,7 @@ Event and reason names reuse the transcript's own table (core.player) so the app
 headless player say the same thing.
 """
 
-from core.player import EVENT_LABELS_ZH, REASON_LABELS_ZH
+from core.player import event_label, reason_label
 
 LANGS = ("en", "zh")
 
@@ -179,12 +179,9 @@ def tr(key: str, lang: str, **fmt: object) -> str:
     return text.format(**fmt) if fmt else text
 
 
-def event_word(name: str, lang: str) -> str:
-    return EVENT_LABELS_ZH.get(name, name) if lang == "zh" else name
-
-
-def reason_word(name: str, lang: str) -> str:
-    return REASON_LABELS_ZH.get(name, name) if lang == "zh" else name
+# The event and reason words are the headless player's, so the app and the transcript agree.
+event_word = event_label
+reason_word = reason_label
 
 
 def state_word(state: str, lang: str) -> str:
