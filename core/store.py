@@ -49,12 +49,9 @@ def policy_for(mode: Mode) -> Policy:
     )
 
 
-_encode = dump_json
-
-
 def _json(value: Any, what: str) -> str:
     try:
-        return _encode(value)
+        return dump_json(value)
     except (TypeError, ValueError) as exc:
         raise InvalidPayload(f"{what} is not JSON-serialisable: {exc}") from None
 
@@ -117,7 +114,7 @@ class _Txn:
             "lease_token": lease_token,
             "fence_token": fence_token,
             "reason": reason,
-            "detail": _encode(clean) if clean else "{}",
+            "detail": dump_json(clean) if clean else "{}",
         }
         row = self.one(self.store.sql.event_insert, params)
         assert row is not None
@@ -587,7 +584,7 @@ class LeaseStore:
                 "task_id": lease.task_id,
                 "effect": effect,
                 "fence_token": lease.fence_token,
-                "result": _encode(outcome),
+                "result": dump_json(outcome),
                 "now": txn.now,
             }
             applied = txn.one(self.sql.effect_apply, params) is not None
@@ -720,10 +717,3 @@ class LeaseStore:
         return await self.driver.read(
             lambda conn: [tuple(r) for r in self.sql.expired_running.run(conn, {"now": now})]
         )
-
-
-def remaining_ms(expires_at: int | None, now: int) -> int | None:
-    """How long a lease has left by the given clock; negative once expired."""
-    if expires_at is None:
-        return None
-    return expires_at - now
