@@ -73,12 +73,19 @@ class LeaseRejected(BorrowedKeysError):
         current_fence_token: int | None = None,
         key: str | None = None,
     ) -> None:
-        target = f" on {key!r}" if key else ""
-        super().__init__(
-            f"{operation} of {worker_id} on {task_id}{target} rejected: {reason} "
-            f"(lease {lease_token}, fence {fence_token}; current lease "
-            f"{current_lease_token}, fence {current_fence_token})"
-        )
+        if reason is RejectReason.FENCED:
+            why = (
+                f"its fence token {fence_token}; the ledger has accepted {current_fence_token} "
+                f"for {key}"
+            )
+        elif current_lease_token is None:
+            why = f"its lease {lease_token}, fence {fence_token}"
+        else:
+            why = (
+                f"its lease {lease_token}, fence {fence_token}; the task's lease is now "
+                f"{current_lease_token}, fence {current_fence_token}"
+            )
+        super().__init__(f"{worker_id}'s {operation} on {task_id} refused: {reason} ({why})")
         self.reason = reason
         self.operation = operation
         self.task_id = task_id
