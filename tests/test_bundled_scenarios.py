@@ -54,3 +54,22 @@ def test_every_mistake_scenario_shows_its_damage(capsys: pytest.CaptureFixture[s
         summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
         assert summary["type"] == "summary"
         assert violation in summary["violations"], name
+
+
+def test_transcript_does_not_depend_on_the_interpreters_hash_seed() -> None:
+    import os
+    import subprocess
+    import sys
+
+    outputs = set()
+    for seed in ("1", "2"):
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        done = subprocess.run(
+            [sys.executable, "-m", "demo.cli", "play", "14_sandbox", "--json"],
+            capture_output=True,
+            check=True,
+            env=env,
+            timeout=120,
+        )
+        outputs.add(done.stdout)
+    assert len(outputs) == 1
