@@ -127,12 +127,15 @@ class SafetyChecker:
                         "duplicate_effect", ev, f"{key} applied {self._effects[key]} times"
                     )
                 )
-        elif name == "killed" and ev.worker_id:
+        elif name in ("killed", "restarted") and ev.worker_id:
             # A crash loses the worker's memory: even after a restart under the same id,
-            # nobody will renew the leases it held, so they stay orphaned.
+            # nobody will renew the leases it held, so they stay orphaned. A restart of a
+            # worker that was not killed first is a crash too. Either way the worker is no
+            # longer stalled: a fresh incarnation under that id starts out alive.
             for history in self._leases.values():
                 if history and history[-1].worker_id == ev.worker_id:
                     history[-1].orphaned = True
+            self._down.pop(ev.worker_id, None)
         elif name == "stalled" and ev.worker_id:
             self._down[ev.worker_id] = "stalled"
         elif name == "resumed" and ev.worker_id:

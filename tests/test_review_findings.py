@@ -1,0 +1,47 @@
+"""Regression tests from a correctness review of the engine, simulation and checker."""
+
+from core.config import Mode
+from core.sim.spec import TaskSpec
+from tests.simkit import act, advance, make_sim, named
+
+
+def test_restarting_a_live_worker_orphans_its_task_like_a_kill() -> None:
+    # A restart without a kill first is a crash too: the fresh worker has an empty memory.
+    # In no_expiry mode nobody can ever free the task it held, so it is stuck.
+    sim = make_sim(
+        mode=Mode.NO_EXPIRY, workers=("azheng", "linzhou"), tasks=(TaskSpec("t", steps=6),)
+    )
+    advance(sim, 15)
+    holder = sim.snapshot().task("t").row.owner_id  # type: ignore[union-attr]
+    assert holder is not None
+    act(sim, "restart", worker=holder)
+    advance(sim, 400)
+    assert sim.snapshot().violations == {"stuck_task": 1}
+
+
+def test_a_worker_stalled_then_killed_and_restarted_is_not_stalled_any_more() -> None:
+    # no_expiry: azheng is stalled, killed and restarted; the fresh azheng claims the second
+    # task and works it with its heartbeat frozen. It is alive and working, not stalled or
+    # dead, so its task is not stuck however old its last heartbeat.
+    sim = make_sim(
+        mode=Mode.NO_EXPIRY,
+        workers=("azheng", "linzhou"),
+        tasks=(TaskSpec("t1", steps=40), TaskSpec("t2", steps=60)),
+    )
+    advance(sim, 1)
+    t1 = sim.snapshot().task("t1").row.owner_id  # type: ignore[union-attr]
+    act(sim, "stall", worker=t1)
+    act(sim, "kill", worker=t1)
+    advance(sim, 1)
+    # t1 is orphaned for ever in no_expiry mode: one stuck_task, rightly.
+    act(sim, "restart", worker=t1)
+    advance(sim, 1)
+    act(sim, "enqueue", task="t3", steps=60, step_time_ms=10_000)
+    advance(sim, 10)
+    t3 = sim.snapshot().task("t3").row.owner_id  # type: ignore[union-attr]
+    assert t3 == t1
+    act(sim, "add_worker", worker="elder")  # someone idle, who could take a stuck task
+    act(sim, "freeze_heartbeat", worker=t1)
+    advance(sim, 500)
+    stuck = [e.task_id for e in named(sim, "violation", reason="stuck_task")]
+    assert stuck == ["t1"]
