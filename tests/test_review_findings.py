@@ -45,3 +45,28 @@ def test_a_worker_stalled_then_killed_and_restarted_is_not_stalled_any_more() ->
     advance(sim, 500)
     stuck = [e.task_id for e in named(sim, "violation", reason="stuck_task")]
     assert stuck == ["t1"]
+
+
+def test_a_stuck_task_found_while_an_older_look_is_pending_is_not_missed() -> None:
+    # no_expiry: linzhou's heartbeat is frozen from its claim at 0 s; azheng renews until it
+    # stalls at 100 s; linzhou stalls at 101 s. linzhou's task is stuck from 181 s (3 x ttl
+    # after its last heartbeat, elder idle), before azheng's; linzhou resumes at 250 s.
+    sim = make_sim(
+        mode=Mode.NO_EXPIRY,
+        workers=("azheng", "linzhou", "elder"),
+        tasks=(TaskSpec("a", steps=60), TaskSpec("b", steps=60)),
+    )
+    snap = sim.snapshot()
+    owners = {t.row.task_id: t.row.owner_id for t in snap.tasks}
+    first, second = owners["a"], owners["b"]
+    assert first and second and first != second
+    act(sim, "freeze_heartbeat", worker=second)
+    advance(sim, 100)
+    act(sim, "stall", worker=first)
+    advance(sim, 1)
+    act(sim, "stall", worker=second)
+    advance(sim, 149)
+    act(sim, "resume", worker=second)
+    advance(sim, 1)
+    stuck = [(e.task_id, e.at) for e in named(sim, "violation", reason="stuck_task")]
+    assert stuck and stuck[0][0] == "b" and stuck[0][1] <= 182_000, stuck

@@ -90,7 +90,8 @@ class Simulation:
         self._rejections: list[Rejection] = []
         self._recent: deque[EventRow] = deque(maxlen=RECENT_EVENTS)
         self._pending_violations: list[Violation] = []
-        self._stuck_look_pending = False
+        self._stuck_look_at: int | None = None  # when the pending stuck-task look runs
+        self._stuck_looks = 0  # looks scheduled so far; only the latest one is live
         self._last_seq = 0
         self.store.add_listener(self._on_event)
         for task in settings.tasks:
@@ -179,23 +180,30 @@ class Simulation:
             if not w.faults.dead and not w.faults.stalled
         }
 
-    def _stuck_look(self) -> None:
-        self._stuck_look_pending = False
+    def _stuck_look(self, number: int) -> None:
+        if number != self._stuck_looks:
+            return  # superseded by an earlier look, which schedules its own successor
+        self._stuck_look_at = None
         self._pending_violations.extend(self.checker.check_stuck(self.now_ms, self._idle_map()))
         self._schedule_stuck_look()
 
     def _schedule_stuck_look(self) -> None:
-        if self._stuck_look_pending:
-            return
         at = self.checker.next_stuck_check()
         if at is None:
             return
-        self._stuck_look_pending = True
         if at <= self.now_ms:
             # Overdue but unresolved: nobody was idle. A worker only becomes idle by polling,
             # so look again one poll later rather than every millisecond.
             at = self.now_ms + self.config.poll_every_ms
-        self.runtime.call_at(at, self._stuck_look)
+        pending = self._stuck_look_at
+        if pending is not None and pending <= at:
+            return
+        # None pending, or a holder went down whose verdict falls due before the pending
+        # look: waiting for that look could miss a task stuck only in between.
+        self._stuck_look_at = at
+        self._stuck_looks += 1
+        number = self._stuck_looks
+        self.runtime.call_at(at, lambda: self._stuck_look(number))
 
     def _flush(self) -> None:
         while self._pending_violations:
