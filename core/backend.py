@@ -153,11 +153,16 @@ def run_write(conn: sqlite3.Connection, fn: Callable[[sqlite3.Connection], T]) -
             conn.execute("COMMIT")
             return result
         except sqlite3.OperationalError as exc:
-            conn.execute("ROLLBACK")
-            if _is_busy(exc) and attempt < BUSY_RETRIES:
-                time.sleep(delay)
-                delay = min(delay * 2, 0.1)
-                continue
+            # SQLite may already have rolled back by itself (on BUSY, FULL, IOERR, NOMEM);
+            # a ROLLBACK then would fail and hide the real error.
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            if _is_busy(exc):
+                if attempt < BUSY_RETRIES:
+                    time.sleep(delay)
+                    delay = min(delay * 2, 0.1)
+                    continue
+                raise StoreError(f"database stayed busy: {exc}") from None
             raise
         except BaseException:
             if conn.in_transaction:

@@ -1,6 +1,13 @@
 """Regression tests from a correctness review of the engine, simulation and checker."""
 
+import sqlite3
+import time
+
+import pytest
+
+from core import backend
 from core.config import Mode
+from core.errors import StoreError
 from core.sim.spec import TaskSpec
 from tests.simkit import act, advance, make_sim, named
 
@@ -70,3 +77,43 @@ def test_a_stuck_task_found_while_an_older_look_is_pending_is_not_missed() -> No
     advance(sim, 1)
     stuck = [(e.task_id, e.at) for e in named(sim, "violation", reason="stuck_task")]
     assert stuck and stuck[0][0] == "b" and stuck[0][1] <= 182_000, stuck
+
+
+def test_a_busy_error_that_already_rolled_the_transaction_back_is_retried(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # SQLite may roll a transaction back by itself on SQLITE_BUSY (and on FULL, IOERR,
+    # NOMEM); the retry must not trip over a ROLLBACK with no transaction left.
+    monkeypatch.setattr(time, "sleep", lambda _s: None)
+    conn = backend.connect(":memory:")
+    backend.create_schema(conn)
+    calls: list[int] = []
+
+    def fn(c: sqlite3.Connection) -> int:
+        calls.append(1)
+        if len(calls) == 1:
+            c.execute("ROLLBACK")  # what SQLite's automatic rollback leaves behind
+            raise sqlite3.OperationalError("database is locked")
+        c.execute("INSERT INTO store_meta (key, value) VALUES ('probe', 'x')")
+        return 7
+
+    assert backend.run_write(conn, fn) == 7
+    assert len(calls) == 2 and not conn.in_transaction
+    assert conn.execute("SELECT value FROM store_meta WHERE key = 'probe'").fetchall() == [("x",)]
+    conn.close()
+
+
+def test_a_statement_that_stays_busy_is_reported_as_a_store_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(time, "sleep", lambda _s: None)
+    conn = backend.connect(":memory:")
+    backend.create_schema(conn)
+
+    def fn(c: sqlite3.Connection) -> None:
+        raise sqlite3.OperationalError("database is locked")
+
+    with pytest.raises(StoreError, match="busy"):
+        backend.run_write(conn, fn)
+    assert not conn.in_transaction
+    conn.close()
