@@ -107,14 +107,18 @@ WORDS: dict[str, tuple[str, str]] = {
     "before_start": ("Press → or n for the first step.", "按 → 或 n 开始第一步。"),
     "end_of_script": ("End of the script.", "脚本结束。"),
     "forked_note": (
-        "You acted, so the script was dropped: this run is yours now. {n} acts recorded.",
+        "You acted, so the script was dropped: this run is yours now. Acts recorded: {n}.",
         "你动手了，脚本就此放下：这一局归你。已录制 {n} 个动作。",
     ),
     "sandbox_note": (
-        "Sandbox: {n} acts recorded. Save as scenario with s.",
+        "Sandbox: acts recorded: {n}. Save as scenario with s.",
         "沙盒：已录制 {n} 个动作。按 s 存为场景。",
     ),
-    "refused": ("refused: {msg}", "被拒绝：{msg}"),
+    "refused": ("{msg}", "被拒绝：{msg}"),
+    "refusal": (
+        "{worker}'s {op} on {task} refused: {reason} (its token {its}; current {current})",
+        "{worker} 对 {task} 的{op}被拒：{reason}（它的令牌 {its}，当前 {current}）",
+    ),
     # controls
     "play_pause": ("Play/Pause", "播放/暂停"),
     "next": ("Next", "下一步"),
@@ -182,6 +186,24 @@ def tr(key: str, lang: str, **fmt: object) -> str:
 # The event and reason words are the headless player's, so the app and the transcript agree.
 event_word = event_label
 reason_word = reason_label
+
+
+OPERATIONS_ZH = {
+    "write": "写入",
+    "heartbeat": "心跳续约",
+    "renew": "心跳续约",
+    "checkpoint": "存检查点",
+    "complete": "交差",
+    "fail": "报失败",
+    "park": "挂起待批",
+    "effect": "副作用",
+    "claim": "借用",
+}
+
+
+def operation_word(operation: str, lang: str) -> str:
+    """A refused operation's name (write, checkpoint, ...); zh from a small table."""
+    return OPERATIONS_ZH.get(operation, operation) if lang == "zh" else operation
 
 
 def state_word(state: str, lang: str) -> str:

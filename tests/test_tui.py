@@ -379,3 +379,27 @@ async def test_a_changed_cell_is_painted_with_its_new_value(tmp_path: Path) -> N
         after = table.render_line(table.header_height + index).text
         assert after != before
         assert str(table._rows[key][7]) in after
+
+
+def test_rejected_tokens_leave_out_what_is_unknown() -> None:
+    """A fenced write has no current lease token: no "LNone" in the Rejected panel."""
+    from demo.widgets.panels import tokens
+
+    assert tokens(None, 2) == "F2"
+    assert tokens(1, 1) == "L1 F1"
+    assert tokens(None, None) == ""
+
+
+def test_refusal_words_in_chinese() -> None:
+    """A refused step reads in Chinese in zh, not as the core's English sentence."""
+    from core.cli import open_scenario
+    from core.session import Session
+    from demo.widgets.narration import narration_text
+
+    session = Session(open_scenario("01_fog"))
+    for _ in range(14):
+        session.next_step()
+    zh = narration_text(session, "zh").plain
+    assert "refused" not in zh and "围栏拒收" in zh and "F2" in zh and "LNone" not in zh
+    en = narration_text(session, "en").plain
+    assert "refused: fenced" in en and "refused: azheng" not in en

@@ -85,11 +85,12 @@ def help_renderable(lang: str) -> Table:
     for idea, story, meaning, where in IDEAS:
         i = 1 if zh else 0
         other = 0 if zh else 1
+        # fold: Chinese has no spaces to wrap at, so a cell would be cut off with "…"
         table.add_row(
-            Text(f"{idea[i]}\n{idea[other]}", style="bold"),
-            Text(story[i], style="italic"),
-            meaning[i],
-            Text(where[i], style="cyan"),
+            Text(f"{idea[i]}\n{idea[other]}", style="bold", overflow="fold"),
+            Text(story[i], style="italic", overflow="fold"),
+            Text(meaning[i], overflow="fold"),
+            Text(where[i], style="cyan", overflow="fold"),
         )
     return table
 

@@ -11,6 +11,7 @@ from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
+from rich.cells import cell_len
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Container, HorizontalScroll, Vertical, VerticalScroll
@@ -25,7 +26,7 @@ from core.sim.snapshot import Snapshot, SnapshotPart
 from core.sim.spec import Action
 from core.sim.timeline import Timeline
 from demo.i18n import tr
-from demo.widgets.narration import NarrationPanel, narration_text
+from demo.widgets.narration import NarrationPanel, narration_text, refusal_text
 from demo.widgets.panels import (
     CheckpointTable,
     EffectsTable,
@@ -247,6 +248,10 @@ class MainScreen(Screen[None]):
             button.tooltip = tr(tip, lang)
         add = self.query_one("#add-worker", Button)
         add.label = tr("add_worker", lang)
+        for button in self.query_one("#controls").query(Button):
+            # a new label does not resize the button: size it from the label's cells
+            # (a CJK character is two), or 下一步 shows as 下一 and English as Engl
+            button.styles.width = cell_len(str(button.label)) + 2
         by_id = {c[0]: c for c in CONTROLS}
         bindings = self._bindings.key_to_bindings
         for key, items in bindings.items():
@@ -404,9 +409,9 @@ class MainScreen(Screen[None]):
     def act(self, action: Action) -> bool:
         """An act of the person: forks a playback, is recorded, and shows at once."""
         result = self.session.act(action)
-        self._message = None if result.ok else tr("refused", self.lang, msg=result.message)
+        self._message = None if result.ok else refusal_text(self.session, action, result, self.lang)
         if not result.ok:
-            self.notify(result.message, severity="warning", timeout=4)
+            self.notify(self._message or result.message, severity="warning", timeout=4)
         self.refresh_view(force=True)
         return result.ok
 
@@ -464,8 +469,12 @@ class MainScreen(Screen[None]):
     def on_language_changed(self) -> None:
         """Called by the app after a language switch."""
         self.relabel()
+        seen = self._rejections_seen
         self._sim_id = 0  # rewrite the event log in the new language
         self.refresh_view(force=True)
+        if seen > self._rejections_seen:  # the same run: rejections already looked at stay seen
+            self._rejections_seen = seen
+            self.refresh_view(force=True)
 
     def action_next_mode(self) -> None:
         modes = list(Mode)

@@ -4,7 +4,48 @@ from rich.text import Text
 from textual.widgets import Static
 
 from core.session import Session, StepOutcome
-from demo.i18n import tr
+from core.sim.simulation import ActionResult
+from core.sim.spec import Action
+from demo.i18n import operation_word, reason_word, tr
+
+_REFUSALS: dict[tuple[int, str, str], str] = {}  # (id of the result, message, lang) -> words
+
+
+def refusal_text(session: Session, action: Action | None, result: ActionResult, lang: str) -> str:
+    """A refused act in the chosen language.
+
+    The core's message is English; in Chinese the words are rebuilt from the Rejected
+    panel's row for this refusal (same worker, same instant). Acts with no such row
+    (approving a task that is not waiting, ...) keep the core's message.
+    """
+    cache_key = (id(result), result.message, lang)
+    if cache_key in _REFUSALS:
+        return _REFUSALS[cache_key]
+    text = tr("refused", lang, msg=result.message)
+    if lang == "zh" and action is not None and action.worker:
+        from demo.widgets.panels import tokens
+
+        snap = session.snapshot(())
+        for r in reversed(snap.rejections):
+            if r.at != snap.now_ms:
+                break
+            if r.worker_id == action.worker:
+                current = tokens(r.current_lease_token, r.current_fence_token) or "-"
+                text = tr(
+                    "refusal",
+                    lang,
+                    worker=r.worker_id,
+                    op=operation_word(r.operation, lang),
+                    task=r.task_id or "",
+                    reason=reason_word(r.reason, lang),
+                    its=tokens(r.lease_token, r.fence_token) + (f" {r.key}" if r.key else ""),
+                    current=current,
+                )
+                break
+    if len(_REFUSALS) > 256:
+        _REFUSALS.clear()
+    _REFUSALS[cache_key] = text
+    return text
 
 
 def narration_text(session: Session, lang: str, message: str | None = None) -> Text:
@@ -30,7 +71,8 @@ def narration_text(session: Session, lang: str, message: str | None = None) -> T
                 text.append(f"→ {outcome.step.action.name}", style="italic dim")
             if outcome.result is not None and not outcome.result.ok:
                 text.append("\n")
-                text.append(tr("refused", lang, msg=outcome.result.message), style="red")
+                refused = refusal_text(session, outcome.step.action, outcome.result, lang)
+                text.append(refused, style="red")
             for check in outcome.checks:
                 text.append("\n")
                 if check.ok:

@@ -9,7 +9,7 @@ from core.durations import format_clock
 from core.player import event_style
 from core.records import EventRow
 from core.sim.snapshot import Snapshot
-from demo.i18n import event_word, reason_word, tr
+from demo.i18n import event_word, operation_word, reason_word, tr
 from demo.widgets.keyed_table import KeyedTable, Row
 
 HIGHLIGHT_REFRESHES = 30  # a new rejection stays highlighted this many refreshes
@@ -68,6 +68,11 @@ class CheckpointTable(KeyedTable):
             self._rows = dict(rows)
 
 
+def tokens(lease: int | None, fence: int | None) -> str:
+    """ "L1 F2", leaving out a token that is not known (a fenced write has no current lease)."""
+    return " ".join(f"{p}{v}" for p, v in (("L", lease), ("F", fence)) if v is not None)
+
+
 class RejectedTable(KeyedTable):
     """Refused operations; each new one is highlighted for a while."""
 
@@ -107,15 +112,15 @@ class RejectedTable(KeyedTable):
         rows: list[tuple[str, Row]] = []
         for r in snap.rejections:
             style = "bold black on yellow" if r.seq in self._fresh else ""
-            its = f"L{r.lease_token} F{r.fence_token}"
-            current = f"L{r.current_lease_token} F{r.current_fence_token}"
+            its = tokens(r.lease_token, r.fence_token)
+            current = tokens(r.current_lease_token, r.current_fence_token)
             if r.key:
                 its += f" {r.key}"
             cells = (
                 format_clock(r.at),
                 r.worker_id or "",
                 r.task_id or "",
-                r.operation,
+                operation_word(r.operation, lang),
                 its,
                 current,
                 reason_word(r.reason, lang),

@@ -65,7 +65,8 @@ class TaskTable(KeyedTable):
     """Live task table; `show` touches only the cells that changed."""
 
     AUTO_WIDTH = False
-    # Compact: the eleven columns fit beside the panels at 160 columns; narrower, it scrolls.
+    # Compact: the eleven columns fit in 120 columns, with room for a short result (a ledger's
+    # {"pages": 6, "total": 612}); narrower, it scrolls.
     WIDTHS = {  # noqa: RUF012
         "task": 11,
         "kind": 7,
@@ -77,7 +78,7 @@ class TaskTable(KeyedTable):
         "expires_in": 7,
         "last_heartbeat": 9,
         "checkpoint_step": 10,
-        "result": 9,
+        "result": 28,
     }
 
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
