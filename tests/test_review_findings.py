@@ -117,3 +117,21 @@ def test_a_statement_that_stays_busy_is_reported_as_a_store_error(
         backend.run_write(conn, fn)
     assert not conn.in_transaction
     conn.close()
+
+
+def test_a_lease_of_another_task_with_the_same_lease_token_is_not_mistaken_for_its_own() -> None:
+    # lease_token counts per task, so two tasks' first leases both have token 1. A manual
+    # claim through the facade by an autopilot worker busy on "a" hands it b's lease 1; its
+    # work loop and heartbeat for "a" must not take that lease for theirs (they did: a's
+    # pages went into the ledger under b's fence, a's checkpoints were saved as b's, and b
+    # was completed without one of its own steps).
+    sim = make_sim(workers=("azheng",), tasks=(TaskSpec("a", steps=3),))
+    advance(sim, 1)
+    act(sim, "enqueue", task="b", steps=3)
+    act(sim, "claim", worker="azheng", task="b")
+    advance(sim, 400)
+    for ev in named(sim, "write_accepted"):
+        assert str(ev.detail["key"]).startswith(f"{ev.task_id}/"), ev
+    snap = sim.snapshot()
+    assert {t.row.task_id: t.row.status for t in snap.tasks} == {"a": "done", "b": "done"}
+    assert snap.violations == {}

@@ -176,7 +176,9 @@ class Worker:
                 continue
             self.hold(lease)
             self.heartbeat_process = self.env.spawn(
-                self.heartbeat_loop(lease.lease_token), owner=self.id, name="heartbeat"
+                self.heartbeat_loop(lease.lease_token, lease.task_id),
+                owner=self.id,
+                name="heartbeat",
             )
             try:
                 await self.run_task(lease)
@@ -197,12 +199,12 @@ class Worker:
         self.lease = None
         self.step = None
 
-    async def heartbeat_loop(self, lease_token: int) -> None:
+    async def heartbeat_loop(self, lease_token: int, task_id: str | None = None) -> None:
         """Renew the lease every heartbeat_every, on its own, until it is lost or dropped."""
         while True:
             await self.env.sleep(self.config.heartbeat_ms)
             lease = self.lease
-            if lease is None or lease.lease_token != lease_token:
+            if lease is None or not _same_lease(lease, task_id, lease_token):
                 return
             if self.faults.heartbeat_frozen:
                 continue  # the fog: the apprentice cannot reach the keeper
@@ -216,12 +218,12 @@ class Worker:
                 # Lost. The work loop finds out when its current step ends and drops the task.
                 self.lease = None
                 return
-            if self.lease is not None and self.lease.lease_token == lease_token:
+            if self.lease is not None and _same_lease(self.lease, task_id, lease_token):
                 self.lease = renewed
                 self.last_renew_at = self.store.clock.now_ms()
 
     def _still_mine(self, lease: Lease) -> bool:
-        return self.lease is not None and self.lease.lease_token == lease.lease_token
+        return self.lease is not None and _same_lease(self.lease, lease.task_id, lease.lease_token)
 
     async def _self_fenced(self) -> bool:
         """Defence in depth: past its own renew deadline, a worker stops by itself."""
@@ -319,6 +321,14 @@ class Worker:
     def _current(self, claimed: Lease) -> Lease:
         """The worker's latest copy of its lease (renewals move the expiry, not the tokens)."""
         lease = self.lease
-        if lease is not None and lease.lease_token == claimed.lease_token:
+        if lease is not None and _same_lease(lease, claimed.task_id, claimed.lease_token):
             return lease
         return claimed
+
+
+def _same_lease(lease: Lease, task_id: str | None, lease_token: int) -> bool:
+    """Whether lease is (a renewal of) the lease `lease_token` of `task_id`.
+
+    Lease tokens count per task, so the token alone does not tell two tasks' leases apart.
+    """
+    return lease.lease_token == lease_token and (task_id is None or lease.task_id == task_id)
