@@ -24,6 +24,31 @@ from core.sim.simulation import ActionError, ActionResult, Simulation
 from core.sim.snapshot import SNAPSHOT_PARTS, Snapshot, SnapshotPart
 from core.sim.spec import Action, SimSettings, TaskSpec, WorkerSpec
 
+# Recorded acts narrated in Chinese, in the glossary's words where it has them.
+ACTION_WORDS_ZH = {
+    "freeze_heartbeat": "冻结心跳",
+    "stall": "停顿",
+    "kill": "杀死",
+    "partition": "断桥",
+    "heal": "修复",
+    "resume": "恢复",
+    "restart": "重启",
+    "add_worker": "加入工作者",
+    "slow": "变慢",
+    "skew": "时钟偏移",
+    "enqueue": "入队",
+    "approve": "批准",
+    "reject": "驳回",
+    "claim": "领取",
+    "heartbeat": "心跳续约",
+    "checkpoint": "存检查点",
+    "write": "写入总册",
+    "effect": "执行副作用",
+    "complete": "完成",
+    "fail": "失败",
+    "park": "挂起待批",
+}
+
 SANDBOX_TITLE = "Sandbox"
 SANDBOX_TITLE_ZH = "沙盒"
 
@@ -137,6 +162,11 @@ class Session:
         return len(self.steps)
 
     @property
+    def dropped_script(self) -> bool:
+        """Whether an act cut the script short (acts after its end drop nothing)."""
+        return self.forked and self.position < self.step_count
+
+    @property
     def at_end(self) -> bool:
         return self.forked or self.position >= self.step_count
 
@@ -237,8 +267,7 @@ class Session:
 
     # -- the person's acts and live time -----------------------------------------------------
 
-    def _record(self, action: Action) -> None:
-        at = self.sim.now_ms
+    def _record(self, action: Action, at: int) -> None:
         if action.name == "advance" and self.recorded:
             last = self.recorded[-1]
             if last.action.name == "advance":
@@ -252,11 +281,11 @@ class Session:
         if not self.is_sandbox and not self.forked:
             self.forked = True
         try:
+            at = self.sim.now_ms  # when the act began: an advance ends later
             if action.name == "advance":
                 result = self.sim.apply(action)
-                self._record(action)
+                self._record(action, at)
                 return result
-            at = self.sim.now_ms
             result = self.sim.apply(action)
         except ActionError as err:
             return ActionResult(False, str(err))
@@ -281,7 +310,8 @@ class Session:
             else:
                 who = action.worker or action.task or ""
                 say = f"{format_clock(entry.at_ms)}: {action.name} {who}".rstrip()
-                say_zh = say
+                verb = ACTION_WORDS_ZH.get(action.name, action.name)
+                say_zh = f"{format_clock(entry.at_ms)}：{verb} {who}".rstrip()
             steps.append(Step(say=say, say_zh=say_zh, action=action))
         return steps
 

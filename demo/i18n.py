@@ -95,6 +95,7 @@ WORDS: dict[str, tuple[str, str]] = {
     "speed": ("speed", "速度"),
     "mode": ("mode", "模式"),
     "forked": ("FORKED · recording", "已分叉 · 录制中"),
+    "recording": ("recording", "录制中"),
     "playing": ("▶ playing", "▶ 播放中"),
     "paused": ("‖ paused", "‖ 已暂停"),
     "sandbox": ("Sandbox", "沙盒"),
@@ -109,6 +110,11 @@ WORDS: dict[str, tuple[str, str]] = {
     "forked_note": (
         "You acted, so the script was dropped: this run is yours now. Acts recorded: {n}.",
         "你动手了，脚本就此放下：这一局归你。已录制 {n} 个动作。",
+    ),
+    "after_script_note": (
+        "The script is over; time runs on and your acts are recorded: {n}. "
+        "Save as scenario with s.",
+        "脚本已演完；时间继续走，你的动作都会录下：已录制 {n} 个。按 s 存为场景。",
     ),
     "sandbox_note": (
         "Sandbox: acts recorded: {n}. Save as scenario with s.",

@@ -227,3 +227,27 @@ def test_time_runs_on_after_the_script_ends() -> None:
     s.tick(5_000)
     assert s.now_ms == before + 5_000
     assert s.recorded and s.recorded[-1].action.name == "advance"
+
+
+def test_recorded_steps_are_stamped_when_each_act_began_and_narrated_in_both_languages() -> None:
+    s = Session(settings=sandbox_settings())
+    s.tick(10_000)
+    s.tick(2_013)  # coalesced with the first tick
+    s.act(Action("stall", worker="azheng"))
+    steps = s.recorded_steps()
+    assert steps[0].say == "0:00:00.000: time passes"
+    assert steps[1].say == "0:00:12.013: stall azheng"
+    assert steps[1].say_zh == "0:00:12.013：停顿 azheng"
+
+
+def test_acting_after_the_script_records_without_dropping_anything() -> None:
+    s = Session(load_scenario(FOG))
+    s.next_step()
+    s.act(Action("stall", worker=s.settings.workers[0].id))
+    assert s.forked and s.dropped_script
+    s = Session(load_scenario(FOG))
+    while s.next_step() is not None:
+        pass
+    s.act(Action("stall", worker=s.settings.workers[0].id))
+    assert s.forked and not s.dropped_script
+    assert len(s.recorded) == 1

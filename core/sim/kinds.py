@@ -41,7 +41,20 @@ def _pick(options: tuple[str, ...], *parts: object) -> str:
 
 # -- ledger: the story's autumn allocation ledger ------------------------------------------
 
-_VILLAGES = ("北岸", "南岸", "西渡", "东坪", "石桥", "柳湾", "松口", "鹿溪", "青石", "枫林")
+# The pages are data, written once in one language; the scripted pages in the bundled
+# scenarios use the same English names.
+_VILLAGES = (
+    "north bank",
+    "south bank",
+    "west ferry",
+    "east flat",
+    "stone bridge",
+    "willow bay",
+    "pine mouth",
+    "deer creek",
+    "bluestone",
+    "maple wood",
+)
 
 
 def _ledger_step(task_id: str, step: int, steps: int, state: State) -> StepOutput:

@@ -373,6 +373,7 @@ class MainScreen(Screen[None]):
                 mode=snap.mode,
                 playing=self.playing,
                 forked=self.session.forked,
+                dropped_script=self.session.dropped_script,
                 violations=violations,
                 lang=self.lang,
             )

@@ -59,7 +59,8 @@ def narration_text(session: Session, lang: str, message: str | None = None) -> T
         text.append(tr("step_k_of_n", lang, k=k, n=n), style="bold")
         if session.forked:
             text.append("  ")
-            text.append(tr("forked_note", lang, n=len(session.recorded)), style="bold yellow")
+            note = "forked_note" if session.dropped_script else "after_script_note"
+            text.append(tr(note, lang, n=len(session.recorded)), style="bold yellow")
         text.append("\n")
         if k == 0:
             text.append(tr("before_start", lang), style="italic")

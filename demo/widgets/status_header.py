@@ -17,6 +17,7 @@ class HeaderState:
     mode: str
     playing: bool
     forked: bool
+    dropped_script: bool
     violations: tuple[tuple[str, int], ...]
     lang: str
 
@@ -66,7 +67,10 @@ class StatusHeader(Static):
             text.append(f" {tr('safe', lang)}", style="bold green")
         if state.forked:
             text.append("  ")
-            text.append(f" ⑂ {tr('forked', lang)} ", style="bold black on yellow")
+            if state.dropped_script:
+                text.append(f" ⑂ {tr('forked', lang)} ", style="bold black on yellow")
+            else:
+                text.append(f" ● {tr('recording', lang)} ", style="bold black on yellow")
         self.set_class(bool(state.violations), "-unsafe")
         self.update(text, layout=len(text.plain) // 60 != len(self._plain) // 60)
         self._plain = text.plain
