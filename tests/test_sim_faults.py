@@ -226,3 +226,32 @@ def test_long_ttl_config_is_validated() -> None:
         make_sim(
             config=LeaseConfig(ttl_ms=10_000, heartbeat_every_ms=8_000, renew_deadline_ms=5_000)
         )
+
+
+def test_the_keeper_notes_an_expiry_before_a_claim_due_at_the_same_instant() -> None:
+    # A poll slower than the ttl can be booked for exactly expires_at + 1 before the keeper's
+    # look is; the expiry must still be on the register before the task changes hands.
+    config = LeaseConfig(
+        ttl_ms=10_000, heartbeat_every_ms=3_000, renew_deadline_ms=6_000, poll_every_ms=12_000
+    )
+    sim = make_sim(workers=("azheng",), tasks=(TaskSpec("t", steps=20),), config=config)
+    advance(sim, 1.001)
+    act(sim, "add_worker", worker="linzhou")  # polls now, then at 13.001 s
+    advance(sim, 2.499)  # azheng renews at 3 s: her lease now runs to 13 s
+    act(sim, "kill", worker="azheng")
+    advance(sim, 10.001)
+    names = [e.event for e in sim.events() if e.at == 13_001]
+    assert names[:2] == ["lease_expired", "claimed"]
+
+
+def test_an_action_that_does_not_fit_the_run_is_an_action_error() -> None:
+    import pytest
+
+    from core.sim.simulation import ActionError
+    from core.sim.spec import Action
+
+    sim = make_sim()
+    with pytest.raises(ActionError, match="already exists"):
+        sim.apply(Action("enqueue", task="floor6"))
+    with pytest.raises(ActionError, match="unknown task"):
+        sim.apply(Action("approve", task="nowhere"))

@@ -18,6 +18,8 @@ from typing import Any
 
 from core.clock import VirtualClock
 
+_CALLBACKS_FIRST = 1 << 62
+
 
 class SleepRequest:
     """Awaited by a coroutine to pause for a span of virtual time."""
@@ -70,10 +72,13 @@ class VirtualRuntime:
         return process
 
     def call_at(self, at_ms: int, callback: Callable[[], None]) -> None:
-        """Run a plain callback at an instant (the keeper's and the checker's looks)."""
-        heapq.heappush(
-            self._queue, (max(at_ms, self.clock.now_ms()), next(self._order), -1, callback)
-        )
+        """Run a plain callback at an instant (the keeper's and the checker's looks).
+
+        Callbacks run before any worker due at the same instant: the keeper notes an expiry
+        before a poll at that instant can claim the task, whatever order they were booked in.
+        """
+        order = next(self._order) - _CALLBACKS_FIRST
+        heapq.heappush(self._queue, (max(at_ms, self.clock.now_ms()), order, -1, callback))
 
     def _schedule(self, process: Process, at_ms: int) -> None:
         process.wake_at = at_ms

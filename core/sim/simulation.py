@@ -13,7 +13,14 @@ from typing import Any, TypeVar
 
 from core.clock import VirtualClock
 from core.config import LONG_LEASE_TTL_MS, LeaseConfig, Mode
-from core.errors import BorrowedKeysError, LeaseRejected, TaskStateError
+from core.errors import (
+    BorrowedKeysError,
+    DuplicateTask,
+    InvalidPayload,
+    LeaseRejected,
+    TaskStateError,
+    UnknownTask,
+)
 from core.records import CheckpointRow, EventRow, Lease
 from core.sim.checker import SafetyChecker, Violation
 from core.sim.runtime import VirtualRuntime
@@ -273,6 +280,11 @@ class Simulation:
             result = self._apply(action)
         except (LeaseRejected, TaskStateError) as refused:
             result = ActionResult(False, str(refused))
+        except (DuplicateTask, UnknownTask, InvalidPayload) as bad:
+            # The action itself does not fit this run (enqueue an id that exists, approve
+            # one that does not): the caller's mistake, reported like any other ActionError.
+            self._settle()
+            raise ActionError(f"{action.name}: {bad}") from None
         self._settle()
         return result
 
