@@ -96,6 +96,7 @@ WORDS: dict[str, tuple[str, str]] = {
     "mode": ("mode", "模式"),
     "forked": ("FORKED · recording", "已分叉 · 录制中"),
     "recording": ("recording", "录制中"),
+    "tip_tab": ("Show this panel (keys 1-6)", "显示这个面板（按键 1-6）"),
     "playing": ("▶ playing", "▶ 播放中"),
     "paused": ("‖ paused", "‖ 已暂停"),
     "sandbox": ("Sandbox", "沙盒"),
@@ -220,3 +221,20 @@ def status_word(status: str, lang: str) -> str:
     """A task status in the table (unknown ones as they are)."""
     key = f"status_{status}"
     return tr(key, lang) if key in WORDS else status
+
+
+# The story's people, as the glossary names them on screen; other ids show as they are.
+WORKER_NAMES = {
+    "azheng": ("Azheng", "阿澄"),
+    "linzhou": ("Linzhou", "临舟"),
+    "elder": ("Elder", "校对官"),
+}
+
+
+def worker_name(worker_id: str, lang: str) -> str:
+    """A pane's title: the story's name for a known worker, with its id when they differ."""
+    names = WORKER_NAMES.get(worker_id)
+    if names is None:
+        return worker_id
+    name = names[1] if lang == "zh" else names[0]
+    return f"{name} · {worker_id}" if lang == "zh" else name

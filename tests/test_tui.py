@@ -403,3 +403,26 @@ def test_refusal_words_in_chinese() -> None:
     assert "refused" not in zh and "围栏拒收" in zh and "F2" in zh and "LNone" not in zh
     en = narration_text(session, "en").plain
     assert "refused: fenced" in en and "refused: azheng" not in en
+
+
+async def test_number_keys_open_the_panels_and_panes_carry_the_storys_names(
+    tmp_path: Path,
+) -> None:
+    from textual.widgets import TabbedContent
+
+    app = app_for(BUNDLED / "01_fog.toml", tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        screen = main_screen(app)
+        tabs = screen.query_one("#panels", TabbedContent)
+        await pilot.press("3")  # 3: the Rejected panel, no mouse needed in a walkthrough
+        await pilot.pause()
+        assert tabs.active == "tab-rejected"
+        await pilot.press("5")  # 5: the event log
+        await pilot.pause()
+        assert tabs.active == "tab-events"
+        pane = screen.query(".worker-pane").first()
+        assert pane.border_title == "Azheng"
+        await pilot.press("l")  # l: Chinese, the pane says 阿澄
+        await pilot.pause()
+        assert pane.border_title == "阿澄 · azheng"

@@ -66,6 +66,13 @@ CONTROLS: tuple[tuple[str, str, str, str, str, bool], ...] = (
     ("remote.next", "pagedown", "next_step", "next", "tip_next", False),
     ("remote.previous", "pageup", "previous_step", "previous", "tip_previous", False),
     ("remote.pause", "full_stop", "pause", "pause", "tip_pause", False),
+    # 1-6 open the panels, so a walkthrough can show the Rejected tab without a mouse.
+    ("tab.ledger", "1", "show_tab('tab-ledger')", "ledger", "tip_tab", False),
+    ("tab.checkpoints", "2", "show_tab('tab-checkpoints')", "checkpoints", "tip_tab", False),
+    ("tab.rejected", "3", "show_tab('tab-rejected')", "rejected", "tip_tab", False),
+    ("tab.effects", "4", "show_tab('tab-effects')", "effects", "tip_tab", False),
+    ("tab.events", "5", "show_tab('tab-events')", "event_log", "tip_tab", False),
+    ("tab.timeline", "6", "show_tab('tab-timeline')", "timeline", "tip_tab", False),
 )
 
 # For the help page's keys table: (keys as typed, en, zh)
@@ -85,6 +92,11 @@ CONTROL_KEYS: tuple[tuple[str, str, str], ...] = (
         "保存登记簿、截图、场景（borrowed-keys-out/）",
     ),
     (".", "pause (presentation remote)", "暂停（演示遥控器）"),
+    (
+        "1 … 6",
+        "panels: ledger, checkpoints, rejected, effects, event log, ownership",
+        "面板：总册、检查点、拒收、副作用、登记簿、持有时间线",
+    ),
     ("?", "help", "帮助"),
     ("q", "quit", "退出"),
 )
@@ -423,6 +435,10 @@ class MainScreen(Screen[None]):
         self.playing = not self.playing
         self._autoplay_wall = time.monotonic()
         self.pacer.paused = not self.playing
+        self.refresh_view(force=True)
+
+    def action_show_tab(self, pane_id: str) -> None:
+        self.query_one("#panels", TabbedContent).active = pane_id
         self.refresh_view(force=True)
 
     def action_pause(self) -> None:

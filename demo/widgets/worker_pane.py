@@ -11,7 +11,7 @@ from textual.widgets import Button, Static
 
 from core.durations import format_duration
 from core.sim.snapshot import WorkerView
-from demo.i18n import state_word, tr
+from demo.i18n import state_word, tr, worker_name
 
 BAR_WIDTH = 14
 STATE_STYLES = {
@@ -133,6 +133,9 @@ class WorkerPane(Vertical):
             return
         self._shown = state
         v, lang = state.view, state.lang
+        title = worker_name(self.worker_id, lang)
+        if self.border_title != title:
+            self.border_title = title
         subtitle = state_word(v.state, lang)
         if self._subtitle != subtitle:  # setting it, even unchanged, repaints the whole pane
             self._subtitle = subtitle
