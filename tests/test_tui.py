@@ -266,7 +266,7 @@ async def test_an_added_idle_worker_pane_shows_its_content(tmp_path: Path) -> No
             await pilot.press("n")
         await pilot.pause()
         pane = screen.query_one("#workers", WorkerGrid).panes["linzhou"]
-        assert pane.border_title == "linzhou"
+        assert pane.border_title == "Linzhou"
         assert pane.border_subtitle == "idle"
         body = pane_text(screen, "linzhou")
         assert body.startswith("idle") and "holds no lease" in body
