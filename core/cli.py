@@ -153,16 +153,20 @@ def build_parser(prog: str = "borrowed-keys") -> argparse.ArgumentParser:
 
     p = sub.add_parser("play", help="play a scenario file (or a bundled scenario's name)")
     p.add_argument("file", metavar="FILE", help="a scenario file, or a name from `list`")
-    p.add_argument("--lang", choices=("en", "zh"), default="en")
+    p.add_argument(
+        "--lang", choices=("en", "zh"), default="en", help="narration language (default en)"
+    )
     p.add_argument("--json", action="store_true", help="JSON Lines instead of a transcript")
     p.set_defaults(handler=cmd_play)
 
     c = sub.add_parser("check", help="validate scenario files without playing them")
-    c.add_argument("files", metavar="FILE", nargs="+")
+    c.add_argument("files", metavar="FILE", nargs="+", help="scenario files to validate")
     c.set_defaults(handler=cmd_check)
 
     ls = sub.add_parser("list", help="the bundled scenarios and their titles")
-    ls.add_argument("--lang", choices=("en", "zh"), default="en")
+    ls.add_argument(
+        "--lang", choices=("en", "zh"), default="en", help="title language (default en)"
+    )
     ls.set_defaults(handler=cmd_list)
 
     from core import chaos, realworker  # their options and handlers live in their modules

@@ -260,6 +260,9 @@ def enqueue_command(args: argparse.Namespace) -> int:
         )
     except BorrowedKeysError as exc:
         return _fail("enqueue", str(exc))
+    print(
+        f"enqueued {args.task} ({args.kind}, {args.steps} steps of {args.step_time}) in {args.db}"
+    )
     return EXIT_OK
 
 

@@ -63,7 +63,7 @@ WORDS: dict[str, tuple[str, str]] = {
     "owner": ("owner", "持有者"),
     "attempt": ("attempt", "尝试"),
     "lease_token": ("lease_token", "租约令牌"),
-    "fence_token": ("fence_token", "围栏令牌"),
+    "fence_token": ("fence", "围栏令牌"),
     "last_heartbeat": ("last heartbeat", "上次心跳"),
     "checkpoint_step": ("checkpoint step", "检查点步"),
     "result": ("result", "结果"),
