@@ -244,8 +244,8 @@ def _claim_median_us(path: Path, aio: bool, samples_wanted: int) -> float:
 def claim_growth_bench(console: Console) -> float:
     """Print the median claim time per history size; return the growth factor.
 
-    The verdict uses the InlineDriver, where the claim's own SQL is the whole cost; on the
-    AioSqliteDriver a thread round trip (20-130 us on this VM) is added to both figures.
+    The verdict uses the InlineDriver, where the claim's own SQL is the whole cost; the
+    AioSqliteDriver runs uncontended transactions on the loop too, so its figures match.
     """
     # The sizes take turns, twice, and each keeps its lower median: a burst of load on the
     # machine then cannot land on one size only.
@@ -281,7 +281,7 @@ def claim_growth_bench(console: Console) -> float:
 
 
 def hop_us() -> float:
-    """One aiosqlite round trip doing nothing: the floor under every core call on it."""
+    """One aiosqlite round trip doing nothing: what a transaction pays when it must wait."""
 
     async def run() -> float:
         aconn = aiosqlite.Connection(
@@ -308,7 +308,8 @@ def main() -> int:
     console = Console()
     console.print(
         f"aiosqlite round trip (no-op), median: {hop_us():.0f} us "
-        "(20-130 us seen on this VM, by its load; the core on aiosqlite pays it per call)"
+        "(20-130 us seen on this VM, by its load; the core pays it only when another "
+        "connection holds the lock)"
     )
     ratio = cycle_bench(console)
     claim_growth_bench(console)

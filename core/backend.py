@@ -171,6 +171,45 @@ def run_write(conn: sqlite3.Connection, fn: Callable[[sqlite3.Connection], T]) -
     raise StoreError("database stayed busy")  # pragma: no cover - loop always returns or raises
 
 
+class Busy:
+    """The lock was taken: try again where waiting is allowed."""
+
+
+BUSY = Busy()
+
+
+def try_now(
+    conn: sqlite3.Connection,
+    run: Callable[[sqlite3.Connection, Callable[[sqlite3.Connection], T]], T],
+    fn: Callable[[sqlite3.Connection], T],
+) -> T | Busy:
+    """One attempt of `run(conn, fn)` that never waits for a lock: BUSY if it would have."""
+    conn.execute("PRAGMA busy_timeout = 0")
+    try:
+        return run(conn, fn)
+    except sqlite3.OperationalError as exc:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        if _is_busy(exc):
+            return BUSY
+        raise
+    finally:
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+
+
+def write_once(conn: sqlite3.Connection, fn: Callable[[sqlite3.Connection], T]) -> T:
+    """One write transaction, no retries: a busy lock surfaces as OperationalError."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        result = fn(conn)
+        conn.execute("COMMIT")
+        return result
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+
+
 def run_read(conn: sqlite3.Connection, fn: Callable[[sqlite3.Connection], T]) -> T:
     """Run fn in one read transaction, so several SELECTs see one consistent state."""
     conn.execute("BEGIN")
