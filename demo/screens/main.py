@@ -224,7 +224,7 @@ class MainScreen(Screen[None]):
         self.refresh_view(force=True)
         if self.bk_app.live_clock:
             self.set_interval(REFRESH_S, self.on_tick)
-        self.query_one("#tasks", TaskTable).focus()
+        self.query_one("#tasks", TaskTable).focus(scroll_visible=False)
 
     def on_resize(self) -> None:
         self.set_class(self.size.width < 120 or self.size.height < 36, "-narrow")
