@@ -36,34 +36,17 @@ def toml_value(value: ScalarValue) -> str:
 def action_items(action: Action) -> list[tuple[str, ScalarValue]]:
     """The keys of a [[step]] table that spell this action, `do` first, in a fixed order."""
     items: list[tuple[str, ScalarValue]] = [("do", action.name)]
-    if action.worker is not None:
-        items.append(("worker", action.worker))
-    if action.task is not None:
-        items.append(("task", action.task))
-    if action.by_ms is not None:
-        # add_worker carries its clock skew in by_ms; the file calls it `skew`.
-        key = "skew" if action.name == "add_worker" else "by"
-        items.append((key, format_duration(action.by_ms)))
-    if action.factor is not None:
-        items.append(("factor", float(action.factor)))
-    if action.key is not None:
-        items.append(("key", action.key))
-    if action.value is not None:
-        items.append(("value", action.value))
-    if action.step is not None:
-        items.append(("step", action.step))
-    if action.retry is not None:
-        items.append(("retry", action.retry))
-    if action.autopilot is not None:
-        items.append(("autopilot", action.autopilot))
-    if action.kind is not None:
-        items.append(("kind", action.kind))
-    if action.steps is not None:
-        items.append(("steps", action.steps))
-    if action.step_time_ms is not None:
-        items.append(("step_time", format_duration(action.step_time_ms)))
-    if action.max_attempts is not None:
-        items.append(("max_attempts", action.max_attempts))
+    for name, value in action.params().items():  # the dataclass's field order
+        if name == "by_ms":
+            # add_worker carries its clock skew in by_ms; the file calls it `skew`.
+            key = "skew" if action.name == "add_worker" else "by"
+            items.append((key, format_duration(value)))
+        elif name == "step_time_ms":
+            items.append(("step_time", format_duration(value)))
+        elif name == "factor":
+            items.append(("factor", float(value)))
+        else:
+            items.append((name, value))
     return items
 
 
