@@ -26,11 +26,11 @@ from rich.table import Table
 
 from bench import BENCHES
 from bench.tui import tui_bench
-from core import backend
-from core.clock import RealClock
-from core.records import dump_json
-from core.statements import Policy, Statements
-from core.store import LeaseStore
+from core.engine.backends import sqlite as backend
+from core.engine.clock import RealClock
+from core.engine.records import dump_json
+from core.engine.statements import Policy, Statements
+from core.engine.store import LeaseStore
 
 __all__ = ["BENCHES", "main"]
 

@@ -62,7 +62,7 @@ async def settle(app: "App[object]") -> None:
 
 
 async def _measure() -> tuple[list[float], list[float], list[float], list[bool]]:
-    from core.session import Session
+    from core.scenarios.session import Session
     from demo.app import BorrowedKeysApp
     from demo.screens.main import MainScreen
 

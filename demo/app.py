@@ -1,7 +1,7 @@
 """The Borrowed Keys terminal app: a scenario picker, the main screen and the help page.
 
 `run_app(argv)` is what `borrowed-keys` (no arguments or `tui [FILE] [--lang en|zh]`) and
-`python -m demo` call. The app holds no lease logic: it drives a core.session.Session.
+`python -m demo` call. The app holds no lease logic: it drives a core.scenarios.session.Session.
 """
 
 import argparse
@@ -16,9 +16,9 @@ from textual.app import App, SystemCommand
 from textual.reactive import reactive
 from textual.screen import Screen
 
-from core.config import Mode
-from core.scenario import Scenario, ScenarioError
-from core.session import Session
+from core.engine.config import Mode
+from core.scenarios.format import Scenario, ScenarioError
+from core.scenarios.session import Session
 from demo.i18n import LANGS, tr
 from demo.screens.main import CONTROLS, MainScreen
 from demo.screens.picker import PickerScreen
@@ -159,7 +159,7 @@ def run_app(argv: Sequence[str] = ()) -> int:
     lang = args.lang or default_lang()
     scenario = None
     if args.file:
-        from core.cli import open_scenario
+        from core.scenarios.library import open_scenario
 
         try:
             scenario = open_scenario(args.file)

@@ -20,7 +20,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args[0].startswith("--") and args[0] not in ("--help", "--version"):
         # `borrowed-keys --lang zh` opens the picker in Chinese: options alone mean the app.
         return run_tui(args)
-    from core.cli import main as headless_main
+    from core.tools.cli import main as headless_main
 
     return headless_main(args)
 

@@ -1,11 +1,11 @@
 """Every word the app shows, in English and Chinese, keyed by the glossary's words.
 
 One small table: `tr(key, lang)`; keys are the English glossary word in snake case.
-Event and reason names reuse the transcript's own table (core.player) so the app and the
+Event and reason names reuse the transcript's own table (core.scenarios.player) so the app and the
 headless player say the same thing.
 """
 
-from core.player import event_label, reason_label
+from core.scenarios.player import event_label, reason_label
 
 LANGS = ("en", "zh")
 

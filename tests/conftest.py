@@ -4,8 +4,8 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from core.clock import VirtualClock
-from core.store import LeaseStore
+from core.engine.clock import VirtualClock
+from core.engine.store import LeaseStore
 
 
 @pytest.fixture

@@ -1,7 +1,7 @@
 """Small helpers for simulation tests: build a run, act, and read its history."""
 
-from core.config import LeaseConfig, Mode
-from core.records import EventRow
+from core.engine.config import LeaseConfig, Mode
+from core.engine.records import EventRow
 from core.sim.simulation import Simulation
 from core.sim.spec import Action, SimSettings, TaskSpec, WorkerSpec
 

@@ -8,10 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from core import backend, models
-from core.clock import VirtualClock
-from core.errors import SchemaVersionError, StoreError
-from core.store import LeaseStore
+from core.engine import models
+from core.engine.backends import sqlite as backend
+from core.engine.clock import VirtualClock
+from core.engine.errors import SchemaVersionError, StoreError
+from core.engine.store import LeaseStore
 
 Opener = Callable[[Path], Awaitable[LeaseStore]]
 
@@ -240,8 +241,8 @@ def test_busy_database_is_retried_then_reported(
 def test_someone_elses_database_is_left_alone(tmp_path: Path) -> None:
     import sqlite3
 
-    from core import backend
-    from core.errors import StoreError
+    from core.engine.backends import sqlite as backend
+    from core.engine.errors import StoreError
 
     path = tmp_path / "theirs.db"
     with sqlite3.connect(path) as conn:
@@ -254,7 +255,7 @@ def test_someone_elses_database_is_left_alone(tmp_path: Path) -> None:
 
 
 def test_nan_is_not_json() -> None:
-    from core.records import dump_json
+    from core.engine.records import dump_json
 
     with pytest.raises(ValueError):
         dump_json({"x": float("nan")})

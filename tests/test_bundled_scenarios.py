@@ -4,8 +4,8 @@ from importlib.resources import files
 
 import pytest
 
-from core.cli import main
-from core.scenario import load_scenario
+from core.scenarios.format import load_scenario
+from core.tools.cli import main
 
 BUNDLED = sorted(
     p.name.removesuffix(".toml") for p in files("scenarios").iterdir() if p.name.endswith(".toml")

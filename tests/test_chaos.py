@@ -5,7 +5,12 @@ from pathlib import Path
 
 import pytest
 
-from core.chaos import (
+from core.engine.config import Mode
+from core.scenarios.format import load_scenario
+from core.scenarios.player import PlayResult, play
+from core.sim.simulation import Simulation
+from core.sim.spec import Action
+from core.tools.chaos import (
     ChaosParams,
     Failure,
     Schedule,
@@ -15,12 +20,7 @@ from core.chaos import (
     shrink,
     verify_text,
 )
-from core.cli import main as cli_main
-from core.config import Mode
-from core.player import PlayResult, play
-from core.scenario import load_scenario
-from core.sim.simulation import Simulation
-from core.sim.spec import Action
+from core.tools.cli import main as cli_main
 
 MISTAKES = [
     (Mode.NO_EXPIRY, "stuck_task"),

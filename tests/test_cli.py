@@ -5,7 +5,8 @@ from pathlib import Path
 
 import pytest
 
-import core.cli
+import core.scenarios.library
+import core.tools.cli
 from demo.cli import main
 
 HERE = Path(__file__).parent
@@ -99,7 +100,7 @@ def test_list_and_play_by_name(
     lib.mkdir()
     (lib / "01_fog.toml").write_bytes(FOG.read_bytes())
     (lib / "02_broken.toml").write_text("title = 3\n")
-    monkeypatch.setattr(core.cli, "bundled_files", lambda: sorted(lib.iterdir()))
+    monkeypatch.setattr(core.scenarios.library, "bundled_files", lambda: sorted(lib.iterdir()))
     code, out, _err = run(["list"], capsys)
     assert code == 0
     assert out.splitlines() == [
@@ -119,7 +120,7 @@ def test_list_and_play_by_name(
 def test_real_bundled_library_is_listed(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _err = run(["list"], capsys)
     assert code == 0
-    for f in core.cli.bundled_files():
+    for f in core.scenarios.library.bundled_files():
         assert f.name.removesuffix(".toml") in out
 
 

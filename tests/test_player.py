@@ -4,9 +4,9 @@ from pathlib import Path
 
 import pytest
 
-from core.player import PlayResult, check_expectation, play, render_line
-from core.records import EffectRow, LedgerRow, TaskRow
-from core.scenario import Expectation, ScenarioError, load_scenario, parse_scenario
+from core.engine.records import EffectRow, LedgerRow, TaskRow
+from core.scenarios.format import Expectation, ScenarioError, load_scenario, parse_scenario
+from core.scenarios.player import PlayResult, check_expectation, play, render_line
 from core.sim.snapshot import Metrics, Rejection, Snapshot, TaskView, WorkerView
 
 HERE = Path(__file__).parent

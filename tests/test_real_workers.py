@@ -21,12 +21,12 @@ from typing import Any
 
 import pytest
 
-from core.clock import RealClock
-from core.models import SCHEMA_VERSION
-from core.records import EventRow
+from core.engine.clock import RealClock
+from core.engine.models import SCHEMA_VERSION
+from core.engine.records import EventRow
+from core.engine.store import LeaseStore
 from core.sim.checker import SafetyChecker
 from core.sim.simulation import run_inline
-from core.store import LeaseStore
 
 pytestmark = pytest.mark.slow
 
@@ -66,7 +66,7 @@ class Fleet:
         cmd = [
             sys.executable,
             "-m",
-            "core.realworker",
+            "core.tools.realworker",
             "worker",
             "--db",
             str(self.db),
@@ -141,7 +141,7 @@ def read_state(db: Path) -> dict[str, Any]:
 
 
 def task_rows(state: dict[str, Any]) -> dict[str, Any]:
-    from core.records import TaskRow
+    from core.engine.records import TaskRow
 
     return {r[0]: TaskRow(*r) for r in state["tasks"]}
 
@@ -335,7 +335,7 @@ def test_sigterm_stops_a_worker_cleanly(fleet: Fleet) -> None:
 
 
 def _worker(db: Path, *extra: str) -> subprocess.CompletedProcess[str]:
-    cmd = [sys.executable, "-m", "core.realworker", "worker", "--db", str(db), "--id", "w1"]
+    cmd = [sys.executable, "-m", "core.tools.realworker", "worker", "--db", str(db), "--id", "w1"]
     return subprocess.run(
         [*cmd, "--max-seconds", "5", *extra],
         capture_output=True,

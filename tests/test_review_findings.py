@@ -5,9 +5,9 @@ import time
 
 import pytest
 
-from core import backend
-from core.config import Mode
-from core.errors import StoreError
+from core.engine.backends import sqlite as backend
+from core.engine.config import Mode
+from core.engine.errors import StoreError
 from core.sim.spec import TaskSpec
 from tests.simkit import act, advance, make_sim, named
 

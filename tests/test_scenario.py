@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from core.config import Mode
-from core.scenario import Expectation, ScenarioError, load_scenario, parse_scenario
+from core.engine.config import Mode
+from core.scenarios.format import Expectation, ScenarioError, load_scenario, parse_scenario
 from core.sim.spec import Action, TaskSpec, WorkerSpec
 
 HERE = Path(__file__).parent

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from core.scenario import Scenario, ScenarioError, parse_scenario
+from core.scenarios.format import Scenario, ScenarioError, parse_scenario
 from demo.cli import main
 
 HERE = Path(__file__).parent

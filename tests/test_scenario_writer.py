@@ -6,9 +6,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.config import LeaseConfig, Mode
-from core.scenario import Expectation, Scenario, Step, parse_scenario
-from core.scenario_writer import dump, dump_scenario, toml_value
+from core.engine.config import LeaseConfig, Mode
+from core.scenarios.format import Expectation, Scenario, Step, parse_scenario
+from core.scenarios.writer import dump, dump_scenario, toml_value
 from core.sim.spec import Action, SimSettings, TaskSpec, WorkerSpec
 
 HERE = Path(__file__).parent

@@ -5,10 +5,10 @@ from pathlib import Path
 
 import pytest
 
-from core.config import Mode
-from core.player import event_record, play
-from core.scenario import load_scenario, parse_scenario
-from core.session import Session, figures_expectations, sandbox_settings
+from core.engine.config import Mode
+from core.scenarios.format import load_scenario, parse_scenario
+from core.scenarios.player import event_record, play
+from core.scenarios.session import Session, figures_expectations, sandbox_settings
 from core.sim.simulation import Simulation
 from core.sim.spec import Action
 

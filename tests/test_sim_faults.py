@@ -1,6 +1,6 @@
 """Worker behaviour under each fault, on the virtual clock."""
 
-from core.config import LeaseConfig
+from core.engine.config import LeaseConfig
 from core.sim.spec import TaskSpec
 from tests.simkit import act, advance, make_sim, named
 
@@ -220,7 +220,7 @@ def test_worker_view_shows_what_the_worker_believes() -> None:
 def test_long_ttl_config_is_validated() -> None:
     import pytest
 
-    from core.errors import ConfigError
+    from core.engine.errors import ConfigError
 
     with pytest.raises(ConfigError):
         make_sim(

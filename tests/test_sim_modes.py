@@ -5,7 +5,7 @@ import random
 
 import pytest
 
-from core.config import Mode
+from core.engine.config import Mode
 from core.sim.simulation import Simulation
 from core.sim.spec import Action, SimSettings, TaskSpec, WorkerSpec
 from tests.simkit import act, advance, history, make_sim, named

@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from core.clock import VirtualClock
-from core.config import LeaseConfig, Mode, TimingWarning
-from core.errors import (
+from core.engine.clock import VirtualClock
+from core.engine.config import LeaseConfig, Mode, TimingWarning
+from core.engine.errors import (
     ConfigError,
     DuplicateTask,
     FencedWrite,
@@ -24,8 +24,8 @@ from core.errors import (
     TaskStateError,
     UnknownTask,
 )
-from core.records import EventRow, Lease
-from core.store import LeaseStore
+from core.engine.records import EventRow, Lease
+from core.engine.store import LeaseStore
 
 TTL = 60_000
 DEADLINE = 40_000

@@ -22,11 +22,11 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
-from core.clock import VirtualClock
-from core.config import LeaseConfig
-from core.errors import FencedWrite, LeaseRejected, RejectReason, TaskStateError
-from core.records import Lease, TaskRow
-from core.store import LeaseStore
+from core.engine.clock import VirtualClock
+from core.engine.config import LeaseConfig
+from core.engine.errors import FencedWrite, LeaseRejected, RejectReason, TaskStateError
+from core.engine.records import Lease, TaskRow
+from core.engine.store import LeaseStore
 
 T = TypeVar("T")
 

@@ -8,9 +8,9 @@ from pathlib import Path
 
 from textual.widgets import Button, OptionList
 
-from core.config import Mode
-from core.player import event_record, play
-from core.scenario import load_scenario
+from core.engine.config import Mode
+from core.scenarios.format import load_scenario
+from core.scenarios.player import event_record, play
 from demo.app import BorrowedKeysApp
 from demo.screens.help import HelpScreen
 from demo.screens.main import MainScreen
@@ -237,7 +237,7 @@ async def test_twelve_workers_two_hundred_tasks(tmp_path: Path) -> None:
     app = BorrowedKeysApp(open_directly=True, live_clock=False, save_dir=tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         screen = main_screen(app)
-        from core.session import Session
+        from core.scenarios.session import Session
 
         screen.session = Session(settings=big_settings())
         screen.refresh_view(force=True)
@@ -392,8 +392,8 @@ def test_rejected_tokens_leave_out_what_is_unknown() -> None:
 
 def test_refusal_words_in_chinese() -> None:
     """A refused step reads in Chinese in zh, not as the core's English sentence."""
-    from core.cli import open_scenario
-    from core.session import Session
+    from core.scenarios.library import open_scenario
+    from core.scenarios.session import Session
     from demo.widgets.narration import narration_text
 
     session = Session(open_scenario("01_fog"))

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from core.scenario import load_scenario
+from core.scenarios.format import load_scenario
 from demo.app import BorrowedKeysApp
 
 SCENARIOS = Path(__file__).parent.parent / "scenarios"

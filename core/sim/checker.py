@@ -9,7 +9,7 @@ from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from core.records import EventRow
+from core.engine.records import EventRow
 
 VIOLATIONS = (
     "stale_write_accepted",

@@ -16,7 +16,7 @@ from collections.abc import Callable, Coroutine, Generator
 from dataclasses import dataclass, field
 from typing import Any
 
-from core.clock import VirtualClock
+from core.engine.clock import VirtualClock
 
 _CALLBACKS_FIRST = 1 << 62
 

@@ -11,9 +11,9 @@ from collections.abc import Collection, Coroutine
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from core.clock import VirtualClock
-from core.config import LONG_LEASE_TTL_MS, LeaseConfig, Mode
-from core.errors import (
+from core.engine.clock import VirtualClock
+from core.engine.config import LONG_LEASE_TTL_MS, LeaseConfig, Mode
+from core.engine.errors import (
     BorrowedKeysError,
     DuplicateTask,
     InvalidPayload,
@@ -21,7 +21,8 @@ from core.errors import (
     TaskStateError,
     UnknownTask,
 )
-from core.records import CheckpointRow, EventRow, Lease
+from core.engine.records import CheckpointRow, EventRow, Lease
+from core.engine.store import LeaseStore
 from core.sim.checker import SafetyChecker, Violation
 from core.sim.runtime import VirtualRuntime
 from core.sim.snapshot import (
@@ -35,7 +36,6 @@ from core.sim.snapshot import (
 )
 from core.sim.spec import Action, SimSettings, TaskSpec
 from core.sim.worker import Partitioned, Worker
-from core.store import LeaseStore
 
 T = TypeVar("T")
 

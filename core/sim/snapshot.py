@@ -3,7 +3,7 @@
 from dataclasses import dataclass, field
 from typing import Literal
 
-from core.records import CheckpointRow, EffectRow, EventRow, LedgerRow, TaskRow
+from core.engine.records import CheckpointRow, EffectRow, EventRow, LedgerRow, TaskRow
 
 # The lists a snapshot may leave out (`Simulation.snapshot(include=...)`); all by default.
 SnapshotPart = Literal["ledger", "checkpoints", "effects"]

@@ -7,7 +7,7 @@ simulation consumes them. Times are integer milliseconds.
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from core.config import LeaseConfig, Mode
+from core.engine.config import LeaseConfig, Mode
 
 TASK_KINDS = ("ledger", "browser", "tools", "approval")
 

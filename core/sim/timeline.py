@@ -8,7 +8,7 @@ holder call) was rejected.
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from core.records import EventRow
+from core.engine.records import EventRow
 
 _RELEASES = frozenset({"completed", "parked", "failed", "dead_lettered"})
 

@@ -11,11 +11,11 @@ from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
-from core.config import LeaseConfig, Mode
-from core.errors import LeaseRejected, RejectReason
-from core.records import Lease
+from core.engine.config import LeaseConfig, Mode
+from core.engine.errors import LeaseRejected, RejectReason
+from core.engine.records import Lease
+from core.engine.store import LeaseStore
 from core.sim.kinds import KINDS, LEDGER, TaskKind
-from core.store import LeaseStore
 
 T = TypeVar("T")
 

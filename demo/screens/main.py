@@ -18,9 +18,9 @@ from textual.containers import Container, HorizontalScroll, Vertical, VerticalSc
 from textual.screen import Screen
 from textual.widgets import Button, Footer, TabbedContent, TabPane
 
-from core.config import Mode
-from core.records import EventRow
-from core.session import Session
+from core.engine.config import Mode
+from core.engine.records import EventRow
+from core.scenarios.session import Session
 from core.sim.live import LivePacer
 from core.sim.snapshot import Snapshot, SnapshotPart
 from core.sim.spec import Action

@@ -10,7 +10,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, OptionList, Static
 from textual.widgets.option_list import Option
 
-from core.scenario import Scenario, ScenarioError, parse_scenario
+from core.scenarios.format import Scenario, ScenarioError, parse_scenario
 from demo.i18n import tr
 
 if TYPE_CHECKING:
@@ -21,7 +21,7 @@ SANDBOX_ID = "sandbox"
 
 def bundled_scenarios() -> list[Scenario]:
     """Every bundled scenario that parses (a broken file is left out, not fatal)."""
-    from core.cli import bundled_files
+    from core.scenarios.library import bundled_files
 
     out = []
     for f in bundled_files():

@@ -3,7 +3,7 @@
 from rich.text import Text
 from textual.widgets import Static
 
-from core.session import Session, StepOutcome
+from core.scenarios.session import Session, StepOutcome
 from core.sim.simulation import ActionResult
 from core.sim.spec import Action
 from demo.i18n import operation_word, reason_word, tr

@@ -5,9 +5,9 @@ from collections import Counter
 from rich.text import Text
 from textual.widgets import RichLog
 
-from core.durations import format_clock
-from core.player import event_style
-from core.records import EventRow
+from core.engine.durations import format_clock
+from core.engine.records import EventRow
+from core.scenarios.player import event_style
 from core.sim.snapshot import Snapshot
 from demo.i18n import event_word, operation_word, reason_word, tr
 from demo.widgets.keyed_table import KeyedTable, Row

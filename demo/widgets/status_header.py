@@ -5,7 +5,7 @@ from dataclasses import dataclass
 from rich.text import Text
 from textual.widgets import Static
 
-from core.durations import format_clock
+from core.engine.durations import format_clock
 from demo.i18n import tr
 
 

@@ -2,7 +2,7 @@
 
 from rich.text import Text
 
-from core.durations import format_clock
+from core.engine.durations import format_clock
 from core.sim.snapshot import TaskView
 from demo.i18n import WORDS, status_word, tr
 from demo.widgets.keyed_table import KeyedTable, Row

@@ -9,7 +9,7 @@ from textual.containers import Container, Horizontal, Vertical
 from textual.message import Message
 from textual.widgets import Button, Static
 
-from core.durations import format_duration
+from core.engine.durations import format_duration
 from core.sim.snapshot import WorkerView
 from demo.i18n import state_word, tr, worker_name
 

@@ -1,7 +1,8 @@
 """The tables, as SQLModel classes: the seed's `agent_tasks` and what recoverable execution adds.
 
 SQLModel defines the schema and the typed rows; the hot path runs statements compiled once
-from these tables (see core/statements.py). Times are integer milliseconds of the store clock.
+from these tables (see core/engine/statements.py). Times are integer milliseconds of the
+store clock.
 (No `from __future__ import annotations` here: SQLModel table classes break under it.)
 """
 

@@ -25,7 +25,7 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import Dialect
 from sqlalchemy.sql import ClauseElement
 
-from core.models import AgentTask, Checkpoint, Effect, Event, LedgerEntry
+from core.engine.models import AgentTask, Checkpoint, Effect, Event, LedgerEntry
 
 tasks = AgentTask.__table__  # type: ignore[attr-defined]
 checkpoints = Checkpoint.__table__  # type: ignore[attr-defined]

@@ -13,12 +13,12 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from core.config import Mode
-from core.durations import format_clock
-from core.player import check_expectation, event_record
-from core.records import EventRow, dump_json
-from core.scenario import Expectation, Scenario, Step
-from core.scenario_writer import dump_scenario
+from core.engine.config import Mode
+from core.engine.durations import format_clock
+from core.engine.records import EventRow, dump_json
+from core.scenarios.format import Expectation, Scenario, Step
+from core.scenarios.player import check_expectation, event_record
+from core.scenarios.writer import dump_scenario
 from core.sim.checker import VIOLATIONS
 from core.sim.simulation import ActionError, ActionResult, Simulation
 from core.sim.snapshot import SNAPSHOT_PARTS, Snapshot, SnapshotPart

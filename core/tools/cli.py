@@ -8,45 +8,14 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
-from importlib import resources
-from importlib.abc import Traversable
 
-from core.player import PlayResult, Record, play, render_line
-from core.scenario import Scenario, ScenarioError, load_scenario, parse_scenario
+from core.scenarios import library
+from core.scenarios.format import Scenario, ScenarioError, parse_scenario
+from core.scenarios.player import PlayResult, Record, play, render_line
 
 EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_BAD_INPUT = 2
-
-
-# -- the bundled library ---------------------------------------------------------------------
-
-
-def bundled_files() -> list[Traversable]:
-    """The scenario files shipped in the `scenarios` package, by name."""
-    try:
-        root = resources.files("scenarios")
-    except ModuleNotFoundError:
-        return []
-    files = [f for f in root.iterdir() if f.is_file() and f.name.endswith(".toml")]
-    return sorted(files, key=lambda f: f.name)
-
-
-def find_bundled(name: str) -> Traversable | None:
-    stem = name.removesuffix(".toml")
-    return next((f for f in bundled_files() if f.name.removesuffix(".toml") == stem), None)
-
-
-def open_scenario(name: str) -> Scenario:
-    """A path, or else the name of a bundled scenario (with or without `.toml`)."""
-    from pathlib import Path
-
-    path = Path(name)
-    if not path.exists():
-        bundled = find_bundled(name)
-        if bundled is not None and "/" not in name and "\\" not in name:
-            return parse_scenario(bundled.read_bytes(), f"scenarios/{bundled.name}")
-    return load_scenario(name)
 
 
 # -- output ----------------------------------------------------------------------------------
@@ -91,7 +60,7 @@ def _json_line(record: Record) -> None:
 
 def cmd_play(args: argparse.Namespace) -> int:
     try:
-        scenario = open_scenario(args.file)
+        scenario = library.open_scenario(args.file)
     except ScenarioError as exc:
         _say_error(exc)
         return EXIT_BAD_INPUT
@@ -112,7 +81,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     status = EXIT_OK
     for name in args.files:
         try:
-            scenario = open_scenario(name)
+            scenario = library.open_scenario(name)
         except ScenarioError as exc:
             _say_error(exc)
             status = EXIT_BAD_INPUT
@@ -124,7 +93,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    files = bundled_files()
+    files = library.bundled_files()
     if not files:
         print("no bundled scenarios")
         return EXIT_OK
@@ -169,7 +138,7 @@ def build_parser(prog: str = "borrowed-keys") -> argparse.ArgumentParser:
     )
     ls.set_defaults(handler=cmd_list)
 
-    from core import chaos, realworker  # their options and handlers live in their modules
+    from core.tools import chaos, realworker  # their options and handlers live in their modules
 
     chaos.add_parser(sub)
     realworker.add_parser(sub)

@@ -20,7 +20,7 @@ from typing import Any, Protocol, TypeVar
 
 import aiosqlite
 
-from core import backend
+from core.engine.backends import sqlite as backend
 
 T = TypeVar("T")
 

@@ -10,11 +10,11 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from core.durations import format_clock, format_duration
-from core.errors import BorrowedKeysError
-from core.records import EventRow
-from core.scenario import Expectation, Scenario, ScenarioError
-from core.scenario_writer import action_items
+from core.engine.durations import format_clock, format_duration
+from core.engine.errors import BorrowedKeysError
+from core.engine.records import EventRow
+from core.scenarios.format import Expectation, Scenario, ScenarioError
+from core.scenarios.writer import action_items
 from core.sim.snapshot import Snapshot
 from core.sim.spec import Action, SimSettings
 

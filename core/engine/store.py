@@ -11,11 +11,11 @@ import sqlite3
 from collections.abc import Callable
 from typing import Any
 
-from core.backend import dialect
-from core.clock import Clock
-from core.config import LeaseConfig, Mode
-from core.drivers import AioSqliteDriver, Driver, InlineDriver
-from core.errors import (
+from core.engine.backends.sqlite import dialect
+from core.engine.clock import Clock
+from core.engine.config import LeaseConfig, Mode
+from core.engine.drivers import AioSqliteDriver, Driver, InlineDriver
+from core.engine.errors import (
     DuplicateTask,
     FencedWrite,
     InvalidPayload,
@@ -25,7 +25,7 @@ from core.errors import (
     TaskStateError,
     UnknownTask,
 )
-from core.records import (
+from core.engine.records import (
     CheckpointRow,
     EffectOutcome,
     EffectRow,
@@ -35,7 +35,7 @@ from core.records import (
     TaskRow,
     dump_json,
 )
-from core.statements import Policy, Statements, Stmt
+from core.engine.statements import Policy, Statements, Stmt
 
 EventListener = Callable[[EventRow], None]
 

@@ -17,8 +17,8 @@ from sqlalchemy.engine import Dialect
 from sqlalchemy.schema import CreateIndex, CreateTable
 from sqlmodel import SQLModel
 
-from core import models
-from core.errors import SchemaVersionError, StoreError
+from core.engine import models
+from core.engine.errors import SchemaVersionError, StoreError
 
 T = TypeVar("T")
 

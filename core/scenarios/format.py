@@ -19,9 +19,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from core.config import LONG_LEASE_TTL_MS, LeaseConfig, Mode
-from core.durations import DurationError, format_duration, parse_duration
-from core.errors import BorrowedKeysError, RejectReason
+from core.engine.config import LONG_LEASE_TTL_MS, LeaseConfig, Mode
+from core.engine.durations import DurationError, format_duration, parse_duration
+from core.engine.errors import BorrowedKeysError, RejectReason
 from core.sim.spec import (
     ACTIONS,
     MANUAL_ACTIONS,

@@ -14,8 +14,8 @@ import enum
 import warnings
 from dataclasses import dataclass
 
-from core.durations import format_duration
-from core.errors import ConfigError
+from core.engine.durations import format_duration
+from core.engine.errors import ConfigError
 
 
 class Mode(enum.StrEnum):

@@ -7,9 +7,9 @@ parses back to the same settings and steps (`parse_scenario(dump_scenario(...))`
 import math
 from collections.abc import Iterable, Sequence
 
-from core.config import LeaseConfig
-from core.durations import format_duration
-from core.scenario import Expectation, Scenario, Step, toml_string
+from core.engine.config import LeaseConfig
+from core.engine.durations import format_duration
+from core.scenarios.format import Expectation, Scenario, Step, toml_string
 from core.sim.spec import Action, SimSettings, TaskSpec
 
 ScalarValue = str | int | float | bool

@@ -3,8 +3,9 @@
 `worker` runs one autopilot `Worker` (the same class the simulation runs) on the wall clock,
 under asyncio, against a file database through aiosqlite. Several worker processes may share
 one file: SQLite's locks serialise their transactions, and SQLITE_BUSY is retried inside the
-core (`core.backend`), with a bound. The process ends on SIGTERM or SIGINT (exit 0), when
-`--exit-when-idle` finds every task done, dead or waiting, or after `--max-seconds`. A
+engine (`core.engine.backends.sqlite`), with a bound. The process ends on SIGTERM or SIGINT
+(exit 0), when `--exit-when-idle` finds every task done, dead or waiting, or after
+`--max-seconds`. A
 SIGKILL needs no help: its lease simply expires and another worker takes over.
 
 `enqueue` adds a task to a database (creating it if needed), for demos and tests.
@@ -24,15 +25,15 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, TextIO
 
-from core.clock import RealClock
-from core.config import LeaseConfig, Mode
-from core.durations import DurationError, format_duration, parse_duration
-from core.errors import BorrowedKeysError, ConfigError
-from core.records import EventRow
+from core.engine.clock import RealClock
+from core.engine.config import LeaseConfig, Mode
+from core.engine.durations import DurationError, format_duration, parse_duration
+from core.engine.errors import BorrowedKeysError, ConfigError
+from core.engine.records import EventRow
+from core.engine.store import LeaseStore
 from core.sim.real import AsyncioEnv
 from core.sim.spec import TASK_KINDS
 from core.sim.worker import Worker
-from core.store import LeaseStore
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -267,7 +268,7 @@ def enqueue_command(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """`python -m core.realworker worker ...` (the same as `borrowed-keys worker ...`)."""
+    """`python -m core.tools.realworker worker ...` (the same as `borrowed-keys worker ...`)."""
     parser = argparse.ArgumentParser(prog="borrowed-keys")
     sub = parser.add_subparsers(dest="command", required=True)
     add_parser(sub)

@@ -30,11 +30,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from core.config import LeaseConfig, Mode
-from core.durations import format_duration
-from core.records import EventRow
-from core.scenario import Expectation, Step, parse_scenario
-from core.scenario_writer import dump_scenario
+from core.engine.config import LeaseConfig, Mode
+from core.engine.durations import format_duration
+from core.engine.records import EventRow
+from core.scenarios.format import Expectation, Step, parse_scenario
+from core.scenarios.writer import dump_scenario
 from core.sim.simulation import Simulation, run_inline
 from core.sim.spec import TASK_KINDS, Action, SimSettings, TaskSpec, WorkerSpec
 

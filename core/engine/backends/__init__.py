@@ -1,0 +1,1 @@
+"""Database backends: everything specific to one database lives in its module."""

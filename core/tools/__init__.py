@@ -1,0 +1,1 @@
+"""Tools built on the scenarios and the engine: the fuzzer, real worker processes, the CLI."""
