@@ -122,6 +122,7 @@ WORDS: dict[str, tuple[str, str]] = {
         "沙盒：已录制 {n} 个动作。按 s 存为场景。",
     ),
     "refused": ("{msg}", "被拒绝：{msg}"),
+    "ignored": ("{msg}", "已忽略：{msg}"),
     "refusal": (
         "{worker}'s {op} on {task} refused: {reason} (its token {its}; current {current})",
         "{worker} 对 {task} 的{op}被拒：{reason}（它的令牌 {its}，当前 {current}）",

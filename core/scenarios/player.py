@@ -277,8 +277,8 @@ EVENT_LABELS_ZH: dict[str, str] = {
     "park_rejected": "挂起被拒",
     "approved": "已批准",
     "rejected": "已驳回",
-    "approve_rejected": "批准无效",
-    "reject_rejected": "驳回无效",
+    "approve_ignored": "批准被忽略",
+    "reject_ignored": "驳回被忽略",
     "dead_lettered": "进入死信",
     "violation": "安全违规",
     "heartbeat_frozen": "冻结心跳",
@@ -328,7 +328,15 @@ _GOOD = {
     "completed",
     "approved",
 }
-_NOTE = {"effect_deduplicated", "lease_expired", "parked", "queued", "enqueued"}
+_NOTE = {
+    "effect_deduplicated",
+    "lease_expired",
+    "parked",
+    "queued",
+    "enqueued",
+    "approve_ignored",
+    "reject_ignored",
+}
 
 
 def word(key: str, lang: str, **fmt: object) -> str:
