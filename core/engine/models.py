@@ -59,7 +59,9 @@ class AgentTask(SQLModel, table=True):
     updated_at: int = Field(sa_column=Column(BigInteger, nullable=False))
     # The task's place in the queue, drawn each time it (re-)enters it: a claim takes the
     # task queued first. Times tie within a millisecond; this number never does.
-    queue_seq: int = Field(default=0, sa_column=Column(BigInteger, nullable=False))
+    queue_seq: int = Field(
+        default=0, sa_column=Column(BigInteger, nullable=False, server_default=text("0"))
+    )
 
 
 class Checkpoint(SQLModel, table=True):
