@@ -40,8 +40,11 @@ IDEAS: tuple[tuple[tuple[str, str], tuple[str, str], tuple[str, str], tuple[str,
         ("Fencing token", "围栏令牌"),
         ("围栏签 — the fence tag, a number that only grows", "围栏签（只增不减的编号）"),
         (
-            "Every new holder gets a higher number; the ledger refuses pages with a lower one.",
-            "每换一位持有者编号就更大；总册拒收编号更小的页。",
+            "Every new holder gets a higher number. The ledger shares the database with the "
+            "leases, so it takes a page only from the current, live lease, with the newest "
+            "number; a system outside can only refuse numbers below the highest it has seen.",
+            "每换一位持有者编号就更大。总册和租约同在一个数据库里，只收当前有效租约、带最新编号"
+            "的页；外部系统只能记住见过的最大编号，拒收更小的。",
         ),
         (
             "fence_token column, Ledger tab, Rejected tab (its token against the current one).",
@@ -64,8 +67,10 @@ IDEAS: tuple[tuple[tuple[str, str], tuple[str, str], tuple[str, str], tuple[str,
             "拒收旧页、不会付两次钱的总册",
         ),
         (
-            "A side effect carries a key; a repeat is deduplicated, not applied again.",
-            "副作用带着幂等键；重复的一次被去重，而不是再执行一遍。",
+            "A side effect carries a key; a repeat is deduplicated, not applied again. An "
+            "outside system never sees the lease: the key is what makes a late repeat harmless.",
+            "副作用带着幂等键；重复的一次被去重，而不是再执行一遍。外部系统看不到租约，"
+            "迟到的重复只能靠它化解。",
         ),
         ("Effects tab: applied against deduplicated.", "副作用页签：已执行对比已去重。"),
     ),
