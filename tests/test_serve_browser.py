@@ -220,6 +220,9 @@ def test_serve_walks_scenario_01_to_the_fence_rejection_in_a_browser(
     assert "Step 14 of" in text  # still the fence rejection, not a later step
 
     assert_not_blank(shot)
+    # BORROWED_KEYS_SERVE_SHOT=docs/screenshots/serve-browser.png regenerates the README's figure.
+    if target := os.environ.get("BORROWED_KEYS_SERVE_SHOT"):
+        shutil.copyfile(shot, target)
 
 
 # -- the command around the browser: no Chromium needed ----------------------------------------
