@@ -201,10 +201,10 @@ def test_serve_walks_scenario_01_to_the_fence_rejection_in_a_browser(
             # Keyboard focus without a click: a click would pick whichever scenario is under it.
             page.evaluate("window.__bkTerminal.focus()")
             page.keyboard.press("Enter")
-            print(wait_for_screen(page, "The fog: a frozen heartbeat", "Azheng", "Step 0"))
+            wait_for_screen(page, "The fog: a frozen heartbeat", "Azheng", "Step 0")
             for _ in range(14):
-                page.keyboard.press("n")
-            print(wait_for_screen(page, "Step 14 of"))
+                page.keyboard.press("n")  # n: next step
+            wait_for_screen(page, "Step 14 of")
             page.keyboard.press("3")  # 3: the Rejected tab
             # The narration also says "fenced": wait for the tab's own header and row.
             text = wait_for_screen(page, "its token", "fenced", "F2")
