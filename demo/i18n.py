@@ -225,7 +225,7 @@ def status_word(status: str, lang: str) -> str:
 
 # The story's people, as the glossary names them on screen; other ids show as they are.
 WORKER_NAMES = {
-    "azheng": ("Azheng", "阿澄"),
+    "acheng": ("Acheng", "阿澄"),
     "linzhou": ("Linzhou", "临舟"),
     "elder": ("Elder", "校对官"),
 }

@@ -653,7 +653,7 @@ class _Builder:
 
             self.unknown_keys(entry, WORKER_KEYS, "[[workers]]", where)
             if "id" not in entry:
-                raise self.fail(where(), 'a worker needs an id, like id = "azheng"')
+                raise self.fail(where(), 'a worker needs an id, like id = "acheng"')
             wid = self.ident(entry["id"], "worker id", where("id"))
             if wid in seen:
                 raise self.fail(where("id"), f'duplicate worker id "{wid}"')

@@ -57,7 +57,7 @@ def sandbox_settings(mode: Mode = Mode.CORRECT) -> SimSettings:
     """The sandbox: the story's three scribes and two tasks, nothing scripted."""
     return SimSettings(
         mode=mode,
-        workers=(WorkerSpec("azheng"), WorkerSpec("linzhou"), WorkerSpec("elder")),
+        workers=(WorkerSpec("acheng"), WorkerSpec("linzhou"), WorkerSpec("elder")),
         tasks=(
             TaskSpec("sixth-floor", kind="ledger", steps=8, step_time_ms=10_000),
             TaskSpec("river-tax", kind="tools", steps=5, step_time_ms=8_000),
