@@ -86,7 +86,15 @@ METRICS: Final = ("wasted_steps", "recovery_time")
 
 # Each expectation subject, with the other keys its inline table may have.
 EXPECT_SUBJECTS: Final[dict[str, tuple[str, ...]]] = {
-    "task": ("status", "owner", "attempt", "lease_token", "fence_token", "checkpoint_step"),
+    "task": (
+        "status",
+        "owner",
+        "attempt",
+        "lease_token",
+        "fence_token",
+        "checkpoint_step",
+        "expires_at",
+    ),
     "worker": ("state", "holds"),
     "ledger": ("value", "fence_token", "writer"),
     "rejected": ("worker", "task", "count"),
@@ -136,7 +144,8 @@ class Expectation:
 
     `subject` is task | worker | ledger | rejected | effect | violation | metric, and
     `value` is what that key names (a task id, a ledger key, a reason or "any", ...).
-    `params` holds the other keys in file order; recovery_time's min and max are in ms.
+    `params` holds the other keys in file order; recovery_time's min and max and a task's
+    expires_at are in ms.
     """
 
     subject: str
@@ -201,7 +210,9 @@ class Scenario:
 
 
 def _toml_expect_value(exp: Expectation, key: str, value: ExpectValue) -> str:
-    if exp.subject == "metric" and exp.value == "recovery_time" and key in ("min", "max"):
+    if (exp.subject == "metric" and exp.value == "recovery_time" and key in ("min", "max")) or (
+        exp.subject == "task" and key == "expires_at" and isinstance(value, int)
+    ):
         assert isinstance(value, int)
         return toml_string(format_duration(value))
     if isinstance(value, str):
@@ -990,6 +1001,11 @@ class _Builder:
             if text:
                 state.need_task(self, text, line)
             return text
+        if key == "expires_at":
+            # the virtual instant the lease ends, as a duration since the start; "" = no lease
+            if raw == "":
+                return ""
+            return self.duration(raw, key, line, allow_zero=True)
         if key in ("min", "max"):
             if value == "recovery_time":
                 return self.duration(raw, key, line, allow_zero=True)
