@@ -71,6 +71,8 @@ def E(subject: str, name: str, /, **params: str | int) -> Expectation:
         (E("task", "t1", expires_at=""), False, 'expires_at = "90s"'),
         (E("worker", "a", state="frozen", holds="t1"), True, 'state = "frozen", holds = "t1"'),
         (E("worker", "c", holds=""), True, 'holds = ""'),
+        (E("worker", "a", fence_token=1, lease_token=1), True, "fence_token = 1, lease_token = 1"),
+        (E("worker", "c", fence_token=1), False, 'fence_token = ""'),
         (E("worker", "c", state="dead"), False, 'state = "idle"'),
         (E("ledger", "p1", value="B's page", writer="b", fence_token=2), True, None),
         (E("ledger", "p1", writer="a"), False, 'writer = "b"'),

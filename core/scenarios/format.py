@@ -95,7 +95,7 @@ EXPECT_SUBJECTS: Final[dict[str, tuple[str, ...]]] = {
         "checkpoint_step",
         "expires_at",
     ),
-    "worker": ("state", "holds"),
+    "worker": ("state", "holds", "lease_token", "fence_token"),
     "ledger": ("value", "fence_token", "writer"),
     "rejected": ("worker", "task", "count"),
     "effect": ("applied",),

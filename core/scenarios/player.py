@@ -96,7 +96,16 @@ def check_expectation(exp: Expectation, snap: Snapshot) -> tuple[bool, str]:
         worker = snap.worker(value)
         if worker is None:
             return False, f'no worker "{value}"'
-        return _compare(exp, {"state": worker.state, "holds": worker.task_id or ""})
+        # the tokens are those the worker believes it holds, which may be stale
+        return _compare(
+            exp,
+            {
+                "state": worker.state,
+                "holds": worker.task_id or "",
+                "lease_token": worker.lease_token,
+                "fence_token": worker.fence_token,
+            },
+        )
     if subject == "ledger":
         page = next((p for p in snap.ledger if p.key == value), None)
         if page is None:
