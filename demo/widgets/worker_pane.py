@@ -38,9 +38,15 @@ def short(ms: int) -> str:
     return sign + format_duration(ms - ms % 60_000)
 
 
+def pad_label(label: str, cells: int = 6) -> str:
+    """A row label padded to `cells` terminal cells, so the values line up in both languages
+    (存储 is two characters but four cells)."""
+    return label + " " * max(1, cells - cell_len(label))
+
+
 def lease_bar(label: str, remaining: int | None, ttl_ms: int, lang: str) -> Text:
     text = Text()
-    text.append(f"{label:<6}", style="dim")
+    text.append(pad_label(label), style="dim")
     if remaining is None:
         text.append("·" * BAR_WIDTH, style="dim")
         return text
@@ -68,9 +74,7 @@ def until_line(expires_at: int | None, remaining: int | None, lang: str) -> Text
     """When the lease ends by the store's clock, as an instant ("until 0:01:20"), so a
     renewal can be seen moving it; red once it has passed."""
     text = Text()
-    label = tr("expires_at", lang)
-    # padded by cells, not characters: 到期 is two characters and four cells
-    text.append(label + " " * max(1, 6 - cell_len(label)), style="dim")
+    text.append(pad_label(tr("expires_at", lang)), style="dim")
     if expires_at is None:
         text.append("·", style="dim")
     else:
@@ -203,7 +207,7 @@ class WorkerPane(Vertical):
         live.append("\n")
         live.append_text(until_line(state.expires_at_ms, v.store_remaining_ms, lang))
         live.append("\n")
-        live.append(f"{tr('pulse', lang):<6}", style="dim")
+        live.append(pad_label(tr("pulse", lang)), style="dim")
         age = v.heartbeat_age_ms
         if age is None:
             live.append("·", style="dim")
