@@ -185,7 +185,7 @@ expect = [{ task = "t1", expires_at = "60s" }, { task = "t1", expires_at = "" }]
     scenario = parse_scenario(text.encode(), "x.toml")
     first, second = scenario.steps[0].expects
     assert first.get("expires_at") == 60_000 and second.get("expires_at") == ""
-    assert first.to_toml() == '{ task = "t1", expires_at = "1m" }'
+    assert first.to_toml() == '{ task = "t1", expires_at = "60s" }'
     records = [r for r in play(scenario) if r["type"] == "expect"]
     assert [r["ok"] for r in records] == [True, False]
     with pytest.raises(ScenarioError, match="expires_at"):

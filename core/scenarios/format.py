@@ -210,14 +210,20 @@ class Scenario:
 
 
 def _toml_expect_value(exp: Expectation, key: str, value: ExpectValue) -> str:
-    if (exp.subject == "metric" and exp.value == "recovery_time" and key in ("min", "max")) or (
-        exp.subject == "task" and key == "expires_at" and isinstance(value, int)
-    ):
+    if exp.subject == "metric" and exp.value == "recovery_time" and key in ("min", "max"):
         assert isinstance(value, int)
         return toml_string(format_duration(value))
+    if exp.subject == "task" and key == "expires_at" and isinstance(value, int):
+        return toml_string(instant_text(value))
     if isinstance(value, str):
         return toml_string(value)
     return str(value)
+
+
+def instant_text(ms: int) -> str:
+    """A virtual instant as a duration since the start, in seconds when whole: "80s", not
+    "1m20s", so it reads like the narration's "at 80 s"."""
+    return f"{ms // 1000}s" if ms % 1000 == 0 else f"{ms}ms"
 
 
 def toml_string(text: str) -> str:

@@ -13,7 +13,7 @@ from typing import Any, Protocol
 from core.engine.durations import format_clock, format_duration
 from core.engine.errors import BorrowedKeysError
 from core.engine.records import EventRow
-from core.scenarios.format import Expectation, Scenario, ScenarioError
+from core.scenarios.format import Expectation, Scenario, ScenarioError, instant_text
 from core.scenarios.glossary import TOKENS, event_word, mode_word, reason_word, violation_word
 from core.scenarios.writer import action_items
 from core.sim.snapshot import Snapshot
@@ -64,7 +64,7 @@ def _compare(exp: Expectation, found: dict[str, object]) -> tuple[bool, str]:
         if got != want:
             ok = False
         if key == "expires_at" and isinstance(got, int):
-            got_shown = _q(format_duration(got))
+            got_shown = _q(instant_text(got))
         else:
             got_shown = _q(got)
         parts.append(f"{key} = {got_shown}")
