@@ -129,7 +129,7 @@ WORDS: dict[str, tuple[str, str]] = {
     # notifications
     "saved": ("Saved in {folder}\n{names}", "已保存到 {folder}\n{names}"),
     "no_waiting": ("No waiting task to {what}", "没有待批任务可{what}"),
-    "mode_now": ("Mode: {mode} (restarted)", "模式：{mode}（已重来）"),
+    "mode_now": ("Mode: {mode}, {meaning} (restarted)", "模式：{mode}，{meaning}（已重来）"),
     "help_title": ("The five ideas", "五个概念"),
     "help_close": ("Esc or ? closes this page.", "按 Esc 或 ? 关闭本页。"),
 }

@@ -504,7 +504,8 @@ class MainScreen(Screen[None]):
     def set_mode(self, mode: Mode) -> None:
         self._message = None
         self.session.set_mode(mode)
-        self.notify(tr("mode_now", self.lang, mode=mode.value), timeout=3)
+        meaning = glossary.mode_word(mode.value, self.lang)
+        self.notify(tr("mode_now", self.lang, mode=mode.value, meaning=meaning), timeout=3)
         self.refresh_view(force=True)
 
     def _waiting_task(self, what: str) -> str | None:
