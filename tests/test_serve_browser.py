@@ -22,6 +22,8 @@ from typing import Any
 
 import pytest
 
+from core.scenarios.library import bundled_files
+
 START_TIMEOUT_S = 30.0  # the server answering on its port
 SCREEN_TIMEOUT_MS = 30_000  # the page showing an expected text after a key
 STOP_TIMEOUT_S = 10.0
@@ -69,6 +71,9 @@ CAPTURE_TERMINAL = """
   };
 })();
 """
+
+
+FOG_INDEX = [f.name for f in bundled_files()].index("01_fog.toml")
 
 
 def find_chromium() -> str | None:
@@ -197,11 +202,14 @@ def test_serve_walks_scenario_01_to_the_fence_rejection_in_a_browser(
             page = context.pages[0] if context.pages else context.new_page()
             page.goto(served, wait_until="load", timeout=SCREEN_TIMEOUT_MS)
 
-            wait_for_screen(page, "The fog: a frozen heartbeat")  # the picker, 01 first
+            wait_for_screen(page, "The fog: a frozen heartbeat")  # the picker
             # Keyboard focus without a click: a click would pick whichever scenario is under it.
             page.evaluate("window.__bkTerminal.focus()")
+            # The story's chapters come first in the picker; 01_fog follows them.
+            for _ in range(FOG_INDEX):
+                page.keyboard.press("ArrowDown")
             page.keyboard.press("Enter")
-            wait_for_screen(page, "The fog: a frozen heartbeat", "Azheng", "Step 0")
+            wait_for_screen(page, "The fog: a frozen heartbeat", "Acheng", "Step 0")
             for _ in range(14):
                 page.keyboard.press("n")  # n: next step
             wait_for_screen(page, "Step 14 of")
@@ -214,8 +222,8 @@ def test_serve_walks_scenario_01_to_the_fence_rejection_in_a_browser(
 
     rejected = text[text.index("its token") :]
     row = next(line for line in rejected.splitlines() if "fenced" in line)
-    # Azheng's late write, refused by the fence: her token F1 against the ledger's F2.
-    assert "azheng" in row and "write" in row, row
+    # Acheng's late write, refused by the fence: her token F1 against the ledger's F2.
+    assert "acheng" in row and "write" in row, row
     assert "F1" in row and "F2" in row, row
     assert "Step 14 of" in text  # still the fence rejection, not a later step
 
