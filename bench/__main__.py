@@ -212,9 +212,9 @@ def _fill_history(path: Path, finished: int, queued: int) -> None:
     )
     conn.executemany(
         "INSERT INTO agent_tasks (task_id, kind, status, attempt, max_attempts,"
-        " lease_token, fence_token, input_payload, updated_at)"
-        " VALUES (?, 'ledger', 'queued', 0, 5, 0, 0, 'null', ?)",
-        ((f"queued-{i:06d}", finished + i) for i in range(queued)),
+        " lease_token, fence_token, input_payload, updated_at, queue_seq)"
+        " VALUES (?, 'ledger', 'queued', 0, 5, 0, 0, 'null', ?, ?)",
+        ((f"queued-{i:06d}", finished + i, i + 1) for i in range(queued)),
     )
     conn.execute("COMMIT")
     conn.execute("ANALYZE")

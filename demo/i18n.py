@@ -74,6 +74,7 @@ WORDS: dict[str, tuple[str, str]] = {
         "✓ 和 ✗ 标出这一局哪里不一样。",
     ),
     "refused": ("{msg}", "被拒绝：{msg}"),
+    "ignored": ("{msg}", "已忽略：{msg}"),
     "refusal": (
         "{worker}'s {op} on {task} refused: {reason} (its token {its}; current {current})",
         "{worker} 对 {task} 的{op}被拒：{reason}（它的令牌 {its}，当前 {current}）",

@@ -268,11 +268,16 @@ def test_sigkilled_workers_leave_every_task_done_once(fleet: Fleet) -> None:
     # Somebody really took over a task from a killed worker.
     claims = Counter(e.task_id for e in events if e.event == "claimed")
     assert max(claims.values()) >= 2
-    # No ledger key accepted a lower token after a higher one; the checker agrees on all.
+    # No page accepted a token behind its task's newest, nor a lower token after a higher
+    # one; the checker agrees on all.
     highest: dict[str, int] = {}
+    newest: dict[str, int] = {}
     for e in events:
+        if e.event == "claimed":
+            newest[str(e.task_id)] = e.fence_token or 0
         if e.event == "write_accepted":
             key = str(e.detail["key"])
+            assert (e.fence_token or 0) == newest[str(e.task_id)], key
             assert (e.fence_token or 0) >= highest.get(key, 0), key
             highest[key] = e.fence_token or 0
     checker = SafetyChecker(ttl_ms=TTL_MS)

@@ -45,8 +45,10 @@ def test_frozen_heartbeat_loses_the_lease_to_a_higher_fence_token() -> None:
     assert task.row.fence_token == 2 and task.row.lease_token == 2
     (expired,) = named(sim, "lease_expired")
     assert expired.at == 80_001  # the instant now > lease_expires_at (80 000 ms)
-    # Acheng kept working through the fog; her next checkpoint is refused by the lease gate.
-    assert named(sim, "checkpoint_rejected", worker_id="acheng", reason="superseded")
+    # Acheng kept working through the fog; her next page is behind the task's newest fence.
+    (refused,) = named(sim, "write_rejected", worker_id="acheng", reason="fenced")
+    assert (refused.fence_token, refused.detail["current_fence_token"]) == (1, 2)
+    assert not named(sim, "checkpoint_rejected", worker_id="acheng")  # she stopped there
     # Linzhou resumed after Acheng's last accepted checkpoint instead of from step 1.
     claimed = named(sim, "claimed", worker_id="linzhou")[0]
     first_write = named(sim, "write_accepted", worker_id="linzhou")[0]

@@ -11,7 +11,8 @@ from typing import Optional
 from sqlalchemy import BigInteger, Column, Index, Text, text
 from sqlmodel import Field, SQLModel
 
-SCHEMA_VERSION = 1
+# 2: ledger.task_id (a page names its task) and agent_tasks.queue_seq (first in, first out).
+SCHEMA_VERSION = 2
 
 STATUSES = ("queued", "running", "waiting", "done", "dead")
 
@@ -23,8 +24,8 @@ class AgentTask(SQLModel, table=True):
     __table_args__ = (
         # A claim probes these two partial indexes instead of scanning finished history.
         Index(
-            "ix_agent_tasks_queued",
-            "updated_at",
+            "ix_agent_tasks_queue",
+            "queue_seq",
             "task_id",
             sqlite_where=text("status = 'queued'"),
             postgresql_where=text("status = 'queued'"),
@@ -56,6 +57,11 @@ class AgentTask(SQLModel, table=True):
     error_code: Optional[str] = Field(default=None)
     approved_at: Optional[int] = Field(default=None, sa_column=Column(BigInteger))
     updated_at: int = Field(sa_column=Column(BigInteger, nullable=False))
+    # The task's place in the queue, drawn each time it (re-)enters it: a claim takes the
+    # task queued first. Times tie within a millisecond; this number never does.
+    queue_seq: int = Field(
+        default=0, sa_column=Column(BigInteger, nullable=False, server_default=text("0"))
+    )
 
 
 class Checkpoint(SQLModel, table=True):
@@ -81,6 +87,8 @@ class LedgerEntry(SQLModel, table=True):
     fence_token: int = Field(sa_column=Column(BigInteger, nullable=False))
     writer: str
     updated_at: int = Field(sa_column=Column(BigInteger, nullable=False))
+    # The task whose lease wrote the page, as the write named it (keys are free text).
+    task_id: str = Field(sa_column=Column(Text, nullable=False))
 
 
 class Effect(SQLModel, table=True):

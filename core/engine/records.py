@@ -74,6 +74,7 @@ class LedgerRow:
     fence_token: int
     writer: str
     updated_at: int
+    task_id: str
 
 
 @dataclass(frozen=True, slots=True)

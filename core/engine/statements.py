@@ -139,12 +139,26 @@ class Statements:
             .limit(1)
             .scalar_subquery()
         )
+        # First in, first out: the task queued first, by its place in the queue.
         queued_pick = (
             select(t.c.task_id)
             .where(t.c.status == "queued")
-            .order_by(t.c.updated_at, t.c.task_id)
+            .order_by(t.c.queue_seq, t.c.task_id)
             .limit(1)
             .scalar_subquery()
+        )
+        # A task (re-)entering the queue goes behind every task queued now. The draw reads
+        # the same partial index as the pick, from its other end.
+        next_in_queue = (
+            func.coalesce(
+                select(t.c.queue_seq)
+                .where(t.c.status == "queued")
+                .order_by(t.c.queue_seq.desc())
+                .limit(1)
+                .scalar_subquery(),
+                0,
+            )
+            + 1
         )
         # The seed's Claim has no status guard on its expiry half and would re-claim a
         # finished task; both halves here are guarded, and each probes a partial index.
@@ -217,6 +231,7 @@ class Statements:
             .where(gate)
             .values(
                 status=case((retry_left, "queued"), else_="dead"),
+                queue_seq=case((retry_left, next_in_queue), else_=t.c.queue_seq),
                 owner_id=null(),
                 error_code=bindparam("error_code"),
                 lease_expires_at=null(),
@@ -253,6 +268,7 @@ class Statements:
             # approval must not be the one that dead-letters the task.
             .values(
                 status="queued",
+                queue_seq=next_in_queue,
                 approved_at=now,
                 updated_at=now,
                 max_attempts=t.c.max_attempts + 1,
@@ -305,6 +321,7 @@ class Statements:
                 fence_token=0,
                 input_payload=bindparam("input_payload"),
                 updated_at=now,
+                queue_seq=next_in_queue,
             ),
             dialect,
         )
@@ -343,15 +360,30 @@ class Statements:
             select(cp.c.task_id, cp.c.step).order_by(cp.c.task_id, cp.c.seq.desc()), dialect
         )
 
-        # --- the ledger: it checks fence tokens by itself, never looking at agent_tasks ----
+        # --- the ledger: in this database, so a page can ask the task table ---------------
+        # A page is accepted only from the task's current, live lease (the same gate as a
+        # checkpoint), which carries the newest fence token issued for the task, and only if
+        # the page has not accepted a higher token. An external store could only do the
+        # second half: it never sees agent_tasks (see the README).
         lg = ledger
-        ins = sqlite_insert(lg).values(
-            key=bindparam("key"),
-            value=bindparam("value"),
-            fence_token=bindparam("fence_token"),
-            writer=bindparam("worker_id"),
-            updated_at=now,
+        page_cols = ["key", "value", "fence_token", "writer", "task_id", "updated_at"]
+        page: tuple[Any, ...] = (
+            bindparam("key"),
+            bindparam("value"),
+            bindparam("fence_token", type_=Integer),
+            bindparam("worker_id"),
+            bindparam("task_id"),
+            now,
         )
+        if policy.fencing:
+            # FOR SHARE (PostgreSQL; SQLite's write lock already covers it): a claim cannot
+            # move the task to a newer fence between this check and the commit.
+            ins = sqlite_insert(lg).from_select(
+                page_cols, select(*page).where(gate).with_for_update(read=True)
+            )
+        else:
+            # No fencing (mistake three): the ledger takes any write (照单全收).
+            ins = sqlite_insert(lg).values(dict(zip(page_cols, page, strict=True)))
         self.ledger_write = _sql(
             ins.on_conflict_do_update(
                 index_elements=[lg.c.key],
@@ -359,6 +391,7 @@ class Statements:
                     "value": ins.excluded.value,
                     "fence_token": ins.excluded.fence_token,
                     "writer": ins.excluded.writer,
+                    "task_id": ins.excluded.task_id,
                     "updated_at": ins.excluded.updated_at,
                 },
                 where=(lg.c.fence_token <= ins.excluded.fence_token) if policy.fencing else None,
@@ -369,9 +402,9 @@ class Statements:
             select(lg.c.fence_token).where(lg.c.key == bindparam("key")), dialect
         )
         self.ledger_all = _sql(
-            select(lg.c.key, lg.c.value, lg.c.fence_token, lg.c.writer, lg.c.updated_at).order_by(
-                lg.c.key
-            ),
+            select(
+                lg.c.key, lg.c.value, lg.c.fence_token, lg.c.writer, lg.c.updated_at, lg.c.task_id
+            ).order_by(lg.c.key),
             dialect,
         )
 

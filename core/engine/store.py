@@ -214,25 +214,14 @@ class LeaseStore:
             raise result.error
         return result
 
-    def _reject(
-        self,
-        txn: _Txn,
-        lease: Lease,
-        operation: str,
-        event: str,
-        *,
-        key: str | None = None,
-        current: tuple[Any, ...] | None = None,
-    ) -> _Rejected:
-        """Work out why the lease gate said no, record it, and build the error."""
-        if current is None:
-            current = txn.one(self.sql.task_state, {"task_id": lease.task_id})
+    def _why(self, lease: Lease, current: tuple[Any, ...] | None) -> RejectReason:
+        """Why the lease gate said no to `lease`, given the task's (status, owner, tokens)."""
         if current is None:
             raise UnknownTask(lease.task_id)
         status, owner, cur_lease, cur_fence = current
         if lease.lease_token < cur_lease:
-            reason = RejectReason.SUPERSEDED
-        elif (
+            return RejectReason.SUPERSEDED
+        if (
             lease.lease_token > cur_lease
             or lease.fence_token != cur_fence
             or (owner is not None and owner != lease.owner_id)
@@ -242,10 +231,32 @@ class LeaseStore:
                 f"was never issued for {lease.task_id} (its current lease is {cur_lease}, "
                 f"fence {cur_fence}, held by {owner})"
             )
-        elif status != "running":
-            reason = RejectReason.NOT_RUNNING
-        else:
-            reason = RejectReason.EXPIRED
+        if status != "running":
+            return RejectReason.NOT_RUNNING
+        return RejectReason.EXPIRED
+
+    def _reject(
+        self,
+        txn: _Txn,
+        lease: Lease,
+        operation: str,
+        event: str,
+        *,
+        key: str | None = None,
+        current: tuple[Any, ...] | None = None,
+        reason: RejectReason | None = None,
+        current_fence: int | None = None,
+        **detail: Any,
+    ) -> _Rejected:
+        """Record why the gate said no (worked out unless given) and build the error."""
+        if current is None:
+            current = txn.one(self.sql.task_state, {"task_id": lease.task_id})
+        if reason is None:
+            reason = self._why(lease, current)
+        assert current is not None
+        status, _owner, cur_lease, cur_fence = current
+        if current_fence is None:
+            current_fence = cur_fence
         txn.event(
             event,
             task_id=lease.task_id,
@@ -256,11 +267,13 @@ class LeaseStore:
             operation=operation,
             key=key,
             current_lease_token=cur_lease,
-            current_fence_token=cur_fence,
+            current_fence_token=current_fence,
             status=status,
+            **detail,
         )
+        error = FencedWrite if reason is RejectReason.FENCED else LeaseRejected
         return _Rejected(
-            LeaseRejected(
+            error(
                 reason,
                 operation=operation,
                 task_id=lease.task_id,
@@ -268,7 +281,7 @@ class LeaseStore:
                 lease_token=lease.lease_token,
                 fence_token=lease.fence_token,
                 current_lease_token=cur_lease,
-                current_fence_token=cur_fence,
+                current_fence_token=current_fence,
                 key=key,
             )
         )
@@ -505,7 +518,9 @@ class LeaseStore:
             state = txn.one(self.sql.task_state, {"task_id": task_id})
             if state is None:
                 raise UnknownTask(task_id)
-            txn.event(f"{name}_rejected", task_id=task_id, reason="not_waiting", status=state[0])
+            # Not a lease rejection: nothing changed and nobody lost anything. The register
+            # still says the decision came and was ignored.
+            txn.event(f"{name}_ignored", task_id=task_id, reason="not_waiting", status=state[0])
             return str(state[0])
 
         refused_status: str | None = await self._write(body)
@@ -523,46 +538,44 @@ class LeaseStore:
         await self._decide(task_id, False)
 
     async def fenced_write(self, lease: Lease, key: str, value: str) -> LedgerRow:
-        """Write a page; the ledger refuses a token lower than the highest it has seen."""
+        """Write a page of the ledger (总册), stamped with the lease's fence token.
+
+        Accepted only from the task's current, live lease, whose fence token is the newest
+        issued for the task, and only if the page has not accepted a higher token. A token
+        behind either is `fenced`; otherwise the lease gate's reason (superseded, expired,
+        not_running). In no_fencing mode the ledger takes any write.
+        """
 
         def body(txn: _Txn) -> LedgerRow:
-            params = {
-                "key": key,
-                "value": value,
-                "fence_token": lease.fence_token,
-                "worker_id": lease.owner_id,
-                "now": txn.now,
-            }
+            params = self._gate_params(lease, txn.now)
+            params.update(key=key, value=value)
             before = txn.one(self.sql.ledger_token, params)
+            page = int(before[0]) if before else None
             if txn.one(self.sql.ledger_write, params) is None:
-                current = before[0] if before else None
-                txn.lease_event(
-                    "write_rejected",
+                current = txn.one(self.sql.task_state, params)
+                reason = self._why(lease, current)  # also: a lease never issued is a bug
+                assert current is not None
+                newest = max(int(current[3]), page or 0)
+                if lease.fence_token < newest:
+                    reason = RejectReason.FENCED
+                raise self._reject(
+                    txn,
                     lease,
-                    reason=RejectReason.FENCED.value,
-                    operation="write",
+                    "write",
+                    "write_rejected",
                     key=key,
-                    current_fence_token=current,
-                )
-                raise _Rejected(
-                    FencedWrite(
-                        RejectReason.FENCED,
-                        operation="write",
-                        task_id=lease.task_id,
-                        worker_id=lease.owner_id,
-                        lease_token=lease.lease_token,
-                        fence_token=lease.fence_token,
-                        current_fence_token=current,
-                        key=key,
-                    )
+                    current=current,
+                    reason=reason,
+                    current_fence=newest,
+                    page_fence_token=page,
                 )
             txn.lease_event(
                 "write_accepted",
                 lease,
                 key=key,
-                previous_fence_token=before[0] if before else None,
+                previous_fence_token=page,
             )
-            return LedgerRow(key, value, lease.fence_token, lease.owner_id, txn.now)
+            return LedgerRow(key, value, lease.fence_token, lease.owner_id, txn.now, lease.task_id)
 
         result: LedgerRow = await self._write(body)
         return result

@@ -295,7 +295,15 @@ _GOOD = {
     "completed",
     "approved",
 }
-_NOTE = {"effect_deduplicated", "lease_expired", "parked", "queued", "enqueued"}
+_NOTE = {
+    "effect_deduplicated",
+    "lease_expired",
+    "parked",
+    "queued",
+    "enqueued",
+    "approve_ignored",
+    "reject_ignored",
+}
 
 
 def word(key: str, lang: str, **fmt: object) -> str:

@@ -35,7 +35,7 @@ from core.sim.snapshot import (
     WorkerView,
 )
 from core.sim.spec import Action, SimSettings, TaskSpec
-from core.sim.worker import Partitioned, Worker
+from core.sim.worker import Partitioned, Work, Worker
 
 T = TypeVar("T")
 
@@ -48,10 +48,15 @@ class ActionError(BorrowedKeysError):
 
 @dataclass(frozen=True, slots=True)
 class ActionResult:
-    """What an action did: ok, or refused with a message (the refusal is also an event)."""
+    """What an action did: ok, or refused with a message (the refusal is also an event).
+
+    `ignored`: the action was fine but had nothing to act on (approving a task that is not
+    waiting); nothing changed and it is not a rejection. `message` says why.
+    """
 
     ok: bool = True
     message: str = ""
+    ignored: bool = False
 
 
 def run_inline(coro: Coroutine[Any, Any, T]) -> T:
@@ -62,6 +67,13 @@ def run_inline(coro: Coroutine[Any, Any, T]) -> T:
         return done.value  # type: ignore[no-any-return]
     coro.close()
     raise RuntimeError("a store call suspended; the simulation needs the inline driver")
+
+
+def _step_of(key: str, task_id: str) -> int | None:
+    """The step a page key names for `task_id` (`<task>/<step>`), or None: free-form keys
+    are pages too, but not steps of the task's work."""
+    prefix, _, step = key.rpartition("/")
+    return int(step) if prefix == task_id and step.isdigit() and int(step) > 0 else None
 
 
 def effective_config(settings: SimSettings) -> LeaseConfig:
@@ -278,7 +290,7 @@ class Simulation:
         """Apply one action; rejections by the store are recorded, not raised."""
         try:
             result = self._apply(action)
-        except (LeaseRejected, TaskStateError) as refused:
+        except LeaseRejected as refused:
             result = ActionResult(False, str(refused))
         except (DuplicateTask, UnknownTask, InvalidPayload) as bad:
             # The action itself does not fit this run (enqueue an id that exists, approve
@@ -313,7 +325,10 @@ class Simulation:
             return ActionResult()
         if name in ("approve", "reject"):
             op = self.store.approve if name == "approve" else self.store.reject
-            run_inline(op(a.task or ""))
+            try:
+                run_inline(op(a.task or ""))
+            except TaskStateError as moot:
+                return ActionResult(message=f"ignored: {moot}", ignored=True)
             return ActionResult()
         if name == "add_worker":
             if a.worker is None or a.worker in self.workers:
@@ -402,11 +417,13 @@ class Simulation:
                         a.task,
                         judge_now_ms=judge,
                         retry=False,
+                        claiming=a.task,
                     )
                 )
                 if lease is None:
                     return ActionResult(False, "nothing to claim")
                 worker.hold(lease)
+                run_inline(worker.recall(lease))
                 return ActionResult()
             lease = worker.lease
             if lease is None:
@@ -424,6 +441,8 @@ class Simulation:
                 worker.lease = renewed
                 worker.last_renew_at = self.now_ms
             elif a.name == "checkpoint":
+                # The box holds what the worker knows after `step`: everything a successor
+                # needs to go on (the running total, ...), as the autopilot's would.
                 step = a.step or 0
                 run_inline(
                     worker.call(
@@ -432,12 +451,17 @@ class Simulation:
                         store.save_checkpoint,
                         held,
                         step,
-                        {"step": step, "by": worker.id},
+                        self._work_of(worker, held).state_at(step),
                         retry=False,
                     )
                 )
             elif a.name == "write":
                 key, value = a.key or "", a.value or ""
+                page_step = _step_of(key, held.task_id)
+                if page_step is not None:
+                    # The worker did this step by hand: it knows what its page says,
+                    # whether or not the ledger takes it.
+                    self._work_of(worker, held).wrote(page_step, value)
                 run_inline(
                     worker.call(
                         "write",
@@ -495,6 +519,13 @@ class Simulation:
         except Partitioned:
             return ActionResult(False, f"{worker.id} is partitioned from the store")
         return ActionResult()
+
+    def _work_of(self, worker: Worker, held: Lease) -> Work:
+        """The worker's memory of the task it holds, read from the checkpoint if it has none."""
+        work = worker.work
+        if work is None or work.task_id != held.task_id:
+            work = run_inline(worker.recall(held))
+        return work
 
     # -- reading ------------------------------------------------------------------------------
 

@@ -13,9 +13,9 @@ from typing import Any, Protocol, TypeVar
 
 from core.engine.config import LeaseConfig, Mode
 from core.engine.errors import LeaseRejected, RejectReason
-from core.engine.records import Lease
+from core.engine.records import Lease, TaskRow
 from core.engine.store import LeaseStore
-from core.sim.kinds import KINDS, LEDGER, TaskKind
+from core.sim.kinds import KINDS, LEDGER, State, TaskKind
 
 T = TypeVar("T")
 
@@ -37,6 +37,37 @@ class Env(Protocol):
 
 class Partitioned(Exception):
     """The call never reached the store."""
+
+
+@dataclass
+class Work:
+    """A holder's memory of its task's work: the kind's state after each step it knows,
+    starting from the checkpoint it resumed from (or from nothing)."""
+
+    task_id: str
+    kind: TaskKind
+    steps: int
+    states: dict[int, State]
+
+    def state_at(self, step: int) -> State:
+        """The state after `step`; steps it has not seen are worked from the last it knows."""
+        known = [k for k in self.states if k <= step]
+        start = max(known) if known else 0
+        state = self.states[start] if known else self.kind.initial_state(self.task_id, self.steps)
+        for n in range(start + 1, step + 1):
+            state = self.kind.run_step(self.task_id, n, self.steps, state).state
+        return state
+
+    def did(self, step: int, state: State) -> None:
+        """Step `step` is done with `state`; anything it knew past it no longer follows."""
+        for later in [k for k in self.states if k > step]:
+            del self.states[later]
+        self.states[step] = state
+
+    def wrote(self, step: int, page: str) -> None:
+        """A page written by hand as step `step`: learn what it says."""
+        before = self.state_at(step - 1)
+        self.did(step, self.kind.after_page(self.task_id, step, self.steps, before, page))
 
 
 @dataclass
@@ -75,6 +106,7 @@ class Worker:
         self.self_fencing = self_fencing
         self.faults = WorkerFaults(skew_ms=skew_ms)
         self.lease: Lease | None = None
+        self.work: Work | None = None
         self.step: int | None = None
         self.last_renew_at: int | None = None
         self.work_process: Any = None
@@ -115,6 +147,7 @@ class Worker:
                 self.env.cancel(handle)
         self.heartbeat_process = self.work_process = None
         self.lease = None
+        self.work = None
         self.step = None
         self.last_renew_at = None
         self.last_empty_poll_at = None
@@ -122,11 +155,12 @@ class Worker:
 
     # -- store calls, through the worker's network ----------------------------------------
 
-    async def _note_partitioned(self, operation: str, event: str) -> None:
-        lease = self.lease
+    async def _note_partitioned(self, operation: str, event: str, claiming: str | None) -> None:
+        # A claim is about the task it asked for (or none), never the lease the worker holds.
+        lease = self.lease if operation != "claim" else None
         await self.store.record(
             event,
-            task_id=lease.task_id if lease else None,
+            task_id=lease.task_id if lease else claiming,
             worker_id=self.id,
             lease_token=lease.lease_token if lease else None,
             fence_token=lease.fence_token if lease else None,
@@ -141,11 +175,15 @@ class Worker:
         fn: Callable[..., Awaitable[T]],
         *args: Any,
         retry: bool,
+        claiming: str | None = None,
         **kwargs: Any,
     ) -> T:
-        """Run a store call; while partitioned, record the failure and retry or give up."""
+        """Run a store call; while partitioned, record the failure and retry or give up.
+
+        `claiming`: the task a claim asks for (None: any task).
+        """
         while self.faults.partitioned:
-            await self._note_partitioned(operation, event)
+            await self._note_partitioned(operation, event, claiming)
             if not retry:
                 raise Partitioned(operation)
             await self.env.sleep(self.config.poll_every_ms)
@@ -187,6 +225,7 @@ class Worker:
 
     def hold(self, lease: Lease) -> None:
         self.lease = lease
+        self.work = None
         self.last_empty_poll_at = None
         self.last_renew_at = self.store.clock.now_ms()
         self.step = None
@@ -197,6 +236,7 @@ class Worker:
             self.env.cancel(self.heartbeat_process)
             self.heartbeat_process = None
         self.lease = None
+        self.work = None
         self.step = None
 
     async def heartbeat_loop(self, lease_token: int, task_id: str | None = None) -> None:
@@ -243,20 +283,35 @@ class Worker:
         )
         return True
 
+    async def recall(self, lease: Lease, task: TaskRow | None = None) -> Work:
+        """Read the box by the stairs (the latest checkpoint) before touching the ledger."""
+        if task is None:
+            task = await self.store.task(lease.task_id)
+        payload = json.loads(task.input_payload or "null") or {}
+        steps = int(payload.get("steps", 5))
+        kind: TaskKind = KINDS.get(task.kind, LEDGER)
+        checkpoint = None
+        if self.mode is not Mode.NO_CHECKPOINT:
+            checkpoint = await self.store.load_checkpoint(lease.task_id)
+        if checkpoint is not None:
+            states = {checkpoint.step: dict(checkpoint.state)}
+        else:
+            states = {0: kind.initial_state(lease.task_id, steps)}
+        work = Work(lease.task_id, kind, steps, states)
+        if self._still_mine(lease):
+            self.work = work
+        return work
+
     async def run_task(self, claimed: Lease) -> None:
         """Resume from the latest checkpoint and work the remaining steps."""
         task = await self.store.task(claimed.task_id)
         payload = json.loads(task.input_payload or "null") or {}
         steps = int(payload.get("steps", 5))
         step_time = int(payload.get("step_time_ms", 10_000))
-        kind: TaskKind = KINDS.get(task.kind, LEDGER)
-        checkpoint = None
-        if self.mode is not Mode.NO_CHECKPOINT:
-            checkpoint = await self.store.load_checkpoint(claimed.task_id)
-        if checkpoint is not None:
-            first, state = checkpoint.step + 1, dict(checkpoint.state)
-        else:
-            first, state = 1, kind.initial_state(claimed.task_id, steps)
+        work = await self.recall(claimed, task)
+        kind = work.kind
+        last = max(work.states)
+        first, state = last + 1, work.states[last]
         park_after = kind.park_after(steps)
         try:
             for step in range(first, steps + 1):
@@ -305,6 +360,7 @@ class Worker:
                     retry=True,
                 )
                 state = out.state
+                work.did(step, state)
             lease = self._current(claimed)
             result = kind.result(claimed.task_id, state)
             await self.call(

@@ -47,10 +47,11 @@ IDEAS: tuple[tuple[str, str, Prose, Prose], ...] = (
         "fencing_token",
         "fence",
         (
-            "Every new holder gets a higher number; the ledger takes a page only from the "
-            "current, live lease with the task's newest fence token.",
-            "每换一位持有者，编号就更大；总册只收当前有效租约、带着最新围栏令牌的页，"
-            "编号落后的一律拒收。",
+            "Every new holder gets a higher number; the ledger, in the same database as the "
+            "leases, takes a page only from the current, live lease with the task's newest "
+            "fence token. A system outside can only refuse numbers below the highest it has seen.",
+            "每换一位持有者，编号就更大；总册和租约同在一个数据库里，只收当前有效租约、带着最新"
+            "围栏令牌的页，编号落后的一律拒收。数据库之外的系统只能记住见过的最大编号，拒收更小的。",
         ),
         (
             "{fence_token} column, {ledger} tab, {rejected} tab ({its_token} against the "
@@ -74,8 +75,10 @@ IDEAS: tuple[tuple[str, str, Prose, Prose], ...] = (
         "idempotency",
         "idempotency",
         (
-            "A side effect carries a key; a repeat is deduplicated, not applied again.",
-            "副作用带着幂等键；重复的一次被去重，而不是再执行一遍。",
+            "A side effect carries a key; a repeat is deduplicated, not applied again. An "
+            "outside system never sees the lease: the key is what makes a late repeat harmless.",
+            "副作用带着幂等键；重复的一次被去重，而不是再执行一遍。外部系统看不到租约，"
+            "迟到的重复只能靠它化解。",
         ),
         (
             "{effects} tab: {effect_applied} against {effect_deduplicated}.",

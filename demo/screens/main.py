@@ -429,6 +429,8 @@ class MainScreen(Screen[None]):
         self._message = None if result.ok else refusal_text(self.session, action, result, self.lang)
         if not result.ok:
             self.notify(self._message or result.message, severity="warning", timeout=4)
+        elif result.ignored:
+            self.notify(tr("ignored", self.lang, msg=result.message), timeout=4)
         self.refresh_view(force=True)
         return result.ok
 

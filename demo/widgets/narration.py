@@ -98,6 +98,9 @@ def narration_text(session: Session, lang: str, message: str | None = None) -> T
                 text.append("\n")
                 refused = refusal_text(session, outcome.step.action, outcome.result, lang)
                 text.append(refused, style="red")
+            elif outcome.result is not None and outcome.result.ignored:
+                text.append("\n")
+                text.append(tr("ignored", lang, msg=outcome.result.message), style="yellow")
             for check in outcome.checks:
                 text.append("\n")
                 if check.ok:

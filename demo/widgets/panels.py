@@ -69,7 +69,7 @@ class CheckpointTable(KeyedTable):
 
 
 def tokens(lease: int | None, fence: int | None) -> str:
-    """ "L1 F2", leaving out a token that is not known (a fenced write has no current lease)."""
+    """ "L1 F2", leaving out a token that is not known (a call that never reached the store)."""
     return " ".join(f"{p}{v}" for p, v in (("L", lease), ("F", fence)) if v is not None)
 
 

@@ -107,20 +107,40 @@ def _check_version(conn: sqlite3.Connection, target: str) -> None:
         )
 
 
+# Version 1 -> 2: a ledger page names its task, and the queue keeps its order. A page
+# written before takes its task from the register's last `write_accepted` of that key.
+_MIGRATE_1_TO_2 = (
+    "ALTER TABLE ledger ADD COLUMN task_id TEXT NOT NULL DEFAULT ''",
+    "UPDATE ledger SET task_id = coalesce((SELECT e.task_id FROM events AS e "
+    "WHERE e.event = 'write_accepted' AND json_extract(e.detail, '$.key') = ledger.key "
+    "ORDER BY e.seq DESC LIMIT 1), '')",
+    "ALTER TABLE agent_tasks ADD COLUMN queue_seq BIGINT NOT NULL DEFAULT 0",
+    "UPDATE agent_tasks SET queue_seq = rowid WHERE status = 'queued'",
+    "DROP INDEX IF EXISTS ix_agent_tasks_queued",
+)
+
+
 def create_schema(conn: sqlite3.Connection) -> None:
-    """Create the tables and indexes if missing, and stamp the schema version."""
+    """Create the tables and indexes if missing, migrate an older store, stamp the version."""
     d = dialect()
-    statements: list[str] = []
+    tables: list[str] = []
+    indexes: list[str] = []
     for table in SQLModel.metadata.sorted_tables:
-        statements.append(str(CreateTable(table, if_not_exists=True).compile(dialect=d)))
+        tables.append(str(CreateTable(table, if_not_exists=True).compile(dialect=d)))
         for index in table.indexes:
-            statements.append(str(CreateIndex(index, if_not_exists=True).compile(dialect=d)))
+            indexes.append(str(CreateIndex(index, if_not_exists=True).compile(dialect=d)))
 
     def ddl(c: sqlite3.Connection) -> None:
-        for sql in statements:
+        for sql in tables:
+            c.execute(sql)
+        row = c.execute("SELECT value FROM store_meta WHERE key = 'schema_version'").fetchone()
+        if row is not None and int(row[0]) < 2:
+            for sql in _MIGRATE_1_TO_2:
+                c.execute(sql)
+        for sql in indexes:
             c.execute(sql)
         c.execute(
-            "INSERT OR IGNORE INTO store_meta (key, value) VALUES ('schema_version', ?)",
+            "INSERT OR REPLACE INTO store_meta (key, value) VALUES ('schema_version', ?)",
             (str(models.SCHEMA_VERSION),),
         )
 
