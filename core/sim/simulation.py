@@ -545,8 +545,10 @@ class Simulation:
                 expires = lease.expires_at
                 if row is not None and row.lease_token == lease.lease_token:
                     expires = row.lease_expires_at if row.lease_expires_at is not None else expires
-                store_remaining = expires - now
-                believed = lease.expires_at - w.local_now()
+                # no_expiry: a lease without an end has nothing to count down
+                store_remaining = None if expires is None else expires - now
+                if lease.expires_at is not None:
+                    believed = lease.expires_at - w.local_now()
             if w.last_renew_at is not None and lease is not None:
                 age = now - w.last_renew_at
             workers.append(
@@ -566,6 +568,8 @@ class Simulation:
                     heartbeat_frozen=w.faults.heartbeat_frozen,
                     partitioned=w.faults.partitioned,
                     stalled=w.faults.stalled,
+                    renew_deadline=lease.renew_deadline if lease else None,
+                    self_fencing=w.self_fencing,
                 )
             )
         return Snapshot(
