@@ -86,7 +86,16 @@ METRICS: Final = ("wasted_steps", "recovery_time")
 
 # Each expectation subject, with the other keys its inline table may have.
 EXPECT_SUBJECTS: Final[dict[str, tuple[str, ...]]] = {
-    "task": ("status", "owner", "attempt", "lease_token", "fence_token", "checkpoint_step"),
+    "task": (
+        "status",
+        "owner",
+        "attempt",
+        "lease_token",
+        "fence_token",
+        "checkpoint_step",
+        "expires_at",
+        "renew_deadline",
+    ),
     "worker": ("state", "holds"),
     "ledger": ("value", "fence_token", "writer"),
     "rejected": ("worker", "task", "count"),
@@ -200,9 +209,15 @@ class Scenario:
         return self.summary
 
 
+# Task keys that hold an instant of virtual time (a duration since the start; "" = none).
+TIME_KEYS: Final = ("expires_at", "renew_deadline")
+
+
 def _toml_expect_value(exp: Expectation, key: str, value: ExpectValue) -> str:
     if exp.subject == "metric" and exp.value == "recovery_time" and key in ("min", "max"):
         assert isinstance(value, int)
+        return toml_string(format_duration(value))
+    if exp.subject == "task" and key in TIME_KEYS and isinstance(value, int):
         return toml_string(format_duration(value))
     if isinstance(value, str):
         return toml_string(value)
@@ -990,6 +1005,10 @@ class _Builder:
             if text:
                 state.need_task(self, text, line)
             return text
+        if key in TIME_KEYS:
+            if raw == "":
+                return ""  # no expiry, no renew deadline (e.g. a finished task)
+            return self.duration(raw, key, line, allow_zero=True)
         if key in ("min", "max"):
             if value == "recovery_time":
                 return self.duration(raw, key, line, allow_zero=True)

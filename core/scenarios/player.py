@@ -13,7 +13,7 @@ from typing import Any, Protocol
 from core.engine.durations import format_clock, format_duration
 from core.engine.errors import BorrowedKeysError
 from core.engine.records import EventRow
-from core.scenarios.format import Expectation, Scenario, ScenarioError
+from core.scenarios.format import TIME_KEYS, Expectation, Scenario, ScenarioError
 from core.scenarios.writer import action_items
 from core.sim.snapshot import Snapshot
 from core.sim.spec import Action, SimSettings
@@ -62,7 +62,8 @@ def _compare(exp: Expectation, found: dict[str, object]) -> tuple[bool, str]:
         got = found.get(key)
         if got != want:
             ok = False
-        parts.append(f"{key} = {_q(got)}")
+        shown = _q(format_duration(got)) if key in TIME_KEYS and isinstance(got, int) else _q(got)
+        parts.append(f"{key} = {shown}")
     return ok, ", ".join(parts)
 
 
@@ -83,6 +84,8 @@ def check_expectation(exp: Expectation, snap: Snapshot) -> tuple[bool, str]:
                 "lease_token": row.lease_token,
                 "fence_token": row.fence_token,
                 "checkpoint_step": view.checkpoint_step or 0,
+                "expires_at": "" if row.lease_expires_at is None else row.lease_expires_at,
+                "renew_deadline": "" if row.renew_deadline is None else row.renew_deadline,
             },
         )
     if subject == "worker":
@@ -293,6 +296,7 @@ EVENT_LABELS_ZH: dict[str, str] = {
     "worker_added": "新增工作者",
     "call_dropped": "调用未送达",
     "self_fenced": "自我停工",
+    "checkpoint_ignored": "无视检查点",
 }
 REASON_LABELS_ZH: dict[str, str] = {
     "superseded": "已被取代",
@@ -302,6 +306,7 @@ REASON_LABELS_ZH: dict[str, str] = {
     "partitioned": "断桥",
     "not_waiting": "不在等待审批",
     "attempts_exhausted": "次数用尽",
+    "renew_deadline_passed": "过了续约截止时刻",
 }
 WORDS: dict[str, tuple[str, str]] = {
     "step": ("Step", "第{n}步"),
@@ -398,9 +403,10 @@ def render_line(record: Record, lang: str = "en") -> list[tuple[str, str]]:
             rest.append(str(record["task"]))
         if record.get("worker"):
             rest.append(str(record["worker"]))
-        if record.get("lease_token") is not None:
+        # Token 0 is no token: a task with no version (no_expiry mode) was never issued one.
+        if record.get("lease_token"):
             rest.append(f"{word('lease', lang)} {record['lease_token']}")
-        if record.get("fence_token") is not None:
+        if record.get("fence_token"):
             rest.append(f"{word('fence', lang)} {record['fence_token']}")
         detail = record.get("detail") or {}
         for key in ("key", "step"):

@@ -317,9 +317,20 @@ class Worker:
         steps = int(payload.get("steps", 5))
         step_time = int(payload.get("step_time_ms", 10_000))
         kind: TaskKind = KINDS.get(task.kind, LEDGER)
-        checkpoint = None
-        if self.mode is not Mode.NO_CHECKPOINT:
-            checkpoint = await self.store.load_checkpoint(claimed.task_id)
+        checkpoint = await self.store.load_checkpoint(claimed.task_id)
+        if checkpoint is not None and self.mode is Mode.NO_CHECKPOINT:
+            # Mistake four: the box by the stairs is there, and the successor walks past
+            # it. Said in the register, so the screen shows the saved work being ignored.
+            await self.store.record(
+                "checkpoint_ignored",
+                task_id=claimed.task_id,
+                worker_id=self.id,
+                lease_token=claimed.lease_token,
+                fence_token=claimed.fence_token,
+                step=checkpoint.step,
+                saved_by_fence_token=checkpoint.fence_token,
+            )
+            checkpoint = None
         if checkpoint is not None:
             first, state = checkpoint.step + 1, dict(checkpoint.state)
         else:

@@ -494,8 +494,7 @@ class MainScreen(Screen[None]):
             self.refresh_view(force=True)
 
     def action_next_mode(self) -> None:
-        modes = list(Mode)
-        self.set_mode(modes[(modes.index(self.session.mode) + 1) % len(modes)])
+        self.set_mode(self.session.next_mode())
 
     def set_mode(self, mode: Mode) -> None:
         self._message = None
