@@ -51,6 +51,9 @@ WORDS: dict[str, tuple[str, str]] = {
     "manual": ("manual", "手动"),
     "skew": ("skew {amount}", "时钟偏差 {amount}"),
     "slow": ("slow x{factor}", "变慢 x{factor}"),
+    "self_fencing": ("self-fencing", "到点自停"),
+    "renew_by": ("renew by {at}", "续约截止 {at}"),
+    "no_version": ("running only: no expiry, no version", "只有 running：无过期、无版本"),
     # task statuses (the store's words, shown in the task table)
     "status_queued": ("queued", "排队中"),
     "status_running": ("running", "运行中"),

@@ -38,6 +38,13 @@ def short(ms: int) -> str:
     return sign + format_duration(ms - ms % 60_000)
 
 
+def clock(ms: int) -> str:
+    """An instant of virtual time for a narrow pane: 1:20 below an hour, 1:00:20 above."""
+    minutes, seconds = divmod(max(0, ms) // 1000, 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}:{minutes:02d}:{seconds:02d}" if hours else f"{minutes}:{seconds:02d}"
+
+
 def lease_bar(label: str, remaining: int | None, ttl_ms: int, lang: str) -> Text:
     text = Text()
     text.append(f"{label:<6}", style="dim")
@@ -151,6 +158,8 @@ class WorkerPane(Vertical):
             flags.append(tr("slow", lang, factor=f"{v.slow_factor:g}"))
         if not v.autopilot:
             flags.append(tr("manual", lang))
+        if v.self_fencing:
+            flags.append(tr("self_fencing", lang))
         if flags:
             # the gaps are runs of their own: SVG renderers (librsvg) drop the leading
             # spaces of a styled run, which glued "frozen" to "manual" in screenshots
@@ -167,11 +176,22 @@ class WorkerPane(Vertical):
                 body.append(" ", style="bold")  # not leading the next run (see flags)
                 body.append(f"· {tr('step', lang)} {v.step}{total}")
             body.append("\n")
-            body.append(f"{tr('lease', lang)} ", style="dim")
-            body.append(f"{v.lease_token}", style="bold")
-            body.append("  ")
-            body.append(f"{tr('fence', lang)} ", style="dim")
-            body.append(f"{v.fence_token}", style="bold")
+            if not v.lease_token:
+                # Mistake one: the claim wrote `running` and an owner, and nothing else.
+                body.append(tr("no_version", lang), style="yellow")
+            else:
+                body.append(f"{tr('lease', lang)} ", style="dim")
+                body.append(f"{v.lease_token}", style="bold")
+                body.append("  ")
+                body.append(f"{tr('fence', lang)} ", style="dim")
+                body.append(f"{v.fence_token}", style="bold")
+            if v.renew_deadline is not None:
+                # The time it must renew by; a self-fencing worker stops by itself then.
+                body.append("  ")
+                body.append(
+                    tr("renew_by", lang, at=clock(v.renew_deadline)),
+                    style="bold magenta" if v.self_fencing else "dim",
+                )
         # the top part (above): who it is and what it believes it holds
         live = lease_bar(tr("by_store", lang), v.store_remaining_ms, state.ttl_ms, lang)
         if state.client_clock:
