@@ -12,8 +12,11 @@ BUNDLED = sorted(
 )
 
 
-def test_the_library_has_the_fourteen_scenarios() -> None:
-    assert len(BUNDLED) == 14
+def test_the_library_has_every_scenario() -> None:
+    # 14 plus the lessons of issue 9: the seed's SQL, heartbeat in the work loop,
+    # self-fencing, and a lease too short
+    assert {"15_seed_sql", "16_heartbeat_in_work", "17_self_fencing"} <= set(BUNDLED)
+    assert "18_lease_too_short" in BUNDLED and len(BUNDLED) >= 18
     for name in BUNDLED:
         scenario = load_scenario(str(files("scenarios") / f"{name}.toml"))
         assert scenario.title and scenario.title_zh and scenario.summary and scenario.summary_zh
@@ -48,6 +51,7 @@ def test_every_mistake_scenario_shows_its_damage(capsys: pytest.CaptureFixture[s
         "09_mistake_no_fencing": "stale_write_accepted",
         "11_mistake_client_clock": "double_owner",
         "12_mistake_no_idempotency": "duplicate_effect",
+        "15_seed_sql": "completed_twice",
     }
     for name, violation in damage.items():
         main(["play", name, "--json"])

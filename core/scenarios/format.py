@@ -51,7 +51,7 @@ TOP_KEYS: Final = (
     "tasks",
     "step",
 )
-WORKER_KEYS: Final = ("id", "autopilot", "skew")
+WORKER_KEYS: Final = ("id", "autopilot", "skew", "self_fencing")
 TASK_KEYS: Final = ("id", "kind", "steps", "step_time", "max_attempts")
 STEP_OWN_KEYS: Final = ("say", "say_zh", "do", "expect")
 # Every key an action may carry in its [[step]] table.
@@ -681,7 +681,10 @@ class _Builder:
                 skew = self.duration(
                     entry["skew"], "skew", where("skew"), allow_negative=True, allow_zero=True
                 )
-            out.append(WorkerSpec(id=wid, autopilot=autopilot, skew_ms=skew))
+            fencing = False
+            if "self_fencing" in entry:
+                fencing = self.flag(entry["self_fencing"], "self_fencing", where("self_fencing"))
+            out.append(WorkerSpec(id=wid, autopilot=autopilot, skew_ms=skew, self_fencing=fencing))
         return tuple(out)
 
     def task_fields(

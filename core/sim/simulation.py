@@ -104,7 +104,12 @@ class Simulation:
         for task in settings.tasks:
             self._enqueue(task)
         for spec in settings.workers:
-            self._add_worker(spec.id, autopilot=spec.autopilot, skew_ms=spec.skew_ms)
+            self._add_worker(
+                spec.id,
+                autopilot=spec.autopilot,
+                skew_ms=spec.skew_ms,
+                self_fencing=spec.self_fencing,
+            )
         self._settle()
 
     # -- time -------------------------------------------------------------------------------
@@ -238,7 +243,14 @@ class Simulation:
             )
         )
 
-    def _add_worker(self, worker_id: str, *, autopilot: bool = True, skew_ms: int = 0) -> Worker:
+    def _add_worker(
+        self,
+        worker_id: str,
+        *,
+        autopilot: bool = True,
+        skew_ms: int = 0,
+        self_fencing: bool = False,
+    ) -> Worker:
         worker = Worker(
             worker_id,
             store=self.store,
@@ -246,7 +258,7 @@ class Simulation:
             config=self.config,
             mode=self.mode,
             autopilot=autopilot,
-            self_fencing=self.settings.self_fencing,
+            self_fencing=self.settings.self_fencing or self_fencing,
             skew_ms=skew_ms,
         )
         self.workers[worker_id] = worker
@@ -331,7 +343,12 @@ class Simulation:
             skew = f.skew_ms
             if not f.dead:
                 worker.stop()
-            fresh = self._add_worker(worker.id, autopilot=worker.autopilot, skew_ms=skew)
+            fresh = self._add_worker(
+                worker.id,
+                autopilot=worker.autopilot,
+                skew_ms=skew,
+                self_fencing=worker.self_fencing,
+            )
             self._fault_event("restarted", fresh)
             return ActionResult()
         if f.dead:
