@@ -413,3 +413,38 @@ async def test_panes_and_table_show_the_renew_deadline_and_a_task_with_no_versio
         cells = [str(c) for c in task_row(view, 35_000, "zh")]
         # task, kind, status, owner, attempt, then no lease token, no fence token, no expiry
         assert cells[3:8] == ["acheng", "1", "", "", ""]
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            '[[tasks]]\nid = "t1"\n[[step]]\ndo = "advance"\nby = "1s"\n'
+            'expect = [{ task = "t1", expires_at = "soon" }]\n',
+            "t.toml:7: expires_at: bad duration 'soon'",
+        ),
+        ('[[workers]]\nid = "w"\nself_fencing = "yes"\n', "t.toml:4: self_fencing must be"),
+        ('mode = "seed_SQL"\n', 't.toml:2: unknown mode "seed_SQL" (did you mean "seed_sql"?)'),
+    ],
+)
+def test_bad_new_keys_get_one_line_and_exit_2(
+    text: str, message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "t.toml"
+    path.write_text('title = "t"\n' + text, encoding="utf-8")
+    assert cli_main(["play", str(path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(str(tmp_path)) and message in err and "\n" not in err
+
+
+def test_expires_at_and_renew_deadline_are_checked_against_the_task_row(tmp_path: Path) -> None:
+    path = tmp_path / "t.toml"
+    path.write_text(
+        'title = "t"\n[[workers]]\nid = "w"\n[[tasks]]\nid = "t1"\n'
+        '[[step]]\ndo = "advance"\nby = "25s"\n'
+        'expect = [{ task = "t1", expires_at = "80s", renew_deadline = "1m" }]\n'
+        '[[step]]\ndo = "advance"\nby = "1m"\n'
+        'expect = [{ task = "t1", status = "done", expires_at = "", renew_deadline = "" }]\n',
+        encoding="utf-8",
+    )
+    assert cli_main(["play", str(path)]) == 0
