@@ -51,7 +51,7 @@ WORDS: dict[str, tuple[str, str]] = {
     "manual": ("manual", "手动"),
     "skew": ("skew {amount}", "时钟偏差 {amount}"),
     "slow": ("slow x{factor}", "变慢 x{factor}"),
-    "self_fencing": ("self-fencing", "到点自停"),
+    "self_fencing": ("self-fencing", "自我围栏"),
     "renew_by": ("renew by {at}", "续约截止 {at}"),
     "no_version": ("running only: no expiry, no version", "只有 running：无过期、无版本"),
     # task statuses (the store's words, shown in the task table)
