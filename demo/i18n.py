@@ -35,6 +35,9 @@ WORDS: dict[str, tuple[str, str]] = {
     "manual": ("manual", "手动"),
     "skew": ("skew {amount}", "时钟偏差 {amount}"),
     "slow": ("slow x{factor}", "变慢 x{factor}"),
+    "self_fencing": ("self-fencing", "自我围栏"),
+    "renew_by": ("renew by {at}", "续约截止 {at}"),
+    "no_version": ("running only: no expiry, no version", "只有 running：无过期、无版本"),
     "dedup_count": ("deduplicated", "已去重"),
     # header
     "safe": ("safe", "安全"),
@@ -107,8 +110,8 @@ WORDS: dict[str, tuple[str, str]] = {
     "tip_speed": ("Multiple of real time", "相对真实时间的倍数"),
     "tip_lang": ("Switch between English and Chinese", "切换中英文"),
     "tip_mode": (
-        "Restart the same scenario in the next mode (a mistake beside the correct run)",
-        "换下一种模式重放同一场景（把错误做法摆在正确做法旁边）",
+        "Restart the same scenario in another mode: a mistake scenario and its correct twin",
+        "换一种模式重放同一场景：错误做法的场景和它正确的孪生版本来回切换",
     ),
     "tip_approve": ("Approve the selected waiting task", "批准选中的待批任务"),
     "tip_reject": ("Reject the selected waiting task", "驳回选中的待批任务"),

@@ -203,7 +203,9 @@ def test_self_fencing_worker_stops_by_itself_after_its_renew_deadline() -> None:
     advance(sim, 60)
     (fenced,) = named(sim, "self_fenced")
     assert fenced.worker_id == "acheng"
-    assert fenced.at > 40_000  # past the renew deadline (2/3 of the ttl)
+    # At its renew deadline (2/3 of the ttl), not at the end of the step it was on, and
+    # before its lease expires.
+    assert fenced.at == 40_000 < fenced.detail["expires_at"]
     # It wrote nothing after its deadline.
     assert all(e.at <= 40_000 for e in named(sim, "write_accepted"))
 

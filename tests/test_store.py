@@ -721,7 +721,12 @@ async def test_no_expiry_mode_never_expires(clock: VirtualClock) -> None:
     clock.advance(100 * TTL)
     assert await store.claim("w2") is None
     assert await store.claim("w2", "t1") is None
-    assert await store.expired_leases() != []  # the row says so, but nobody acts on it
+    # Mistake one whole: `running` and an owner, and nothing else: no expiry, no version.
+    row = await store.task("t1")
+    assert (row.status, row.owner_id) == ("running", lease.owner_id)
+    assert (row.lease_expires_at, row.renew_deadline) == (None, None)
+    assert (row.lease_token, row.fence_token) == (0, 0)
+    assert await store.expired_leases() == []
     await store.heartbeat(lease)
     await store.complete(lease)
     await store.close()

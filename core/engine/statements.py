@@ -68,11 +68,50 @@ LEASE_RETURNING = (
 
 @dataclass(frozen=True, slots=True)
 class Policy:
-    """Which safety mechanisms are on; each `False` is one of the seed's mistakes."""
+    """Which safety mechanisms are on; each `False` is one of the seed's mistakes.
+
+    `expiry=False` is mistake one whole: `running` is the only sign of ownership, so a
+    claim writes no expiry, no renew deadline and no new tokens (a task has no version).
+    `guards=False` runs the seed's Claim, Heartbeat and Complete exactly as printed.
+    """
 
     expiry: bool = True
     fencing: bool = True
     idempotency: bool = True
+    guards: bool = True
+
+
+# The seed's three statements, exactly as printed (its INTERVAL is the configured ttl
+# here). `borrowed-keys sql` prints them beside the statements this store runs.
+SEED_STATEMENTS: dict[str, str] = {
+    "claim": """UPDATE agent_tasks
+SET
+  status = 'running',
+  owner_id = :worker_id,
+  attempt = attempt + 1,
+  lease_token = lease_token + 1,
+  lease_expires_at = NOW() + INTERVAL '60 seconds',
+  last_heartbeat_at = NOW(),
+  updated_at = NOW()
+WHERE task_id = :task_id
+  AND (status = 'queued' OR lease_expires_at < NOW());""",
+    "heartbeat": """UPDATE agent_tasks
+SET
+  lease_expires_at = NOW() + INTERVAL '60 seconds',
+  last_heartbeat_at = NOW(),
+  updated_at = NOW()
+WHERE task_id = :task_id
+  AND owner_id = :worker_id
+  AND lease_token = :lease_token;""",
+    "complete": """UPDATE agent_tasks
+SET
+  status = 'done',
+  result_uri = :result_uri,
+  updated_at = NOW()
+WHERE task_id = :task_id
+  AND owner_id = :worker_id
+  AND lease_token = :lease_token;""",
+}
 
 
 class Stmt(NamedTuple):
@@ -128,6 +167,15 @@ class Statements:
             live,
         )
         returning = [t.c[name] for name in LEASE_RETURNING]
+        # The seed's Heartbeat and Complete: owner and lease token only. No status and no
+        # expiry check, so a heartbeat after expiry renews, and a lease on a finished task
+        # can still be renewed and completed.
+        seed_gate = and_(
+            t.c.task_id == bindparam("task_id"),
+            t.c.owner_id == bindparam("worker_id"),
+            t.c.lease_token == bindparam("lease_token"),
+        )
+        renew_gate = gate if policy.guards else seed_gate
 
         # --- claim: one conditional UPDATE ... RETURNING --------------------------------
         # `judge_now` is the store clock, except in client_clock mode (mistake five).
@@ -162,12 +210,25 @@ class Statements:
         )
         # The seed's Claim has no status guard on its expiry half and would re-claim a
         # finished task; both halves here are guarded, and each probes a partial index.
+        if not policy.guards:
+            # seed_sql: the seed's guard as printed, so a done task whose expiry was never
+            # cleared becomes claimable once that expiry passes.
+            expired_pick = (
+                select(t.c.task_id)
+                .where(t.c.lease_expires_at < judge_now)
+                .order_by(t.c.lease_expires_at, t.c.task_id)
+                .limit(1)
+                .scalar_subquery()
+            )
         pick = func.coalesce(expired_pick, queued_pick) if policy.expiry else queued_pick
+        expired_named = (
+            and_(t.c.status == "running", t.c.lease_expires_at < judge_now)
+            if policy.guards
+            else t.c.lease_expires_at < judge_now
+        )
         claimable_named = or_(
             t.c.status == "queued",
-            and_(t.c.status == "running", t.c.lease_expires_at < judge_now)
-            if policy.expiry
-            else false(),
+            expired_named if policy.expiry else false(),
         )
         has_attempts = t.c.attempt < t.c.max_attempts
         # One global sequence: the highest fence token ever drawn lives on some task row, and
@@ -175,18 +236,23 @@ class Statements:
         next_fence = select(func.coalesce(func.max(t.c.fence_token), 0) + 1).scalar_subquery()
         ttl = bindparam("ttl", type_=Integer)
         deadline = bindparam("deadline", type_=Integer)
-        claim_values = {
+        # Without expiry (mistake one) a claim writes `running` and an owner, nothing more:
+        # no expiry, no renew deadline, no new lease or fence token (below).
+        claim_values: dict[str, Any] = {
             "status": case((has_attempts, "running"), else_="dead"),
             "owner_id": case((has_attempts, bindparam("worker_id")), else_=null()),
             "attempt": case((has_attempts, t.c.attempt + 1), else_=t.c.attempt),
-            "lease_token": case((has_attempts, t.c.lease_token + 1), else_=t.c.lease_token),
-            "fence_token": case((has_attempts, next_fence), else_=t.c.fence_token),
-            "lease_expires_at": case((has_attempts, now + ttl), else_=null()),
-            "renew_deadline": case((has_attempts, now + deadline), else_=null()),
             "last_heartbeat_at": case((has_attempts, now), else_=t.c.last_heartbeat_at),
             "error_code": case((has_attempts, t.c.error_code), else_="attempts_exhausted"),
             "updated_at": now,
         }
+        if policy.expiry:
+            claim_values.update(
+                lease_token=case((has_attempts, t.c.lease_token + 1), else_=t.c.lease_token),
+                fence_token=case((has_attempts, next_fence), else_=t.c.fence_token),
+                lease_expires_at=case((has_attempts, now + ttl), else_=null()),
+                renew_deadline=case((has_attempts, now + deadline), else_=null()),
+            )
         self.claim_any = _sql(
             update(t).where(t.c.task_id == pick).values(claim_values).returning(*returning),
             dialect,
@@ -200,29 +266,20 @@ class Statements:
         )
 
         # --- heartbeat, complete, fail, park, checkpoint gate --------------------------
+        renewal: dict[str, Any] = {"last_heartbeat_at": now, "updated_at": now}
+        if policy.expiry:
+            renewal.update(lease_expires_at=now + ttl, renew_deadline=now + deadline)
         self.heartbeat = _sql(
-            update(t)
-            .where(gate)
-            .values(
-                lease_expires_at=now + ttl,
-                renew_deadline=now + deadline,
-                last_heartbeat_at=now,
-                updated_at=now,
-            )
-            .returning(*returning),
+            update(t).where(renew_gate).values(renewal).returning(*returning),
             dialect,
         )
+        finish: dict[str, Any] = {"status": "done", "result": bindparam("result")}
+        finish["updated_at"] = now
+        if policy.guards:
+            # A finished task holds no lease: nothing is left to expire and be claimed.
+            finish.update(lease_expires_at=null(), renew_deadline=null())
         self.complete = _sql(
-            update(t)
-            .where(gate)
-            .values(
-                status="done",
-                result=bindparam("result"),
-                lease_expires_at=null(),
-                renew_deadline=null(),
-                updated_at=now,
-            )
-            .returning(*returning),
+            update(t).where(renew_gate).values(finish).returning(*returning),
             dialect,
         )
         retry_left = and_(bindparam("retry", type_=Integer) == 1, t.c.attempt < t.c.max_attempts)

@@ -46,6 +46,7 @@ def policy_for(mode: Mode) -> Policy:
         expiry=mode is not Mode.NO_EXPIRY,
         fencing=mode is not Mode.NO_FENCING,
         idempotency=mode is not Mode.NO_IDEMPOTENCY,
+        guards=mode is not Mode.SEED_SQL,
     )
 
 

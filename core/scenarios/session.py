@@ -229,6 +229,20 @@ class Session:
         self.recorded.clear()
         self._rebuild(0)
 
+    def next_mode(self) -> Mode:
+        """The mode `m` switches to: a mistake and its correct twin, side by side.
+
+        A scenario written for a mistake toggles between that mistake and `correct` (the
+        same faults with every safety on), so "press m to see the correct run" and "press
+        m again" lead where the narration says. A correct scenario, or the sandbox, cycles
+        through every mode.
+        """
+        home = self.scenario.settings.mode if self.scenario is not None else Mode.CORRECT
+        if home is not Mode.CORRECT:
+            return Mode.CORRECT if self.mode is home else home
+        modes = list(Mode)
+        return modes[(modes.index(self.mode) + 1) % len(modes)]
+
     def set_mode(self, mode: Mode) -> None:
         """Restart the same scenario in another mode."""
         self.settings = dataclasses.replace(self.settings, mode=mode)

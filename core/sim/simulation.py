@@ -116,7 +116,12 @@ class Simulation:
         for task in settings.tasks:
             self._enqueue(task)
         for spec in settings.workers:
-            self._add_worker(spec.id, autopilot=spec.autopilot, skew_ms=spec.skew_ms)
+            self._add_worker(
+                spec.id,
+                autopilot=spec.autopilot,
+                skew_ms=spec.skew_ms,
+                self_fencing=spec.self_fencing,
+            )
         self._settle()
 
     # -- time -------------------------------------------------------------------------------
@@ -250,7 +255,14 @@ class Simulation:
             )
         )
 
-    def _add_worker(self, worker_id: str, *, autopilot: bool = True, skew_ms: int = 0) -> Worker:
+    def _add_worker(
+        self,
+        worker_id: str,
+        *,
+        autopilot: bool = True,
+        skew_ms: int = 0,
+        self_fencing: bool = False,
+    ) -> Worker:
         worker = Worker(
             worker_id,
             store=self.store,
@@ -258,7 +270,7 @@ class Simulation:
             config=self.config,
             mode=self.mode,
             autopilot=autopilot,
-            self_fencing=self.settings.self_fencing,
+            self_fencing=self.settings.self_fencing or self_fencing,
             skew_ms=skew_ms,
         )
         self.workers[worker_id] = worker
@@ -346,7 +358,12 @@ class Simulation:
             skew = f.skew_ms
             if not f.dead:
                 worker.stop()
-            fresh = self._add_worker(worker.id, autopilot=worker.autopilot, skew_ms=skew)
+            fresh = self._add_worker(
+                worker.id,
+                autopilot=worker.autopilot,
+                skew_ms=skew,
+                self_fencing=worker.self_fencing,
+            )
             self._fault_event("restarted", fresh)
             return ActionResult()
         if f.dead:
@@ -423,7 +440,7 @@ class Simulation:
                 if lease is None:
                     return ActionResult(False, "nothing to claim")
                 worker.hold(lease)
-                run_inline(worker.recall(lease))
+                run_inline(worker.recall(lease, taking_over=True))
                 return ActionResult()
             lease = worker.lease
             if lease is None:
@@ -576,8 +593,10 @@ class Simulation:
                 expires = lease.expires_at
                 if row is not None and row.lease_token == lease.lease_token:
                     expires = row.lease_expires_at if row.lease_expires_at is not None else expires
-                store_remaining = expires - now
-                believed = lease.expires_at - w.local_now()
+                # no_expiry: a lease without an end has nothing to count down
+                store_remaining = None if expires is None else expires - now
+                if lease.expires_at is not None:
+                    believed = lease.expires_at - w.local_now()
             if w.last_renew_at is not None and lease is not None:
                 age = now - w.last_renew_at
             workers.append(
@@ -597,6 +616,8 @@ class Simulation:
                     heartbeat_frozen=w.faults.heartbeat_frozen,
                     partitioned=w.faults.partitioned,
                     stalled=w.faults.stalled,
+                    renew_deadline=lease.renew_deadline if lease else None,
+                    self_fencing=w.self_fencing,
                 )
             )
         return Snapshot(

@@ -42,6 +42,10 @@ class WorkerView:
     heartbeat_frozen: bool = False
     partitioned: bool = False
     stalled: bool = False
+    # When the held lease must be renewed by (store clock, as issued); a self-fencing worker
+    # stops by itself once its own clock reaches it.
+    renew_deadline: int | None = None
+    self_fencing: bool = False
 
 
 @dataclass(frozen=True, slots=True)

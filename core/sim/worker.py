@@ -3,7 +3,11 @@ steps (each a fenced ledger write, maybe an idempotent effect, then a checkpoint
 completes, while a separate heartbeat loop renews the lease.
 
 The heartbeat runs in its own task, never from inside the work loop: the seed's rule that
-renewal is decoupled from business logic, so a slow step does not starve the lease.
+renewal is decoupled from business logic, so a slow step does not starve the lease. The
+heartbeat_in_work mode breaks that rule on purpose: the work loop renews between steps.
+
+With self-fencing on, the heartbeat task also watches the renew deadline: a holder that has
+not renewed by then stops by itself, before its lease can expire and be handed on.
 """
 
 import json
@@ -37,6 +41,10 @@ class Env(Protocol):
 
 class Partitioned(Exception):
     """The call never reached the store."""
+
+
+class SelfFenced(Exception):
+    """The worker passed its own renew deadline and gave the task up by itself."""
 
 
 @dataclass
@@ -111,6 +119,9 @@ class Worker:
         self.last_renew_at: int | None = None
         self.work_process: Any = None
         self.heartbeat_process: Any = None
+        # Set when self-fencing gave the held lease up: a call still retrying through a
+        # partition with that lease must not reach the store once the partition heals.
+        self.fenced_out = False
         # When the work loop last asked the store for work and got none (None while it
         # holds a task, or has not looked since): what makes a worker truly idle.
         self.last_empty_poll_at: int | None = None
@@ -187,6 +198,8 @@ class Worker:
             if not retry:
                 raise Partitioned(operation)
             await self.env.sleep(self.config.poll_every_ms)
+            if self.fenced_out:
+                raise SelfFenced(operation)
         return await fn(*args, **kwargs)
 
     # -- autopilot ------------------------------------------------------------------------
@@ -213,11 +226,12 @@ class Worker:
                 await self.env.sleep(self.config.poll_every_ms)
                 continue
             self.hold(lease)
-            self.heartbeat_process = self.env.spawn(
-                self.heartbeat_loop(lease.lease_token, lease.task_id),
-                owner=self.id,
-                name="heartbeat",
-            )
+            if self.mode is not Mode.HEARTBEAT_IN_WORK:
+                self.heartbeat_process = self.env.spawn(
+                    self.heartbeat_loop(lease.lease_token, lease.task_id),
+                    owner=self.id,
+                    name="heartbeat",
+                )
             try:
                 await self.run_task(lease)
             finally:
@@ -226,6 +240,7 @@ class Worker:
     def hold(self, lease: Lease) -> None:
         self.lease = lease
         self.work = None
+        self.fenced_out = False
         self.last_empty_poll_at = None
         self.last_renew_at = self.store.clock.now_ms()
         self.step = None
@@ -239,13 +254,33 @@ class Worker:
         self.work = None
         self.step = None
 
+    def _deadline_due_at(self, lease: Lease) -> int | None:
+        """When, by the store clock, this worker's own clock reaches its renew deadline."""
+        if not self.self_fencing or lease.renew_deadline is None:
+            return None
+        return lease.renew_deadline - self.faults.skew_ms
+
     async def heartbeat_loop(self, lease_token: int, task_id: str | None = None) -> None:
-        """Renew the lease every heartbeat_every, on its own, until it is lost or dropped."""
+        """Renew the lease every heartbeat_every, on its own, until it is lost or dropped.
+
+        With self-fencing, also wake at the renew deadline: not renewed by then, the worker
+        gives the task up by itself (Kubernetes' leader election does the same).
+        """
+        beat_at = self.store.clock.now_ms() + self.config.heartbeat_ms
         while True:
-            await self.env.sleep(self.config.heartbeat_ms)
             lease = self.lease
             if lease is None or not _same_lease(lease, task_id, lease_token):
                 return
+            now = self.store.clock.now_ms()
+            deadline_at = self._deadline_due_at(lease)
+            wake = beat_at if deadline_at is None else min(beat_at, deadline_at)
+            if wake > now:
+                await self.env.sleep(wake - now)
+                continue  # look again: a renewal may have moved the deadline meanwhile
+            if deadline_at is not None and now >= deadline_at:
+                await self._fence_self(lease)
+                return
+            beat_at = now + self.config.heartbeat_ms
             if self.faults.heartbeat_frozen:
                 continue  # the fog: the apprentice cannot reach the keeper
             try:
@@ -262,16 +297,14 @@ class Worker:
                 self.lease = renewed
                 self.last_renew_at = self.store.clock.now_ms()
 
-    def _still_mine(self, lease: Lease) -> bool:
-        return self.lease is not None and _same_lease(self.lease, lease.task_id, lease.lease_token)
+    async def _fence_self(self, lease: Lease) -> None:
+        """Give the lease up by itself: past the renew deadline, before the lease expires.
 
-    async def _self_fenced(self) -> bool:
-        """Defence in depth: past its own renew deadline, a worker stops by itself."""
-        lease = self.lease
-        if not self.self_fencing or lease is None:
-            return False
-        if self.local_now() <= lease.renew_deadline:
-            return False
+        The work loop finds out when its step ends; a call retrying through a partition
+        gives up at its next try.
+        """
+        self.lease = None
+        self.fenced_out = True
         await self.store.record(
             "self_fenced",
             task_id=lease.task_id,
@@ -280,19 +313,69 @@ class Worker:
             fence_token=lease.fence_token,
             reason="renew_deadline_passed",
             renew_deadline=lease.renew_deadline,
+            expires_at=lease.expires_at,
         )
+
+    def _still_mine(self, lease: Lease) -> bool:
+        return self.lease is not None and _same_lease(self.lease, lease.task_id, lease.lease_token)
+
+    async def _self_fenced(self) -> bool:
+        """Defence in depth: past its own renew deadline, a worker stops by itself."""
+        lease = self.lease
+        if not self.self_fencing or lease is None or lease.renew_deadline is None:
+            return False
+        if self.local_now() < lease.renew_deadline:
+            return False
+        await self._fence_self(lease)
         return True
 
-    async def recall(self, lease: Lease, task: TaskRow | None = None) -> Work:
-        """Read the box by the stairs (the latest checkpoint) before touching the ledger."""
+    async def _renew_between_steps(self, claimed: Lease) -> None:
+        """heartbeat_in_work: the work loop renews when it reaches this line, and only then.
+
+        A step longer than the lease means the renewal comes too late: the store refuses it
+        (expired, or superseded by a successor) and LeaseRejected ends the task here.
+        """
+        if self.faults.heartbeat_frozen:
+            return
+        lease = self._current(claimed)
+        try:
+            renewed = await self.call(
+                "heartbeat", "renew_rejected", self.store.heartbeat, lease, retry=False
+            )
+        except Partitioned:
+            return
+        except LeaseRejected:
+            self.lease = None
+            raise
+        self.lease = renewed
+        self.last_renew_at = self.store.clock.now_ms()
+
+    async def recall(
+        self, lease: Lease, task: TaskRow | None = None, *, taking_over: bool = False
+    ) -> Work:
+        """Read the box by the stairs (the latest checkpoint) before touching the ledger.
+
+        In no_checkpoint mode the box is there and a worker taking over walks past it (mistake
+        four); that is said in the register, so the screen shows the saved work ignored.
+        """
         if task is None:
             task = await self.store.task(lease.task_id)
         payload = json.loads(task.input_payload or "null") or {}
         steps = int(payload.get("steps", 5))
         kind: TaskKind = KINDS.get(task.kind, LEDGER)
-        checkpoint = None
-        if self.mode is not Mode.NO_CHECKPOINT:
-            checkpoint = await self.store.load_checkpoint(lease.task_id)
+        checkpoint = await self.store.load_checkpoint(lease.task_id)
+        if checkpoint is not None and self.mode is Mode.NO_CHECKPOINT:
+            if taking_over:
+                await self.store.record(
+                    "checkpoint_ignored",
+                    task_id=lease.task_id,
+                    worker_id=self.id,
+                    lease_token=lease.lease_token,
+                    fence_token=lease.fence_token,
+                    step=checkpoint.step,
+                    saved_by_fence_token=checkpoint.fence_token,
+                )
+            checkpoint = None
         if checkpoint is not None:
             states = {checkpoint.step: dict(checkpoint.state)}
         else:
@@ -308,7 +391,7 @@ class Worker:
         payload = json.loads(task.input_payload or "null") or {}
         steps = int(payload.get("steps", 5))
         step_time = int(payload.get("step_time_ms", 10_000))
-        work = await self.recall(claimed, task)
+        work = await self.recall(claimed, task, taking_over=True)
         kind = work.kind
         last = max(work.states)
         first, state = last + 1, work.states[last]
@@ -323,6 +406,8 @@ class Worker:
                 await self.env.sleep(round(step_time * self.faults.slow_factor))
                 if not self._still_mine(claimed) or await self._self_fenced():
                     return
+                if self.mode is Mode.HEARTBEAT_IN_WORK:
+                    await self._renew_between_steps(claimed)
                 out = kind.run_step(claimed.task_id, step, steps, state)
                 lease = self._current(claimed)
                 key = f"{claimed.task_id}/{step}"
@@ -373,6 +458,8 @@ class Worker:
             )
         except LeaseRejected:
             return  # the store said no and wrote why; this worker lost the task
+        except SelfFenced:
+            return  # it gave the task up by itself at its renew deadline
 
     def _current(self, claimed: Lease) -> Lease:
         """The worker's latest copy of its lease (renewals move the expiry, not the tokens)."""

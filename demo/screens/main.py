@@ -84,7 +84,7 @@ CONTROL_KEYS: tuple[tuple[str, str, str], ...] = (
     ("r", "restart", "重来"),
     ("-  +", "slower / faster", "慢一点 / 快一点"),
     ("l", "language: English / 中文", "语言：English / 中文"),
-    ("m", "mode: restart in the next mode", "模式：换下一种模式重来"),
+    ("m", "mode: a mistake, then its correct twin", "模式：错误做法与它正确的孪生版本互换"),
     ("a  x", "approve / reject the selected waiting task", "批准 / 驳回选中的待批任务"),
     ("e", "enqueue a task", "任务入队"),
     (
@@ -500,8 +500,7 @@ class MainScreen(Screen[None]):
             self.refresh_view(force=True)
 
     def action_next_mode(self) -> None:
-        modes = list(Mode)
-        self.set_mode(modes[(modes.index(self.session.mode) + 1) % len(modes)])
+        self.set_mode(self.session.next_mode())
 
     def set_mode(self, mode: Mode) -> None:
         self._message = None

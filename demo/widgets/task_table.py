@@ -56,8 +56,9 @@ def task_row(view: TaskView, now_ms: int, lang: str) -> Row:
         Text(status_word(row.status, lang), style=STATUS_STYLES.get(row.status, "")),
         row.owner_id or "",
         str(row.attempt),
-        str(row.lease_token),
-        str(row.fence_token),
+        # Token 0 was never issued: a queued task, or mistake one's task with no version.
+        str(row.lease_token) if row.lease_token else "",
+        str(row.fence_token) if row.fence_token else "",
         expires,
         until,
         beat,

@@ -70,9 +70,16 @@ def until_clock(at_ms: int) -> str:
     return format_clock(at_ms).rsplit(".", 1)[0]
 
 
-def until_line(expires_at: int | None, remaining: int | None, lang: str) -> Text:
+def until_line(
+    expires_at: int | None,
+    remaining: int | None,
+    lang: str,
+    renew_deadline: int | None = None,
+    self_fencing: bool = False,
+) -> Text:
     """When the lease ends by the store's clock, as an instant ("until 0:01:20"), so a
-    renewal can be seen moving it; red once it has passed."""
+    renewal can be seen moving it; red once it has passed. Then the instant the holder must
+    renew by, which a self-fencing holder keeps by stopping itself."""
     text = Text()
     text.append(pad_label(tr("expires_at", lang)), style="dim")
     if expires_at is None:
@@ -80,6 +87,12 @@ def until_line(expires_at: int | None, remaining: int | None, lang: str) -> Text
     else:
         passed = remaining is not None and remaining <= 0
         text.append(until_clock(expires_at), style="red" if passed else "")
+    if renew_deadline is not None:
+        text.append("  ")
+        text.append(
+            tr("renew_by", lang, at=until_clock(renew_deadline)),
+            style="bold magenta" if self_fencing else "dim",
+        )
     return text
 
 
@@ -176,6 +189,8 @@ class WorkerPane(Vertical):
             flags.append(tr("slow", lang, factor=f"{v.slow_factor:g}"))
         if not v.autopilot:
             flags.append(tr("manual", lang))
+        if v.self_fencing:
+            flags.append(tr("self_fencing", lang))
         if flags:
             # the gaps are runs of their own: SVG renderers (librsvg) drop the leading
             # spaces of a styled run, which glued "frozen" to "manual" in screenshots
@@ -192,11 +207,15 @@ class WorkerPane(Vertical):
                 body.append(" ", style="bold")  # not leading the next run (see flags)
                 body.append(f"· {tr('step', lang)} {v.step}{total}")
             body.append("\n")
-            body.append(f"{token_word('lease', lang)} ", style="dim")
-            body.append(f"{v.lease_token}", style="bold")
-            body.append("  ")
-            body.append(f"{token_word('fence', lang)} ", style="dim")
-            body.append(f"{v.fence_token}", style="bold")
+            if not v.lease_token:
+                # Mistake one: the claim wrote `running` and an owner, and nothing else.
+                body.append(tr("no_version", lang), style="yellow")
+            else:
+                body.append(f"{token_word('lease', lang)} ", style="dim")
+                body.append(f"{v.lease_token}", style="bold")
+                body.append("  ")
+                body.append(f"{token_word('fence', lang)} ", style="dim")
+                body.append(f"{v.fence_token}", style="bold")
         # the top part (above): who it is and what it believes it holds
         live = lease_bar(tr("by_store", lang), v.store_remaining_ms, state.ttl_ms, lang)
         if state.client_clock:
@@ -205,7 +224,15 @@ class WorkerPane(Vertical):
                 lease_bar(tr("own_clock", lang), v.believed_remaining_ms, state.ttl_ms, lang)
             )
         live.append("\n")
-        live.append_text(until_line(state.expires_at_ms, v.store_remaining_ms, lang))
+        live.append_text(
+            until_line(
+                state.expires_at_ms,
+                v.store_remaining_ms,
+                lang,
+                renew_deadline=v.renew_deadline,
+                self_fencing=v.self_fencing,
+            )
+        )
         live.append("\n")
         live.append(pad_label(tr("pulse", lang)), style="dim")
         age = v.heartbeat_age_ms
