@@ -25,7 +25,7 @@ async def _aio(path: Path) -> LeaseStore:
     return await LeaseStore.open_async(path, clock=VirtualClock())
 
 
-OPENERS = [pytest.param(_inline, id="inline"), pytest.param(_aio, id="aiosqlite")]
+OPENERS = [pytest.param(_inline, id="inline"), pytest.param(_aio, id="async")]
 
 
 def _files(folder: Path) -> dict[str, bytes]:
@@ -168,7 +168,7 @@ async def test_a_file_database_uses_wal_and_synchronous_normal_on_every_connecti
     try:
         for store in (first, second):
             journal, sync, _busy, fk = await store.driver.read(_pragmas)
-            # (On the aiosqlite driver's loop path a transaction never waits for a lock, so
+            # (On the async driver's loop path a transaction never waits for a lock, so
             # busy_timeout reads 0 inside it; the connection's own setting is checked below.)
             assert (journal, sync, fk) == (WAL_NORMAL[0], WAL_NORMAL[1], WAL_NORMAL[3])
         raw = backend.connect(path)
@@ -179,7 +179,7 @@ async def test_a_file_database_uses_wal_and_synchronous_normal_on_every_connecti
         await second.close()
 
 
-async def test_aiosqlite_driver_never_blocks_the_loop_on_a_lock_held_elsewhere(
+async def test_async_driver_never_blocks_the_loop_on_a_lock_held_elsewhere(
     tmp_path: Path,
 ) -> None:
     import asyncio
@@ -188,12 +188,12 @@ async def test_aiosqlite_driver_never_blocks_the_loop_on_a_lock_held_elsewhere(
     store = await LeaseStore.open_async(path, clock=VirtualClock())
     holder = backend.connect(path)
     try:
-        conn = store.driver._aconn._conn  # type: ignore[attr-defined]
+        conn = store.driver._conn  # type: ignore[attr-defined]
         assert conn.execute("PRAGMA busy_timeout").fetchone()[0] == backend.BUSY_TIMEOUT_MS
         holder.execute("BEGIN IMMEDIATE")  # another process holds the write lock
         enqueue = asyncio.create_task(store.enqueue("t1"))
         turned = time.monotonic()
-        for _ in range(20):  # the loop keeps turning: the enqueue waits on aiosqlite's thread
+        for _ in range(20):  # the loop keeps turning: the enqueue waits on the driver's thread
             await asyncio.sleep(0)
         # Waiting on the loop would take the whole busy_timeout (2 s); turning takes micro-
         # seconds. The margin is wide on purpose: this checks blocking, not speed.
