@@ -11,7 +11,7 @@ import pytest
 from core.engine import models
 from core.engine.backends import sqlite as backend
 from core.engine.clock import VirtualClock
-from core.engine.errors import SchemaVersionError, StoreError
+from core.engine.errors import LeaseRejected, SchemaVersionError, StoreError
 from core.engine.store import LeaseStore
 
 Opener = Callable[[Path], Awaitable[LeaseStore]]
@@ -259,3 +259,57 @@ def test_nan_is_not_json() -> None:
 
     with pytest.raises(ValueError):
         dump_json({"x": float("nan")})
+
+
+# -- fence tokens come from a counter, never max() + 1 ----------------------------------------
+
+
+async def test_deleting_a_finished_task_never_lets_a_fence_token_be_issued_again(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "keys.db"
+    store = LeaseStore.open_inline(path, clock=VirtualClock())
+    await store.enqueue("t1")
+    first = await store.claim("w1")
+    assert first is not None and first.fence_token == 1
+    await store.complete(first)
+    await store.driver.write(lambda c: c.execute("DELETE FROM agent_tasks WHERE task_id = 't1'"))
+    await store.enqueue("t2")
+    second = await store.claim("w2")
+    assert second is not None
+    issued = [e.fence_token for e in await store.events() if e.event == "claimed"]
+    assert second.fence_token > max(issued[:-1]) == first.fence_token
+    # The old holder's token cannot reach the ledger behind the new one.
+    await store.fenced_write(second, "t2/page", "new")
+    with pytest.raises(LeaseRejected):
+        await store.fenced_write(first, "t2/page", "stale")
+    await store.close()
+
+
+async def test_a_version_1_store_is_migrated_above_every_token_it_remembers(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "keys.db"
+    store = LeaseStore.open_inline(path, clock=VirtualClock())
+    for task_id in ("t1", "t2", "t3"):
+        await store.enqueue(task_id)
+        lease = await store.claim("w1")
+        assert lease is not None
+        await store.complete(lease)
+    await store.close()
+    # What version 1 looked like: no counter, the tasks that drew 2 and 3 deleted since.
+    conn = sqlite3.connect(path)
+    with conn:
+        conn.execute("DROP TABLE fence_counter")
+        conn.execute("DELETE FROM agent_tasks WHERE task_id IN ('t2', 't3')")
+        conn.execute("UPDATE store_meta SET value = '1' WHERE key = 'schema_version'")
+    conn.close()
+    store = LeaseStore.open_inline(path, clock=VirtualClock())
+    await store.enqueue("t4")
+    lease = await store.claim("w1")
+    assert lease is not None and lease.fence_token == 4  # 3 survives in the events
+    version = await store.driver.read(
+        lambda c: c.execute("SELECT value FROM store_meta WHERE key = 'schema_version'").fetchone()
+    )
+    assert version == (str(models.SCHEMA_VERSION),)
+    await store.close()
