@@ -34,7 +34,9 @@ pytest: $(STAMP)
 test: lint typecheck imports pytest
 
 # The same tests on the lowest versions pyproject.toml declares, pinned exactly, in a venv
-# of their own (the newest ones are `make test`'s). Run by CI after `make test`.
+# of their own (the newest ones are `make test`'s). Run by CI after `make test`. The `slow`
+# tests (worker processes on the wall clock) are left to `make test`: they check timing
+# between processes, not the libraries, and would add a minute to CI.
 MIN_VENV  := .venv-min
 MIN_STAMP := $(MIN_VENV)/.installed-min
 
@@ -48,7 +50,7 @@ $(MIN_STAMP): pyproject.toml .ci/lowest_versions.py
 
 test-min: $(MIN_STAMP)
 	@echo "lowest declared versions: $$(tr '\n' ' ' < $(MIN_VENV)/lowest.txt)"
-	$(MIN_VENV)/bin/pytest -n 2 -p no:cacheprovider
+	$(MIN_VENV)/bin/pytest -n 2 -p no:cacheprovider -m "not slow"
 
 bench: $(STAMP)
 	$(BIN)/python -m bench

@@ -313,3 +313,16 @@ async def test_a_version_1_store_is_migrated_above_every_token_it_remembers(
     )
     assert version == (str(models.SCHEMA_VERSION),)
     await store.close()
+
+
+async def test_statements_are_compiled_once_per_dialect_and_policy(clock: VirtualClock) -> None:
+    from core.engine.config import Mode
+
+    first = LeaseStore.open_inline(clock=clock)
+    second = LeaseStore.open_inline(clock=clock)
+    other = LeaseStore.open_inline(clock=clock, mode=Mode.NO_FENCING)
+    assert first.sql is second.sql
+    assert other.sql is not first.sql
+    assert other.sql.ledger_write.sql != first.sql.ledger_write.sql
+    for store in (first, second, other):
+        await store.close()
