@@ -142,7 +142,14 @@ class _Rejected(Exception):
 
 
 class LeaseStore:
-    """Claims, heartbeats, checkpoints, fenced writes and effects over one database."""
+    """Claims, heartbeats, checkpoints, fenced writes and effects over one database.
+
+    Use it as `async with` (or call `close()`): closing waits for every call in flight and
+    refuses later ones with `StoreClosed`. A cancelled call follows its driver's rule
+    (`AsyncSqliteDriver`: it never commits if cancelled before its transaction began, and
+    may have committed if cancelled while the transaction ran on the driver's thread);
+    listeners hear the events of calls that returned or raised, not of cancelled ones.
+    """
 
     def __init__(
         self,
