@@ -50,9 +50,13 @@ async def test_enqueues_racing_close_end_with_a_clear_error_and_lose_nothing(
     path = tmp_path / "race.db"
     rng = random.Random(10)
     returned = 0
-    for run in range(60):
+    holder = backend.connect(path)
+    for run in range(150):
         store = await LeaseStore.open_async(path, clock=VirtualClock())
         ok: list[str] = []
+        # In one run of three another connection holds the write lock around the close,
+        # so the call in flight is on the driver's thread when close() comes.
+        contended = run % 3 == 0
 
         async def enqueue_forever(
             store: LeaseStore = store, ok: list[str] = ok, run: int = run
@@ -66,12 +70,19 @@ async def test_enqueues_racing_close_end_with_a_clear_error_and_lose_nothing(
 
         loop_task = asyncio.create_task(enqueue_forever())
         await _turn(rng.randint(0, 30))
+        if contended:
+            holder.execute("BEGIN IMMEDIATE")
+            await _turn(rng.randint(0, 5))
         closers = [asyncio.create_task(store.close()) for _ in range(rng.randint(1, 2))]
+        if contended:
+            await _turn(rng.randint(0, 5))
+            holder.execute("COMMIT")
         with pytest.raises(StoreClosed, match="closed") as err:
             await loop_task
         assert "\n" not in str(err.value)
         await asyncio.gather(*closers)
         returned += len(ok)
+    holder.close()
     assert _task_count(path) == returned
 
 
