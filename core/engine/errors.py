@@ -19,6 +19,10 @@ class SchemaVersionError(StoreError):
     """The database was written by a newer version of borrowed-keys."""
 
 
+class StoreClosed(StoreError):
+    """A call reached a store after `close()` began: it is refused, never half-run."""
+
+
 class UnknownTask(BorrowedKeysError):
     """No task with that id."""
 

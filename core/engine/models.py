@@ -11,10 +11,13 @@ from typing import Optional
 from sqlalchemy import BigInteger, Column, Index, Text, text
 from sqlmodel import Field, SQLModel
 
-# 2: ledger.task_id (a page names its task) and agent_tasks.queue_seq (first in, first out).
+# 2: ledger.task_id (a page names its task), agent_tasks.queue_seq (first in, first out),
+# and fence tokens drawn from `fence_counter`, no longer max(fence_token) + 1.
 SCHEMA_VERSION = 2
 
 STATUSES = ("queued", "running", "waiting", "done", "dead")
+
+FENCE_COUNTER = "fence_token"  # the name of fence_counter's one row
 
 
 class AgentTask(SQLModel, table=True):
@@ -119,6 +122,20 @@ class Event(SQLModel, table=True):
     fence_token: Optional[int] = Field(default=None, sa_column=Column(BigInteger))
     reason: Optional[str] = Field(default=None)
     detail: str = Field(default="{}", sa_column=Column(Text, nullable=False))
+
+
+class FenceCounter(SQLModel, table=True):
+    """The highest fence token ever issued, in one row: a token is never issued twice.
+
+    `max(fence_token) + 1` over the tasks forgot every token of a deleted task row, and
+    reissued it. SQLite has no sequences, so each claim reads this row and bumps it in the
+    same transaction; PostgreSQL would use a SEQUENCE (see core/engine/statements.py).
+    """
+
+    __tablename__ = "fence_counter"
+
+    name: str = Field(primary_key=True)
+    value: int = Field(sa_column=Column(BigInteger, nullable=False))
 
 
 class StoreMeta(SQLModel, table=True):

@@ -9,12 +9,13 @@ import json
 import os
 import sqlite3
 from collections.abc import Callable
-from typing import Any
+from types import TracebackType
+from typing import Any, Self
 
 from core.engine.backends.sqlite import dialect
-from core.engine.clock import Clock
+from core.engine.clock import Clock, DatabaseClock
 from core.engine.config import LeaseConfig, Mode
-from core.engine.drivers import AioSqliteDriver, Driver, InlineDriver
+from core.engine.drivers import AsyncSqliteDriver, Driver, InlineDriver
 from core.engine.errors import (
     DuplicateTask,
     FencedWrite,
@@ -35,7 +36,7 @@ from core.engine.records import (
     TaskRow,
     dump_json,
 )
-from core.engine.statements import Policy, Statements, Stmt
+from core.engine.statements import Policy, Stmt, statements_for
 
 EventListener = Callable[[EventRow], None]
 
@@ -142,7 +143,14 @@ class _Rejected(Exception):
 
 
 class LeaseStore:
-    """Claims, heartbeats, checkpoints, fenced writes and effects over one database."""
+    """Claims, heartbeats, checkpoints, fenced writes and effects over one database.
+
+    Use it as `async with` (or call `close()`): closing waits for every call in flight and
+    refuses later ones with `StoreClosed`. A cancelled call follows its driver's rule
+    (`AsyncSqliteDriver`: it never commits if cancelled before its transaction began, and
+    may have committed if cancelled while the transaction ran on the driver's thread);
+    listeners hear the events of calls that returned or raised, not of cancelled ones.
+    """
 
     def __init__(
         self,
@@ -156,7 +164,10 @@ class LeaseStore:
         self.config = (config or LeaseConfig()).validated()
         self.mode = mode
         self.policy = policy_for(mode)
-        self.sql = Statements(dialect(), self.policy)
+        self.sql = statements_for(dialect(), self.policy)
+        # A database clock is read inside each transaction, under the write lock; a
+        # virtual clock (simulations) is read in Python, so playback stays exact.
+        self._db_clock = isinstance(clock, DatabaseClock)
         self._listeners: list[EventListener] = []
 
     @classmethod
@@ -180,11 +191,20 @@ class LeaseStore:
         config: LeaseConfig | None = None,
         mode: Mode = Mode.CORRECT,
     ) -> "LeaseStore":
-        """A store on aiosqlite's thread: for real-clock workers in an asyncio program."""
-        return cls(await AioSqliteDriver.open(path), clock, config, mode)
+        """A store for real-clock workers in an asyncio program (see AsyncSqliteDriver)."""
+        return cls(await AsyncSqliteDriver.open(path), clock, config, mode)
 
     async def close(self) -> None:
+        """Wait for every call in flight, then close; later calls raise StoreClosed."""
         await self.driver.close()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self, _t: type[BaseException] | None, _e: BaseException | None, _tb: TracebackType | None
+    ) -> None:
+        await self.close()
 
     def add_listener(self, listener: EventListener) -> None:
         """Call listener with every event after its transaction commits."""
@@ -192,13 +212,19 @@ class LeaseStore:
 
     # -- plumbing ---------------------------------------------------------------------------
 
+    def _now(self, conn: sqlite3.Connection) -> int:
+        """The time that judges this transaction: the database's, or the injected clock's."""
+        if self._db_clock:
+            return int(self.sql.now.run(conn)[0][0])
+        return self.clock.now_ms()
+
     async def _write(self, body: Callable[[_Txn], Any]) -> Any:
         txn_holder: list[_Txn] = []
 
         def run(conn: sqlite3.Connection) -> Any:
             # Read the clock once the write lock is held: a time read before waiting for
             # the lock could be older than a competing commit that already happened.
-            txn = _Txn(self, conn, self.clock.now_ms())
+            txn = _Txn(self, conn, self._now(conn))
             txn_holder.append(txn)
             try:
                 return body(txn)
@@ -375,6 +401,8 @@ class LeaseStore:
                         return None
                     continue
                 lease = _lease(row)
+                if self.sql.fence_issued is not None:
+                    self.sql.fence_issued.run(txn.conn, {"fence_token": lease.fence_token})
                 txn.event(
                     "claimed",
                     task_id=lease.task_id,
@@ -717,17 +745,17 @@ class LeaseStore:
 
     async def next_expiry(self) -> int | None:
         """The earliest expiry among live running leases (for the keeper's next look)."""
-        now = self.clock.now_ms()
 
         def body(conn: sqlite3.Connection) -> int | None:
-            rows = self.sql.next_expiry.run(conn, {"now": now})
+            rows = self.sql.next_expiry.run(conn, {"now": self._now(conn)})
             return None if not rows or rows[0][0] is None else int(rows[0][0])
 
         return await self.driver.read(body)
 
     async def expired_leases(self) -> list[tuple[str, str, int, int, int]]:
         """Running tasks whose lease has expired by the store clock and not been re-claimed."""
-        now = self.clock.now_ms()
         return await self.driver.read(
-            lambda conn: [tuple(r) for r in self.sql.expired_running.run(conn, {"now": now})]
+            lambda conn: [
+                tuple(r) for r in self.sql.expired_running.run(conn, {"now": self._now(conn)})
+            ]
         )

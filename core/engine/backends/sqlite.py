@@ -44,10 +44,15 @@ def _apply_pragmas(conn: sqlite3.Connection, *, file_backed: bool) -> None:
         conn.execute("PRAGMA synchronous = NORMAL")
 
 
+def is_file_backed(path: str | os.PathLike[str]) -> bool:
+    target = str(path)
+    return target != ":memory:" and not target.startswith("file::memory:")
+
+
 def connect(path: str | os.PathLike[str], *, check_same_thread: bool = True) -> sqlite3.Connection:
     """Open (or create) a store database and check it before anything is written."""
     target = str(path)
-    file_backed = target != ":memory:" and not target.startswith("file::memory:")
+    file_backed = is_file_backed(target)
     if file_backed:
         p = Path(target)
         if p.is_dir():
@@ -77,6 +82,24 @@ def connect(path: str | os.PathLike[str], *, check_same_thread: bool = True) -> 
         conn.close()
         raise
     return conn
+
+
+def disable_autocheckpoint(conn: sqlite3.Connection) -> None:
+    """No checkpoint inside this connection's commits: someone else runs them."""
+    conn.execute("PRAGMA wal_autocheckpoint = 0")
+
+
+def checkpoint_connection(path: str) -> sqlite3.Connection:
+    """A second connection to a store, only for checkpoints (it never writes rows)."""
+    conn = sqlite3.connect(path, isolation_level=None)
+    # A passive checkpoint never waits for a lock, so it needs no busy handler.
+    conn.execute("PRAGMA busy_timeout = 0")
+    return conn
+
+
+def checkpoint(conn: sqlite3.Connection) -> None:
+    """Copy what it can from the WAL into the database without waiting for anyone."""
+    conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
 
 
 def _check_version(conn: sqlite3.Connection, target: str) -> None:
@@ -120,6 +143,10 @@ _MIGRATE_1_TO_2 = (
 )
 
 
+# Every table that records fence tokens, for seeding the counter of an older store.
+_FENCED = ("agent_tasks", "checkpoints", "ledger", "effects", "events")
+
+
 def create_schema(conn: sqlite3.Connection) -> None:
     """Create the tables and indexes if missing, migrate an older store, stamp the version."""
     d = dialect()
@@ -139,9 +166,24 @@ def create_schema(conn: sqlite3.Connection) -> None:
                 c.execute(sql)
         for sql in indexes:
             c.execute(sql)
+        # Version 1 drew fence tokens as max(fence_token) + 1; the counter starts above every
+        # token any table remembers, so none is issued twice across the upgrade. (A new
+        # store starts at 0.) INSERT OR IGNORE: a store that has the row keeps it.
+        c.execute(
+            "INSERT OR IGNORE INTO fence_counter (name, value) SELECT ?, max("
+            + ", ".join(f"(SELECT coalesce(max(fence_token), 0) FROM {t})" for t in _FENCED)
+            + ")",
+            (models.FENCE_COUNTER,),
+        )
         c.execute(
             "INSERT OR REPLACE INTO store_meta (key, value) VALUES ('schema_version', ?)",
             (str(models.SCHEMA_VERSION),),
+        )
+        # Older versions have been brought up to this one just above.
+        c.execute(
+            "UPDATE store_meta SET value = ? WHERE key = 'schema_version'"
+            " AND CAST(value AS INTEGER) < ?",
+            (str(models.SCHEMA_VERSION), models.SCHEMA_VERSION),
         )
 
     try:
