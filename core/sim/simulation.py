@@ -48,10 +48,15 @@ class ActionError(BorrowedKeysError):
 
 @dataclass(frozen=True, slots=True)
 class ActionResult:
-    """What an action did: ok, or refused with a message (the refusal is also an event)."""
+    """What an action did: ok, or refused with a message (the refusal is also an event).
+
+    `rejection` is the Rejected panel's row for a refusal the store wrote (reason and
+    tokens), so a screen can word it in any language; None for other refusals.
+    """
 
     ok: bool = True
     message: str = ""
+    rejection: Rejection | None = None
 
 
 def run_inline(coro: Coroutine[Any, Any, T]) -> T:

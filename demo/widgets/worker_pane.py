@@ -25,11 +25,9 @@ STATE_STYLES = {
 
 
 def short(ms: int) -> str:
-    """A duration for a narrow pane: 42s, 1.5s, 3m20s, -4s."""
+    """A duration for a narrow pane, in one style everywhere: 4s, 42s, 3m20s, -4s."""
     sign = "-" if ms < 0 else ""
     ms = abs(ms)
-    if ms < 10_000:
-        return f"{sign}{ms / 1000:.1f}s"
     if ms < 120_000:
         return f"{sign}{ms // 1000}s"
     minutes, seconds = divmod(ms // 1000, 60)
