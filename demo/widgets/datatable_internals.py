@@ -14,6 +14,8 @@ from typing import Any, TypeVar
 
 from rich.style import Style
 from textual.cache import LRUCache
+from textual.geometry import Size
+from textual.reactive import Reactive
 from textual.widgets import DataTable
 from textual.widgets.data_table import ColumnKey, RowKey
 
@@ -34,6 +36,7 @@ INTERNALS = (
     "_label_column",
     "_update_dimensions",
     "_get_row_style",
+    "_scroll_update",
 )
 
 
@@ -111,3 +114,30 @@ class RowStyled(DataTable[Any]):
         style = super()._get_row_style(row_index, base_style)
         extra = self.row_style(row_index) if row_index >= 0 else None
         return style + extra if extra is not None else style
+
+
+class QuietGrowth(DataTable[Any]):
+    """A DataTable whose new rows do not re-arrange the whole screen.
+
+    `virtual_size` is a layout reactive on every widget: one appended row makes Textual lay
+    out and repaint every widget on the screen (most of a frame with 12 panes). A table
+    whose own size does not follow its rows (a fixed or `1fr` height) needs only its
+    scrollbars told; a layout is asked for when the size may follow (height `auto`) or a
+    scrollbar appears or goes.
+    """
+
+    virtual_size: Reactive[Size] = Reactive(Size(0, 0), layout=False)
+
+    def _update_dimensions(self, new_rows: Iterable[Any]) -> None:
+        before = self.virtual_size
+        super()._update_dimensions(new_rows)
+        after = self.virtual_size
+        if after == before:
+            return
+        size = self.size
+        bars = lambda v: (v.width > size.width, v.height > size.height)  # noqa: E731
+        if self.styles.height is None or self.styles.height.is_auto or bars(before) != bars(after):
+            self.refresh(layout=True)
+        else:
+            self._scroll_update(after)  # type: ignore[no-untyped-call]
+            self.refresh()

@@ -268,8 +268,11 @@ class WorkerGrid(Container):
             pane = self.panes[worker_id]
             height = pane.outer_size.height
             row = index // columns
-            if self.size.height and height and not (top - height < row * height < bottom):
-                continue  # out of sight: drawn when it scrolls into view
+            # Drawn when its ticking lines (bars, pulse: below the border and three lines) are
+            # in sight; repainting a widget out of sight makes Textual re-map the screen.
+            live_y = row * height + 4
+            if self.size.height and height and not (top <= live_y < bottom):
+                continue  # drawn when it scrolls into view
             pane.show(state)
 
     def watch_scroll_y(self, old_value: float, new_value: float) -> None:
