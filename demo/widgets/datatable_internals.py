@@ -135,9 +135,13 @@ class QuietGrowth(DataTable[Any]):
         if after == before:
             return
         size = self.size
-        bars = lambda v: (v.width > size.width, v.height > size.height)  # noqa: E731
-        if self.styles.height is None or self.styles.height.is_auto or bars(before) != bars(after):
+
+        def bars(v: Size) -> tuple[bool, bool]:
+            return (v.width > size.width, v.height > size.height)
+
+        height = self.styles.height
+        if height is None or height.is_auto or bars(before) != bars(after):
             self.refresh(layout=True)
         else:
-            self._scroll_update(after)  # type: ignore[no-untyped-call]
+            self._scroll_update(after)
             self.refresh()
