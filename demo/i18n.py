@@ -220,7 +220,7 @@ WORDS.update(
             "立刻执行（回放会分叉并录下这个动作）",
         ),
         "palette_mode": ("Mode: {mode}", "模式：{mode}"),
-        "palette_enqueue": ("Enqueue a {kind} task", "入队一项 {kind} 任务"),
+        "palette_enqueue": ("Enqueue: {kind} task", "入队：{kind} 任务"),
         "palette_approve": ("Approve {task}", "批准 {task}"),
         "palette_reject": ("Reject {task}", "驳回 {task}"),
         "palette_waiting": ("{task} waits for a person's approval", "{task} 正等人批准"),

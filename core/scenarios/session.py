@@ -428,13 +428,19 @@ class Session:
         summary = "Recorded in the app" + (
             f" from step {self.position} of {base.title!r}" if base is not None else " sandbox"
         )
+        summary_zh = (
+            f"在应用中录制：从《{base.title_in('zh')}》的第 {self.position} 步起"
+            if base is not None
+            else "在应用中从沙盒录制"
+        ) + f"，{self.acts_count} 个动作。"
+        summary += f", {self.acts_count} act(s)."
         return dump_scenario(
             title,
             self.settings,
             steps,
             title_zh=title_zh,
             summary=summary,
-            summary_zh="在应用中录制。",
+            summary_zh=summary_zh,
             comments=("Saved by borrowed-keys (save as scenario).",),
         )
 

@@ -86,11 +86,13 @@ def help_renderable(lang: str) -> Table:
         i = 1 if zh else 0
         other = 0 if zh else 1
         # fold: Chinese has no spaces to wrap at, so a cell would be cut off with "…"
+        # A cell ends without its full stop: Rich breaks Chinese at any character and
+        # would leave a lone "。" at the start of a line.
         table.add_row(
             Text(f"{idea[i]}\n{idea[other]}", style="bold", overflow="fold"),
-            Text(story[i], style="italic", overflow="fold"),
-            Text(meaning[i], overflow="fold"),
-            Text(where[i], style="cyan", overflow="fold"),
+            Text(story[i].rstrip("。"), style="italic", overflow="fold"),
+            Text(meaning[i].rstrip("。"), overflow="fold"),
+            Text(where[i].rstrip("。"), style="cyan", overflow="fold"),
         )
     return table
 
@@ -100,6 +102,7 @@ class HelpScreen(ModalScreen[None]):
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,question_mark,q", "close", "Close", tooltip="Back", id="help.close"),
+        Binding("l", "language", "中文 / English", id="help.language"),
     ]
 
     def __init__(self, lang: str) -> None:
@@ -109,14 +112,26 @@ class HelpScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="help-body"):
             yield Static(help_renderable(self.lang), id="help-table")
-            yield Static(
-                "Esc / ? 关闭本页。" if self.lang == "zh" else "Esc or ? closes this page.",
-                id="help-hint",
-            )
+            yield Static(hint_text(self.lang), id="help-hint")
             yield Static(keys_text(self.lang), id="help-keys")
 
     def action_close(self) -> None:
         self.dismiss(None)
+
+    def action_language(self) -> None:
+        """`l` works here too: the whole app switches, and this page is written again."""
+        app = self.app
+        lang = "en" if self.lang == "zh" else "zh"
+        if hasattr(app, "lang"):
+            app.lang = lang
+        self.lang = lang
+        self.query_one("#help-table", Static).update(help_renderable(lang))
+        self.query_one("#help-hint", Static).update(hint_text(lang))
+        self.query_one("#help-keys", Static).update(keys_text(lang))
+
+
+def hint_text(lang: str) -> str:
+    return "Esc / ? 关闭本页 · l English" if lang == "zh" else "Esc or ? closes this page · l 中文"
 
 
 def keys_text(lang: str) -> Text:

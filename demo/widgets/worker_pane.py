@@ -259,10 +259,12 @@ class WorkerGrid(Container):
                 self.panes[pane.worker_id] = pane
             self.mount_all(new)
         self._latest = {s.view.id: s for s in states}
+        if self.size.width and self.styles.grid_size_columns != self.columns():
+            self.styles.grid_size_columns = self.columns()
         self._draw()
 
     def _draw(self) -> None:
-        columns = max(1, self.size.width // 36)
+        columns = self.columns()
         top, bottom = self.scroll_y, self.scroll_y + self.size.height
         for index, (worker_id, state) in enumerate(self._latest.items()):
             pane = self.panes[worker_id]
@@ -279,6 +281,11 @@ class WorkerGrid(Container):
         super().watch_scroll_y(old_value, new_value)
         self._draw()
 
+    def columns(self) -> int:
+        """As many columns as panes (at least three), each at least 36 cells wide: on a wide
+        screen three panes share the width instead of leaving columns empty."""
+        return max(1, min(self.size.width // 36, max(len(self.panes), 3)))
+
     def on_resize(self) -> None:
-        self.styles.grid_size_columns = max(1, self.size.width // 36)
+        self.styles.grid_size_columns = self.columns()
         self.call_after_refresh(self._draw)
