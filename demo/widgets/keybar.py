@@ -59,7 +59,7 @@ class KeyBar(Static):
         text = Text(no_wrap=True, overflow="crop")
         for n, item in enumerate(fit(self._items, width - 1)):
             text.append("  " if n else " ")
-            text.append(item.key, style="bold yellow")
-            text.append(" ")
+            # the space ends the key's run: SVG renderers drop a run's leading spaces
+            text.append(item.key + " ", style="bold yellow")
             text.append(item.label)
         self.update(text)
