@@ -17,7 +17,7 @@ from demo.screens.main import MainScreen
 from demo.screens.picker import PickerScreen, bundled_scenarios
 from demo.widgets.panels import RejectedTable
 from demo.widgets.task_table import TaskTable
-from demo.widgets.worker_pane import WorkerGrid
+from demo.widgets.worker_pane import WorkerGrid, WorkerPane
 
 HERE = Path(__file__).parent
 FOG = HERE / "tui_scenarios" / "fog.toml"
@@ -169,7 +169,7 @@ async def test_freeze_then_takeover_then_rejected_write(tmp_path: Path) -> None:
         await pilot.press("n")  # step 1: Azheng claims the sixth floor
         grid = screen.query_one("#workers", WorkerGrid)
         pane = grid.panes["azheng"]
-        await pilot.click(pane.query_one(".b-freeze", Button))  # her Freeze heartbeat button
+        await pilot.click(pane, offset=fault_offset(pane, "freeze_heartbeat"))  # her Freeze word
         await pilot.pause()
         s = screen.session
         assert s.forked
@@ -252,10 +252,14 @@ async def test_twelve_workers_two_hundred_tasks(tmp_path: Path) -> None:
 
 
 def pane_text(screen: MainScreen, worker_id: str) -> str:
-    from textual.widgets import Static
-
     pane = screen.query_one("#workers", WorkerGrid).panes[worker_id]
-    return str(pane.query_one(".pane-body", Static).content)
+    return str(pane.content)
+
+
+def fault_offset(pane: WorkerPane, action: str) -> tuple[int, int]:
+    """Where to click a fault word: inside the border (1) and the padding (1)."""
+    x, y = pane.fault_at[action]
+    return (x + 2, y + 1)
 
 
 async def test_an_added_idle_worker_pane_shows_its_content(tmp_path: Path) -> None:
@@ -270,7 +274,8 @@ async def test_an_added_idle_worker_pane_shows_its_content(tmp_path: Path) -> No
         assert pane.border_subtitle == "idle"
         body = pane_text(screen, "linzhou")
         assert body.startswith("idle") and "holds no lease" in body
-        assert [str(b.label) for b in pane.query(Button)][:2] == ["Freeze heartbeat", "Stall"]
+        lines = pane_text(screen, "linzhou").splitlines()
+        assert lines[-2].replace("\u00a0", " ").split() == ["Freeze", "heartbeat", "Stall"]
 
 
 async def test_add_worker_button_stays_in_sight_with_many_panes(tmp_path: Path) -> None:
@@ -298,10 +303,8 @@ async def test_pane_words_are_translated_and_spaced(tmp_path: Path) -> None:
         body = pane_text(screen, "azheng")
         assert "手动" in body and "manual" not in body
         assert "租约 1  围栏令牌 1" in body
-        from textual.widgets import Static
-
         pane = screen.query_one("#workers", WorkerGrid).panes["azheng"]
-        content = pane.query_one(".pane-body", Static).content
+        content = pane.content
         from rich.text import Text
 
         assert isinstance(content, Text)
@@ -340,7 +343,6 @@ async def test_save_writes_into_borrowed_keys_out(tmp_path: Path, monkeypatch) -
 
 async def test_every_widget_shows_the_same_instant(tmp_path: Path) -> None:
     """One truth per frame: after each timer refresh the panes and the task table agree."""
-    from textual.widgets import Static
 
     from demo.widgets.worker_pane import short
 
@@ -360,7 +362,7 @@ async def test_every_widget_shows_the_same_instant(tmp_path: Path) -> None:
             for w in snap.workers:
                 if w.task_id is None or w.store_remaining_ms is None:
                     continue
-                live = str(grid.panes[w.id].query_one(".pane-live", Static).content)
+                live = str(grid.panes[w.id].content)
                 assert short(w.store_remaining_ms) in live, (w.id, live)
                 task = snap.task(w.task_id)
                 if task is not None and task.row.owner_id == w.id and task.remaining_ms:

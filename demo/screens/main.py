@@ -514,6 +514,7 @@ class MainScreen(Screen[None]):
                 total_steps=steps.get(w.task_id or ""),
                 client_clock=snap.mode == Mode.CLIENT_CLOCK.value,
                 lang=self.lang,
+                faults=not self.has_class("-short"),
             )
             for w in snap.workers
         ]

@@ -3,11 +3,11 @@
 from dataclasses import dataclass
 
 from rich.cells import cell_len
+from rich.style import Style
 from rich.text import Text
-from textual.app import ComposeResult
-from textual.containers import Container, Horizontal, Vertical
+from textual.containers import Container
 from textual.message import Message
-from textual.widgets import Button, Static
+from textual.widgets import Static
 
 from core.engine.durations import format_duration
 from core.sim.snapshot import WorkerView
@@ -66,13 +66,24 @@ class PaneState:
     total_steps: int | None
     client_clock: bool
     lang: str
+    faults: bool = True  # the fault words (left out on a short screen: the palette has them)
 
 
-class WorkerPane(Vertical):
-    """A worker's pane. Its buttons post `FaultRequested`; the screen applies the action."""
+FAULT_STYLE = Style(bold=True, bgcolor="grey23")
+FAULT_DANGER = Style(bold=True, color="red", bgcolor="grey23")
+FAULT_OFF = Style(dim=True, bgcolor="grey15")
+
+
+class WorkerPane(Static):
+    """A worker's pane: one widget, its text and its fault acts as clickable words.
+
+    One widget, not ten (a container, two texts, two rows, five buttons): with a dozen
+    panes, each widget costs Textual time on every paint, whether it changed or not. A
+    click on a fault word posts `FaultRequested`; the screen applies the action.
+    """
 
     class FaultRequested(Message):
-        """A fault button was pressed: apply `action` to `worker_id` now."""
+        """A fault was clicked: apply `action` to `worker_id` now."""
 
         def __init__(self, worker_id: str, action: str) -> None:
             super().__init__()
@@ -80,54 +91,20 @@ class WorkerPane(Vertical):
             self.action = action
 
     def __init__(self, worker_id: str) -> None:
-        super().__init__(classes="worker-pane")
+        super().__init__("", classes="worker-pane")
         self.worker_id = worker_id
         self.border_title = worker_id
         self._shown: PaneState | None = None
-        self._pending: PaneState | None = None
-        self._texts: list[Text | None] = [None, None]  # what the two parts show
-        self._labels: tuple[str, ...] = ()
+        self._text: Text | None = None
         self._subtitle = ""
-        self._body: Static | None = None  # set once composed and mounted
-        self._live: Static | None = None
-        # what each button does now (Resume becomes Restart when dead, Partition -> Heal)
-        self._actions = {
-            "b-freeze": "freeze_heartbeat",
-            "b-stall": "stall",
-            "b-kill": "kill",
-            "b-resume": "resume",
-            "b-partition": "partition",
-        }
+        # where each fault word is, (x, y) in the pane's text: for tests and tooltips
+        self.fault_at: dict[str, tuple[int, int]] = {}
 
-    def compose(self) -> ComposeResult:
-        yield Static("", classes="pane-body")
-        yield Static("", classes="pane-live")
-        with Horizontal(classes="fault-row"):
-            yield Button("", compact=True, classes="fault b-freeze")
-            yield Button("", compact=True, classes="fault b-stall")
-        with Horizontal(classes="fault-row"):
-            yield Button("", compact=True, classes="fault b-kill -danger")
-            yield Button("", compact=True, classes="fault b-resume")
-            yield Button("", compact=True, classes="fault b-partition")
-
-    def on_button_pressed(self, event: Button.Pressed) -> None:
-        event.stop()
-        for cls, action in self._actions.items():
-            if event.button.has_class(cls):
-                self.post_message(self.FaultRequested(self.worker_id, action))
-
-    def on_mount(self) -> None:
-        self._body = self.query_one(".pane-body", Static)
-        self._live = self.query_one(".pane-live", Static)
-        if self._pending is not None:
-            state, self._pending = self._pending, None
-            self.show(state)
+    def action_fault(self, action: str) -> None:
+        self.post_message(self.FaultRequested(self.worker_id, action))
 
     def show(self, state: PaneState) -> None:
         if state == self._shown:
-            return
-        if self._body is None:
-            self._pending = state
             return
         self._shown = state
         v, lang = state.view, state.lang
@@ -140,8 +117,8 @@ class WorkerPane(Vertical):
             self.border_subtitle = subtitle
         for name in STATE_STYLES:
             self.set_class(v.state == name, f"-{name}")
-        body = Text(no_wrap=True, overflow="ellipsis")
-        body.append(f"{state_word(v.state, lang)}", style=STATE_STYLES.get(v.state, ""))
+        text = Text(no_wrap=True, overflow="ellipsis")
+        text.append(f"{state_word(v.state, lang)}", style=STATE_STYLES.get(v.state, ""))
         flags = []
         if v.skew_ms:
             flags.append(tr("skew", lang, amount=short(v.skew_ms)))
@@ -152,36 +129,36 @@ class WorkerPane(Vertical):
         if flags:
             # the gaps are runs of their own: SVG renderers (librsvg) drop the leading
             # spaces of a styled run, which glued "frozen" to "manual" in screenshots
-            body.append("  ")
-            body.append(" ".join(flags), style="yellow")
-        body.append("\n")
+            text.append("  ")
+            text.append(" ".join(flags), style="yellow")
+        text.append("\n")
         if v.task_id is None:
-            body.append(tr("no_lease", lang), style="dim")
-            body.append("\n ")  # three lines, like a pane that holds a lease
+            text.append(tr("no_lease", lang), style="dim")
+            text.append("\n ")  # three lines, like a pane that holds a lease
         else:
-            body.append(v.task_id, style="bold")
+            text.append(v.task_id, style="bold")
             if v.step is not None:
                 total = f"/{state.total_steps}" if state.total_steps else ""
-                body.append(" ", style="bold")  # not leading the next run (see flags)
-                body.append(f"· {tr('step', lang)} {v.step}{total}")
-            body.append("\n")
-            body.append(f"{tr('lease', lang)} ", style="dim")
-            body.append(f"{v.lease_token}", style="bold")
-            body.append("  ")
-            body.append(f"{tr('fence', lang)} ", style="dim")
-            body.append(f"{v.fence_token}", style="bold")
-        # the top part (above): who it is and what it believes it holds
-        live = lease_bar(tr("by_store", lang), v.store_remaining_ms, state.ttl_ms, lang)
+                text.append(" ", style="bold")  # not leading the next run (see flags)
+                text.append(f"· {tr('step', lang)} {v.step}{total}")
+            text.append("\n")
+            text.append(f"{tr('lease', lang)} ", style="dim")
+            text.append(f"{v.lease_token}", style="bold")
+            text.append("  ")
+            text.append(f"{tr('fence', lang)} ", style="dim")
+            text.append(f"{v.fence_token}", style="bold")
+        text.append("\n")
+        text.append_text(lease_bar(tr("by_store", lang), v.store_remaining_ms, state.ttl_ms, lang))
         if state.client_clock:
-            live.append("\n")
-            live.append_text(
+            text.append("\n")
+            text.append_text(
                 lease_bar(tr("own_clock", lang), v.believed_remaining_ms, state.ttl_ms, lang)
             )
-        live.append("\n")
-        live.append(f"{tr('pulse', lang):<6}", style="dim")
+        text.append("\n")
+        text.append(f"{tr('pulse', lang):<6}", style="dim")
         age = v.heartbeat_age_ms
         if age is None:
-            live.append("·", style="dim")
+            text.append("·", style="dim")
         else:
             style = (
                 "bold green"
@@ -190,49 +167,49 @@ class WorkerPane(Vertical):
                 if age <= state.deadline_ms
                 else "bold red"
             )
-            live.append("♥ ", style=style)
-            live.append(tr("ago", lang, age=short(age)), style=style)
-        # Two parts, so the lines that tick (bars, pulse) repaint without the rest.
-        self._update(self._body, body, 0)
-        self._update(self._live, live, 1)
-        self._set_labels(v, lang)
-
-    def _update(self, static: Static | None, text: Text, part: int) -> None:
-        """Show `text` if it changed; a new layout only if its number of lines changed."""
-        before = self._texts[part]
-        if static is None or text == before:
+            text.append("♥ ", style=style)
+            text.append(tr("ago", lang, age=short(age)), style=style)
+        if state.faults:
+            self._append_faults(text, v, lang)
+        before = self._text
+        if before is not None and text == before:
             return
+        self._text = text
         relayout = before is None or text.plain.count("\n") != before.plain.count("\n")
-        self._texts[part] = text
-        static.update(text, layout=relayout)
+        self.update(text, layout=relayout)
 
-    def _set_labels(self, v: WorkerView, lang: str) -> None:
+    def _append_faults(self, text: Text, v: WorkerView, lang: str) -> None:
+        """Two lines of fault words; a dead worker's are dim and do nothing but Restart."""
         dead = v.state == "dead"
-        revive = "restart_worker" if dead else "resume"
-        cut = "heal" if v.partitioned else "partition"
-        labels = (
-            tr("freeze_heartbeat", lang),
-            tr("stall", lang),
-            tr("kill", lang),
-            tr(revive, lang),
-            tr(cut, lang),
-            str(dead),
+        rows = (
+            (("freeze_heartbeat", "freeze_heartbeat"), ("stall", "stall")),
+            (
+                ("kill", "kill"),
+                ("restart", "restart_worker") if dead else ("resume", "resume"),
+                ("heal", "heal") if v.partitioned else ("partition", "partition"),
+            ),
         )
-        if labels == self._labels:
-            return
-        self._labels = labels
-        buttons = list(self.query(Button))
-        freeze, stall, kill, resume, part = buttons
-        freeze.label, stall.label, kill.label = labels[0], labels[1], labels[2]
-        resume.label, part.label = labels[3], labels[4]
-        self._actions["b-resume"] = "restart" if dead else "resume"
-        self._actions["b-partition"] = "heal" if v.partitioned else "partition"
-        for b in (freeze, stall, kill, part):
-            b.disabled = dead
-        for b in buttons:
-            # the width is set from the label's cells: CJK labels are two cells a character
-            b.styles.width = cell_len(str(b.label)) + 2
-        freeze.tooltip = tr("freeze_heartbeat", lang)
+        y = text.plain.count("\n") + 1
+        self.fault_at = {}
+        for row in rows:
+            text.append("\n")
+            x = 0
+            for n, (action, word) in enumerate(row):
+                if n:
+                    text.append(" ")
+                    x += 1
+                enabled = not dead or action == "restart"
+                style = FAULT_DANGER if action == "kill" else FAULT_STYLE
+                if not enabled:
+                    style = FAULT_OFF
+                else:
+                    style = style + Style(meta={"@click": f"fault({action!r})"})
+                # padded with no-break spaces: SVG renderers drop a styled run's leading spaces
+                label = f"\u00a0{tr(word, lang)}\u00a0"
+                self.fault_at[action] = (x + 1, y)
+                text.append(label, style=style)
+                x += cell_len(label)
+            y += 1
 
 
 class WorkerGrid(Container):
@@ -270,11 +247,8 @@ class WorkerGrid(Container):
             pane = self.panes[worker_id]
             height = pane.outer_size.height
             row = index // columns
-            # Drawn when its ticking lines (bars, pulse: below the border and three lines) are
-            # in sight; repainting a widget out of sight makes Textual re-map the screen.
-            live_y = row * height + 4
-            if self.size.height and height and not (top <= live_y < bottom):
-                continue  # drawn when it scrolls into view
+            if self.size.height and height and not (top - height < row * height < bottom):
+                continue  # out of sight: drawn when it scrolls into view
             pane.show(state)
 
     def watch_scroll_y(self, old_value: float, new_value: float) -> None:
