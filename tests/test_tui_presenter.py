@@ -232,3 +232,19 @@ async def test_ledger_rows_are_in_time_order(tmp_path: Path) -> None:
         assert times == sorted(times) and len(times) >= 3
         table = screen.query_one("#tasks", TaskTable)
         assert table.row_count == 1
+
+
+@pytest.mark.parametrize("width", [30, 41, 57, 70, 100])
+def test_chinese_help_wraps_without_a_lone_full_stop_or_a_split_word(width: int) -> None:
+    from demo.screens.help import IDEAS, NO_LINE_START, help_renderable, wrap
+
+    for _idea, story, meaning, where in IDEAS:
+        for value in (story[1], meaning[1], where[1]):
+            lines = wrap(value, width - 12)
+            assert "".join(lines).replace(" ", "") == value.replace(" ", "")  # nothing lost
+            assert not any(line[:1] in NO_LINE_START for line in lines), lines
+            joints = [a[-2:] + b[:2] for a, b in zip(lines, lines[1:], strict=False)]
+            assert not any("租约令牌" in j or "围栏令牌" in j for j in joints), joints
+    assert "。" not in {
+        line.strip()[:1] for line in help_renderable("zh", width).plain.splitlines()
+    }

@@ -2,7 +2,7 @@
 
 from typing import ClassVar
 
-from rich.table import Table
+from rich.cells import cell_len
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -72,29 +72,94 @@ IDEAS: tuple[tuple[tuple[str, str], tuple[str, str], tuple[str, str], tuple[str,
 )
 
 
-def help_renderable(lang: str) -> Table:
+# A line never starts with these (closing punctuation) nor ends with the opening ones.
+NO_LINE_START = set("，。、；：！？）》」』”’…·")
+NO_LINE_END = set("（《「『“‘")
+
+
+def _protected_terms() -> list[str]:
+    """The glossary's Chinese words, longest first: a wrap never splits one ("租约令 / 牌")."""
+    from demo.i18n import WORDS
+
+    terms = {zh for _en, zh in WORDS.values() if 2 <= len(zh) <= 6 and _all_cjk(zh)}
+    terms |= {"租约令牌", "围栏令牌", "围栏签", "暂存木匣", "暂存架", "存储", "持有者"}
+    terms |= {"进度条", "裁定", "停下", "从头再来", "多久前", "页签", "中断处"}
+    return sorted(terms, key=len, reverse=True)
+
+
+def _all_cjk(text: str) -> bool:
+    return all("\u4e00" <= ch <= "\u9fff" for ch in text)
+
+
+def _tokens(text: str, terms: list[str]) -> list[str]:
+    """Unbreakable pieces: Latin words (with their space), glossary terms, single characters;
+    closing punctuation sticks to the piece before it, opening to the piece after."""
+    out: list[str] = []
+    i = 0
+    while i < len(text):
+        ch = text[i]
+        if ch.isascii() and not ch.isspace():
+            j = i
+            while j < len(text) and text[j].isascii() and not text[j].isspace():
+                j += 1
+            piece = text[i:j]
+            i = j
+        else:
+            term = next((t for t in terms if text.startswith(t, i)), None)
+            piece = term or ch
+            i += len(piece)
+        if out and (piece in NO_LINE_START or out[-1][-1:] in NO_LINE_END):
+            out[-1] += piece
+        else:
+            out.append(piece)
+    return out
+
+
+def wrap(text: str, width: int) -> list[str]:
+    """Greedy wrapping by display cells that respects the rules above, for zh and en alike."""
+    terms = _protected_terms()
+    lines: list[str] = []
+    line = ""
+    for piece in _tokens(text, terms):
+        if line and cell_len(line + piece.rstrip()) > width:
+            lines.append(line.rstrip())
+            line = piece.lstrip()
+        else:
+            line += piece
+    if line.strip():
+        lines.append(line.rstrip())
+    return lines
+
+
+LABELS = {"en": ("In the story", "Meaning", "On screen"), "zh": ("故事里", "意思", "屏幕上")}
+
+
+def help_renderable(lang: str, width: int = 100) -> Text:
+    """The five ideas, each a block: its names, then story, meaning and place on screen.
+
+    Wrapped here, not by Rich: Rich breaks Chinese at any character, which put a lone
+    "。" or "，" at the start of a line and split words like 租约令牌 across two.
+    """
     zh = lang == "zh"
-    table = Table(expand=True, show_lines=True, title=("五个概念" if zh else "The five ideas"))
-    headers = (
-        ("概念", "故事里", "意思", "屏幕上")
-        if zh
-        else ("Idea", "In the story", "Meaning", "On screen")
-    )
-    for h in headers:
-        table.add_column(h, ratio=1 if h in ("Idea", "概念") else 2)
+    i, other = (1, 0) if zh else (0, 1)
+    label_w = max(cell_len(label) for label in LABELS[lang]) + 2
+    text_w = max(20, width - label_w - 2)
+    text = Text()
+    text.append(("五个概念" if zh else "The five ideas") + "\n", style="bold underline")
     for idea, story, meaning, where in IDEAS:
-        i = 1 if zh else 0
-        other = 0 if zh else 1
-        # fold: Chinese has no spaces to wrap at, so a cell would be cut off with "…"
-        # A cell ends without its full stop: Rich breaks Chinese at any character and
-        # would leave a lone "。" at the start of a line.
-        table.add_row(
-            Text(f"{idea[i]}\n{idea[other]}", style="bold", overflow="fold"),
-            Text(story[i].rstrip("。"), style="italic", overflow="fold"),
-            Text(meaning[i].rstrip("。"), overflow="fold"),
-            Text(where[i].rstrip("。"), style="cyan", overflow="fold"),
-        )
-    return table
+        text.append("\n")
+        text.append(idea[i], style="bold")
+        text.append("  ")
+        text.append(idea[other], style="dim")
+        text.append("\n")
+        for label, value, style in zip(
+            LABELS[lang], (story[i], meaning[i], where[i]), ("italic", "", "cyan"), strict=True
+        ):
+            for n, line in enumerate(wrap(value, text_w)):
+                head = label if n == 0 else ""
+                text.append("  " + head + " " * (label_w - cell_len(head)), style="dim")
+                text.append(line + "\n", style=style)
+    return text
 
 
 class HelpScreen(ModalScreen[None]):
@@ -111,9 +176,17 @@ class HelpScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="help-body"):
-            yield Static(help_renderable(self.lang), id="help-table")
+            yield Static("", id="help-table")
             yield Static(hint_text(self.lang), id="help-hint")
             yield Static(keys_text(self.lang), id="help-keys")
+
+    def on_resize(self) -> None:
+        self._write_ideas()
+
+    def _write_ideas(self) -> None:
+        table = self.query_one("#help-table", Static)
+        width = table.size.width or max(40, self.size.width * 9 // 10 - 4)
+        table.update(help_renderable(self.lang, width))
 
     def action_close(self) -> None:
         self.dismiss(None)
@@ -125,7 +198,7 @@ class HelpScreen(ModalScreen[None]):
         if hasattr(app, "lang"):
             app.lang = lang
         self.lang = lang
-        self.query_one("#help-table", Static).update(help_renderable(lang))
+        self._write_ideas()
         self.query_one("#help-hint", Static).update(hint_text(lang))
         self.query_one("#help-keys", Static).update(keys_text(lang))
 
