@@ -248,3 +248,30 @@ def test_chinese_help_wraps_without_a_lone_full_stop_or_a_split_word(width: int)
     assert "。" not in {
         line.strip()[:1] for line in help_renderable("zh", width).plain.splitlines()
     }
+
+
+async def test_rejected_panel_folds_repeats_and_filters_by_reason(tmp_path: Path) -> None:
+    app = app_for(None, tmp_path)
+    async with app.run_test(size=(160, 48)) as pilot:
+        screen = screen_of(app)
+        screen.act(Action("partition", worker="elder"))  # idle: every claim it tries is refused
+        for _ in range(12):
+            screen.action_advance(10_000)
+        await pilot.press("3")
+        await pilot.pause()
+        table = screen.query_one("#rejected", RejectedTable)
+        refused = screen.session.snapshot().rejections
+        assert len(refused) > table.row_count >= 1
+        counts = [str(table.get_row_at(i)[7]) for i in range(table.row_count)]
+        assert any(c.startswith("×") and int(c[1:]) > 5 for c in counts), counts
+        newest = table.get_row_index(table.selected_key() or "")
+        assert table.row_style(newest) is not None  # the new repeat is highlighted, whole row
+        await pilot.press("f")  # only the first reason refused so far
+        await pilot.pause()
+        assert table.reason_filter == refused[0].reason
+        label = str(screen.query_one("#panels", TabbedContent).get_tab("tab-rejected").label)
+        assert f"· {refused[0].reason}" in label
+        while table.reason_filter is not None:
+            await pilot.press("f")  # on to the next reason, then all again
+        await pilot.pause()
+        assert table.row_count == len(group_rejections(refused))

@@ -452,7 +452,7 @@ class MainScreen(Screen[None]):
         n = len(snap.rejections)
         label = tr("rejected", lang) + (f" ({n})" if n else "")
         if table.reason_filter is not None:
-            label += f" [{reason_word(table.reason_filter, lang)}]"
+            label += f" · {reason_word(table.reason_filter, lang)}"  # no [ ]: tab labels are markup
         if n > self._rejections_seen and self._active_tab() != "tab-rejected":
             label += " ●"
         if str(tab.label) != label:
