@@ -3,6 +3,7 @@
 The live clock is off (`live_clock=False`): time moves only by key presses and explicit calls.
 """
 
+import itertools
 from pathlib import Path
 
 import pytest
@@ -243,7 +244,7 @@ def test_chinese_help_wraps_without_a_lone_full_stop_or_a_split_word(width: int)
             lines = wrap(value, width - 12)
             assert "".join(lines).replace(" ", "") == value.replace(" ", "")  # nothing lost
             assert not any(line[:1] in NO_LINE_START for line in lines), lines
-            joints = [a[-2:] + b[:2] for a, b in zip(lines, lines[1:], strict=False)]
+            joints = [a[-2:] + b[:2] for a, b in itertools.pairwise(lines)]
             assert not any("租约令牌" in j or "围栏令牌" in j for j in joints), joints
     assert "。" not in {
         line.strip()[:1] for line in help_renderable("zh", width).plain.splitlines()
