@@ -99,6 +99,9 @@ class WorkerPane(Static):
         self._subtitle = ""
         # where each fault word is, (x, y) in the pane's text: for tests and tooltips
         self.fault_at: dict[str, tuple[int, int]] = {}
+        self._head_key: tuple[str, str] | None = None
+        # (what it was made from, the text) for the head and the fault words
+        self._parts: list[tuple[tuple[object, ...], Text] | None] = [None, None]
 
     def action_fault(self, action: str) -> None:
         self.post_message(self.FaultRequested(self.worker_id, action))
@@ -108,15 +111,54 @@ class WorkerPane(Static):
             return
         self._shown = state
         v, lang = state.view, state.lang
-        title = worker_name(self.worker_id, lang)
-        if self.border_title != title:
-            self.border_title = title
-        subtitle = state_word(v.state, lang)
-        if self._subtitle != subtitle:  # setting it, even unchanged, repaints the whole pane
-            self._subtitle = subtitle
-            self.border_subtitle = subtitle
-        for name in STATE_STYLES:
-            self.set_class(v.state == name, f"-{name}")
+        if self._head_key != (v.state, lang):
+            self._head_key = (v.state, lang)
+            title = worker_name(self.worker_id, lang)
+            if self.border_title != title:
+                self.border_title = title
+            subtitle = state_word(v.state, lang)
+            if self._subtitle != subtitle:  # setting it, even unchanged, repaints the pane
+                self._subtitle = subtitle
+                self.border_subtitle = subtitle
+            for name in STATE_STYLES:
+                self.set_class(v.state == name, f"-{name}")
+        # What changes at steps (the head) and with faults (the words) is made once and
+        # reused; only the ticking lines (bars, pulse) are made on every refresh.
+        head_key = (
+            v.state,
+            v.skew_ms,
+            v.slow_factor,
+            v.autopilot,
+            v.task_id,
+            v.step,
+            state.total_steps,
+            v.lease_token,
+            v.fence_token,
+            lang,
+        )
+        head = self._parts[0]
+        if head is None or head[0] != head_key:
+            head = self._parts[0] = (head_key, self._head(v, state))
+        fault_key = (v.state == "dead", v.partitioned, lang, state.faults)
+        faults = self._parts[1]
+        if faults is None or faults[0] != fault_key:
+            words = Text()
+            if state.faults:
+                self._append_faults(words, v, lang)
+            faults = self._parts[1] = (fault_key, words)
+        text = head[1].copy()
+        text.append_text(self._live(v, state))
+        text.append_text(faults[1])
+        before = self._text
+        if before is not None and text == before:
+            return
+        self._text = text
+        relayout = before is None or text.plain.count("\n") != before.plain.count("\n")
+        self.update(text, layout=relayout)
+
+    def _head(self, v: WorkerView, state: PaneState) -> Text:
+        """Who it is and what it believes it holds: state, flags, task and step, tokens."""
+        lang = state.lang
         text = Text(no_wrap=True, overflow="ellipsis")
         text.append(f"{state_word(v.state, lang)}", style=STATE_STYLES.get(v.state, ""))
         flags = []
@@ -148,7 +190,12 @@ class WorkerPane(Static):
             text.append(f"{tr('fence', lang)} ", style="dim")
             text.append(f"{v.fence_token}", style="bold")
         text.append("\n")
-        text.append_text(lease_bar(tr("by_store", lang), v.store_remaining_ms, state.ttl_ms, lang))
+        return text
+
+    def _live(self, v: WorkerView, state: PaneState) -> Text:
+        """The lines that tick: the lease bar(s) and the heartbeat pulse."""
+        lang = state.lang
+        text = lease_bar(tr("by_store", lang), v.store_remaining_ms, state.ttl_ms, lang)
         if state.client_clock:
             text.append("\n")
             text.append_text(
@@ -169,14 +216,7 @@ class WorkerPane(Static):
             )
             text.append("♥ ", style=style)
             text.append(tr("ago", lang, age=short(age)), style=style)
-        if state.faults:
-            self._append_faults(text, v, lang)
-        before = self._text
-        if before is not None and text == before:
-            return
-        self._text = text
-        relayout = before is None or text.plain.count("\n") != before.plain.count("\n")
-        self.update(text, layout=relayout)
+        return text
 
     def _append_faults(self, text: Text, v: WorkerView, lang: str) -> None:
         """Two lines of fault words; a dead worker's are dim and do nothing but Restart."""
@@ -189,7 +229,8 @@ class WorkerPane(Static):
                 ("heal", "heal") if v.partitioned else ("partition", "partition"),
             ),
         )
-        y = text.plain.count("\n") + 1
+        head = self._parts[0][1].plain.count("\n") if self._parts[0] else 3
+        y = head + (2 if self._shown is not None and self._shown.client_clock else 1) + 1
         self.fault_at = {}
         for row in rows:
             text.append("\n")
