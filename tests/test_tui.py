@@ -17,7 +17,7 @@ from demo.screens.main import MainScreen
 from demo.screens.picker import PickerScreen, bundled_scenarios
 from demo.widgets.panels import RejectedTable
 from demo.widgets.task_table import TaskTable
-from demo.widgets.worker_pane import WorkerGrid, WorkerPane
+from demo.widgets.worker_pane import FaultWords, WorkerGrid
 
 HERE = Path(__file__).parent
 FOG = HERE / "tui_scenarios" / "fog.toml"
@@ -169,7 +169,7 @@ async def test_freeze_then_takeover_then_rejected_write(tmp_path: Path) -> None:
         await pilot.press("n")  # step 1: Azheng claims the sixth floor
         grid = screen.query_one("#workers", WorkerGrid)
         pane = grid.panes["azheng"]
-        await pilot.click(pane, offset=fault_offset(pane, "freeze_heartbeat"))  # her Freeze word
+        await pilot.click(pane.query_one(FaultWords), offset=pane.fault_at["freeze_heartbeat"])
         await pilot.pause()
         s = screen.session
         assert s.forked
@@ -253,13 +253,7 @@ async def test_twelve_workers_two_hundred_tasks(tmp_path: Path) -> None:
 
 def pane_text(screen: MainScreen, worker_id: str) -> str:
     pane = screen.query_one("#workers", WorkerGrid).panes[worker_id]
-    return str(pane.content)
-
-
-def fault_offset(pane: WorkerPane, action: str) -> tuple[int, int]:
-    """Where to click a fault word: inside the border (1) and the padding (1)."""
-    x, y = pane.fault_at[action]
-    return (x + 2, y + 1)
+    return pane.text.plain
 
 
 async def test_an_added_idle_worker_pane_shows_its_content(tmp_path: Path) -> None:
@@ -304,7 +298,7 @@ async def test_pane_words_are_translated_and_spaced(tmp_path: Path) -> None:
         assert "手动" in body and "manual" not in body
         assert "租约 1  围栏令牌 1" in body
         pane = screen.query_one("#workers", WorkerGrid).panes["azheng"]
-        content = pane.content
+        content = pane.text
         from rich.text import Text
 
         assert isinstance(content, Text)
@@ -362,7 +356,7 @@ async def test_every_widget_shows_the_same_instant(tmp_path: Path) -> None:
             for w in snap.workers:
                 if w.task_id is None or w.store_remaining_ms is None:
                     continue
-                live = str(grid.panes[w.id].content)
+                live = grid.panes[w.id].text.plain
                 assert short(w.store_remaining_ms) in live, (w.id, live)
                 task = snap.task(w.task_id)
                 if task is not None and task.row.owner_id == w.id and task.remaining_ms:

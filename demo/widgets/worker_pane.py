@@ -5,7 +5,7 @@ from dataclasses import dataclass
 from rich.cells import cell_len
 from rich.style import Style
 from rich.text import Text
-from textual.containers import Container
+from textual.containers import Container, Vertical
 from textual.message import Message
 from textual.widgets import Static
 
@@ -74,12 +74,38 @@ FAULT_DANGER = Style(bold=True, color="red", bgcolor="grey23")
 FAULT_OFF = Style(dim=True, bgcolor="grey15")
 
 
-class WorkerPane(Static):
-    """A worker's pane: one widget, its text and its fault acts as clickable words.
+class Part(Static):
+    """One part of a pane; repainted only when its text changed."""
 
-    One widget, not ten (a container, two texts, two rows, five buttons): with a dozen
-    panes, each widget costs Textual time on every paint, whether it changed or not. A
-    click on a fault word posts `FaultRequested`; the screen applies the action.
+    def __init__(self, classes: str) -> None:
+        super().__init__("", classes=classes)
+        self.text: Text = Text()
+        self._lines = -1
+
+    def show_text(self, text: Text) -> None:
+        if self._lines >= 0 and text == self.text:
+            return
+        lines = text.plain.count("\n")
+        self.update(text, layout=lines != self._lines)
+        self.text, self._lines = text, lines
+
+
+class FaultWords(Part):
+    """The pane's fault acts as clickable words (one widget, not two rows of five buttons)."""
+
+    def action_fault(self, action: str) -> None:
+        pane = self.parent
+        if isinstance(pane, WorkerPane):
+            pane.post_message(WorkerPane.FaultRequested(pane.worker_id, action))
+
+
+class WorkerPane(Vertical):
+    """A worker's pane: what it believes (head), its ticking lease and pulse, fault words.
+
+    Four widgets, not ten: with a dozen panes each widget costs Textual time on every
+    paint. The head and the words change at steps and faults; only the two ticking lines
+    repaint on every refresh. A click on a fault word posts `FaultRequested`; the screen
+    applies the action.
     """
 
     class FaultRequested(Message):
@@ -91,11 +117,13 @@ class WorkerPane(Static):
             self.action = action
 
     def __init__(self, worker_id: str) -> None:
-        super().__init__("", classes="worker-pane")
+        self._head_part = Part("pane-head")
+        self._live_part = Part("pane-live")
+        self._fault_part = FaultWords("pane-faults")
+        super().__init__(self._head_part, self._live_part, self._fault_part, classes="worker-pane")
         self.worker_id = worker_id
         self.border_title = worker_id
         self._shown: PaneState | None = None
-        self._text: Text | None = None
         self._subtitle = ""
         # where each fault word is, (x, y) in the pane's text: for tests and tooltips
         self.fault_at: dict[str, tuple[int, int]] = {}
@@ -103,8 +131,15 @@ class WorkerPane(Static):
         # (what it was made from, the text) for the head and the fault words
         self._parts: list[tuple[tuple[object, ...], Text] | None] = [None, None]
 
-    def action_fault(self, action: str) -> None:
-        self.post_message(self.FaultRequested(self.worker_id, action))
+    @property
+    def text(self) -> Text:
+        """All the pane says, its parts one after the other (for tests)."""
+        out = self._head_part.text.copy()
+        out.append_text(self._live_part.text)
+        if self._fault_part.text.plain:
+            out.append("\n")
+            out.append_text(self._fault_part.text)
+        return out
 
     def show(self, state: PaneState) -> None:
         if state == self._shown:
@@ -146,15 +181,10 @@ class WorkerPane(Static):
             if state.faults:
                 self._append_faults(words, v, lang)
             faults = self._parts[1] = (fault_key, words)
-        text = head[1].copy()
-        text.append_text(self._live(v, state))
-        text.append_text(faults[1])
-        before = self._text
-        if before is not None and text == before:
-            return
-        self._text = text
-        relayout = before is None or text.plain.count("\n") != before.plain.count("\n")
-        self.update(text, layout=relayout)
+        self._head_part.show_text(head[1])
+        self._live_part.show_text(self._live(v, state))
+        self._fault_part.show_text(faults[1])
+        self._fault_part.display = state.faults
 
     def _head(self, v: WorkerView, state: PaneState) -> Text:
         """Who it is and what it believes it holds: state, flags, task and step, tokens."""
@@ -189,7 +219,6 @@ class WorkerPane(Static):
             text.append("  ")
             text.append(f"{tr('fence', lang)} ", style="dim")
             text.append(f"{v.fence_token}", style="bold")
-        text.append("\n")
         return text
 
     def _live(self, v: WorkerView, state: PaneState) -> Text:
@@ -229,11 +258,10 @@ class WorkerPane(Static):
                 ("heal", "heal") if v.partitioned else ("partition", "partition"),
             ),
         )
-        head = self._parts[0][1].plain.count("\n") if self._parts[0] else 3
-        y = head + (2 if self._shown is not None and self._shown.client_clock else 1) + 1
         self.fault_at = {}
-        for row in rows:
-            text.append("\n")
+        for y, row in enumerate(rows):
+            if y:
+                text.append("\n")
             x = 0
             for n, (action, word) in enumerate(row):
                 if n:
@@ -247,10 +275,9 @@ class WorkerPane(Static):
                     style = style + Style(meta={"@click": f"fault({action!r})"})
                 # padded with no-break spaces: SVG renderers drop a styled run's leading spaces
                 label = f"\u00a0{tr(word, lang)}\u00a0"
-                self.fault_at[action] = (x + 1, y)
+                self.fault_at[action] = (x + 1, y)  # in the words' own widget
                 text.append(label, style=style)
                 x += cell_len(label)
-            y += 1
 
 
 class WorkerGrid(Container):
@@ -288,8 +315,11 @@ class WorkerGrid(Container):
             pane = self.panes[worker_id]
             height = pane.outer_size.height
             row = index // columns
-            if self.size.height and height and not (top - height < row * height < bottom):
-                continue  # out of sight: drawn when it scrolls into view
+            # Drawn while its ticking lines (below the border and the three-line head) are in
+            # sight: repainting a widget out of sight makes Textual map the whole screen again.
+            live_y = row * height + 4
+            if self.size.height and height and not (top <= live_y < bottom):
+                continue  # drawn when it scrolls into view
             pane.show(state)
 
     def watch_scroll_y(self, old_value: float, new_value: float) -> None:
