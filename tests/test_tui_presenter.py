@@ -276,3 +276,24 @@ async def test_rejected_panel_folds_repeats_and_filters_by_reason(tmp_path: Path
             await pilot.press("f")  # on to the next reason, then all again
         await pilot.pause()
         assert table.row_count == len(group_rejections(refused))
+
+
+async def test_previous_in_the_sandbox_names_what_it_undoes(tmp_path: Path) -> None:
+    app = app_for(None, tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = screen_of(app)
+        screen.act(Action("kill", worker="linzhou"))
+        screen.action_advance(5_000)
+        await pilot.press("p")  # undo: the kill, and the time after it
+        await pilot.pause()
+        messages = [n.message for n in app._notifications]
+        assert any("kill linzhou" in m for m in messages), messages
+        assert screen.session.snapshot().worker("linzhou").state != "dead"  # type: ignore[union-attr]
+
+
+def test_saved_scenario_summary_is_as_informative_in_chinese() -> None:
+    s = Session(open_scenario("01_fog"))
+    s.next_step()
+    s.act(Action("kill", worker="azheng"))
+    text = s.scenario_text()
+    assert "第 1 步" in text and "1 个动作" in text and "1 act(s)" in text
