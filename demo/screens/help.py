@@ -185,7 +185,8 @@ class HelpScreen(ModalScreen[None]):
 
     def _write_ideas(self) -> None:
         table = self.query_one("#help-table", Static)
-        width = table.size.width or max(40, self.size.width * 9 // 10 - 4)
+        # less two cells: the page scrolls, and its scrollbar must not cover the text
+        width = (table.size.width or max(40, self.size.width * 9 // 10 - 4)) - 2
         table.update(help_renderable(self.lang, width))
 
     def action_close(self) -> None:
