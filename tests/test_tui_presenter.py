@@ -45,7 +45,7 @@ async def test_small_screen_shows_the_fence_rejection_with_one_key(
     async with app.run_test(size=size) as pilot:
         screen = screen_of(app)
         for _ in range(14):
-            await pilot.press("n")  # to step 14: Azheng's stale page is refused
+            await pilot.press("n")  # to step 14: Acheng's stale page is refused
         await pilot.pause()
         narration = screen.query_one("#narration-box")
         assert narration.max_scroll_y == 0  # the ✓ lines are in sight, no scrollbar
@@ -54,7 +54,7 @@ async def test_small_screen_shows_the_fence_rejection_with_one_key(
         rejected = screen.query_one("#rejected", RejectedTable)
         assert visible(screen, "#rejected")
         row = [str(c) for c in rejected.get_row_at(0)]
-        assert row[1] == "azheng" and "F1" in row[4] and "F2" in row[5]
+        assert row[1] == "acheng" and "F1" in row[4] and "F2" in row[5]
         await pilot.press("0")  # back to the panes
         await pilot.pause()
         assert visible(screen, "#workers")
@@ -175,15 +175,15 @@ async def test_palette_offers_every_act(tmp_path: Path) -> None:
         await pilot.press("n")
         screen = screen_of(app)
         titles = [c.title for c in main_screen_commands(screen, "en")]
-        for expected in ("Kill: Azheng", "Partition: Azheng", "Freeze heartbeat: Azheng"):
+        for expected in ("Kill: Acheng", "Partition: Acheng", "Freeze heartbeat: Acheng"):
             assert expected in titles
         assert any(t == "Mode: no_fencing" for t in titles)
         assert any(t == "Enqueue: approval task" for t in titles)
-        kill = next(c for c in main_screen_commands(screen, "en") if c.title == "Kill: Azheng")
+        kill = next(c for c in main_screen_commands(screen, "en") if c.title == "Kill: Acheng")
         kill.callback()
         await pilot.pause()
         assert screen.session.forked
-        assert screen.session.snapshot().worker("azheng").state == "dead"  # type: ignore[union-attr]
+        assert screen.session.snapshot().worker("acheng").state == "dead"  # type: ignore[union-attr]
 
 
 async def test_l_switches_language_while_help_is_open(tmp_path: Path) -> None:
@@ -294,6 +294,6 @@ async def test_previous_in_the_sandbox_names_what_it_undoes(tmp_path: Path) -> N
 def test_saved_scenario_summary_is_as_informative_in_chinese() -> None:
     s = Session(open_scenario("01_fog"))
     s.next_step()
-    s.act(Action("kill", worker="azheng"))
+    s.act(Action("kill", worker="acheng"))
     text = s.scenario_text()
     assert "第 1 步" in text and "1 个动作" in text and "1 act(s)" in text

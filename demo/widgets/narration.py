@@ -5,7 +5,7 @@ from textual.widgets import Static
 
 from core.scenarios.session import Session, StepOutcome
 from core.sim.simulation import ActionResult
-from demo.i18n import operation_word, reason_word, tr
+from demo.i18n import mode_word, operation_word, reason_word, tr
 
 
 def refusal_text(result: ActionResult, lang: str) -> str:
@@ -31,6 +31,26 @@ def refusal_text(result: ActionResult, lang: str) -> str:
     )
 
 
+def mode_notice(session: Session, lang: str) -> str | None:
+    """When the run's mode is not the scenario's own (switched with m), a line saying that
+    the narration describes the scenario's own run, so a ✗ below reads as the lesson, not
+    as a broken script."""
+    if session.scenario is None:
+        return None
+    own = session.scenario.settings.mode.value
+    mode = session.mode.value
+    if mode == own:
+        return None
+    return tr(
+        "mode_notice",
+        lang,
+        mode=mode,
+        meaning=mode_word(mode, lang),
+        own=own,
+        own_meaning=mode_word(own, lang),
+    )
+
+
 def narration_text(session: Session, lang: str, message: str | None = None) -> Text:
     text = Text()
     outcome: StepOutcome | None = session.last_outcome
@@ -45,6 +65,10 @@ def narration_text(session: Session, lang: str, message: str | None = None) -> T
             note = "forked_note" if session.dropped_script else "after_script_note"
             text.append(tr(note, lang, n=session.acts_count), style="bold yellow")
         text.append("\n")
+        notice = mode_notice(session, lang)
+        if notice:
+            text.append(notice, style="bold yellow")
+            text.append("\n")
         if k == 0 and session.forked:
             pass  # the script was dropped before its first step: nothing of it to narrate
         elif k == 0:
