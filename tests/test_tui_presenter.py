@@ -297,3 +297,22 @@ def test_saved_scenario_summary_is_as_informative_in_chinese() -> None:
     s.act(Action("kill", worker="acheng"))
     text = s.scenario_text()
     assert "第 1 步" in text and "1 个动作" in text and "1 act(s)" in text
+
+
+@pytest.mark.parametrize("width", [140, 200])
+async def test_result_and_kind_are_whole_at_140_and_200_columns(tmp_path: Path, width: int) -> None:
+    from rich.cells import cell_len
+
+    app = app_for("04_human_approval", tmp_path)
+    async with app.run_test(size=(width, 50)) as pilot:
+        screen = screen_of(app)
+        while not screen.session.at_end:
+            await pilot.press("n")
+        await pilot.pause()
+        table = screen.query_one("#tasks", TaskTable)
+        widths = {c.key.value: c.width for c in table.columns.values()}
+        for key in table.row_keys_shown():
+            kind = str(table.get_cell(key, "kind"))
+            result = str(table.get_cell(key, "result"))
+            assert cell_len(kind) <= widths["kind"], kind
+            assert cell_len(result) <= widths["result"], result

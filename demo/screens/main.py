@@ -585,6 +585,12 @@ class MainScreen(Screen[None]):
         self.changed()
 
     def action_previous_step(self) -> None:
+        if self.session.forked:  # back to the fork point: the whole recording goes
+            self._discard_then(tr("previous", self.lang), self._previous_step)
+        else:
+            self._previous_step()
+
+    def _previous_step(self) -> None:
         self._message = None
         undone = self.session.undo_target
         if self.session.previous_step() and undone is not None:
