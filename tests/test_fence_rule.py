@@ -264,11 +264,11 @@ def test_an_expired_holder_writing_before_anyone_takes_over_is_not_stale() -> No
 
 def test_every_refused_page_counts_as_a_step_worked_for_nothing() -> None:
     sim = make_sim(
-        ("azheng", "linzhou"), (TaskSpec("floor6", steps=6),), config=LeaseConfig(ttl_ms=30_000)
+        ("acheng", "linzhou"), (TaskSpec("floor6", steps=6),), config=LeaseConfig(ttl_ms=30_000)
     )
     advance(sim, 5)
-    act(sim, "freeze_heartbeat", worker="azheng")
+    act(sim, "freeze_heartbeat", worker="acheng")
     advance(sim, 120)
-    refused = named(sim, "write_rejected", worker_id="azheng")
+    refused = named(sim, "write_rejected", worker_id="acheng")
     assert refused and all(e.reason in ("expired", "fenced") for e in refused)
     assert sim.snapshot().metrics.wasted_steps >= len(refused)

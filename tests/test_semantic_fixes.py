@@ -213,16 +213,16 @@ def test_the_player_and_the_session_say_the_decision_was_ignored() -> None:
 
 
 def test_a_checkpoint_by_hand_carries_the_running_total() -> None:
-    """Scenario 01's walk: Azheng writes pages of 120 and 95 by hand and checkpoints; the
+    """Scenario 01's walk: Acheng writes pages of 120 and 95 by hand and checkpoints; the
     fog takes her lease and Linzhou goes on from the box, total included."""
-    sim = make_sim(("azheng",), (TaskSpec("floor6", steps=6),), manual=("azheng",))
-    act(sim, "claim", worker="azheng")
+    sim = make_sim(("acheng",), (TaskSpec("floor6", steps=6),), manual=("acheng",))
+    act(sim, "claim", worker="acheng")
     advance(sim, 10)
-    act(sim, "write", worker="azheng", key="floor6/1", value="page 1: north bank, 120 dan")
-    act(sim, "checkpoint", worker="azheng", step=1)
+    act(sim, "write", worker="acheng", key="floor6/1", value="page 1: north bank, 120 dan")
+    act(sim, "checkpoint", worker="acheng", step=1)
     advance(sim, 10)
-    act(sim, "write", worker="azheng", key="floor6/2", value="page 2: south bank, 95 dan")
-    act(sim, "checkpoint", worker="azheng", step=2)
+    act(sim, "write", worker="acheng", key="floor6/2", value="page 2: south bank, 95 dan")
+    act(sim, "checkpoint", worker="acheng", step=2)
     saved = sim.snapshot().checkpoints[0]
     assert (saved.step, saved.state["total"], saved.state["reconciled"]) == (2, 215, 2)
     act(sim, "add_worker", worker="linzhou")

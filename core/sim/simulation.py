@@ -52,11 +52,15 @@ class ActionResult:
 
     `ignored`: the action was fine but had nothing to act on (approving a task that is not
     waiting); nothing changed and it is not a rejection. `message` says why.
+
+    `rejection` is the Rejected panel's row for a refusal the store wrote (reason and
+    tokens), so a screen can word it in any language; None for other refusals.
     """
 
     ok: bool = True
     message: str = ""
     ignored: bool = False
+    rejection: Rejection | None = None
 
 
 def run_inline(coro: Coroutine[Any, Any, T]) -> T:
