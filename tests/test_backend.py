@@ -332,3 +332,20 @@ async def test_statements_are_compiled_once_per_dialect_and_policy(clock: Virtua
     assert other.sql.ledger_write.sql != first.sql.ledger_write.sql
     for store in (first, second, other):
         await store.close()
+
+
+def test_the_store_schema_is_its_own_metadata_not_sqlmodels_global_one() -> None:
+    """A host application's SQLModel tables never land in the store's schema, nor ours in its."""
+    from sqlmodel import Field, SQLModel
+
+    class HostTable(SQLModel, table=True):
+        __tablename__ = "host_things"
+        id: int = Field(primary_key=True)
+
+    assert "host_things" in SQLModel.metadata.tables
+    assert "host_things" not in models.metadata.tables
+    assert "agent_tasks" not in SQLModel.metadata.tables
+    assert {"agent_tasks", "checkpoints", "ledger", "effects", "events"} <= set(
+        models.metadata.tables
+    )
+    SQLModel.metadata.remove(HostTable.__table__)  # type: ignore[attr-defined]
