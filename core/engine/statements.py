@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from sqlalchemy import (
+    BigInteger,
     Integer,
     and_,
     bindparam,
@@ -18,9 +19,11 @@ from sqlalchemy import (
     null,
     or_,
     select,
+    text,
     true,
     update,
 )
+from sqlalchemy.dialects.postgresql import insert as postgresql_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import Dialect
 from sqlalchemy.sql import ClauseElement
@@ -52,6 +55,9 @@ TASK_COLUMNS = (
     "approved_at",
     "updated_at",
 )
+
+# The PostgreSQL sequence fence tokens come from (created with the schema).
+FENCE_SEQUENCE = "fence_tokens"
 
 LEASE_RETURNING = (
     "task_id",
@@ -85,16 +91,25 @@ class Stmt(NamedTuple):
         """Execute and fetch every row (before any commit: SQLite insists for RETURNING)."""
         if self.constants:
             params = {**self.constants, **params} if params else self.constants
-        rows: list[Any] = conn.execute(self.sql, params or {}).fetchall()
+        cursor = conn.execute(self.sql, params or {})
+        # psycopg refuses to fetch from a statement that returns no rows; sqlite3 gives [].
+        if cursor.description is None:
+            return []
+        rows: list[Any] = cursor.fetchall()
         return rows
 
 
-_NAMED_PARAM = re.compile(r"(?<![:\w]):(\w+)")
+# How a named parameter is spelled: `:name` (sqlite3) or `%(name)s` (psycopg).
+_PARAM_PATTERNS = {
+    "named": re.compile(r"(?<![:\w]):(\w+)"),
+    "pyformat": re.compile(r"%\((\w+)\)s"),
+}
 
 
 def _sql(stmt: ClauseElement, dialect: Dialect) -> Stmt:
     compiled: Any = stmt.compile(dialect=dialect)
-    if dialect.paramstyle != "named":  # pragma: no cover - one dialect so far
+    pattern = _PARAM_PATTERNS.get(dialect.paramstyle)
+    if pattern is None:  # pragma: no cover - both dialects in use are covered
         raise NotImplementedError(f"paramstyle {dialect.paramstyle}")
     # Constants in the expressions (status = 'running', LIMIT 1) are written into the SQL
     # as literals; only the named parameters are supplied on each call. With a constant
@@ -106,7 +121,7 @@ def _sql(stmt: ClauseElement, dialect: Dialect) -> Stmt:
         for bind, name in compiled.bind_names.items()
         if not bind.required
     }
-    sql = _NAMED_PARAM.sub(lambda m: literals.get(m.group(1), m.group(0)), str(compiled))
+    sql = pattern.sub(lambda m: literals.get(m.group(1), m.group(0)), str(compiled))
     return Stmt(sql, {})
 
 
@@ -115,7 +130,11 @@ class Statements:
 
     def __init__(self, dialect: Dialect, policy: Policy) -> None:
         t = tasks
-        now = bindparam("now", type_=Integer)
+        postgresql = dialect.name == "postgresql"
+        insert: Any = postgresql_insert if postgresql else sqlite_insert
+        # Times are BIGINT milliseconds. PostgreSQL types each parameter (psycopg renders
+        # `::BIGINT`): as INTEGER, `now + ttl` would overflow on the wall clock.
+        now = bindparam("now", type_=BigInteger)
         live = t.c.lease_expires_at >= now if policy.expiry else true()
         # The lease gate: the caller's lease is the task's current, live, running lease.
         gate = and_(
@@ -131,24 +150,32 @@ class Statements:
 
         # --- claim: one conditional UPDATE ... RETURNING --------------------------------
         # `judge_now` is the store clock, except in client_clock mode (mistake five).
-        judge_now = bindparam("judge_now", type_=Integer)
+        judge_now = bindparam("judge_now", type_=BigInteger)
         expired_pick = (
             select(t.c.task_id)
             .where(t.c.status == "running", t.c.lease_expires_at < judge_now)
             .order_by(t.c.lease_expires_at, t.c.task_id)
             .limit(1)
-            .scalar_subquery()
         )
         queued_pick = (
             select(t.c.task_id)
             .where(t.c.status == "queued")
             .order_by(t.c.updated_at, t.c.task_id)
             .limit(1)
-            .scalar_subquery()
         )
+        if postgresql:
+            # Many workers claiming at once: each locks the row it picks and passes over
+            # rows another claim has locked, so none waits on one row and none gets the
+            # same task (SQLite has one writer at a time and needs no such clause).
+            expired_pick = expired_pick.with_for_update(skip_locked=True)
+            queued_pick = queued_pick.with_for_update(skip_locked=True)
         # The seed's Claim has no status guard on its expiry half and would re-claim a
         # finished task; both halves here are guarded, and each probes a partial index.
-        pick = func.coalesce(expired_pick, queued_pick) if policy.expiry else queued_pick
+        pick = (
+            func.coalesce(expired_pick.scalar_subquery(), queued_pick.scalar_subquery())
+            if policy.expiry
+            else queued_pick.scalar_subquery()
+        )
         claimable_named = or_(
             t.c.status == "queued",
             and_(t.c.status == "running", t.c.lease_expires_at < judge_now)
@@ -156,11 +183,17 @@ class Statements:
             else false(),
         )
         has_attempts = t.c.attempt < t.c.max_attempts
-        # One global sequence: the highest fence token ever drawn lives on some task row, and
-        # rows only ever move to higher tokens. (PostgreSQL would use a SEQUENCE here.)
-        next_fence = select(func.coalesce(func.max(t.c.fence_token), 0) + 1).scalar_subquery()
-        ttl = bindparam("ttl", type_=Integer)
-        deadline = bindparam("deadline", type_=Integer)
+        next_fence: Any
+        if postgresql:
+            # Concurrent claims under READ COMMITTED would both read the same max(): a
+            # SEQUENCE never hands out a number twice (CASE evaluates it only when taken).
+            next_fence = text(f"nextval('{FENCE_SEQUENCE}')")
+        else:
+            # One global sequence: the highest fence token ever drawn lives on some task
+            # row, and rows only ever move to higher tokens.
+            next_fence = select(func.coalesce(func.max(t.c.fence_token), 0) + 1).scalar_subquery()
+        ttl = bindparam("ttl", type_=BigInteger)
+        deadline = bindparam("deadline", type_=BigInteger)
         claim_values = {
             "status": case((has_attempts, "running"), else_="dead"),
             "owner_id": case((has_attempts, bindparam("worker_id")), else_=null()),
@@ -294,8 +327,11 @@ class Statements:
         )
 
         # --- enqueue ---------------------------------------------------------------------
+        # A duplicate id returns no row instead of raising: on PostgreSQL a failed statement
+        # would poison the rest of the transaction.
         self.enqueue = _sql(
-            sqlite_insert(t).values(
+            insert(t)
+            .values(
                 task_id=bindparam("task_id"),
                 kind=bindparam("kind"),
                 status="queued",
@@ -305,7 +341,9 @@ class Statements:
                 fence_token=0,
                 input_payload=bindparam("input_payload"),
                 updated_at=now,
-            ),
+            )
+            .on_conflict_do_nothing(index_elements=[t.c.task_id])
+            .returning(t.c.task_id),
             dialect,
         )
 
@@ -318,7 +356,7 @@ class Statements:
             dialect,
         )
         self.checkpoint_insert = _sql(
-            sqlite_insert(cp).values(
+            insert(cp).values(
                 task_id=bindparam("task_id"),
                 seq=bindparam("seq"),
                 step=bindparam("step"),
@@ -345,7 +383,7 @@ class Statements:
 
         # --- the ledger: it checks fence tokens by itself, never looking at agent_tasks ----
         lg = ledger
-        ins = sqlite_insert(lg).values(
+        ins = insert(lg).values(
             key=bindparam("key"),
             value=bindparam("value"),
             fence_token=bindparam("fence_token"),
@@ -377,7 +415,7 @@ class Statements:
 
         # --- effects: applied once per idempotency key -----------------------------------
         ef = effects
-        eins = sqlite_insert(ef).values(
+        eins = insert(ef).values(
             idempotency_key=bindparam("key"),
             task_id=bindparam("task_id"),
             effect=bindparam("effect"),
@@ -413,7 +451,7 @@ class Statements:
         # --- events ------------------------------------------------------------------------
         ev = events
         self.event_insert = _sql(
-            sqlite_insert(ev)
+            insert(ev)
             .values(
                 at=bindparam("at"),
                 event=bindparam("event"),
