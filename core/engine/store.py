@@ -12,12 +12,10 @@ from typing import Any
 
 from sqlalchemy.engine import Dialect
 
-from core.engine.backends import postgresql as pg_backend
 from core.engine.backends import sqlite as sqlite_backend
 from core.engine.clock import Clock
 from core.engine.config import LeaseConfig, Mode
 from core.engine.drivers import AioSqliteDriver, Driver, InlineDriver
-from core.engine.drivers_pg import PgInlineDriver, PgThreadDriver
 from core.engine.errors import (
     DuplicateTask,
     FencedWrite,
@@ -43,6 +41,7 @@ from core.engine.statements import Policy, Statements, Stmt
 EventListener = Callable[[EventRow], None]
 
 SQLITE_URL_PREFIX = "sqlite:///"
+POSTGRESQL_URL_PREFIXES = ("postgresql://", "postgres://")
 
 
 def sqlite_path(target: str | os.PathLike[str]) -> str | os.PathLike[str] | None:
@@ -52,7 +51,7 @@ def sqlite_path(target: str | os.PathLike[str]) -> str | os.PathLike[str] | None
     PostgreSQL; `sqlite:///PATH` or a plain path is a SQLite file (`:memory:` for none).
     """
     if isinstance(target, str):
-        if pg_backend.is_url(target):
+        if target.startswith(POSTGRESQL_URL_PREFIXES):
             return None
         if target.startswith(SQLITE_URL_PREFIX):
             return target.removeprefix(SQLITE_URL_PREFIX) or ":memory:"
@@ -201,6 +200,9 @@ class LeaseStore:
         config = (config or LeaseConfig()).validated()
         file = sqlite_path(path)
         if file is None:
+            # psycopg is imported only by stores on PostgreSQL.
+            from core.engine.drivers_pg import PgInlineDriver
+
             return cls(PgInlineDriver.open(str(path), scratch=scratch), clock, config, mode)
         return cls(InlineDriver.open(file), clock, config, mode)
 
@@ -219,6 +221,8 @@ class LeaseStore:
         config = (config or LeaseConfig()).validated()
         file = sqlite_path(path)
         if file is None:
+            from core.engine.drivers_pg import PgThreadDriver
+
             driver: Driver = await PgThreadDriver.open(str(path), scratch=scratch)
         else:
             driver = await AioSqliteDriver.open(file)

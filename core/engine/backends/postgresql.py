@@ -52,7 +52,6 @@ RECONNECT_FOR_S = 15.0
 DDL_LOCK_KEY = 0x626B5F736368  # "bk_sch"
 FENCE_SEQUENCE = "fence_tokens"
 SCRATCH_PREFIX = "bk_run_"
-URL_SCHEMES = ("postgresql://", "postgres://")
 
 DBConnection = psycopg.Connection[Any]
 
@@ -62,10 +61,6 @@ def dialect() -> Dialect:
     return psycopg_dialect.dialect()  # type: ignore[no-untyped-call]
 
 
-def is_url(target: str) -> bool:
-    return target.startswith(URL_SCHEMES)
-
-
 @dataclass(frozen=True, slots=True)
 class Target:
     """Where a store lives: a libpq URL (without our own parameters) and a schema."""
@@ -73,6 +68,8 @@ class Target:
     conninfo: str
     schema: str
     shown: str  # for messages: the URL without its password
+    # Statements every (re)opened connection runs first, e.g. SET synchronous_commit.
+    settings: tuple[str, ...] = ()
 
     @classmethod
     def parse(cls, url: str) -> "Target":
@@ -93,8 +90,18 @@ class Target:
         conninfo = urlunsplit(parts._replace(query=urlencode(kept)))
         return cls(conninfo, schema, _hide_password(url))
 
-    def with_schema(self, schema: str) -> "Target":
-        return Target(self.conninfo, schema, self.shown)
+    def scratch(self) -> "Target":
+        """A brand-new schema of its own, for a run that is thrown away afterwards.
+
+        Its commits do not wait for the disk (`synchronous_commit = off`: a server crash may
+        lose the last commits, never corrupt them); here that is ~0.1 ms a commit, not ~3.
+        """
+        return Target(
+            self.conninfo,
+            scratch_schema_name(),
+            self.shown,
+            (*self.settings, "SET synchronous_commit = off"),
+        )
 
 
 def _hide_password(url: str) -> str:
@@ -392,7 +399,7 @@ class Session:
 
 def open_scratch(target: Target) -> Session:
     """A session in a brand-new schema of its own (dropped by `drop_scratch`)."""
-    return Session.open(target.with_schema(scratch_schema_name()))
+    return Session.open(target.scratch())
 
 
 def drop_scratch(session: Session) -> None:
