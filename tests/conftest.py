@@ -5,6 +5,7 @@ SQLite (in memory) and on PostgreSQL (a fresh schema of a real server, see pgser
 """
 
 import os
+import tempfile
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -21,14 +22,15 @@ MakeStore = Callable[..., LeaseStore]
 
 
 @pytest.fixture(scope="session")
-def postgres_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def postgres_url() -> Iterator[str]:
     """A PostgreSQL server for the whole run (shared by the run's xdist workers)."""
-    base = tmp_path_factory.getbasetemp()
-    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
-    url, server = start_server(Path(shared) / "pgdata")
+    # Not under pytest's temporary folder: as root, the server runs as another user, and
+    # every pytest start takes the other users' access to /tmp/pytest-of-root away again.
+    run = os.environ.get("PYTEST_XDIST_TESTRUNUID") or f"pid{os.getpid()}"
+    url, server = start_server(Path(tempfile.gettempdir()) / f"bk-pgdata-{run}")
     yield url
     if server is not None:
-        server.cleanup()  # stops it once no other worker of this run still uses it
+        server.cleanup()  # stops it (and deletes it) once no worker of this run uses it
 
 
 @pytest.fixture(params=BACKENDS)

@@ -2,8 +2,9 @@
 
 `BK_TEST_POSTGRES_URL` names a server to use instead. Otherwise the `pgserver` wheel (the
 PostgreSQL binaries in a pip package) starts one over a Unix socket in the test run's
-temporary folder. pytest-xdist workers of one run share that folder, and pgserver counts
-the processes using a data folder: the first starts the server, the last one out stops it.
+data folder. pytest-xdist workers of one run share that folder, and pgserver counts the
+processes using a data folder: the first starts the server, the last one out stops it and
+deletes the folder.
 Each test works in a schema of its own, so tests never see each other's rows.
 """
 
@@ -26,7 +27,10 @@ def start_server(folder: Path) -> tuple[str, Any]:
         warnings.simplefilter("ignore")
         import pgserver
 
-        server = pgserver.get_server(folder, cleanup_mode="stop")
+        # pgserver makes the folder with exist_ok=False: two xdist workers starting
+        # together would race there, so it exists before either asks.
+        folder.mkdir(exist_ok=True)
+        server = pgserver.get_server(folder, cleanup_mode="delete")
     return str(server.get_uri()), server
 
 
