@@ -1,5 +1,7 @@
 """Every bundled scenario gives the same answers on PostgreSQL as on SQLite, byte for byte."""
 
+from pathlib import Path
+
 import psycopg
 import pytest
 
@@ -46,5 +48,44 @@ def test_an_unreachable_server_is_one_line_and_exit_2(
 ) -> None:
     url = "postgresql://nobody@/postgres?host=/nonexistent-socket-dir&connect_timeout=2"
     assert main(["play", "01_fog", "--db", url]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "cannot connect" in err
+
+
+def _chaos_summary(capsys: pytest.CaptureFixture[str], *extra: str) -> dict[str, object]:
+    import json
+
+    assert main(["chaos", "--runs", "4", "--seed", "11", "--json", *extra]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    doc.pop("elapsed_s")
+    return dict(doc)
+
+
+def test_chaos_runs_find_the_same_on_postgresql(
+    postgres_url: str, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    out = ["--out", str(tmp_path)]
+    on_sqlite = _chaos_summary(capsys, *out)
+    before = _scratch_schemas(postgres_url)
+    assert _chaos_summary(capsys, *out, "--db", postgres_url) == on_sqlite
+    assert _scratch_schemas(postgres_url) <= before
+
+
+def test_chaos_refuses_one_sqlite_file_for_many_runs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["chaos", "--runs", "2", "--db", str(tmp_path / "x.db")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "each run needs a store of its own" in err
+    assert not (tmp_path / "x.db").exists()
+
+
+def test_the_app_refuses_an_unreachable_database_in_one_line(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from demo.cli import main as app_main
+
+    url = "postgresql://nobody@/postgres?host=/nonexistent-socket-dir&connect_timeout=2"
+    assert app_main(["tui", "--db", url]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "cannot connect" in err
