@@ -33,7 +33,12 @@ pytest: $(STAMP)
 
 test: lint typecheck imports pytest
 
-bench: $(STAMP)
+# The bench extra adds procrastinate, which the PostgreSQL section measures against.
+$(VENV)/.installed-bench: $(STAMP)
+	$(BIN)/python -m pip install -q -e '.[test,bench]'
+	touch $@
+
+bench: $(VENV)/.installed-bench
 	$(BIN)/python -m bench
 
 clean:
