@@ -332,7 +332,7 @@ class OnPostgreSQL(LeaseStoreMachine):
 OnPostgreSQL.TestCase.settings = settings(
     # Each example opens a schema of its own on a real server: fewer examples keep the
     # suite's time reasonable; the SQLite machine above explores more.
-    max_examples=60,
+    max_examples=30,
     stateful_step_count=40,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow],
