@@ -1,48 +1,32 @@
 """Every word the app shows, in English and Chinese, keyed by the glossary's words.
 
-One small table: `tr(key, lang)`; keys are the English glossary word in snake case.
-Event and reason names reuse the transcript's own table (core.scenarios.player) so the app and the
-headless player say the same thing.
+One small table: `tr(key, lang)`; keys are the English glossary word in snake case. The
+glossary's words (concepts, panels, columns, statuses, states, events, reasons, people) come
+from core.scenarios.glossary, the one table the transcript and the help page use too; this
+module adds only the app's own words (buttons, tooltips, notes).
 """
 
-from core.scenarios.player import event_label, reason_label
+from core.scenarios import glossary
 
 LANGS = ("en", "zh")
 
 WORDS: dict[str, tuple[str, str]] = {
-    # glossary words
-    "store": ("Store", "存储"),
-    "keeper": ("Keeper", "守库人"),
-    "task": ("Task", "任务"),
-    "lease": ("Lease", "租约"),
-    "expires_in": ("Expires in", "剩余租期"),
-    "heartbeat": ("Heartbeat", "心跳续约"),
-    "expired": ("Expired", "已过期"),
-    "fence": ("Fence", "围栏令牌"),
-    "ledger": ("Ledger", "总册"),
-    "rejected": ("Rejected", "拒收"),
-    "checkpoint": ("Checkpoint", "检查点"),
-    "checkpoints": ("Checkpoints", "检查点"),
-    "event_log": ("Event log", "登记簿"),
-    "freeze_heartbeat": ("Freeze heartbeat", "冻结心跳"),
-    "stall": ("Stall", "停顿"),
-    "resume": ("Resume", "恢复"),
-    "effect_applied": ("applied", "已执行"),
-    "effect_deduplicated": ("deduplicated", "已去重"),
+    # the glossary's words (core.scenarios.glossary): concepts, panels, columns, states
+    **glossary.CONCEPTS,
+    **glossary.PANELS,
+    **glossary.COLUMNS,
+    **{f"th_{k}": v for k, v in glossary.HEADERS.items()},
+    **{f"status_{k}": v for k, v in glossary.TASK_STATUSES.items()},
+    **glossary.WORKER_STATES,
+    "freeze_heartbeat": ("Freeze heartbeat", glossary.ACTIONS["freeze_heartbeat"][1]),
+    "stall": ("Stall", glossary.ACTIONS["stall"][1]),
+    "resume": ("Resume", glossary.ACTIONS["resume"][1]),
     # workers and their buttons
     "kill": ("Kill", "杀死"),
     "restart_worker": ("Restart", "重启"),
     "partition": ("Partition", "断桥"),
     "heal": ("Heal", "修桥"),
-    "add_worker": ("+ Worker", "+ 工作者"),
-    "worker": ("Worker", "工作者"),
-    "step": ("step", "步骤"),
-    "idle": ("idle", "空闲"),
-    "working": ("working", "工作中"),
-    "frozen": ("frozen", "心跳冻结"),
-    "stalled": ("stalled", "停顿"),
-    "dead": ("dead", "已死"),
-    "partitioned": ("partitioned", "断桥"),
+    "add_worker": ("+ Worker", "+ 执行者"),
     "own_clock": ("own", "自认"),
     "by_store": ("store", "存储"),
     "pulse": ("pulse", "脉搏"),
@@ -51,44 +35,6 @@ WORDS: dict[str, tuple[str, str]] = {
     "manual": ("manual", "手动"),
     "skew": ("skew {amount}", "时钟偏差 {amount}"),
     "slow": ("slow x{factor}", "变慢 x{factor}"),
-    # task statuses (the store's words, shown in the task table)
-    "status_queued": ("queued", "排队中"),
-    "status_running": ("running", "运行中"),
-    "status_waiting": ("waiting", "待批准"),
-    "status_done": ("done", "已完成"),
-    "status_dead": ("dead", "已放弃"),
-    # tables
-    "kind": ("kind", "类型"),
-    "status": ("status", "状态"),
-    "owner": ("owner", "持有者"),
-    "attempt": ("attempt", "尝试"),
-    "lease_token": ("lease_token", "租约令牌"),
-    "fence_token": ("fence", "围栏令牌"),
-    "last_heartbeat": ("last heartbeat", "上次心跳"),
-    "checkpoint_step": ("checkpoint step", "检查点步"),
-    "result": ("result", "结果"),
-    # the task table's two-line headers (narrow columns)
-    "th_lease_token": ("lease\ntoken", "租约\n令牌"),
-    "th_fence_token": ("fence\ntoken", "围栏\n令牌"),
-    "th_expires_in": ("expires\nin", "剩余\n租期"),
-    "th_last_heartbeat": ("last\nheartbeat", "上次\n心跳"),
-    "th_checkpoint_step": ("checkpoint\nstep", "检查点\n步"),
-    "key": ("key", "键"),
-    "value": ("value", "值"),
-    "writer": ("writer", "写入者"),
-    "time": ("time", "时间"),
-    "operation": ("operation", "操作"),
-    "its_token": ("its token", "它的令牌"),
-    "current_token": ("current", "当前令牌"),
-    "reason": ("reason", "原因"),
-    "effects": ("Effects", "副作用"),
-    "effect": ("effect", "副作用"),
-    "timeline": ("Ownership", "持有时间线"),
-    "seq": ("#", "#"),
-    "timeline_legend": (
-        "each letter = who held it · ✕ lease expired · ! write rejected",
-        "每个字母 = 当时的持有者 · ✕ 租约过期 · ! 写入被拒",
-    ),
     "dedup_count": ("deduplicated", "已去重"),
     # header
     "safe": ("safe", "安全"),
@@ -120,6 +66,12 @@ WORDS: dict[str, tuple[str, str]] = {
     "sandbox_note": (
         "Sandbox: acts recorded: {n}. Save as scenario with s.",
         "沙盒：已录制 {n} 个动作。按 s 存为场景。",
+    ),
+    "mode_notice": (
+        "Mode {mode}: {meaning}. This text describes {own_meaning} (mode {own}); "
+        "the ✓ and ✗ show where this run differs.",
+        "当前模式 {mode}：{meaning}。下面的旁白讲的是{own_meaning}（模式 {own}）；"
+        "✓ 和 ✗ 标出这一局哪里不一样。",
     ),
     "refused": ("{msg}", "被拒绝：{msg}"),
     "refusal": (
@@ -177,7 +129,7 @@ WORDS: dict[str, tuple[str, str]] = {
     # notifications
     "saved": ("Saved in {folder}\n{names}", "已保存到 {folder}\n{names}"),
     "no_waiting": ("No waiting task to {what}", "没有待批任务可{what}"),
-    "mode_now": ("Mode: {mode} (restarted)", "模式：{mode}（已重来）"),
+    "mode_now": ("Mode: {mode}, {meaning} (restarted)", "模式：{mode}，{meaning}（已重来）"),
     "help_title": ("The five ideas", "五个概念"),
     "help_close": ("Esc or ? closes this page.", "按 Esc 或 ? 关闭本页。"),
 }
@@ -190,51 +142,19 @@ def tr(key: str, lang: str, **fmt: object) -> str:
     return text.format(**fmt) if fmt else text
 
 
-# The event and reason words are the headless player's, so the app and the transcript agree.
-event_word = event_label
-reason_word = reason_label
-
-
-OPERATIONS_ZH = {
-    "write": "写入",
-    "heartbeat": "心跳续约",
-    "renew": "心跳续约",
-    "checkpoint": "存检查点",
-    "complete": "交差",
-    "fail": "报失败",
-    "park": "挂起待批",
-    "effect": "副作用",
-    "claim": "借用",
-}
-
-
-def operation_word(operation: str, lang: str) -> str:
-    """A refused operation's name (write, checkpoint, ...); zh from a small table."""
-    return OPERATIONS_ZH.get(operation, operation) if lang == "zh" else operation
-
-
-def state_word(state: str, lang: str) -> str:
-    return tr(state, lang) if state in WORDS else state
-
-
-def status_word(status: str, lang: str) -> str:
-    """A task status in the table (unknown ones as they are)."""
-    key = f"status_{status}"
-    return tr(key, lang) if key in WORDS else status
-
-
-# The story's people, as the glossary names them on screen; other ids show as they are.
-WORKER_NAMES = {
-    "azheng": ("Azheng", "阿澄"),
-    "linzhou": ("Linzhou", "临舟"),
-    "elder": ("Elder", "校对官"),
-}
+# The glossary's lookups, under the names the widgets use.
+event_word = glossary.event_word
+reason_word = glossary.reason_word
+operation_word = glossary.action_word
+state_word = glossary.state_word
+status_word = glossary.status_word
+mode_word = glossary.mode_word
+token_word = glossary.token_word
 
 
 def worker_name(worker_id: str, lang: str) -> str:
     """A pane's title: the story's name for a known worker, with its id when they differ."""
-    names = WORKER_NAMES.get(worker_id)
-    if names is None:
+    name = glossary.person_name(worker_id, lang)
+    if name is None:
         return worker_id
-    name = names[1] if lang == "zh" else names[0]
     return f"{name} · {worker_id}" if lang == "zh" else name

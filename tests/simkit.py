@@ -7,7 +7,7 @@ from core.sim.spec import Action, SimSettings, TaskSpec, WorkerSpec
 
 
 def make_sim(
-    workers: tuple[str, ...] = ("azheng", "linzhou"),
+    workers: tuple[str, ...] = ("acheng", "linzhou"),
     tasks: tuple[TaskSpec, ...] = (TaskSpec("floor6", steps=12),),
     *,
     mode: Mode = Mode.CORRECT,

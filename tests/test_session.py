@@ -101,7 +101,7 @@ def test_step_back_after_fork_returns_to_the_fork_point() -> None:
     assert not s.forked and s.recorded == [] and s.position == 2
     assert history(s) == at_two
     s.previous_step()
-    s.act(Action("kill", worker="azheng"))  # forks again, from the earlier point
+    s.act(Action("kill", worker="acheng"))  # forks again, from the earlier point
     assert s.forked and s.position == 1
 
 
@@ -109,7 +109,7 @@ def test_sandbox_records_and_undoes() -> None:
     s = Session()
     assert s.is_sandbox and s.live and s.step_count == 0
     s.tick(1_000)
-    s.act(Action("freeze_heartbeat", worker="azheng"))
+    s.act(Action("freeze_heartbeat", worker="acheng"))
     s.tick(500)
     s.act(Action("enqueue", task="extra"))
     assert [r.action.name for r in s.recorded] == [
@@ -122,7 +122,7 @@ def test_sandbox_records_and_undoes() -> None:
     # the last act is undone; the time that passed before it stays
     assert [r.action.name for r in s.recorded] == ["advance", "freeze_heartbeat", "advance"]
     assert s.snapshot().task("extra") is None
-    assert s.snapshot().worker("azheng").heartbeat_frozen  # type: ignore[union-attr]
+    assert s.snapshot().worker("acheng").heartbeat_frozen  # type: ignore[union-attr]
 
 
 def test_refused_act_is_reported_not_raised() -> None:
@@ -165,9 +165,9 @@ def test_saved_scenario_replays_the_session_exactly(tmp_path: Path, mode: Mode) 
 def test_saved_sandbox_replays(tmp_path: Path) -> None:
     s = Session()
     s.tick(3_000)
-    s.act(Action("partition", worker="azheng"))
+    s.act(Action("partition", worker="acheng"))
     s.tick(90_000)
-    s.act(Action("heal", worker="azheng"))
+    s.act(Action("heal", worker="acheng"))
     s.tick(10_000)
     text = s.scenario_text()
     again = parse_scenario(text, "saved.toml")
@@ -233,11 +233,11 @@ def test_recorded_steps_are_stamped_when_each_act_began_and_narrated_in_both_lan
     s = Session(settings=sandbox_settings())
     s.tick(10_000)
     s.tick(2_013)  # coalesced with the first tick
-    s.act(Action("stall", worker="azheng"))
+    s.act(Action("stall", worker="acheng"))
     steps = s.recorded_steps()
     assert steps[0].say == "0:00:00.000: time passes"
-    assert steps[1].say == "0:00:12.013: stall azheng"
-    assert steps[1].say_zh == "0:00:12.013：停顿 azheng"
+    assert steps[1].say == "0:00:12.013: stall acheng"
+    assert steps[1].say_zh == "0:00:12.013：停顿 acheng"
 
 
 def test_acting_after_the_script_records_without_dropping_anything() -> None:

@@ -166,20 +166,20 @@ async def test_freeze_then_takeover_then_rejected_write(tmp_path: Path) -> None:
     app = app_for(FOG, tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         screen = main_screen(app)
-        await pilot.press("n")  # step 1: Azheng claims the sixth floor
+        await pilot.press("n")  # step 1: Acheng claims the sixth floor
         grid = screen.query_one("#workers", WorkerGrid)
-        pane = grid.panes["azheng"]
+        pane = grid.panes["acheng"]
         await pilot.click(pane.query_one(".b-freeze", Button))  # her Freeze heartbeat button
         await pilot.pause()
         s = screen.session
         assert s.forked
-        assert s.snapshot().worker("azheng").heartbeat_frozen  # type: ignore[union-attr]
+        assert s.snapshot().worker("acheng").heartbeat_frozen  # type: ignore[union-attr]
         screen.action_advance(70_000)  # past the 60 s ttl
         await pilot.pause()
         task = s.snapshot().task("sixth-floor")
         assert task is not None
         assert task.row.owner_id == "linzhou" and task.row.fence_token == 2
-        screen.action_advance(20_000)  # Azheng's next page arrives with fence token 1
+        screen.action_advance(20_000)  # Acheng's next page arrives with fence token 1
         await pilot.pause()
         assert "●" in str(screen.query_one("#panels").get_tab("tab-rejected").label)  # type: ignore[attr-defined]
         await pilot.click("#--content-tab-tab-rejected")  # open the Rejected tab
@@ -187,7 +187,7 @@ async def test_freeze_then_takeover_then_rejected_write(tmp_path: Path) -> None:
         rejected = screen.query_one("#rejected", RejectedTable)
         assert rejected.row_count >= 1
         row = rejected.get_row_at(0)
-        assert str(row[1]) == "azheng"
+        assert str(row[1]) == "acheng"
         assert "F1" in str(row[4]) and "F2" in str(row[5])
         assert "(" in str(screen.query_one("#panels").get_tab("tab-rejected").label)  # type: ignore[attr-defined]
         # the recorded run replays exactly: save it and play it headless
@@ -292,15 +292,15 @@ async def test_pane_words_are_translated_and_spaced(tmp_path: Path) -> None:
     app = app_for(BUNDLED / "01_fog.toml", tmp_path, lang="zh")
     async with app.run_test(size=SIZE) as pilot:
         screen = main_screen(app)
-        for _ in range(8):  # azheng: heartbeat frozen, driven by hand
+        for _ in range(8):  # acheng: heartbeat frozen, driven by hand
             await pilot.press("n")
         await pilot.pause()
-        body = pane_text(screen, "azheng")
+        body = pane_text(screen, "acheng")
         assert "手动" in body and "manual" not in body
-        assert "租约 1  围栏令牌 1" in body
+        assert "租约号 1  围栏令牌 1" in body
         from textual.widgets import Static
 
-        pane = screen.query_one("#workers", WorkerGrid).panes["azheng"]
+        pane = screen.query_one("#workers", WorkerGrid).panes["acheng"]
         content = pane.query_one(".pane-body", Static).content
         from rich.text import Text
 
@@ -308,7 +308,7 @@ async def test_pane_words_are_translated_and_spaced(tmp_path: Path) -> None:
         for span in content.spans:  # no styled run starts with a space (SVG drops them)
             assert not content.plain[span.start : span.end].startswith(" ")
         statuses = {str(r[2]) for r in screen.query_one("#tasks", TaskTable)._rows.values()}
-        assert statuses <= {"运行中", "排队中", "待批准", "已完成", "已放弃"}
+        assert statuses <= {"运行中", "排队中", "待审批", "已完成", "已放弃"}
 
 
 async def test_task_table_columns_fit_at_160_columns(tmp_path: Path) -> None:
@@ -317,7 +317,7 @@ async def test_task_table_columns_fit_at_160_columns(tmp_path: Path) -> None:
         async with app.run_test(size=(160, 45)) as pilot:
             await pilot.pause()
             table = main_screen(app).query_one("#tasks", TaskTable)
-            assert len(table.columns) == 11
+            assert len(table.columns) == 12
             needed = sum(c.get_render_width(table) for c in table.columns.values())
             assert needed <= table.scrollable_content_region.width, lang
 
@@ -400,9 +400,9 @@ def test_refusal_words_in_chinese() -> None:
     for _ in range(14):
         session.next_step()
     zh = narration_text(session, "zh").plain
-    assert "refused" not in zh and "围栏拒收" in zh and "F2" in zh and "LNone" not in zh
+    assert "refused" not in zh and "围栏令牌落后" in zh and "F2" in zh and "LNone" not in zh
     en = narration_text(session, "en").plain
-    assert "refused: fenced" in en and "refused: azheng" not in en
+    assert "refused: fenced" in en and "refused: acheng" not in en
 
 
 async def test_number_keys_open_the_panels_and_panes_carry_the_storys_names(
@@ -422,7 +422,52 @@ async def test_number_keys_open_the_panels_and_panes_carry_the_storys_names(
         await pilot.pause()
         assert tabs.active == "tab-events"
         pane = screen.query(".worker-pane").first()
-        assert pane.border_title == "Azheng"
+        assert pane.border_title == "Acheng"
         await pilot.press("l")  # l: Chinese, the pane says 阿澄
         await pilot.pause()
-        assert pane.border_title == "阿澄 · azheng"
+        assert pane.border_title == "阿澄 · acheng"
+
+
+def live_text(screen: MainScreen, worker_id: str) -> str:
+    from textual.widgets import Static
+
+    pane = screen.query_one("#workers", WorkerGrid).panes[worker_id]
+    return str(pane.query_one(".pane-live", Static).content)
+
+
+async def test_a_heartbeat_visibly_moves_the_return_time(tmp_path: Path) -> None:
+    # Scenario 1, steps 5-6: "the keeper pushes the return time out to 80 s" must be seen.
+    app = app_for(BUNDLED / "01_fog.toml", tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = main_screen(app)
+        for _ in range(5):  # the claim at 0 s, ..., 20 s pass, no heartbeat yet
+            await pilot.press("n")
+        await pilot.pause()
+        assert "until 0:01:00" in live_text(screen, "acheng")
+        row = screen.query_one("#tasks", TaskTable)._rows["floor6"]
+        assert str(row[8]) == "0:01:00"
+        await pilot.press("n")  # step 6: her heartbeat at 20 s
+        await pilot.pause()
+        assert "until 0:01:20" in live_text(screen, "acheng")
+        assert str(screen.query_one("#tasks", TaskTable)._rows["floor6"][8]) == "0:01:20"
+
+
+async def test_the_narration_says_it_describes_the_scenarios_own_mode(tmp_path: Path) -> None:
+    from demo.widgets.narration import NarrationPanel
+
+    app = app_for(BUNDLED / "02_fire_midnight_return.toml", tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = main_screen(app)
+        await pilot.press("n")
+        await pilot.pause()
+        panel = screen.query_one("#narration", NarrationPanel)
+        assert "Mode no_fencing" not in str(panel.content)
+        screen.set_mode(Mode.NO_FENCING)
+        await pilot.press("n")
+        await pilot.pause()
+        said = str(panel.content)
+        assert "Mode no_fencing: mistake three" in said
+        assert "This text describes the correct run (mode correct)" in said
+        app.lang = "zh"
+        await pilot.pause()
+        assert "当前模式 no_fencing" in str(panel.content)

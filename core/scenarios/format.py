@@ -86,8 +86,16 @@ METRICS: Final = ("wasted_steps", "recovery_time")
 
 # Each expectation subject, with the other keys its inline table may have.
 EXPECT_SUBJECTS: Final[dict[str, tuple[str, ...]]] = {
-    "task": ("status", "owner", "attempt", "lease_token", "fence_token", "checkpoint_step"),
-    "worker": ("state", "holds"),
+    "task": (
+        "status",
+        "owner",
+        "attempt",
+        "lease_token",
+        "fence_token",
+        "checkpoint_step",
+        "expires_at",
+    ),
+    "worker": ("state", "holds", "lease_token", "fence_token"),
     "ledger": ("value", "fence_token", "writer"),
     "rejected": ("worker", "task", "count"),
     "effect": ("applied",),
@@ -136,7 +144,8 @@ class Expectation:
 
     `subject` is task | worker | ledger | rejected | effect | violation | metric, and
     `value` is what that key names (a task id, a ledger key, a reason or "any", ...).
-    `params` holds the other keys in file order; recovery_time's min and max are in ms.
+    `params` holds the other keys in file order; recovery_time's min and max and a task's
+    expires_at are in ms.
     """
 
     subject: str
@@ -204,9 +213,17 @@ def _toml_expect_value(exp: Expectation, key: str, value: ExpectValue) -> str:
     if exp.subject == "metric" and exp.value == "recovery_time" and key in ("min", "max"):
         assert isinstance(value, int)
         return toml_string(format_duration(value))
+    if exp.subject == "task" and key == "expires_at" and isinstance(value, int):
+        return toml_string(instant_text(value))
     if isinstance(value, str):
         return toml_string(value)
     return str(value)
+
+
+def instant_text(ms: int) -> str:
+    """A virtual instant as a duration since the start, in seconds when whole: "80s", not
+    "1m20s", so it reads like the narration's "at 80 s"."""
+    return f"{ms // 1000}s" if ms % 1000 == 0 else f"{ms}ms"
 
 
 def toml_string(text: str) -> str:
@@ -653,7 +670,7 @@ class _Builder:
 
             self.unknown_keys(entry, WORKER_KEYS, "[[workers]]", where)
             if "id" not in entry:
-                raise self.fail(where(), 'a worker needs an id, like id = "azheng"')
+                raise self.fail(where(), 'a worker needs an id, like id = "acheng"')
             wid = self.ident(entry["id"], "worker id", where("id"))
             if wid in seen:
                 raise self.fail(where("id"), f'duplicate worker id "{wid}"')
@@ -990,6 +1007,11 @@ class _Builder:
             if text:
                 state.need_task(self, text, line)
             return text
+        if key == "expires_at":
+            # the virtual instant the lease ends, as a duration since the start; "" = no lease
+            if raw == "":
+                return ""
+            return self.duration(raw, key, line, allow_zero=True)
         if key in ("min", "max"):
             if value == "recovery_time":
                 return self.duration(raw, key, line, allow_zero=True)

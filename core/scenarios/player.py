@@ -13,7 +13,8 @@ from typing import Any, Protocol
 from core.engine.durations import format_clock, format_duration
 from core.engine.errors import BorrowedKeysError
 from core.engine.records import EventRow
-from core.scenarios.format import Expectation, Scenario, ScenarioError
+from core.scenarios.format import Expectation, Scenario, ScenarioError, instant_text
+from core.scenarios.glossary import TOKENS, event_word, mode_word, reason_word, violation_word
 from core.scenarios.writer import action_items
 from core.sim.snapshot import Snapshot
 from core.sim.spec import Action, SimSettings
@@ -62,7 +63,11 @@ def _compare(exp: Expectation, found: dict[str, object]) -> tuple[bool, str]:
         got = found.get(key)
         if got != want:
             ok = False
-        parts.append(f"{key} = {_q(got)}")
+        if key == "expires_at" and isinstance(got, int):
+            got_shown = _q(instant_text(got))
+        else:
+            got_shown = _q(got)
+        parts.append(f"{key} = {got_shown}")
     return ok, ", ".join(parts)
 
 
@@ -83,13 +88,24 @@ def check_expectation(exp: Expectation, snap: Snapshot) -> tuple[bool, str]:
                 "lease_token": row.lease_token,
                 "fence_token": row.fence_token,
                 "checkpoint_step": view.checkpoint_step or 0,
+                # the virtual instant the lease ends by the store's clock; "" for no lease
+                "expires_at": "" if row.lease_expires_at is None else row.lease_expires_at,
             },
         )
     if subject == "worker":
         worker = snap.worker(value)
         if worker is None:
             return False, f'no worker "{value}"'
-        return _compare(exp, {"state": worker.state, "holds": worker.task_id or ""})
+        # the tokens are those the worker believes it holds, which may be stale
+        return _compare(
+            exp,
+            {
+                "state": worker.state,
+                "holds": worker.task_id or "",
+                "lease_token": worker.lease_token,
+                "fence_token": worker.fence_token,
+            },
+        )
     if subject == "ledger":
         page = next((p for p in snap.ledger if p.key == value), None)
         if page is None:
@@ -253,60 +269,11 @@ def play(
 
 # -- the readable transcript -----------------------------------------------------------------
 
-# Event names as the transcript shows them (glossary words in Chinese).
-EVENT_LABELS_ZH: dict[str, str] = {
-    "enqueued": "入队",
-    "queued": "重新排队",
-    "claimed": "借出租约",
-    "claim_rejected": "借出被拒",
-    "renewed": "心跳续约",
-    "renew_rejected": "续约被拒",
-    "lease_expired": "租约已过期",
-    "checkpoint_saved": "存入检查点",
-    "checkpoint_rejected": "检查点被拒",
-    "write_accepted": "总册收下",
-    "write_rejected": "账房拒收",
-    "effect_applied": "已执行",
-    "effect_deduplicated": "已去重",
-    "effect_rejected": "执行被拒",
-    "completed": "完成",
-    "complete_rejected": "完成被拒",
-    "failed": "失败",
-    "fail_rejected": "失败上报被拒",
-    "parked": "挂起待批",
-    "park_rejected": "挂起被拒",
-    "approved": "已批准",
-    "rejected": "已驳回",
-    "approve_rejected": "批准无效",
-    "reject_rejected": "驳回无效",
-    "dead_lettered": "进入死信",
-    "violation": "安全违规",
-    "heartbeat_frozen": "冻结心跳",
-    "stalled": "停顿",
-    "killed": "进程被杀",
-    "partitioned": "断桥",
-    "healed": "桥已修复",
-    "resumed": "恢复",
-    "restarted": "重启",
-    "slowed": "变慢",
-    "skewed": "时钟偏移",
-    "worker_added": "新增工作者",
-    "call_dropped": "调用未送达",
-    "self_fenced": "自我停工",
-}
-REASON_LABELS_ZH: dict[str, str] = {
-    "superseded": "已被取代",
-    "expired": "已过期",
-    "not_running": "任务不在运行",
-    "fenced": "围栏拒收",
-    "partitioned": "断桥",
-    "not_waiting": "不在等待审批",
-    "attempts_exhausted": "次数用尽",
-}
+# The transcript's own words; the tokens', events' and reasons' come from the glossary.
 WORDS: dict[str, tuple[str, str]] = {
     "step": ("Step", "第{n}步"),
-    "lease": ("lease", "租约"),
-    "fence": ("fence", "围栏"),
+    "lease": TOKENS["lease"],
+    "fence": TOKENS["fence"],
     "pass": ("pass", "通过"),
     "fail": ("FAIL", "未通过"),
     "found": ("found", "实际"),
@@ -338,11 +305,11 @@ def word(key: str, lang: str, **fmt: object) -> str:
 
 
 def event_label(name: str, lang: str) -> str:
-    return EVENT_LABELS_ZH.get(name, name) if lang == "zh" else name
+    return event_word(name, lang)
 
 
 def reason_label(name: str, lang: str) -> str:
-    return REASON_LABELS_ZH.get(name, name) if lang == "zh" else name
+    return reason_word(name, lang)
 
 
 def event_style(name: str) -> str:
@@ -364,11 +331,11 @@ def render_line(record: Record, lang: str = "en") -> list[tuple[str, str]]:
         pieces = [(f"{record['title']}\n", "bold")]
         if record.get("summary"):
             pieces.append((f"{record['summary']}\n", "italic"))
+        mode = str(record["mode"])
+        if lang == "zh":
+            mode = f"{mode}（{mode_word(mode, lang)}）"
         pieces.append(
-            (
-                f"{word('mode', lang)}: {record['mode']}  {word('seed', lang)}: {record['seed']}\n",
-                "dim",
-            )
+            (f"{word('mode', lang)}: {mode}  {word('seed', lang)}: {record['seed']}\n", "dim")
         )
         return pieces
     if kind == "step":
@@ -427,7 +394,8 @@ def render_line(record: Record, lang: str = "en") -> list[tuple[str, str]]:
         return pieces
     if kind == "summary":
         violations = record["violations"]
-        shown = _tally_counts(violations) or word("none", lang)
+        named = {violation_word(k, lang): v for k, v in violations.items()}
+        shown = _tally_counts(named) or word("none", lang)
         failed = record["failed"]
         return [
             ("\n", ""),

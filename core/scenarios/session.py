@@ -17,37 +17,13 @@ from core.engine.config import Mode
 from core.engine.durations import format_clock
 from core.engine.records import EventRow, dump_json
 from core.scenarios.format import Expectation, Scenario, Step
+from core.scenarios.glossary import action_word
 from core.scenarios.player import check_expectation, event_record
 from core.scenarios.writer import dump_scenario
 from core.sim.checker import VIOLATIONS
 from core.sim.simulation import ActionError, ActionResult, Simulation
 from core.sim.snapshot import SNAPSHOT_PARTS, Snapshot, SnapshotPart
 from core.sim.spec import Action, SimSettings, TaskSpec, WorkerSpec
-
-# Recorded acts narrated in Chinese, in the glossary's words where it has them.
-ACTION_WORDS_ZH = {
-    "freeze_heartbeat": "冻结心跳",
-    "stall": "停顿",
-    "kill": "杀死",
-    "partition": "断桥",
-    "heal": "修复",
-    "resume": "恢复",
-    "restart": "重启",
-    "add_worker": "加入工作者",
-    "slow": "变慢",
-    "skew": "时钟偏移",
-    "enqueue": "入队",
-    "approve": "批准",
-    "reject": "驳回",
-    "claim": "领取",
-    "heartbeat": "心跳续约",
-    "checkpoint": "存检查点",
-    "write": "写入总册",
-    "effect": "执行副作用",
-    "complete": "完成",
-    "fail": "失败",
-    "park": "挂起待批",
-}
 
 SANDBOX_TITLE = "Sandbox"
 SANDBOX_TITLE_ZH = "沙盒"
@@ -57,7 +33,7 @@ def sandbox_settings(mode: Mode = Mode.CORRECT) -> SimSettings:
     """The sandbox: the story's three scribes and two tasks, nothing scripted."""
     return SimSettings(
         mode=mode,
-        workers=(WorkerSpec("azheng"), WorkerSpec("linzhou"), WorkerSpec("elder")),
+        workers=(WorkerSpec("acheng"), WorkerSpec("linzhou"), WorkerSpec("elder")),
         tasks=(
             TaskSpec("sixth-floor", kind="ledger", steps=8, step_time_ms=10_000),
             TaskSpec("river-tax", kind="tools", steps=5, step_time_ms=8_000),
@@ -310,7 +286,7 @@ class Session:
             else:
                 who = action.worker or action.task or ""
                 say = f"{format_clock(entry.at_ms)}: {action.name} {who}".rstrip()
-                verb = ACTION_WORDS_ZH.get(action.name, action.name)
+                verb = action_word(action.name, "zh")  # the glossary's word
                 say_zh = f"{format_clock(entry.at_ms)}：{verb} {who}".rstrip()
             steps.append(Step(say=say, say_zh=say_zh, action=action))
         return steps

@@ -170,7 +170,8 @@ def build_parser(prog: str = "borrowed-keys") -> argparse.ArgumentParser:
         description="Leases, heartbeats, fence tokens and checkpoints, played out.",
         epilog=(
             "With no command, or `tui [FILE] [--lang en|zh] [--mode MODE] [--sandbox]`, "
-            "it opens the terminal app."
+            "it opens the terminal app; `serve [--host H] [--port P] [FILE]` serves it to a "
+            "web browser."
         ),
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")

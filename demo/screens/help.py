@@ -10,66 +10,87 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-# (idea, story, what it means, where it shows) in (en, zh)
-IDEAS: tuple[tuple[tuple[str, str], tuple[str, str], tuple[str, str], tuple[str, str]], ...] = (
+from core.scenarios import glossary
+
+# (idea, its story word, what it means, where it shows). The idea's and the story's words
+# are the glossary's; `{name}` in the last two is a glossary word (a column, a panel, a
+# concept), filled in the chosen language so the help says what the screen says.
+Prose = tuple[str, str]
+IDEAS: tuple[tuple[str, str, Prose, Prose], ...] = (
     (
-        ("Lease", "租约"),
-        ("租牌 — the lease tag", "租牌"),
+        "lease",
+        "lease",
         (
-            "Ownership with an end: owner, lease_token, expires_at, judged by the store's clock.",
-            "有期限的所有权：持有者、租约令牌、到期时刻，由存储的时钟裁定。",
+            "Ownership with an end: owner, lease token, expires_at, judged by the store's clock.",
+            "有期限的所有权：持有者、{lease_token}、到期时刻，由存储的时钟裁定。",
         ),
         (
-            "Task table (owner, lease_token, Expires in); each worker pane's bar.",
-            "任务表（持有者、租约令牌、剩余租期）；每个工作者面板里的进度条。",
+            "Task table ({owner}, {lease_token}, {expires_in}, {expires_at}); each worker pane's "
+            "bar and its until line.",
+            "任务表（{owner}、{lease_token}、{expires_in}、{expires_at}）；"
+            "每个执行者面板里的进度条和到期时刻。",
         ),
     ),
     (
-        ("Heartbeat", "心跳续约"),
-        ("续沙 — renewing the sand, “I'm still here”", "续沙，“我还在”"),
+        "heartbeat",
+        "heartbeat",
         (
             "The holder renews before the sand runs out, on its own path, apart from the work.",
             "持有者在沙漏流尽之前续约，走自己的路，与干活分开。",
         ),
         (
-            "Pane pulse (♥ age), last heartbeat column; Freeze heartbeat stops it.",
-            "面板上的脉搏（♥ 多久前），任务表的上次心跳；冻结心跳让它停下。",
+            "Pane pulse (♥ age), {last_heartbeat} column; {freeze_heartbeat} stops it.",
+            "面板上的脉搏（♥ 多久前），任务表的{last_heartbeat}；{freeze_heartbeat}让它停下。",
         ),
     ),
     (
-        ("Fencing token", "围栏令牌"),
-        ("围栏签 — the fence tag, a number that only grows", "围栏签（只增不减的编号）"),
+        "fencing_token",
+        "fence",
         (
-            "Every new holder gets a higher number; the ledger refuses pages with a lower one.",
-            "每换一位持有者编号就更大；总册拒收编号更小的页。",
+            "Every new holder gets a higher number; the ledger takes a page only from the "
+            "current, live lease with the task's newest fence token.",
+            "每换一位持有者，编号就更大；总册只收当前有效租约、带着最新围栏令牌的页，"
+            "编号落后的一律拒收。",
         ),
         (
-            "fence_token column, Ledger tab, Rejected tab (its token against the current one).",
-            "围栏令牌一列、总册页签、拒收页签（它的令牌对比当前令牌）。",
+            "{fence_token} column, {ledger} tab, {rejected} tab ({its_token} against the "
+            "{current_token} one).",
+            "任务表的{fence_token}、{ledger}页签、{rejected}页签（{its_token}对比{current_token}）。",
         ),
     ),
     (
-        ("Checkpoint", "检查点"),
-        ("暂存木匣 — the numbered box on the shelf by the stairs", "暂存木匣，暂存架"),
+        "checkpoint",
+        "checkpoint",
         (
             "Progress saved under the fence token, so a successor resumes instead of restarting.",
             "在围栏令牌之下保存进度，接手的人从中断处继续，而不是从头再来。",
         ),
-        ("Checkpoints tab; checkpoint step column.", "检查点页签；任务表的检查点步。"),
+        (
+            "{checkpoints} tab; {checkpoint_step} column.",
+            "{checkpoints}页签；任务表的{checkpoint_step}。",
+        ),
     ),
     (
-        ("Idempotency", "幂等"),
-        (
-            "the ledger that refuses stale pages — and never pays twice",
-            "拒收旧页、不会付两次钱的总册",
-        ),
+        "idempotency",
+        "idempotency",
         (
             "A side effect carries a key; a repeat is deduplicated, not applied again.",
             "副作用带着幂等键；重复的一次被去重，而不是再执行一遍。",
         ),
-        ("Effects tab: applied against deduplicated.", "副作用页签：已执行对比已去重。"),
+        (
+            "{effects} tab: {effect_applied} against {effect_deduplicated}.",
+            "{effects}页签：{effect_applied}对比{effect_deduplicated}。",
+        ),
     ),
 )
+
+
+def _fill(prose: Prose, lang: str) -> str:
+    """The prose in `lang`, its `{name}`s replaced by the glossary's words."""
+    text = glossary.pick(prose, lang)
+    words = {**glossary.CONCEPTS, **glossary.COLUMNS, **glossary.PANELS}
+    words["freeze_heartbeat"] = ("Freeze heartbeat", glossary.ACTIONS["freeze_heartbeat"][1])
+    return text.format(**{k: glossary.pick(v, lang) for k, v in words.items()})
 
 
 def help_renderable(lang: str) -> Table:
@@ -82,15 +103,21 @@ def help_renderable(lang: str) -> Table:
     )
     for h in headers:
         table.add_column(h, ratio=1 if h in ("Idea", "概念") else 2)
+    other = "en" if zh else "zh"
     for idea, story, meaning, where in IDEAS:
-        i = 1 if zh else 0
-        other = 0 if zh else 1
+        story_text = glossary.story_word(story, lang)
+        if not zh:  # the seed's own word beside the English, e.g. "租牌 — the lease tag"
+            story_text = f"{glossary.story_word(story, 'zh')} — {story_text}"
         # fold: Chinese has no spaces to wrap at, so a cell would be cut off with "…"
         table.add_row(
-            Text(f"{idea[i]}\n{idea[other]}", style="bold", overflow="fold"),
-            Text(story[i], style="italic", overflow="fold"),
-            Text(meaning[i], overflow="fold"),
-            Text(where[i], style="cyan", overflow="fold"),
+            Text(
+                f"{glossary.concept_word(idea, lang)}\n{glossary.concept_word(idea, other)}",
+                style="bold",
+                overflow="fold",
+            ),
+            Text(story_text, style="italic", overflow="fold"),
+            Text(_fill(meaning, lang), overflow="fold"),
+            Text(_fill(where, lang), style="cyan", overflow="fold"),
         )
     return table
 

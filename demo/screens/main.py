@@ -20,6 +20,7 @@ from textual.widgets import Button, Footer, TabbedContent, TabPane
 
 from core.engine.config import Mode
 from core.engine.records import EventRow
+from core.scenarios import glossary
 from core.scenarios.session import Session
 from core.sim.live import LivePacer
 from core.sim.snapshot import Snapshot, SnapshotPart
@@ -94,8 +95,8 @@ CONTROL_KEYS: tuple[tuple[str, str, str], ...] = (
     (".", "pause (presentation remote)", "暂停（演示遥控器）"),
     (
         "1 … 6",
-        "panels: ledger, checkpoints, rejected, effects, event log, ownership",
-        "面板：总册、检查点、拒收、副作用、登记簿、持有时间线",
+        "panels: " + ", ".join(en.lower() for en, _zh in glossary.PANELS.values()),
+        "面板：" + "、".join(zh for _en, zh in glossary.PANELS.values()),
     ),
     ("?", "help", "帮助"),
     ("q", "quit", "退出"),
@@ -200,17 +201,17 @@ class MainScreen(Screen[None]):
                 yield WorkerGrid(id="workers")
                 yield TaskTable(id="tasks")
             with TabbedContent(id="panels"):
-                with TabPane("Ledger", id="tab-ledger"):
+                with TabPane(tr("ledger", "en"), id="tab-ledger"):
                     yield LedgerTable(id="ledger")
-                with TabPane("Checkpoints", id="tab-checkpoints"):
+                with TabPane(tr("checkpoints", "en"), id="tab-checkpoints"):
                     yield CheckpointTable(id="checkpoints")
-                with TabPane("Rejected", id="tab-rejected"):
+                with TabPane(tr("rejected", "en"), id="tab-rejected"):
                     yield RejectedTable(id="rejected")
-                with TabPane("Effects", id="tab-effects"):
+                with TabPane(tr("effects", "en"), id="tab-effects"):
                     yield EffectsTable(id="effects")
-                with TabPane("Event log", id="tab-events"):
+                with TabPane(tr("event_log", "en"), id="tab-events"):
                     yield EventLog(id="events")
-                with TabPane("Ownership", id="tab-timeline"), VerticalScroll():
+                with TabPane(tr("timeline", "en"), id="tab-timeline"), VerticalScroll():
                     yield OwnershipTimeline(id="timeline")
         with HorizontalScroll(id="controls"):
             # outside the grid, so it stays in sight however many panes there are
@@ -401,6 +402,9 @@ class MainScreen(Screen[None]):
         states = [
             PaneState(
                 view=w,
+                expires_at_ms=(
+                    None if w.store_remaining_ms is None else snap.now_ms + w.store_remaining_ms
+                ),
                 ttl_ms=cfg.ttl_ms,
                 heartbeat_ms=cfg.heartbeat_ms,
                 deadline_ms=cfg.deadline_ms,
@@ -500,7 +504,8 @@ class MainScreen(Screen[None]):
     def set_mode(self, mode: Mode) -> None:
         self._message = None
         self.session.set_mode(mode)
-        self.notify(tr("mode_now", self.lang, mode=mode.value), timeout=3)
+        meaning = glossary.mode_word(mode.value, self.lang)
+        self.notify(tr("mode_now", self.lang, mode=mode.value, meaning=meaning), timeout=3)
         self.refresh_view(force=True)
 
     def _waiting_task(self, what: str) -> str | None:

@@ -6,7 +6,7 @@ from textual.widgets import Static
 from core.scenarios.session import Session, StepOutcome
 from core.sim.simulation import ActionResult
 from core.sim.spec import Action
-from demo.i18n import operation_word, reason_word, tr
+from demo.i18n import mode_word, operation_word, reason_word, tr
 
 _REFUSALS: dict[tuple[int, str, str], str] = {}  # (id of the result, message, lang) -> words
 
@@ -48,6 +48,26 @@ def refusal_text(session: Session, action: Action | None, result: ActionResult, 
     return text
 
 
+def mode_notice(session: Session, lang: str) -> str | None:
+    """When the run's mode is not the scenario's own (switched with m), a line saying that
+    the narration describes the scenario's own run, so a ✗ below reads as the lesson, not
+    as a broken script."""
+    if session.scenario is None:
+        return None
+    own = session.scenario.settings.mode.value
+    mode = session.mode.value
+    if mode == own:
+        return None
+    return tr(
+        "mode_notice",
+        lang,
+        mode=mode,
+        meaning=mode_word(mode, lang),
+        own=own,
+        own_meaning=mode_word(own, lang),
+    )
+
+
 def narration_text(session: Session, lang: str, message: str | None = None) -> Text:
     text = Text()
     outcome: StepOutcome | None = session.last_outcome
@@ -62,6 +82,10 @@ def narration_text(session: Session, lang: str, message: str | None = None) -> T
             note = "forked_note" if session.dropped_script else "after_script_note"
             text.append(tr(note, lang, n=len(session.recorded)), style="bold yellow")
         text.append("\n")
+        notice = mode_notice(session, lang)
+        if notice:
+            text.append(notice, style="bold yellow")
+            text.append("\n")
         if k == 0:
             text.append(tr("before_start", lang), style="italic")
         elif outcome is not None:

@@ -6,7 +6,7 @@ from core.engine.durations import format_clock
 from core.sim.snapshot import TaskView
 from demo.i18n import WORDS, status_word, tr
 from demo.widgets.keyed_table import KeyedTable, Row
-from demo.widgets.worker_pane import short
+from demo.widgets.worker_pane import short, until_clock
 
 COLUMNS = (
     "task",
@@ -17,6 +17,7 @@ COLUMNS = (
     "lease_token",
     "fence_token",
     "expires_in",
+    "expires_at",
     "last_heartbeat",
     "checkpoint_step",
     "result",
@@ -38,12 +39,15 @@ def header(column: str, lang: str) -> str:
 def task_row(view: TaskView, now_ms: int, lang: str) -> Row:
     row = view.row
     remaining = view.remaining_ms
+    until: str | Text = ""
     if remaining is None:
         expires: str | Text = ""
     elif remaining <= 0:
         expires = Text(tr("expired", lang), style="bold red")
+        until = Text(until_clock(now_ms + remaining), style="red")
     else:
         expires = short(remaining)
+        until = until_clock(now_ms + remaining)
     beat = "" if row.last_heartbeat_at is None else short(now_ms - row.last_heartbeat_at)
     result = row.result if row.result not in (None, "null") else (row.error_code or "")
     return (
@@ -55,6 +59,7 @@ def task_row(view: TaskView, now_ms: int, lang: str) -> Row:
         str(row.lease_token),
         str(row.fence_token),
         expires,
+        until,
         beat,
         "" if view.checkpoint_step is None else str(view.checkpoint_step),
         (result or "")[:40],
@@ -65,20 +70,21 @@ class TaskTable(KeyedTable):
     """Live task table; `show` touches only the cells that changed."""
 
     AUTO_WIDTH = False
-    # Compact: the eleven columns fit in 120 columns, with room for a short result (a ledger's
-    # {"pages": 6, "total": 612}); narrower, it scrolls.
+    # Compact: the twelve columns fit in 120 columns, with room for a short result (a
+    # ledger's {"pages": 6, "total": 612}); narrower, it scrolls.
     WIDTHS = {  # noqa: RUF012
         "task": 11,
         "kind": 7,
         "status": 7,
         "owner": 7,
         "attempt": 7,
-        "lease_token": 5,
+        "lease_token": 6,
         "fence_token": 5,
         "expires_in": 7,
+        "expires_at": 7,
         "last_heartbeat": 9,
         "checkpoint_step": 10,
-        "result": 28,
+        "result": 20,
     }
 
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:

@@ -9,9 +9,9 @@ from textual.containers import Container, Horizontal, Vertical
 from textual.message import Message
 from textual.widgets import Button, Static
 
-from core.engine.durations import format_duration
+from core.engine.durations import format_clock, format_duration
 from core.sim.snapshot import WorkerView
-from demo.i18n import state_word, tr, worker_name
+from demo.i18n import state_word, token_word, tr, worker_name
 
 BAR_WIDTH = 14
 STATE_STYLES = {
@@ -38,9 +38,15 @@ def short(ms: int) -> str:
     return sign + format_duration(ms - ms % 60_000)
 
 
+def pad_label(label: str, cells: int = 6) -> str:
+    """A row label padded to `cells` terminal cells, so the values line up in both languages
+    (存储 is two characters but four cells)."""
+    return label + " " * max(1, cells - cell_len(label))
+
+
 def lease_bar(label: str, remaining: int | None, ttl_ms: int, lang: str) -> Text:
     text = Text()
-    text.append(f"{label:<6}", style="dim")
+    text.append(pad_label(label), style="dim")
     if remaining is None:
         text.append("·" * BAR_WIDTH, style="dim")
         return text
@@ -59,9 +65,28 @@ def lease_bar(label: str, remaining: int | None, ttl_ms: int, lang: str) -> Text
     return text
 
 
+def until_clock(at_ms: int) -> str:
+    """An instant on the header's clock without the milliseconds: 0:01:20."""
+    return format_clock(at_ms).rsplit(".", 1)[0]
+
+
+def until_line(expires_at: int | None, remaining: int | None, lang: str) -> Text:
+    """When the lease ends by the store's clock, as an instant ("until 0:01:20"), so a
+    renewal can be seen moving it; red once it has passed."""
+    text = Text()
+    text.append(pad_label(tr("expires_at", lang)), style="dim")
+    if expires_at is None:
+        text.append("·", style="dim")
+    else:
+        passed = remaining is not None and remaining <= 0
+        text.append(until_clock(expires_at), style="red" if passed else "")
+    return text
+
+
 @dataclass(frozen=True, slots=True)
 class PaneState:
     view: WorkerView
+    expires_at_ms: int | None  # the instant its lease ends by the store's clock
     ttl_ms: int
     heartbeat_ms: int
     deadline_ms: int
@@ -167,10 +192,10 @@ class WorkerPane(Vertical):
                 body.append(" ", style="bold")  # not leading the next run (see flags)
                 body.append(f"· {tr('step', lang)} {v.step}{total}")
             body.append("\n")
-            body.append(f"{tr('lease', lang)} ", style="dim")
+            body.append(f"{token_word('lease', lang)} ", style="dim")
             body.append(f"{v.lease_token}", style="bold")
             body.append("  ")
-            body.append(f"{tr('fence', lang)} ", style="dim")
+            body.append(f"{token_word('fence', lang)} ", style="dim")
             body.append(f"{v.fence_token}", style="bold")
         # the top part (above): who it is and what it believes it holds
         live = lease_bar(tr("by_store", lang), v.store_remaining_ms, state.ttl_ms, lang)
@@ -180,7 +205,9 @@ class WorkerPane(Vertical):
                 lease_bar(tr("own_clock", lang), v.believed_remaining_ms, state.ttl_ms, lang)
             )
         live.append("\n")
-        live.append(f"{tr('pulse', lang):<6}", style="dim")
+        live.append_text(until_line(state.expires_at_ms, v.store_remaining_ms, lang))
+        live.append("\n")
+        live.append(pad_label(tr("pulse", lang)), style="dim")
         age = v.heartbeat_age_ms
         if age is None:
             live.append("·", style="dim")
