@@ -5,33 +5,48 @@ from pathlib import Path
 import psycopg
 import pytest
 
+from core.engine.backends import postgresql as backend
 from core.scenarios import library
 from core.tools.cli import main
 
 BUNDLED = [f.name.removesuffix(".toml") for f in library.bundled_files()]
 
 
-def _scratch_schemas(url: str) -> set[str]:
+@pytest.fixture
+def scratch_made(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The scratch schemas this test's runs make (other xdist workers make theirs too)."""
+    made: list[str] = []
+    name = backend.scratch_schema_name
+
+    def recorded() -> str:
+        made.append(name())
+        return made[-1]
+
+    monkeypatch.setattr(backend, "scratch_schema_name", recorded)
+    return made
+
+
+def _left_behind(url: str, names: list[str]) -> list[str]:
     with psycopg.connect(url) as conn:
         rows = conn.execute(
-            "SELECT nspname FROM pg_namespace WHERE nspname LIKE 'bk\\_run\\_%'"
+            "SELECT nspname FROM pg_namespace WHERE nspname = ANY(%s)", (names,)
         ).fetchall()
-    return {name for (name,) in rows}
+    return [name for (name,) in rows]
 
 
 @pytest.mark.parametrize("name", BUNDLED)
 def test_a_scenario_plays_identically_on_both_backends(
-    name: str, postgres_url: str, capsys: pytest.CaptureFixture[str]
+    name: str, postgres_url: str, capsys: pytest.CaptureFixture[str], scratch_made: list[str]
 ) -> None:
     assert main(["play", name, "--json"]) == 0
     on_sqlite = capsys.readouterr().out
-    before = _scratch_schemas(postgres_url)
     assert main(["play", name, "--json", "--db", postgres_url]) == 0
     on_postgresql = capsys.readouterr().out
     assert on_postgresql == on_sqlite
     assert on_sqlite.count("\n") > 10
-    # The run's schema is gone with the run.
-    assert _scratch_schemas(postgres_url) <= before
+    # The run had a schema of its own, and it is gone with the run.
+    assert len(scratch_made) == 1
+    assert _left_behind(postgres_url, scratch_made) == []
 
 
 def test_the_readable_transcript_is_the_same_too(
@@ -62,13 +77,16 @@ def _chaos_summary(capsys: pytest.CaptureFixture[str], *extra: str) -> dict[str,
 
 
 def test_chaos_runs_find_the_same_on_postgresql(
-    postgres_url: str, capsys: pytest.CaptureFixture[str], tmp_path: Path
+    postgres_url: str,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    scratch_made: list[str],
 ) -> None:
     out = ["--out", str(tmp_path)]
     on_sqlite = _chaos_summary(capsys, *out)
-    before = _scratch_schemas(postgres_url)
     assert _chaos_summary(capsys, *out, "--db", postgres_url) == on_sqlite
-    assert _scratch_schemas(postgres_url) <= before
+    assert len(scratch_made) >= 4
+    assert _left_behind(postgres_url, scratch_made) == []
 
 
 def test_chaos_refuses_one_sqlite_file_for_many_runs(
