@@ -8,6 +8,7 @@ import asyncio
 import threading
 from collections import Counter
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import psycopg
@@ -18,7 +19,7 @@ from core.engine.backends import postgresql as backend
 from core.engine.clock import VirtualClock
 from core.engine.errors import SchemaVersionError, StoreError
 from core.engine.records import Lease
-from core.engine.store import LeaseStore
+from core.engine.store import LeaseStore, sqlite_path
 from core.sim.simulation import run_inline
 from tests.pgserver_kit import with_schema
 
@@ -321,3 +322,31 @@ def test_workers_on_one_url_share_the_store(url: str) -> None:
     assert run_inline(a.task("t1")).owner_id == "w2"
     for s in (a, b):
         run_inline(s.close())
+
+
+async def test_close_waits_for_the_call_in_flight_then_refuses(url: str) -> None:
+    store = await LeaseStore.open_async(url, clock=VirtualClock())
+    await store.enqueue("t1")
+    claim = asyncio.create_task(store.claim("w1"))
+    await asyncio.sleep(0)  # the claim is on the driver's thread now
+    await store.close()
+    lease = await claim
+    assert lease is not None and lease.task_id == "t1"
+    with pytest.raises(StoreError, match="closed"):
+        await store.enqueue("t2")
+    reopened = _open(url)
+    assert run_inline(reopened.task("t1")).status == "running"  # the claim committed
+    run_inline(reopened.close())
+
+
+@pytest.mark.parametrize("spelling", ["{path}", "sqlite:///{path}"])
+def test_one_name_chooses_the_backend(tmp_path: Path, spelling: str) -> None:
+    path = tmp_path / "keys.db"
+    store = LeaseStore.open_inline(spelling.format(path=path), clock=VirtualClock())
+    assert store.sql.enqueue.sql.count(":task_id") == 1  # SQLite's named parameters
+    run_inline(store.enqueue("t1"))
+    run_inline(store.close())
+    assert path.exists()
+    assert sqlite_path(f"sqlite:///{path}") == str(path)
+    assert sqlite_path("postgresql://u@h/db") is None
+    assert sqlite_path("postgres://u@h/db") is None
