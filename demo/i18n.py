@@ -6,7 +6,12 @@ from core.scenarios.glossary, the one table the transcript and the help page use
 module adds only the app's own words (buttons, tooltips, notes).
 """
 
+from typing import TYPE_CHECKING
+
 from core.scenarios import glossary
+
+if TYPE_CHECKING:
+    from core.sim.spec import Action
 
 LANGS = ("en", "zh")
 
@@ -35,6 +40,9 @@ WORDS: dict[str, tuple[str, str]] = {
     "manual": ("manual", "手动"),
     "skew": ("skew {amount}", "时钟偏差 {amount}"),
     "slow": ("slow x{factor}", "变慢 x{factor}"),
+    "self_fencing": ("self-fencing", "自我围栏"),
+    "renew_by": ("renew by {at}", "续约截止 {at}"),
+    "no_version": ("running only: no expiry, no version", "只有 running：无过期、无版本"),
     "dedup_count": ("deduplicated", "已去重"),
     # header
     "safe": ("safe", "安全"),
@@ -55,8 +63,9 @@ WORDS: dict[str, tuple[str, str]] = {
     "before_start": ("Press → or n for the first step.", "按 → 或 n 开始第一步。"),
     "end_of_script": ("End of the script.", "脚本结束。"),
     "forked_note": (
-        "You acted, so the script was dropped: this run is yours now. Acts recorded: {n}.",
-        "你动手了，脚本就此放下：这一局归你。已录制 {n} 个动作。",
+        "You acted, so the rest of the script was dropped: this run is yours now. "
+        "Acts recorded: {n}.",
+        "你动手了，剩下的脚本就此放下：这一局归你。已录制 {n} 个动作。",
     ),
     "after_script_note": (
         "The script is over; time runs on and your acts are recorded: {n}. "
@@ -74,6 +83,7 @@ WORDS: dict[str, tuple[str, str]] = {
         "✓ 和 ✗ 标出这一局哪里不一样。",
     ),
     "refused": ("{msg}", "被拒绝：{msg}"),
+    "ignored": ("{msg}", "已忽略：{msg}"),
     "refusal": (
         "{worker}'s {op} on {task} refused: {reason} (its token {its}; current {current})",
         "{worker} 对 {task} 的{op}被拒：{reason}（它的令牌 {its}，当前 {current}）",
@@ -106,8 +116,8 @@ WORDS: dict[str, tuple[str, str]] = {
     "tip_speed": ("Multiple of real time", "相对真实时间的倍数"),
     "tip_lang": ("Switch between English and Chinese", "切换中英文"),
     "tip_mode": (
-        "Restart the same scenario in the next mode (a mistake beside the correct run)",
-        "换下一种模式重放同一场景（把错误做法摆在正确做法旁边）",
+        "Restart the same scenario in another mode: a mistake scenario and its correct twin",
+        "换一种模式重放同一场景：错误做法的场景和它正确的孪生版本来回切换",
     ),
     "tip_approve": ("Approve the selected waiting task", "批准选中的待批任务"),
     "tip_reject": ("Reject the selected waiting task", "驳回选中的待批任务"),
@@ -125,6 +135,7 @@ WORDS: dict[str, tuple[str, str]] = {
         "Enter opens · l language · ? help · q quit",
         "回车打开 · l 切换语言 · ? 帮助 · q 退出",
     ),
+    "open": ("Open", "打开"),
     "no_bundled": ("(no bundled scenarios found)", "（没有找到内置场景）"),
     # notifications
     "saved": ("Saved in {folder}\n{names}", "已保存到 {folder}\n{names}"),
@@ -133,6 +144,73 @@ WORDS: dict[str, tuple[str, str]] = {
     "help_title": ("The five ideas", "五个概念"),
     "help_close": ("Esc or ? closes this page.", "按 Esc 或 ? 关闭本页。"),
 }
+
+
+# The app's own words beyond the glossary's: the key bar, the palette, questions.
+WORDS.update(
+    {
+        "undo": ("Undo", "撤销"),
+        "timeline_legend": (
+            "each letter = who held it · ✕ lease expired · ! write rejected",
+            "每个字母 = 当时的持有者 · ✕ 租约过期 · ! 写入被拒",
+        ),
+        "undone": ("Undone: {act} (and the time after it)", "已撤销：{act}（以及之后流逝的时间）"),
+        "nothing_to_undo": ("Nothing to undo yet", "还没有可撤销的动作"),
+        "discard_question": (
+            "{what}: {n} recorded act(s) were not saved and will be lost.\n"
+            "Save first with s. Go on anyway?",
+            "{what}：已录制的 {n} 个动作还没保存，会丢失。\n可先按 s 保存。仍然继续吗？",
+        ),
+        "yes": ("Yes, go on (y)", "继续（y）"),
+        "no": ("No (n)", "取消（n）"),
+        "workers": ("Workers", "工作者"),
+        "tip_workers": ("Back to the worker panes (key 0)", "回到工作者面板（按键 0）"),
+        "filter": ("Filter", "筛选"),
+        "tip_filter": (
+            "Rejected panel: one reason at a time, then all",
+            "拒收面板：一次只看一种原因，再按回到全部",
+        ),
+        "panels": ("panels", "面板"),
+        "speed_word": ("speed", "速度"),
+        "palette": ("all acts", "全部动作"),
+        "tip_add_worker": ("Add a worker to the run", "往这一局里加一位工作者"),
+        "palette_act": ("{act}", "{act}"),
+        "palette_act_help": (
+            "Do it now (a playback forks and records it)",
+            "立刻执行（回放会分叉并录下这个动作）",
+        ),
+        "palette_mode": ("Mode: {mode}", "模式：{mode}"),
+        "palette_enqueue": ("Enqueue: {kind} task", "入队：{kind} 任务"),
+        "palette_approve": ("Approve {task}", "批准 {task}"),
+        "palette_reject": ("Reject {task}", "驳回 {task}"),
+        "palette_waiting": ("{task} waits for a person's approval", "{task} 正等人批准"),
+        "palette_filter": ("Rejected: only {reason}", "拒收：只看 {reason}"),
+        "palette_filter_all": ("Rejected: every reason", "拒收：全部原因"),
+        "palette_filter_help": (
+            "Show the Rejected panel with this filter",
+            "按这个筛选显示拒收面板",
+        ),
+        "palette_panel": ("Show panel: {panel}", "显示面板：{panel}"),
+        "kind_ledger": ("pages into the master ledger", "往总册里写页"),
+        "kind_browser": ("a browser agent's clicks", "浏览器代理的点击"),
+        "kind_tools": ("tool calls with side effects", "带副作用的工具调用"),
+        "kind_approval": ("work that waits for a person's approval", "要等人批准的活"),
+    }
+)
+
+
+def mode_description(mode: str, lang: str) -> str:
+    """What a mode shows, for the palette: the glossary's words for it."""
+    return glossary.mode_word(mode, lang)
+
+
+def act_words(action: "Action", lang: str) -> str:
+    """An act in a few words: "kill acheng", "杀死进程 acheng"."""
+    who = action.worker or action.task or ""
+    verb = glossary.action_word(action.name, lang) if lang == "zh" else action.name
+    if action.name == "enqueue" and action.kind:
+        who = f"{who} ({action.kind})"
+    return f"{verb} {who}".rstrip()
 
 
 def tr(key: str, lang: str, **fmt: object) -> str:

@@ -33,6 +33,12 @@ def test_the_library_has_the_story_first_then_the_fourteen_scenarios() -> None:
         assert narrated and all(s.say_zh for s in narrated), f"{name} narrates in both languages"
 
 
+def test_the_library_has_the_lessons_of_the_new_modes() -> None:
+    # issue 9: the seed's SQL, heartbeat in the work loop, self-fencing, a lease too short
+    for name in ("15_seed_sql", "16_heartbeat_in_work", "17_self_fencing", "18_lease_too_short"):
+        assert name in BUNDLED
+
+
 @pytest.mark.parametrize("lang", ["en", "zh"])
 @pytest.mark.parametrize("name", BUNDLED)
 def test_bundled_scenario_plays_and_every_expectation_holds(
@@ -59,6 +65,7 @@ def test_every_mistake_scenario_shows_its_damage(capsys: pytest.CaptureFixture[s
         "09_mistake_no_fencing": "stale_write_accepted",
         "11_mistake_client_clock": "double_owner",
         "12_mistake_no_idempotency": "duplicate_effect",
+        "15_seed_sql": "completed_twice",
     }
     for name, violation in damage.items():
         main(["play", name, "--json"])

@@ -39,7 +39,7 @@ def snap(**kw: object) -> Snapshot:
             WorkerView("b", "working", True, "t1", 4, 2, 2, 30_000, 30_000, 0),
             WorkerView("c", "idle", True, None, None, None, None, None, None, None),
         ),
-        ledger=(LedgerRow("p1", "B's page", 2, "b", 50_000),),
+        ledger=(LedgerRow("p1", "B's page", 2, "b", 50_000, "t1"),),
         checkpoints=(),
         effects=(EffectRow("charge", "t1", "charge", 2, {}, 0, 2),),
         rejections=(rejection("fenced"), rejection("expired", task="t1")),

@@ -215,12 +215,12 @@ def test_serve_walks_scenario_01_to_the_fence_rejection_in_a_browser(
             wait_for_screen(page, "Step 14 of")
             page.keyboard.press("3")  # 3: the Rejected tab
             # The narration also says "fenced": wait for the tab's own header and row.
-            text = wait_for_screen(page, "its token", "fenced", "F2")
+            text = wait_for_screen(page, "Its token", "fenced", "F2")
             page.screenshot(path=str(shot))
         finally:
             context.close()
 
-    rejected = text[text.index("its token") :]
+    rejected = text[text.index("Its token") :]
     row = next(line for line in rejected.splitlines() if "fenced" in line)
     # Acheng's late write, refused by the fence: her token F1 against the ledger's F2.
     assert "acheng" in row and "write" in row, row

@@ -45,8 +45,10 @@ def test_frozen_heartbeat_loses_the_lease_to_a_higher_fence_token() -> None:
     assert task.row.fence_token == 2 and task.row.lease_token == 2
     (expired,) = named(sim, "lease_expired")
     assert expired.at == 80_001  # the instant now > lease_expires_at (80 000 ms)
-    # Acheng kept working through the fog; her next checkpoint is refused by the lease gate.
-    assert named(sim, "checkpoint_rejected", worker_id="acheng", reason="superseded")
+    # Acheng kept working through the fog; her next page is behind the task's newest fence.
+    (refused,) = named(sim, "write_rejected", worker_id="acheng", reason="fenced")
+    assert (refused.fence_token, refused.detail["current_fence_token"]) == (1, 2)
+    assert not named(sim, "checkpoint_rejected", worker_id="acheng")  # she stopped there
     # Linzhou resumed after Acheng's last accepted checkpoint instead of from step 1.
     claimed = named(sim, "claimed", worker_id="linzhou")[0]
     first_write = named(sim, "write_accepted", worker_id="linzhou")[0]
@@ -201,7 +203,9 @@ def test_self_fencing_worker_stops_by_itself_after_its_renew_deadline() -> None:
     advance(sim, 60)
     (fenced,) = named(sim, "self_fenced")
     assert fenced.worker_id == "acheng"
-    assert fenced.at > 40_000  # past the renew deadline (2/3 of the ttl)
+    # At its renew deadline (2/3 of the ttl), not at the end of the step it was on, and
+    # before its lease expires.
+    assert fenced.at == 40_000 < fenced.detail["expires_at"]
     # It wrote nothing after its deadline.
     assert all(e.at <= 40_000 for e in named(sim, "write_accepted"))
 

@@ -150,8 +150,9 @@ def test_rejected_approval_makes_the_task_dead() -> None:
         "rejected_by_human",
     )
     result = sim.apply(Action("approve", task="grant"))
-    assert not result.ok and "not waiting" in result.message
-    assert named(sim, "approve_rejected", reason="not_waiting")
+    assert result.ok and result.ignored and "not waiting" in result.message
+    assert named(sim, "approve_ignored", reason="not_waiting")
+    assert sim.snapshot().rejections == ()
 
 
 def test_browser_successor_continues_from_the_saved_url_and_actions() -> None:

@@ -51,7 +51,7 @@ TOP_KEYS: Final = (
     "tasks",
     "step",
 )
-WORKER_KEYS: Final = ("id", "autopilot", "skew")
+WORKER_KEYS: Final = ("id", "autopilot", "skew", "self_fencing")
 TASK_KEYS: Final = ("id", "kind", "steps", "step_time", "max_attempts")
 STEP_OWN_KEYS: Final = ("say", "say_zh", "do", "expect")
 # Every key an action may carry in its [[step]] table.
@@ -94,6 +94,7 @@ EXPECT_SUBJECTS: Final[dict[str, tuple[str, ...]]] = {
         "fence_token",
         "checkpoint_step",
         "expires_at",
+        "renew_deadline",
     ),
     "worker": ("state", "holds", "lease_token", "fence_token"),
     "ledger": ("value", "fence_token", "writer"),
@@ -209,11 +210,15 @@ class Scenario:
         return self.summary
 
 
+# Task keys that hold an instant of virtual time (a duration since the start; "" = none).
+TIME_KEYS: Final = ("expires_at", "renew_deadline")
+
+
 def _toml_expect_value(exp: Expectation, key: str, value: ExpectValue) -> str:
     if exp.subject == "metric" and exp.value == "recovery_time" and key in ("min", "max"):
         assert isinstance(value, int)
         return toml_string(format_duration(value))
-    if exp.subject == "task" and key == "expires_at" and isinstance(value, int):
+    if exp.subject == "task" and key in TIME_KEYS and isinstance(value, int):
         return toml_string(instant_text(value))
     if isinstance(value, str):
         return toml_string(value)
@@ -683,7 +688,10 @@ class _Builder:
                 skew = self.duration(
                     entry["skew"], "skew", where("skew"), allow_negative=True, allow_zero=True
                 )
-            out.append(WorkerSpec(id=wid, autopilot=autopilot, skew_ms=skew))
+            fencing = False
+            if "self_fencing" in entry:
+                fencing = self.flag(entry["self_fencing"], "self_fencing", where("self_fencing"))
+            out.append(WorkerSpec(id=wid, autopilot=autopilot, skew_ms=skew, self_fencing=fencing))
         return tuple(out)
 
     def task_fields(
@@ -1007,8 +1015,9 @@ class _Builder:
             if text:
                 state.need_task(self, text, line)
             return text
-        if key == "expires_at":
-            # the virtual instant the lease ends, as a duration since the start; "" = no lease
+        if key in TIME_KEYS:
+            # a virtual instant as a duration since the start; "" = none (no lease, e.g. a
+            # finished task, or mistake one's task with no version)
             if raw == "":
                 return ""
             return self.duration(raw, key, line, allow_zero=True)

@@ -145,8 +145,8 @@ EVENTS: Final[dict[str, Word]] = {
     "park_rejected": ("park_rejected", "挂起被拒"),
     "approved": ("approved", "已批准"),
     "rejected": ("rejected", "已驳回"),
-    "approve_rejected": ("approve_rejected", "批准无效"),
-    "reject_rejected": ("reject_rejected", "驳回无效"),
+    "approve_ignored": ("approve_ignored", "批准被忽略"),
+    "reject_ignored": ("reject_ignored", "驳回被忽略"),
     "dead_lettered": ("dead_lettered", "进入死信队列"),
     "violation": ("violation", "安全违规"),
     "heartbeat_frozen": ("heartbeat_frozen", "心跳冻结"),
@@ -161,6 +161,7 @@ EVENTS: Final[dict[str, Word]] = {
     "worker_added": ("worker_added", "新增执行者"),
     "call_dropped": ("call_dropped", "调用未送达"),
     "self_fenced": ("self_fenced", "主动停手"),
+    "checkpoint_ignored": ("checkpoint_ignored", "无视检查点"),
 }
 
 # Why an operation was refused.
@@ -172,6 +173,7 @@ REASONS: Final[dict[str, Word]] = {
     "partitioned": ("partitioned", "断桥，未送达"),
     "not_waiting": ("not_waiting", "不在等待审批"),
     "attempts_exhausted": ("attempts_exhausted", "次数用尽"),
+    "renew_deadline_passed": ("renew_deadline_passed", "过了续约截止时刻"),
 }
 
 # What the safety checker counts.
@@ -195,7 +197,7 @@ MODES: Final[dict[str, Word]] = {
         "误区五：用客户端时钟判断过期",
     ),
     "no_idempotency": ("no idempotency: side effects repeat", "缺少幂等：副作用会重复"),
-    "seed_sql": ("the seed's three statements as printed", "原文的三条 SQL，一字不改"),
+    "seed_sql": ("the design's three statements as printed", "原文的三条 SQL，一字不改"),
     "heartbeat_in_work": (
         "the heartbeat sent from the work loop",
         "心跳和业务逻辑绑在一起",

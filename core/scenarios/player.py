@@ -13,7 +13,7 @@ from typing import Any, Protocol
 from core.engine.durations import format_clock, format_duration
 from core.engine.errors import BorrowedKeysError
 from core.engine.records import EventRow
-from core.scenarios.format import Expectation, Scenario, ScenarioError, instant_text
+from core.scenarios.format import TIME_KEYS, Expectation, Scenario, ScenarioError, instant_text
 from core.scenarios.glossary import TOKENS, event_word, mode_word, reason_word, violation_word
 from core.scenarios.writer import action_items
 from core.sim.snapshot import Snapshot
@@ -63,11 +63,8 @@ def _compare(exp: Expectation, found: dict[str, object]) -> tuple[bool, str]:
         got = found.get(key)
         if got != want:
             ok = False
-        if key == "expires_at" and isinstance(got, int):
-            got_shown = _q(instant_text(got))
-        else:
-            got_shown = _q(got)
-        parts.append(f"{key} = {got_shown}")
+        shown = instant_text(got) if key in TIME_KEYS and isinstance(got, int) else got
+        parts.append(f"{key} = {_q(shown)}")
     return ok, ", ".join(parts)
 
 
@@ -88,8 +85,10 @@ def check_expectation(exp: Expectation, snap: Snapshot) -> tuple[bool, str]:
                 "lease_token": row.lease_token,
                 "fence_token": row.fence_token,
                 "checkpoint_step": view.checkpoint_step or 0,
-                # the virtual instant the lease ends by the store's clock; "" for no lease
+                # the virtual instants the lease ends and must be renewed by, by the store's
+                # clock; "" for none
                 "expires_at": "" if row.lease_expires_at is None else row.lease_expires_at,
+                "renew_deadline": "" if row.renew_deadline is None else row.renew_deadline,
             },
         )
     if subject == "worker":
@@ -295,7 +294,15 @@ _GOOD = {
     "completed",
     "approved",
 }
-_NOTE = {"effect_deduplicated", "lease_expired", "parked", "queued", "enqueued"}
+_NOTE = {
+    "effect_deduplicated",
+    "lease_expired",
+    "parked",
+    "queued",
+    "enqueued",
+    "approve_ignored",
+    "reject_ignored",
+}
 
 
 def word(key: str, lang: str, **fmt: object) -> str:
@@ -365,9 +372,10 @@ def render_line(record: Record, lang: str = "en") -> list[tuple[str, str]]:
             rest.append(str(record["task"]))
         if record.get("worker"):
             rest.append(str(record["worker"]))
-        if record.get("lease_token") is not None:
+        # Token 0 is no token: a task with no version (no_expiry mode) was never issued one.
+        if record.get("lease_token"):
             rest.append(f"{word('lease', lang)} {record['lease_token']}")
-        if record.get("fence_token") is not None:
+        if record.get("fence_token"):
             rest.append(f"{word('fence', lang)} {record['fence_token']}")
         detail = record.get("detail") or {}
         for key in ("key", "step"):

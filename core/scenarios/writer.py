@@ -79,6 +79,8 @@ def _workers_lines(settings: SimSettings) -> list[str]:
             lines.append(_line("autopilot", False))
         if worker.skew_ms:
             lines.append(_line("skew", format_duration(worker.skew_ms)))
+        if worker.self_fencing:
+            lines.append(_line("self_fencing", True))
     return lines
 
 

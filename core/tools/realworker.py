@@ -1,9 +1,11 @@
 """`borrowed-keys worker` and `borrowed-keys enqueue`: real processes on a real database.
 
 `worker` runs one autopilot `Worker` (the same class the simulation runs) on the wall clock,
-under asyncio, against a database named by `--db`: a SQLite file (through aiosqlite) or a
-`postgresql://` URL (through psycopg). Several worker processes may share one SQLite file:
-SQLite's locks serialise their transactions, and SQLITE_BUSY is retried inside the engine
+under asyncio, against a database named by `--db`: a SQLite file (`AsyncSqliteDriver`) or a
+`postgresql://` URL (psycopg, `PgThreadDriver`). The database's clock judges every lease,
+read inside each transaction: a worker's own clock never takes part, so one skewed by
+minutes changes nothing. Several worker processes may share one SQLite file: SQLite's locks
+serialise their transactions, and SQLITE_BUSY is retried inside the engine
 (`core.engine.backends.sqlite`), with a bound. On PostgreSQL workers may run on many
 machines; collisions and lost connections are retried there
 (`core.engine.backends.postgresql`). The process ends on SIGTERM or SIGINT (exit 0), when
@@ -27,7 +29,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, TextIO
 
-from core.engine.clock import RealClock
+from core.engine.clock import DatabaseClock
 from core.engine.config import LeaseConfig, Mode
 from core.engine.durations import DurationError, format_duration, parse_duration
 from core.engine.errors import BorrowedKeysError, ConfigError
@@ -75,7 +77,7 @@ def _line(ev: EventRow) -> str:
 async def run_worker(options: WorkerOptions, out: TextIO = sys.stdout) -> int:
     """Run one worker until it is told to stop; the exit status."""
     store = await LeaseStore.open_async(
-        options.db, clock=RealClock(), config=options.config, mode=options.mode
+        options.db, clock=DatabaseClock(), config=options.config, mode=options.mode
     )
     if not options.quiet:
         cfg = options.config
@@ -138,7 +140,7 @@ async def run_worker(options: WorkerOptions, out: TextIO = sys.stdout) -> int:
 async def enqueue_task(
     db: str, task_id: str, kind: str, steps: int, step_time_ms: int, max_attempts: int
 ) -> None:
-    store = await LeaseStore.open_async(db, clock=RealClock())
+    store = await LeaseStore.open_async(db, clock=DatabaseClock())
     try:
         await store.enqueue(
             task_id, kind, {"steps": steps, "step_time_ms": step_time_ms}, max_attempts

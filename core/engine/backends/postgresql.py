@@ -174,6 +174,12 @@ def _check_version(conn: DBConnection, target: Target) -> None:
             f"{where}: schema version {row[0]} is newer than this borrowed-keys "
             f"understands ({models.SCHEMA_VERSION}); upgrade borrowed-keys (left untouched)"
         )
+    if version < models.SCHEMA_VERSION:
+        # Stores on PostgreSQL began at version 2; an earlier stamp is no store of ours.
+        raise SchemaVersionError(
+            f"{where}: schema version {row[0]} is older than any borrowed-keys store on "
+            f"PostgreSQL ({models.SCHEMA_VERSION}); left untouched"
+        )
 
 
 def _ddl() -> list[str]:
