@@ -25,6 +25,7 @@ from rich.console import Console
 from rich.table import Table
 
 from bench import BENCHES
+from bench.postgres import postgres_bench
 from bench.tui import tui_bench
 from core.engine.backends import sqlite as backend
 from core.engine.clock import DatabaseClock
@@ -35,6 +36,7 @@ from core.engine.store import LeaseStore
 __all__ = ["BENCHES", "main"]
 
 BENCHES.append(tui_bench)
+BENCHES.append(postgres_bench)
 
 TASKS = 2_000
 HEARTBEATS = 3

@@ -26,6 +26,7 @@ from core.engine.errors import (
 )
 from core.engine.records import EventRow, Lease
 from core.engine.store import LeaseStore
+from tests.conftest import MakeStore
 
 TTL = 60_000
 DEADLINE = 40_000
@@ -715,8 +716,8 @@ async def test_reads(store: LeaseStore, clock: VirtualClock) -> None:
 # -- the seed's mistakes, switched on ------------------------------------------------------
 
 
-async def test_no_expiry_mode_never_expires(clock: VirtualClock) -> None:
-    store = LeaseStore.open_inline(clock=clock, mode=Mode.NO_EXPIRY)
+async def test_no_expiry_mode_never_expires(make_store: MakeStore, clock: VirtualClock) -> None:
+    store = make_store(mode=Mode.NO_EXPIRY)
     lease = await claimed(store)
     clock.advance(100 * TTL)
     assert await store.claim("w2") is None
@@ -732,8 +733,10 @@ async def test_no_expiry_mode_never_expires(clock: VirtualClock) -> None:
     await store.close()
 
 
-async def test_no_fencing_mode_accepts_a_stale_write(clock: VirtualClock) -> None:
-    store = LeaseStore.open_inline(clock=clock, mode=Mode.NO_FENCING)
+async def test_no_fencing_mode_accepts_a_stale_write(
+    make_store: MakeStore, clock: VirtualClock
+) -> None:
+    store = make_store(mode=Mode.NO_FENCING)
     old = await claimed(store)
     clock.advance(TTL + 1)
     new = await store.claim("w2")
@@ -745,8 +748,10 @@ async def test_no_fencing_mode_accepts_a_stale_write(clock: VirtualClock) -> Non
     await store.close()
 
 
-async def test_no_idempotency_mode_applies_twice(clock: VirtualClock) -> None:
-    store = LeaseStore.open_inline(clock=clock, mode=Mode.NO_IDEMPOTENCY)
+async def test_no_idempotency_mode_applies_twice(
+    make_store: MakeStore, clock: VirtualClock
+) -> None:
+    store = make_store(mode=Mode.NO_IDEMPOTENCY)
     lease = await claimed(store)
     assert (await store.apply_effect(lease, "k", "charge")).applied
     assert (await store.apply_effect(lease, "k", "charge")).applied
@@ -755,8 +760,8 @@ async def test_no_idempotency_mode_applies_twice(clock: VirtualClock) -> None:
     await store.close()
 
 
-async def test_client_clock_steals_a_live_lease(clock: VirtualClock) -> None:
-    store = LeaseStore.open_inline(clock=clock, mode=Mode.CLIENT_CLOCK)
+async def test_client_clock_steals_a_live_lease(make_store: MakeStore, clock: VirtualClock) -> None:
+    store = make_store(mode=Mode.CLIENT_CLOCK)
     holder = await claimed(store)
     clock.advance(1_000)  # by the store clock the lease has 59 s left
     thief = await store.claim("w2", judge_now_ms=clock.now_ms() + TTL)  # a fast clock
@@ -807,10 +812,10 @@ def test_ttl_error_is_clear() -> None:
         LeaseConfig(ttl_ms=0).validated()
 
 
-async def test_config_drives_the_lease_times(clock: VirtualClock) -> None:
+async def test_config_drives_the_lease_times(make_store: MakeStore, clock: VirtualClock) -> None:
     config = LeaseConfig(ttl_ms=9_000)
     assert (config.deadline_ms, config.heartbeat_ms) == (6_000, 3_000)
-    store = LeaseStore.open_inline(clock=clock, config=config)
+    store = make_store(config=config)
     lease = await claimed(store)
     assert (lease.expires_at, lease.renew_deadline) == (9_000, 6_000)
     await store.close()

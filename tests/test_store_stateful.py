@@ -19,6 +19,7 @@ from collections.abc import Coroutine
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+import pytest
 from hypothesis import HealthCheck, event, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
@@ -65,10 +66,12 @@ task_names = st.sampled_from(TASKS)
 
 
 class LeaseStoreMachine(RuleBasedStateMachine):
+    db = ":memory:"  # where each example's store lives (a fresh schema on PostgreSQL)
+
     def __init__(self) -> None:
         super().__init__()
         self.clock = VirtualClock()
-        self.store = LeaseStore.open_inline(clock=self.clock, config=CONFIG)
+        self.store = LeaseStore.open_inline(self.db, clock=self.clock, config=CONFIG, scratch=True)
         for task_id in TASKS:
             run(self.store.enqueue(task_id, payload={"task": task_id}, max_attempts=MAX_ATTEMPTS))
         self.remembered: dict[str, Lease | None] = dict.fromkeys(WORKERS)
@@ -366,3 +369,24 @@ LeaseStoreMachine.TestCase.settings = settings(
     suppress_health_check=[HealthCheck.too_slow],
 )
 TestLeaseStore = LeaseStoreMachine.TestCase
+
+
+class OnPostgreSQL(LeaseStoreMachine):
+    """The same machine over PostgreSQL: the same answers, and the same safety."""
+
+
+OnPostgreSQL.TestCase.settings = settings(
+    # Each example opens a schema of its own on a real server: fewer examples keep the
+    # suite's time reasonable; the SQLite machine above explores more.
+    max_examples=30,
+    stateful_step_count=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+TestLeaseStoreOnPostgreSQL = OnPostgreSQL.TestCase
+
+
+@pytest.fixture(autouse=True)
+def _postgresql_for_the_machine(request: pytest.FixtureRequest) -> None:
+    if request.cls is TestLeaseStoreOnPostgreSQL:
+        OnPostgreSQL.db = str(request.getfixturevalue("postgres_url"))

@@ -19,9 +19,11 @@ from sqlalchemy import (
     null,
     or_,
     select,
+    text,
     true,
     update,
 )
+from sqlalchemy.dialects.postgresql import insert as postgresql_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import Dialect
 from sqlalchemy.ext.compiler import compiles
@@ -64,6 +66,9 @@ TASK_COLUMNS = (
     "approved_at",
     "updated_at",
 )
+
+# The PostgreSQL sequence fence tokens come from (created with the schema).
+FENCE_SEQUENCE = "fence_tokens"
 
 LEASE_RETURNING = (
     "task_id",
@@ -136,16 +141,25 @@ class Stmt(NamedTuple):
         """Execute and fetch every row (before any commit: SQLite insists for RETURNING)."""
         if self.constants:
             params = {**self.constants, **params} if params else self.constants
-        rows: list[Any] = conn.execute(self.sql, params or {}).fetchall()
+        cursor = conn.execute(self.sql, params or {})
+        # psycopg refuses to fetch from a statement that returns no rows; sqlite3 gives [].
+        if cursor.description is None:
+            return []
+        rows: list[Any] = cursor.fetchall()
         return rows
 
 
-_NAMED_PARAM = re.compile(r"(?<![:\w]):(\w+)")
+# How a named parameter is spelled: `:name` (sqlite3) or `%(name)s` (psycopg).
+_PARAM_PATTERNS = {
+    "named": re.compile(r"(?<![:\w]):(\w+)"),
+    "pyformat": re.compile(r"%\((\w+)\)s"),
+}
 
 
 def _sql(stmt: ClauseElement, dialect: Dialect) -> Stmt:
     compiled: Any = stmt.compile(dialect=dialect)
-    if dialect.paramstyle != "named":  # pragma: no cover - one dialect so far
+    pattern = _PARAM_PATTERNS.get(dialect.paramstyle)
+    if pattern is None:  # pragma: no cover - both dialects in use are covered
         raise NotImplementedError(f"paramstyle {dialect.paramstyle}")
     # Constants in the expressions (status = 'running', LIMIT 1) are written into the SQL
     # as literals; only the named parameters are supplied on each call. With a constant
@@ -157,14 +171,14 @@ def _sql(stmt: ClauseElement, dialect: Dialect) -> Stmt:
         for bind, name in compiled.bind_names.items()
         if not bind.required
     }
-    sql = _NAMED_PARAM.sub(lambda m: literals.get(m.group(1), m.group(0)), str(compiled))
+    sql = pattern.sub(lambda m: literals.get(m.group(1), m.group(0)), str(compiled))
     return Stmt(sql, {})
 
 
 class db_now_ms(FunctionElement[int]):
     """The database's clock, integer milliseconds since the Unix epoch, read by the statement.
 
-    Each dialect compiles it (a PostgreSQL backend would add `clock_timestamp()`).
+    Each dialect compiles it: SQLite the machine's clock, PostgreSQL the server's.
     """
 
     type = BigInteger()
@@ -177,6 +191,13 @@ def _db_now_ms_sqlite(_element: db_now_ms, _compiler: Any, **_kw: Any) -> str:
     # julianday() keeps it (unixepoch('subsec') needs SQLite 3.42); ROUND takes away the
     # double's error, under 0.05 ms at today's dates.
     return "CAST(ROUND((julianday('now') - 2440587.5) * 86400000.0) AS INTEGER)"
+
+
+@compiles(db_now_ms, "postgresql")
+def _db_now_ms_postgresql(_element: db_now_ms, _compiler: Any, **_kw: Any) -> str:
+    # clock_timestamp(), not now(): now() is the start of the transaction, and a statement
+    # that waited for a row lock must be judged at the time it runs.
+    return "CAST(ROUND(EXTRACT(EPOCH FROM clock_timestamp()) * 1000) AS BIGINT)"
 
 
 _COMPILED: dict[tuple[str, str, Policy], "Statements"] = {}
@@ -199,9 +220,13 @@ class Statements:
 
     def __init__(self, dialect: Dialect, policy: Policy) -> None:
         t = tasks
+        postgresql = dialect.name == "postgresql"
+        insert: Any = postgresql_insert if postgresql else sqlite_insert
         # The database's own clock, for stores on real time (core/engine/clock.py).
         self.now = _sql(select(db_now_ms()), dialect)
-        now = bindparam("now", type_=Integer)
+        # Times are BIGINT milliseconds. PostgreSQL types each parameter (psycopg renders
+        # `::BIGINT`): as INTEGER, `now + ttl` would overflow on the wall clock.
+        now = bindparam("now", type_=BigInteger)
         live = t.c.lease_expires_at >= now if policy.expiry else true()
         # The lease gate: the caller's lease is the task's current, live, running lease.
         gate = and_(
@@ -226,13 +251,12 @@ class Statements:
 
         # --- claim: one conditional UPDATE ... RETURNING --------------------------------
         # `judge_now` is the store clock, except in client_clock mode (mistake five).
-        judge_now = bindparam("judge_now", type_=Integer)
+        judge_now = bindparam("judge_now", type_=BigInteger)
         expired_pick = (
             select(t.c.task_id)
             .where(t.c.status == "running", t.c.lease_expires_at < judge_now)
             .order_by(t.c.lease_expires_at, t.c.task_id)
             .limit(1)
-            .scalar_subquery()
         )
         # First in, first out: the task queued first, by its place in the queue.
         queued_pick = (
@@ -240,10 +264,16 @@ class Statements:
             .where(t.c.status == "queued")
             .order_by(t.c.queue_seq, t.c.task_id)
             .limit(1)
-            .scalar_subquery()
         )
+        if postgresql:
+            # Many workers claiming at once: each locks the row it picks and passes over
+            # rows another claim has locked, so none waits on one row and none gets the
+            # same task (SQLite has one writer at a time and needs no such clause).
+            expired_pick = expired_pick.with_for_update(skip_locked=True)
+            queued_pick = queued_pick.with_for_update(skip_locked=True)
         # A task (re-)entering the queue goes behind every task queued now. The draw reads
-        # the same partial index as the pick, from its other end.
+        # the same partial index as the pick, from its other end. (On PostgreSQL two
+        # enqueues at the same moment may draw the same place: the task id breaks the tie.)
         next_in_queue = (
             func.coalesce(
                 select(t.c.queue_seq)
@@ -265,9 +295,14 @@ class Statements:
                 .where(t.c.lease_expires_at < judge_now)
                 .order_by(t.c.lease_expires_at, t.c.task_id)
                 .limit(1)
-                .scalar_subquery()
             )
-        pick = func.coalesce(expired_pick, queued_pick) if policy.expiry else queued_pick
+            if postgresql:
+                expired_pick = expired_pick.with_for_update(skip_locked=True)
+        pick = (
+            func.coalesce(expired_pick.scalar_subquery(), queued_pick.scalar_subquery())
+            if policy.expiry
+            else queued_pick.scalar_subquery()
+        )
         expired_named = (
             and_(t.c.status == "running", t.c.lease_expires_at < judge_now)
             if policy.guards
@@ -278,20 +313,27 @@ class Statements:
             expired_named if policy.expiry else false(),
         )
         has_attempts = t.c.attempt < t.c.max_attempts
-        # One global counter: the claim draws the next token from it and `fence_issued`
-        # records the draw in the same transaction (under SQLite's single writer nobody can
-        # draw in between). A PostgreSQL dialect would draw `nextval('fence_tokens')` here
-        # and set `fence_issued` to None: a SEQUENCE records its draws by itself.
-        fc = fence_counter
-        next_fence = select(fc.c.value + 1).where(fc.c.name == FENCE_COUNTER).scalar_subquery()
-        self.fence_issued: Stmt | None = _sql(
-            update(fc)
-            .where(fc.c.name == FENCE_COUNTER)
-            .values(value=bindparam("fence_token", type_=Integer)),
-            dialect,
-        )
-        ttl = bindparam("ttl", type_=Integer)
-        deadline = bindparam("deadline", type_=Integer)
+        next_fence: Any
+        if postgresql:
+            # Concurrent claims under READ COMMITTED would both read the same counter: a
+            # SEQUENCE never hands a number out twice (CASE draws it only when taken), and
+            # records its draws by itself, so there is no `fence_issued` to run.
+            next_fence = text(f"nextval('{FENCE_SEQUENCE}')")
+            self.fence_issued: Stmt | None = None
+        else:
+            # One global counter: the claim draws the next token from it and `fence_issued`
+            # records the draw in the same transaction (under SQLite's single writer nobody
+            # can draw in between).
+            fc = fence_counter
+            next_fence = select(fc.c.value + 1).where(fc.c.name == FENCE_COUNTER).scalar_subquery()
+            self.fence_issued = _sql(
+                update(fc)
+                .where(fc.c.name == FENCE_COUNTER)
+                .values(value=bindparam("fence_token", type_=BigInteger)),
+                dialect,
+            )
+        ttl = bindparam("ttl", type_=BigInteger)
+        deadline = bindparam("deadline", type_=BigInteger)
         # Without expiry (mistake one) a claim writes `running` and an owner, nothing more:
         # no expiry, no renew deadline, no new lease or fence token (below).
         claim_values: dict[str, Any] = {
@@ -423,8 +465,11 @@ class Statements:
         )
 
         # --- enqueue ---------------------------------------------------------------------
+        # A duplicate id returns no row instead of raising: on PostgreSQL a failed statement
+        # would poison the rest of the transaction.
         self.enqueue = _sql(
-            sqlite_insert(t).values(
+            insert(t)
+            .values(
                 task_id=bindparam("task_id"),
                 kind=bindparam("kind"),
                 status="queued",
@@ -435,7 +480,9 @@ class Statements:
                 input_payload=bindparam("input_payload"),
                 updated_at=now,
                 queue_seq=next_in_queue,
-            ),
+            )
+            .on_conflict_do_nothing(index_elements=[t.c.task_id])
+            .returning(t.c.task_id),
             dialect,
         )
 
@@ -448,7 +495,7 @@ class Statements:
             dialect,
         )
         self.checkpoint_insert = _sql(
-            sqlite_insert(cp).values(
+            insert(cp).values(
                 task_id=bindparam("task_id"),
                 seq=bindparam("seq"),
                 step=bindparam("step"),
@@ -483,7 +530,7 @@ class Statements:
         page: tuple[Any, ...] = (
             bindparam("key"),
             bindparam("value"),
-            bindparam("fence_token", type_=Integer),
+            bindparam("fence_token", type_=BigInteger),
             bindparam("worker_id"),
             bindparam("task_id"),
             now,
@@ -491,12 +538,12 @@ class Statements:
         if policy.fencing:
             # FOR SHARE (PostgreSQL; SQLite's write lock already covers it): a claim cannot
             # move the task to a newer fence between this check and the commit.
-            ins = sqlite_insert(lg).from_select(
+            ins = insert(lg).from_select(
                 page_cols, select(*page).where(gate).with_for_update(read=True)
             )
         else:
             # No fencing (mistake three): the ledger takes any write (照单全收).
-            ins = sqlite_insert(lg).values(dict(zip(page_cols, page, strict=True)))
+            ins = insert(lg).values(dict(zip(page_cols, page, strict=True)))
         self.ledger_write = _sql(
             ins.on_conflict_do_update(
                 index_elements=[lg.c.key],
@@ -523,7 +570,7 @@ class Statements:
 
         # --- effects: applied once per idempotency key -----------------------------------
         ef = effects
-        eins = sqlite_insert(ef).values(
+        eins = insert(ef).values(
             idempotency_key=bindparam("key"),
             task_id=bindparam("task_id"),
             effect=bindparam("effect"),
@@ -559,7 +606,7 @@ class Statements:
         # --- events ------------------------------------------------------------------------
         ev = events
         self.event_insert = _sql(
-            sqlite_insert(ev)
+            insert(ev)
             .values(
                 at=bindparam("at"),
                 event=bindparam("event"),

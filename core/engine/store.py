@@ -7,12 +7,13 @@ typed `LeaseRejected` and is written to `events` in the same transaction.
 
 import json
 import os
-import sqlite3
 from collections.abc import Callable
 from types import TracebackType
 from typing import Any, Self
 
-from core.engine.backends.sqlite import dialect
+from sqlalchemy.engine import Dialect
+
+from core.engine.backends import sqlite as sqlite_backend
 from core.engine.clock import Clock, DatabaseClock
 from core.engine.config import LeaseConfig, Mode
 from core.engine.drivers import AsyncSqliteDriver, Driver, InlineDriver
@@ -39,6 +40,28 @@ from core.engine.records import (
 from core.engine.statements import Policy, Stmt, statements_for
 
 EventListener = Callable[[EventRow], None]
+
+SQLITE_URL_PREFIX = "sqlite:///"
+POSTGRESQL_URL_PREFIXES = ("postgresql://", "postgres://")
+
+
+def sqlite_path(target: str | os.PathLike[str]) -> str | os.PathLike[str] | None:
+    """The SQLite file a database name means, or None for a PostgreSQL URL.
+
+    One name chooses the backend everywhere: `postgresql://...` (or `postgres://...`) is
+    PostgreSQL; `sqlite:///PATH` or a plain path is a SQLite file (`:memory:` for none).
+    """
+    if isinstance(target, str):
+        if target.startswith(POSTGRESQL_URL_PREFIXES):
+            return None
+        if target.startswith(SQLITE_URL_PREFIX):
+            return target.removeprefix(SQLITE_URL_PREFIX) or ":memory:"
+    return target
+
+
+def _dialect_of(driver: Driver) -> Dialect:
+    found: Dialect | None = getattr(driver, "dialect", None)
+    return found if found is not None else sqlite_backend.dialect()
 
 
 def policy_for(mode: Mode) -> Policy:
@@ -75,7 +98,7 @@ def _lease(row: tuple[Any, ...]) -> Lease:
 class _Txn:
     """Collects the events of one transaction, to hand to listeners after it commits."""
 
-    def __init__(self, store: "LeaseStore", conn: sqlite3.Connection, now: int) -> None:
+    def __init__(self, store: "LeaseStore", conn: Any, now: int) -> None:
         self.store = store
         self.conn = conn
         self.now = now
@@ -164,7 +187,7 @@ class LeaseStore:
         self.config = (config or LeaseConfig()).validated()
         self.mode = mode
         self.policy = policy_for(mode)
-        self.sql = statements_for(dialect(), self.policy)
+        self.sql = statements_for(_dialect_of(driver), self.policy)
         # A database clock is read inside each transaction, under the write lock; a
         # virtual clock (simulations) is read in Python, so playback stays exact.
         self._db_clock = isinstance(clock, DatabaseClock)
@@ -178,9 +201,22 @@ class LeaseStore:
         clock: Clock,
         config: LeaseConfig | None = None,
         mode: Mode = Mode.CORRECT,
+        scratch: bool = False,
     ) -> "LeaseStore":
-        """A store whose calls never suspend: for virtual-time simulations and tests."""
-        return cls(InlineDriver.open(path), clock, config, mode)
+        """A store whose calls never suspend: for virtual-time simulations and tests.
+
+        `path` is a SQLite file, `sqlite:///PATH` or a `postgresql://` URL. With `scratch`,
+        a store on PostgreSQL works in a new schema of its own, dropped on close (a SQLite
+        store is already private unless two runs are given the same file).
+        """
+        config = (config or LeaseConfig()).validated()
+        file = sqlite_path(path)
+        if file is None:
+            # psycopg is imported only by stores on PostgreSQL.
+            from core.engine.drivers_pg import PgInlineDriver
+
+            return cls(PgInlineDriver.open(str(path), scratch=scratch), clock, config, mode)
+        return cls(InlineDriver.open(file), clock, config, mode)
 
     @classmethod
     async def open_async(
@@ -190,9 +226,19 @@ class LeaseStore:
         clock: Clock,
         config: LeaseConfig | None = None,
         mode: Mode = Mode.CORRECT,
+        scratch: bool = False,
     ) -> "LeaseStore":
-        """A store for real-clock workers in an asyncio program (see AsyncSqliteDriver)."""
-        return cls(await AsyncSqliteDriver.open(path), clock, config, mode)
+        """A store for real-clock workers in an asyncio program: AsyncSqliteDriver on
+        SQLite, a psycopg connection on a thread of its own on PostgreSQL."""
+        config = (config or LeaseConfig()).validated()
+        file = sqlite_path(path)
+        if file is None:
+            from core.engine.drivers_pg import PgThreadDriver
+
+            driver: Driver = await PgThreadDriver.open(str(path), scratch=scratch)
+        else:
+            driver = await AsyncSqliteDriver.open(file)
+        return cls(driver, clock, config, mode)
 
     async def close(self) -> None:
         """Wait for every call in flight, then close; later calls raise StoreClosed."""
@@ -212,7 +258,7 @@ class LeaseStore:
 
     # -- plumbing ---------------------------------------------------------------------------
 
-    def _now(self, conn: sqlite3.Connection) -> int:
+    def _now(self, conn: Any) -> int:
         """The time that judges this transaction: the database's, or the injected clock's."""
         if self._db_clock:
             return int(self.sql.now.run(conn)[0][0])
@@ -221,7 +267,7 @@ class LeaseStore:
     async def _write(self, body: Callable[[_Txn], Any]) -> Any:
         txn_holder: list[_Txn] = []
 
-        def run(conn: sqlite3.Connection) -> Any:
+        def run(conn: Any) -> Any:
             # Read the clock once the write lock is held: a time read before waiting for
             # the lock could be older than a competing commit that already happened.
             txn = _Txn(self, conn, self._now(conn))
@@ -341,19 +387,18 @@ class LeaseStore:
         body_json = _json(payload, "payload")
 
         def body(txn: _Txn) -> None:
-            try:
-                self.sql.enqueue.run(
-                    txn.conn,
-                    {
-                        "task_id": task_id,
-                        "kind": kind,
-                        "max_attempts": max_attempts,
-                        "input_payload": body_json,
-                        "now": txn.now,
-                    },
-                )
-            except sqlite3.IntegrityError:
-                raise DuplicateTask(task_id) from None
+            added = self.sql.enqueue.run(
+                txn.conn,
+                {
+                    "task_id": task_id,
+                    "kind": kind,
+                    "max_attempts": max_attempts,
+                    "input_payload": body_json,
+                    "now": txn.now,
+                },
+            )
+            if not added:
+                raise DuplicateTask(task_id)
             txn.event("enqueued", task_id=task_id, kind=kind, max_attempts=max_attempts)
 
         await self._write(body)
@@ -475,7 +520,7 @@ class LeaseStore:
     async def load_checkpoint(self, task_id: str) -> CheckpointRow | None:
         """The latest checkpoint of a task, or None."""
 
-        def body(conn: sqlite3.Connection) -> CheckpointRow | None:
+        def body(conn: Any) -> CheckpointRow | None:
             rows = self.sql.checkpoint_latest.run(conn, {"task_id": task_id})
             if not rows:
                 return None
@@ -677,7 +722,7 @@ class LeaseStore:
     async def task(self, task_id: str) -> TaskRow:
         """One task's row; UnknownTask if there is none."""
 
-        def body(conn: sqlite3.Connection) -> TaskRow:
+        def body(conn: Any) -> TaskRow:
             rows = self.sql.task_one.run(conn, {"task_id": task_id})
             if not rows:
                 raise UnknownTask(task_id)
@@ -700,7 +745,7 @@ class LeaseStore:
     async def checkpoints(self) -> list[CheckpointRow]:
         """Every checkpoint, per task, newest first."""
 
-        def body(conn: sqlite3.Connection) -> list[CheckpointRow]:
+        def body(conn: Any) -> list[CheckpointRow]:
             return [
                 CheckpointRow(t, seq, step, json.loads(state), fence, created)
                 for t, seq, step, state, fence, created in self.sql.checkpoint_all.run(conn)
@@ -711,7 +756,7 @@ class LeaseStore:
     async def checkpoint_steps(self) -> dict[str, int]:
         """The step of each task's newest checkpoint (no checkpoint state is decoded)."""
 
-        def body(conn: sqlite3.Connection) -> dict[str, int]:
+        def body(conn: Any) -> dict[str, int]:
             latest: dict[str, int] = {}
             for task_id, step in self.sql.checkpoint_steps.run(conn):
                 latest.setdefault(task_id, step)
@@ -722,7 +767,7 @@ class LeaseStore:
     async def effects(self) -> list[EffectRow]:
         """Every effect with how many times it was really applied."""
 
-        def body(conn: sqlite3.Connection) -> list[EffectRow]:
+        def body(conn: Any) -> list[EffectRow]:
             return [
                 EffectRow(k, t, e, f, json.loads(r), at, n)
                 for k, t, e, f, r, at, n in self.sql.effect_all.run(conn)
@@ -733,7 +778,7 @@ class LeaseStore:
     async def events(self, since_seq: int = 0) -> list[EventRow]:
         """Events after since_seq, in order."""
 
-        def body(conn: sqlite3.Connection) -> list[EventRow]:
+        def body(conn: Any) -> list[EventRow]:
             return [
                 EventRow(seq, at, ev, t, w, lt, ft, reason, json.loads(detail))
                 for seq, at, ev, t, w, lt, ft, reason, detail in self.sql.event_since.run(
@@ -746,7 +791,7 @@ class LeaseStore:
     async def next_expiry(self) -> int | None:
         """The earliest expiry among live running leases (for the keeper's next look)."""
 
-        def body(conn: sqlite3.Connection) -> int | None:
+        def body(conn: Any) -> int | None:
             rows = self.sql.next_expiry.run(conn, {"now": self._now(conn)})
             return None if not rows or rows[0][0] is None else int(rows[0][0])
 

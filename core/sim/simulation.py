@@ -41,6 +41,16 @@ T = TypeVar("T")
 
 RECENT_EVENTS = 200
 
+# Where this process's simulations keep their store unless told otherwise: SQLite in
+# memory, or a PostgreSQL URL (`--db`), where each run gets a schema of its own.
+_database: str = ":memory:"
+
+
+def use_database(target: str) -> None:
+    """Every Simulation made from now on in this process opens its store on `target`."""
+    global _database
+    _database = target
+
 
 class ActionError(BorrowedKeysError):
     """An action that cannot apply to this run (an unknown worker, a call with no lease)."""
@@ -96,13 +106,18 @@ def effective_config(settings: SimSettings) -> LeaseConfig:
 class Simulation:
     """A run: store, virtual clock, workers, keeper and safety checker."""
 
-    def __init__(self, settings: SimSettings, *, db_path: str | os.PathLike[str] = ":memory:"):
+    def __init__(self, settings: SimSettings, *, db_path: str | os.PathLike[str] | None = None):
         self.settings = settings
         self.mode = settings.mode
         self.config = effective_config(settings)
         self.clock = VirtualClock(0)
+        # A run on PostgreSQL works in a fresh schema (scratch), dropped by close().
         self.store = LeaseStore.open_inline(
-            db_path, clock=self.clock, config=self.config, mode=settings.mode
+            _database if db_path is None else db_path,
+            clock=self.clock,
+            config=self.config,
+            mode=settings.mode,
+            scratch=True,
         )
         self.runtime = VirtualRuntime(self.clock)
         self.checker = SafetyChecker(

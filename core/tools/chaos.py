@@ -691,6 +691,13 @@ def add_parser(subparsers: Any) -> None:
         help="reproducers to shrink and write per distinct failure (default 1)",
     )
     p.add_argument("--json", action="store_true", help="print a JSON summary on stdout")
+    p.add_argument(
+        "--db",
+        default=None,
+        metavar="URL",
+        help="postgresql://... to run every run on PostgreSQL, each in a fresh schema "
+        "(default: SQLite in memory)",
+    )
     p.set_defaults(handler=command)
 
 
@@ -714,9 +721,17 @@ def command(args: Any) -> int:
 
     err = Console(stderr=True)
     problem = _check_args(args)
+    if problem is None and args.db is not None:
+        from core.tools.cli import check_run_database
+
+        problem = check_run_database(args.db, many_runs=True)
     if problem is not None:
         print(f"borrowed-keys chaos: {problem}", file=sys.stderr)
         return 2
+    if args.db is not None:
+        from core.sim.simulation import use_database
+
+        use_database(args.db)  # inherited by the --jobs processes (forked)
     mode = Mode(args.mode)
     report = _run_with_progress(args, mode, err)
     summary = report.summary()

@@ -12,7 +12,8 @@ from collections.abc import Sequence
 from core.engine.config import Mode
 from core.scenarios import library
 from core.scenarios.format import Scenario, ScenarioError, parse_scenario
-from core.scenarios.player import PlayResult, Record, play, render_line
+from core.scenarios.player import PlayResult, Record, SimulationLike, play, render_line
+from core.sim.spec import SimSettings
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -68,13 +69,26 @@ def cmd_play(args: argparse.Namespace) -> int:
     _warnings(scenario)
     emit = _json_line if args.json else _Human(args.lang)
     result = PlayResult()
+    from core.sim.simulation import Simulation
+
+    runs: list[Simulation] = []
+
+    def make_sim(settings: SimSettings) -> SimulationLike:
+        # On PostgreSQL each run has a schema of its own; closing the run drops it.
+        sim = Simulation(settings, db_path=args.db)
+        runs.append(sim)
+        return sim
+
     try:
-        for record in play(scenario, lang=args.lang, result=result):
+        for record in play(scenario, lang=args.lang, make_sim=make_sim, result=result):
             emit(record)
     except ScenarioError as exc:
         sys.stdout.flush()
         _say_error(exc)
         return EXIT_BAD_INPUT
+    finally:
+        for sim in runs:
+            sim.close()
     return result.exit_code
 
 
@@ -108,6 +122,47 @@ def cmd_list(args: argparse.Namespace) -> int:
             title = f"(cannot be played: {exc.message})"
         print(f"{name.ljust(width)}  {title}")
     return EXIT_OK
+
+
+def add_db_option(parser: argparse.ArgumentParser) -> None:
+    """`--db URL` for commands that play virtual-time runs (each in a store of its own)."""
+    parser.add_argument(
+        "--db",
+        default=":memory:",
+        metavar="URL",
+        help=(
+            "where each run keeps its store: a SQLite file, sqlite:///PATH, or "
+            "postgresql://... (each run in a fresh schema, dropped after it); "
+            "default: SQLite in memory"
+        ),
+    )
+
+
+def check_run_database(target: str, *, many_runs: bool) -> str | None:
+    """Why `target` cannot hold this command's runs, or None if it can (opened once to see).
+
+    Commands that start many runs (`chaos`, the app's resets) need a store per run: SQLite
+    in memory, or PostgreSQL, where each run gets a schema of its own.
+    """
+    from core.engine.clock import VirtualClock
+    from core.engine.errors import BorrowedKeysError
+    from core.engine.store import LeaseStore, sqlite_path
+
+    file = sqlite_path(target)
+    if many_runs and file is not None and str(file) != ":memory:":
+        return (
+            f"--db {target}: each run needs a store of its own; give a postgresql:// URL "
+            f"(a fresh schema per run) or leave --db out (SQLite in memory)"
+        )
+    if file is None:
+        try:
+            store = LeaseStore.open_inline(target, clock=VirtualClock(), scratch=True)
+        except BorrowedKeysError as exc:
+            return f"--db: {exc}"
+        from core.sim.simulation import run_inline
+
+        run_inline(store.close())
+    return None
 
 
 def _split_top(text: str, sep: str) -> list[str]:
@@ -178,6 +233,7 @@ def build_parser(prog: str = "borrowed-keys") -> argparse.ArgumentParser:
         "--lang", choices=("en", "zh"), default="en", help="narration language (default en)"
     )
     p.add_argument("--json", action="store_true", help="JSON Lines instead of a transcript")
+    add_db_option(p)
     p.set_defaults(handler=cmd_play)
 
     c = sub.add_parser("check", help="validate scenario files without playing them")

@@ -1,13 +1,15 @@
 """`borrowed-keys worker` and `borrowed-keys enqueue`: real processes on a real database.
 
 `worker` runs one autopilot `Worker` (the same class the simulation runs) on the wall clock,
-under asyncio, against a file database (`AsyncSqliteDriver`). The database's clock judges
-every lease, read inside each transaction: a worker's own clock never takes part, so one
-skewed by minutes changes nothing. Several worker processes may share
-one file: SQLite's locks serialise their transactions, and SQLITE_BUSY is retried inside the
-engine (`core.engine.backends.sqlite`), with a bound. The process ends on SIGTERM or SIGINT
-(exit 0), when `--exit-when-idle` finds every task done, dead or waiting, or after
-`--max-seconds`. A
+under asyncio, against a database named by `--db`: a SQLite file (`AsyncSqliteDriver`) or a
+`postgresql://` URL (psycopg, `PgThreadDriver`). The database's clock judges every lease,
+read inside each transaction: a worker's own clock never takes part, so one skewed by
+minutes changes nothing. Several worker processes may share one SQLite file: SQLite's locks
+serialise their transactions, and SQLITE_BUSY is retried inside the engine
+(`core.engine.backends.sqlite`), with a bound. On PostgreSQL workers may run on many
+machines; collisions and lost connections are retried there
+(`core.engine.backends.postgresql`). The process ends on SIGTERM or SIGINT (exit 0), when
+`--exit-when-idle` finds every task done, dead or waiting, or after `--max-seconds`. A
 SIGKILL needs no help: its lease simply expires and another worker takes over.
 
 `enqueue` adds a task to a database (creating it if needed), for demos and tests.
@@ -170,14 +172,19 @@ def add_parser(subparsers: Any) -> None:
     """Register `worker` and `enqueue` on an argparse subparsers object."""
     w = subparsers.add_parser(
         "worker",
-        help="run one autopilot worker on the real clock against a database file",
+        help="run one autopilot worker on the real clock against a database",
         description=(
             "Run one worker process: it polls the database for tasks, claims them, renews "
             "its lease from a separate heartbeat, checkpoints each step and completes. "
             "SIGTERM or SIGINT stops it cleanly."
         ),
     )
-    w.add_argument("--db", required=True, metavar="FILE", help="the SQLite database file")
+    w.add_argument(
+        "--db",
+        required=True,
+        metavar="URL",
+        help="a SQLite file (or sqlite:///PATH), or postgresql://USER@HOST/DB[?schema=NAME]",
+    )
     w.add_argument("--id", required=True, dest="worker_id", metavar="ID", help="worker id")
     w.add_argument("--ttl", default="60s", help='lease ttl, e.g. "2s" (default 60s)')
     w.add_argument("--heartbeat-every", default=None, help="default: a third of the ttl")
@@ -195,10 +202,12 @@ def add_parser(subparsers: Any) -> None:
 
     e = subparsers.add_parser(
         "enqueue",
-        help="add a task to a database file (created if missing)",
+        help="add a task to a database (its tables created if missing)",
         description="Add one queued task for worker processes to pick up.",
     )
-    e.add_argument("--db", required=True, metavar="FILE")
+    e.add_argument(
+        "--db", required=True, metavar="URL", help="a SQLite file or a postgresql:// URL"
+    )
     e.add_argument("--task", required=True, metavar="ID")
     e.add_argument("--kind", default="ledger", choices=TASK_KINDS)
     e.add_argument("--steps", type=int, default=5)

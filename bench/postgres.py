@@ -1,0 +1,507 @@
+"""The lease engine on PostgreSQL, measured: `python -m bench.postgres` (also in `make bench`).
+
+(a) The lease cycle (enqueue, claim, 3 heartbeats, complete) per task: through the core on
+    its production driver (a psycopg connection on a thread of its own, the loop awaiting
+    it), and the same compiled statements, event rows included, run by raw psycopg on the
+    same server, one transaction per operation. Prints `ratio core/raw (postgresql): 0.NN`.
+(b) Claims per second with 1, 4 and 16 worker processes claiming and completing at once, and
+    how many tasks were handed out twice (must be 0); beside them procrastinate (a
+    PostgreSQL task queue) doing defer, fetch and finish on the same server in the same run.
+    Prints `ratio core/procrastinate (16 workers): N.NN`.
+(c) One claim with 1,000 and with 20,000 finished tasks in the table (within 1.5x).
+
+The server: `BK_BENCH_POSTGRES_URL` (or `BK_TEST_POSTGRES_URL`) if set, else a PostgreSQL
+started from the `pgserver` wheel in a temporary folder. On a server it starts itself, the
+bench sets `synchronous_commit = off` for every side alike: on this VM a commit waiting for
+the disk costs ~3 ms and would measure the disk, not the engines.
+"""
+
+import asyncio
+import multiprocessing
+import os
+import statistics
+import sys
+import tempfile
+import time
+import warnings
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any
+
+import psycopg
+from rich.console import Console
+from rich.table import Table
+
+from core.engine.backends import postgresql as backend
+from core.engine.clock import RealClock
+from core.engine.records import dump_json
+from core.engine.statements import Policy, Statements
+from core.engine.store import LeaseStore
+
+CYCLE_TASKS = 600
+CYCLE_BATCH = 25  # the sides take turns this many cycles at a time
+HEARTBEATS = 3
+RATIO_TARGET = 0.6
+CLAIMERS = (1, 4, 16)
+CLAIM_TASKS = 1_600
+CLAIM_ROUNDS = 2
+PROCRASTINATE_TARGET = 1.0
+CLAIM_HISTORY = (1_000, 20_000)
+CLAIM_SAMPLES = 300
+CLAIM_LIMIT = 1.5
+TTL, DEADLINE = 60_000, 40_000
+
+
+def _url(base: str, schema: str) -> str:
+    return f"{base}{'&' if '?' in base else '?'}schema={schema}"
+
+
+def _admin(base: str) -> psycopg.Connection[Any]:
+    return psycopg.connect(backend.Target.parse(base).conninfo, autocommit=True)
+
+
+def _drop(base: str, schema: str) -> None:
+    with _admin(base) as conn:
+        backend.drop_schema(conn, schema)
+
+
+# -- (a) the cycle --------------------------------------------------------------------------
+
+
+def _ids(n: int, prefix: str = "task") -> list[str]:
+    return [f"{prefix}-{i:05d}" for i in range(n)]
+
+
+class RawClient:
+    """The core's statements and event rows, by hand on a plain psycopg connection."""
+
+    def __init__(self, url: str) -> None:
+        target = backend.Target.parse(url)
+        backend.Session.open(target).close()  # the same tables, indexes and sequence
+        self.conn = backend.connect(target)
+        self.sql = Statements(backend.dialect(), Policy())
+
+    def txn(self, fn: Any) -> Any:
+        self.conn.execute("BEGIN")
+        result = fn()
+        self.conn.execute("COMMIT")
+        return result
+
+    def event(self, at: int, name: str, row: Any, worker: str | None, **detail: Any) -> None:
+        self.sql.event_insert.run(
+            self.conn,
+            {
+                "at": at,
+                "event": name,
+                "task_id": row[0],
+                "worker_id": worker,
+                "lease_token": row[4],
+                "fence_token": row[5],
+                "reason": None,
+                "detail": dump_json(detail),
+            },
+        )
+
+    def enqueue(self, task_id: str) -> None:
+        def body() -> None:
+            at = _now()
+            params = {"task_id": task_id, "kind": "ledger", "max_attempts": 5}
+            params.update(input_payload="null", now=at)
+            assert self.sql.enqueue.run(self.conn, params)
+            self.event(at, "enqueued", (task_id, 0, 0, 0, None, None), None, kind="ledger")
+
+        self.txn(body)
+
+    def cycle(self) -> None:
+        sql, conn = self.sql, self.conn
+
+        def claim() -> Any:
+            at = _now()
+            params = {"worker_id": "raw", "now": at, "judge_now": at}
+            params.update(ttl=TTL, deadline=DEADLINE)
+            row = sql.claim_any.run(conn, params)[0]
+            self.event(at, "claimed", row, "raw", attempt=row[3], expires_at=row[6])
+            return row
+
+        row = self.txn(claim)
+        gate = {"task_id": row[0], "worker_id": "raw", "lease_token": row[4]}
+        gate.update(fence_token=row[5], ttl=TTL, deadline=DEADLINE)
+
+        def beat() -> None:
+            at = _now()
+            renewed = sql.heartbeat.run(conn, {**gate, "now": at})
+            self.event(at, "renewed", renewed[0], "raw", expires_at=renewed[0][6])
+
+        for _ in range(HEARTBEATS):
+            self.txn(beat)
+
+        def complete() -> None:
+            at = _now()
+            done = sql.complete.run(conn, {**gate, "now": at, "result": "null"})
+            assert done
+            self.event(at, "completed", done[0], "raw")
+
+        self.txn(complete)
+
+
+def _now() -> int:
+    return time.time_ns() // 1_000_000
+
+
+async def _core_cycle(store: LeaseStore) -> None:
+    lease = await store.claim("bench-worker")
+    assert lease is not None
+    for _ in range(HEARTBEATS):
+        lease = await store.heartbeat(lease)
+    await store.complete(lease, None)
+
+
+def cycle_bench(console: Console, base: str) -> float:
+    """Both sides take turns in batches, in one process: load on the machine hits both."""
+    core_url, raw_url = _url(base, "bench_cycle_core"), _url(base, "bench_cycle_raw")
+
+    async def run() -> tuple[float, float]:
+        store = await LeaseStore.open_async(core_url, clock=RealClock())
+        raw = RawClient(raw_url)
+        try:
+            for task_id in _ids(CYCLE_TASKS):
+                await store.enqueue(task_id)
+                raw.enqueue(task_id)
+            spent = {"core": 0.0, "raw": 0.0}
+            for _ in range(CYCLE_TASKS // CYCLE_BATCH):
+                start = time.perf_counter()
+                for _ in range(CYCLE_BATCH):
+                    await _core_cycle(store)
+                spent["core"] += time.perf_counter() - start
+                start = time.perf_counter()
+                for _ in range(CYCLE_BATCH):
+                    raw.cycle()
+                spent["raw"] += time.perf_counter() - start
+            return CYCLE_TASKS / spent["core"], CYCLE_TASKS / spent["raw"]
+        finally:
+            await store.close()
+            raw.conn.close()
+
+    try:
+        core, raw = asyncio.run(run())
+    finally:
+        _drop(base, "bench_cycle_core")
+        _drop(base, "bench_cycle_raw")
+    table = Table(title=f"lease cycle on PostgreSQL, {CYCLE_TASKS} each, in turns of {CYCLE_BATCH}")
+    table.add_column("side")
+    table.add_column("cycles/s", justify="right")
+    table.add_row("core (psycopg on its own thread)", f"{core:,.0f}")
+    table.add_row("raw psycopg, same statements", f"{raw:,.0f}")
+    console.print(table)
+    return core / raw
+
+
+# -- (b) many claimers ----------------------------------------------------------------------
+
+
+def _any_queued(conn: Any) -> bool:
+    return bool(
+        conn.execute("SELECT 1 FROM agent_tasks WHERE status = 'queued' LIMIT 1").fetchall()
+    )
+
+
+def _core_claimer(url: str, barrier: Any, results: Any) -> None:
+    async def run() -> tuple[list[str], float]:
+        store = await LeaseStore.open_async(url, clock=RealClock())
+        got: list[str] = []
+        try:
+            barrier.wait()
+            while True:
+                lease = await store.claim(f"w{os.getpid()}")
+                if lease is None:
+                    # SKIP LOCKED passes over rows other claims hold: stop only when
+                    # nothing is queued any more.
+                    if not await store.driver.read(_any_queued):
+                        break
+                    continue
+                got.append(lease.task_id)
+                await store.complete(lease, None)
+            return got, time.perf_counter()
+        finally:
+            await store.close()
+
+    got, end = asyncio.run(run())
+    results.put((got, end))
+
+
+def _procrastinate_claimer(conninfo: str, barrier: Any, results: Any) -> None:
+    import procrastinate
+    from procrastinate import jobs
+
+    async def run() -> tuple[list[str], float]:
+        app = procrastinate.App(
+            connector=procrastinate.PsycopgConnector(conninfo=conninfo, min_size=1, max_size=1)
+        )
+        got: list[str] = []
+        async with app.open_async():
+            worker_id = await app.job_manager.register_worker()
+            barrier.wait()
+            while True:
+                job = await app.job_manager.fetch_job(queues=None, worker_id=worker_id)
+                if job is None:
+                    break
+                got.append(str(job.id))
+                await app.job_manager.finish_job(job, jobs.Status.SUCCEEDED, delete_job=False)
+            await app.job_manager.unregister_worker(worker_id)
+        return got, time.perf_counter()
+
+    got, end = asyncio.run(run())
+    results.put((got, end))
+
+
+def _race(target: Any, args: tuple[Any, ...], workers: int) -> tuple[float, int, int]:
+    """Start `workers` processes, release them together; (claims/s, claims, duplicates)."""
+    # Forked: the children start with everything imported (16 fresh interpreters importing
+    # SQLAlchemy would take longer than the race). The parent holds no connection now.
+    ctx = multiprocessing.get_context("fork")
+    barrier = ctx.Barrier(workers + 1)
+    results = ctx.Queue()
+    procs = [ctx.Process(target=target, args=(*args, barrier, results)) for _ in range(workers)]
+    for p in procs:
+        p.start()
+    barrier.wait(timeout=120)
+    start = time.perf_counter()
+    claimed: list[str] = []
+    ends: list[float] = []
+    for _ in procs:
+        got, end = results.get(timeout=300)
+        claimed.extend(got)
+        ends.append(end)
+    for p in procs:
+        p.join(timeout=60)
+    elapsed = max(ends) - start
+    duplicates = len(claimed) - len(set(claimed))
+    return len(claimed) / elapsed, len(claimed), duplicates
+
+
+def _core_round(base: str, workers: int, tag: str) -> tuple[float, int, int]:
+    schema = f"bench_claims_{tag}"
+    url = _url(base, schema)
+
+    async def fill() -> None:
+        store = await LeaseStore.open_async(url, clock=RealClock())
+        await store.close()
+        with _admin(base) as conn:
+            conn.execute(
+                f'INSERT INTO "{schema}".agent_tasks (task_id, kind, status, attempt,'
+                " max_attempts, lease_token, fence_token, input_payload, updated_at)"
+                " SELECT 'task-' || lpad(i::text, 6, '0'), 'ledger', 'queued', 0, 5, 0, 0,"
+                " 'null', i FROM generate_series(1, %s) AS i",
+                (CLAIM_TASKS,),
+            )
+            conn.execute(f'ANALYZE "{schema}".agent_tasks')
+
+    asyncio.run(fill())
+    try:
+        rate, claims, duplicates = _race(_core_claimer, (url,), workers)
+        with _admin(base) as conn:
+            twice = conn.execute(
+                f'SELECT count(*) FROM (SELECT task_id FROM "{schema}".events'
+                " WHERE event = 'claimed' GROUP BY task_id HAVING count(*) > 1) AS t"
+            ).fetchone()
+            done = conn.execute(
+                f"SELECT count(*) FROM \"{schema}\".agent_tasks WHERE status = 'done'"
+            ).fetchone()
+        assert done is not None and done[0] == CLAIM_TASKS == claims, (done, claims)
+        return rate, claims, duplicates + (twice[0] if twice else 0)
+    finally:
+        _drop(base, schema)
+
+
+PROCRASTINATE_DB = "bk_bench_procrastinate"
+
+
+def _procrastinate_round(base: str, workers: int) -> tuple[float, int, int]:
+    import procrastinate
+
+    target = backend.Target.parse(base)
+    with _admin(base) as conn:
+        conn.execute(f"DROP DATABASE IF EXISTS {PROCRASTINATE_DB}")
+        conn.execute(f"CREATE DATABASE {PROCRASTINATE_DB}")
+    info = psycopg.conninfo.conninfo_to_dict(target.conninfo)
+    info["dbname"] = PROCRASTINATE_DB
+    conninfo = psycopg.conninfo.make_conninfo(**{k: str(v) for k, v in info.items()})
+
+    async def fill() -> None:
+        app = procrastinate.App(
+            connector=procrastinate.PsycopgConnector(conninfo=conninfo, min_size=1, max_size=2)
+        )
+        async with app.open_async():
+            await app.schema_manager.apply_schema_async()
+            deferrer = app.configure_task("bench.noop", allow_unknown=True)
+            await deferrer.batch_defer_async(*({"n": i} for i in range(CLAIM_TASKS)))
+
+    asyncio.run(fill())
+    try:
+        return _race(_procrastinate_claimer, (conninfo,), workers)
+    finally:
+        with _admin(base) as conn:
+            conn.execute(f"DROP DATABASE IF EXISTS {PROCRASTINATE_DB} WITH (FORCE)")
+
+
+def claims_bench(console: Console, base: str) -> float:
+    try:
+        import procrastinate  # noqa: F401
+    except ImportError:
+        procrastinate_ok = False
+    else:
+        procrastinate_ok = True
+    best: dict[tuple[str, int], tuple[float, int]] = {}
+    for round_no in range(CLAIM_ROUNDS):
+        for workers in CLAIMERS:
+            rate, _claims, dup = _core_round(base, workers, f"{workers}_{round_no}")
+            old = best.get(("core", workers), (0.0, 0))
+            best["core", workers] = (max(old[0], rate), old[1] + dup)
+            if procrastinate_ok:
+                rate, _claims, dup = _procrastinate_round(base, workers)
+                old = best.get(("procrastinate", workers), (0.0, 0))
+                best["procrastinate", workers] = (max(old[0], rate), old[1] + dup)
+    table = Table(
+        title=f"claim + complete of {CLAIM_TASKS:,} tasks, best of {CLAIM_ROUNDS} rounds "
+        "(duplicates: tasks handed out twice, all rounds)"
+    )
+    table.add_column("worker processes", justify="right")
+    table.add_column("core claims/s", justify="right")
+    table.add_column("duplicates", justify="right")
+    table.add_column("procrastinate fetch+finish/s", justify="right")
+    table.add_column("duplicates", justify="right")
+    for workers in CLAIMERS:
+        core_rate, core_dup = best["core", workers]
+        pro = best.get(("procrastinate", workers))
+        table.add_row(
+            str(workers),
+            f"{core_rate:,.0f}",
+            str(core_dup),
+            f"{pro[0]:,.0f}" if pro else "(not installed)",
+            str(pro[1]) if pro else "",
+        )
+    console.print(table)
+    if not procrastinate_ok:
+        console.print("procrastinate is not installed: pip install -e '.[bench]'")
+        return float("nan")
+    return best["core", CLAIMERS[-1]][0] / best["procrastinate", CLAIMERS[-1]][0]
+
+
+# -- (c) claim cost in history --------------------------------------------------------------
+
+
+def _fill_history(base: str, schema: str, finished: int, queued: int) -> None:
+    backend.Session.open(backend.Target.parse(_url(base, schema))).close()
+    with _admin(base) as conn:
+        conn.execute(
+            f'INSERT INTO "{schema}".agent_tasks (task_id, kind, status, owner_id, attempt,'
+            " max_attempts, lease_token, fence_token, result, updated_at)"
+            " SELECT 'done-' || lpad(i::text, 6, '0'), 'ledger', 'done', 'old-worker', 1, 5,"
+            " 1, i, 'null', i FROM generate_series(1, %s) AS i",
+            (finished,),
+        )
+        conn.execute(
+            f'INSERT INTO "{schema}".agent_tasks (task_id, kind, status, attempt,'
+            " max_attempts, lease_token, fence_token, input_payload, updated_at)"
+            " SELECT 'queued-' || lpad(i::text, 6, '0'), 'ledger', 'queued', 0, 5, 0, 0,"
+            " 'null', %s + i FROM generate_series(1, %s) AS i",
+            (finished, queued),
+        )
+        conn.execute(f"SELECT setval('\"{schema}\".fence_tokens', %s)", (finished + 1,))
+        conn.execute(f'ANALYZE "{schema}".agent_tasks')
+
+
+def _claim_median_us(url: str, samples: int) -> float:
+    async def run() -> float:
+        store = LeaseStore.open_inline(url, clock=RealClock())
+        times = []
+        try:
+            for _ in range(samples):
+                start = time.perf_counter()
+                lease = await store.claim("bench-worker")
+                times.append(time.perf_counter() - start)
+                assert lease is not None
+        finally:
+            await store.close()
+        return statistics.median(times) * 1e6
+
+    return asyncio.run(run())
+
+
+def claim_growth_bench(console: Console, base: str) -> float:
+    medians = dict.fromkeys(CLAIM_HISTORY, float("inf"))
+    half = CLAIM_SAMPLES // 2
+    schemas = {n: f"bench_history_{n}" for n in CLAIM_HISTORY}
+    try:
+        for n, schema in schemas.items():
+            _fill_history(base, schema, n, CLAIM_SAMPLES)
+        for _ in range(2):  # the sizes take turns, so a burst of load cannot hit one only
+            for n, schema in schemas.items():
+                medians[n] = min(medians[n], _claim_median_us(_url(base, schema), half))
+    finally:
+        for schema in schemas.values():
+            _drop(base, schema)
+    table = Table(title=f"one claim on PostgreSQL, lower of two medians of {half}")
+    table.add_column("finished tasks in the table", justify="right")
+    table.add_column("claim (us)", justify="right")
+    for n, us in medians.items():
+        table.add_row(f"{n:,}", f"{us:,.0f}")
+    console.print(table)
+    low, high = (medians[n] for n in CLAIM_HISTORY)
+    return high / low
+
+
+# -- the server and the section -------------------------------------------------------------
+
+
+def server(stack: ExitStack) -> str:
+    """A server URL: from the environment, or one started here (stopped on exit)."""
+    url = os.environ.get("BK_BENCH_POSTGRES_URL") or os.environ.get("BK_TEST_POSTGRES_URL")
+    if url:
+        return url
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        import pgserver
+
+        folder = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="bk-bench-pg-")))
+        os.chmod(folder, 0o755)  # as root, the server runs as another user
+        srv = pgserver.get_server(folder / "pgdata", cleanup_mode="delete")
+    stack.callback(srv.cleanup)
+    uri = str(srv.get_uri())
+    with _admin(uri) as conn:
+        conn.execute("ALTER SYSTEM SET synchronous_commit = off")
+        conn.execute("SELECT pg_reload_conf()")
+    return uri
+
+
+def postgres_bench(console: Console) -> None:
+    """The PostgreSQL section of `make bench` (its ratio lines are printed as it goes)."""
+    with ExitStack() as stack:
+        base = server(stack)
+        with _admin(base) as conn:
+            row = conn.execute("SELECT version(), current_setting('synchronous_commit')").fetchone()
+        assert row is not None
+        console.print(f"PostgreSQL: {str(row[0]).split(' on ')[0]}, synchronous_commit={row[1]}")
+        ratio = cycle_bench(console, base)
+        verdict = "ok" if ratio >= RATIO_TARGET else "below target"
+        console.print(f"core reaches {ratio:.2f} of raw psycopg (target {RATIO_TARGET}): {verdict}")
+        print(f"ratio core/raw (postgresql): {ratio:.2f}", flush=True)
+        against = claims_bench(console, base)
+        verdict = "ok" if against >= PROCRASTINATE_TARGET else "below target"
+        console.print(f"core against procrastinate (target {PROCRASTINATE_TARGET}): {verdict}")
+        print(f"ratio core/procrastinate ({CLAIMERS[-1]} workers): {against:.2f}", flush=True)
+        growth = claim_growth_bench(console, base)
+        verdict = "ok" if growth <= CLAIM_LIMIT else "TOO SLOW"
+        console.print(
+            f"claim {CLAIM_HISTORY[1]:,} / {CLAIM_HISTORY[0]:,} finished on PostgreSQL: "
+            f"{growth:.2f}x (limit {CLAIM_LIMIT}x) {verdict}"
+        )
+
+
+def main() -> int:
+    postgres_bench(Console())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

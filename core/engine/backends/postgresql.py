@@ -1,0 +1,418 @@
+"""Everything PostgreSQL-specific lives here: connecting, the dialect, retries, DDL.
+
+It mirrors `core.engine.backends.sqlite`: the store's statements are the same SQLAlchemy
+expressions compiled for the postgresql dialect, run on a psycopg 3 connection inside one
+function per transaction. What differs is what can go wrong:
+
+- Two transactions can collide: a serialization failure (SQLSTATE 40001) or a deadlock
+  (40P01) rolls one back; it is run again from the start, a bounded number of times.
+- The connection can be lost (the server restarted, an operator ran
+  `pg_terminate_backend`, the network went away). Before COMMIT was sent nothing was
+  written, so the transaction runs again on a new connection. If the connection was lost
+  while COMMIT was under way, the transaction's id (read when it began) tells whether it
+  committed: `pg_xact_status` on a new connection says so, and the result is either kept
+  or the transaction is run again. A caller never sees a half-written or doubled
+  operation, and never an "outcome unknown".
+- Past the bounds the error is a `StoreError` with one line, as on SQLite.
+
+A store lives in one schema (`public` unless the URL says `?schema=NAME`). A schema that
+has tables but no `store_meta` is someone else's: it is refused and left untouched.
+"""
+
+import contextlib
+import re
+import secrets
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+import psycopg
+from psycopg import errors as pg_errors
+from psycopg import sql as pg_sql
+from sqlalchemy import MetaData, String
+from sqlalchemy.dialects.postgresql import psycopg as psycopg_dialect
+from sqlalchemy.engine import Dialect
+from sqlalchemy.schema import CreateIndex, CreateTable
+from sqlmodel import SQLModel
+
+from core.engine import models
+from core.engine.errors import SchemaVersionError, StoreError
+
+T = TypeVar("T")
+
+# Collisions (serialization failure, deadlock) and lost connections are retried this often,
+# with a growing pause; past that a StoreError says what kept failing.
+RETRIES = 20
+CONNECT_TIMEOUT_S = 10
+# Reconnecting after a lost connection keeps trying this long before giving up.
+RECONNECT_FOR_S = 15.0
+# Held while creating tables, so workers starting together do not race on the catalog.
+DDL_LOCK_KEY = 0x626B5F736368  # "bk_sch"
+FENCE_SEQUENCE = "fence_tokens"
+SCRATCH_PREFIX = "bk_run_"
+
+DBConnection = psycopg.Connection[Any]
+
+
+def dialect() -> Dialect:
+    """PostgreSQL's dialect as psycopg 3 speaks it (`%(name)s` parameters, typed casts)."""
+    return psycopg_dialect.dialect()  # type: ignore[no-untyped-call]
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """Where a store lives: a libpq URL (without our own parameters) and a schema."""
+
+    conninfo: str
+    schema: str
+    shown: str  # for messages: the URL without its password
+    # Statements every (re)opened connection runs first, e.g. SET synchronous_commit.
+    settings: tuple[str, ...] = ()
+
+    @classmethod
+    def parse(cls, url: str) -> "Target":
+        parts = urlsplit(url)
+        query = parse_qsl(parts.query, keep_blank_values=True)
+        schema = "public"
+        kept = []
+        for key, value in query:
+            if key == "schema":
+                schema = value
+            else:
+                kept.append((key, value))
+        if not re.fullmatch(r"[a-z_][a-z0-9_]{0,62}", schema):
+            raise StoreError(
+                f"{_hide_password(url)}: schema {schema!r} must be lower-case letters, digits "
+                f"and underscores"
+            )
+        conninfo = urlunsplit(parts._replace(query=urlencode(kept)))
+        return cls(conninfo, schema, _hide_password(url))
+
+    def scratch(self) -> "Target":
+        """A brand-new schema of its own, for a run that is thrown away afterwards.
+
+        Its commits do not wait for the disk (`synchronous_commit = off`: a server crash may
+        lose the last commits, never corrupt them); here that is ~0.1 ms a commit, not ~3.
+        """
+        return Target(
+            self.conninfo,
+            scratch_schema_name(),
+            self.shown,
+            (*self.settings, "SET synchronous_commit = off"),
+        )
+
+
+def _hide_password(url: str) -> str:
+    parts = urlsplit(url)
+    if not parts.password:
+        return url
+    netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
+    return urlunsplit(parts._replace(netloc=netloc))
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split()) or type(exc).__name__
+
+
+def _open(target: Target) -> DBConnection:
+    try:
+        conn = psycopg.connect(
+            target.conninfo,
+            autocommit=True,
+            connect_timeout=CONNECT_TIMEOUT_S,
+            application_name="borrowed-keys",
+        )
+    except psycopg.Error as exc:
+        raise StoreError(f"{target.shown}: cannot connect: {_one_line(exc)}") from None
+    return conn
+
+
+def connect(target: Target) -> DBConnection:
+    """A connection whose search_path is the store's schema, checked before any write."""
+    conn = _open(target)
+    try:
+        conn.execute(pg_sql.SQL("SET search_path TO {}").format(pg_sql.Identifier(target.schema)))
+        _check_version(conn, target)
+    except psycopg.Error as exc:
+        conn.close()
+        raise StoreError(f"{target.shown}: {_one_line(exc)}") from None
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+def _check_version(conn: DBConnection, target: Target) -> None:
+    tables = {
+        name
+        for (name,) in conn.execute(
+            "SELECT table_name FROM information_schema.tables WHERE table_schema = %s",
+            (target.schema,),
+        )
+    }
+    where = f"{target.shown} (schema {target.schema})"
+    if "store_meta" not in tables:
+        if tables:
+            raise StoreError(
+                f"{where}: a PostgreSQL database, but not a borrowed-keys store "
+                f"(it has tables {', '.join(sorted(tables)[:3])}); left untouched"
+            )
+        return
+    row = conn.execute("SELECT value FROM store_meta WHERE key = 'schema_version'").fetchone()
+    if row is None:
+        return
+    try:
+        version = int(row[0])
+    except (TypeError, ValueError):
+        raise StoreError(
+            f"{where}: unreadable schema version {row[0]!r} (left untouched)"
+        ) from None
+    if version > models.SCHEMA_VERSION:
+        raise SchemaVersionError(
+            f"{where}: schema version {row[0]} is newer than this borrowed-keys "
+            f"understands ({models.SCHEMA_VERSION}); upgrade borrowed-keys (left untouched)"
+        )
+    if version < models.SCHEMA_VERSION:
+        # Stores on PostgreSQL began at version 2; an earlier stamp is no store of ours.
+        raise SchemaVersionError(
+            f"{where}: schema version {row[0]} is older than any borrowed-keys store on "
+            f"PostgreSQL ({models.SCHEMA_VERSION}); left untouched"
+        )
+
+
+def _ddl() -> list[str]:
+    """CREATE statements for every table, text columns in the "C" collation.
+
+    SQLite compares text byte by byte; PostgreSQL's default collation follows the server's
+    locale. Ordering by task id must be the same on both, or the same scenario would claim
+    tasks in another order.
+    """
+    d = dialect()
+    copy = MetaData()
+    statements: list[str] = []
+    for table in SQLModel.metadata.sorted_tables:
+        t = table.to_metadata(copy)
+        for column in t.columns:
+            if isinstance(column.type, String):
+                column.type = String(collation="C")
+        statements.append(str(CreateTable(t, if_not_exists=True).compile(dialect=d)))
+        for index in t.indexes:
+            statements.append(str(CreateIndex(index, if_not_exists=True).compile(dialect=d)))
+    statements.append(f"CREATE SEQUENCE IF NOT EXISTS {FENCE_SEQUENCE}")
+    return statements
+
+
+def create_schema(conn: DBConnection, target: Target) -> None:
+    """Create the schema, tables, indexes and fence sequence if missing; stamp the version."""
+    statements = _ddl()
+
+    def ddl(c: DBConnection) -> None:
+        c.execute("SELECT pg_advisory_xact_lock(%s)", (DDL_LOCK_KEY,))
+        c.execute(
+            pg_sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(pg_sql.Identifier(target.schema))
+        )
+        for sql in statements:
+            c.execute(sql)
+        c.execute(
+            "INSERT INTO store_meta (key, value) VALUES ('schema_version', %s) "
+            "ON CONFLICT (key) DO NOTHING",
+            (str(models.SCHEMA_VERSION),),
+        )
+
+    try:
+        _transaction(conn, ddl)
+    except psycopg.Error as exc:
+        raise StoreError(
+            f"{target.shown}: cannot create the store's tables: {_one_line(exc)}"
+        ) from None
+
+
+def drop_schema(conn: DBConnection, schema: str) -> None:
+    conn.execute(pg_sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(pg_sql.Identifier(schema)))
+
+
+def scratch_schema_name() -> str:
+    """A schema name no other run uses: each simulation on PostgreSQL gets its own."""
+    return SCRATCH_PREFIX + secrets.token_hex(8)
+
+
+def _transaction(conn: DBConnection, fn: Callable[[DBConnection], T]) -> T:
+    conn.execute("BEGIN")
+    try:
+        result = fn(conn)
+    except BaseException:
+        with contextlib.suppress(psycopg.Error):
+            if not conn.broken:
+                conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+    return result
+
+
+# -- running transactions -----------------------------------------------------------------
+
+
+def _retryable(exc: psycopg.Error) -> bool:
+    """Errors after which the transaction did not happen and may simply run again."""
+    return isinstance(exc, (pg_errors.SerializationFailure, pg_errors.DeadlockDetected))
+
+
+class Session:
+    """One connection to a store, re-opened when it is lost; runs whole transactions.
+
+    Not thread-safe: one thread at a time (the drivers see to it).
+    """
+
+    def __init__(self, target: Target, conn: DBConnection) -> None:
+        self.target = target
+        self.conn: DBConnection | None = conn
+
+    @classmethod
+    def open(cls, target: Target) -> "Session":
+        conn = connect(target)
+        try:
+            create_schema(conn, target)
+        except BaseException:
+            conn.close()
+            raise
+        return cls(target, conn)
+
+    def _connection(self) -> DBConnection:
+        conn = self.conn
+        if conn is not None and not conn.closed and not conn.broken:
+            return conn
+        if conn is not None:
+            conn.close()
+            self.conn = None
+        give_up = time.monotonic() + RECONNECT_FOR_S
+        delay = 0.05
+        while True:
+            try:
+                self.conn = connect(self.target)
+                return self.conn
+            except SchemaVersionError:
+                raise
+            except StoreError:
+                if time.monotonic() >= give_up:
+                    raise
+                time.sleep(delay)
+                delay = min(delay * 2, 1.0)
+
+    def _lost(self, what: str, exc: BaseException, attempt: int) -> None:
+        if attempt >= RETRIES:
+            raise StoreError(
+                f"{self.target.shown}: lost the connection {what} {attempt + 1} times: "
+                f"{_one_line(exc)}"
+            ) from None
+
+    def write(self, fn: Callable[[DBConnection], T]) -> T:
+        """Run fn as one transaction: collisions and lost connections are run again."""
+        delay = 0.002
+        for attempt in range(RETRIES + 1):
+            conn = self._connection()
+            xid: str | None = None
+            try:
+                # One round trip begins the transaction and names it, so that a connection
+                # lost during COMMIT can still learn whether the commit happened.
+                cursor = conn.execute("BEGIN; SELECT pg_current_xact_id()::text")
+                cursor.nextset()
+                row = cursor.fetchone()
+                xid = None if row is None else str(row[0])
+                result = fn(conn)
+            except psycopg.Error as exc:
+                if conn.broken:
+                    self._lost("inside a transaction", exc, attempt)
+                    continue  # nothing was committed: the server rolled it back
+                with contextlib.suppress(psycopg.Error):
+                    conn.execute("ROLLBACK")
+                if _retryable(exc) and attempt < RETRIES:
+                    time.sleep(delay)
+                    delay = min(delay * 2, 0.1)
+                    continue
+                raise StoreError(f"{self.target.shown}: {_one_line(exc)}") from None
+            except BaseException:
+                if not conn.broken:
+                    with contextlib.suppress(psycopg.Error):
+                        conn.execute("ROLLBACK")
+                raise
+            try:
+                conn.execute("COMMIT")
+                return result
+            except psycopg.Error as exc:
+                if not conn.broken:
+                    if _retryable(exc) and attempt < RETRIES:
+                        time.sleep(delay)
+                        delay = min(delay * 2, 0.1)
+                        continue
+                    raise StoreError(f"{self.target.shown}: {_one_line(exc)}") from None
+                if xid is not None and self._committed(xid):
+                    return result
+                self._lost("while committing", exc, attempt)
+        raise StoreError(f"{self.target.shown}: the transaction kept failing")  # pragma: no cover
+
+    def _committed(self, xid: str) -> bool:
+        """Whether a transaction whose COMMIT was cut off did commit (waits for its end)."""
+        give_up = time.monotonic() + RECONNECT_FOR_S
+        while True:
+            conn = self._connection()
+            try:
+                row = conn.execute("SELECT pg_xact_status(%s::xid8)", (xid,)).fetchone()
+            except psycopg.OperationalError:
+                if time.monotonic() >= give_up:
+                    raise StoreError(
+                        f"{self.target.shown}: lost the connection while committing, and "
+                        f"could not learn whether transaction {xid} committed"
+                    ) from None
+                continue
+            status = None if row is None else row[0]
+            if status == "committed":
+                return True
+            if status == "aborted":
+                return False
+            # Still "in progress": the old backend has not finished dying yet.
+            if time.monotonic() >= give_up:
+                raise StoreError(
+                    f"{self.target.shown}: transaction {xid} was still in progress "
+                    f"{RECONNECT_FOR_S:.0f} s after its connection was lost"
+                )
+            time.sleep(0.01)
+
+    def read(self, fn: Callable[[DBConnection], T]) -> T:
+        """Run fn in one read-only snapshot, so several SELECTs see one state."""
+        for attempt in range(RETRIES + 1):
+            conn = self._connection()
+            try:
+                conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+                try:
+                    return fn(conn)
+                finally:
+                    if not conn.broken:
+                        conn.execute("COMMIT")
+            except psycopg.Error as exc:
+                if conn.broken:
+                    self._lost("inside a read", exc, attempt)
+                    continue
+                raise StoreError(f"{self.target.shown}: {_one_line(exc)}") from None
+        raise StoreError(f"{self.target.shown}: the read kept failing")  # pragma: no cover
+
+    def close(self) -> None:
+        if self.conn is not None:
+            self.conn.close()
+            self.conn = None
+
+
+def open_scratch(target: Target) -> Session:
+    """A session in a brand-new schema of its own (dropped by `drop_scratch`)."""
+    return Session.open(target.scratch())
+
+
+def drop_scratch(session: Session) -> None:
+    """Drop a scratch session's schema and close it; a lost server is not an error here."""
+    schema = session.target.schema
+    if not schema.startswith(SCRATCH_PREFIX):  # pragma: no cover - a caller's bug
+        raise ValueError(f"{schema} is not a scratch schema")
+    with contextlib.suppress(psycopg.Error, StoreError):
+        drop_schema(session._connection(), schema)
+    session.close()

@@ -1,0 +1,129 @@
+"""How the store's transactions reach PostgreSQL (psycopg 3).
+
+The store's transaction functions are plain synchronous functions over a DB-API connection,
+the same code for SQLite and PostgreSQL. A driver decides where they run:
+- `PgInlineDriver` runs them in the caller's thread on a synchronous connection: for
+  virtual-time simulations, whose store calls must never suspend.
+- `PgThreadDriver`, for real-clock workers in an asyncio program, runs each whole transaction
+  on one thread of its own that holds the connection, and the event loop awaits it: one
+  hop per transaction, never one per statement, and the loop keeps running while the
+  statements travel to the server (the same shape as aiosqlite's thread). Driving the same
+  functions through psycopg's `AsyncConnection` would need a second, `async` copy of every
+  transaction in the store.
+
+A call cancelled while its transaction is on the thread still runs to its end there: it may
+commit. Its result is dropped; the store's gates make a repeated call safe.
+`close()` waits for the transaction in flight, then refuses new ones with a StoreError.
+"""
+
+import asyncio
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, TypeVar
+
+from sqlalchemy.engine import Dialect
+
+from core.engine.backends import postgresql as backend
+from core.engine.errors import StoreError
+
+T = TypeVar("T")
+
+
+class PgInlineDriver:
+    """Runs each transaction synchronously in the calling thread.
+
+    With `scratch`, the store lives in a new schema of its own, dropped on close: each
+    simulation run on a shared server sees only its own rows.
+    """
+
+    def __init__(self, session: backend.Session, *, scratch: bool = False) -> None:
+        self.session = session
+        self.scratch = scratch
+        self.dialect: Dialect = backend.dialect()
+        self._closed = False
+
+    @classmethod
+    def open(cls, url: str, *, scratch: bool = False) -> "PgInlineDriver":
+        target = backend.Target.parse(url)
+        if scratch:
+            return cls(backend.open_scratch(target), scratch=True)
+        return cls(backend.Session.open(target))
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise StoreError(f"{self.session.target.shown}: the store is closed")
+
+    async def write(self, fn: Callable[[Any], T]) -> T:
+        self._check_open()
+        return self.session.write(fn)
+
+    async def read(self, fn: Callable[[Any], T]) -> T:
+        self._check_open()
+        return self.session.read(fn)
+
+    async def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        if self.scratch:
+            backend.drop_scratch(self.session)
+        else:
+            self.session.close()
+
+
+class PgThreadDriver:
+    """Runs each transaction on a thread that owns the connection; the loop awaits it."""
+
+    def __init__(self, session: backend.Session, *, scratch: bool = False) -> None:
+        self.session = session
+        self.scratch = scratch
+        self.dialect: Dialect = backend.dialect()
+        # One thread: the connection is used by one transaction at a time, in call order.
+        self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="bk-postgresql")
+        self._closing = False
+        self._lock = threading.Lock()
+
+    @classmethod
+    async def open(cls, url: str, *, scratch: bool = False) -> "PgThreadDriver":
+        target = backend.Target.parse(url)
+
+        def opened() -> backend.Session:
+            if scratch:
+                return backend.open_scratch(target)
+            return backend.Session.open(target)
+
+        session = await asyncio.to_thread(opened)
+        return cls(session, scratch=scratch)
+
+    async def _run(self, fn: Callable[..., T], *args: Any) -> T:
+        with self._lock:
+            if self._closing:
+                raise StoreError(f"{self.session.target.shown}: the store is closed")
+            future = self._thread.submit(fn, *args)
+        return await asyncio.wrap_future(future)
+
+    async def write(self, fn: Callable[[Any], T]) -> T:
+        return await self._run(self.session.write, fn)
+
+    async def read(self, fn: Callable[[Any], T]) -> T:
+        return await self._run(self.session.read, fn)
+
+    async def close(self) -> None:
+        with self._lock:
+            if self._closing:
+                return
+            self._closing = True
+
+        def finish() -> None:
+            # Runs after every transaction already submitted: nothing is cut off.
+            if self.scratch:
+                backend.drop_scratch(self.session)
+            else:
+                self.session.close()
+
+        future = self._thread.submit(finish)
+        try:
+            await asyncio.wrap_future(future)
+        finally:
+            self._thread.shutdown(wait=False)

@@ -1,0 +1,39 @@
+"""The app on PostgreSQL (`borrowed-keys tui --db postgresql://...`): the same run as on SQLite."""
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from core.scenarios.format import load_scenario
+from core.scenarios.player import event_record, play
+from core.sim import simulation
+from demo.app import BorrowedKeysApp
+from demo.screens.main import MainScreen
+
+FOG = Path(__file__).resolve().parent.parent / "scenarios" / "01_fog.toml"
+
+
+@pytest.fixture
+def on_postgresql(postgres_url: str) -> Iterator[str]:
+    simulation.use_database(postgres_url)
+    yield postgres_url
+    simulation.use_database(":memory:")
+
+
+async def test_a_scenario_in_the_app_on_postgresql_equals_the_player_on_sqlite(
+    on_postgresql: str, tmp_path: Path
+) -> None:
+    app = BorrowedKeysApp(
+        load_scenario(FOG), open_directly=True, lang="en", live_clock=False, save_dir=tmp_path
+    )
+    async with app.run_test(size=(160, 48)) as pilot:
+        screen = app.screen
+        assert isinstance(screen, MainScreen)
+        assert "bk_run_" in str(screen.session.sim.store.driver.session.target.schema)  # type: ignore[attr-defined]
+        while not screen.session.at_end:
+            await pilot.press("n")
+        mine = [event_record(e) for e in screen.session.events(0)]
+    simulation.use_database(":memory:")
+    on_sqlite = [r for r in play(load_scenario(FOG)) if r["type"] == "event"]
+    assert mine == on_sqlite
