@@ -35,7 +35,6 @@ from sqlalchemy import MetaData, String
 from sqlalchemy.dialects.postgresql import psycopg as psycopg_dialect
 from sqlalchemy.engine import Dialect
 from sqlalchemy.schema import CreateIndex, CreateTable
-from sqlmodel import SQLModel
 
 from core.engine import models
 from core.engine.errors import SchemaVersionError, StoreError
@@ -192,7 +191,7 @@ def _ddl() -> list[str]:
     d = dialect()
     copy = MetaData()
     statements: list[str] = []
-    for table in SQLModel.metadata.sorted_tables:
+    for table in models.metadata.sorted_tables:
         t = table.to_metadata(copy)
         for column in t.columns:
             if isinstance(column.type, String):
