@@ -9,7 +9,7 @@ from core.engine.config import Mode
 from core.scenarios.format import load_scenario
 from core.scenarios.player import PlayResult, play
 from core.sim.simulation import Simulation
-from core.sim.spec import Action
+from core.sim.spec import Kill, Stall
 from core.tools.chaos import (
     ChaosParams,
     Failure,
@@ -172,11 +172,11 @@ def test_refused_actions_are_dropped_from_reproducers() -> None:
     w = schedule.settings.workers[0].id
     noisy = Schedule(
         schedule.settings,
-        ((0, Action("kill", worker=w)), (1, Action("stall", worker=w)), *schedule.timed[1:]),
+        ((0, Kill(worker=w)), (1, Stall(worker=w)), *schedule.timed[1:]),
         schedule.end_ms,
     )
     got = replay(noisy, Failure(violation="stuck_task"))
-    assert (1, Action("stall", worker=w)) not in got.kept
+    assert (1, Stall(worker=w)) not in got.kept
 
 
 REGRESSIONS = sorted((Path(__file__).parent / "chaos_regressions").glob("*.toml"))

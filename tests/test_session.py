@@ -10,7 +10,17 @@ from core.scenarios.format import load_scenario, parse_scenario
 from core.scenarios.player import event_record, play
 from core.scenarios.session import Session, figures_expectations, sandbox_settings
 from core.sim.simulation import Simulation
-from core.sim.spec import Action
+from core.sim.spec import (
+    AddWorker,
+    Advance,
+    Enqueue,
+    FreezeHeartbeat,
+    Heal,
+    Kill,
+    Partition,
+    Resume,
+    Stall,
+)
 
 HERE = Path(__file__).parent / "tui_scenarios"
 FOG = HERE / "fog.toml"
@@ -78,14 +88,14 @@ def test_act_forks_and_drops_the_script() -> None:
     assert not s.forked and not s.live
     s.tick(5_000)  # time does not run by itself in an unforked playback
     assert s.now_ms == 1_000
-    result = s.act(Action("kill", worker="linzhou"))
+    result = s.act(Kill(worker="linzhou"))
     assert result.ok and s.forked and s.live and s.at_end
     assert s.next_step() is None
     s.tick(2_000)
     s.tick(3_000)
     assert [r.action for r in s.recorded] == [
-        Action("kill", worker="linzhou"),
-        Action("advance", by_ms=5_000),
+        Kill(worker="linzhou"),
+        Advance(by_ms=5_000),
     ]
     assert s.recorded[0].at_ms == 1_000 and s.now_ms == 6_000
 
@@ -95,13 +105,13 @@ def test_step_back_after_fork_returns_to_the_fork_point() -> None:
     s.next_step()
     s.next_step()
     at_two = history(s)
-    s.act(Action("stall", worker="linzhou"))
+    s.act(Stall(worker="linzhou"))
     s.tick(10_000)
     assert s.previous_step()
     assert not s.forked and s.recorded == [] and s.position == 2
     assert history(s) == at_two
     s.previous_step()
-    s.act(Action("kill", worker="azheng"))  # forks again, from the earlier point
+    s.act(Kill(worker="azheng"))  # forks again, from the earlier point
     assert s.forked and s.position == 1
 
 
@@ -109,9 +119,9 @@ def test_sandbox_records_and_undoes() -> None:
     s = Session()
     assert s.is_sandbox and s.live and s.step_count == 0
     s.tick(1_000)
-    s.act(Action("freeze_heartbeat", worker="azheng"))
+    s.act(FreezeHeartbeat(worker="azheng"))
     s.tick(500)
-    s.act(Action("enqueue", task="extra"))
+    s.act(Enqueue(task="extra"))
     assert [r.action.name for r in s.recorded] == [
         "advance",
         "freeze_heartbeat",
@@ -127,7 +137,7 @@ def test_sandbox_records_and_undoes() -> None:
 
 def test_refused_act_is_reported_not_raised() -> None:
     s = Session()
-    result = s.act(Action("kill", worker="nobody"))
+    result = s.act(Kill(worker="nobody"))
     assert not result.ok and "nobody" in result.message
 
 
@@ -145,11 +155,11 @@ def test_saved_scenario_replays_the_session_exactly(tmp_path: Path, mode: Mode) 
     s = Session(load_scenario(FOG), mode=mode)
     s.next_step()
     s.next_step()
-    s.act(Action("stall", worker="linzhou"))
+    s.act(Stall(worker="linzhou"))
     s.tick(40_000)
-    s.act(Action("add_worker", worker="elder"))
+    s.act(AddWorker(worker="elder"))
     s.tick(25_000)
-    s.act(Action("resume", worker="linzhou"))
+    s.act(Resume(worker="linzhou"))
     s.tick(60_000)
     path = s.save_as_scenario(tmp_path / "saved.toml")
     again = load_scenario(path)
@@ -165,9 +175,9 @@ def test_saved_scenario_replays_the_session_exactly(tmp_path: Path, mode: Mode) 
 def test_saved_sandbox_replays(tmp_path: Path) -> None:
     s = Session()
     s.tick(3_000)
-    s.act(Action("partition", worker="azheng"))
+    s.act(Partition(worker="azheng"))
     s.tick(90_000)
-    s.act(Action("heal", worker="azheng"))
+    s.act(Heal(worker="azheng"))
     s.tick(10_000)
     text = s.scenario_text()
     again = parse_scenario(text, "saved.toml")
@@ -233,7 +243,7 @@ def test_recorded_steps_are_stamped_when_each_act_began_and_narrated_in_both_lan
     s = Session(settings=sandbox_settings())
     s.tick(10_000)
     s.tick(2_013)  # coalesced with the first tick
-    s.act(Action("stall", worker="azheng"))
+    s.act(Stall(worker="azheng"))
     steps = s.recorded_steps()
     assert steps[0].say == "0:00:00.000: time passes"
     assert steps[1].say == "0:00:12.013: stall azheng"
@@ -243,11 +253,11 @@ def test_recorded_steps_are_stamped_when_each_act_began_and_narrated_in_both_lan
 def test_acting_after_the_script_records_without_dropping_anything() -> None:
     s = Session(load_scenario(FOG))
     s.next_step()
-    s.act(Action("stall", worker=s.settings.workers[0].id))
+    s.act(Stall(worker=s.settings.workers[0].id))
     assert s.forked and s.dropped_script
     s = Session(load_scenario(FOG))
     while s.next_step() is not None:
         pass
-    s.act(Action("stall", worker=s.settings.workers[0].id))
+    s.act(Stall(worker=s.settings.workers[0].id))
     assert s.forked and not s.dropped_script
     assert len(s.recorded) == 1

@@ -22,7 +22,7 @@ from core.scenarios.writer import dump_scenario
 from core.sim.checker import VIOLATIONS
 from core.sim.simulation import ActionError, ActionResult, Simulation
 from core.sim.snapshot import SNAPSHOT_PARTS, Snapshot, SnapshotPart
-from core.sim.spec import Action, SimSettings, TaskSpec, WorkerSpec
+from core.sim.spec import Action, Advance, SimSettings, TaskSpec, WorkerSpec
 
 # Recorded acts narrated in Chinese, in the glossary's words where it has them.
 ACTION_WORDS_ZH = {
@@ -230,7 +230,7 @@ class Session:
         if self.is_sandbox:
             if not self.recorded:
                 return False
-            while self.recorded and self.recorded[-1].action.name == "advance":
+            while self.recorded and isinstance(self.recorded[-1].action, Advance):
                 self.recorded.pop()
             if self.recorded:
                 self.recorded.pop()
@@ -268,11 +268,11 @@ class Session:
     # -- the person's acts and live time -----------------------------------------------------
 
     def _record(self, action: Action, at: int) -> None:
-        if action.name == "advance" and self.recorded:
+        if isinstance(action, Advance) and self.recorded:
             last = self.recorded[-1]
-            if last.action.name == "advance":
-                total = (last.action.by_ms or 0) + (action.by_ms or 0)
-                self.recorded[-1] = Recorded(last.at_ms, Action("advance", by_ms=total))
+            if isinstance(last.action, Advance):
+                total = last.action.by_ms + action.by_ms
+                self.recorded[-1] = Recorded(last.at_ms, Advance(total))
                 return
         self.recorded.append(Recorded(at, action))
 
@@ -282,7 +282,7 @@ class Session:
             self.forked = True
         try:
             at = self.sim.now_ms  # when the act began: an advance ends later
-            if action.name == "advance":
+            if isinstance(action, Advance):
                 result = self.sim.apply(action)
                 self._record(action, at)
                 return result
@@ -296,7 +296,7 @@ class Session:
         """Let live virtual time pass (sandbox or forked); recorded as coalesced `advance`."""
         if ms <= 0 or not self.live:
             return
-        self.act(Action("advance", by_ms=ms))
+        self.act(Advance(ms))
 
     # -- saving ------------------------------------------------------------------------------
 
@@ -304,11 +304,11 @@ class Session:
         steps = []
         for entry in self.recorded:
             action = entry.action
-            if action.name == "advance":
+            if isinstance(action, Advance):
                 say = f"{format_clock(entry.at_ms)}: time passes"
                 say_zh = f"{format_clock(entry.at_ms)}：时间流逝"
             else:
-                who = action.worker or action.task or ""
+                who = getattr(action, "worker", None) or getattr(action, "task", None) or ""
                 say = f"{format_clock(entry.at_ms)}: {action.name} {who}".rstrip()
                 verb = ACTION_WORDS_ZH.get(action.name, action.name)
                 say_zh = f"{format_clock(entry.at_ms)}：{verb} {who}".rstrip()

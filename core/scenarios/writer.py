@@ -7,15 +7,11 @@ parses back to the same settings and steps (`parse_scenario(dump_scenario(...))`
 import math
 from collections.abc import Iterable, Sequence
 
-from core.engine.config import LeaseConfig
 from core.engine.durations import format_duration
 from core.scenarios.format import Expectation, Scenario, Step, toml_string
-from core.sim.spec import Action, SimSettings, TaskSpec
+from core.sim.spec import Action, SimSettings, action_fields
 
 ScalarValue = str | int | float | bool
-
-_DEFAULT_TASK = TaskSpec(id="")
-_DEFAULT_CONFIG = LeaseConfig()
 
 
 def toml_value(value: ScalarValue) -> str:
@@ -34,17 +30,14 @@ def toml_value(value: ScalarValue) -> str:
 
 
 def action_items(action: Action) -> list[tuple[str, ScalarValue]]:
-    """The keys of a [[step]] table that spell this action, `do` first, in a fixed order."""
+    """The keys of a [[step]] table that spell this action, `do` first, then its own fields
+    in their declared order; a field still at its default is left out."""
     items: list[tuple[str, ScalarValue]] = [("do", action.name)]
-    for name, value in action.params().items():  # the dataclass's field order
-        if name == "by_ms":
-            # add_worker carries its clock skew in by_ms; the file calls it `skew`.
-            key = "skew" if action.name == "add_worker" else "by"
-            items.append((key, format_duration(value)))
-        elif name == "step_time_ms":
-            items.append(("step_time", format_duration(value)))
+    for name, value in action_fields(action).items():
+        if name.endswith("_ms"):  # a duration: `by_ms` is spelled `by = "10s"`
+            items.append((name.removesuffix("_ms"), format_duration(value)))
         elif name == "factor":
-            items.append(("factor", float(value)))
+            items.append((name, float(value)))
         else:
             items.append((name, value))
     return items

@@ -23,7 +23,7 @@ from core.engine.records import EventRow
 from core.scenarios.session import Session
 from core.sim.live import LivePacer
 from core.sim.snapshot import Snapshot, SnapshotPart
-from core.sim.spec import Action
+from core.sim.spec import WORKER_ACTIONS, Action, AddWorker, Advance, Approve, Enqueue, Reject
 from core.sim.timeline import Timeline
 from demo.i18n import tr
 from demo.widgets.narration import NarrationPanel, narration_text, refusal_text
@@ -429,7 +429,7 @@ class MainScreen(Screen[None]):
         return result.ok
 
     def on_worker_pane_fault_requested(self, message: WorkerPane.FaultRequested) -> None:
-        self.act(Action(message.action, worker=message.worker_id))
+        self.act(WORKER_ACTIONS[message.action](message.worker_id))
 
     def action_play_pause(self) -> None:
         self.playing = not self.playing
@@ -469,7 +469,7 @@ class MainScreen(Screen[None]):
         if self.session.live:
             self.session.tick(ms)
         else:
-            self.act(Action("advance", by_ms=ms))
+            self.act(Advance(ms))
         self.refresh_view(force=True)
 
     def action_slower(self) -> None:
@@ -513,26 +513,26 @@ class MainScreen(Screen[None]):
     def action_approve(self) -> None:
         task = self._waiting_task("approve")
         if task is not None:
-            self.act(Action("approve", task=task))
+            self.act(Approve(task))
 
     def action_reject(self) -> None:
         task = self._waiting_task("reject")
         if task is not None:
-            self.act(Action("reject", task=task))
+            self.act(Reject(task))
 
     def action_enqueue(self, kind: str = "ledger") -> None:
         taken = {t.task_id for t in self.session.snapshot().tasks}
         n = len(taken) + 1
         while f"task-{n}" in taken:
             n += 1
-        self.act(Action("enqueue", task=f"task-{n}", kind=kind))
+        self.act(Enqueue(f"task-{n}", kind=kind))
 
     def action_add_worker(self) -> None:
         taken = {w.id for w in self.session.snapshot().workers}
         n = len(taken) + 1
         while f"w{n}" in taken:
             n += 1
-        self.act(Action("add_worker", worker=f"w{n}"))
+        self.act(AddWorker(f"w{n}"))
 
     def action_help(self) -> None:
         from demo.screens.help import HelpScreen

@@ -22,14 +22,15 @@ def refusal_text(session: Session, action: Action | None, result: ActionResult, 
     if cache_key in _REFUSALS:
         return _REFUSALS[cache_key]
     text = tr("refused", lang, msg=result.message)
-    if lang == "zh" and action is not None and action.worker:
+    worker = getattr(action, "worker", None)
+    if lang == "zh" and worker:
         from demo.widgets.panels import tokens
 
         snap = session.snapshot(())
         for r in reversed(snap.rejections):
             if r.at != snap.now_ms:
                 break
-            if r.worker_id == action.worker:
+            if r.worker_id == worker:
                 current = tokens(r.current_lease_token, r.current_fence_token) or "-"
                 text = tr(
                     "refusal",
