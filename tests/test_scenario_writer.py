@@ -64,7 +64,7 @@ def test_comments_and_signature() -> None:
 
 
 def test_toml_value_escapes() -> None:
-    assert toml_value('a "b" \\ \x7f \x01\n') == '"a \\"b\\" \\\\ \\u007F \\u0001\\n"'
+    assert toml_value('a "b" \\ \x7f \x01\n') == '"a \\"b\\" \\\\ \\u007f \\u0001\\n"'
     assert toml_value(True) == "true" and toml_value(2.5) == "2.5"
 
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, ClassVar, Final, Literal, get_args
 
+import tomli_w
 from pydantic import (
     AfterValidator,
     BaseModel,
@@ -128,9 +129,17 @@ class Expectation:
         """Every key of the table, the subject first, as the file spells it."""
         return ((self.subject, self.value), *self.params)
 
+    def to_dict(self) -> dict[str, ExpectValue]:
+        """The inline table as the file spells it (recovery_time's bounds as durations)."""
+        timed = self.subject == "metric" and self.value == "recovery_time"
+        return {
+            k: format_duration(v) if timed and k in ("min", "max") and isinstance(v, int) else v
+            for k, v in self.items()
+        }
+
     def to_toml(self) -> str:
         """The expectation as an inline TOML table, e.g. `{ task = "t1", status = "done" }`."""
-        parts = [f"{k} = {_toml_expect_value(self, k, v)}" for k, v in self.items()]
+        parts = [f"{k} = {toml_value(v)}" for k, v in self.to_dict().items()]
         return "{ " + ", ".join(parts) + " }"
 
 
@@ -212,34 +221,10 @@ class Scenario:
         return self.summary
 
 
-def _toml_expect_value(exp: Expectation, key: str, value: ExpectValue) -> str:
-    if exp.subject == "metric" and exp.value == "recovery_time" and key in ("min", "max"):
-        assert isinstance(value, int)
-        return toml_string(format_duration(value))
-    if isinstance(value, str):
-        return toml_string(value)
-    return str(value)
-
-
-def toml_string(text: str) -> str:
-    """A TOML basic string for any text (escapes quotes, backslashes, controls and DEL)."""
-    out = ['"']
-    for ch in text:
-        code = ord(ch)
-        if ch == '"':
-            out.append('\\"')
-        elif ch == "\\":
-            out.append("\\\\")
-        elif ch == "\n":
-            out.append("\\n")
-        elif ch == "\t":
-            out.append("\\t")
-        elif code < 0x20 or code == 0x7F:
-            out.append(f"\\u{code:04X}")
-        else:
-            out.append(ch)
-    out.append('"')
-    return "".join(out)
+def toml_value(value: str | int | float | bool) -> str:
+    """A value as TOML spells it. tomli-w does the spelling (escapes, floats, inf and nan), so
+    the writer, the transcript and the error messages all spell values one way."""
+    return tomli_w.dumps({"v": value}).removeprefix("v = ").removesuffix("\n")
 
 
 # -- entry points ----------------------------------------------------------------------------
@@ -1049,7 +1034,7 @@ def _type_name(value: object) -> str:
 
 def _show(value: object) -> str:
     if isinstance(value, str):
-        return toml_string(value if len(value) <= 60 else value[:57] + "...")
+        return toml_value(value if len(value) <= 60 else value[:57] + "...")
     if isinstance(value, int | float) and not isinstance(value, bool):
         text = repr(value)
         return text if len(text) <= 40 else text[:37] + "..."
