@@ -498,7 +498,7 @@ def _count(low: int, high: int) -> Any:
 
 Text = Annotated[str, Strict()]
 Ident = Annotated[
-    str, Strict(), AfterValidator(_not_blank), StringConstraints(max_length=MAX_ID_LENGTH)
+    str, Strict(), StringConstraints(max_length=MAX_ID_LENGTH), AfterValidator(_not_blank)
 ]
 NonBlank = Annotated[str, Strict(), AfterValidator(_not_blank)]
 Flag = Annotated[bool, Strict()]
@@ -512,7 +512,7 @@ ModeName = Annotated[
     str, Strict(), AfterValidator(_member([m.value for m in Mode], "mode", "modes are"))
 ]
 Choice = Annotated[
-    str, Strict(), AfterValidator(_not_blank), StringConstraints(max_length=MAX_CHOICE_LENGTH)
+    str, Strict(), StringConstraints(max_length=MAX_CHOICE_LENGTH), AfterValidator(_not_blank)
 ]
 Choices = Annotated[list[Choice], Field(min_length=MIN_CHOICES, max_length=MAX_CHOICES)]
 

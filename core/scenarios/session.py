@@ -16,7 +16,7 @@ from pathlib import Path
 from core.engine.config import Mode
 from core.engine.durations import format_clock
 from core.engine.records import EventRow, dump_json
-from core.scenarios.format import Expectation, Scenario, Step
+from core.scenarios.format import Expectation, Question, Scenario, Step
 from core.scenarios.player import check_expectation, event_record
 from core.scenarios.writer import dump_scenario
 from core.sim.checker import VIOLATIONS
@@ -137,6 +137,8 @@ class Session:
         self.forked = False
         self.recorded: list[Recorded] = []
         self.last_outcome: StepOutcome | None = None
+        # The next step's question is on screen and the step has not been played yet.
+        self.asking = False
 
     # -- what the session is -----------------------------------------------------------------
 
@@ -198,16 +200,35 @@ class Session:
         checks = judge(step.expects, self.sim.snapshot()) if step.expects else ()
         return StepOutcome(index, step, result, checks)
 
+    @property
+    def question(self) -> Question | None:
+        """The question put to the audience before the next step, while it is unrevealed."""
+        return self.steps[self.position].question if self.asking else None
+
     def next_step(self) -> StepOutcome | None:
-        """Play the next script step; None at the end of the script (or once forked)."""
+        """Play the next script step; None when nothing was played: at the end of the script
+        (or once forked), or when the step asks a question first. Then `question` is set
+        and `reveal()` (or another next_step) plays the step."""
         if self.at_end:
             return None
+        if self.steps[self.position].question is not None and not self.asking:
+            self.asking = True
+            return None
+        return self._play_next()
+
+    def reveal(self) -> StepOutcome | None:
+        """Play the step whose question is on screen; None if no question is waiting."""
+        return self._play_next() if self.asking else None
+
+    def _play_next(self) -> StepOutcome:
+        self.asking = False
         outcome = self._play(self.position)
         self.position += 1
         self.last_outcome = outcome
         return outcome
 
     def _rebuild(self, played: int) -> None:
+        self.asking = False
         self.sim.close()
         self.sim = Simulation(self.settings)
         self.position = 0
@@ -219,9 +240,12 @@ class Session:
     def previous_step(self) -> bool:
         """Step back. After a fork: back to the fork point, with the recording dropped.
 
-        In the sandbox, the last act (and the time after it) is undone. Returns whether
-        anything changed.
+        In the sandbox, the last act (and the time after it) is undone. An unrevealed
+        question is taken back first. Returns whether anything changed.
         """
+        if self.asking:
+            self.asking = False
+            return True
         if self.forked:
             self.forked = False
             self.recorded.clear()
@@ -280,6 +304,7 @@ class Session:
         """Apply an act of the person; during a playback this forks it first."""
         if not self.is_sandbox and not self.forked:
             self.forked = True
+            self.asking = False
         try:
             at = self.sim.now_ms  # when the act began: an advance ends later
             if isinstance(action, Advance):
