@@ -139,6 +139,11 @@ WORDS: dict[str, tuple[str, str]] = {
     "reject": ("Reject", "驳回"),
     "enqueue": ("Enqueue", "入队"),
     "help": ("Help", "帮助"),
+    "reveal": ("Reveal", "揭晓"),
+    "question": ("Question", "提问"),
+    "question_hint": ("(v: reveal)", "（按 v 揭晓）"),
+    "answer": ("Answer", "答案"),
+    "nothing_to_reveal": ("No question is waiting to be revealed.", "没有等待揭晓的问题。"),
     "save": ("Save", "保存"),
     "quit": ("Quit", "退出"),
     "pause": ("Pause", "暂停"),
@@ -160,6 +165,10 @@ WORDS: dict[str, tuple[str, str]] = {
     "tip_approve": ("Approve the selected waiting task", "批准选中的待批任务"),
     "tip_reject": ("Reject the selected waiting task", "驳回选中的待批任务"),
     "tip_enqueue": ("Put a new task in the queue", "往队列里加一项任务"),
+    "tip_reveal": (
+        "Interview mode: reveal the answer to the step's question and play the step",
+        "面试模式：揭晓本步问题的答案，并播放这一步",
+    ),
     "tip_help": ("The five ideas and where they show", "五个概念以及它们在屏幕上的位置"),
     "tip_save": (
         "Save the transcript (JSON Lines), a screenshot (SVG) and the run as a scenario",

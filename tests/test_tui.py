@@ -426,3 +426,32 @@ async def test_number_keys_open_the_panels_and_panes_carry_the_storys_names(
         await pilot.press("l")  # l: Chinese, the pane says 阿澄
         await pilot.pause()
         assert pane.border_title == "阿澄 · azheng"
+
+
+async def test_interview_step_pauses_on_its_question_until_v_reveals_it(tmp_path: Path) -> None:
+    app = app_for(HERE / "scenarios_ok" / "interview.toml", tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = main_screen(app)
+        s = screen.session
+        narration = screen.query_one("#narration")
+        await pilot.press("n")  # step 1: no question, plays at once
+        await pilot.press("n")  # step 2 asks first
+        await pilot.pause()
+        assert s.position == 1 and s.question is not None
+        shown = str(narration.render())
+        assert "Question: Her heartbeats stop." in shown
+        assert "2. Linzhou, with a higher fence token" in shown
+        assert "(v: reveal)" in shown
+        assert "✓" not in shown  # the right choice is not marked yet
+        binding = next(b for _k, b in screen.active_bindings.items() if b.binding.id == "reveal")
+        assert binding.binding.key == "v" and binding.binding.show
+        assert binding.binding.tooltip
+        await pilot.press("v")
+        await pilot.pause()
+        assert s.position == 2 and s.question is None
+        shown = str(narration.render())
+        assert "2. Linzhou, with a higher fence token ✓" in shown
+        assert "Answer: The lease expires 60s after her last heartbeat" in shown
+        assert s.snapshot().worker("azheng").state == "frozen"  # type: ignore[union-attr]
+        await pilot.press("v")  # nothing waits now: a note, no step played
+        assert s.position == 2

@@ -60,6 +60,7 @@ CONTROLS: tuple[tuple[str, str, str, str, str, bool], ...] = (
     ("approve", "a", "approve", "approve", "tip_approve", True),
     ("reject", "x", "reject", "reject", "tip_reject", True),
     ("enqueue", "e", "enqueue", "enqueue", "tip_enqueue", True),
+    ("reveal", "v", "reveal", "reveal", "tip_reveal", True),
     ("help", "question_mark", "help", "help", "tip_help", True),
     ("save", "s", "save", "save", "tip_save", True),
     ("quit", "q", "quit", "quit", "tip_quit", True),
@@ -86,6 +87,7 @@ CONTROL_KEYS: tuple[tuple[str, str, str], ...] = (
     ("m", "mode: restart in the next mode", "模式：换下一种模式重来"),
     ("a  x", "approve / reject the selected waiting task", "批准 / 驳回选中的待批任务"),
     ("e", "enqueue a task", "任务入队"),
+    ("v", "reveal the answer to the step's question", "揭晓本步问题的答案"),
     (
         "s",
         "save transcript, screenshot, scenario (borrowed-keys-out/)",
@@ -452,6 +454,13 @@ class MainScreen(Screen[None]):
             self.session.tick(SANDBOX_STEP_MS)
         else:
             self.session.next_step()
+        self.refresh_view(force=True)
+
+    def action_reveal(self) -> None:
+        """Interview mode: the step waits on its question until the presenter reveals it."""
+        self._message = None
+        if self.session.reveal() is None:
+            self.notify(tr("nothing_to_reveal", self.lang), timeout=3)
         self.refresh_view(force=True)
 
     def action_previous_step(self) -> None:
