@@ -19,8 +19,10 @@ from textual.screen import Screen
 from core.engine.config import Mode
 from core.scenarios.format import Scenario, ScenarioError
 from core.scenarios.session import Session
+from demo.controls import CONTROLS
+from demo.host import Host
 from demo.i18n import LANGS, tr
-from demo.screens.main import CONTROLS, MainScreen
+from demo.screens.main import MainScreen
 from demo.screens.picker import PickerScreen
 
 __all__ = ["BorrowedKeysApp", "default_lang", "run_app"]
@@ -140,6 +142,9 @@ class BorrowedKeysApp(App[int]):
         yield SystemCommand(
             f"{tr('add_worker', lang)}", tr("add_worker", lang), screen.action_add_worker
         )
+
+
+_IS_A_HOST: type[Host] = BorrowedKeysApp  # mypy checks the app gives the screens what they use
 
 
 def parse_args(argv: Sequence[str]) -> argparse.Namespace:

@@ -1,6 +1,7 @@
 """The headless Session: playback, stepping back, modes, fork-and-record, saving."""
 
 import json
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -199,7 +200,7 @@ def test_saved_playback_keeps_only_expectations_that_held(tmp_path: Path) -> Non
     assert records[-1]["failed"] == 0
 
 
-def test_close_and_simulation_equivalence() -> None:
+def test_playback_equals_applying_the_steps_to_a_simulation() -> None:
     s = Session(load_scenario(MANUAL))
     while s.next_step():
         pass
@@ -210,6 +211,22 @@ def test_close_and_simulation_equivalence() -> None:
     assert [e.event for e in sim.events(0)] == [e.event for e in s.events(0)]
     sim.close()
     s.close()
+
+
+def test_close_ends_every_worker_and_the_database() -> None:
+    s = Session(load_scenario(FOG))
+    s.next_step()
+    processes = [
+        p
+        for worker in s.sim.workers.values()
+        for p in (worker.work_process, worker.heartbeat_process)
+        if p is not None
+    ]
+    assert processes and not any(p.done for p in processes)
+    s.close()
+    assert all(p.done for p in processes)
+    with pytest.raises(sqlite3.ProgrammingError, match="closed"):
+        s.events(0)
 
 
 def test_snapshot_may_leave_out_lists_nobody_looks_at() -> None:
