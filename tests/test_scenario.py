@@ -141,3 +141,12 @@ def test_a_scenario_is_never_executed(tmp_path: Path) -> None:
     marker = tmp_path / "ran"
     s = parse_scenario(f"title = \"__import__('os').system('touch {marker}')\"\n", "s.toml")
     assert not marker.exists() and s.title.startswith("__import__")
+
+
+def test_every_action_has_a_model_in_the_format_and_no_other() -> None:
+    from core.scenarios.format import ACTION_KEYS_OF
+    from core.sim.spec import ACTION_TYPES
+
+    assert set(ACTION_KEYS_OF) == set(ACTION_TYPES)
+    assert ACTION_KEYS_OF["add_worker"] == ("worker", "skew", "autopilot")
+    assert ACTION_KEYS_OF["advance"] == ("by",)

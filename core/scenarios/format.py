@@ -3,7 +3,8 @@
 A scenario is plain TOML read with the standard library's `tomllib`; nothing in it is ever
 executed. `load_scenario` / `parse_scenario` turn a file into a `Scenario` (settings, workers,
 tasks and playback steps) or raise `ScenarioError`, whose text is one line `FILE:LINE: what is
-wrong`. The format is documented in docs/scenario-format.md.
+wrong`. The format is documented in docs/scenario-format.md and declared below as pydantic
+models (one per table, action and expectation subject), which reject unknown keys.
 
 tomllib gives no line numbers for values, so the line of a key is found by scanning the raw
 text: the N-th `[[step]]` header, then the key inside that block, falling back to the
@@ -712,7 +713,6 @@ ACTION_KEYS_OF: Final = {
     for t in _ACTION_TABLES
 }
 ACTION_KEYS: Final = tuple(dict.fromkeys(k for keys in ACTION_KEYS_OF.values() for k in keys))
-assert set(ACTION_KEYS_OF) == set(ACTION_TYPES), "a model for every action, and no other"
 
 
 _AnyAction = Annotated[
@@ -1112,9 +1112,7 @@ def _explain(err: ErrorDetails, lines: _Lines) -> tuple[int, str]:
         name = f"{_ARRAYS[str(loc[0])]} id"
     if key in ("choices", "choices_zh") and isinstance(loc[-1], int):
         name = f"choice {loc[-1] + 1}" + (" in choices_zh" if key == "choices_zh" else "")
-    if kind == "scenario":
-        return line, str(ctx["message"])
-    if kind == "scenario_value":
+    if kind in ("scenario", "scenario_value"):
         return line, str(ctx["message"])
     if kind == "scenario_field":
         return line, f"{name}{ctx['rest']}"
@@ -1197,8 +1195,9 @@ def _build(path: str, source: str, doc: dict[str, Any]) -> Scenario:
 
     warnings: list[str] = []
     config = _lease_config(model, doc, lines, fail, warnings, path)
-    workers = _unique(model.workers, "workers", "worker", lines, fail)
-    tasks = _unique(model.tasks, "tasks", "task", lines, fail)
+    _unique(model.workers, "workers", "worker", lines, fail)
+    _unique(model.tasks, "tasks", "task", lines, fail)
+    tasks = tuple(t.spec() for t in model.tasks)
     total = 0
     for i, task in enumerate(tasks):
         total += task.steps
@@ -1212,7 +1211,7 @@ def _build(path: str, source: str, doc: dict[str, Any]) -> Scenario:
         seed=model.seed,
         config=config,
         self_fencing=model.self_fencing,
-        workers=tuple(w.spec() for w in workers),
+        workers=tuple(w.spec() for w in model.workers),
         tasks=tasks,
     )
     state = _State(settings)
@@ -1234,15 +1233,12 @@ Fail = Callable[[int, str], ScenarioError]
 
 def _unique(
     entries: Sequence[_WorkerTable | _TaskTable], array: str, what: str, lines: _Lines, fail: Fail
-) -> Any:
+) -> None:
     seen: set[str] = set()
     for i, entry in enumerate(entries):
         if entry.id in seen:
             raise fail(lines.entry_key(array, i, "id"), f'duplicate {what} id "{entry.id}"')
         seen.add(entry.id)
-    if array == "tasks":
-        return tuple(e.spec() for e in entries if isinstance(e, _TaskTable))
-    return entries
 
 
 def _lease_config(
