@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-test
 
-.PHONY: demo test lint typecheck imports pytest bench clean
+.PHONY: demo test test-min lint typecheck imports pytest bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -33,8 +33,27 @@ pytest: $(STAMP)
 
 test: lint typecheck imports pytest
 
+# The same tests on the lowest versions pyproject.toml declares, pinned exactly, in a venv
+# of their own (the newest ones are `make test`'s). Run by CI after `make test`. The `slow`
+# tests (worker processes on the wall clock) are left to `make test`: they check timing
+# between processes, not the libraries, and would add a minute to CI.
+MIN_VENV  := .venv-min
+MIN_STAMP := $(MIN_VENV)/.installed-min
+
+$(MIN_STAMP): pyproject.toml .ci/lowest_versions.py
+	rm -rf $(MIN_VENV)
+	$(PYTHON) -m venv $(MIN_VENV)
+	$(MIN_VENV)/bin/python -m pip install -q --upgrade pip
+	$(MIN_VENV)/bin/python .ci/lowest_versions.py > $(MIN_VENV)/lowest.txt
+	$(MIN_VENV)/bin/python -m pip install -q -c $(MIN_VENV)/lowest.txt -e '.[test]'
+	touch $(MIN_STAMP)
+
+test-min: $(MIN_STAMP)
+	@echo "lowest declared versions: $$(tr '\n' ' ' < $(MIN_VENV)/lowest.txt)"
+	$(MIN_VENV)/bin/pytest -n 2 -p no:cacheprovider -m "not slow"
+
 bench: $(STAMP)
 	$(BIN)/python -m bench
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(MIN_VENV) .pytest_cache .mypy_cache .ruff_cache

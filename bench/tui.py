@@ -2,8 +2,9 @@
 
 A refresh is what the app's fixed-interval timer does every 100 ms of wall time at x10:
 advance the live clock by 1 s of virtual time, read a snapshot, update the widgets in
-place, and let Textual lay out and paint (headless, 160 x 48). The median over the samples
-is reported; the target is under 30 ms. The figure is CPU time (`time.process_time`): the
+place, and let Textual lay out and paint (headless, 160 x 48). The median and the 90th
+percentile over the samples are reported; the targets are a median under 16 ms and a p90
+under 33 ms (one frame at 60 Hz, two frames). The figure is CPU time (`time.process_time`): the
 wait for idle sleeps for a frame (~25 ms of wall time even when there is nothing to do),
 which is waiting, not work; the wall-clock median is printed beside it.
 
@@ -14,11 +15,8 @@ the running app never pays. `settle` keeps the rest of the pause: wait until the
 loop is idle (every widget has handled its messages), then let the screen paint, twice (a
 paint that changed the layout sends resize events that paint again).
 
-Each sample is one timer refresh exactly as the app does it, nothing skipped: the header
-and the worker panes follow every refresh, the task table and the visible panel every
-`TABLE_EVERY`-th one (demo.screens.main), so samples come in two kinds. The median is the
-ordinary refresh; the mean, the 90th percentile and the median of the refreshes that also
-redraw the tables are printed beside it so the dearer kind is not hidden.
+Each sample is one timer refresh exactly as the app does it, nothing skipped: every widget
+on screen (header, panes, task table, the visible panel) is brought up to the same snapshot.
 """
 
 import asyncio
@@ -40,7 +38,8 @@ SPEED = 10.0
 REFRESH_S = 0.1
 WARMUP = 10
 SAMPLES = 40
-TARGET_MS = 30.0
+TARGET_MS = 16.0
+TARGET_P90_MS = 33.0
 
 
 def big_settings() -> SimSettings:
@@ -61,7 +60,7 @@ async def settle(app: "App[object]") -> None:
         app.screen._on_timer_update()
 
 
-async def _measure() -> tuple[list[float], list[float], list[float], list[bool]]:
+async def _measure() -> tuple[list[float], list[float], list[float]]:
     from core.scenarios.session import Session
     from demo.app import BorrowedKeysApp
     from demo.screens.main import MainScreen
@@ -70,7 +69,6 @@ async def _measure() -> tuple[list[float], list[float], list[float], list[bool]]
     whole: list[float] = []
     update_only: list[float] = []
     wall: list[float] = []
-    with_tables: list[bool] = []
     async with app.run_test(size=(160, 48)) as pilot:
         screen = app.screen
         assert isinstance(screen, MainScreen)
@@ -84,34 +82,29 @@ async def _measure() -> tuple[list[float], list[float], list[float], list[bool]]
             wall_start = time.perf_counter()
             start = time.process_time()
             screen.session.tick(step_ms)
-            tables_before = screen.tables_refreshes
             screen.refresh_view()
             mid = time.process_time()
-            tables = screen.tables_refreshes != tables_before
             await settle(app)
             end = time.process_time()
             if i >= WARMUP:
                 whole.append((end - start) * 1000)
                 update_only.append((mid - start) * 1000)
                 wall.append((time.perf_counter() - wall_start) * 1000)
-                with_tables.append(tables)
-    return whole, update_only, wall, with_tables
+    return whole, update_only, wall
 
 
 def bench_tui_refresh() -> str:
-    """One printable line: the median refresh time of the main screen."""
-    whole, update_only, wall, with_tables = asyncio.run(_measure())
+    """One printable line: the median and p90 refresh time of the main screen."""
+    whole, update_only, wall = asyncio.run(_measure())
     median = statistics.median(whole)
-    verdict = "ok" if median < TARGET_MS else "over target"
-    table_samples = [ms for ms, t in zip(whole, with_tables, strict=True) if t] or [0.0]
     p90 = statistics.quantiles(whole, n=10)[-1]
+    verdict = "ok" if median < TARGET_MS and p90 < TARGET_P90_MS else "over target"
     return (
         f"tui refresh, {WORKERS} workers x {TASKS} tasks at x{SPEED:g}: median "
-        f"{median:.1f} ms CPU (mean {statistics.mean(whole):.1f}, p90 {p90:.1f}, "
-        f"max {max(whole):.1f}; with tables median {statistics.median(table_samples):.1f} ms "
-        f"in {sum(with_tables)}/{len(whole)}; tick+snapshot+update median "
+        f"{median:.1f} ms CPU, p90 {p90:.1f} (mean {statistics.mean(whole):.1f}, "
+        f"max {max(whole):.1f}; tick+snapshot+update median "
         f"{statistics.median(update_only):.1f} ms; wall median {statistics.median(wall):.1f} ms; "
-        f"target < {TARGET_MS:.0f} ms) {verdict}"
+        f"target median < {TARGET_MS:.0f} ms, p90 < {TARGET_P90_MS:.0f} ms) {verdict}"
     )
 
 

@@ -2,6 +2,8 @@
 lists it and the help page prints it. Its own module, so the screens, the help page and the
 app can all import it without importing one another."""
 
+from core.scenarios import glossary
+
 # (binding id, keys, action, word key, tooltip key, shown in the footer)
 CONTROLS: tuple[tuple[str, str, str, str, str, bool], ...] = (
     ("play_pause", "space", "play_pause", "play_pause", "tip_play", True),
@@ -29,6 +31,8 @@ CONTROLS: tuple[tuple[str, str, str, str, str, bool], ...] = (
     ("tab.effects", "4", "show_tab('tab-effects')", "effects", "tip_tab", False),
     ("tab.events", "5", "show_tab('tab-events')", "event_log", "tip_tab", False),
     ("tab.timeline", "6", "show_tab('tab-timeline')", "timeline", "tip_tab", False),
+    ("workers", "0", "show_workers", "workers", "tip_workers", False),
+    ("filter", "f", "filter_rejected", "filter", "tip_filter", False),
 )
 
 # For the help page's keys table: (keys as typed, en, zh)
@@ -39,8 +43,9 @@ CONTROL_KEYS: tuple[tuple[str, str, str], ...] = (
     ("r", "restart", "重来"),
     ("-  +", "slower / faster", "慢一点 / 快一点"),
     ("l", "language: English / 中文", "语言：English / 中文"),
-    ("m", "mode: restart in the next mode", "模式：换下一种模式重来"),
+    ("m", "mode: a mistake, then its correct twin", "模式：错误做法与它正确的孪生版本互换"),
     ("a  x", "approve / reject the selected waiting task", "批准 / 驳回选中的待批任务"),
+    ("f", "Rejected panel: show one reason, the next, all", "拒收面板：只看一种原因，下一种，全部"),
     ("e", "enqueue a task", "任务入队"),
     ("v", "reveal the answer to the step's question", "揭晓本步问题的答案"),
     (
@@ -51,9 +56,11 @@ CONTROL_KEYS: tuple[tuple[str, str, str], ...] = (
     (".", "pause (presentation remote)", "暂停（演示遥控器）"),
     (
         "1 … 6",
-        "panels: ledger, checkpoints, rejected, effects, event log, ownership",
-        "面板：总册、检查点、拒收、副作用、登记簿、持有时间线",
+        "panels: " + ", ".join(en.lower() for en, _zh in glossary.PANELS.values()),
+        "面板：" + "、".join(zh for _en, zh in glossary.PANELS.values()),
     ),
+    ("0", "back to the worker panes", "回到工作者面板"),
+    ("ctrl+p", "every act by name: faults on each worker, modes, tasks", "按名字找每个动作"),
     ("?", "help", "帮助"),
     ("q", "quit", "退出"),
 )

@@ -1,48 +1,37 @@
 """Every word the app shows, in English and Chinese, keyed by the glossary's words.
 
-One small table: `tr(key, lang)`; keys are the English glossary word in snake case.
-Event and reason names reuse the transcript's own table (core.scenarios.player) so the app and the
-headless player say the same thing.
+One small table: `tr(key, lang)`; keys are the English glossary word in snake case. The
+glossary's words (concepts, panels, columns, statuses, states, events, reasons, people) come
+from core.scenarios.glossary, the one table the transcript and the help page use too; this
+module adds only the app's own words (buttons, tooltips, notes).
 """
 
-from core.scenarios.player import event_label, reason_label
+from typing import TYPE_CHECKING
+
+from core.scenarios import glossary
+
+if TYPE_CHECKING:
+    from core.sim.spec import Action
 
 LANGS = ("en", "zh")
 
 WORDS: dict[str, tuple[str, str]] = {
-    # glossary words
-    "store": ("Store", "存储"),
-    "keeper": ("Keeper", "守库人"),
-    "task": ("Task", "任务"),
-    "lease": ("Lease", "租约"),
-    "expires_in": ("Expires in", "剩余租期"),
-    "heartbeat": ("Heartbeat", "心跳续约"),
-    "expired": ("Expired", "已过期"),
-    "fence": ("Fence", "围栏令牌"),
-    "ledger": ("Ledger", "总册"),
-    "rejected": ("Rejected", "拒收"),
-    "checkpoint": ("Checkpoint", "检查点"),
-    "checkpoints": ("Checkpoints", "检查点"),
-    "event_log": ("Event log", "登记簿"),
-    "freeze_heartbeat": ("Freeze heartbeat", "冻结心跳"),
-    "stall": ("Stall", "停顿"),
-    "resume": ("Resume", "恢复"),
-    "effect_applied": ("applied", "已执行"),
-    "effect_deduplicated": ("deduplicated", "已去重"),
+    # the glossary's words (core.scenarios.glossary): concepts, panels, columns, states
+    **glossary.CONCEPTS,
+    **glossary.PANELS,
+    **glossary.COLUMNS,
+    **{f"th_{k}": v for k, v in glossary.HEADERS.items()},
+    **{f"status_{k}": v for k, v in glossary.TASK_STATUSES.items()},
+    **glossary.WORKER_STATES,
+    "freeze_heartbeat": ("Freeze heartbeat", glossary.ACTIONS["freeze_heartbeat"][1]),
+    "stall": ("Stall", glossary.ACTIONS["stall"][1]),
+    "resume": ("Resume", glossary.ACTIONS["resume"][1]),
     # workers and their buttons
     "kill": ("Kill", "杀死"),
     "restart_worker": ("Restart", "重启"),
     "partition": ("Partition", "断桥"),
     "heal": ("Heal", "修桥"),
-    "add_worker": ("+ Worker", "+ 工作者"),
-    "worker": ("Worker", "工作者"),
-    "step": ("step", "步骤"),
-    "idle": ("idle", "空闲"),
-    "working": ("working", "工作中"),
-    "frozen": ("frozen", "心跳冻结"),
-    "stalled": ("stalled", "停顿"),
-    "dead": ("dead", "已死"),
-    "partitioned": ("partitioned", "断桥"),
+    "add_worker": ("+ Worker", "+ 执行者"),
     "own_clock": ("own", "自认"),
     "by_store": ("store", "存储"),
     "pulse": ("pulse", "脉搏"),
@@ -51,44 +40,9 @@ WORDS: dict[str, tuple[str, str]] = {
     "manual": ("manual", "手动"),
     "skew": ("skew {amount}", "时钟偏差 {amount}"),
     "slow": ("slow x{factor}", "变慢 x{factor}"),
-    # task statuses (the store's words, shown in the task table)
-    "status_queued": ("queued", "排队中"),
-    "status_running": ("running", "运行中"),
-    "status_waiting": ("waiting", "待批准"),
-    "status_done": ("done", "已完成"),
-    "status_dead": ("dead", "已放弃"),
-    # tables
-    "kind": ("kind", "类型"),
-    "status": ("status", "状态"),
-    "owner": ("owner", "持有者"),
-    "attempt": ("attempt", "尝试"),
-    "lease_token": ("lease_token", "租约令牌"),
-    "fence_token": ("fence", "围栏令牌"),
-    "last_heartbeat": ("last heartbeat", "上次心跳"),
-    "checkpoint_step": ("checkpoint step", "检查点步"),
-    "result": ("result", "结果"),
-    # the task table's two-line headers (narrow columns)
-    "th_lease_token": ("lease\ntoken", "租约\n令牌"),
-    "th_fence_token": ("fence\ntoken", "围栏\n令牌"),
-    "th_expires_in": ("expires\nin", "剩余\n租期"),
-    "th_last_heartbeat": ("last\nheartbeat", "上次\n心跳"),
-    "th_checkpoint_step": ("checkpoint\nstep", "检查点\n步"),
-    "key": ("key", "键"),
-    "value": ("value", "值"),
-    "writer": ("writer", "写入者"),
-    "time": ("time", "时间"),
-    "operation": ("operation", "操作"),
-    "its_token": ("its token", "它的令牌"),
-    "current_token": ("current", "当前令牌"),
-    "reason": ("reason", "原因"),
-    "effects": ("Effects", "副作用"),
-    "effect": ("effect", "副作用"),
-    "timeline": ("Ownership", "持有时间线"),
-    "seq": ("#", "#"),
-    "timeline_legend": (
-        "each letter = who held it · ✕ lease expired · ! write rejected",
-        "每个字母 = 当时的持有者 · ✕ 租约过期 · ! 写入被拒",
-    ),
+    "self_fencing": ("self-fencing", "自我围栏"),
+    "renew_by": ("renew by {at}", "续约截止 {at}"),
+    "no_version": ("running only: no expiry, no version", "只有 running：无过期、无版本"),
     "dedup_count": ("deduplicated", "已去重"),
     # header
     "safe": ("safe", "安全"),
@@ -109,8 +63,9 @@ WORDS: dict[str, tuple[str, str]] = {
     "before_start": ("Press → or n for the first step.", "按 → 或 n 开始第一步。"),
     "end_of_script": ("End of the script.", "脚本结束。"),
     "forked_note": (
-        "You acted, so the script was dropped: this run is yours now. Acts recorded: {n}.",
-        "你动手了，脚本就此放下：这一局归你。已录制 {n} 个动作。",
+        "You acted, so the rest of the script was dropped: this run is yours now. "
+        "Acts recorded: {n}.",
+        "你动手了，剩下的脚本就此放下：这一局归你。已录制 {n} 个动作。",
     ),
     "after_script_note": (
         "The script is over; time runs on and your acts are recorded: {n}. "
@@ -121,7 +76,14 @@ WORDS: dict[str, tuple[str, str]] = {
         "Sandbox: acts recorded: {n}. Save as scenario with s.",
         "沙盒：已录制 {n} 个动作。按 s 存为场景。",
     ),
+    "mode_notice": (
+        "Mode {mode}: {meaning}. This text describes {own_meaning} (mode {own}); "
+        "the ✓ and ✗ show where this run differs.",
+        "当前模式 {mode}：{meaning}。下面的旁白讲的是{own_meaning}（模式 {own}）；"
+        "✓ 和 ✗ 标出这一局哪里不一样。",
+    ),
     "refused": ("{msg}", "被拒绝：{msg}"),
+    "ignored": ("{msg}", "已忽略：{msg}"),
     "refusal": (
         "{worker}'s {op} on {task} refused: {reason} (its token {its}; current {current})",
         "{worker} 对 {task} 的{op}被拒：{reason}（它的令牌 {its}，当前 {current}）",
@@ -159,8 +121,8 @@ WORDS: dict[str, tuple[str, str]] = {
     "tip_speed": ("Multiple of real time", "相对真实时间的倍数"),
     "tip_lang": ("Switch between English and Chinese", "切换中英文"),
     "tip_mode": (
-        "Restart the same scenario in the next mode (a mistake beside the correct run)",
-        "换下一种模式重放同一场景（把错误做法摆在正确做法旁边）",
+        "Restart the same scenario in another mode: a mistake scenario and its correct twin",
+        "换一种模式重放同一场景：错误做法的场景和它正确的孪生版本来回切换",
     ),
     "tip_approve": ("Approve the selected waiting task", "批准选中的待批任务"),
     "tip_reject": ("Reject the selected waiting task", "驳回选中的待批任务"),
@@ -182,14 +144,83 @@ WORDS: dict[str, tuple[str, str]] = {
         "Enter opens · l language · ? help · q quit",
         "回车打开 · l 切换语言 · ? 帮助 · q 退出",
     ),
+    "open": ("Open", "打开"),
     "no_bundled": ("(no bundled scenarios found)", "（没有找到内置场景）"),
     # notifications
     "saved": ("Saved in {folder}\n{names}", "已保存到 {folder}\n{names}"),
     "no_waiting": ("No waiting task to {what}", "没有待批任务可{what}"),
-    "mode_now": ("Mode: {mode} (restarted)", "模式：{mode}（已重来）"),
+    "mode_now": ("Mode: {mode}, {meaning} (restarted)", "模式：{mode}，{meaning}（已重来）"),
     "help_title": ("The five ideas", "五个概念"),
     "help_close": ("Esc or ? closes this page.", "按 Esc 或 ? 关闭本页。"),
 }
+
+
+# The app's own words beyond the glossary's: the key bar, the palette, questions.
+WORDS.update(
+    {
+        "undo": ("Undo", "撤销"),
+        "timeline_legend": (
+            "each letter = who held it · ✕ lease expired · ! write rejected",
+            "每个字母 = 当时的持有者 · ✕ 租约过期 · ! 写入被拒",
+        ),
+        "undone": ("Undone: {act} (and the time after it)", "已撤销：{act}（以及之后流逝的时间）"),
+        "nothing_to_undo": ("Nothing to undo yet", "还没有可撤销的动作"),
+        "discard_question": (
+            "{what}: {n} recorded act(s) were not saved and will be lost.\n"
+            "Save first with s. Go on anyway?",
+            "{what}：已录制的 {n} 个动作还没保存，会丢失。\n可先按 s 保存。仍然继续吗？",
+        ),
+        "yes": ("Yes, go on (y)", "继续（y）"),
+        "no": ("No (n)", "取消（n）"),
+        "workers": ("Workers", "工作者"),
+        "tip_workers": ("Back to the worker panes (key 0)", "回到工作者面板（按键 0）"),
+        "filter": ("Filter", "筛选"),
+        "tip_filter": (
+            "Rejected panel: one reason at a time, then all",
+            "拒收面板：一次只看一种原因，再按回到全部",
+        ),
+        "panels": ("panels", "面板"),
+        "speed_word": ("speed", "速度"),
+        "palette": ("all acts", "全部动作"),
+        "tip_add_worker": ("Add a worker to the run", "往这一局里加一位工作者"),
+        "palette_act": ("{act}", "{act}"),
+        "palette_act_help": (
+            "Do it now (a playback forks and records it)",
+            "立刻执行（回放会分叉并录下这个动作）",
+        ),
+        "palette_mode": ("Mode: {mode}", "模式：{mode}"),
+        "palette_enqueue": ("Enqueue: {kind} task", "入队：{kind} 任务"),
+        "palette_approve": ("Approve {task}", "批准 {task}"),
+        "palette_reject": ("Reject {task}", "驳回 {task}"),
+        "palette_waiting": ("{task} waits for a person's approval", "{task} 正等人批准"),
+        "palette_filter": ("Rejected: only {reason}", "拒收：只看 {reason}"),
+        "palette_filter_all": ("Rejected: every reason", "拒收：全部原因"),
+        "palette_filter_help": (
+            "Show the Rejected panel with this filter",
+            "按这个筛选显示拒收面板",
+        ),
+        "palette_panel": ("Show panel: {panel}", "显示面板：{panel}"),
+        "kind_ledger": ("pages into the master ledger", "往总册里写页"),
+        "kind_browser": ("a browser agent's clicks", "浏览器代理的点击"),
+        "kind_tools": ("tool calls with side effects", "带副作用的工具调用"),
+        "kind_approval": ("work that waits for a person's approval", "要等人批准的活"),
+    }
+)
+
+
+def mode_description(mode: str, lang: str) -> str:
+    """What a mode shows, for the palette: the glossary's words for it."""
+    return glossary.mode_word(mode, lang)
+
+
+def act_words(action: "Action", lang: str) -> str:
+    """An act in a few words: "kill acheng", "杀死进程 acheng"."""
+    who = getattr(action, "worker", None) or getattr(action, "task", None) or ""
+    verb = glossary.action_word(action.name, lang) if lang == "zh" else action.name
+    kind = getattr(action, "kind", None)
+    if kind:
+        who = f"{who} ({kind})"
+    return f"{verb} {who}".rstrip()
 
 
 def tr(key: str, lang: str, **fmt: object) -> str:
@@ -199,51 +230,19 @@ def tr(key: str, lang: str, **fmt: object) -> str:
     return text.format(**fmt) if fmt else text
 
 
-# The event and reason words are the headless player's, so the app and the transcript agree.
-event_word = event_label
-reason_word = reason_label
-
-
-OPERATIONS_ZH = {
-    "write": "写入",
-    "heartbeat": "心跳续约",
-    "renew": "心跳续约",
-    "checkpoint": "存检查点",
-    "complete": "交差",
-    "fail": "报失败",
-    "park": "挂起待批",
-    "effect": "副作用",
-    "claim": "借用",
-}
-
-
-def operation_word(operation: str, lang: str) -> str:
-    """A refused operation's name (write, checkpoint, ...); zh from a small table."""
-    return OPERATIONS_ZH.get(operation, operation) if lang == "zh" else operation
-
-
-def state_word(state: str, lang: str) -> str:
-    return tr(state, lang) if state in WORDS else state
-
-
-def status_word(status: str, lang: str) -> str:
-    """A task status in the table (unknown ones as they are)."""
-    key = f"status_{status}"
-    return tr(key, lang) if key in WORDS else status
-
-
-# The story's people, as the glossary names them on screen; other ids show as they are.
-WORKER_NAMES = {
-    "azheng": ("Azheng", "阿澄"),
-    "linzhou": ("Linzhou", "临舟"),
-    "elder": ("Elder", "校对官"),
-}
+# The glossary's lookups, under the names the widgets use.
+event_word = glossary.event_word
+reason_word = glossary.reason_word
+operation_word = glossary.action_word
+state_word = glossary.state_word
+status_word = glossary.status_word
+mode_word = glossary.mode_word
+token_word = glossary.token_word
 
 
 def worker_name(worker_id: str, lang: str) -> str:
     """A pane's title: the story's name for a known worker, with its id when they differ."""
-    names = WORKER_NAMES.get(worker_id)
-    if names is None:
+    name = glossary.person_name(worker_id, lang)
+    if name is None:
         return worker_id
-    name = names[1] if lang == "zh" else names[0]
     return f"{name} · {worker_id}" if lang == "zh" else name

@@ -7,7 +7,7 @@ from core.sim.spec import ACTION_TYPES, Advance, SimSettings, TaskSpec, WorkerSp
 
 
 def make_sim(
-    workers: tuple[str, ...] = ("azheng", "linzhou"),
+    workers: tuple[str, ...] = ("acheng", "linzhou"),
     tasks: tuple[TaskSpec, ...] = (TaskSpec("floor6", steps=12),),
     *,
     mode: Mode = Mode.CORRECT,

@@ -11,7 +11,7 @@ import pytest
 from core.engine import models
 from core.engine.backends import sqlite as backend
 from core.engine.clock import VirtualClock
-from core.engine.errors import SchemaVersionError, StoreError
+from core.engine.errors import SchemaVersionError, StoreError, UnknownTask
 from core.engine.store import LeaseStore
 
 Opener = Callable[[Path], Awaitable[LeaseStore]]
@@ -25,7 +25,7 @@ async def _aio(path: Path) -> LeaseStore:
     return await LeaseStore.open_async(path, clock=VirtualClock())
 
 
-OPENERS = [pytest.param(_inline, id="inline"), pytest.param(_aio, id="aiosqlite")]
+OPENERS = [pytest.param(_inline, id="inline"), pytest.param(_aio, id="async")]
 
 
 def _files(folder: Path) -> dict[str, bytes]:
@@ -168,7 +168,7 @@ async def test_a_file_database_uses_wal_and_synchronous_normal_on_every_connecti
     try:
         for store in (first, second):
             journal, sync, _busy, fk = await store.driver.read(_pragmas)
-            # (On the aiosqlite driver's loop path a transaction never waits for a lock, so
+            # (On the async driver's loop path a transaction never waits for a lock, so
             # busy_timeout reads 0 inside it; the connection's own setting is checked below.)
             assert (journal, sync, fk) == (WAL_NORMAL[0], WAL_NORMAL[1], WAL_NORMAL[3])
         raw = backend.connect(path)
@@ -179,7 +179,7 @@ async def test_a_file_database_uses_wal_and_synchronous_normal_on_every_connecti
         await second.close()
 
 
-async def test_aiosqlite_driver_never_blocks_the_loop_on_a_lock_held_elsewhere(
+async def test_async_driver_never_blocks_the_loop_on_a_lock_held_elsewhere(
     tmp_path: Path,
 ) -> None:
     import asyncio
@@ -188,12 +188,12 @@ async def test_aiosqlite_driver_never_blocks_the_loop_on_a_lock_held_elsewhere(
     store = await LeaseStore.open_async(path, clock=VirtualClock())
     holder = backend.connect(path)
     try:
-        conn = store.driver._aconn._conn  # type: ignore[attr-defined]
+        conn = store.driver._conn  # type: ignore[attr-defined]
         assert conn.execute("PRAGMA busy_timeout").fetchone()[0] == backend.BUSY_TIMEOUT_MS
         holder.execute("BEGIN IMMEDIATE")  # another process holds the write lock
         enqueue = asyncio.create_task(store.enqueue("t1"))
         turned = time.monotonic()
-        for _ in range(20):  # the loop keeps turning: the enqueue waits on aiosqlite's thread
+        for _ in range(20):  # the loop keeps turning: the enqueue waits on the driver's thread
             await asyncio.sleep(0)
         # Waiting on the loop would take the whole busy_timeout (2 s); turning takes micro-
         # seconds. The margin is wide on purpose: this checks blocking, not speed.
@@ -259,3 +259,76 @@ def test_nan_is_not_json() -> None:
 
     with pytest.raises(ValueError):
         dump_json({"x": float("nan")})
+
+
+# -- fence tokens come from a counter, never max() + 1 ----------------------------------------
+
+
+async def test_deleting_a_finished_task_never_lets_a_fence_token_be_issued_again(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "keys.db"
+    store = LeaseStore.open_inline(path, clock=VirtualClock())
+    await store.enqueue("t1")
+    first = await store.claim("w1")
+    assert first is not None and first.fence_token == 1
+    await store.complete(first)
+    await store.driver.write(lambda c: c.execute("DELETE FROM agent_tasks WHERE task_id = 't1'"))
+    await store.enqueue("t2")
+    second = await store.claim("w2")
+    assert second is not None
+    issued = [e.fence_token for e in await store.events() if e.event == "claimed"]
+    assert second.fence_token > max(issued[:-1]) == first.fence_token
+    # The old holder's token cannot reach the ledger behind the new one: its task is gone, so
+    # its write is refused before any page is touched.
+    await store.fenced_write(second, "t2/page", "new")
+    with pytest.raises(UnknownTask):
+        await store.fenced_write(first, "t2/page", "stale")
+    assert [(p.key, p.value) for p in await store.ledger()] == [("t2/page", "new")]
+    await store.close()
+
+
+async def test_a_version_1_store_is_migrated_above_every_token_it_remembers(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "keys.db"
+    store = LeaseStore.open_inline(path, clock=VirtualClock())
+    for task_id in ("t1", "t2", "t3"):
+        await store.enqueue(task_id)
+        lease = await store.claim("w1")
+        assert lease is not None
+        await store.complete(lease)
+    await store.close()
+    # What version 1 looked like: no counter, no queue order, pages without their task; the
+    # tasks that drew 2 and 3 deleted since.
+    conn = sqlite3.connect(path)
+    with conn:
+        conn.execute("DROP TABLE fence_counter")
+        conn.execute("DROP INDEX ix_agent_tasks_queue")
+        conn.execute("ALTER TABLE agent_tasks DROP COLUMN queue_seq")
+        conn.execute("ALTER TABLE ledger DROP COLUMN task_id")
+        conn.execute("DELETE FROM agent_tasks WHERE task_id IN ('t2', 't3')")
+        conn.execute("UPDATE store_meta SET value = '1' WHERE key = 'schema_version'")
+    conn.close()
+    store = LeaseStore.open_inline(path, clock=VirtualClock())
+    await store.enqueue("t4")
+    lease = await store.claim("w1")
+    assert lease is not None and lease.fence_token == 4  # 3 survives in the events
+    version = await store.driver.read(
+        lambda c: c.execute("SELECT value FROM store_meta WHERE key = 'schema_version'").fetchone()
+    )
+    assert version == (str(models.SCHEMA_VERSION),)
+    await store.close()
+
+
+async def test_statements_are_compiled_once_per_dialect_and_policy(clock: VirtualClock) -> None:
+    from core.engine.config import Mode
+
+    first = LeaseStore.open_inline(clock=clock)
+    second = LeaseStore.open_inline(clock=clock)
+    other = LeaseStore.open_inline(clock=clock, mode=Mode.NO_FENCING)
+    assert first.sql is second.sql
+    assert other.sql is not first.sql
+    assert other.sql.ledger_write.sql != first.sql.ledger_write.sql
+    for store in (first, second, other):
+        await store.close()

@@ -35,8 +35,8 @@ def test_play_transcript_shape(capsys: pytest.CaptureFixture[str]) -> None:
     lines = out.splitlines()
     assert lines[0] == "The fog: a frozen heartbeat"
     assert "Step 1 · 0:00:00.000  → advance by=1s" in lines
-    assert "  Azheng claims the sixth floor." in lines
-    assert "  0:00:00.000  claimed  sixth-floor  azheng  lease 1  fence 1" in lines
+    assert "  Acheng claims the sixth floor." in lines
+    assert "  0:00:00.000  claimed  sixth-floor  acheng  lease 1  fence 1" in lines
     assert any(line.startswith('  ✓ pass  { task = "sixth-floor"') for line in lines)
 
 
@@ -61,13 +61,13 @@ def test_json_lines_are_byte_identical_across_runs(capsys: pytest.CaptureFixture
 def test_failed_expectation_exits_1(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "fail.toml"
     path.write_text(
-        FOG.read_text(encoding="utf-8").replace('owner = "azheng"', 'owner = "linzhou"'),
+        FOG.read_text(encoding="utf-8").replace('owner = "acheng"', 'owner = "linzhou"'),
         encoding="utf-8",
     )
     code, out, _err = run(["play", str(path)], capsys)
     assert code == 1
     assert '✗ FAIL  { task = "sixth-floor", status = "running", owner = "linzhou"' in out
-    assert '      found: status = "running", owner = "azheng", fence_token = 1' in out
+    assert '      found: status = "running", owner = "acheng", fence_token = 1' in out
     code, out, _err = run(["play", str(path), "--json"], capsys)
     assert code == 1 and '"ok": false' in out
 

@@ -32,13 +32,14 @@ def snap(**kw: object) -> Snapshot:
         now_ms=60_000,
         mode="correct",
         tasks=(TaskView(task_row(), 30_000, 3), TaskView(task_row("t2", status="queued",
-               owner_id=None, attempt=0, lease_token=0, fence_token=0), None, None)),
+               owner_id=None, attempt=0, lease_token=0, fence_token=0, lease_expires_at=None), None,
+               None)),
         workers=(
             WorkerView("a", "frozen", True, "t1", 4, 1, 1, 5, -5, 70_000),
             WorkerView("b", "working", True, "t1", 4, 2, 2, 30_000, 30_000, 0),
             WorkerView("c", "idle", True, None, None, None, None, None, None, None),
         ),
-        ledger=(LedgerRow("p1", "B's page", 2, "b", 50_000),),
+        ledger=(LedgerRow("p1", "B's page", 2, "b", 50_000, "t1"),),
         checkpoints=(),
         effects=(EffectRow("charge", "t1", "charge", 2, {}, 0, 2),),
         rejections=(rejection("fenced"), rejection("expired", task="t1")),
@@ -64,8 +65,14 @@ def E(subject: str, name: str, /, **params: str | int) -> Expectation:
         (E("task", "t1", checkpoint_step=3, attempt=2), True, "checkpoint_step = 3, attempt = 2"),
         (E("task", "t2", owner="", checkpoint_step=0), True, 'owner = "", checkpoint_step = 0'),
         (E("task", "t9"), False, 'no task "t9"'),
+        (E("task", "t1", expires_at=90_000), True, 'expires_at = "90s"'),
+        (E("task", "t1", expires_at=80_000), False, 'expires_at = "90s"'),
+        (E("task", "t2", expires_at=""), True, 'expires_at = ""'),
+        (E("task", "t1", expires_at=""), False, 'expires_at = "90s"'),
         (E("worker", "a", state="frozen", holds="t1"), True, 'state = "frozen", holds = "t1"'),
         (E("worker", "c", holds=""), True, 'holds = ""'),
+        (E("worker", "a", fence_token=1, lease_token=1), True, "fence_token = 1, lease_token = 1"),
+        (E("worker", "c", fence_token=1), False, 'fence_token = ""'),
         (E("worker", "c", state="dead"), False, 'state = "idle"'),
         (E("ledger", "p1", value="B's page", writer="b", fence_token=2), True, None),
         (E("ledger", "p1", writer="a"), False, 'writer = "b"'),
@@ -160,4 +167,26 @@ def test_transcript_lines_in_both_languages() -> None:
     en = "".join(text for text, _ in render_line(event, "en"))
     zh = "".join(text for text, _ in render_line(event, "zh"))
     assert en == "  0:01:05.000  write_rejected  t1  a  lease 1  fence 1  key=p1  fenced\n"
-    assert zh == "  0:01:05.000  账房拒收  t1  a  租约 1  围栏 1  key=p1  围栏拒收\n"
+    assert zh == "  0:01:05.000  账房拒收  t1  a  租约号 1  围栏令牌 1  key=p1  围栏令牌落后\n"
+
+
+def test_expires_at_is_read_and_written_as_a_duration() -> None:
+    text = """
+title = "t"
+[[workers]]
+id = "a"
+[[tasks]]
+id = "t1"
+[[step]]
+do = "advance"
+by = "1s"
+expect = [{ task = "t1", expires_at = "60s" }, { task = "t1", expires_at = "" }]
+"""
+    scenario = parse_scenario(text.encode(), "x.toml")
+    first, second = scenario.steps[0].expects
+    assert first.get("expires_at") == 60_000 and second.get("expires_at") == ""
+    assert first.to_toml() == '{ task = "t1", expires_at = "60s" }'
+    records = [r for r in play(scenario) if r["type"] == "expect"]
+    assert [r["ok"] for r in records] == [True, False]
+    with pytest.raises(ScenarioError, match="expires_at"):
+        parse_scenario(text.replace('"60s"', '"soon"').encode(), "x.toml")

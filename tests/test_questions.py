@@ -44,7 +44,7 @@ def test_json_step_records_carry_a_question_only_when_there_is_one() -> None:
     assert steps[1]["answer"] == 2
     assert steps[1]["why"].startswith("The lease expires")
     assert "choices" not in steps[2] and "answer" not in steps[2]
-    assert steps[2]["why"].startswith("From Azheng's last saved checkpoint")
+    assert steps[2]["why"].startswith("From Acheng's last saved checkpoint")
     plain = [r for r in play(load_scenario(FOG)) if r["type"] == "step"]
     assert all(set(r) == {"type", "step", "line", "t", "say", "do"} for r in plain)
 
@@ -65,11 +65,11 @@ def test_the_session_pauses_on_the_question_until_revealed() -> None:
     assert s.next_step() is None  # step 2 asks first
     assert s.question is not None and s.question.answer == 2
     assert s.position == 1 and s.now_ms == now  # nothing played yet
-    assert s.snapshot().worker("azheng").state == "working"
+    assert s.snapshot().worker("acheng").state == "working"
     outcome = s.reveal()
     assert outcome is not None and outcome.index == 1
     assert s.question is None and s.position == 2
-    assert s.snapshot().worker("azheng").state == "frozen"
+    assert s.snapshot().worker("acheng").state == "frozen"
 
 
 def test_next_step_reveals_a_waiting_question_and_previous_takes_it_back() -> None:

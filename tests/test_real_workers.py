@@ -21,7 +21,8 @@ from typing import Any
 
 import pytest
 
-from core.engine.clock import RealClock
+from core.engine.clock import DatabaseClock
+from core.engine.config import LeaseConfig
 from core.engine.models import SCHEMA_VERSION
 from core.engine.records import EventRow
 from core.engine.store import LeaseStore
@@ -45,7 +46,7 @@ TASKS = [
 
 def seed_db(db: Path) -> None:
     async def go() -> None:
-        store = await LeaseStore.open_async(db, clock=RealClock())
+        store = await LeaseStore.open_async(db, clock=DatabaseClock())
         for task_id, kind, steps in TASKS:
             await store.enqueue(task_id, kind, {"steps": steps, "step_time_ms": 250}, 100)
         await store.close()
@@ -117,7 +118,7 @@ class Fleet:
 
 def read_state(db: Path) -> dict[str, Any]:
     """Open the database as another process would and read everything in one snapshot."""
-    store = LeaseStore.open_inline(db, clock=RealClock())
+    store = LeaseStore.open_inline(db, clock=DatabaseClock())
     sql = store.sql
 
     def body(conn: sqlite3.Connection) -> dict[str, Any]:
@@ -191,7 +192,7 @@ def holders(db: Path) -> dict[str, str]:
 
 def approve_waiting(db: Path) -> None:
     async def go() -> None:
-        store = await LeaseStore.open_async(db, clock=RealClock())
+        store = await LeaseStore.open_async(db, clock=DatabaseClock())
         try:
             for row in await store.tasks():
                 if row.status == "waiting":
@@ -268,11 +269,16 @@ def test_sigkilled_workers_leave_every_task_done_once(fleet: Fleet) -> None:
     # Somebody really took over a task from a killed worker.
     claims = Counter(e.task_id for e in events if e.event == "claimed")
     assert max(claims.values()) >= 2
-    # No ledger key accepted a lower token after a higher one; the checker agrees on all.
+    # No page accepted a token behind its task's newest, nor a lower token after a higher
+    # one; the checker agrees on all.
     highest: dict[str, int] = {}
+    newest: dict[str, int] = {}
     for e in events:
+        if e.event == "claimed":
+            newest[str(e.task_id)] = e.fence_token or 0
         if e.event == "write_accepted":
             key = str(e.detail["key"])
+            assert (e.fence_token or 0) == newest[str(e.task_id)], key
             assert (e.fence_token or 0) >= highest.get(key, 0), key
             highest[key] = e.fence_token or 0
     checker = SafetyChecker(ttl_ms=TTL_MS)
@@ -407,3 +413,58 @@ def test_worker_rejects_bad_options(tmp_path: Path) -> None:
     assert "renew_deadline" in err or "heartbeat" in err
     _one_line_error(_worker(db, "--ttl", "soon"))
     assert not db.exists()
+
+
+SKEWED_WORKER = """
+import sys, time
+skew_ns = int(sys.argv[1]) * 10**9
+real_ns, real_s = time.time_ns, time.time
+time.time_ns = lambda: real_ns() + skew_ns  # this process's clock, off by minutes
+time.time = lambda: real_s() + skew_ns / 1e9
+from core.tools.realworker import main
+sys.exit(main(sys.argv[2:]))
+"""
+
+
+def test_a_worker_with_a_skewed_clock_changes_no_expiry_decision(tmp_path: Path) -> None:
+    """The database's clock judges: a worker minutes ahead or behind decides nothing."""
+    db = tmp_path / "skew.db"
+
+    async def seed() -> None:
+        config = LeaseConfig(ttl_ms=60_000)
+        async with await LeaseStore.open_async(db, clock=DatabaseClock(), config=config) as s:
+            for task_id in ("live", "lapsed"):
+                await s.enqueue(task_id, "ledger", {"steps": 1, "step_time_ms": 50}, 100)
+                assert await s.claim("gone", task_id) is not None
+
+    asyncio.run(seed())
+    conn = sqlite3.connect(db)
+    with conn:  # the holder of `lapsed` went quiet a second before its lease ran out
+        conn.execute(
+            "UPDATE agent_tasks SET lease_expires_at = lease_expires_at - 61000"
+            " WHERE task_id = 'lapsed'"
+        )
+    conn.close()
+    # Behind by ten minutes, a worker judging by its own clock would leave `lapsed` alone;
+    # ahead by ten minutes, it would take `live` from its holder.
+    for wid, skew_s in (("behind", -600), ("ahead", 600)):
+        options = ["--id", wid, "--ttl", "2s", "--poll-every", "100ms", "--max-seconds", "2"]
+        result = subprocess.run(
+            [sys.executable, "-c", SKEWED_WORKER, str(skew_s), "worker", "--db", str(db), *options],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            cwd=ROOT,
+        )
+        assert result.returncode == 0, result.stderr
+        assert "Traceback" not in result.stderr
+    state = read_state(db)
+    tasks = task_rows(state)
+    claims = [(e.task_id, e.worker_id) for e in state["events"] if e.event == "claimed"]
+    assert claims == [("live", "gone"), ("lapsed", "gone"), ("lapsed", "behind")]
+    assert tasks["lapsed"].status == "done"
+    assert (tasks["live"].status, tasks["live"].owner_id, tasks["live"].lease_token) == (
+        "running",
+        "gone",
+        1,
+    )

@@ -16,7 +16,7 @@ def test_restarting_a_live_worker_orphans_its_task_like_a_kill() -> None:
     # A restart without a kill first is a crash too: the fresh worker has an empty memory.
     # In no_expiry mode nobody can ever free the task it held, so it is stuck.
     sim = make_sim(
-        mode=Mode.NO_EXPIRY, workers=("azheng", "linzhou"), tasks=(TaskSpec("t", steps=6),)
+        mode=Mode.NO_EXPIRY, workers=("acheng", "linzhou"), tasks=(TaskSpec("t", steps=6),)
     )
     advance(sim, 15)
     holder = sim.snapshot().task("t").row.owner_id  # type: ignore[union-attr]
@@ -27,12 +27,12 @@ def test_restarting_a_live_worker_orphans_its_task_like_a_kill() -> None:
 
 
 def test_a_worker_stalled_then_killed_and_restarted_is_not_stalled_any_more() -> None:
-    # no_expiry: azheng is stalled, killed and restarted; the fresh azheng claims the second
+    # no_expiry: acheng is stalled, killed and restarted; the fresh acheng claims the second
     # task and works it with its heartbeat frozen. It is alive and working, not stalled or
     # dead, so its task is not stuck however old its last heartbeat.
     sim = make_sim(
         mode=Mode.NO_EXPIRY,
-        workers=("azheng", "linzhou"),
+        workers=("acheng", "linzhou"),
         tasks=(TaskSpec("t1", steps=40), TaskSpec("t2", steps=60)),
     )
     advance(sim, 1)
@@ -55,12 +55,12 @@ def test_a_worker_stalled_then_killed_and_restarted_is_not_stalled_any_more() ->
 
 
 def test_a_stuck_task_found_while_an_older_look_is_pending_is_not_missed() -> None:
-    # no_expiry: linzhou's heartbeat is frozen from its claim at 0 s; azheng renews until it
+    # no_expiry: linzhou's heartbeat is frozen from its claim at 0 s; acheng renews until it
     # stalls at 100 s; linzhou stalls at 101 s. linzhou's task is stuck from 181 s (3 x ttl
-    # after its last heartbeat, elder idle), before azheng's; linzhou resumes at 250 s.
+    # after its last heartbeat, elder idle), before acheng's; linzhou resumes at 250 s.
     sim = make_sim(
         mode=Mode.NO_EXPIRY,
-        workers=("azheng", "linzhou", "elder"),
+        workers=("acheng", "linzhou", "elder"),
         tasks=(TaskSpec("a", steps=60), TaskSpec("b", steps=60)),
     )
     snap = sim.snapshot()
@@ -125,10 +125,10 @@ def test_a_lease_of_another_task_with_the_same_lease_token_is_not_mistaken_for_i
     # work loop and heartbeat for "a" must not take that lease for theirs (they did: a's
     # pages went into the ledger under b's fence, a's checkpoints were saved as b's, and b
     # was completed without one of its own steps).
-    sim = make_sim(workers=("azheng",), tasks=(TaskSpec("a", steps=3),))
+    sim = make_sim(workers=("acheng",), tasks=(TaskSpec("a", steps=3),))
     advance(sim, 1)
     act(sim, "enqueue", task="b", steps=3)
-    act(sim, "claim", worker="azheng", task="b")
+    act(sim, "claim", worker="acheng", task="b")
     advance(sim, 400)
     for ev in named(sim, "write_accepted"):
         assert str(ev.detail["key"]).startswith(f"{ev.task_id}/"), ev

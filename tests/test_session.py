@@ -1,12 +1,12 @@
 """The headless Session: playback, stepping back, modes, fork-and-record, saving."""
 
 import json
-import sqlite3
 from pathlib import Path
 
 import pytest
 
 from core.engine.config import Mode
+from core.engine.errors import StoreClosed
 from core.scenarios.format import load_scenario, parse_scenario
 from core.scenarios.player import event_record, play
 from core.scenarios.session import Session, figures_expectations, sandbox_settings
@@ -112,7 +112,7 @@ def test_step_back_after_fork_returns_to_the_fork_point() -> None:
     assert not s.forked and s.recorded == [] and s.position == 2
     assert history(s) == at_two
     s.previous_step()
-    s.act(Kill(worker="azheng"))  # forks again, from the earlier point
+    s.act(Kill(worker="acheng"))  # forks again, from the earlier point
     assert s.forked and s.position == 1
 
 
@@ -120,7 +120,7 @@ def test_sandbox_records_and_undoes() -> None:
     s = Session()
     assert s.is_sandbox and s.live and s.step_count == 0
     s.tick(1_000)
-    s.act(FreezeHeartbeat(worker="azheng"))
+    s.act(FreezeHeartbeat(worker="acheng"))
     s.tick(500)
     s.act(Enqueue(task="extra"))
     assert [r.action.name for r in s.recorded] == [
@@ -133,7 +133,7 @@ def test_sandbox_records_and_undoes() -> None:
     # the last act is undone; the time that passed before it stays
     assert [r.action.name for r in s.recorded] == ["advance", "freeze_heartbeat", "advance"]
     assert s.snapshot().task("extra") is None
-    assert s.snapshot().worker("azheng").heartbeat_frozen  # type: ignore[union-attr]
+    assert s.snapshot().worker("acheng").heartbeat_frozen  # type: ignore[union-attr]
 
 
 def test_refused_act_is_reported_not_raised() -> None:
@@ -176,9 +176,9 @@ def test_saved_scenario_replays_the_session_exactly(tmp_path: Path, mode: Mode) 
 def test_saved_sandbox_replays(tmp_path: Path) -> None:
     s = Session()
     s.tick(3_000)
-    s.act(Partition(worker="azheng"))
+    s.act(Partition(worker="acheng"))
     s.tick(90_000)
-    s.act(Heal(worker="azheng"))
+    s.act(Heal(worker="acheng"))
     s.tick(10_000)
     text = s.scenario_text()
     again = parse_scenario(text, "saved.toml")
@@ -225,7 +225,7 @@ def test_close_ends_every_worker_and_the_database() -> None:
     assert processes and not any(p.done for p in processes)
     s.close()
     assert all(p.done for p in processes)
-    with pytest.raises(sqlite3.ProgrammingError, match="closed"):
+    with pytest.raises(StoreClosed, match="closed"):
         s.events(0)
 
 
@@ -260,11 +260,11 @@ def test_recorded_steps_are_stamped_when_each_act_began_and_narrated_in_both_lan
     s = Session(settings=sandbox_settings())
     s.tick(10_000)
     s.tick(2_013)  # coalesced with the first tick
-    s.act(Stall(worker="azheng"))
+    s.act(Stall(worker="acheng"))
     steps = s.recorded_steps()
     assert steps[0].say == "0:00:00.000: time passes"
-    assert steps[1].say == "0:00:12.013: stall azheng"
-    assert steps[1].say_zh == "0:00:12.013：停顿 azheng"
+    assert steps[1].say == "0:00:12.013: stall acheng"
+    assert steps[1].say_zh == "0:00:12.013：停顿 acheng"
 
 
 def test_acting_after_the_script_records_without_dropping_anything() -> None:

@@ -6,11 +6,11 @@ from tests.simkit import act, advance, make_sim, named
 
 
 def test_healthy_worker_claims_renews_checkpoints_and_completes() -> None:
-    sim = make_sim(workers=("azheng",), tasks=(TaskSpec("floor6", steps=3),))
+    sim = make_sim(workers=("acheng",), tasks=(TaskSpec("floor6", steps=3),))
     advance(sim, 60)
     task = sim.snapshot().task("floor6")
     assert task is not None
-    assert task.row.status == "done" and task.row.owner_id == "azheng"
+    assert task.row.status == "done" and task.row.owner_id == "acheng"
     assert task.checkpoint_step == 3
     assert [e.detail["key"] for e in named(sim, "write_accepted")] == [
         "floor6/1",
@@ -24,10 +24,10 @@ def test_healthy_worker_claims_renews_checkpoints_and_completes() -> None:
 def test_heartbeats_renew_before_each_step_ends_even_when_steps_are_long() -> None:
     # One step of 150 s with a 60 s ttl: only an independent heartbeat keeps the lease.
     sim = make_sim(
-        workers=("azheng", "linzhou"), tasks=(TaskSpec("t", steps=1, step_time_ms=150_000),)
+        workers=("acheng", "linzhou"), tasks=(TaskSpec("t", steps=1, step_time_ms=150_000),)
     )
     advance(sim, 200)
-    assert [e.worker_id for e in named(sim, "claimed")] == ["azheng"]
+    assert [e.worker_id for e in named(sim, "claimed")] == ["acheng"]
     assert len(named(sim, "renewed")) >= 7
     task = sim.snapshot().task("t")
     assert task is not None and task.row.status == "done"
@@ -36,7 +36,7 @@ def test_heartbeats_renew_before_each_step_ends_even_when_steps_are_long() -> No
 def test_frozen_heartbeat_loses_the_lease_to_a_higher_fence_token() -> None:
     sim = make_sim()
     advance(sim, 25)
-    act(sim, "freeze_heartbeat", worker="azheng")
+    act(sim, "freeze_heartbeat", worker="acheng")
     advance(sim, 70)
     snap = sim.snapshot()
     task = snap.task("floor6")
@@ -45,9 +45,11 @@ def test_frozen_heartbeat_loses_the_lease_to_a_higher_fence_token() -> None:
     assert task.row.fence_token == 2 and task.row.lease_token == 2
     (expired,) = named(sim, "lease_expired")
     assert expired.at == 80_001  # the instant now > lease_expires_at (80 000 ms)
-    # Azheng kept working through the fog; her next checkpoint is refused by the lease gate.
-    assert named(sim, "checkpoint_rejected", worker_id="azheng", reason="superseded")
-    # Linzhou resumed after Azheng's last accepted checkpoint instead of from step 1.
+    # Acheng kept working through the fog; her next page is behind the task's newest fence.
+    (refused,) = named(sim, "write_rejected", worker_id="acheng", reason="fenced")
+    assert (refused.fence_token, refused.detail["current_fence_token"]) == (1, 2)
+    assert not named(sim, "checkpoint_rejected", worker_id="acheng")  # she stopped there
+    # Linzhou resumed after Acheng's last accepted checkpoint instead of from step 1.
     claimed = named(sim, "claimed", worker_id="linzhou")[0]
     first_write = named(sim, "write_accepted", worker_id="linzhou")[0]
     assert first_write.at > claimed.at
@@ -56,25 +58,25 @@ def test_frozen_heartbeat_loses_the_lease_to_a_higher_fence_token() -> None:
 
 
 def test_frozen_holder_is_fenced_on_a_page_the_successor_already_wrote() -> None:
-    sim = make_sim(manual=("azheng", "linzhou"))
-    act(sim, "claim", worker="azheng")
-    act(sim, "freeze_heartbeat", worker="azheng")
+    sim = make_sim(manual=("acheng", "linzhou"))
+    act(sim, "claim", worker="acheng")
+    act(sim, "freeze_heartbeat", worker="acheng")
     advance(sim, 60)
     act(sim, "claim", worker="linzhou")
     assert not named(sim, "claimed", worker_id="linzhou"), "a live lease cannot be claimed"
     advance(sim, 0.001)  # now > lease_expires_at: expired, claimable
     act(sim, "claim", worker="linzhou")
     act(sim, "write", worker="linzhou", key="floor6/1", value="linzhou's page")
-    act(sim, "write", worker="azheng", key="floor6/1", value="stale page")
+    act(sim, "write", worker="acheng", key="floor6/1", value="stale page")
     snap = sim.snapshot()
     rejection = snap.rejections[-1]
-    assert (rejection.worker_id, rejection.reason, rejection.fence_token) == ("azheng", "fenced", 1)
+    assert (rejection.worker_id, rejection.reason, rejection.fence_token) == ("acheng", "fenced", 1)
     assert rejection.current_fence_token == 2
     page = next(p for p in snap.ledger if p.key == "floor6/1")
     assert page.writer == "linzhou" and page.fence_token == 2
     # The manual holder keeps its stale lease in memory; every later call is refused too.
-    act(sim, "checkpoint", worker="azheng", step=1)
-    act(sim, "complete", worker="azheng")
+    act(sim, "checkpoint", worker="acheng", step=1)
+    act(sim, "complete", worker="acheng")
     reasons = [(r.operation, r.reason) for r in sim.snapshot().rejections]
     assert reasons[-2:] == [("checkpoint", "superseded"), ("complete", "superseded")]
 
@@ -110,11 +112,11 @@ def test_stall_keeps_memory_and_remaining_step_time() -> None:
 
 def test_killed_worker_leaves_the_lease_to_expire_and_successor_resumes_from_checkpoint() -> None:
     sim = make_sim(tasks=(TaskSpec("floor6", steps=6),))
-    advance(sim, 35)  # azheng has checkpointed step 3
-    act(sim, "kill", worker="azheng")
+    advance(sim, 35)  # acheng has checkpointed step 3
+    act(sim, "kill", worker="acheng")
     snap = sim.snapshot()
-    assert snap.worker("azheng").state == "dead"  # type: ignore[union-attr]
-    assert snap.task("floor6").row.owner_id == "azheng"  # type: ignore[union-attr]
+    assert snap.worker("acheng").state == "dead"  # type: ignore[union-attr]
+    assert snap.task("floor6").row.owner_id == "acheng"  # type: ignore[union-attr]
     advance(sim, 120)
     snap = sim.snapshot()
     task = snap.task("floor6")
@@ -122,17 +124,17 @@ def test_killed_worker_leaves_the_lease_to_expire_and_successor_resumes_from_che
     assert snap.metrics.wasted_steps == 0
     keys = [e.detail["key"] for e in named(sim, "write_accepted", worker_id="linzhou")]
     assert keys == ["floor6/4", "floor6/5", "floor6/6"]
-    # Recovery ran from azheng's last heartbeat (20 s) to linzhou's claim.
+    # Recovery ran from acheng's last heartbeat (20 s) to linzhou's claim.
     claim = named(sim, "claimed", worker_id="linzhou")[0]
     assert snap.metrics.recovery_time_ms == claim.at - 20_000
 
 
 def test_restart_brings_back_a_fresh_worker_with_the_same_id() -> None:
-    sim = make_sim(workers=("azheng",), tasks=(TaskSpec("t", steps=3),))
+    sim = make_sim(workers=("acheng",), tasks=(TaskSpec("t", steps=3),))
     advance(sim, 15)
-    act(sim, "kill", worker="azheng")
-    act(sim, "restart", worker="azheng")
-    w = sim.snapshot().worker("azheng")
+    act(sim, "kill", worker="acheng")
+    act(sim, "restart", worker="acheng")
+    w = sim.snapshot().worker("acheng")
     assert w is not None and w.state == "idle" and w.lease_token is None
     advance(sim, 120)
     task = sim.snapshot().task("t")
@@ -140,15 +142,15 @@ def test_restart_brings_back_a_fresh_worker_with_the_same_id() -> None:
 
 
 def test_partition_fails_calls_and_heal_ends_it() -> None:
-    sim = make_sim(workers=("azheng", "linzhou"), tasks=(TaskSpec("t", steps=10),))
+    sim = make_sim(workers=("acheng", "linzhou"), tasks=(TaskSpec("t", steps=10),))
     advance(sim, 15)
-    act(sim, "partition", worker="azheng")
-    assert sim.snapshot().worker("azheng").state == "partitioned"  # type: ignore[union-attr]
+    act(sim, "partition", worker="acheng")
+    assert sim.snapshot().worker("acheng").state == "partitioned"  # type: ignore[union-attr]
     advance(sim, 90)
     snap = sim.snapshot()
-    assert any(r.reason == "partitioned" and r.worker_id == "azheng" for r in snap.rejections)
+    assert any(r.reason == "partitioned" and r.worker_id == "acheng" for r in snap.rejections)
     assert snap.task("t").row.owner_id == "linzhou"  # type: ignore[union-attr]
-    act(sim, "heal", worker="azheng")
+    act(sim, "heal", worker="acheng")
     advance(sim, 200)
     snap = sim.snapshot()
     assert snap.task("t").row.status == "done"  # type: ignore[union-attr]
@@ -156,15 +158,15 @@ def test_partition_fails_calls_and_heal_ends_it() -> None:
 
 
 def test_slow_worker_takes_factor_times_longer_per_step() -> None:
-    sim = make_sim(workers=("azheng",), tasks=(TaskSpec("t", steps=3),))
-    act(sim, "slow", worker="azheng", factor=3.0)  # step 1 is already under way at t=0
+    sim = make_sim(workers=("acheng",), tasks=(TaskSpec("t", steps=3),))
+    act(sim, "slow", worker="acheng", factor=3.0)  # step 1 is already under way at t=0
     advance(sim, 10)
     assert len(named(sim, "write_accepted")) == 1
     advance(sim, 29.999)  # step 2 started slowed: 30 s
     assert len(named(sim, "write_accepted")) == 1
     advance(sim, 0.001)
     assert len(named(sim, "write_accepted")) == 2
-    act(sim, "resume", worker="azheng")  # the step under way keeps its pace
+    act(sim, "resume", worker="acheng")  # the step under way keeps its pace
     advance(sim, 30)
     assert len(named(sim, "write_accepted")) == 3
 
@@ -172,17 +174,17 @@ def test_slow_worker_takes_factor_times_longer_per_step() -> None:
 def test_skew_does_not_matter_when_the_store_clock_judges() -> None:
     sim = make_sim(skew={"linzhou": 50_000}, tasks=(TaskSpec("t", steps=12),))
     advance(sim, 200)
-    assert [e.worker_id for e in named(sim, "claimed")] == ["azheng"]
+    assert [e.worker_id for e in named(sim, "claimed")] == ["acheng"]
     assert sim.snapshot().violations == {}
 
 
 def test_resume_ends_freeze_stall_partition_and_slow() -> None:
-    sim = make_sim(workers=("azheng",), tasks=(TaskSpec("t", steps=2),))
+    sim = make_sim(workers=("acheng",), tasks=(TaskSpec("t", steps=2),))
     for fault in ("freeze_heartbeat", "stall", "partition"):
-        act(sim, fault, worker="azheng")
-    act(sim, "slow", worker="azheng", factor=2.0)
-    act(sim, "resume", worker="azheng")
-    w = sim.snapshot().worker("azheng")
+        act(sim, fault, worker="acheng")
+    act(sim, "slow", worker="acheng", factor=2.0)
+    act(sim, "resume", worker="acheng")
+    w = sim.snapshot().worker("acheng")
     assert w is not None
     assert (w.heartbeat_frozen, w.stalled, w.partitioned, w.slow_factor) == (
         False,
@@ -195,21 +197,23 @@ def test_resume_ends_freeze_stall_partition_and_slow() -> None:
 
 
 def test_self_fencing_worker_stops_by_itself_after_its_renew_deadline() -> None:
-    sim = make_sim(workers=("azheng",), tasks=(TaskSpec("t", steps=12),), self_fencing=True)
+    sim = make_sim(workers=("acheng",), tasks=(TaskSpec("t", steps=12),), self_fencing=True)
     advance(sim, 5)
-    act(sim, "freeze_heartbeat", worker="azheng")
+    act(sim, "freeze_heartbeat", worker="acheng")
     advance(sim, 60)
     (fenced,) = named(sim, "self_fenced")
-    assert fenced.worker_id == "azheng"
-    assert fenced.at > 40_000  # past the renew deadline (2/3 of the ttl)
+    assert fenced.worker_id == "acheng"
+    # At its renew deadline (2/3 of the ttl), not at the end of the step it was on, and
+    # before its lease expires.
+    assert fenced.at == 40_000 < fenced.detail["expires_at"]
     # It wrote nothing after its deadline.
     assert all(e.at <= 40_000 for e in named(sim, "write_accepted"))
 
 
 def test_worker_view_shows_what_the_worker_believes() -> None:
-    sim = make_sim(workers=("azheng",), tasks=(TaskSpec("t", steps=12),), skew={"azheng": 5_000})
+    sim = make_sim(workers=("acheng",), tasks=(TaskSpec("t", steps=12),), skew={"acheng": 5_000})
     advance(sim, 25)
-    w = sim.snapshot().worker("azheng")
+    w = sim.snapshot().worker("acheng")
     assert w is not None
     assert (w.state, w.task_id, w.step, w.lease_token, w.fence_token) == ("working", "t", 3, 1, 1)
     assert w.store_remaining_ms == 80_000 - 25_000
@@ -234,11 +238,11 @@ def test_the_keeper_notes_an_expiry_before_a_claim_due_at_the_same_instant() -> 
     config = LeaseConfig(
         ttl_ms=10_000, heartbeat_every_ms=3_000, renew_deadline_ms=6_000, poll_every_ms=12_000
     )
-    sim = make_sim(workers=("azheng",), tasks=(TaskSpec("t", steps=20),), config=config)
+    sim = make_sim(workers=("acheng",), tasks=(TaskSpec("t", steps=20),), config=config)
     advance(sim, 1.001)
     act(sim, "add_worker", worker="linzhou")  # polls now, then at 13.001 s
-    advance(sim, 2.499)  # azheng renews at 3 s: her lease now runs to 13 s
-    act(sim, "kill", worker="azheng")
+    advance(sim, 2.499)  # acheng renews at 3 s: her lease now runs to 13 s
+    act(sim, "kill", worker="acheng")
     advance(sim, 10.001)
     names = [e.event for e in sim.events() if e.at == 13_001]
     assert names[:2] == ["lease_expired", "claimed"]

@@ -24,7 +24,7 @@ from tests.simkit import act, advance, history, make_sim, named
 def kill_the_holder(mode: Mode) -> Simulation:
     sim = make_sim(mode=mode, tasks=(TaskSpec("floor6", steps=6),))
     advance(sim, 25)
-    act(sim, "kill", worker="azheng")
+    act(sim, "kill", worker="acheng")
     advance(sim, 4000)
     return sim
 
@@ -42,7 +42,7 @@ def test_no_expiry_leaves_the_task_stuck_forever() -> None:
     snap = sim.snapshot()
     assert snap.violations == {"stuck_task": 1}
     assert snap.task("floor6").row.status == "running"  # type: ignore[union-attr]
-    assert snap.task("floor6").row.owner_id == "azheng"  # type: ignore[union-attr]
+    assert snap.task("floor6").row.owner_id == "acheng"  # type: ignore[union-attr]
     (violation,) = named(sim, "violation")
     assert violation.reason == "stuck_task" and violation.task_id == "floor6"
     assert violation.at == 20_000 + 3 * 60_000 + 1  # 3 x ttl after its last heartbeat
@@ -106,7 +106,7 @@ def test_client_clock_lets_a_fast_clock_steal_a_live_lease() -> None:
 def kill_after_api_call(mode: Mode) -> Simulation:
     sim = make_sim(mode=mode, tasks=(TaskSpec("agent", kind="tools", steps=4),))
     advance(sim, 30.5)  # step 3 called the API at 30 s; its answer comes at 31 s
-    act(sim, "kill", worker="azheng")
+    act(sim, "kill", worker="acheng")
     advance(sim, 300)
     return sim
 
@@ -160,14 +160,15 @@ def test_rejected_approval_makes_the_task_dead() -> None:
         "rejected_by_human",
     )
     result = sim.apply(Approve(task="grant"))
-    assert not result.ok and "not waiting" in result.message
-    assert named(sim, "approve_rejected", reason="not_waiting")
+    assert result.ok and result.ignored and "not waiting" in result.message
+    assert named(sim, "approve_ignored", reason="not_waiting")
+    assert sim.snapshot().rejections == ()
 
 
 def test_browser_successor_continues_from_the_saved_url_and_actions() -> None:
     sim = make_sim(tasks=(TaskSpec("crawl", kind="browser", steps=6),))
     advance(sim, 35)
-    act(sim, "kill", worker="azheng")
+    act(sim, "kill", worker="acheng")
     advance(sim, 200)
     cp = next(c for c in sim.snapshot().checkpoints if c.task_id == "crawl")
     assert cp.step == 6
@@ -234,17 +235,17 @@ def test_random_faults_in_correct_mode_never_violate_and_every_task_finishes(see
 def test_a_task_orphaned_by_a_crash_is_stuck_even_after_its_worker_restarts() -> None:
     # no_expiry: the restarted worker has an empty memory, so nobody renews or frees the
     # task it held before the crash; the checker must still call it stuck.
-    sim = make_sim(mode=Mode.NO_EXPIRY, workers=("azheng",), tasks=(TaskSpec("t", steps=6),))
+    sim = make_sim(mode=Mode.NO_EXPIRY, workers=("acheng",), tasks=(TaskSpec("t", steps=6),))
     advance(sim, 15)
-    act(sim, "kill", worker="azheng")
-    act(sim, "restart", worker="azheng")
+    act(sim, "kill", worker="acheng")
+    act(sim, "restart", worker="acheng")
     advance(sim, 400)
     assert sim.snapshot().violations == {"stuck_task": 1}
     # In correct mode the same crash and restart recover: the restarted worker reclaims it.
-    sim = make_sim(workers=("azheng",), tasks=(TaskSpec("t", steps=6),))
+    sim = make_sim(workers=("acheng",), tasks=(TaskSpec("t", steps=6),))
     advance(sim, 15)
-    act(sim, "kill", worker="azheng")
-    act(sim, "restart", worker="azheng")
+    act(sim, "kill", worker="acheng")
+    act(sim, "restart", worker="acheng")
     advance(sim, 400)
     snap = sim.snapshot()
     assert snap.violations == {} and snap.task("t").row.status == "done"  # type: ignore[union-attr]

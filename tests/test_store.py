@@ -419,7 +419,7 @@ async def test_decide_on_a_task_not_waiting(store: LeaseStore, decide: str) -> N
         await getattr(store, decide)("t1")
     ev = await last_event(store)
     assert (ev.event, ev.reason, ev.detail) == (
-        f"{decide}_rejected",
+        f"{decide}_ignored",
         "not_waiting",
         {"status": "running"},
     )
@@ -623,11 +623,20 @@ async def test_fenced_write_accepts_equal_or_higher_and_refuses_lower(
         1,
         1,
     )
-    assert ev.detail == {"operation": "write", "key": "page-1", "current_fence_token": 2}
-    assert [(r.key, r.value, r.fence_token) for r in ledger] == [("page-1", "v2", 2)]
-    # A stale holder may still write a key nobody newer has touched: the ledger only
-    # knows fence tokens per key, it never looks at agent_tasks.
-    await store.fenced_write(old, "page-2", "fresh")
+    assert ev.detail == {
+        "operation": "write",
+        "key": "page-1",
+        "current_lease_token": 2,
+        "current_fence_token": 2,
+        "page_fence_token": 2,
+        "status": "running",
+    }
+    assert [(r.key, r.value, r.fence_token, r.task_id) for r in ledger] == [
+        ("page-1", "v2", 2, "t1")
+    ]
+    # Nor may it write a page nobody newer has touched: its token is behind the task's.
+    with pytest.raises(FencedWrite):
+        await store.fenced_write(old, "page-2", "fresh")
 
 
 async def test_apply_effect_once_per_key(store: LeaseStore, clock: VirtualClock) -> None:
@@ -712,7 +721,12 @@ async def test_no_expiry_mode_never_expires(clock: VirtualClock) -> None:
     clock.advance(100 * TTL)
     assert await store.claim("w2") is None
     assert await store.claim("w2", "t1") is None
-    assert await store.expired_leases() != []  # the row says so, but nobody acts on it
+    # Mistake one whole: `running` and an owner, and nothing else: no expiry, no version.
+    row = await store.task("t1")
+    assert (row.status, row.owner_id) == ("running", lease.owner_id)
+    assert (row.lease_expires_at, row.renew_deadline) == (None, None)
+    assert (row.lease_token, row.fence_token) == (0, 0)
+    assert await store.expired_leases() == []
     await store.heartbeat(lease)
     await store.complete(lease)
     await store.close()

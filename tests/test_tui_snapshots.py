@@ -40,3 +40,12 @@ def test_no_fencing_at_the_end_of_its_script(snap_compare: Any, lang: str) -> No
 def test_help_screen(snap_compare: Any, lang: str) -> None:
     # ?: open the help page over the first scenario
     assert snap_compare(app_for("01_fog.toml", lang), press=["question_mark"], terminal_size=SIZE)
+
+
+@pytest.mark.parametrize(
+    "size", [(80, 24), (120, 40), (200, 60)], ids=["80x24", "120x40", "200x60"]
+)
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_fence_rejection_at_every_size(snap_compare: Any, lang: str, size: tuple[int, int]) -> None:
+    # n x 14, then 3: scenario 1 to Azheng's refused stale page, with the Rejected panel shown
+    assert snap_compare(app_for("01_fog.toml", lang), press=["n"] * 14 + ["3"], terminal_size=size)

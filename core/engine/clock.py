@@ -2,6 +2,11 @@
 
 All times in the core are integer milliseconds: integers keep virtual runs exact and
 replayable byte for byte, and map to BIGINT on any database.
+
+A store on real time never judges a lease by the clock of the process that calls it: with a
+`DatabaseClock`, `now` is read by SQL inside each transaction (on SQLite the machine's clock,
+read under the write lock), so a worker whose clock is skewed changes nothing. Simulations
+inject a `VirtualClock` instead.
 """
 
 import time
@@ -14,11 +19,19 @@ class Clock(Protocol):
     def now_ms(self) -> int: ...
 
 
-class RealClock:
-    """Wall-clock time, milliseconds since the Unix epoch."""
+class DatabaseClock:
+    """Real time as the database tells it; the store reads it inside each transaction.
+
+    `now_ms()` is only this process's wall clock, for a worker's own bookkeeping (when it
+    last renewed, what to print); the store never uses it to judge a lease.
+    """
 
     def now_ms(self) -> int:
         return time.time_ns() // 1_000_000
+
+
+# The earlier name: real time, for a store, is the database's.
+RealClock = DatabaseClock
 
 
 class VirtualClock:

@@ -1,4 +1,4 @@
-"""Lease timing and the run's mode (correct, or one of the seed's five mistakes and one more).
+"""Lease timing and the run's mode (correct, or one of the mistakes the seed warns about).
 
 The timing rules follow Kubernetes' leader election (leaseDuration > renewDeadline >
 retryPeriod), in the seed's words:
@@ -19,7 +19,7 @@ from core.engine.errors import ConfigError
 
 
 class Mode(enum.StrEnum):
-    """The correct engine, or one switched-on mistake from the seed's 常见误区."""
+    """The correct engine, or one switched-on mistake (常见误区, or the seed's SQL as printed)."""
 
     CORRECT = "correct"
     NO_EXPIRY = "no_expiry"  # mistake one: `running` means owned, leases never expire
@@ -28,6 +28,13 @@ class Mode(enum.StrEnum):
     NO_CHECKPOINT = "no_checkpoint"  # mistake four: a successor starts from step 1
     CLIENT_CLOCK = "client_clock"  # mistake five: workers judge expiry by their own clock
     NO_IDEMPOTENCY = "no_idempotency"  # the formula's fifth part missing: effects repeat
+    # The seed's Claim, Heartbeat and Complete exactly as printed: the claim's expiry half has
+    # no status guard, heartbeat and complete check only owner and lease token, and
+    # complete leaves the expiry set, so a finished task is claimed and completed again.
+    SEED_SQL = "seed_sql"
+    # "Renewal coupled to the business logic": only the work loop renews, between steps, so
+    # one step longer than the lease loses it while the worker is healthy.
+    HEARTBEAT_IN_WORK = "heartbeat_in_work"
 
 
 LONG_LEASE_TTL_MS = 3_600_000

@@ -3,26 +3,42 @@
 A transaction is a plain function over a DB-API connection. A driver decides where it runs:
 - `InlineDriver` runs it in the caller's thread. Virtual-time simulations use it: a store
   call then never suspends, so a simulation step is exact and fast.
-- `AioSqliteDriver`, for real-clock workers in an asyncio program, runs it on aiosqlite's
-  connection: first straight away on the event loop, without waiting for any lock, and
-  only if the database is locked by another process (or a transaction of this one is
-  already on aiosqlite's thread) on that thread, where it may wait. An uncontended SQLite
-  transaction in WAL mode takes tens of microseconds, less than one hop to another thread
-  on this machine (75-100 us measured), so the fast path blocks the loop less than the hop
-  would; a lock held elsewhere never blocks it.
+- `AsyncSqliteDriver`, for real-clock workers in an asyncio program, owns one sqlite3
+  connection and one thread of its own (a one-thread executor: public asyncio and
+  concurrent.futures APIs only, no library internals). Each call first lets the loop run
+  other tasks once (`asyncio.sleep(0)`: a worker's heartbeat coroutine is never starved by
+  its own work), then runs the whole transaction straight away on the loop without waiting
+  for any lock, and only if the database is locked by another connection (or a transaction
+  of this driver is already on its thread) on the thread, where it may wait. An
+  uncontended SQLite transaction in WAL mode takes tens of microseconds, less than one hop
+  to another thread (75-100 us measured here), so the fast path blocks the loop less than
+  the hop would; a lock held elsewhere never blocks it. WAL checkpoints never run on the
+  loop: the connection's auto-checkpoint is off and a second connection on a second
+  thread checkpoints every `CHECKPOINT_EVERY` commits.
+
+Both drivers are async context managers, and `close()` is ordered after every call that
+entered before it; a call entering after `close()` began raises `StoreClosed`.
 """
 
+import asyncio
+import contextlib
 import os
 import sqlite3
 import threading
 from collections.abc import Callable
-from typing import Any, Protocol, TypeVar
-
-import aiosqlite
+from concurrent.futures import ThreadPoolExecutor
+from types import TracebackType
+from typing import Any, Protocol, Self, TypeVar
 
 from core.engine.backends import sqlite as backend
+from core.engine.errors import StoreClosed
 
 T = TypeVar("T")
+
+# With SQLite's default of 1,000 pages, a checkpoint ran inside a commit on the loop about
+# every 250 of ours and stalled it up to 10 ms. A passive checkpoint on another thread every
+# 200 commits keeps the WAL file near the same size and costs the loop nothing.
+CHECKPOINT_EVERY = 200
 
 
 class Driver(Protocol):
@@ -45,64 +61,174 @@ def _connect_with_schema(path: str | os.PathLike[str]) -> sqlite3.Connection:
     return conn
 
 
+def _closed_error(what: str) -> StoreClosed:
+    return StoreClosed(f"{what}: the store is closed; no new transaction is accepted")
+
+
 class InlineDriver:
-    """Runs each transaction synchronously in the calling thread."""
+    """Runs each transaction synchronously in the calling thread; a call never suspends."""
 
     def __init__(self, conn: sqlite3.Connection) -> None:
         self.conn = conn
+        self._closed = False
 
     @classmethod
     def open(cls, path: str | os.PathLike[str] = ":memory:") -> "InlineDriver":
         return cls(_connect_with_schema(path))
 
     async def write(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        if self._closed:
+            raise _closed_error("write")
         return backend.run_write(self.conn, fn)
 
     async def read(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        if self._closed:
+            raise _closed_error("read")
         return backend.run_read(self.conn, fn)
 
     async def close(self) -> None:
-        self.conn.close()
+        # Nothing can be in flight: every call ran to its end before it returned.
+        if not self._closed:
+            self._closed = True
+            self.conn.close()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self, _t: type[BaseException] | None, _e: BaseException | None, _tb: TracebackType | None
+    ) -> None:
+        await self.close()
 
 
-class AioSqliteDriver:
-    """Runs each transaction on aiosqlite's thread: one thread round trip per transaction."""
+class _Checkpointer:
+    """Checkpoints the WAL on a thread and a connection of its own, never on the loop."""
 
-    def __init__(self, conn: aiosqlite.Connection) -> None:
-        self._aconn = conn
-        # Transactions queued or running on aiosqlite's thread. While there are any, the
-        # connection is not ours to use on the loop. The thread decrements it as the last
-        # thing a job does, so zero means nothing will touch the connection from there.
+    def __init__(self, path: str) -> None:
+        self._path = path
+        self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="bk-checkpoint")
+        self._conn: sqlite3.Connection | None = None
+        self._pending: asyncio.Future[None] | None = None
+        self.done = 0  # checkpoints run (for tests and curiosity)
+
+    def _checkpoint(self) -> None:
+        if self._conn is None:
+            self._conn = backend.checkpoint_connection(self._path)
+        backend.checkpoint(self._conn)
+        self.done += 1
+
+    def request(self) -> None:
+        """Start a checkpoint unless one is still running (one is as good as two)."""
+        if self._pending is not None and not self._pending.done():
+            return
+        self._pending = asyncio.get_running_loop().run_in_executor(self._thread, self._checkpoint)
+        # A failed checkpoint is harmless (the next one catches up); do not log it as lost.
+        self._pending.add_done_callback(lambda f: f.cancelled() or f.exception())
+
+    async def close(self) -> None:
+        if self._pending is not None:
+            with contextlib.suppress(Exception):
+                await self._pending
+
+        def shut() -> None:
+            if self._conn is not None:
+                self._conn.close()
+
+        await asyncio.get_running_loop().run_in_executor(self._thread, shut)
+        self._thread.shutdown(wait=False)
+
+
+class _Job:
+    """A transaction handed to the driver's thread, and whether it may still be dropped."""
+
+    QUEUED, RUNNING, DROPPED = range(3)
+
+    def __init__(self) -> None:
+        self.state = _Job.QUEUED
+        self.lock = threading.Lock()
+
+    def start(self) -> bool:
+        with self.lock:
+            if self.state == _Job.DROPPED:
+                return False
+            self.state = _Job.RUNNING
+            return True
+
+    def drop(self) -> bool:
+        """Forget a job that has not begun; False if it has (it will run to its end)."""
+        with self.lock:
+            if self.state == _Job.QUEUED:
+                self.state = _Job.DROPPED
+                return True
+            return False
+
+
+class AsyncSqliteDriver:
+    """The asyncio driver: the loop when the lock is free, its own thread when it is not.
+
+    Cancellation. A call has one suspension point before its transaction begins and, on the
+    thread path only, one while the transaction runs there:
+    - cancelled before the transaction began (always the case on the loop path): nothing
+      was written, and nothing will be;
+    - cancelled while its transaction runs on the thread: the transaction runs to its end
+      (it commits or rolls back whole) and only then does `CancelledError` reach the
+      caller. So a cancelled call MAY have committed; read the state back to know. No write
+      of a cancelled call is ever still under way once the cancellation has been delivered.
+    """
+
+    def __init__(
+        self, conn: sqlite3.Connection, thread: ThreadPoolExecutor, path: str | None
+    ) -> None:
+        self._conn = conn
+        self._thread = thread
+        self._path = path or ":memory:"
+        # Jobs queued or running on the thread. While there are any, the connection is not
+        # the loop's to use. The thread decrements it as the last thing a job does, so zero
+        # means nothing will touch the connection from there.
         self._on_thread = 0
         self._count_lock = threading.Lock()
+        # Calls between entry and return (loop only). close() waits for zero.
+        self._active = 0
+        self._idle = asyncio.Event()
+        self._idle.set()
+        self._closing = False
+        self._closed: asyncio.Future[None] | None = None
+        self._commits = 0
+        self.checkpointer = _Checkpointer(path) if path is not None else None
 
     @classmethod
-    async def open(cls, path: str | os.PathLike[str]) -> "AioSqliteDriver":
-        aconn = aiosqlite.Connection(lambda: _connect_with_schema(path), iter_chunk_size=64)
+    async def open(cls, path: str | os.PathLike[str]) -> "AsyncSqliteDriver":
+        thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="bk-sqlite")
+        loop = asyncio.get_running_loop()
         try:
-            await aconn
+            conn = await loop.run_in_executor(thread, _connect_with_schema, path)
         except BaseException:
-            # aiosqlite stops its thread on a failed connect but does not wait for it; if
-            # the loop closed first, the thread dies on "Event loop is closed". It has
-            # nothing left but to stop, so wait for that (only on this error path).
-            aconn._thread.join(timeout=5)
+            thread.shutdown(wait=False)
             raise
-        return cls(aconn)
+        file_backed = backend.is_file_backed(path)
+        if file_backed:
+            backend.disable_autocheckpoint(conn)
+        return cls(conn, thread, str(path) if file_backed else None)
 
-    async def _run(self, fn: Callable[..., T], *args: Any) -> T:
-        # aiosqlite's public API runs one statement per round trip; a whole transaction in
-        # one trip keeps the core near raw aiosqlite speed (`make bench` measures it).
-        def job() -> T:
-            try:
-                return fn(*args)
-            finally:
-                with self._count_lock:
-                    self._on_thread -= 1
+    # -- the guard every call passes --------------------------------------------------------
 
-        with self._count_lock:
-            self._on_thread += 1
-        result: T = await self._aconn._execute(job)  # type: ignore[no-untyped-call]
-        return result
+    def _enter(self, what: str) -> None:
+        if self._closing:
+            raise _closed_error(f"{what} on {self._path}")
+        self._active += 1
+        self._idle.clear()
+
+    def _leave(self) -> None:
+        self._active -= 1
+        if self._active == 0:
+            self._idle.set()
+
+    def _committed(self) -> None:
+        self._commits += 1
+        if self.checkpointer is not None and self._commits % CHECKPOINT_EVERY == 0:
+            self.checkpointer.request()
+
+    # -- the two paths ----------------------------------------------------------------------
 
     def _now(
         self,
@@ -111,19 +237,86 @@ class AioSqliteDriver:
     ) -> T | backend.Busy:
         if self._on_thread:
             return backend.BUSY
-        return backend.try_now(self._aconn._conn, run, fn)
+        return backend.try_now(self._conn, run, fn)
+
+    async def _on_own_thread(
+        self,
+        run: Callable[[sqlite3.Connection, Callable[[sqlite3.Connection], T]], T],
+        fn: Callable[[sqlite3.Connection], T],
+    ) -> T:
+        job = _Job()
+        dropped: Any = object()
+
+        def work() -> Any:
+            try:
+                if not job.start():
+                    return dropped
+                return run(self._conn, fn)
+            finally:
+                with self._count_lock:
+                    self._on_thread -= 1
+
+        with self._count_lock:
+            self._on_thread += 1
+        future = asyncio.get_running_loop().run_in_executor(self._thread, work)
+        try:
+            result: T = await asyncio.shield(future)
+            return result
+        except asyncio.CancelledError:
+            if not job.drop():
+                # Begun: let it end before the cancellation goes on (see the class doc).
+                while not future.done():
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await asyncio.wait((future,))
+            # Whatever it ends with, the caller gets CancelledError instead: mark it read.
+            future.add_done_callback(lambda f: f.cancelled() or f.exception())
+            raise
 
     async def write(self, fn: Callable[[sqlite3.Connection], T]) -> T:
-        result = self._now(backend.write_once, fn)
-        if isinstance(result, backend.Busy):
-            return await self._run(backend.run_write, self._aconn._conn, fn)
-        return result
+        self._enter("write")
+        try:
+            # The one suspension point of the loop path, before anything is written.
+            await asyncio.sleep(0)
+            result = self._now(backend.write_once, fn)
+            if isinstance(result, backend.Busy):
+                result = await self._on_own_thread(backend.run_write, fn)
+            self._committed()
+            return result
+        finally:
+            self._leave()
 
     async def read(self, fn: Callable[[sqlite3.Connection], T]) -> T:
-        result = self._now(backend.run_read, fn)
-        if isinstance(result, backend.Busy):
-            return await self._run(backend.run_read, self._aconn._conn, fn)
-        return result
+        self._enter("read")
+        try:
+            await asyncio.sleep(0)
+            result = self._now(backend.run_read, fn)
+            if isinstance(result, backend.Busy):
+                result = await self._on_own_thread(backend.run_read, fn)
+            return result
+        finally:
+            self._leave()
+
+    # -- closing ----------------------------------------------------------------------------
 
     async def close(self) -> None:
-        await self._aconn.close()
+        """Refuse new calls, wait for every call in flight, then close. Safe to repeat."""
+        if self._closed is None:
+            self._closing = True
+            self._closed = asyncio.ensure_future(self._close())
+        await asyncio.shield(self._closed)
+
+    async def _close(self) -> None:
+        await self._idle.wait()
+        if self.checkpointer is not None:
+            await self.checkpointer.close()
+        # On the thread: closing the last connection checkpoints the WAL, which takes time.
+        await asyncio.get_running_loop().run_in_executor(self._thread, self._conn.close)
+        self._thread.shutdown(wait=False)
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self, _t: type[BaseException] | None, _e: BaseException | None, _tb: TracebackType | None
+    ) -> None:
+        await self.close()

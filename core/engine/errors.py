@@ -19,6 +19,10 @@ class SchemaVersionError(StoreError):
     """The database was written by a newer version of borrowed-keys."""
 
 
+class StoreClosed(StoreError):
+    """A call reached a store after `close()` began: it is refused, never half-run."""
+
+
 class UnknownTask(BorrowedKeysError):
     """No task with that id."""
 
@@ -53,7 +57,7 @@ class RejectReason(enum.StrEnum):
     SUPERSEDED = "superseded"  # a newer lease_token exists: someone re-claimed the task
     EXPIRED = "expired"  # time is up by the store clock, nobody has re-claimed yet
     NOT_RUNNING = "not_running"  # the task is done, dead, waiting or queued again
-    FENCED = "fenced"  # the ledger has accepted a higher fence token for this key
+    FENCED = "fenced"  # a write whose fence token is behind the task's newest or the page's
     PARTITIONED = "partitioned"  # the call never reached the store
 
 
@@ -74,9 +78,8 @@ class LeaseRejected(BorrowedKeysError):
         key: str | None = None,
     ) -> None:
         if reason is RejectReason.FENCED:
-            why = (
-                f"its fence token {fence_token}; the ledger has accepted {current_fence_token} "
-                f"for {key}"
+            why = f"its fence token {fence_token} is behind {current_fence_token}" + (
+                f" for {key}" if key else ""
             )
         elif current_lease_token is None:
             why = f"its lease {lease_token}, fence {fence_token}"
@@ -98,4 +101,5 @@ class LeaseRejected(BorrowedKeysError):
 
 
 class FencedWrite(LeaseRejected):
-    """The ledger refused a page because it has seen a higher fence token for it."""
+    """The ledger refused a page: its fence token is behind the newest one issued for its
+    task, or behind one the page has already accepted."""

@@ -11,9 +11,13 @@ from typing import Optional
 from sqlalchemy import BigInteger, Column, Index, Text, text
 from sqlmodel import Field, SQLModel
 
-SCHEMA_VERSION = 1
+# 2: ledger.task_id (a page names its task), agent_tasks.queue_seq (first in, first out),
+# and fence tokens drawn from `fence_counter`, no longer max(fence_token) + 1.
+SCHEMA_VERSION = 2
 
 STATUSES = ("queued", "running", "waiting", "done", "dead")
+
+FENCE_COUNTER = "fence_token"  # the name of fence_counter's one row
 
 
 class AgentTask(SQLModel, table=True):
@@ -23,8 +27,8 @@ class AgentTask(SQLModel, table=True):
     __table_args__ = (
         # A claim probes these two partial indexes instead of scanning finished history.
         Index(
-            "ix_agent_tasks_queued",
-            "updated_at",
+            "ix_agent_tasks_queue",
+            "queue_seq",
             "task_id",
             sqlite_where=text("status = 'queued'"),
             postgresql_where=text("status = 'queued'"),
@@ -56,6 +60,11 @@ class AgentTask(SQLModel, table=True):
     error_code: Optional[str] = Field(default=None)
     approved_at: Optional[int] = Field(default=None, sa_column=Column(BigInteger))
     updated_at: int = Field(sa_column=Column(BigInteger, nullable=False))
+    # The task's place in the queue, drawn each time it (re-)enters it: a claim takes the
+    # task queued first. Times tie within a millisecond; this number never does.
+    queue_seq: int = Field(
+        default=0, sa_column=Column(BigInteger, nullable=False, server_default=text("0"))
+    )
 
 
 class Checkpoint(SQLModel, table=True):
@@ -81,6 +90,8 @@ class LedgerEntry(SQLModel, table=True):
     fence_token: int = Field(sa_column=Column(BigInteger, nullable=False))
     writer: str
     updated_at: int = Field(sa_column=Column(BigInteger, nullable=False))
+    # The task whose lease wrote the page, as the write named it (keys are free text).
+    task_id: str = Field(sa_column=Column(Text, nullable=False))
 
 
 class Effect(SQLModel, table=True):
@@ -111,6 +122,20 @@ class Event(SQLModel, table=True):
     fence_token: Optional[int] = Field(default=None, sa_column=Column(BigInteger))
     reason: Optional[str] = Field(default=None)
     detail: str = Field(default="{}", sa_column=Column(Text, nullable=False))
+
+
+class FenceCounter(SQLModel, table=True):
+    """The highest fence token ever issued, in one row: a token is never issued twice.
+
+    `max(fence_token) + 1` over the tasks forgot every token of a deleted task row, and
+    reissued it. SQLite has no sequences, so each claim reads this row and bumps it in the
+    same transaction; PostgreSQL would use a SEQUENCE (see core/engine/statements.py).
+    """
+
+    __tablename__ = "fence_counter"
+
+    name: str = Field(primary_key=True)
+    value: int = Field(sa_column=Column(BigInteger, nullable=False))
 
 
 class StoreMeta(SQLModel, table=True):

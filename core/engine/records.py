@@ -25,8 +25,8 @@ class Lease:
     lease_token: int
     fence_token: int
     attempt: int
-    expires_at: int
-    renew_deadline: int
+    expires_at: int | None  # None in no_expiry mode: `running` has no end
+    renew_deadline: int | None
     kind: str = "ledger"
 
 
@@ -74,6 +74,7 @@ class LedgerRow:
     fence_token: int
     writer: str
     updated_at: int
+    task_id: str
 
 
 @dataclass(frozen=True, slots=True)

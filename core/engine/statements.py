@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from sqlalchemy import (
+    BigInteger,
     Integer,
     and_,
     bindparam,
@@ -23,15 +24,26 @@ from sqlalchemy import (
 )
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import Dialect
+from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.sql import ClauseElement
+from sqlalchemy.sql.functions import FunctionElement
 
-from core.engine.models import AgentTask, Checkpoint, Effect, Event, LedgerEntry
+from core.engine.models import (
+    FENCE_COUNTER,
+    AgentTask,
+    Checkpoint,
+    Effect,
+    Event,
+    FenceCounter,
+    LedgerEntry,
+)
 
 tasks = AgentTask.__table__  # type: ignore[attr-defined]
 checkpoints = Checkpoint.__table__  # type: ignore[attr-defined]
 ledger = LedgerEntry.__table__  # type: ignore[attr-defined]
 effects = Effect.__table__  # type: ignore[attr-defined]
 events = Event.__table__  # type: ignore[attr-defined]
+fence_counter = FenceCounter.__table__  # type: ignore[attr-defined]
 
 TASK_COLUMNS = (
     "task_id",
@@ -68,11 +80,50 @@ LEASE_RETURNING = (
 
 @dataclass(frozen=True, slots=True)
 class Policy:
-    """Which safety mechanisms are on; each `False` is one of the seed's mistakes."""
+    """Which safety mechanisms are on; each `False` is one of the seed's mistakes.
+
+    `expiry=False` is mistake one whole: `running` is the only sign of ownership, so a
+    claim writes no expiry, no renew deadline and no new tokens (a task has no version).
+    `guards=False` runs the seed's Claim, Heartbeat and Complete exactly as printed.
+    """
 
     expiry: bool = True
     fencing: bool = True
     idempotency: bool = True
+    guards: bool = True
+
+
+# The seed's three statements, exactly as printed (its INTERVAL is the configured ttl
+# here). `borrowed-keys sql` prints them beside the statements this store runs.
+SEED_STATEMENTS: dict[str, str] = {
+    "claim": """UPDATE agent_tasks
+SET
+  status = 'running',
+  owner_id = :worker_id,
+  attempt = attempt + 1,
+  lease_token = lease_token + 1,
+  lease_expires_at = NOW() + INTERVAL '60 seconds',
+  last_heartbeat_at = NOW(),
+  updated_at = NOW()
+WHERE task_id = :task_id
+  AND (status = 'queued' OR lease_expires_at < NOW());""",
+    "heartbeat": """UPDATE agent_tasks
+SET
+  lease_expires_at = NOW() + INTERVAL '60 seconds',
+  last_heartbeat_at = NOW(),
+  updated_at = NOW()
+WHERE task_id = :task_id
+  AND owner_id = :worker_id
+  AND lease_token = :lease_token;""",
+    "complete": """UPDATE agent_tasks
+SET
+  status = 'done',
+  result_uri = :result_uri,
+  updated_at = NOW()
+WHERE task_id = :task_id
+  AND owner_id = :worker_id
+  AND lease_token = :lease_token;""",
+}
 
 
 class Stmt(NamedTuple):
@@ -110,11 +161,46 @@ def _sql(stmt: ClauseElement, dialect: Dialect) -> Stmt:
     return Stmt(sql, {})
 
 
+class db_now_ms(FunctionElement[int]):
+    """The database's clock, integer milliseconds since the Unix epoch, read by the statement.
+
+    Each dialect compiles it (a PostgreSQL backend would add `clock_timestamp()`).
+    """
+
+    type = BigInteger()
+    inherit_cache = True
+
+
+@compiles(db_now_ms, "sqlite")
+def _db_now_ms_sqlite(_element: db_now_ms, _compiler: Any, **_kw: Any) -> str:
+    # 'now' is read once per statement step from the machine's clock, to the millisecond.
+    # julianday() keeps it (unixepoch('subsec') needs SQLite 3.42); ROUND takes away the
+    # double's error, under 0.05 ms at today's dates.
+    return "CAST(ROUND((julianday('now') - 2440587.5) * 86400000.0) AS INTEGER)"
+
+
+_COMPILED: dict[tuple[str, str, Policy], "Statements"] = {}
+
+
+def statements_for(dialect: Dialect, policy: Policy) -> "Statements":
+    """The statements for a dialect and a policy, compiled once per process (~20 ms each)."""
+    key = (dialect.name, dialect.paramstyle, policy)
+    found = _COMPILED.get(key)
+    if found is None:
+        found = _COMPILED.setdefault(key, Statements(dialect, policy))
+    return found
+
+
 class Statements:
-    """Every statement the store runs, as SQL text for one dialect and one policy."""
+    """Every statement the store runs, as SQL text for one dialect and one policy.
+
+    Build them with `statements_for`, which compiles each (dialect, policy) once.
+    """
 
     def __init__(self, dialect: Dialect, policy: Policy) -> None:
         t = tasks
+        # The database's own clock, for stores on real time (core/engine/clock.py).
+        self.now = _sql(select(db_now_ms()), dialect)
         now = bindparam("now", type_=Integer)
         live = t.c.lease_expires_at >= now if policy.expiry else true()
         # The lease gate: the caller's lease is the task's current, live, running lease.
@@ -128,6 +214,15 @@ class Statements:
             live,
         )
         returning = [t.c[name] for name in LEASE_RETURNING]
+        # The seed's Heartbeat and Complete: owner and lease token only. No status and no
+        # expiry check, so a heartbeat after expiry renews, and a lease on a finished task
+        # can still be renewed and completed.
+        seed_gate = and_(
+            t.c.task_id == bindparam("task_id"),
+            t.c.owner_id == bindparam("worker_id"),
+            t.c.lease_token == bindparam("lease_token"),
+        )
+        renew_gate = gate if policy.guards else seed_gate
 
         # --- claim: one conditional UPDATE ... RETURNING --------------------------------
         # `judge_now` is the store clock, except in client_clock mode (mistake five).
@@ -139,40 +234,81 @@ class Statements:
             .limit(1)
             .scalar_subquery()
         )
+        # First in, first out: the task queued first, by its place in the queue.
         queued_pick = (
             select(t.c.task_id)
             .where(t.c.status == "queued")
-            .order_by(t.c.updated_at, t.c.task_id)
+            .order_by(t.c.queue_seq, t.c.task_id)
             .limit(1)
             .scalar_subquery()
         )
+        # A task (re-)entering the queue goes behind every task queued now. The draw reads
+        # the same partial index as the pick, from its other end.
+        next_in_queue = (
+            func.coalesce(
+                select(t.c.queue_seq)
+                .where(t.c.status == "queued")
+                .order_by(t.c.queue_seq.desc())
+                .limit(1)
+                .scalar_subquery(),
+                0,
+            )
+            + 1
+        )
         # The seed's Claim has no status guard on its expiry half and would re-claim a
         # finished task; both halves here are guarded, and each probes a partial index.
+        if not policy.guards:
+            # seed_sql: the seed's guard as printed, so a done task whose expiry was never
+            # cleared becomes claimable once that expiry passes.
+            expired_pick = (
+                select(t.c.task_id)
+                .where(t.c.lease_expires_at < judge_now)
+                .order_by(t.c.lease_expires_at, t.c.task_id)
+                .limit(1)
+                .scalar_subquery()
+            )
         pick = func.coalesce(expired_pick, queued_pick) if policy.expiry else queued_pick
+        expired_named = (
+            and_(t.c.status == "running", t.c.lease_expires_at < judge_now)
+            if policy.guards
+            else t.c.lease_expires_at < judge_now
+        )
         claimable_named = or_(
             t.c.status == "queued",
-            and_(t.c.status == "running", t.c.lease_expires_at < judge_now)
-            if policy.expiry
-            else false(),
+            expired_named if policy.expiry else false(),
         )
         has_attempts = t.c.attempt < t.c.max_attempts
-        # One global sequence: the highest fence token ever drawn lives on some task row, and
-        # rows only ever move to higher tokens. (PostgreSQL would use a SEQUENCE here.)
-        next_fence = select(func.coalesce(func.max(t.c.fence_token), 0) + 1).scalar_subquery()
+        # One global counter: the claim draws the next token from it and `fence_issued`
+        # records the draw in the same transaction (under SQLite's single writer nobody can
+        # draw in between). A PostgreSQL dialect would draw `nextval('fence_tokens')` here
+        # and set `fence_issued` to None: a SEQUENCE records its draws by itself.
+        fc = fence_counter
+        next_fence = select(fc.c.value + 1).where(fc.c.name == FENCE_COUNTER).scalar_subquery()
+        self.fence_issued: Stmt | None = _sql(
+            update(fc)
+            .where(fc.c.name == FENCE_COUNTER)
+            .values(value=bindparam("fence_token", type_=Integer)),
+            dialect,
+        )
         ttl = bindparam("ttl", type_=Integer)
         deadline = bindparam("deadline", type_=Integer)
-        claim_values = {
+        # Without expiry (mistake one) a claim writes `running` and an owner, nothing more:
+        # no expiry, no renew deadline, no new lease or fence token (below).
+        claim_values: dict[str, Any] = {
             "status": case((has_attempts, "running"), else_="dead"),
             "owner_id": case((has_attempts, bindparam("worker_id")), else_=null()),
             "attempt": case((has_attempts, t.c.attempt + 1), else_=t.c.attempt),
-            "lease_token": case((has_attempts, t.c.lease_token + 1), else_=t.c.lease_token),
-            "fence_token": case((has_attempts, next_fence), else_=t.c.fence_token),
-            "lease_expires_at": case((has_attempts, now + ttl), else_=null()),
-            "renew_deadline": case((has_attempts, now + deadline), else_=null()),
             "last_heartbeat_at": case((has_attempts, now), else_=t.c.last_heartbeat_at),
             "error_code": case((has_attempts, t.c.error_code), else_="attempts_exhausted"),
             "updated_at": now,
         }
+        if policy.expiry:
+            claim_values.update(
+                lease_token=case((has_attempts, t.c.lease_token + 1), else_=t.c.lease_token),
+                fence_token=case((has_attempts, next_fence), else_=t.c.fence_token),
+                lease_expires_at=case((has_attempts, now + ttl), else_=null()),
+                renew_deadline=case((has_attempts, now + deadline), else_=null()),
+            )
         self.claim_any = _sql(
             update(t).where(t.c.task_id == pick).values(claim_values).returning(*returning),
             dialect,
@@ -186,29 +322,20 @@ class Statements:
         )
 
         # --- heartbeat, complete, fail, park, checkpoint gate --------------------------
+        renewal: dict[str, Any] = {"last_heartbeat_at": now, "updated_at": now}
+        if policy.expiry:
+            renewal.update(lease_expires_at=now + ttl, renew_deadline=now + deadline)
         self.heartbeat = _sql(
-            update(t)
-            .where(gate)
-            .values(
-                lease_expires_at=now + ttl,
-                renew_deadline=now + deadline,
-                last_heartbeat_at=now,
-                updated_at=now,
-            )
-            .returning(*returning),
+            update(t).where(renew_gate).values(renewal).returning(*returning),
             dialect,
         )
+        finish: dict[str, Any] = {"status": "done", "result": bindparam("result")}
+        finish["updated_at"] = now
+        if policy.guards:
+            # A finished task holds no lease: nothing is left to expire and be claimed.
+            finish.update(lease_expires_at=null(), renew_deadline=null())
         self.complete = _sql(
-            update(t)
-            .where(gate)
-            .values(
-                status="done",
-                result=bindparam("result"),
-                lease_expires_at=null(),
-                renew_deadline=null(),
-                updated_at=now,
-            )
-            .returning(*returning),
+            update(t).where(renew_gate).values(finish).returning(*returning),
             dialect,
         )
         retry_left = and_(bindparam("retry", type_=Integer) == 1, t.c.attempt < t.c.max_attempts)
@@ -217,6 +344,7 @@ class Statements:
             .where(gate)
             .values(
                 status=case((retry_left, "queued"), else_="dead"),
+                queue_seq=case((retry_left, next_in_queue), else_=t.c.queue_seq),
                 owner_id=null(),
                 error_code=bindparam("error_code"),
                 lease_expires_at=null(),
@@ -253,6 +381,7 @@ class Statements:
             # approval must not be the one that dead-letters the task.
             .values(
                 status="queued",
+                queue_seq=next_in_queue,
                 approved_at=now,
                 updated_at=now,
                 max_attempts=t.c.max_attempts + 1,
@@ -305,6 +434,7 @@ class Statements:
                 fence_token=0,
                 input_payload=bindparam("input_payload"),
                 updated_at=now,
+                queue_seq=next_in_queue,
             ),
             dialect,
         )
@@ -343,15 +473,30 @@ class Statements:
             select(cp.c.task_id, cp.c.step).order_by(cp.c.task_id, cp.c.seq.desc()), dialect
         )
 
-        # --- the ledger: it checks fence tokens by itself, never looking at agent_tasks ----
+        # --- the ledger: in this database, so a page can ask the task table ---------------
+        # A page is accepted only from the task's current, live lease (the same gate as a
+        # checkpoint), which carries the newest fence token issued for the task, and only if
+        # the page has not accepted a higher token. An external store could only do the
+        # second half: it never sees agent_tasks (see the README).
         lg = ledger
-        ins = sqlite_insert(lg).values(
-            key=bindparam("key"),
-            value=bindparam("value"),
-            fence_token=bindparam("fence_token"),
-            writer=bindparam("worker_id"),
-            updated_at=now,
+        page_cols = ["key", "value", "fence_token", "writer", "task_id", "updated_at"]
+        page: tuple[Any, ...] = (
+            bindparam("key"),
+            bindparam("value"),
+            bindparam("fence_token", type_=Integer),
+            bindparam("worker_id"),
+            bindparam("task_id"),
+            now,
         )
+        if policy.fencing:
+            # FOR SHARE (PostgreSQL; SQLite's write lock already covers it): a claim cannot
+            # move the task to a newer fence between this check and the commit.
+            ins = sqlite_insert(lg).from_select(
+                page_cols, select(*page).where(gate).with_for_update(read=True)
+            )
+        else:
+            # No fencing (mistake three): the ledger takes any write (照单全收).
+            ins = sqlite_insert(lg).values(dict(zip(page_cols, page, strict=True)))
         self.ledger_write = _sql(
             ins.on_conflict_do_update(
                 index_elements=[lg.c.key],
@@ -359,6 +504,7 @@ class Statements:
                     "value": ins.excluded.value,
                     "fence_token": ins.excluded.fence_token,
                     "writer": ins.excluded.writer,
+                    "task_id": ins.excluded.task_id,
                     "updated_at": ins.excluded.updated_at,
                 },
                 where=(lg.c.fence_token <= ins.excluded.fence_token) if policy.fencing else None,
@@ -369,9 +515,9 @@ class Statements:
             select(lg.c.fence_token).where(lg.c.key == bindparam("key")), dialect
         )
         self.ledger_all = _sql(
-            select(lg.c.key, lg.c.value, lg.c.fence_token, lg.c.writer, lg.c.updated_at).order_by(
-                lg.c.key
-            ),
+            select(
+                lg.c.key, lg.c.value, lg.c.fence_token, lg.c.writer, lg.c.updated_at, lg.c.task_id
+            ).order_by(lg.c.key),
             dialect,
         )
 

@@ -9,12 +9,13 @@ import json
 import os
 import sqlite3
 from collections.abc import Callable
-from typing import Any
+from types import TracebackType
+from typing import Any, Self
 
 from core.engine.backends.sqlite import dialect
-from core.engine.clock import Clock
+from core.engine.clock import Clock, DatabaseClock
 from core.engine.config import LeaseConfig, Mode
-from core.engine.drivers import AioSqliteDriver, Driver, InlineDriver
+from core.engine.drivers import AsyncSqliteDriver, Driver, InlineDriver
 from core.engine.errors import (
     DuplicateTask,
     FencedWrite,
@@ -35,7 +36,7 @@ from core.engine.records import (
     TaskRow,
     dump_json,
 )
-from core.engine.statements import Policy, Statements, Stmt
+from core.engine.statements import Policy, Stmt, statements_for
 
 EventListener = Callable[[EventRow], None]
 
@@ -46,6 +47,7 @@ def policy_for(mode: Mode) -> Policy:
         expiry=mode is not Mode.NO_EXPIRY,
         fencing=mode is not Mode.NO_FENCING,
         idempotency=mode is not Mode.NO_IDEMPOTENCY,
+        guards=mode is not Mode.SEED_SQL,
     )
 
 
@@ -141,7 +143,14 @@ class _Rejected(Exception):
 
 
 class LeaseStore:
-    """Claims, heartbeats, checkpoints, fenced writes and effects over one database."""
+    """Claims, heartbeats, checkpoints, fenced writes and effects over one database.
+
+    Use it as `async with` (or call `close()`): closing waits for every call in flight and
+    refuses later ones with `StoreClosed`. A cancelled call follows its driver's rule
+    (`AsyncSqliteDriver`: it never commits if cancelled before its transaction began, and
+    may have committed if cancelled while the transaction ran on the driver's thread);
+    listeners hear the events of calls that returned or raised, not of cancelled ones.
+    """
 
     def __init__(
         self,
@@ -155,7 +164,10 @@ class LeaseStore:
         self.config = (config or LeaseConfig()).validated()
         self.mode = mode
         self.policy = policy_for(mode)
-        self.sql = Statements(dialect(), self.policy)
+        self.sql = statements_for(dialect(), self.policy)
+        # A database clock is read inside each transaction, under the write lock; a
+        # virtual clock (simulations) is read in Python, so playback stays exact.
+        self._db_clock = isinstance(clock, DatabaseClock)
         self._listeners: list[EventListener] = []
 
     @classmethod
@@ -179,11 +191,20 @@ class LeaseStore:
         config: LeaseConfig | None = None,
         mode: Mode = Mode.CORRECT,
     ) -> "LeaseStore":
-        """A store on aiosqlite's thread: for real-clock workers in an asyncio program."""
-        return cls(await AioSqliteDriver.open(path), clock, config, mode)
+        """A store for real-clock workers in an asyncio program (see AsyncSqliteDriver)."""
+        return cls(await AsyncSqliteDriver.open(path), clock, config, mode)
 
     async def close(self) -> None:
+        """Wait for every call in flight, then close; later calls raise StoreClosed."""
         await self.driver.close()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self, _t: type[BaseException] | None, _e: BaseException | None, _tb: TracebackType | None
+    ) -> None:
+        await self.close()
 
     def add_listener(self, listener: EventListener) -> None:
         """Call listener with every event after its transaction commits."""
@@ -191,13 +212,19 @@ class LeaseStore:
 
     # -- plumbing ---------------------------------------------------------------------------
 
+    def _now(self, conn: sqlite3.Connection) -> int:
+        """The time that judges this transaction: the database's, or the injected clock's."""
+        if self._db_clock:
+            return int(self.sql.now.run(conn)[0][0])
+        return self.clock.now_ms()
+
     async def _write(self, body: Callable[[_Txn], Any]) -> Any:
         txn_holder: list[_Txn] = []
 
         def run(conn: sqlite3.Connection) -> Any:
             # Read the clock once the write lock is held: a time read before waiting for
             # the lock could be older than a competing commit that already happened.
-            txn = _Txn(self, conn, self.clock.now_ms())
+            txn = _Txn(self, conn, self._now(conn))
             txn_holder.append(txn)
             try:
                 return body(txn)
@@ -214,25 +241,14 @@ class LeaseStore:
             raise result.error
         return result
 
-    def _reject(
-        self,
-        txn: _Txn,
-        lease: Lease,
-        operation: str,
-        event: str,
-        *,
-        key: str | None = None,
-        current: tuple[Any, ...] | None = None,
-    ) -> _Rejected:
-        """Work out why the lease gate said no, record it, and build the error."""
-        if current is None:
-            current = txn.one(self.sql.task_state, {"task_id": lease.task_id})
+    def _why(self, lease: Lease, current: tuple[Any, ...] | None) -> RejectReason:
+        """Why the lease gate said no to `lease`, given the task's (status, owner, tokens)."""
         if current is None:
             raise UnknownTask(lease.task_id)
         status, owner, cur_lease, cur_fence = current
         if lease.lease_token < cur_lease:
-            reason = RejectReason.SUPERSEDED
-        elif (
+            return RejectReason.SUPERSEDED
+        if (
             lease.lease_token > cur_lease
             or lease.fence_token != cur_fence
             or (owner is not None and owner != lease.owner_id)
@@ -242,10 +258,32 @@ class LeaseStore:
                 f"was never issued for {lease.task_id} (its current lease is {cur_lease}, "
                 f"fence {cur_fence}, held by {owner})"
             )
-        elif status != "running":
-            reason = RejectReason.NOT_RUNNING
-        else:
-            reason = RejectReason.EXPIRED
+        if status != "running":
+            return RejectReason.NOT_RUNNING
+        return RejectReason.EXPIRED
+
+    def _reject(
+        self,
+        txn: _Txn,
+        lease: Lease,
+        operation: str,
+        event: str,
+        *,
+        key: str | None = None,
+        current: tuple[Any, ...] | None = None,
+        reason: RejectReason | None = None,
+        current_fence: int | None = None,
+        **detail: Any,
+    ) -> _Rejected:
+        """Record why the gate said no (worked out unless given) and build the error."""
+        if current is None:
+            current = txn.one(self.sql.task_state, {"task_id": lease.task_id})
+        if reason is None:
+            reason = self._why(lease, current)
+        assert current is not None
+        status, _owner, cur_lease, cur_fence = current
+        if current_fence is None:
+            current_fence = cur_fence
         txn.event(
             event,
             task_id=lease.task_id,
@@ -256,11 +294,13 @@ class LeaseStore:
             operation=operation,
             key=key,
             current_lease_token=cur_lease,
-            current_fence_token=cur_fence,
+            current_fence_token=current_fence,
             status=status,
+            **detail,
         )
+        error = FencedWrite if reason is RejectReason.FENCED else LeaseRejected
         return _Rejected(
-            LeaseRejected(
+            error(
                 reason,
                 operation=operation,
                 task_id=lease.task_id,
@@ -268,7 +308,7 @@ class LeaseStore:
                 lease_token=lease.lease_token,
                 fence_token=lease.fence_token,
                 current_lease_token=cur_lease,
-                current_fence_token=cur_fence,
+                current_fence_token=current_fence,
                 key=key,
             )
         )
@@ -361,6 +401,8 @@ class LeaseStore:
                         return None
                     continue
                 lease = _lease(row)
+                if self.sql.fence_issued is not None:
+                    self.sql.fence_issued.run(txn.conn, {"fence_token": lease.fence_token})
                 txn.event(
                     "claimed",
                     task_id=lease.task_id,
@@ -505,7 +547,9 @@ class LeaseStore:
             state = txn.one(self.sql.task_state, {"task_id": task_id})
             if state is None:
                 raise UnknownTask(task_id)
-            txn.event(f"{name}_rejected", task_id=task_id, reason="not_waiting", status=state[0])
+            # Not a lease rejection: nothing changed and nobody lost anything. The register
+            # still says the decision came and was ignored.
+            txn.event(f"{name}_ignored", task_id=task_id, reason="not_waiting", status=state[0])
             return str(state[0])
 
         refused_status: str | None = await self._write(body)
@@ -523,46 +567,44 @@ class LeaseStore:
         await self._decide(task_id, False)
 
     async def fenced_write(self, lease: Lease, key: str, value: str) -> LedgerRow:
-        """Write a page; the ledger refuses a token lower than the highest it has seen."""
+        """Write a page of the ledger (总册), stamped with the lease's fence token.
+
+        Accepted only from the task's current, live lease, whose fence token is the newest
+        issued for the task, and only if the page has not accepted a higher token. A token
+        behind either is `fenced`; otherwise the lease gate's reason (superseded, expired,
+        not_running). In no_fencing mode the ledger takes any write.
+        """
 
         def body(txn: _Txn) -> LedgerRow:
-            params = {
-                "key": key,
-                "value": value,
-                "fence_token": lease.fence_token,
-                "worker_id": lease.owner_id,
-                "now": txn.now,
-            }
+            params = self._gate_params(lease, txn.now)
+            params.update(key=key, value=value)
             before = txn.one(self.sql.ledger_token, params)
+            page = int(before[0]) if before else None
             if txn.one(self.sql.ledger_write, params) is None:
-                current = before[0] if before else None
-                txn.lease_event(
-                    "write_rejected",
+                current = txn.one(self.sql.task_state, params)
+                reason = self._why(lease, current)  # also: a lease never issued is a bug
+                assert current is not None
+                newest = max(int(current[3]), page or 0)
+                if lease.fence_token < newest:
+                    reason = RejectReason.FENCED
+                raise self._reject(
+                    txn,
                     lease,
-                    reason=RejectReason.FENCED.value,
-                    operation="write",
+                    "write",
+                    "write_rejected",
                     key=key,
-                    current_fence_token=current,
-                )
-                raise _Rejected(
-                    FencedWrite(
-                        RejectReason.FENCED,
-                        operation="write",
-                        task_id=lease.task_id,
-                        worker_id=lease.owner_id,
-                        lease_token=lease.lease_token,
-                        fence_token=lease.fence_token,
-                        current_fence_token=current,
-                        key=key,
-                    )
+                    current=current,
+                    reason=reason,
+                    current_fence=newest,
+                    page_fence_token=page,
                 )
             txn.lease_event(
                 "write_accepted",
                 lease,
                 key=key,
-                previous_fence_token=before[0] if before else None,
+                previous_fence_token=page,
             )
-            return LedgerRow(key, value, lease.fence_token, lease.owner_id, txn.now)
+            return LedgerRow(key, value, lease.fence_token, lease.owner_id, txn.now, lease.task_id)
 
         result: LedgerRow = await self._write(body)
         return result
@@ -703,17 +745,17 @@ class LeaseStore:
 
     async def next_expiry(self) -> int | None:
         """The earliest expiry among live running leases (for the keeper's next look)."""
-        now = self.clock.now_ms()
 
         def body(conn: sqlite3.Connection) -> int | None:
-            rows = self.sql.next_expiry.run(conn, {"now": now})
+            rows = self.sql.next_expiry.run(conn, {"now": self._now(conn)})
             return None if not rows or rows[0][0] is None else int(rows[0][0])
 
         return await self.driver.read(body)
 
     async def expired_leases(self) -> list[tuple[str, str, int, int, int]]:
         """Running tasks whose lease has expired by the store clock and not been re-claimed."""
-        now = self.clock.now_ms()
         return await self.driver.read(
-            lambda conn: [tuple(r) for r in self.sql.expired_running.run(conn, {"now": now})]
+            lambda conn: [
+                tuple(r) for r in self.sql.expired_running.run(conn, {"now": self._now(conn)})
+            ]
         )

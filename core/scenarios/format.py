@@ -112,7 +112,8 @@ class Expectation:
 
     `subject` is task | worker | ledger | rejected | effect | violation | metric, and
     `value` is what that key names (a task id, a ledger key, a reason or "any", ...).
-    `params` holds the other keys in file order; recovery_time's min and max are in ms.
+    `params` holds the other keys in file order; recovery_time's min and max and a task's
+    expires_at and renew_deadline are in ms.
     """
 
     subject: str
@@ -131,12 +132,17 @@ class Expectation:
         return ((self.subject, self.value), *self.params)
 
     def to_dict(self) -> dict[str, ExpectValue]:
-        """The inline table as the file spells it (recovery_time's bounds as durations)."""
+        """The inline table as the file spells it (recovery_time's bounds as durations, a
+        task's instants as durations since the start)."""
         timed = self.subject == "metric" and self.value == "recovery_time"
-        return {
-            k: format_duration(v) if timed and k in ("min", "max") and isinstance(v, int) else v
-            for k, v in self.items()
-        }
+        out: dict[str, ExpectValue] = {}
+        for k, v in self.items():
+            if timed and k in ("min", "max") and isinstance(v, int):
+                v = format_duration(v)
+            elif self.subject == "task" and k in TIME_KEYS and isinstance(v, int):
+                v = instant_text(v)
+            out[k] = v
+        return out
 
     def to_toml(self) -> str:
         """The expectation as an inline TOML table, e.g. `{ task = "t1", status = "done" }`."""
@@ -220,6 +226,16 @@ class Scenario:
         if lang == "zh" and self.summary_zh:
             return self.summary_zh
         return self.summary
+
+
+# Task keys that hold an instant of virtual time (a duration since the start; "" = none).
+TIME_KEYS: Final = ("expires_at", "renew_deadline")
+
+
+def instant_text(ms: int) -> str:
+    """A virtual instant as a duration since the start, in seconds when whole: "80s", not
+    "1m20s", so it reads like the narration's "at 80 s"."""
+    return f"{ms // 1000}s" if ms % 1000 == 0 else f"{ms}ms"
 
 
 def toml_value(value: str | int | float | bool) -> str:
@@ -483,6 +499,11 @@ def _duration(*, allow_negative: bool = False, allow_zero: bool = False) -> Call
     return check
 
 
+def _instant(value: Any) -> int | str:
+    """An instant of virtual time, as a duration since the start; "" for none."""
+    return "" if value == "" else _duration(allow_zero=True)(value)
+
+
 def _factor(value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise _field_error(f" must be a number, got {_type_name(value)}")
@@ -504,6 +525,7 @@ Ident = Annotated[
 NonBlank = Annotated[str, Strict(), AfterValidator(_not_blank)]
 Flag = Annotated[bool, Strict()]
 Duration = Annotated[int, BeforeValidator(_duration())]
+Instant = Annotated[int | str, BeforeValidator(_instant)]
 SignedDuration = Annotated[int, BeforeValidator(_duration(allow_negative=True, allow_zero=True))]
 Count = Annotated[int, _count(0, 2**62)]
 TaskSteps = Annotated[int, _count(1, MAX_TASK_STEPS)]
@@ -540,9 +562,15 @@ class _WorkerTable(_Table):
     id: Ident
     autopilot: Flag = True
     skew_ms: SignedDuration = Field(0, alias="skew")
+    self_fencing: Flag = False
 
     def spec(self) -> WorkerSpec:
-        return WorkerSpec(id=self.id, autopilot=self.autopilot, skew_ms=self.skew_ms)
+        return WorkerSpec(
+            id=self.id,
+            autopilot=self.autopilot,
+            skew_ms=self.skew_ms,
+            self_fencing=self.self_fencing,
+        )
 
 
 class _TaskFields(_Table):
@@ -771,6 +799,10 @@ class _TaskExpect(_ExpectTable):
     lease_token: Count = 0
     fence_token: Count = 0
     checkpoint_step: Count = 0
+    # virtual instants as durations since the start; "" = none (no lease, e.g. a finished
+    # task, or mistake one's task with no version)
+    expires_at: Instant = ""
+    renew_deadline: Instant = ""
 
 
 class _WorkerExpect(_ExpectTable):
@@ -778,6 +810,9 @@ class _WorkerExpect(_ExpectTable):
     worker: Ident
     state: Annotated[str, Strict(), AfterValidator(_member(WORKER_STATES, "worker state"))] = ""
     holds: Text = ""
+    # the tokens the worker believes it holds (they may be stale)
+    lease_token: Count = 0
+    fence_token: Count = 0
 
 
 class _LedgerExpect(_ExpectTable):
@@ -1103,7 +1138,7 @@ def _explain(err: ErrorDetails, lines: _Lines) -> tuple[int, str]:
         if in_action:
             return lines.entry_key("step", int(loc[1]), "do"), (f'action "{loc[3]}" needs "{key}"')
         if loc[0] == "workers":
-            return line, 'a worker needs an id, like id = "azheng"'
+            return line, 'a worker needs an id, like id = "acheng"'
         if loc[0] == "tasks":
             return line, 'a task needs an id, like id = "sixth-floor"'
 

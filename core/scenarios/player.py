@@ -13,7 +13,15 @@ from typing import Any, Protocol
 from core.engine.durations import format_clock, format_duration
 from core.engine.errors import BorrowedKeysError
 from core.engine.records import EventRow
-from core.scenarios.format import Expectation, Question, Scenario, ScenarioError
+from core.scenarios.format import (
+    TIME_KEYS,
+    Expectation,
+    Question,
+    Scenario,
+    ScenarioError,
+    instant_text,
+)
+from core.scenarios.glossary import TOKENS, event_word, mode_word, reason_word, violation_word
 from core.scenarios.writer import action_items
 from core.sim.snapshot import Snapshot
 from core.sim.spec import Action, SimSettings
@@ -62,7 +70,8 @@ def _compare(exp: Expectation, found: dict[str, object]) -> tuple[bool, str]:
         got = found.get(key)
         if got != want:
             ok = False
-        parts.append(f"{key} = {_q(got)}")
+        shown = instant_text(got) if key in TIME_KEYS and isinstance(got, int) else got
+        parts.append(f"{key} = {_q(shown)}")
     return ok, ", ".join(parts)
 
 
@@ -83,13 +92,26 @@ def check_expectation(exp: Expectation, snap: Snapshot) -> tuple[bool, str]:
                 "lease_token": row.lease_token,
                 "fence_token": row.fence_token,
                 "checkpoint_step": view.checkpoint_step or 0,
+                # the virtual instants the lease ends and must be renewed by, by the store's
+                # clock; "" for none
+                "expires_at": "" if row.lease_expires_at is None else row.lease_expires_at,
+                "renew_deadline": "" if row.renew_deadline is None else row.renew_deadline,
             },
         )
     if subject == "worker":
         worker = snap.worker(value)
         if worker is None:
             return False, f'no worker "{value}"'
-        return _compare(exp, {"state": worker.state, "holds": worker.task_id or ""})
+        # the tokens are those the worker believes it holds, which may be stale
+        return _compare(
+            exp,
+            {
+                "state": worker.state,
+                "holds": worker.task_id or "",
+                "lease_token": worker.lease_token,
+                "fence_token": worker.fence_token,
+            },
+        )
     if subject == "ledger":
         page = next((p for p in snap.ledger if p.key == value), None)
         if page is None:
@@ -267,60 +289,11 @@ def question_record(question: Question, lang: str = "en") -> Record:
 
 # -- the readable transcript -----------------------------------------------------------------
 
-# Event names as the transcript shows them (glossary words in Chinese).
-EVENT_LABELS_ZH: dict[str, str] = {
-    "enqueued": "入队",
-    "queued": "重新排队",
-    "claimed": "借出租约",
-    "claim_rejected": "借出被拒",
-    "renewed": "心跳续约",
-    "renew_rejected": "续约被拒",
-    "lease_expired": "租约已过期",
-    "checkpoint_saved": "存入检查点",
-    "checkpoint_rejected": "检查点被拒",
-    "write_accepted": "总册收下",
-    "write_rejected": "账房拒收",
-    "effect_applied": "已执行",
-    "effect_deduplicated": "已去重",
-    "effect_rejected": "执行被拒",
-    "completed": "完成",
-    "complete_rejected": "完成被拒",
-    "failed": "失败",
-    "fail_rejected": "失败上报被拒",
-    "parked": "挂起待批",
-    "park_rejected": "挂起被拒",
-    "approved": "已批准",
-    "rejected": "已驳回",
-    "approve_rejected": "批准无效",
-    "reject_rejected": "驳回无效",
-    "dead_lettered": "进入死信",
-    "violation": "安全违规",
-    "heartbeat_frozen": "冻结心跳",
-    "stalled": "停顿",
-    "killed": "进程被杀",
-    "partitioned": "断桥",
-    "healed": "桥已修复",
-    "resumed": "恢复",
-    "restarted": "重启",
-    "slowed": "变慢",
-    "skewed": "时钟偏移",
-    "worker_added": "新增工作者",
-    "call_dropped": "调用未送达",
-    "self_fenced": "自我停工",
-}
-REASON_LABELS_ZH: dict[str, str] = {
-    "superseded": "已被取代",
-    "expired": "已过期",
-    "not_running": "任务不在运行",
-    "fenced": "围栏拒收",
-    "partitioned": "断桥",
-    "not_waiting": "不在等待审批",
-    "attempts_exhausted": "次数用尽",
-}
+# The transcript's own words; the tokens', events' and reasons' come from the glossary.
 WORDS: dict[str, tuple[str, str]] = {
     "step": ("Step", "第{n}步"),
-    "lease": ("lease", "租约"),
-    "fence": ("fence", "围栏"),
+    "lease": TOKENS["lease"],
+    "fence": TOKENS["fence"],
     "pass": ("pass", "通过"),
     "fail": ("FAIL", "未通过"),
     "found": ("found", "实际"),
@@ -344,7 +317,15 @@ _GOOD = {
     "completed",
     "approved",
 }
-_NOTE = {"effect_deduplicated", "lease_expired", "parked", "queued", "enqueued"}
+_NOTE = {
+    "effect_deduplicated",
+    "lease_expired",
+    "parked",
+    "queued",
+    "enqueued",
+    "approve_ignored",
+    "reject_ignored",
+}
 
 
 def word(key: str, lang: str, **fmt: object) -> str:
@@ -354,11 +335,11 @@ def word(key: str, lang: str, **fmt: object) -> str:
 
 
 def event_label(name: str, lang: str) -> str:
-    return EVENT_LABELS_ZH.get(name, name) if lang == "zh" else name
+    return event_word(name, lang)
 
 
 def reason_label(name: str, lang: str) -> str:
-    return REASON_LABELS_ZH.get(name, name) if lang == "zh" else name
+    return reason_word(name, lang)
 
 
 def event_style(name: str) -> str:
@@ -396,11 +377,11 @@ def render_line(record: Record, lang: str = "en") -> list[tuple[str, str]]:
         pieces = [(f"{record['title']}\n", "bold")]
         if record.get("summary"):
             pieces.append((f"{record['summary']}\n", "italic"))
+        mode = str(record["mode"])
+        if lang == "zh":
+            mode = f"{mode}（{mode_word(mode, lang)}）"
         pieces.append(
-            (
-                f"{word('mode', lang)}: {record['mode']}  {word('seed', lang)}: {record['seed']}\n",
-                "dim",
-            )
+            (f"{word('mode', lang)}: {mode}  {word('seed', lang)}: {record['seed']}\n", "dim")
         )
         return pieces
     if kind == "step":
@@ -432,9 +413,10 @@ def render_line(record: Record, lang: str = "en") -> list[tuple[str, str]]:
             rest.append(str(record["task"]))
         if record.get("worker"):
             rest.append(str(record["worker"]))
-        if record.get("lease_token") is not None:
+        # Token 0 is no token: a task with no version (no_expiry mode) was never issued one.
+        if record.get("lease_token"):
             rest.append(f"{word('lease', lang)} {record['lease_token']}")
-        if record.get("fence_token") is not None:
+        if record.get("fence_token"):
             rest.append(f"{word('fence', lang)} {record['fence_token']}")
         detail = record.get("detail") or {}
         for key in ("key", "step"):
@@ -461,7 +443,8 @@ def render_line(record: Record, lang: str = "en") -> list[tuple[str, str]]:
         return pieces
     if kind == "summary":
         violations = record["violations"]
-        shown = _tally_counts(violations) or word("none", lang)
+        named = {violation_word(k, lang): v for k, v in violations.items()}
+        shown = _tally_counts(named) or word("none", lang)
         failed = record["failed"]
         return [
             ("\n", ""),

@@ -13,41 +13,17 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from core.engine.config import Mode
+from core.engine.config import LeaseConfig, Mode
 from core.engine.durations import format_clock
 from core.engine.records import EventRow, dump_json
 from core.scenarios.format import Expectation, Question, Scenario, Step
+from core.scenarios.glossary import action_word
 from core.scenarios.player import check_expectation, event_record
 from core.scenarios.writer import dump_scenario
 from core.sim.checker import VIOLATIONS
 from core.sim.simulation import ActionError, ActionResult, Simulation
-from core.sim.snapshot import SNAPSHOT_PARTS, Snapshot, SnapshotPart
+from core.sim.snapshot import SNAPSHOT_PARTS, Rejection, Snapshot, SnapshotPart
 from core.sim.spec import Action, Advance, SimSettings, TaskSpec, WorkerSpec
-
-# Recorded acts narrated in Chinese, in the glossary's words where it has them.
-ACTION_WORDS_ZH = {
-    "freeze_heartbeat": "冻结心跳",
-    "stall": "停顿",
-    "kill": "杀死",
-    "partition": "断桥",
-    "heal": "修复",
-    "resume": "恢复",
-    "restart": "重启",
-    "add_worker": "加入工作者",
-    "slow": "变慢",
-    "skew": "时钟偏移",
-    "enqueue": "入队",
-    "approve": "批准",
-    "reject": "驳回",
-    "claim": "领取",
-    "heartbeat": "心跳续约",
-    "checkpoint": "存检查点",
-    "write": "写入总册",
-    "effect": "执行副作用",
-    "complete": "完成",
-    "fail": "失败",
-    "park": "挂起待批",
-}
 
 SANDBOX_TITLE = "Sandbox"
 SANDBOX_TITLE_ZH = "沙盒"
@@ -57,7 +33,7 @@ def sandbox_settings(mode: Mode = Mode.CORRECT) -> SimSettings:
     """The sandbox: the story's three scribes and two tasks, nothing scripted."""
     return SimSettings(
         mode=mode,
-        workers=(WorkerSpec("azheng"), WorkerSpec("linzhou"), WorkerSpec("elder")),
+        workers=(WorkerSpec("acheng"), WorkerSpec("linzhou"), WorkerSpec("elder")),
         tasks=(
             TaskSpec("sixth-floor", kind="ledger", steps=8, step_time_ms=10_000),
             TaskSpec("river-tax", kind="tools", steps=5, step_time_ms=8_000),
@@ -96,6 +72,15 @@ class Recorded:
     action: Action
 
 
+def _newest_rejection(rejections: Sequence[Rejection], after_seq: int) -> Rejection | None:
+    """The latest rejection written after event `after_seq` (the one an act just caused)."""
+    for r in reversed(rejections):
+        if r.seq <= after_seq:
+            return None
+        return r
+    return None
+
+
 def judge(expects: Sequence[Expectation], snapshot: Snapshot) -> tuple[CheckResult, ...]:
     """Every expectation against one snapshot."""
     out = []
@@ -132,13 +117,32 @@ class Session:
         if mode is not None:
             base = dataclasses.replace(base, mode=mode)
         self.settings = base
-        self.sim = Simulation(base)
+        # Bumped whenever the simulation is rebuilt (a step back, a restart, a new mode): a
+        # screen that keeps things between refreshes (an event log, highlights) starts over.
+        self.generation = 0
+        self._dedup: dict[str, int] = {}  # effect key -> times a repeat was deduplicated
+        self.sim = self._new_simulation()
         self.position = 0  # script steps played
         self.forked = False
         self.recorded: list[Recorded] = []
         self.last_outcome: StepOutcome | None = None
+        self._unsaved = False  # acts recorded since the last save
         # The next step's question is on screen and the step has not been played yet.
         self.asking = False
+
+    def _new_simulation(self) -> Simulation:
+        sim = Simulation(self.settings)
+        self.generation += 1
+        self._dedup = {}
+        dedup = self._dedup
+
+        def count(ev: EventRow) -> None:
+            if ev.event == "effect_deduplicated":
+                key = str(ev.detail.get("key", ""))
+                dedup[key] = dedup.get(key, 0) + 1
+
+        sim.store.add_listener(count)
+        return sim
 
     # -- what the session is -----------------------------------------------------------------
 
@@ -180,6 +184,50 @@ class Session:
     def now_ms(self) -> int:
         return self.sim.now_ms
 
+    @property
+    def last_event_seq(self) -> int:
+        return self.sim.last_event_seq
+
+    @property
+    def config(self) -> LeaseConfig:
+        """The lease timing this run uses (long_lease swaps in its one-hour ttl)."""
+        return self.sim.config
+
+    @property
+    def acts_count(self) -> int:
+        """The person's acts recorded since the fork (time passing is not an act)."""
+        return sum(1 for r in self.recorded if not isinstance(r.action, Advance))
+
+    @property
+    def has_unsaved_acts(self) -> bool:
+        """Whether acts were recorded since the run was last saved (restart would lose them)."""
+        return self._unsaved and self.acts_count > 0
+
+    @property
+    def undo_target(self) -> Action | None:
+        """What `previous_step` would undo in the sandbox: the last act (None: nothing)."""
+        if not self.is_sandbox:
+            return None
+        return next(
+            (r.action for r in reversed(self.recorded) if not isinstance(r.action, Advance)), None
+        )
+
+    def new_task_id(self, prefix: str = "task") -> str:
+        """A task id not used in this run: task-N, N one more than the tasks so far."""
+        taken = {t.task_id for t in self.sim.snapshot(()).tasks}
+        n = len(taken) + 1
+        while f"{prefix}-{n}" in taken:
+            n += 1
+        return f"{prefix}-{n}"
+
+    def new_worker_id(self, prefix: str = "w") -> str:
+        """A worker id not used in this run: wN."""
+        taken = set(self.sim.workers)
+        n = len(taken) + 1
+        while f"{prefix}{n}" in taken:
+            n += 1
+        return f"{prefix}{n}"
+
     def title(self, lang: str = "en") -> str:
         if self.scenario is None:
             return SANDBOX_TITLE_ZH if lang == "zh" else SANDBOX_TITLE
@@ -187,16 +235,26 @@ class Session:
 
     def snapshot(self, include: Collection[SnapshotPart] = SNAPSHOT_PARTS) -> Snapshot:
         """The simulation's snapshot; `include` may leave out lists nobody looks at now."""
-        return self.sim.snapshot(include)
+        snap = self.sim.snapshot(include)
+        return dataclasses.replace(snap, generation=self.generation, dedup=dict(self._dedup))
 
     def events(self, since_seq: int = 0) -> list[EventRow]:
         return self.sim.events(since_seq)
 
     # -- playback ----------------------------------------------------------------------------
 
+    def _apply(self, action: Action) -> ActionResult:
+        """Apply an action; a refusal carries the Rejected panel's row for it, if any."""
+        before = self.sim.last_event_seq
+        result = self.sim.apply(action)
+        if result.ok or result.rejection is not None or self.sim.last_event_seq == before:
+            return result
+        rejection = _newest_rejection(self.sim.snapshot(()).rejections, before)
+        return dataclasses.replace(result, rejection=rejection)
+
     def _play(self, index: int) -> StepOutcome:
         step = self.steps[index]
-        result = self.sim.apply(step.action) if step.action is not None else None
+        result = self._apply(step.action) if step.action is not None else None
         checks = judge(step.expects, self.sim.snapshot()) if step.expects else ()
         return StepOutcome(index, step, result, checks)
 
@@ -230,7 +288,7 @@ class Session:
     def _rebuild(self, played: int) -> None:
         self.asking = False
         self.sim.close()
-        self.sim = Simulation(self.settings)
+        self.sim = self._new_simulation()
         self.position = 0
         self.last_outcome = None
         for index in range(played):
@@ -248,7 +306,7 @@ class Session:
             return True
         if self.forked:
             self.forked = False
-            self.recorded.clear()
+            self._drop_recording()
             self._rebuild(self.position)
             return True
         if self.is_sandbox:
@@ -267,15 +325,33 @@ class Session:
 
     def _replay_sandbox(self) -> None:
         self.sim.close()
-        self.sim = Simulation(self.settings)
+        self.sim = self._new_simulation()
         for entry in self.recorded:
             self.sim.apply(entry.action)
+
+    def _drop_recording(self) -> None:
+        self.recorded.clear()
+        self._unsaved = False
 
     def restart(self) -> None:
         """Back to the start of the scenario (or an empty sandbox), not forked."""
         self.forked = False
-        self.recorded.clear()
+        self._drop_recording()
         self._rebuild(0)
+
+    def next_mode(self) -> Mode:
+        """The mode `m` switches to: a mistake and its correct twin, side by side.
+
+        A scenario written for a mistake toggles between that mistake and `correct` (the
+        same faults with every safety on), so "press m to see the correct run" and "press
+        m again" lead where the narration says. A correct scenario, or the sandbox, cycles
+        through every mode.
+        """
+        home = self.scenario.settings.mode if self.scenario is not None else Mode.CORRECT
+        if home is not Mode.CORRECT:
+            return Mode.CORRECT if self.mode is home else home
+        modes = list(Mode)
+        return modes[(modes.index(self.mode) + 1) % len(modes)]
 
     def set_mode(self, mode: Mode) -> None:
         """Restart the same scenario in another mode."""
@@ -286,7 +362,7 @@ class Session:
         """Jump to just after `position` script steps (replaying from the start)."""
         position = max(0, min(position, self.step_count))
         self.forked = False
-        self.recorded.clear()
+        self._drop_recording()
         self._rebuild(position)
 
     # -- the person's acts and live time -----------------------------------------------------
@@ -301,20 +377,29 @@ class Session:
         self.recorded.append(Recorded(at, action))
 
     def act(self, action: Action) -> ActionResult:
-        """Apply an act of the person; during a playback this forks it first."""
-        if not self.is_sandbox and not self.forked:
-            self.forked = True
-            self.asking = False
+        """Apply an act of the person; during a playback an act that happens forks it.
+
+        A refused act that changed nothing (an unknown worker, a task that does not wait,
+        a call that never reached the store) leaves the playback as it was: no fork,
+        nothing recorded, the rest of the script still there. One the store refused with
+        an event is part of the run's history, so it forks and is recorded like any other.
+        """
+        at = self.sim.now_ms  # when the act began: an advance ends later
+        before = self.sim.last_event_seq
         try:
-            at = self.sim.now_ms  # when the act began: an advance ends later
-            if isinstance(action, Advance):
-                result = self.sim.apply(action)
-                self._record(action, at)
-                return result
-            result = self.sim.apply(action)
+            result = self._apply(action)
         except ActionError as err:
             return ActionResult(False, str(err))
-        self.recorded.append(Recorded(at, action))
+        if not result.ok and self.sim.last_event_seq == before:
+            return result
+        if not self.is_sandbox:
+            self.forked = True
+            self.asking = False
+        if isinstance(action, Advance):
+            self._record(action, at)
+        else:
+            self.recorded.append(Recorded(at, action))
+            self._unsaved = True
         return result
 
     def tick(self, ms: int) -> None:
@@ -335,7 +420,7 @@ class Session:
             else:
                 who = getattr(action, "worker", None) or getattr(action, "task", None) or ""
                 say = f"{format_clock(entry.at_ms)}: {action.name} {who}".rstrip()
-                verb = ACTION_WORDS_ZH.get(action.name, action.name)
+                verb = action_word(action.name, "zh")  # the glossary's word
                 say_zh = f"{format_clock(entry.at_ms)}：{verb} {who}".rstrip()
             steps.append(Step(say=say, say_zh=say_zh, action=action))
         return steps
@@ -360,13 +445,19 @@ class Session:
         summary = "Recorded in the app" + (
             f" from step {self.position} of {base.title!r}" if base is not None else " sandbox"
         )
+        summary_zh = (
+            f"在应用中录制：从《{base.title_in('zh')}》的第 {self.position} 步起"
+            if base is not None
+            else "在应用中从沙盒录制"
+        ) + f"，{self.acts_count} 个动作。"
+        summary += f", {self.acts_count} act(s)."
         return dump_scenario(
             title,
             self.settings,
             steps,
             title_zh=title_zh,
             summary=summary,
-            summary_zh="在应用中录制。",
+            summary_zh=summary_zh,
             comments=("Saved by borrowed-keys (save as scenario).",),
         )
 
@@ -386,6 +477,7 @@ class Session:
     def save_as_scenario(self, path: str | Path) -> Path:
         out = Path(path)
         out.write_text(self.scenario_text(), encoding="utf-8")
+        self._unsaved = False
         return out
 
     def transcript_jsonl(self) -> str:

@@ -61,6 +61,8 @@ def _workers(settings: SimSettings) -> list[dict[str, Any]]:
             table["autopilot"] = False
         if worker.skew_ms:
             table["skew"] = format_duration(worker.skew_ms)
+        if worker.self_fencing:
+            table["self_fencing"] = True
         out.append(table)
     return out
 

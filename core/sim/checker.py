@@ -56,7 +56,7 @@ class SafetyChecker:
     found: list[Violation] = field(default_factory=list)
     wasted_steps: int = 0
     recovery_time_ms: int = 0
-    _ledger_max: dict[str, int] = field(default_factory=dict)
+    _newest_fence: dict[str, int] = field(default_factory=dict)  # task -> newest issued
     _leases: dict[str, list[_LeaseRecord]] = field(default_factory=dict)
     _effects: Counter[str] = field(default_factory=Counter)
     _completions: dict[str, set[int]] = field(default_factory=dict)
@@ -80,20 +80,22 @@ class SafetyChecker:
         name = ev.event
         task = ev.task_id or ""
         if name == "write_accepted":
+            # Stale: the task has issued a newer fence token than the writer's, whoever
+            # wrote this page before (or nobody did).
             key = str(ev.detail.get("key"))
             token = ev.fence_token or 0
-            highest = self._ledger_max.get(key, 0)
-            if token < highest:
+            newest = self._newest_fence.get(task, 0)
+            if token < newest:
                 out.append(
                     self._violate(
                         "stale_write_accepted",
                         ev,
-                        f"{key} accepted fence {token} after {highest}",
+                        f"{key} accepted fence {token} while {task}'s newest is {newest}",
                     )
                 )
-            self._ledger_max[key] = max(highest, token)
             self._count_step_run(key)
-        elif name == "write_rejected" and ev.reason == "fenced":
+        elif name == "write_rejected" and ev.reason != "partitioned":
+            # The step was worked and its page refused: whoever does it next does it again.
             self._count_step_run(str(ev.detail.get("key")))
         elif name == "claimed":
             out.extend(self._on_claim(ev))
@@ -151,6 +153,7 @@ class SafetyChecker:
         out: list[Violation] = []
         task = ev.task_id or ""
         worker = ev.worker_id or ""
+        self._newest_fence[task] = max(self._newest_fence.get(task, 0), ev.fence_token or 0)
         history = self._leases.setdefault(task, [])
         for old in history:
             if old.released or old.worker_id == worker:
@@ -185,8 +188,14 @@ class SafetyChecker:
         )
         return out
 
+    def _out_of_reach(self, lease: _LeaseRecord, at: int) -> bool:
+        """Whether nobody else may claim the task at `at`: its lease cannot expire or has
+        not expired yet. Past its expiry a task is claimable, so not stuck, whoever looks."""
+        return not self.expiry_enabled or at <= lease.expires_at
+
     def check_stuck(self, now: int, idle_workers: Mapping[str, bool]) -> list[Violation]:
-        """Tasks held by a dead or stalled worker for over 3 x ttl while another sat idle.
+        """Tasks held out of reach by a dead or stalled worker for over 3 x ttl since its
+        last heartbeat, while another worker sat idle looking for work.
 
         `idle_workers` maps each alive worker to whether it is idle right now.
         """
@@ -199,6 +208,8 @@ class SafetyChecker:
             if lease.released or down is None:
                 continue
             if now - lease.last_renew_at <= 3 * self.ttl_ms:
+                continue
+            if not self._out_of_reach(lease, now):
                 continue
             takers = (w for w, idle in idle_workers.items() if idle)
             if not any(w != lease.worker_id or lease.orphaned for w in takers):
@@ -219,15 +230,21 @@ class SafetyChecker:
         return out
 
     def next_stuck_check(self) -> int | None:
-        """The next instant a stuck-task verdict could change (3 x ttl after a down holder)."""
-        times = [
-            history[-1].last_renew_at + 3 * self.ttl_ms + 1
-            for task, history in self._leases.items()
-            if history
-            and not history[-1].released
-            and self._holder_down(history[-1]) is not None
-            and (task, history[-1].lease_token) not in self._stuck_reported
-        ]
+        """The next instant a stuck-task verdict could change (3 x ttl after a down holder's
+        last heartbeat, if its task is still out of reach then)."""
+        times = []
+        for task, history in self._leases.items():
+            if not history:
+                continue
+            lease = history[-1]
+            at = lease.last_renew_at + 3 * self.ttl_ms + 1
+            if (
+                not lease.released
+                and self._holder_down(lease) is not None
+                and (task, lease.lease_token) not in self._stuck_reported
+                and self._out_of_reach(lease, at)
+            ):
+                times.append(at)
         return min(times) if times else None
 
     def _holder_down(self, lease: _LeaseRecord) -> str | None:

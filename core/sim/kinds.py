@@ -5,6 +5,7 @@ inputs, so replays give the same pages, checkpoints and effects.
 """
 
 import hashlib
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -24,7 +25,12 @@ class StepOutput:
 
 @dataclass(frozen=True, slots=True)
 class TaskKind:
-    """One kind of agent task."""
+    """One kind of agent task.
+
+    A step's state is everything a successor needs to go on from that step (the running
+    total, the URL and actions so far, ...): the checkpoint saves exactly it, and the
+    result is computed from the last one alone.
+    """
 
     name: str
     summary: str
@@ -32,6 +38,17 @@ class TaskKind:
     run_step: Callable[[str, int, int, State], StepOutput]  # task_id, step, steps, state
     result: Callable[[str, State], Any]
     park_after: Callable[[int], int | None] = lambda steps: None
+    # The state after a page written by hand as step `step` (a scenario's scripted page),
+    # for kinds whose state depends on what the page says; None: the step's own state.
+    read_page: Callable[[str, int, State, str], State | None] | None = None
+
+    def after_page(self, task_id: str, step: int, steps: int, state: State, page: str) -> State:
+        """What a worker knows after writing `page` as step `step`, from `state` before it."""
+        if self.read_page is not None:
+            known = self.read_page(task_id, step, state, page)
+            if known is not None:
+                return known
+        return self.run_step(task_id, step, steps, state).state
 
 
 def _pick(options: tuple[str, ...], *parts: object) -> str:
@@ -65,11 +82,25 @@ def _ledger_step(task_id: str, step: int, steps: int, state: State) -> StepOutpu
     return StepOutput(page=page, state={"reconciled": step, "total": total, "last": village})
 
 
+# A page as the kind writes it ("page 3: west ferry 73 dan (total 288)") or as a scenario
+# scripts it ("page 1: north bank, 120 dan").
+_LEDGER_PAGE = re.compile(r"^\s*page\s+\d+\s*:\s*(?P<village>.*?),?\s+(?P<grain>\d+)\s*dan\b")
+
+
+def _ledger_page(task_id: str, step: int, state: State, page: str) -> State | None:
+    found = _LEDGER_PAGE.match(page)
+    if found is None:
+        return None
+    total = int(state.get("total", 0)) + int(found["grain"])
+    return {"reconciled": step, "total": total, "last": found["village"]}
+
+
 LEDGER = TaskKind(
     name="ledger",
     summary="reconcile one village report into a page of the autumn ledger per step",
     initial_state=lambda task_id, steps: {"reconciled": 0, "total": 0},
     run_step=_ledger_step,
+    read_page=_ledger_page,
     result=lambda task_id, state: {
         "pages": state.get("reconciled", 0),
         "total": state.get("total"),

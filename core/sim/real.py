@@ -1,7 +1,8 @@
 """The real-clock `Env`: the same Worker coroutines under asyncio, for worker processes.
 
 On the virtual runtime a sleep yields to the scheduler; here it is `asyncio.sleep`, spawn is
-`create_task` and cancel is `Task.cancel`. Store calls go through aiosqlite's thread.
+`create_task` and cancel is `Task.cancel`. Store calls go through the `AsyncSqliteDriver`,
+whose every call lets the other tasks (the heartbeat) run once.
 """
 
 import asyncio

@@ -62,7 +62,7 @@ from core.sim.spec import (
     TaskSpec,
     Write,
 )
-from core.sim.worker import Partitioned, Worker
+from core.sim.worker import Partitioned, Work, Worker
 
 T = TypeVar("T")
 
@@ -75,10 +75,19 @@ class ActionError(BorrowedKeysError):
 
 @dataclass(frozen=True, slots=True)
 class ActionResult:
-    """What an action did: ok, or refused with a message (the refusal is also an event)."""
+    """What an action did: ok, or refused with a message (the refusal is also an event).
+
+    `ignored`: the action was fine but had nothing to act on (approving a task that is not
+    waiting); nothing changed and it is not a rejection. `message` says why.
+
+    `rejection` is the Rejected panel's row for a refusal the store wrote (reason and
+    tokens), so a screen can word it in any language; None for other refusals.
+    """
 
     ok: bool = True
     message: str = ""
+    ignored: bool = False
+    rejection: Rejection | None = None
 
 
 def run_inline(coro: Coroutine[Any, Any, T]) -> T:
@@ -89,6 +98,13 @@ def run_inline(coro: Coroutine[Any, Any, T]) -> T:
         return done.value  # type: ignore[no-any-return]
     coro.close()
     raise RuntimeError("a store call suspended; the simulation needs the inline driver")
+
+
+def _step_of(key: str, task_id: str) -> int | None:
+    """The step a page key names for `task_id` (`<task>/<step>`), or None: free-form keys
+    are pages too, but not steps of the task's work."""
+    prefix, _, step = key.rpartition("/")
+    return int(step) if prefix == task_id and step.isdigit() and int(step) > 0 else None
 
 
 def effective_config(settings: SimSettings) -> LeaseConfig:
@@ -131,7 +147,12 @@ class Simulation:
         for task in settings.tasks:
             self._enqueue(task)
         for spec in settings.workers:
-            self._add_worker(spec.id, autopilot=spec.autopilot, skew_ms=spec.skew_ms)
+            self._add_worker(
+                spec.id,
+                autopilot=spec.autopilot,
+                skew_ms=spec.skew_ms,
+                self_fencing=spec.self_fencing,
+            )
         self._settle()
 
     # -- time -------------------------------------------------------------------------------
@@ -265,7 +286,14 @@ class Simulation:
             )
         )
 
-    def _add_worker(self, worker_id: str, *, autopilot: bool = True, skew_ms: int = 0) -> Worker:
+    def _add_worker(
+        self,
+        worker_id: str,
+        *,
+        autopilot: bool = True,
+        skew_ms: int = 0,
+        self_fencing: bool = False,
+    ) -> Worker:
         worker = Worker(
             worker_id,
             store=self.store,
@@ -273,7 +301,7 @@ class Simulation:
             config=self.config,
             mode=self.mode,
             autopilot=autopilot,
-            self_fencing=self.settings.self_fencing,
+            self_fencing=self.settings.self_fencing or self_fencing,
             skew_ms=skew_ms,
         )
         self.workers[worker_id] = worker
@@ -306,7 +334,7 @@ class Simulation:
         """Apply one action; rejections by the store are recorded, not raised."""
         try:
             result = self._apply(action)
-        except (LeaseRejected, TaskStateError) as refused:
+        except LeaseRejected as refused:
             result = ActionResult(False, str(refused))
         except (DuplicateTask, UnknownTask, InvalidPayload) as bad:
             # The action itself does not fit this run (enqueue an id that exists, approve
@@ -331,11 +359,12 @@ class Simulation:
             case Enqueue():
                 self._enqueue(a.spec())
                 return ActionResult()
-            case Approve(task=task):
-                run_inline(self.store.approve(task))
-                return ActionResult()
-            case Reject(task=task):
-                run_inline(self.store.reject(task))
+            case Approve() | Reject():
+                op = self.store.approve if isinstance(a, Approve) else self.store.reject
+                try:
+                    run_inline(op(a.task))
+                except TaskStateError as moot:
+                    return ActionResult(message=f"ignored: {moot}", ignored=True)
                 return ActionResult()
             case AddWorker(worker=worker_id, skew_ms=skew_ms, autopilot=autopilot):
                 if worker_id in self.workers:
@@ -349,7 +378,12 @@ class Simulation:
             skew = f.skew_ms
             if not f.dead:
                 worker.stop()
-            fresh = self._add_worker(worker.id, autopilot=worker.autopilot, skew_ms=skew)
+            fresh = self._add_worker(
+                worker.id,
+                autopilot=worker.autopilot,
+                skew_ms=skew,
+                self_fencing=worker.self_fencing,
+            )
             self._fault_event("restarted", fresh)
             return ActionResult()
         if f.dead:
@@ -432,11 +466,13 @@ class Simulation:
                         a.task,
                         judge_now_ms=judge,
                         retry=False,
+                        claiming=a.task,
                     )
                 )
                 if lease is None:
                     return ActionResult(False, "nothing to claim")
                 worker.hold(lease)
+                run_inline(worker.recall(lease, taking_over=True))
                 return ActionResult()
             lease = worker.lease
             if lease is None:
@@ -457,6 +493,9 @@ class Simulation:
                     worker.lease = renewed
                     worker.last_renew_at = self.now_ms
                 case Checkpoint(step=step):
+                    # The box holds what the worker knows after `step`: everything a
+                    # successor needs to go on (the running total, ...), as the
+                    # autopilot's would.
                     run_inline(
                         worker.call(
                             "checkpoint",
@@ -464,11 +503,16 @@ class Simulation:
                             store.save_checkpoint,
                             held,
                             step,
-                            {"step": step, "by": worker.id},
+                            self._work_of(worker, held).state_at(step),
                             retry=False,
                         )
                     )
                 case Write(key=key, value=value):
+                    page_step = _step_of(key, held.task_id)
+                    if page_step is not None:
+                        # The worker did this step by hand: it knows what its page says,
+                        # whether or not the ledger takes it.
+                        self._work_of(worker, held).wrote(page_step, value)
                     run_inline(
                         worker.call(
                             "write",
@@ -523,6 +567,13 @@ class Simulation:
             return ActionResult(False, f"{worker.id} is partitioned from the store")
         return ActionResult()
 
+    def _work_of(self, worker: Worker, held: Lease) -> Work:
+        """The worker's memory of the task it holds, read from the checkpoint if it has none."""
+        work = worker.work
+        if work is None or work.task_id != held.task_id:
+            work = run_inline(worker.recall(held))
+        return work
+
     # -- reading ------------------------------------------------------------------------------
 
     def events(self, since_seq: int = 0) -> list[EventRow]:
@@ -572,8 +623,10 @@ class Simulation:
                 expires = lease.expires_at
                 if row is not None and row.lease_token == lease.lease_token:
                     expires = row.lease_expires_at if row.lease_expires_at is not None else expires
-                store_remaining = expires - now
-                believed = lease.expires_at - w.local_now()
+                # no_expiry: a lease without an end has nothing to count down
+                store_remaining = None if expires is None else expires - now
+                if lease.expires_at is not None:
+                    believed = lease.expires_at - w.local_now()
             if w.last_renew_at is not None and lease is not None:
                 age = now - w.last_renew_at
             workers.append(
@@ -593,6 +646,8 @@ class Simulation:
                     heartbeat_frozen=w.faults.heartbeat_frozen,
                     partitioned=w.faults.partitioned,
                     stalled=w.faults.stalled,
+                    renew_deadline=lease.renew_deadline if lease else None,
+                    self_fencing=w.self_fencing,
                 )
             )
         return Snapshot(

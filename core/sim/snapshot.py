@@ -1,5 +1,7 @@
 """Immutable views of a run at one instant: what the TUI renders and expectations check."""
 
+import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -22,6 +24,28 @@ class TaskView:
     def task_id(self) -> str:
         return self.row.task_id
 
+    @property
+    def total_steps(self) -> int | None:
+        """How many steps the task has (from its input payload), None if it does not say."""
+        return _payload_steps(self.row.input_payload)
+
+
+_STEPS_CACHE: dict[str, int | None] = {}
+
+
+def _payload_steps(payload: str | None) -> int | None:
+    if payload is None:
+        return None
+    if payload not in _STEPS_CACHE:  # payloads repeat across refreshes: parse each once
+        try:
+            steps = json.loads(payload).get("steps")
+        except (ValueError, AttributeError):
+            steps = None
+        if len(_STEPS_CACHE) > 4096:
+            _STEPS_CACHE.clear()
+        _STEPS_CACHE[payload] = steps if isinstance(steps, int) else None
+    return _STEPS_CACHE[payload]
+
 
 @dataclass(frozen=True, slots=True)
 class WorkerView:
@@ -42,6 +66,10 @@ class WorkerView:
     heartbeat_frozen: bool = False
     partitioned: bool = False
     stalled: bool = False
+    # When the held lease must be renewed by (store clock, as issued); a self-fencing worker
+    # stops by itself once its own clock reaches it.
+    renew_deadline: int | None = None
+    self_fencing: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,6 +113,13 @@ class Snapshot:
     metrics: Metrics = field(default_factory=Metrics)
     last_event_seq: int = 0
     recent_events: tuple[EventRow, ...] = ()
+    generation: int = 0  # which rebuild of the run this is (a Session bumps it)
+    dedup: Mapping[str, int] = field(default_factory=dict)  # effect key -> repeats deduplicated
+
+    @property
+    def frame_key(self) -> tuple[int, int, int]:
+        """Equal for two snapshots of the same run at the same instant and history."""
+        return (self.generation, self.now_ms, self.last_event_seq)
 
     def task(self, task_id: str) -> TaskView | None:
         return next((t for t in self.tasks if t.task_id == task_id), None)

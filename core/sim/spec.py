@@ -21,6 +21,7 @@ class WorkerSpec:
     id: str
     autopilot: bool = True
     skew_ms: int = 0
+    self_fencing: bool = False  # this worker stops by itself at its renew deadline
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,7 +42,7 @@ class SimSettings:
     mode: Mode = Mode.CORRECT
     seed: int = 0
     config: LeaseConfig = field(default_factory=LeaseConfig)
-    self_fencing: bool = False
+    self_fencing: bool = False  # every worker self-fences (a worker may also say so alone)
     workers: tuple[WorkerSpec, ...] = ()
     tasks: tuple[TaskSpec, ...] = ()
 

@@ -3,7 +3,11 @@ steps (each a fenced ledger write, maybe an idempotent effect, then a checkpoint
 completes, while a separate heartbeat loop renews the lease.
 
 The heartbeat runs in its own task, never from inside the work loop: the seed's rule that
-renewal is decoupled from business logic, so a slow step does not starve the lease.
+renewal is decoupled from business logic, so a slow step does not starve the lease. The
+heartbeat_in_work mode breaks that rule on purpose: the work loop renews between steps.
+
+With self-fencing on, the heartbeat task also watches the renew deadline: a holder that has
+not renewed by then stops by itself, before its lease can expire and be handed on.
 """
 
 import json
@@ -13,9 +17,9 @@ from typing import Any, Protocol, TypeVar
 
 from core.engine.config import LeaseConfig, Mode
 from core.engine.errors import LeaseRejected, RejectReason
-from core.engine.records import Lease
+from core.engine.records import Lease, TaskRow
 from core.engine.store import LeaseStore
-from core.sim.kinds import KINDS, LEDGER, TaskKind
+from core.sim.kinds import KINDS, LEDGER, State, TaskKind
 
 T = TypeVar("T")
 
@@ -37,6 +41,41 @@ class Env(Protocol):
 
 class Partitioned(Exception):
     """The call never reached the store."""
+
+
+class SelfFenced(Exception):
+    """The worker passed its own renew deadline and gave the task up by itself."""
+
+
+@dataclass
+class Work:
+    """A holder's memory of its task's work: the kind's state after each step it knows,
+    starting from the checkpoint it resumed from (or from nothing)."""
+
+    task_id: str
+    kind: TaskKind
+    steps: int
+    states: dict[int, State]
+
+    def state_at(self, step: int) -> State:
+        """The state after `step`; steps it has not seen are worked from the last it knows."""
+        known = [k for k in self.states if k <= step]
+        start = max(known) if known else 0
+        state = self.states[start] if known else self.kind.initial_state(self.task_id, self.steps)
+        for n in range(start + 1, step + 1):
+            state = self.kind.run_step(self.task_id, n, self.steps, state).state
+        return state
+
+    def did(self, step: int, state: State) -> None:
+        """Step `step` is done with `state`; anything it knew past it no longer follows."""
+        for later in [k for k in self.states if k > step]:
+            del self.states[later]
+        self.states[step] = state
+
+    def wrote(self, step: int, page: str) -> None:
+        """A page written by hand as step `step`: learn what it says."""
+        before = self.state_at(step - 1)
+        self.did(step, self.kind.after_page(self.task_id, step, self.steps, before, page))
 
 
 @dataclass
@@ -75,10 +114,14 @@ class Worker:
         self.self_fencing = self_fencing
         self.faults = WorkerFaults(skew_ms=skew_ms)
         self.lease: Lease | None = None
+        self.work: Work | None = None
         self.step: int | None = None
         self.last_renew_at: int | None = None
         self.work_process: Any = None
         self.heartbeat_process: Any = None
+        # Set when self-fencing gave the held lease up: a call still retrying through a
+        # partition with that lease must not reach the store once the partition heals.
+        self.fenced_out = False
         # When the work loop last asked the store for work and got none (None while it
         # holds a task, or has not looked since): what makes a worker truly idle.
         self.last_empty_poll_at: int | None = None
@@ -115,6 +158,7 @@ class Worker:
                 self.env.cancel(handle)
         self.heartbeat_process = self.work_process = None
         self.lease = None
+        self.work = None
         self.step = None
         self.last_renew_at = None
         self.last_empty_poll_at = None
@@ -122,11 +166,12 @@ class Worker:
 
     # -- store calls, through the worker's network ----------------------------------------
 
-    async def _note_partitioned(self, operation: str, event: str) -> None:
-        lease = self.lease
+    async def _note_partitioned(self, operation: str, event: str, claiming: str | None) -> None:
+        # A claim is about the task it asked for (or none), never the lease the worker holds.
+        lease = self.lease if operation != "claim" else None
         await self.store.record(
             event,
-            task_id=lease.task_id if lease else None,
+            task_id=lease.task_id if lease else claiming,
             worker_id=self.id,
             lease_token=lease.lease_token if lease else None,
             fence_token=lease.fence_token if lease else None,
@@ -141,14 +186,20 @@ class Worker:
         fn: Callable[..., Awaitable[T]],
         *args: Any,
         retry: bool,
+        claiming: str | None = None,
         **kwargs: Any,
     ) -> T:
-        """Run a store call; while partitioned, record the failure and retry or give up."""
+        """Run a store call; while partitioned, record the failure and retry or give up.
+
+        `claiming`: the task a claim asks for (None: any task).
+        """
         while self.faults.partitioned:
-            await self._note_partitioned(operation, event)
+            await self._note_partitioned(operation, event, claiming)
             if not retry:
                 raise Partitioned(operation)
             await self.env.sleep(self.config.poll_every_ms)
+            if self.fenced_out:
+                raise SelfFenced(operation)
         return await fn(*args, **kwargs)
 
     # -- autopilot ------------------------------------------------------------------------
@@ -175,11 +226,12 @@ class Worker:
                 await self.env.sleep(self.config.poll_every_ms)
                 continue
             self.hold(lease)
-            self.heartbeat_process = self.env.spawn(
-                self.heartbeat_loop(lease.lease_token, lease.task_id),
-                owner=self.id,
-                name="heartbeat",
-            )
+            if self.mode is not Mode.HEARTBEAT_IN_WORK:
+                self.heartbeat_process = self.env.spawn(
+                    self.heartbeat_loop(lease.lease_token, lease.task_id),
+                    owner=self.id,
+                    name="heartbeat",
+                )
             try:
                 await self.run_task(lease)
             finally:
@@ -187,6 +239,8 @@ class Worker:
 
     def hold(self, lease: Lease) -> None:
         self.lease = lease
+        self.work = None
+        self.fenced_out = False
         self.last_empty_poll_at = None
         self.last_renew_at = self.store.clock.now_ms()
         self.step = None
@@ -197,15 +251,36 @@ class Worker:
             self.env.cancel(self.heartbeat_process)
             self.heartbeat_process = None
         self.lease = None
+        self.work = None
         self.step = None
 
+    def _deadline_due_at(self, lease: Lease) -> int | None:
+        """When, by the store clock, this worker's own clock reaches its renew deadline."""
+        if not self.self_fencing or lease.renew_deadline is None:
+            return None
+        return lease.renew_deadline - self.faults.skew_ms
+
     async def heartbeat_loop(self, lease_token: int, task_id: str | None = None) -> None:
-        """Renew the lease every heartbeat_every, on its own, until it is lost or dropped."""
+        """Renew the lease every heartbeat_every, on its own, until it is lost or dropped.
+
+        With self-fencing, also wake at the renew deadline: not renewed by then, the worker
+        gives the task up by itself (Kubernetes' leader election does the same).
+        """
+        beat_at = self.store.clock.now_ms() + self.config.heartbeat_ms
         while True:
-            await self.env.sleep(self.config.heartbeat_ms)
             lease = self.lease
             if lease is None or not _same_lease(lease, task_id, lease_token):
                 return
+            now = self.store.clock.now_ms()
+            deadline_at = self._deadline_due_at(lease)
+            wake = beat_at if deadline_at is None else min(beat_at, deadline_at)
+            if wake > now:
+                await self.env.sleep(wake - now)
+                continue  # look again: a renewal may have moved the deadline meanwhile
+            if deadline_at is not None and now >= deadline_at:
+                await self._fence_self(lease)
+                return
+            beat_at = now + self.config.heartbeat_ms
             if self.faults.heartbeat_frozen:
                 continue  # the fog: the apprentice cannot reach the keeper
             try:
@@ -222,16 +297,14 @@ class Worker:
                 self.lease = renewed
                 self.last_renew_at = self.store.clock.now_ms()
 
-    def _still_mine(self, lease: Lease) -> bool:
-        return self.lease is not None and _same_lease(self.lease, lease.task_id, lease.lease_token)
+    async def _fence_self(self, lease: Lease) -> None:
+        """Give the lease up by itself: past the renew deadline, before the lease expires.
 
-    async def _self_fenced(self) -> bool:
-        """Defence in depth: past its own renew deadline, a worker stops by itself."""
-        lease = self.lease
-        if not self.self_fencing or lease is None:
-            return False
-        if self.local_now() <= lease.renew_deadline:
-            return False
+        The work loop finds out when its step ends; a call retrying through a partition
+        gives up at its next try.
+        """
+        self.lease = None
+        self.fenced_out = True
         await self.store.record(
             "self_fenced",
             task_id=lease.task_id,
@@ -240,8 +313,77 @@ class Worker:
             fence_token=lease.fence_token,
             reason="renew_deadline_passed",
             renew_deadline=lease.renew_deadline,
+            expires_at=lease.expires_at,
         )
+
+    def _still_mine(self, lease: Lease) -> bool:
+        return self.lease is not None and _same_lease(self.lease, lease.task_id, lease.lease_token)
+
+    async def _self_fenced(self) -> bool:
+        """Defence in depth: past its own renew deadline, a worker stops by itself."""
+        lease = self.lease
+        if not self.self_fencing or lease is None or lease.renew_deadline is None:
+            return False
+        if self.local_now() < lease.renew_deadline:
+            return False
+        await self._fence_self(lease)
         return True
+
+    async def _renew_between_steps(self, claimed: Lease) -> None:
+        """heartbeat_in_work: the work loop renews when it reaches this line, and only then.
+
+        A step longer than the lease means the renewal comes too late: the store refuses it
+        (expired, or superseded by a successor) and LeaseRejected ends the task here.
+        """
+        if self.faults.heartbeat_frozen:
+            return
+        lease = self._current(claimed)
+        try:
+            renewed = await self.call(
+                "heartbeat", "renew_rejected", self.store.heartbeat, lease, retry=False
+            )
+        except Partitioned:
+            return
+        except LeaseRejected:
+            self.lease = None
+            raise
+        self.lease = renewed
+        self.last_renew_at = self.store.clock.now_ms()
+
+    async def recall(
+        self, lease: Lease, task: TaskRow | None = None, *, taking_over: bool = False
+    ) -> Work:
+        """Read the box by the stairs (the latest checkpoint) before touching the ledger.
+
+        In no_checkpoint mode the box is there and a worker taking over walks past it (mistake
+        four); that is said in the register, so the screen shows the saved work ignored.
+        """
+        if task is None:
+            task = await self.store.task(lease.task_id)
+        payload = json.loads(task.input_payload or "null") or {}
+        steps = int(payload.get("steps", 5))
+        kind: TaskKind = KINDS.get(task.kind, LEDGER)
+        checkpoint = await self.store.load_checkpoint(lease.task_id)
+        if checkpoint is not None and self.mode is Mode.NO_CHECKPOINT:
+            if taking_over:
+                await self.store.record(
+                    "checkpoint_ignored",
+                    task_id=lease.task_id,
+                    worker_id=self.id,
+                    lease_token=lease.lease_token,
+                    fence_token=lease.fence_token,
+                    step=checkpoint.step,
+                    saved_by_fence_token=checkpoint.fence_token,
+                )
+            checkpoint = None
+        if checkpoint is not None:
+            states = {checkpoint.step: dict(checkpoint.state)}
+        else:
+            states = {0: kind.initial_state(lease.task_id, steps)}
+        work = Work(lease.task_id, kind, steps, states)
+        if self._still_mine(lease):
+            self.work = work
+        return work
 
     async def run_task(self, claimed: Lease) -> None:
         """Resume from the latest checkpoint and work the remaining steps."""
@@ -249,14 +391,10 @@ class Worker:
         payload = json.loads(task.input_payload or "null") or {}
         steps = int(payload.get("steps", 5))
         step_time = int(payload.get("step_time_ms", 10_000))
-        kind: TaskKind = KINDS.get(task.kind, LEDGER)
-        checkpoint = None
-        if self.mode is not Mode.NO_CHECKPOINT:
-            checkpoint = await self.store.load_checkpoint(claimed.task_id)
-        if checkpoint is not None:
-            first, state = checkpoint.step + 1, dict(checkpoint.state)
-        else:
-            first, state = 1, kind.initial_state(claimed.task_id, steps)
+        work = await self.recall(claimed, task, taking_over=True)
+        kind = work.kind
+        last = max(work.states)
+        first, state = last + 1, work.states[last]
         park_after = kind.park_after(steps)
         try:
             for step in range(first, steps + 1):
@@ -268,6 +406,8 @@ class Worker:
                 await self.env.sleep(round(step_time * self.faults.slow_factor))
                 if not self._still_mine(claimed) or await self._self_fenced():
                     return
+                if self.mode is Mode.HEARTBEAT_IN_WORK:
+                    await self._renew_between_steps(claimed)
                 out = kind.run_step(claimed.task_id, step, steps, state)
                 lease = self._current(claimed)
                 key = f"{claimed.task_id}/{step}"
@@ -305,6 +445,7 @@ class Worker:
                     retry=True,
                 )
                 state = out.state
+                work.did(step, state)
             lease = self._current(claimed)
             result = kind.result(claimed.task_id, state)
             await self.call(
@@ -317,6 +458,8 @@ class Worker:
             )
         except LeaseRejected:
             return  # the store said no and wrote why; this worker lost the task
+        except SelfFenced:
+            return  # it gave the task up by itself at its renew deadline
 
     def _current(self, claimed: Lease) -> Lease:
         """The worker's latest copy of its lease (renewals move the expiry, not the tokens)."""

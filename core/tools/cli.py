@@ -1,4 +1,4 @@
-"""The headless commands: `play`, `check` and `list` (demo/cli.py adds the TUI on top).
+"""The headless commands: `play`, `check`, `list` and `sql` (demo/cli.py adds the TUI on top).
 
 `main(argv)` returns the exit status: 0 when every expectation holds, 1 when one fails, 2 for
 a file that cannot be played (one line `FILE:LINE: what is wrong` on stderr, no traceback).
@@ -9,6 +9,7 @@ import json
 import sys
 from collections.abc import Sequence
 
+from core.engine.config import Mode
 from core.scenarios import library
 from core.scenarios.format import Scenario, ScenarioError, parse_scenario
 from core.scenarios.player import PlayResult, Record, play, render_line
@@ -109,13 +110,64 @@ def cmd_list(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _split_top(text: str, sep: str) -> list[str]:
+    """Split on `sep` where no parenthesis is open (a SET list holds CASE (...) values)."""
+    parts, depth, start, i = [], 0, 0, 0
+    while i < len(text):
+        ch = text[i]
+        depth += (ch == "(") - (ch == ")")
+        if depth == 0 and text.startswith(sep, i):
+            parts.append(text[start:i])
+            start = i = i + len(sep)
+            continue
+        i += 1
+    parts.append(text[start:])
+    return parts
+
+
+def _pretty_sql(sql: str) -> str:
+    """One compiled statement laid out like the seed's: SET and WHERE one item a line."""
+    # One table: its name on every column only hides the conditions being compared.
+    flat = " ".join(sql.split()).replace("agent_tasks.", "")
+    head, _, rest = flat.partition(" SET ")
+    values, _, tail = rest.partition(" WHERE ")
+    where, _, returning = tail.partition(" RETURNING ")
+    lines = [head, "SET"]
+    lines += [f"  {item}," for item in _split_top(values, ", ")]
+    lines[-1] = lines[-1].rstrip(",")
+    conditions = _split_top(where, " AND ")
+    lines.append(f"WHERE {conditions[0]}")
+    lines += [f"  AND {c}" for c in conditions[1:]]
+    if returning:
+        lines.append(f"RETURNING {returning}")
+    return "\n".join(lines) + ";"
+
+
+def cmd_sql(args: argparse.Namespace) -> int:
+    from core.engine.backends.sqlite import dialect
+    from core.engine.statements import SEED_STATEMENTS, Statements
+    from core.engine.store import policy_for
+
+    mode = Mode(args.mode)
+    ours = Statements(dialect(), policy_for(mode))
+    compiled = {"claim": ours.claim_named, "heartbeat": ours.heartbeat, "complete": ours.complete}
+    for name, seed_text in SEED_STATEMENTS.items():
+        print(f"-- {name}: the seed, as printed")
+        print(seed_text)
+        print(f"-- {name}: what this store runs in {mode.value} mode (SQLite)")
+        print(_pretty_sql(compiled[name].sql))
+        print()
+    return EXIT_OK
+
+
 def build_parser(prog: str = "borrowed-keys") -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=prog,
         description="Leases, heartbeats, fence tokens and checkpoints, played out.",
         epilog=(
             "With no command, or `tui [FILE] [--lang en|zh] [--mode MODE] [--sandbox]`, "
-            "it opens the terminal app."
+            "it opens the terminal app; `serve [--host H] [--port P] [FILE]` serves it to a "
+            "web browser."
         ),
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -137,6 +189,17 @@ def build_parser(prog: str = "borrowed-keys") -> argparse.ArgumentParser:
         "--lang", choices=("en", "zh"), default="en", help="title language (default en)"
     )
     ls.set_defaults(handler=cmd_list)
+
+    q = sub.add_parser(
+        "sql", help="the seed's Claim, Heartbeat and Complete beside the statements run here"
+    )
+    q.add_argument(
+        "--mode",
+        choices=[m.value for m in Mode],
+        default=Mode.CORRECT.value,
+        help="whose statements to compile (default correct; seed_sql runs the seed's guards)",
+    )
+    q.set_defaults(handler=cmd_sql)
 
     from core.tools import chaos, realworker  # their options and handlers live in their modules
 

@@ -1,7 +1,9 @@
 """`borrowed-keys worker` and `borrowed-keys enqueue`: real processes on a real database.
 
 `worker` runs one autopilot `Worker` (the same class the simulation runs) on the wall clock,
-under asyncio, against a file database through aiosqlite. Several worker processes may share
+under asyncio, against a file database (`AsyncSqliteDriver`). The database's clock judges
+every lease, read inside each transaction: a worker's own clock never takes part, so one
+skewed by minutes changes nothing. Several worker processes may share
 one file: SQLite's locks serialise their transactions, and SQLITE_BUSY is retried inside the
 engine (`core.engine.backends.sqlite`), with a bound. The process ends on SIGTERM or SIGINT
 (exit 0), when `--exit-when-idle` finds every task done, dead or waiting, or after
@@ -25,7 +27,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, TextIO
 
-from core.engine.clock import RealClock
+from core.engine.clock import DatabaseClock
 from core.engine.config import LeaseConfig, Mode
 from core.engine.durations import DurationError, format_duration, parse_duration
 from core.engine.errors import BorrowedKeysError, ConfigError
@@ -73,7 +75,7 @@ def _line(ev: EventRow) -> str:
 async def run_worker(options: WorkerOptions, out: TextIO = sys.stdout) -> int:
     """Run one worker until it is told to stop; the exit status."""
     store = await LeaseStore.open_async(
-        options.db, clock=RealClock(), config=options.config, mode=options.mode
+        options.db, clock=DatabaseClock(), config=options.config, mode=options.mode
     )
     if not options.quiet:
         cfg = options.config
@@ -136,7 +138,7 @@ async def run_worker(options: WorkerOptions, out: TextIO = sys.stdout) -> int:
 async def enqueue_task(
     db: str, task_id: str, kind: str, steps: int, step_time_ms: int, max_attempts: int
 ) -> None:
-    store = await LeaseStore.open_async(db, clock=RealClock())
+    store = await LeaseStore.open_async(db, clock=DatabaseClock())
     try:
         await store.enqueue(
             task_id, kind, {"steps": steps, "step_time_ms": step_time_ms}, max_attempts

@@ -2,7 +2,7 @@
 
 from typing import ClassVar
 
-from rich.table import Table
+from rich.cells import cell_len
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -10,89 +10,200 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-# (idea, story, what it means, where it shows) in (en, zh)
-IDEAS: tuple[tuple[tuple[str, str], tuple[str, str], tuple[str, str], tuple[str, str]], ...] = (
+from core.scenarios import glossary
+
+# (idea, its story word, what it means, where it shows). The idea's and the story's words
+# are the glossary's; `{name}` in the last two is a glossary word (a column, a panel, a
+# concept), filled in the chosen language so the help says what the screen says.
+Prose = tuple[str, str]
+IDEAS: tuple[tuple[str, str, Prose, Prose], ...] = (
     (
-        ("Lease", "租约"),
-        ("租牌 — the lease tag", "租牌"),
+        "lease",
+        "lease",
         (
-            "Ownership with an end: owner, lease_token, expires_at, judged by the store's clock.",
-            "有期限的所有权：持有者、租约令牌、到期时刻，由存储的时钟裁定。",
+            "Ownership with an end: owner, lease token, expires_at, judged by the store's clock.",
+            "有期限的所有权：持有者、{lease_token}、到期时刻，由存储的时钟裁定。",
         ),
         (
-            "Task table (owner, lease_token, Expires in); each worker pane's bar.",
-            "任务表（持有者、租约令牌、剩余租期）；每个工作者面板里的进度条。",
+            "Task table ({owner}, {lease_token}, {expires_in}, {expires_at}); each worker pane's "
+            "bar and its until line.",
+            "任务表（{owner}、{lease_token}、{expires_in}、{expires_at}）；"
+            "每个执行者面板里的进度条和到期时刻。",
         ),
     ),
     (
-        ("Heartbeat", "心跳续约"),
-        ("续沙 — renewing the sand, “I'm still here”", "续沙，“我还在”"),
+        "heartbeat",
+        "heartbeat",
         (
             "The holder renews before the sand runs out, on its own path, apart from the work.",
             "持有者在沙漏流尽之前续约，走自己的路，与干活分开。",
         ),
         (
-            "Pane pulse (♥ age), last heartbeat column; Freeze heartbeat stops it.",
-            "面板上的脉搏（♥ 多久前），任务表的上次心跳；冻结心跳让它停下。",
+            "Pane pulse (♥ age), {last_heartbeat} column; {freeze_heartbeat} stops it.",
+            "面板上的脉搏（♥ 多久前），任务表的{last_heartbeat}；{freeze_heartbeat}让它停下。",
         ),
     ),
     (
-        ("Fencing token", "围栏令牌"),
-        ("围栏签 — the fence tag, a number that only grows", "围栏签（只增不减的编号）"),
+        "fencing_token",
+        "fence",
         (
-            "Every new holder gets a higher number; the ledger refuses pages with a lower one.",
-            "每换一位持有者编号就更大；总册拒收编号更小的页。",
+            "Every new holder gets a higher number; the ledger, in the same database as the "
+            "leases, takes a page only from the current, live lease with the task's newest "
+            "fence token. A system outside can only refuse numbers below the highest it has seen.",
+            "每换一位持有者，编号就更大；总册和租约同在一个数据库里，只收当前有效租约、带着最新"
+            "围栏令牌的页，编号落后的一律拒收。数据库之外的系统只能记住见过的最大编号，拒收更小的。",
         ),
         (
-            "fence_token column, Ledger tab, Rejected tab (its token against the current one).",
-            "围栏令牌一列、总册页签、拒收页签（它的令牌对比当前令牌）。",
+            "{fence_token} column, {ledger} tab, {rejected} tab ({its_token} against the "
+            "{current_token} one).",
+            "任务表的{fence_token}、{ledger}页签、{rejected}页签（{its_token}对比{current_token}）。",
         ),
     ),
     (
-        ("Checkpoint", "检查点"),
-        ("暂存木匣 — the numbered box on the shelf by the stairs", "暂存木匣，暂存架"),
+        "checkpoint",
+        "checkpoint",
         (
             "Progress saved under the fence token, so a successor resumes instead of restarting.",
             "在围栏令牌之下保存进度，接手的人从中断处继续，而不是从头再来。",
         ),
-        ("Checkpoints tab; checkpoint step column.", "检查点页签；任务表的检查点步。"),
+        (
+            "{checkpoints} tab; {checkpoint_step} column.",
+            "{checkpoints}页签；任务表的{checkpoint_step}。",
+        ),
     ),
     (
-        ("Idempotency", "幂等"),
+        "idempotency",
+        "idempotency",
         (
-            "the ledger that refuses stale pages — and never pays twice",
-            "拒收旧页、不会付两次钱的总册",
+            "A side effect carries a key; a repeat is deduplicated, not applied again. An "
+            "outside system never sees the lease: the key is what makes a late repeat harmless.",
+            "副作用带着幂等键；重复的一次被去重，而不是再执行一遍。外部系统看不到租约，"
+            "迟到的重复只能靠它化解。",
         ),
         (
-            "A side effect carries a key; a repeat is deduplicated, not applied again.",
-            "副作用带着幂等键；重复的一次被去重，而不是再执行一遍。",
+            "{effects} tab: {effect_applied} against {effect_deduplicated}.",
+            "{effects}页签：{effect_applied}对比{effect_deduplicated}。",
         ),
-        ("Effects tab: applied against deduplicated.", "副作用页签：已执行对比已去重。"),
     ),
 )
 
 
-def help_renderable(lang: str) -> Table:
+def _fill(prose: Prose, lang: str) -> str:
+    """The prose in `lang`, its `{name}`s replaced by the glossary's words."""
+    text = glossary.pick(prose, lang)
+    words = {**glossary.CONCEPTS, **glossary.COLUMNS, **glossary.PANELS}
+    words["freeze_heartbeat"] = ("Freeze heartbeat", glossary.ACTIONS["freeze_heartbeat"][1])
+    return text.format(**{k: glossary.pick(v, lang) for k, v in words.items()})
+
+
+# A line never starts with these (closing punctuation) nor ends with the opening ones.
+NO_LINE_START = set("，。、；：！？）》」』”’…·")
+NO_LINE_END = set("（《「『“‘")
+
+
+def _protected_terms() -> list[str]:
+    """The glossary's Chinese words, longest first: a wrap never splits one ("租约令 / 牌")."""
+    from demo.i18n import WORDS
+
+    terms = {zh for _en, zh in WORDS.values() if 2 <= len(zh) <= 6 and _all_cjk(zh)}
+    terms |= {"租约令牌", "围栏令牌", "围栏签", "暂存木匣", "暂存架", "存储", "持有者"}
+    terms |= {"进度条", "裁定", "停下", "从头再来", "多久前", "页签", "中断处", "到期时刻"}
+    return sorted(terms, key=len, reverse=True)
+
+
+def _all_cjk(text: str) -> bool:
+    return all("\u4e00" <= ch <= "\u9fff" for ch in text)
+
+
+def _tokens(text: str, terms: list[str]) -> list[str]:
+    """Unbreakable pieces: Latin words (with their space), glossary terms, single characters;
+    closing punctuation sticks to the piece before it, opening to the piece after."""
+    out: list[str] = []
+    i = 0
+    while i < len(text):
+        ch = text[i]
+        if ch.isascii() and not ch.isspace():
+            j = i
+            while j < len(text) and text[j].isascii() and not text[j].isspace():
+                j += 1
+            piece = text[i:j]
+            i = j
+        else:
+            term = next((t for t in terms if text.startswith(t, i)), None)
+            piece = term or ch
+            i += len(piece)
+        if out and (piece in NO_LINE_START or out[-1][-1:] in NO_LINE_END):
+            out[-1] += piece
+        else:
+            out.append(piece)
+    return out
+
+
+def wrap(text: str, width: int) -> list[str]:
+    """Greedy wrapping by display cells that respects the rules above, for zh and en alike."""
+    terms = _protected_terms()
+    lines: list[str] = []
+    line = ""
+    for piece in _tokens(text, terms):
+        if line and cell_len(line + piece.rstrip()) > width:
+            lines.append(line.rstrip())
+            line = piece.lstrip()
+        else:
+            line += piece
+    if line.strip():
+        lines.append(line.rstrip())
+    return lines
+
+
+LABELS = {"en": ("In the story", "Meaning", "On screen"), "zh": ("故事里", "意思", "屏幕上")}
+
+
+def idea_texts(lang: str) -> list[tuple[str, str, str, str, str]]:
+    """Per idea: its name, its name in the other language, story, meaning, where it shows."""
     zh = lang == "zh"
-    table = Table(expand=True, show_lines=True, title=("五个概念" if zh else "The five ideas"))
-    headers = (
-        ("概念", "故事里", "意思", "屏幕上")
-        if zh
-        else ("Idea", "In the story", "Meaning", "On screen")
-    )
-    for h in headers:
-        table.add_column(h, ratio=1 if h in ("Idea", "概念") else 2)
+    other = "en" if zh else "zh"
+    out = []
     for idea, story, meaning, where in IDEAS:
-        i = 1 if zh else 0
-        other = 0 if zh else 1
-        # fold: Chinese has no spaces to wrap at, so a cell would be cut off with "…"
-        table.add_row(
-            Text(f"{idea[i]}\n{idea[other]}", style="bold", overflow="fold"),
-            Text(story[i], style="italic", overflow="fold"),
-            Text(meaning[i], overflow="fold"),
-            Text(where[i], style="cyan", overflow="fold"),
+        story_text = glossary.story_word(story, lang)
+        if not zh:  # the seed's own word beside the English, e.g. "租牌 — the lease tag"
+            story_text = f"{glossary.story_word(story, 'zh')} — {story_text}"
+        out.append(
+            (
+                glossary.concept_word(idea, lang),
+                glossary.concept_word(idea, other),
+                story_text,
+                _fill(meaning, lang),
+                _fill(where, lang),
+            )
         )
-    return table
+    return out
+
+
+def help_renderable(lang: str, width: int = 100) -> Text:
+    """The five ideas, each a block: its names, then story, meaning and place on screen.
+
+    Wrapped here, not by Rich: Rich breaks Chinese at any character, which put a lone
+    "。" or "，" at the start of a line and split words like 租约令牌 across two.
+    """
+    zh = lang == "zh"
+    label_w = max(cell_len(label) for label in LABELS[lang]) + 2
+    text_w = max(20, width - label_w - 2)
+    text = Text()
+    text.append(("五个概念" if zh else "The five ideas") + "\n", style="bold underline")
+    for name, other_name, story, meaning, where in idea_texts(lang):
+        text.append("\n")
+        text.append(name, style="bold")
+        text.append("  ")
+        text.append(other_name, style="dim")
+        text.append("\n")
+        for label, value, style in zip(
+            LABELS[lang], (story, meaning, where), ("italic", "", "cyan"), strict=True
+        ):
+            for n, line in enumerate(wrap(value, text_w)):
+                head = label if n == 0 else ""
+                text.append("  " + head + " " * (label_w - cell_len(head)), style="dim")
+                text.append(line + "\n", style=style)
+    return text
 
 
 class HelpScreen(ModalScreen[None]):
@@ -100,6 +211,7 @@ class HelpScreen(ModalScreen[None]):
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,question_mark,q", "close", "Close", tooltip="Back", id="help.close"),
+        Binding("l", "language", "中文 / English", id="help.language"),
     ]
 
     def __init__(self, lang: str) -> None:
@@ -108,15 +220,36 @@ class HelpScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="help-body"):
-            yield Static(help_renderable(self.lang), id="help-table")
-            yield Static(
-                "Esc / ? 关闭本页。" if self.lang == "zh" else "Esc or ? closes this page.",
-                id="help-hint",
-            )
+            yield Static("", id="help-table")
+            yield Static(hint_text(self.lang), id="help-hint")
             yield Static(keys_text(self.lang), id="help-keys")
+
+    def on_resize(self) -> None:
+        self._write_ideas()
+
+    def _write_ideas(self) -> None:
+        table = self.query_one("#help-table", Static)
+        # less two cells: the page scrolls, and its scrollbar must not cover the text
+        width = (table.size.width or max(40, self.size.width * 9 // 10 - 4)) - 2
+        table.update(help_renderable(self.lang, width))
 
     def action_close(self) -> None:
         self.dismiss(None)
+
+    def action_language(self) -> None:
+        """`l` works here too: the whole app switches, and this page is written again."""
+        app = self.app
+        lang = "en" if self.lang == "zh" else "zh"
+        if hasattr(app, "lang"):
+            app.lang = lang
+        self.lang = lang
+        self._write_ideas()
+        self.query_one("#help-hint", Static).update(hint_text(lang))
+        self.query_one("#help-keys", Static).update(keys_text(lang))
+
+
+def hint_text(lang: str) -> str:
+    return "Esc / ? 关闭本页 · l English" if lang == "zh" else "Esc or ? closes this page · l 中文"
 
 
 def keys_text(lang: str) -> Text:

@@ -1,25 +1,34 @@
 """The main screen: header, worker panes, task table, tabbed panels, narration, controls.
 
 All state comes from the Session's snapshots; the screen only turns key presses and button
-clicks into Session calls and redraws in place on a fixed refresh interval.
+clicks into Session calls and redraws in place. Every refresh reads one snapshot and every
+widget on screen shows that one (one truth per frame): the panes and the task table never
+disagree about the same instant.
+
+What changed is said by message: an act, a step or a key posts `MainScreen.Changed` (many in
+a row collapse into one) and the handler redraws; `playing` is a reactive. The fixed-interval
+timer only lets live time pass and redraws.
 """
 
 import dataclasses
 import os
 import time
-from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import ClassVar
 
 from rich.cells import cell_len
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Container, HorizontalScroll, Vertical, VerticalScroll
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.message import Message
+from textual.reactive import reactive
 from textual.screen import Screen
-from textual.widgets import Button, Footer, TabbedContent, TabPane
+from textual.widgets import Button, TabbedContent, TabPane
 
 from core.engine.config import Mode
 from core.engine.records import EventRow
+from core.scenarios import glossary
 from core.scenarios.session import Session
 from core.sim.live import LivePacer
 from core.sim.snapshot import Snapshot, SnapshotPart
@@ -27,7 +36,9 @@ from core.sim.spec import WORKER_ACTIONS, Action, AddWorker, Advance, Approve, E
 from core.sim.timeline import Timeline
 from demo.controls import CONTROLS
 from demo.host import Host, host
-from demo.i18n import tr
+from demo.i18n import act_words, reason_word, tr
+from demo.screens.confirm import ConfirmScreen
+from demo.widgets.keybar import Hint, KeyBar
 from demo.widgets.narration import NarrationPanel, narration_text, refusal_text
 from demo.widgets.panels import (
     CheckpointTable,
@@ -42,7 +53,6 @@ from demo.widgets.timeline_view import OwnershipTimeline
 from demo.widgets.worker_pane import PaneState, WorkerGrid, WorkerPane
 
 REFRESH_S = 0.1  # the fixed refresh interval (10 Hz)
-TABLE_EVERY = 3  # the task table and the visible panel follow every 3rd refresh (~3 Hz)
 SANDBOX_STEP_MS = 5_000  # "next" in a live run lets this much virtual time pass
 AUTOPLAY_S = 3.0  # seconds between steps of an auto-playing script at x1
 
@@ -62,6 +72,7 @@ PANEL_PARTS: dict[str, frozenset[SnapshotPart]] = {
     "tab-effects": frozenset({"effects"}),
 }
 
+# (id, action, word key, tooltip key); the bar shows the ones that fit, by BUTTON_PRIORITY
 BUTTONS = (
     ("btn-play", "play_pause", "play_pause", "tip_play"),
     ("btn-previous", "previous_step", "previous", "tip_previous"),
@@ -78,6 +89,43 @@ BUTTONS = (
     ("btn-help", "help", "help", "tip_help"),
     ("btn-quit", "quit", "quit", "tip_quit"),
 )
+BUTTON_PRIORITY = (
+    "btn-next",
+    "btn-previous",
+    "btn-play",
+    "btn-restart",
+    "btn-language",
+    "btn-help",
+    "btn-mode",
+    "btn-faster",
+    "btn-slower",
+    "add-worker",
+    "btn-enqueue",
+    "btn-approve",
+    "btn-reject",
+    "btn-save",
+    "btn-quit",
+)
+
+# The key bar: (key shown, word key, priority); lower priorities stay when space is short.
+KEY_HINTS = (
+    ("n", "next", 0),
+    ("p", "previous", 1),
+    ("␣", "play_pause", 2),
+    ("1-6", "panels", 4),
+    ("r", "restart", 5),
+    ("-/+", "speed_word", 8),
+    ("l", "language", 6),
+    ("m", "mode_next", 9),
+    ("s", "save", 10),
+    ("?", "help", 3),
+    ("^p", "palette", 3),
+    ("q", "quit", 7),
+)
+
+NARROW_WIDTH = 120  # below this (or NARROW_HEIGHT) the body scrolls as one column
+NARROW_HEIGHT = 36
+SHORT_HEIGHT = 30  # below this the panes leave out their fault buttons (in the palette)
 
 
 def make_bindings(lang: str) -> list[BindingType]:
@@ -96,27 +144,45 @@ def make_bindings(lang: str) -> list[BindingType]:
     ]
 
 
+class Body(VerticalScroll):
+    """The panes, the task table and the panels; on a small screen it scrolls.
+
+    There a panel brought into view (keys 1-6) fills the whole visible body, tabs and rows.
+    """
+
+    def on_resize(self) -> None:
+        if self.screen.has_class("-narrow"):
+            self.query_one("#panels").styles.height = max(8, self.size.height)
+
+
 class MainScreen(Screen[None]):
     """One run: a scenario in playback (maybe forked) or the sandbox."""
 
     BINDINGS: ClassVar[list[BindingType]] = make_bindings("en")
 
+    class Changed(Message):
+        """The run or the screen's state changed: redraw from one new snapshot.
+
+        Posted by every act, step and key; a burst (a held key) collapses into one.
+        """
+
+        def can_replace(self, message: Message) -> bool:
+            return isinstance(message, MainScreen.Changed)
+
+    playing: reactive[bool] = reactive(False, init=False)
+
     def __init__(self, session: Session, *, playing: bool | None = None) -> None:
         super().__init__()
         self.session = session
         self.pacer = LivePacer(speed=1.0)
-        self.playing = session.is_sandbox if playing is None else playing
+        self.set_reactive(MainScreen.playing, session.is_sandbox if playing is None else playing)
         self.timeline = Timeline()
-        self.dedup: Counter[str] = Counter()
         self._seen_seq = 0
-        self._sim_id = 0
-        self._last_now = -1
-        self._last_key: tuple[int, int, int, str, int] | None = None
-        self._tables_key: tuple[int, int, int, str, int] | None = None
+        self._generation = 0
+        self._frame_key: tuple[object, ...] | None = None
         self._autoplay_wall = 0.0
         self._message: str | None = None
         self.refresh_count = 0
-        self.tables_refreshes = 0  # refreshes that also brought the tables up to date
         self._snap: Snapshot | None = None
         self._pending_events: list[EventRow] = []
         self._rejections_seen = 0
@@ -136,39 +202,62 @@ class MainScreen(Screen[None]):
         yield StatusHeader(id="status")
         with VerticalScroll(id="narration-box"):
             yield NarrationPanel(id="narration")
-        with Container(id="body"):
+        with Body(id="body"):
             with Vertical(id="left"):
                 yield WorkerGrid(id="workers")
                 yield TaskTable(id="tasks")
             with TabbedContent(id="panels"):
-                with TabPane("Ledger", id="tab-ledger"):
+                with TabPane(tr("ledger", "en"), id="tab-ledger"):
                     yield LedgerTable(id="ledger")
-                with TabPane("Checkpoints", id="tab-checkpoints"):
+                with TabPane(tr("checkpoints", "en"), id="tab-checkpoints"):
                     yield CheckpointTable(id="checkpoints")
-                with TabPane("Rejected", id="tab-rejected"):
+                with TabPane(tr("rejected", "en"), id="tab-rejected"):
                     yield RejectedTable(id="rejected")
-                with TabPane("Effects", id="tab-effects"):
+                with TabPane(tr("effects", "en"), id="tab-effects"):
                     yield EffectsTable(id="effects")
-                with TabPane("Event log", id="tab-events"):
+                with TabPane(tr("event_log", "en"), id="tab-events"):
                     yield EventLog(id="events")
-                with TabPane("Ownership", id="tab-timeline"), VerticalScroll():
+                with TabPane(tr("timeline", "en"), id="tab-timeline"), VerticalScroll():
                     yield OwnershipTimeline(id="timeline")
-        with HorizontalScroll(id="controls"):
+        with Horizontal(id="controls"):
             # outside the grid, so it stays in sight however many panes there are
             yield Button("+ Worker", id="add-worker", action="screen.add_worker", compact=True)
             for bid, action, word, _tip in BUTTONS:
                 yield Button(word, id=bid, action=f"screen.{action}", compact=True)
-        yield Footer()
+        yield KeyBar(id="keybar")
 
     def on_mount(self) -> None:
         self.relabel()
-        self.refresh_view(force=True)
+        self.refresh_view()
         if self.bk_app.live_clock:
             self.set_interval(REFRESH_S, self.on_tick)
         self.query_one("#tasks", TaskTable).focus(scroll_visible=False)
 
     def on_resize(self) -> None:
-        self.set_class(self.size.width < 120 or self.size.height < 36, "-narrow")
+        width, height = self.size
+        narrow = width < NARROW_WIDTH or height < NARROW_HEIGHT
+        self.set_class(narrow, "-narrow")
+        self.set_class(height < SHORT_HEIGHT, "-short")
+        # The narration shows all of a step (its ✓ lines too) up to 40% of a small screen.
+        box = self.query_one("#narration-box")
+        box.styles.max_height = max(5, height * 2 // 5) if narrow else 10
+        if not narrow:
+            self.query_one("#panels").styles.height = "1fr"
+        self._fit_controls(width)
+        self.post_message(self.Changed())
+
+    def _fit_controls(self, width: int) -> None:
+        """Show the buttons that fit whole, by priority; the rest stay keys and palette entries."""
+        buttons = {b.id: b for b in self.query_one("#controls").query(Button)}
+        used = 0
+        for bid in BUTTON_PRIORITY:
+            button = buttons.get(bid)
+            if button is None:
+                continue
+            size = cell_len(str(button.label)) + 2 + 1
+            button.display = used + size <= width
+            if button.display:
+                used += size
 
     # -- the clock ---------------------------------------------------------------------------
 
@@ -189,8 +278,19 @@ class MainScreen(Screen[None]):
 
     # -- drawing -----------------------------------------------------------------------------
 
+    def changed(self) -> None:
+        """Something the screen shows changed: redraw once the current message is handled."""
+        self.post_message(self.Changed())
+
+    def on_main_screen_changed(self, _message: "MainScreen.Changed") -> None:
+        self.refresh_view(force=True)
+
+    def watch_playing(self) -> None:
+        self.pacer.paused = not self.playing
+        self.changed()
+
     def relabel(self) -> None:
-        """Words that change only with the language (tabs, buttons, footer)."""
+        """Words that change only with the language (tabs, buttons, key bar)."""
         lang = self.lang
         tabs = self.query_one("#panels", TabbedContent)
         for pane_id, word in TABS:
@@ -201,10 +301,12 @@ class MainScreen(Screen[None]):
             button.tooltip = tr(tip, lang)
         add = self.query_one("#add-worker", Button)
         add.label = tr("add_worker", lang)
+        add.tooltip = tr("tip_add_worker", lang)
         for button in self.query_one("#controls").query(Button):
             # a new label does not resize the button: size it from the label's cells
             # (a CJK character is two), or 下一步 shows as 下一 and English as Engl
             button.styles.width = cell_len(str(button.label)) + 2
+        self._fit_controls(self.size.width)
         by_id = {c[0]: c for c in CONTROLS}
         bindings = self._bindings.key_to_bindings
         for key, items in bindings.items():
@@ -218,12 +320,21 @@ class MainScreen(Screen[None]):
                 fresh.append(b)
             bindings[key] = fresh
         self.refresh_bindings()
+        self._set_key_hints()
 
-    def _reset_incremental(self) -> None:
-        self._sim_id = id(self.session.sim)
+    def _set_key_hints(self) -> None:
+        lang = self.lang
+        hints = []
+        for key, word, priority in KEY_HINTS:
+            if word == "previous" and self.session.is_sandbox:
+                word = "undo"
+            hints.append(Hint(key, tr(word, lang), priority))
+        self.query_one("#keybar", KeyBar).set_items(hints)
+
+    def _reset_incremental(self, generation: int) -> None:
+        self._generation = generation
         self._seen_seq = 0
         self.timeline = Timeline()
-        self.dedup.clear()
         self.query_one("#events", EventLog).clear()
         self._pending_events = []
         self._rejections_seen = 0
@@ -231,57 +342,58 @@ class MainScreen(Screen[None]):
         self.query_one("#timeline", OwnershipTimeline).reset()
 
     def refresh_view(self, *, force: bool = False) -> None:
-        """One refresh: read a snapshot and update the widgets in place.
-
-        The header, narration and worker panes are updated on every refresh; the task table
-        and the visible panel on every TABLE_EVERY-th one (and at once when `force`d by an
-        act, a step or a key, or when time stands still and they are behind).
-        """
+        """One refresh: read one snapshot and bring every widget on screen up to it."""
         session = self.session
-        sim = session.sim
-        key = (id(sim), sim.now_ms, sim.last_event_seq, self.lang, len(session.recorded))
-        moved = key != self._last_key
-        behind = key != self._tables_key
-        if not force and not moved and not behind and not self._header_dirty():
+        frame = (
+            session.generation,
+            session.now_ms,
+            session.last_event_seq,
+            self.lang,
+            session.acts_count,
+            self.playing,
+            self.pacer.speed,
+            self._message,
+            self._active_tab(),
+        )
+        if not force and frame == self._frame_key:
             return
-        self._last_key = key
+        self._frame_key = frame
         self.refresh_count += 1
-        tables = force or not moved or self.refresh_count % TABLE_EVERY == 0
-        if id(sim) != self._sim_id:
-            self._reset_incremental()
+        if session.generation != self._generation:
+            self._reset_incremental(session.generation)
         lang = self.lang
-        include = PANEL_PARTS.get(self._active_tab(), frozenset()) if tables else frozenset()
-        snap = session.snapshot(include)
-        self._last_now = snap.now_ms
-        new_events = session.events(self._seen_seq) if sim.last_event_seq > self._seen_seq else []
-        if new_events:
-            self._seen_seq = new_events[-1].seq
-            self.timeline.feed(new_events)
-            for ev in new_events:
-                if ev.event == "effect_deduplicated":
-                    self.dedup[str(ev.detail.get("key", ev.detail.get("idempotency_key", "")))] += 1
-            self._pending_events.extend(new_events)
+        snap = session.snapshot(PANEL_PARTS.get(self._active_tab(), frozenset()))
+        self._snap = snap
+        if snap.last_event_seq > self._seen_seq:
+            new_events = session.events(self._seen_seq)
+            if new_events:
+                self._seen_seq = new_events[-1].seq
+                self.timeline.feed(new_events)
+                self._pending_events.extend(new_events)
+                del self._pending_events[:-2000]
         self._show_header(snap)
         narration = self.query_one("#narration-box")
-        narration.display = not session.is_sandbox or bool(self._message)
+        narration.display = not session.is_sandbox or bool(self._message) or session.acts_count > 0
         self.query_one("#narration", NarrationPanel).show(
             narration_text(session, lang, self._message)
         )
         self._show_workers(snap)
-        if not tables:
-            return
-        self._tables_key = key
-        self.tables_refreshes += 1
         self.query_one("#tasks", TaskTable).show(snap.tasks, snap.now_ms, lang)
+        self._label_rejected(snap)
+        self._show_active_panel()
+
+    def _label_rejected(self, snap: Snapshot) -> None:
+        lang = self.lang
         tab = self.query_one("#panels", TabbedContent).get_tab("tab-rejected")
+        table = self.query_one("#rejected", RejectedTable)
         n = len(snap.rejections)
         label = tr("rejected", lang) + (f" ({n})" if n else "")
+        if table.reason_filter is not None:
+            label += f" · {reason_word(table.reason_filter, lang)}"  # no [ ]: tab labels are markup
         if n > self._rejections_seen and self._active_tab() != "tab-rejected":
             label += " ●"
         if str(tab.label) != label:
             tab.label = label  # a new label costs a layout: only when it changed
-        self._snap = snap
-        self._show_active_panel()
 
     def _active_tab(self) -> str:
         return self.query_one("#panels", TabbedContent).active
@@ -303,18 +415,13 @@ class MainScreen(Screen[None]):
             )
             self._rejected_now = snap.now_ms
         elif active == "tab-effects":
-            self.query_one("#effects", EffectsTable).show(snap, self.dedup, lang)
+            self.query_one("#effects", EffectsTable).show(snap, lang)
         elif active == "tab-events":
             if self._pending_events:
                 events, self._pending_events = self._pending_events, []
-                self.query_one("#events", EventLog).append(events[-2000:], lang)
+                self.query_one("#events", EventLog).append(events, lang)
         elif active == "tab-timeline":
             self.query_one("#timeline", OwnershipTimeline).show(self.timeline, snap.now_ms, lang)
-
-    def _header_dirty(self) -> bool:
-        status = self.query_one("#status", StatusHeader)
-        shown = status._shown
-        return shown is None or shown.playing != self.playing or shown.speed != self.pacer.speed
 
     def _show_header(self, snap: Snapshot) -> None:
         violations = tuple((k, v) for k, v in sorted(snap.violations.items()) if v)
@@ -333,59 +440,79 @@ class MainScreen(Screen[None]):
         )
 
     def _show_workers(self, snap: Snapshot) -> None:
-        sim = self.session.sim
-        cfg = sim.config
-        steps = {t.id: t.steps for t in self.session.settings.tasks}
-        for ev_task in snap.tasks:
-            if ev_task.task_id not in steps:
-                steps[ev_task.task_id] = 0
+        cfg = self.session.config
+        steps = {t.task_id: t.total_steps for t in snap.tasks}
         states = [
             PaneState(
                 view=w,
+                expires_at_ms=(
+                    None if w.store_remaining_ms is None else snap.now_ms + w.store_remaining_ms
+                ),
                 ttl_ms=cfg.ttl_ms,
                 heartbeat_ms=cfg.heartbeat_ms,
                 deadline_ms=cfg.deadline_ms,
-                total_steps=steps.get(w.task_id or "") or None,
+                total_steps=steps.get(w.task_id or ""),
                 client_clock=snap.mode == Mode.CLIENT_CLOCK.value,
                 lang=self.lang,
+                faults=not self.has_class("-short"),
             )
             for w in snap.workers
         ]
         self.query_one("#workers", WorkerGrid).sync(states)
 
     def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
-        self.refresh_view(force=True)  # the snapshot held may lack this panel's list
-        if event.pane.id == "tab-rejected":
-            event.tab.label = str(event.tab.label).removesuffix(" ●")
+        self.changed()  # the snapshot held may lack this panel's list
 
     # -- acting --------------------------------------------------------------------------------
 
     def act(self, action: Action) -> bool:
-        """An act of the person: forks a playback, is recorded, and shows at once."""
+        """An act of the person: forks a playback (if it happened), is recorded, shows at once."""
         result = self.session.act(action)
-        self._message = None if result.ok else refusal_text(self.session, action, result, self.lang)
+        self._message = None if result.ok else refusal_text(result, self.lang)
         if not result.ok:
             self.notify(self._message or result.message, severity="warning", timeout=4)
-        self.refresh_view(force=True)
+        elif result.ignored:
+            self.notify(tr("ignored", self.lang, msg=result.message), timeout=4)
+        self.changed()
         return result.ok
 
     def on_worker_pane_fault_requested(self, message: WorkerPane.FaultRequested) -> None:
         self.act(WORKER_ACTIONS[message.action](message.worker_id))
 
     def action_play_pause(self) -> None:
-        self.playing = not self.playing
         self._autoplay_wall = time.monotonic()
-        self.pacer.paused = not self.playing
-        self.refresh_view(force=True)
+        self.playing = not self.playing
 
     def action_show_tab(self, pane_id: str) -> None:
-        self.query_one("#panels", TabbedContent).active = pane_id
-        self.refresh_view(force=True)
+        """Open a panel and bring it into view (on a small screen the body scrolls to it)."""
+        panels = self.query_one("#panels", TabbedContent)
+        panels.active = pane_id
+        self.query_one("#body", VerticalScroll).scroll_to_widget(panels, animate=False, top=True)
+        self.changed()
+
+    def action_show_workers(self) -> None:
+        self.query_one("#body", VerticalScroll).scroll_home(animate=False)
+
+    def action_filter_rejected(self) -> None:
+        """Show one reason in the Rejected panel, then the next, then all again."""
+        table = self.query_one("#rejected", RejectedTable)
+        reasons = table.reasons()
+        if table.reason_filter is None:
+            table.reason_filter = reasons[0] if reasons else None
+        elif table.reason_filter in reasons and reasons.index(table.reason_filter) + 1 < len(
+            reasons
+        ):
+            table.reason_filter = reasons[reasons.index(table.reason_filter) + 1]
+        else:
+            table.reason_filter = None
+        self.action_show_tab("tab-rejected")
+
+    def set_rejected_filter(self, reason: str | None) -> None:
+        self.query_one("#rejected", RejectedTable).reason_filter = reason
+        self.action_show_tab("tab-rejected")
 
     def action_pause(self) -> None:
         self.playing = False
-        self.pacer.paused = True
-        self.refresh_view(force=True)
 
     def action_next_step(self) -> None:
         self._message = None
@@ -393,24 +520,50 @@ class MainScreen(Screen[None]):
             self.session.tick(SANDBOX_STEP_MS)
         else:
             self.session.next_step()
-        self.refresh_view(force=True)
+        self.changed()
 
     def action_reveal(self) -> None:
         """Interview mode: the step waits on its question until the presenter reveals it."""
         self._message = None
         if self.session.reveal() is None:
             self.notify(tr("nothing_to_reveal", self.lang), timeout=3)
-        self.refresh_view(force=True)
+        self.changed()
 
     def action_previous_step(self) -> None:
+        if self.session.forked:  # back to the fork point: the whole recording goes
+            self._discard_then(tr("previous", self.lang), self._previous_step)
+        else:
+            self._previous_step()
+
+    def _previous_step(self) -> None:
         self._message = None
-        self.session.previous_step()
-        self.refresh_view(force=True)
+        undone = self.session.undo_target
+        if self.session.previous_step() and undone is not None:
+            self.notify(tr("undone", self.lang, act=act_words(undone, self.lang)), timeout=4)
+        elif self.session.is_sandbox and undone is None:
+            self.notify(tr("nothing_to_undo", self.lang), timeout=3)
+        self.changed()
 
     def action_restart(self) -> None:
+        self._discard_then(tr("restart", self.lang), self._restart)
+
+    def _restart(self) -> None:
         self._message = None
         self.session.restart()
-        self.refresh_view(force=True)
+        self.changed()
+
+    def _discard_then(self, what: str, then: "Callable[[], None]") -> None:
+        """Run `then`, after asking when it would lose acts recorded and not yet saved."""
+        if not self.session.has_unsaved_acts:
+            then()
+            return
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                then()
+
+        question = tr("discard_question", self.lang, n=self.session.acts_count, what=what)
+        self.app.push_screen(ConfirmScreen(question, self.lang), answered)
 
     def action_advance(self, ms: int) -> None:
         """Let `ms` of virtual time pass (a live run; tests drive time with this)."""
@@ -418,15 +571,15 @@ class MainScreen(Screen[None]):
             self.session.tick(ms)
         else:
             self.act(Advance(ms))
-        self.refresh_view(force=True)
+        self.changed()
 
     def action_slower(self) -> None:
         self.pacer.slower()
-        self.refresh_view(force=True)
+        self.changed()
 
     def action_faster(self) -> None:
         self.pacer.faster()
-        self.refresh_view(force=True)
+        self.changed()
 
     def action_language(self) -> None:
         self.bk_app.lang = "en" if self.lang == "zh" else "zh"
@@ -435,52 +588,46 @@ class MainScreen(Screen[None]):
         """Called by the app after a language switch."""
         self.relabel()
         seen = self._rejections_seen
-        self._sim_id = 0  # rewrite the event log in the new language
+        self._generation = 0  # rewrite the event log in the new language
         self.refresh_view(force=True)
-        if seen > self._rejections_seen:  # the same run: rejections already looked at stay seen
-            self._rejections_seen = seen
-            self.refresh_view(force=True)
+        # the same run: rejections already looked at stay seen
+        self._rejections_seen = max(seen, self._rejections_seen)
 
     def action_next_mode(self) -> None:
-        modes = list(Mode)
-        self.set_mode(modes[(modes.index(self.session.mode) + 1) % len(modes)])
+        self.set_mode(self.session.next_mode())
 
     def set_mode(self, mode: Mode) -> None:
-        self._message = None
-        self.session.set_mode(mode)
-        self.notify(tr("mode_now", self.lang, mode=mode.value), timeout=3)
-        self.refresh_view(force=True)
+        def switch() -> None:
+            self._message = None
+            self.session.set_mode(mode)
+            meaning = glossary.mode_word(mode.value, self.lang)
+            self.notify(tr("mode_now", self.lang, mode=mode.value, meaning=meaning), timeout=3)
+            self.changed()
+
+        self._discard_then(tr("mode", self.lang), switch)
 
     def _waiting_task(self, what: str) -> str | None:
-        snap = self.session.snapshot()
-        task = self.query_one("#tasks", TaskTable).waiting_selected(snap.tasks)
+        tasks = self._snap.tasks if self._snap is not None else self.session.snapshot(()).tasks
+        task = self.query_one("#tasks", TaskTable).waiting_selected(tasks)
         if task is None:
             self.notify(tr("no_waiting", self.lang, what=tr(what, self.lang)), severity="warning")
         return task
 
-    def action_approve(self) -> None:
-        task = self._waiting_task("approve")
+    def action_approve(self, task: str | None = None) -> None:
+        task = task or self._waiting_task("approve")
         if task is not None:
             self.act(Approve(task))
 
-    def action_reject(self) -> None:
-        task = self._waiting_task("reject")
+    def action_reject(self, task: str | None = None) -> None:
+        task = task or self._waiting_task("reject")
         if task is not None:
             self.act(Reject(task))
 
     def action_enqueue(self, kind: str = "ledger") -> None:
-        taken = {t.task_id for t in self.session.snapshot().tasks}
-        n = len(taken) + 1
-        while f"task-{n}" in taken:
-            n += 1
-        self.act(Enqueue(f"task-{n}", kind=kind))
+        self.act(Enqueue(self.session.new_task_id(), kind=kind))
 
     def action_add_worker(self) -> None:
-        taken = {w.id for w in self.session.snapshot().workers}
-        n = len(taken) + 1
-        while f"w{n}" in taken:
-            n += 1
-        self.act(AddWorker(f"w{n}"))
+        self.act(AddWorker(self.session.new_worker_id()))
 
     def action_help(self) -> None:
         from demo.screens.help import HelpScreen
@@ -492,7 +639,8 @@ class MainScreen(Screen[None]):
         folder = f"{paths[0].parent}{os.sep}"
         names = "\n".join(f"  {p.name}" for p in paths)
         self.notify(tr("saved", self.lang, folder=folder, names=names), timeout=8)
+        self.changed()
         return paths
 
     def action_quit(self) -> None:
-        self.app.exit()
+        self._discard_then(tr("quit", self.lang), self.app.exit)

@@ -7,12 +7,13 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
-from textual.widgets import Footer, OptionList, Static
+from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from core.scenarios.format import Scenario, ScenarioError, parse_scenario
 from demo.host import Host, host
 from demo.i18n import tr
+from demo.widgets.keybar import Hint, KeyBar
 
 SANDBOX_ID = "sandbox"
 
@@ -57,7 +58,7 @@ class PickerScreen(Screen[None]):
         yield Static("", id="picker-title")
         yield OptionList(id="picker-list")
         yield Static("", id="picker-hint")
-        yield Footer()
+        yield KeyBar(id="keybar")
 
     def on_mount(self) -> None:
         self.fill()
@@ -67,6 +68,14 @@ class PickerScreen(Screen[None]):
         lang = self.bk_app.lang
         self.query_one("#picker-title", Static).update(Text(tr("pick_title", lang), style="bold"))
         self.query_one("#picker-hint", Static).update(tr("pick_hint", lang))
+        self.query_one("#keybar", KeyBar).set_items(
+            [
+                Hint("⏎", tr("open", lang), 0),
+                Hint("l", tr("language", lang), 1),
+                Hint("?", tr("help", lang), 2),
+                Hint("q", tr("quit", lang), 3),
+            ]
+        )
         options = self.query_one(OptionList)
         highlighted = options.highlighted
         options.clear_options()

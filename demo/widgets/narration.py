@@ -6,48 +6,50 @@ from textual.widgets import Static
 from core.scenarios.format import Question
 from core.scenarios.session import Session, StepOutcome
 from core.sim.simulation import ActionResult
-from core.sim.spec import Action
-from demo.i18n import operation_word, reason_word, tr
-
-_REFUSALS: dict[tuple[int, str, str], str] = {}  # (id of the result, message, lang) -> words
+from demo.i18n import mode_word, operation_word, reason_word, tr
 
 
-def refusal_text(session: Session, action: Action | None, result: ActionResult, lang: str) -> str:
-    """A refused act in the chosen language.
+def refusal_text(result: ActionResult, lang: str) -> str:
+    """A refused act in the chosen language, from the refusal's own reason and tokens.
 
-    The core's message is English; in Chinese the words are rebuilt from the Rejected
-    panel's row for this refusal (same worker, same instant). Acts with no such row
-    (approving a task that is not waiting, ...) keep the core's message.
+    A refusal the store wrote carries its Rejected row (`result.rejection`); other refusals
+    (an unknown worker, a task that does not wait) keep the core's message.
     """
-    cache_key = (id(result), result.message, lang)
-    if cache_key in _REFUSALS:
-        return _REFUSALS[cache_key]
-    text = tr("refused", lang, msg=result.message)
-    worker = getattr(action, "worker", None)
-    if lang == "zh" and worker:
-        from demo.widgets.panels import tokens
+    r = result.rejection
+    if r is None:
+        return tr("refused", lang, msg=result.message)
+    from demo.widgets.panels import tokens
 
-        snap = session.snapshot(())
-        for r in reversed(snap.rejections):
-            if r.at != snap.now_ms:
-                break
-            if r.worker_id == worker:
-                current = tokens(r.current_lease_token, r.current_fence_token) or "-"
-                text = tr(
-                    "refusal",
-                    lang,
-                    worker=r.worker_id,
-                    op=operation_word(r.operation, lang),
-                    task=r.task_id or "",
-                    reason=reason_word(r.reason, lang),
-                    its=tokens(r.lease_token, r.fence_token) + (f" {r.key}" if r.key else ""),
-                    current=current,
-                )
-                break
-    if len(_REFUSALS) > 256:
-        _REFUSALS.clear()
-    _REFUSALS[cache_key] = text
-    return text
+    return tr(
+        "refusal",
+        lang,
+        worker=r.worker_id or "",
+        op=operation_word(r.operation, lang),
+        task=r.task_id or "",
+        reason=reason_word(r.reason, lang),
+        its=tokens(r.lease_token, r.fence_token) + (f" {r.key}" if r.key else ""),
+        current=tokens(r.current_lease_token, r.current_fence_token) or "-",
+    )
+
+
+def mode_notice(session: Session, lang: str) -> str | None:
+    """When the run's mode is not the scenario's own (switched with m), a line saying that
+    the narration describes the scenario's own run, so a ✗ below reads as the lesson, not
+    as a broken script."""
+    if session.scenario is None:
+        return None
+    own = session.scenario.settings.mode.value
+    mode = session.mode.value
+    if mode == own:
+        return None
+    return tr(
+        "mode_notice",
+        lang,
+        mode=mode,
+        meaning=mode_word(mode, lang),
+        own=own,
+        own_meaning=mode_word(own, lang),
+    )
 
 
 def narration_text(session: Session, lang: str, message: str | None = None) -> Text:
@@ -55,18 +57,24 @@ def narration_text(session: Session, lang: str, message: str | None = None) -> T
     outcome: StepOutcome | None = session.last_outcome
     n = session.step_count
     if session.is_sandbox:
-        text.append(tr("sandbox_note", lang, n=len(session.recorded)), style="italic")
+        text.append(tr("sandbox_note", lang, n=session.acts_count), style="italic")
     else:
         k = session.position
         text.append(tr("step_k_of_n", lang, k=k, n=n), style="bold")
         if session.forked:
             text.append("  ")
             note = "forked_note" if session.dropped_script else "after_script_note"
-            text.append(tr(note, lang, n=len(session.recorded)), style="bold yellow")
+            text.append(tr(note, lang, n=session.acts_count), style="bold yellow")
         text.append("\n")
+        notice = mode_notice(session, lang)
+        if notice:
+            text.append(notice, style="bold yellow")
+            text.append("\n")
         asked = session.question
         if asked is not None:
             _question(text, asked, lang, revealed=False)
+        elif k == 0 and session.forked:
+            pass  # the script was dropped before its first step: nothing of it to narrate
         elif k == 0:
             text.append(tr("before_start", lang), style="italic")
         elif outcome is not None:
@@ -77,8 +85,11 @@ def narration_text(session: Session, lang: str, message: str | None = None) -> T
                 text.append(f"→ {outcome.step.action.name}", style="italic dim")
             if outcome.result is not None and not outcome.result.ok:
                 text.append("\n")
-                refused = refusal_text(session, outcome.step.action, outcome.result, lang)
+                refused = refusal_text(outcome.result, lang)
                 text.append(refused, style="red")
+            elif outcome.result is not None and outcome.result.ignored:
+                text.append("\n")
+                text.append(tr("ignored", lang, msg=outcome.result.message), style="yellow")
             if outcome.step.question is not None:
                 text.append("\n")
                 _question(text, outcome.step.question, lang, revealed=True)

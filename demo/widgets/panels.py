@@ -1,14 +1,16 @@
 """The tabbed panels: Ledger, Checkpoints, Rejected, Effects and the Event log."""
 
-from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
 
+from rich.style import Style
 from rich.text import Text
 from textual.widgets import RichLog
 
 from core.engine.durations import format_clock
 from core.engine.records import EventRow
 from core.scenarios.player import event_style
-from core.sim.snapshot import Snapshot
+from core.sim.snapshot import Rejection, Snapshot
 from demo.i18n import event_word, operation_word, reason_word, tr
 from demo.widgets.keyed_table import KeyedTable, Row
 
@@ -16,24 +18,31 @@ HIGHLIGHT_REFRESHES = 30  # a new rejection stays highlighted this many refreshe
 
 
 class LedgerTable(KeyedTable):
+    """Pages in the order they were (last) written: a rewritten page moves to the end."""
+
+    ORDERED = True
+
     def show(self, snap: Snapshot, lang: str) -> None:
         self.set_columns(
             [
+                ("at", tr("time", lang)),
                 ("key", tr("key", lang)),
                 ("value", tr("value", lang)),
                 ("fence", tr("fence_token", lang)),
                 ("writer", tr("writer", lang)),
-                ("at", tr("time", lang)),
             ]
         )
+        pages = sorted(snap.ledger, key=lambda p: (p.updated_at, p.key))
         self.sync(
-            (p.key, (p.key, p.value, str(p.fence_token), p.writer, format_clock(p.updated_at)))
-            for p in snap.ledger
+            (p.key, (format_clock(p.updated_at), p.key, p.value, str(p.fence_token), p.writer))
+            for p in pages
         )
 
 
 class CheckpointTable(KeyedTable):
     """Per task, newest first (the store's own order)."""
+
+    ORDERED = True
 
     def show(self, snap: Snapshot, lang: str) -> None:
         self.set_columns(
@@ -47,7 +56,7 @@ class CheckpointTable(KeyedTable):
             ]
         )
         ordered = sorted(snap.checkpoints, key=lambda c: (c.task_id, -c.seq))
-        rows = [
+        self.sync(
             (
                 f"{c.task_id}#{c.seq}",
                 (
@@ -60,31 +69,75 @@ class CheckpointTable(KeyedTable):
                 ),
             )
             for c in ordered
-        ]
-        new_keys = [k for k, _ in rows if k not in self._rows]
-        self.sync(rows)
-        if new_keys and self.row_keys_shown() != [k for k, _ in rows]:
-            self.sort("task", "seq", key=lambda r: (str(r[0]), -int(str(r[1]))))
-            self._rows = dict(rows)
+        )
 
 
 def tokens(lease: int | None, fence: int | None) -> str:
-    """ "L1 F2", leaving out a token that is not known (a fenced write has no current lease)."""
+    """ "L1 F2", leaving out a token that is not known (a call that never reached the store)."""
     return " ".join(f"{p}{v}" for p, v in (("L", lease), ("F", fence)) if v is not None)
 
 
+@dataclass
+class RejectionGroup:
+    """Repeats of one refusal: same worker, task, operation, reason and tokens."""
+
+    first: Rejection
+    last: Rejection
+    count: int = 1
+
+
+def group_key(r: Rejection) -> str:
+    its = (r.lease_token, r.fence_token, r.current_lease_token, r.current_fence_token)
+    return "|".join(str(p) for p in (r.worker_id, r.task_id, r.operation, r.reason, *its))
+
+
+def group_rejections(rejections: Iterable[Rejection]) -> dict[str, RejectionGroup]:
+    """Repeats folded into one row each, in order of each group's first refusal."""
+    groups: dict[str, RejectionGroup] = {}
+    for r in rejections:
+        key = group_key(r)
+        group = groups.get(key)
+        if group is None:
+            groups[key] = RejectionGroup(r, r)
+        else:
+            group.last = r
+            group.count += 1
+    return groups
+
+
 class RejectedTable(KeyedTable):
-    """Refused operations; each new one is highlighted for a while."""
+    """Refused operations, repeats folded ("claim partitioned ×120"), optionally one reason.
+
+    A row that is new or has a new repeat is highlighted, the whole row, for a while.
+    """
+
+    HIGHLIGHT = Style(bold=True, color="black", bgcolor="yellow")
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
-        self._fresh: dict[int, int] = {}
-        self._known: set[int] = set()
+        self._fresh: dict[str, int] = {}  # group key -> refreshes it stays highlighted
+        self._counts: dict[str, int] = {}  # group key -> repeats seen
+        self._seen_seq = 0
+        self._groups: dict[str, RejectionGroup] = {}
+        self.reason_filter: str | None = None
         self.new_count = 0
 
     def reset(self) -> None:
         self._fresh.clear()
-        self._known.clear()
+        self._counts.clear()
+        self._groups.clear()
+        self._seen_seq = 0
+
+    def reasons(self) -> list[str]:
+        """The reasons refused so far, in order of first appearance."""
+        return list(dict.fromkeys(g.first.reason for g in self._groups.values()))
+
+    def row_style(self, row_index: int) -> Style | None:
+        rows = self.ordered_rows
+        if row_index >= len(rows):
+            return None
+        key = rows[row_index].key.value
+        return self.HIGHLIGHT if key in self._fresh else None
 
     def show(self, snap: Snapshot, lang: str, *, time_moved: bool) -> None:
         self.set_columns(
@@ -96,45 +149,68 @@ class RejectedTable(KeyedTable):
                 ("its", tr("its_token", lang)),
                 ("current", tr("current_token", lang)),
                 ("reason", tr("reason", lang)),
+                ("count", "×"),
             ]
         )
-        self.new_count = 0
-        for r in snap.rejections:
-            if r.seq not in self._known:
-                self._known.add(r.seq)
-                self._fresh[r.seq] = HIGHLIGHT_REFRESHES
-                self.new_count += 1
+        fresh_before = set(self._fresh)
+        new = [r for r in snap.rejections if r.seq > self._seen_seq]
+        if new:
+            self._seen_seq = new[-1].seq
+            for key, group in group_rejections(new).items():
+                known = self._groups.get(key)
+                if known is None:
+                    self._groups[key] = group
+                else:
+                    known.last = group.last
+                    known.count += group.count
         if time_moved:
-            for seq in list(self._fresh):
-                self._fresh[seq] -= 1
-                if self._fresh[seq] <= 0:
-                    del self._fresh[seq]
+            for key in list(self._fresh):
+                self._fresh[key] -= 1
+                if self._fresh[key] <= 0:
+                    del self._fresh[key]
+        self.new_count = 0
+        for key, group in self._groups.items():
+            if self._counts.get(key) != group.count:
+                self._counts[key] = group.count
+                self._fresh[key] = HIGHLIGHT_REFRESHES
+                self.new_count += 1
         rows: list[tuple[str, Row]] = []
-        for r in snap.rejections:
-            style = "bold black on yellow" if r.seq in self._fresh else ""
+        for key, group in self._groups.items():
+            r = group.last
+            if self.reason_filter is not None and r.reason != self.reason_filter:
+                continue
             its = tokens(r.lease_token, r.fence_token)
-            current = tokens(r.current_lease_token, r.current_fence_token)
             if r.key:
                 its += f" {r.key}"
-            cells = (
-                format_clock(r.at),
-                r.worker_id or "",
-                r.task_id or "",
-                operation_word(r.operation, lang),
-                its,
-                current,
-                reason_word(r.reason, lang),
+            rows.append(
+                (
+                    key,
+                    (
+                        format_clock(r.at),
+                        r.worker_id or "",
+                        r.task_id or "",
+                        operation_word(r.operation, lang),
+                        its,
+                        tokens(r.current_lease_token, r.current_fence_token),
+                        reason_word(r.reason, lang),
+                        f"×{group.count}" if group.count > 1 else "",
+                    ),
+                )
             )
-            rows.append((str(r.seq), tuple(Text(c, style=style) for c in cells)))
         self.sync(rows)
-        if self.new_count:
-            self.move_cursor(row=self.row_count - 1)
+        restyled = fresh_before ^ set(self._fresh)
+        if restyled:
+            self.restyle_rows(restyled)
+        if self.new_count and self.row_count:
+            newest = max((k for k, _ in rows), key=lambda k: self._groups[k].last.seq, default=None)
+            if newest is not None:
+                self.move_cursor(row=self.get_row_index(newest), animate=False)
 
 
 class EffectsTable(KeyedTable):
     """Side effects: how often applied, how often a repeat was deduplicated."""
 
-    def show(self, snap: Snapshot, dedup: Counter[str], lang: str) -> None:
+    def show(self, snap: Snapshot, lang: str) -> None:
         self.set_columns(
             [
                 ("key", tr("key", lang)),
@@ -159,7 +235,7 @@ class EffectsTable(KeyedTable):
                         e.effect,
                         str(e.fence_token),
                         applied,
-                        str(dedup.get(e.idempotency_key, 0)),
+                        str(snap.dedup.get(e.idempotency_key, 0)),
                     ),
                 )
             )

@@ -6,7 +6,7 @@ from core.engine.durations import format_clock
 from core.sim.snapshot import TaskView
 from demo.i18n import WORDS, status_word, tr
 from demo.widgets.keyed_table import KeyedTable, Row
-from demo.widgets.worker_pane import short
+from demo.widgets.worker_pane import short, until_clock
 
 COLUMNS = (
     "task",
@@ -17,6 +17,7 @@ COLUMNS = (
     "lease_token",
     "fence_token",
     "expires_in",
+    "expires_at",
     "last_heartbeat",
     "checkpoint_step",
     "result",
@@ -38,13 +39,23 @@ def header(column: str, lang: str) -> str:
 def task_row(view: TaskView, now_ms: int, lang: str) -> Row:
     row = view.row
     remaining = view.remaining_ms
+    until: str | Text = ""
     if remaining is None:
         expires: str | Text = ""
     elif remaining <= 0:
         expires = Text(tr("expired", lang), style="bold red")
+        until = Text(until_clock(now_ms + remaining), style="red")
     else:
         expires = short(remaining)
-    beat = "" if row.last_heartbeat_at is None else short(now_ms - row.last_heartbeat_at)
+        until = until_clock(now_ms + remaining)
+    # Only a running task's heartbeat age means anything: a done or parked one would count up
+    # for ever ("60m01s").
+    running = row.status == "running"
+    beat = (
+        ""
+        if row.last_heartbeat_at is None or not running
+        else short(now_ms - row.last_heartbeat_at)
+    )
     result = row.result if row.result not in (None, "null") else (row.error_code or "")
     return (
         Text(row.task_id, style="bold"),
@@ -52,42 +63,95 @@ def task_row(view: TaskView, now_ms: int, lang: str) -> Row:
         Text(status_word(row.status, lang), style=STATUS_STYLES.get(row.status, "")),
         row.owner_id or "",
         str(row.attempt),
-        str(row.lease_token),
-        str(row.fence_token),
+        # Token 0 was never issued: a queued task, or mistake one's task with no version.
+        str(row.lease_token) if row.lease_token else "",
+        str(row.fence_token) if row.fence_token else "",
         expires,
+        until,
         beat,
         "" if view.checkpoint_step is None else str(view.checkpoint_step),
-        (result or "")[:40],
+        result or "",
     )
+
+
+# Each column's width (cells, without the 1-cell padding either side); the result column
+# takes what is left. Narrower than all of them, the columns a presenter needs least go
+# first (dropped in this order), so nothing scrolls sideways or is cut mid-word.
+WIDTHS = {
+    "task": 12,
+    "kind": 8,
+    "status": 7,
+    "owner": 8,
+    "attempt": 7,
+    "lease_token": 6,
+    "fence_token": 5,
+    "expires_in": 7,
+    "expires_at": 7,
+    "last_heartbeat": 9,
+    "checkpoint_step": 10,
+    "result": 12,
+}
+DROP_ORDER = ("result", "checkpoint_step", "attempt", "kind", "expires_at", "last_heartbeat")
+RESULT_MAX = 60
+
+
+def fit_columns(width: int) -> dict[str, int]:
+    """The columns (and widths) that fit in `width` cells, in table order."""
+    shown = dict(WIDTHS)
+
+    def needed() -> int:
+        return sum(w + 2 for w in shown.values())
+
+    for column in DROP_ORDER:
+        if needed() <= width:
+            break
+        del shown[column]
+    if "result" in shown:
+        shown["result"] = min(
+            RESULT_MAX, max(WIDTHS["result"], width - needed() + WIDTHS["result"])
+        )
+    return shown
 
 
 class TaskTable(KeyedTable):
     """Live task table; `show` touches only the cells that changed."""
 
     AUTO_WIDTH = False
-    # Compact: the eleven columns fit in 120 columns, with room for a short result (a ledger's
-    # {"pages": 6, "total": 612}); narrower, it scrolls.
-    WIDTHS = {  # noqa: RUF012
-        "task": 11,
-        "kind": 7,
-        "status": 7,
-        "owner": 7,
-        "attempt": 7,
-        "lease_token": 5,
-        "fence_token": 5,
-        "expires_in": 7,
-        "last_heartbeat": 9,
-        "checkpoint_step": 10,
-        "result": 28,
-    }
 
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
         self.header_height = 2
+        # task id -> (what its row was made from, the row): most of 200 tasks wait in the
+        # queue unchanged, and building their cells again each refresh is most of the cost
+        self._made: dict[str, tuple[tuple[object, ...], Row]] = {}
+
+    def _row(self, view: TaskView, now_ms: int, lang: str) -> Row:
+        row = view.row
+        ticking = row.status == "running"
+        source = (row, view.remaining_ms, view.checkpoint_step, lang, now_ms if ticking else None)
+        made = self._made.get(row.task_id)
+        if made is not None and made[0] == source:
+            return made[1]
+        cells = task_row(view, now_ms, lang)
+        self._made[row.task_id] = (source, cells)
+        return cells
 
     def show(self, tasks: tuple[TaskView, ...], now_ms: int, lang: str) -> None:
-        self.set_columns([(c, header(c, lang)) for c in COLUMNS])
-        self.sync((t.task_id, task_row(t, now_ms, lang)) for t in tasks)
+        width = self.scrollable_content_region.width or self.size.width or 160
+        widths = fit_columns(width)
+        columns = [c for c in COLUMNS if c in widths]
+        self.set_columns([(c, header(c, lang)) for c in columns], widths)
+        if len(self._made) > 2 * len(tasks) + 64:
+            self._made.clear()
+        index = [COLUMNS.index(c) for c in columns]
+        if len(index) == len(COLUMNS):
+            self.sync((t.task_id, self._row(t, now_ms, lang)) for t in tasks)
+            return
+        self.sync(
+            (t.task_id, tuple(cells[i] for i in index))
+            for t in tasks
+            for cells in (self._row(t, now_ms, lang),)
+        )
 
     def waiting_selected(self, tasks: tuple[TaskView, ...]) -> str | None:
         """The selected task if it waits for approval, else the first waiting one."""
@@ -98,4 +162,4 @@ class TaskTable(KeyedTable):
         return waiting[0] if waiting else None
 
 
-__all__ = ["TaskTable", "format_clock", "task_row"]
+__all__ = ["TaskTable", "fit_columns", "format_clock", "task_row"]

@@ -3,15 +3,15 @@
 from dataclasses import dataclass
 
 from rich.cells import cell_len
+from rich.style import Style
 from rich.text import Text
-from textual.app import ComposeResult
-from textual.containers import Container, Horizontal, Vertical
+from textual.containers import Container, Vertical
 from textual.message import Message
-from textual.widgets import Button, Static
+from textual.widgets import Static
 
-from core.engine.durations import format_duration
+from core.engine.durations import format_clock, format_duration
 from core.sim.snapshot import WorkerView
-from demo.i18n import state_word, tr, worker_name
+from demo.i18n import state_word, token_word, tr, worker_name
 
 BAR_WIDTH = 14
 STATE_STYLES = {
@@ -25,11 +25,9 @@ STATE_STYLES = {
 
 
 def short(ms: int) -> str:
-    """A duration for a narrow pane: 42s, 1.5s, 3m20s, -4s."""
+    """A duration for a narrow pane, in one style everywhere: 4s, 42s, 3m20s, -4s."""
     sign = "-" if ms < 0 else ""
     ms = abs(ms)
-    if ms < 10_000:
-        return f"{sign}{ms / 1000:.1f}s"
     if ms < 120_000:
         return f"{sign}{ms // 1000}s"
     minutes, seconds = divmod(ms // 1000, 60)
@@ -38,9 +36,15 @@ def short(ms: int) -> str:
     return sign + format_duration(ms - ms % 60_000)
 
 
+def pad_label(label: str, cells: int = 6) -> str:
+    """A row label padded to `cells` terminal cells, so the values line up in both languages
+    (存储 is two characters but four cells)."""
+    return label + " " * max(1, cells - cell_len(label))
+
+
 def lease_bar(label: str, remaining: int | None, ttl_ms: int, lang: str) -> Text:
     text = Text()
-    text.append(f"{label:<6}", style="dim")
+    text.append(pad_label(label), style="dim")
     if remaining is None:
         text.append("·" * BAR_WIDTH, style="dim")
         return text
@@ -59,22 +63,91 @@ def lease_bar(label: str, remaining: int | None, ttl_ms: int, lang: str) -> Text
     return text
 
 
+def until_clock(at_ms: int) -> str:
+    """An instant on the header's clock without the milliseconds: 0:01:20."""
+    return format_clock(at_ms).rsplit(".", 1)[0]
+
+
+def until_line(
+    expires_at: int | None,
+    remaining: int | None,
+    lang: str,
+    renew_deadline: int | None = None,
+    self_fencing: bool = False,
+) -> Text:
+    """When the lease ends by the store's clock, as an instant ("until 0:01:20"), so a
+    renewal can be seen moving it; red once it has passed. Then the instant the holder must
+    renew by, which a self-fencing holder keeps by stopping itself."""
+    text = Text()
+    text.append(pad_label(tr("expires_at", lang)), style="dim")
+    if expires_at is None:
+        text.append("·", style="dim")
+    else:
+        passed = remaining is not None and remaining <= 0
+        text.append(until_clock(expires_at), style="red" if passed else "")
+    if renew_deadline is not None:
+        text.append("  ")
+        text.append(
+            tr("renew_by", lang, at=until_clock(renew_deadline)),
+            style="bold magenta" if self_fencing else "dim",
+        )
+    return text
+
+
 @dataclass(frozen=True, slots=True)
 class PaneState:
     view: WorkerView
+    expires_at_ms: int | None  # the instant its lease ends by the store's clock
     ttl_ms: int
     heartbeat_ms: int
     deadline_ms: int
     total_steps: int | None
     client_clock: bool
     lang: str
+    faults: bool = True  # the fault words (left out on a short screen: the palette has them)
+
+
+FAULT_STYLE = Style(bold=True, bgcolor="grey23")
+FAULT_DANGER = Style(bold=True, color="red", bgcolor="grey23")
+FAULT_OFF = Style(dim=True, bgcolor="grey15")
+
+
+class Part(Static):
+    """One part of a pane; repainted only when its text changed."""
+
+    def __init__(self, classes: str) -> None:
+        super().__init__("", classes=classes)
+        self.text: Text = Text()
+        self._lines = -1
+
+    def show_text(self, text: Text) -> None:
+        if self._lines >= 0 and text == self.text:
+            return
+        lines = text.plain.count("\n")
+        self.update(text, layout=lines != self._lines)
+        self.text, self._lines = text, lines
+
+
+class FaultWords(Part):
+    """The pane's fault acts as clickable words (one widget, not two rows of five buttons)."""
+
+    def action_fault(self, action: str) -> None:
+        pane = self.parent
+        if isinstance(pane, WorkerPane):
+            pane.post_message(WorkerPane.FaultRequested(pane.worker_id, action))
 
 
 class WorkerPane(Vertical):
-    """A worker's pane. Its buttons post `FaultRequested`; the screen applies the action."""
+    """A worker's pane: what it believes (head), its ticking lease and pulse, fault words.
+
+    Four widgets, not ten: with a dozen panes each widget costs Textual time on every
+    paint. The head and the words change at steps and faults; only the two ticking lines
+    repaint on every refresh. A click on a fault word posts `FaultRequested`; the screen
+    applies the action.
+    """
 
     class FaultRequested(Message):
-        """A fault button was pressed: apply `action` to `worker_id` now."""
+        """A fault was clicked: apply `action` to `worker_id` now."""
 
         def __init__(self, worker_id: str, action: str) -> None:
             super().__init__()
@@ -82,68 +155,80 @@ class WorkerPane(Vertical):
             self.action = action
 
     def __init__(self, worker_id: str) -> None:
-        super().__init__(classes="worker-pane")
+        self._head_part = Part("pane-head")
+        self._live_part = Part("pane-live")
+        self._fault_part = FaultWords("pane-faults")
+        super().__init__(self._head_part, self._live_part, self._fault_part, classes="worker-pane")
         self.worker_id = worker_id
         self.border_title = worker_id
         self._shown: PaneState | None = None
-        self._pending: PaneState | None = None
-        self._texts: list[Text | None] = [None, None]  # what the two parts show
-        self._labels: tuple[str, ...] = ()
         self._subtitle = ""
-        self._body: Static | None = None  # set once composed and mounted
-        self._live: Static | None = None
-        # what each button does now (Resume becomes Restart when dead, Partition -> Heal)
-        self._actions = {
-            "b-freeze": "freeze_heartbeat",
-            "b-stall": "stall",
-            "b-kill": "kill",
-            "b-resume": "resume",
-            "b-partition": "partition",
-        }
+        # where each fault word is, (x, y) in the pane's text: for tests and tooltips
+        self.fault_at: dict[str, tuple[int, int]] = {}
+        self._head_key: tuple[str, str] | None = None
+        # (what it was made from, the text) for the head and the fault words
+        self._parts: list[tuple[tuple[object, ...], Text] | None] = [None, None]
 
-    def compose(self) -> ComposeResult:
-        yield Static("", classes="pane-body")
-        yield Static("", classes="pane-live")
-        with Horizontal(classes="fault-row"):
-            yield Button("", compact=True, classes="fault b-freeze")
-            yield Button("", compact=True, classes="fault b-stall")
-        with Horizontal(classes="fault-row"):
-            yield Button("", compact=True, classes="fault b-kill -danger")
-            yield Button("", compact=True, classes="fault b-resume")
-            yield Button("", compact=True, classes="fault b-partition")
-
-    def on_button_pressed(self, event: Button.Pressed) -> None:
-        event.stop()
-        for cls, action in self._actions.items():
-            if event.button.has_class(cls):
-                self.post_message(self.FaultRequested(self.worker_id, action))
-
-    def on_mount(self) -> None:
-        self._body = self.query_one(".pane-body", Static)
-        self._live = self.query_one(".pane-live", Static)
-        if self._pending is not None:
-            state, self._pending = self._pending, None
-            self.show(state)
+    @property
+    def text(self) -> Text:
+        """All the pane says, its parts one after the other (for tests)."""
+        out = self._head_part.text.copy()
+        out.append_text(self._live_part.text)
+        if self._fault_part.text.plain:
+            out.append("\n")
+            out.append_text(self._fault_part.text)
+        return out
 
     def show(self, state: PaneState) -> None:
         if state == self._shown:
             return
-        if self._body is None:
-            self._pending = state
-            return
         self._shown = state
         v, lang = state.view, state.lang
-        title = worker_name(self.worker_id, lang)
-        if self.border_title != title:
-            self.border_title = title
-        subtitle = state_word(v.state, lang)
-        if self._subtitle != subtitle:  # setting it, even unchanged, repaints the whole pane
-            self._subtitle = subtitle
-            self.border_subtitle = subtitle
-        for name in STATE_STYLES:
-            self.set_class(v.state == name, f"-{name}")
-        body = Text(no_wrap=True, overflow="ellipsis")
-        body.append(f"{state_word(v.state, lang)}", style=STATE_STYLES.get(v.state, ""))
+        if self._head_key != (v.state, lang):
+            self._head_key = (v.state, lang)
+            title = worker_name(self.worker_id, lang)
+            if self.border_title != title:
+                self.border_title = title
+            subtitle = state_word(v.state, lang)
+            if self._subtitle != subtitle:  # setting it, even unchanged, repaints the pane
+                self._subtitle = subtitle
+                self.border_subtitle = subtitle
+            for name in STATE_STYLES:
+                self.set_class(v.state == name, f"-{name}")
+        # What changes at steps (the head) and with faults (the words) is made once and
+        # reused; only the ticking lines (bars, pulse) are made on every refresh.
+        head_key = (
+            v.state,
+            v.skew_ms,
+            v.slow_factor,
+            v.autopilot,
+            v.task_id,
+            v.step,
+            state.total_steps,
+            v.lease_token,
+            v.fence_token,
+            lang,
+        )
+        head = self._parts[0]
+        if head is None or head[0] != head_key:
+            head = self._parts[0] = (head_key, self._head(v, state))
+        fault_key = (v.state == "dead", v.partitioned, lang, state.faults)
+        faults = self._parts[1]
+        if faults is None or faults[0] != fault_key:
+            words = Text()
+            if state.faults:
+                self._append_faults(words, v, lang)
+            faults = self._parts[1] = (fault_key, words)
+        self._head_part.show_text(head[1])
+        self._live_part.show_text(self._live(v, state))
+        self._fault_part.show_text(faults[1])
+        self._fault_part.display = state.faults
+
+    def _head(self, v: WorkerView, state: PaneState) -> Text:
+        """Who it is and what it believes it holds: state, flags, task and step, tokens."""
+        lang = state.lang
+        text = Text(no_wrap=True, overflow="ellipsis")
+        text.append(f"{state_word(v.state, lang)}", style=STATE_STYLES.get(v.state, ""))
         flags = []
         if v.skew_ms:
             flags.append(tr("skew", lang, amount=short(v.skew_ms)))
@@ -151,39 +236,59 @@ class WorkerPane(Vertical):
             flags.append(tr("slow", lang, factor=f"{v.slow_factor:g}"))
         if not v.autopilot:
             flags.append(tr("manual", lang))
+        if v.self_fencing:
+            flags.append(tr("self_fencing", lang))
         if flags:
             # the gaps are runs of their own: SVG renderers (librsvg) drop the leading
             # spaces of a styled run, which glued "frozen" to "manual" in screenshots
-            body.append("  ")
-            body.append(" ".join(flags), style="yellow")
-        body.append("\n")
+            text.append("  ")
+            text.append(" ".join(flags), style="yellow")
+        text.append("\n")
         if v.task_id is None:
-            body.append(tr("no_lease", lang), style="dim")
-            body.append("\n ")  # three lines, like a pane that holds a lease
+            text.append(tr("no_lease", lang), style="dim")
+            text.append("\n ")  # three lines, like a pane that holds a lease
         else:
-            body.append(v.task_id, style="bold")
+            text.append(v.task_id, style="bold")
             if v.step is not None:
                 total = f"/{state.total_steps}" if state.total_steps else ""
-                body.append(" ", style="bold")  # not leading the next run (see flags)
-                body.append(f"· {tr('step', lang)} {v.step}{total}")
-            body.append("\n")
-            body.append(f"{tr('lease', lang)} ", style="dim")
-            body.append(f"{v.lease_token}", style="bold")
-            body.append("  ")
-            body.append(f"{tr('fence', lang)} ", style="dim")
-            body.append(f"{v.fence_token}", style="bold")
-        # the top part (above): who it is and what it believes it holds
-        live = lease_bar(tr("by_store", lang), v.store_remaining_ms, state.ttl_ms, lang)
+                text.append(" ", style="bold")  # not leading the next run (see flags)
+                text.append(f"· {tr('step', lang)} {v.step}{total}")
+            text.append("\n")
+            if not v.lease_token:
+                # Mistake one: the claim wrote `running` and an owner, and nothing else.
+                text.append(tr("no_version", lang), style="yellow")
+            else:
+                text.append(f"{token_word('lease', lang)} ", style="dim")
+                text.append(f"{v.lease_token}", style="bold")
+                text.append("  ")
+                text.append(f"{token_word('fence', lang)} ", style="dim")
+                text.append(f"{v.fence_token}", style="bold")
+        return text
+
+    def _live(self, v: WorkerView, state: PaneState) -> Text:
+        """The lines that tick: the lease bar(s), the lease's end, the heartbeat pulse."""
+        lang = state.lang
+        text = lease_bar(tr("by_store", lang), v.store_remaining_ms, state.ttl_ms, lang)
         if state.client_clock:
-            live.append("\n")
-            live.append_text(
+            text.append("\n")
+            text.append_text(
                 lease_bar(tr("own_clock", lang), v.believed_remaining_ms, state.ttl_ms, lang)
             )
-        live.append("\n")
-        live.append(f"{tr('pulse', lang):<6}", style="dim")
+        text.append("\n")
+        text.append_text(
+            until_line(
+                state.expires_at_ms,
+                v.store_remaining_ms,
+                lang,
+                renew_deadline=v.renew_deadline,
+                self_fencing=v.self_fencing,
+            )
+        )
+        text.append("\n")
+        text.append(pad_label(tr("pulse", lang)), style="dim")
         age = v.heartbeat_age_ms
         if age is None:
-            live.append("·", style="dim")
+            text.append("·", style="dim")
         else:
             style = (
                 "bold green"
@@ -192,49 +297,41 @@ class WorkerPane(Vertical):
                 if age <= state.deadline_ms
                 else "bold red"
             )
-            live.append("♥ ", style=style)
-            live.append(tr("ago", lang, age=short(age)), style=style)
-        # Two parts, so the lines that tick (bars, pulse) repaint without the rest.
-        self._update(self._body, body, 0)
-        self._update(self._live, live, 1)
-        self._set_labels(v, lang)
+            text.append("♥ ", style=style)
+            text.append(tr("ago", lang, age=short(age)), style=style)
+        return text
 
-    def _update(self, static: Static | None, text: Text, part: int) -> None:
-        """Show `text` if it changed; a new layout only if its number of lines changed."""
-        before = self._texts[part]
-        if static is None or text == before:
-            return
-        relayout = before is None or text.plain.count("\n") != before.plain.count("\n")
-        self._texts[part] = text
-        static.update(text, layout=relayout)
-
-    def _set_labels(self, v: WorkerView, lang: str) -> None:
+    def _append_faults(self, text: Text, v: WorkerView, lang: str) -> None:
+        """Two lines of fault words; a dead worker's are dim and do nothing but Restart."""
         dead = v.state == "dead"
-        revive = "restart_worker" if dead else "resume"
-        cut = "heal" if v.partitioned else "partition"
-        labels = (
-            tr("freeze_heartbeat", lang),
-            tr("stall", lang),
-            tr("kill", lang),
-            tr(revive, lang),
-            tr(cut, lang),
-            str(dead),
+        rows = (
+            (("freeze_heartbeat", "freeze_heartbeat"), ("stall", "stall")),
+            (
+                ("kill", "kill"),
+                ("restart", "restart_worker") if dead else ("resume", "resume"),
+                ("heal", "heal") if v.partitioned else ("partition", "partition"),
+            ),
         )
-        if labels == self._labels:
-            return
-        self._labels = labels
-        buttons = list(self.query(Button))
-        freeze, stall, kill, resume, part = buttons
-        freeze.label, stall.label, kill.label = labels[0], labels[1], labels[2]
-        resume.label, part.label = labels[3], labels[4]
-        self._actions["b-resume"] = "restart" if dead else "resume"
-        self._actions["b-partition"] = "heal" if v.partitioned else "partition"
-        for b in (freeze, stall, kill, part):
-            b.disabled = dead
-        for b in buttons:
-            # the width is set from the label's cells: CJK labels are two cells a character
-            b.styles.width = cell_len(str(b.label)) + 2
-        freeze.tooltip = tr("freeze_heartbeat", lang)
+        self.fault_at = {}
+        for y, row in enumerate(rows):
+            if y:
+                text.append("\n")
+            x = 0
+            for n, (action, word) in enumerate(row):
+                if n:
+                    text.append(" ")
+                    x += 1
+                enabled = not dead or action == "restart"
+                style = FAULT_DANGER if action == "kill" else FAULT_STYLE
+                if not enabled:
+                    style = FAULT_OFF
+                else:
+                    style = style + Style(meta={"@click": f"fault({action!r})"})
+                # padded with no-break spaces: SVG renderers drop a styled run's leading spaces
+                label = f"\u00a0{tr(word, lang)}\u00a0"
+                self.fault_at[action] = (x + 1, y)  # in the words' own widget
+                text.append(label, style=style)
+                x += cell_len(label)
 
 
 class WorkerGrid(Container):
@@ -261,23 +358,33 @@ class WorkerGrid(Container):
                 self.panes[pane.worker_id] = pane
             self.mount_all(new)
         self._latest = {s.view.id: s for s in states}
+        if self.size.width and self.styles.grid_size_columns != self.columns():
+            self.styles.grid_size_columns = self.columns()
         self._draw()
 
     def _draw(self) -> None:
-        columns = max(1, self.size.width // 36)
+        columns = self.columns()
         top, bottom = self.scroll_y, self.scroll_y + self.size.height
         for index, (worker_id, state) in enumerate(self._latest.items()):
             pane = self.panes[worker_id]
             height = pane.outer_size.height
             row = index // columns
-            if self.size.height and height and not (top - height < row * height < bottom):
-                continue  # out of sight: drawn when it scrolls into view
+            # Drawn while its ticking lines (below the border and the three-line head) are in
+            # sight: repainting a widget out of sight makes Textual map the whole screen again.
+            live_y = row * height + 4
+            if self.size.height and height and not (top <= live_y < bottom):
+                continue  # drawn when it scrolls into view
             pane.show(state)
 
     def watch_scroll_y(self, old_value: float, new_value: float) -> None:
         super().watch_scroll_y(old_value, new_value)
         self._draw()
 
+    def columns(self) -> int:
+        """As many columns as panes (at least three), each at least 36 cells wide: on a wide
+        screen three panes share the width instead of leaving columns empty."""
+        return max(1, min(self.size.width // 36, max(len(self.panes), 3)))
+
     def on_resize(self) -> None:
-        self.styles.grid_size_columns = max(1, self.size.width // 36)
+        self.styles.grid_size_columns = self.columns()
         self.call_after_refresh(self._draw)

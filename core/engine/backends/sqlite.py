@@ -44,10 +44,15 @@ def _apply_pragmas(conn: sqlite3.Connection, *, file_backed: bool) -> None:
         conn.execute("PRAGMA synchronous = NORMAL")
 
 
+def is_file_backed(path: str | os.PathLike[str]) -> bool:
+    target = str(path)
+    return target != ":memory:" and not target.startswith("file::memory:")
+
+
 def connect(path: str | os.PathLike[str], *, check_same_thread: bool = True) -> sqlite3.Connection:
     """Open (or create) a store database and check it before anything is written."""
     target = str(path)
-    file_backed = target != ":memory:" and not target.startswith("file::memory:")
+    file_backed = is_file_backed(target)
     if file_backed:
         p = Path(target)
         if p.is_dir():
@@ -79,6 +84,24 @@ def connect(path: str | os.PathLike[str], *, check_same_thread: bool = True) -> 
     return conn
 
 
+def disable_autocheckpoint(conn: sqlite3.Connection) -> None:
+    """No checkpoint inside this connection's commits: someone else runs them."""
+    conn.execute("PRAGMA wal_autocheckpoint = 0")
+
+
+def checkpoint_connection(path: str) -> sqlite3.Connection:
+    """A second connection to a store, only for checkpoints (it never writes rows)."""
+    conn = sqlite3.connect(path, isolation_level=None)
+    # A passive checkpoint never waits for a lock, so it needs no busy handler.
+    conn.execute("PRAGMA busy_timeout = 0")
+    return conn
+
+
+def checkpoint(conn: sqlite3.Connection) -> None:
+    """Copy what it can from the WAL into the database without waiting for anyone."""
+    conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+
+
 def _check_version(conn: sqlite3.Connection, target: str) -> None:
     tables = {
         name for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
@@ -107,21 +130,60 @@ def _check_version(conn: sqlite3.Connection, target: str) -> None:
         )
 
 
+# Version 1 -> 2: a ledger page names its task, and the queue keeps its order. A page
+# written before takes its task from the register's last `write_accepted` of that key.
+_MIGRATE_1_TO_2 = (
+    "ALTER TABLE ledger ADD COLUMN task_id TEXT NOT NULL DEFAULT ''",
+    "UPDATE ledger SET task_id = coalesce((SELECT e.task_id FROM events AS e "
+    "WHERE e.event = 'write_accepted' AND json_extract(e.detail, '$.key') = ledger.key "
+    "ORDER BY e.seq DESC LIMIT 1), '')",
+    "ALTER TABLE agent_tasks ADD COLUMN queue_seq BIGINT NOT NULL DEFAULT 0",
+    "UPDATE agent_tasks SET queue_seq = rowid WHERE status = 'queued'",
+    "DROP INDEX IF EXISTS ix_agent_tasks_queued",
+)
+
+
+# Every table that records fence tokens, for seeding the counter of an older store.
+_FENCED = ("agent_tasks", "checkpoints", "ledger", "effects", "events")
+
+
 def create_schema(conn: sqlite3.Connection) -> None:
-    """Create the tables and indexes if missing, and stamp the schema version."""
+    """Create the tables and indexes if missing, migrate an older store, stamp the version."""
     d = dialect()
-    statements: list[str] = []
+    tables: list[str] = []
+    indexes: list[str] = []
     for table in SQLModel.metadata.sorted_tables:
-        statements.append(str(CreateTable(table, if_not_exists=True).compile(dialect=d)))
+        tables.append(str(CreateTable(table, if_not_exists=True).compile(dialect=d)))
         for index in table.indexes:
-            statements.append(str(CreateIndex(index, if_not_exists=True).compile(dialect=d)))
+            indexes.append(str(CreateIndex(index, if_not_exists=True).compile(dialect=d)))
 
     def ddl(c: sqlite3.Connection) -> None:
-        for sql in statements:
+        for sql in tables:
             c.execute(sql)
+        row = c.execute("SELECT value FROM store_meta WHERE key = 'schema_version'").fetchone()
+        if row is not None and int(row[0]) < 2:
+            for sql in _MIGRATE_1_TO_2:
+                c.execute(sql)
+        for sql in indexes:
+            c.execute(sql)
+        # Version 1 drew fence tokens as max(fence_token) + 1; the counter starts above every
+        # token any table remembers, so none is issued twice across the upgrade. (A new
+        # store starts at 0.) INSERT OR IGNORE: a store that has the row keeps it.
         c.execute(
-            "INSERT OR IGNORE INTO store_meta (key, value) VALUES ('schema_version', ?)",
+            "INSERT OR IGNORE INTO fence_counter (name, value) SELECT ?, max("
+            + ", ".join(f"(SELECT coalesce(max(fence_token), 0) FROM {t})" for t in _FENCED)
+            + ")",
+            (models.FENCE_COUNTER,),
+        )
+        c.execute(
+            "INSERT OR REPLACE INTO store_meta (key, value) VALUES ('schema_version', ?)",
             (str(models.SCHEMA_VERSION),),
+        )
+        # Older versions have been brought up to this one just above.
+        c.execute(
+            "UPDATE store_meta SET value = ? WHERE key = 'schema_version'"
+            " AND CAST(value AS INTEGER) < ?",
+            (str(models.SCHEMA_VERSION), models.SCHEMA_VERSION),
         )
 
     try:

@@ -1,0 +1,322 @@
+"""The one glossary: every word the transcript, the app and the help page show, en and zh.
+
+Pure data and lookups, no drawing. The words follow /work/shared/glossary.md and the seed:
+the screen speaks the essay's terms (租约, 心跳续约, 围栏令牌, 检查点, 总册), the story
+chapters speak the story's (租牌, 续沙, 围栏签, 暂存木匣). A worker is a worker or 执行者.
+
+Each table maps a name the code uses (an event, a reason, a status, ...) to (en, zh). The
+English of events, reasons, statuses, worker states and violations is the name itself, so
+an English transcript shows exactly what `--json` and the scenario files spell.
+"""
+
+from collections.abc import Mapping
+from typing import Final
+
+Word = tuple[str, str]  # (en, zh)
+
+
+def pick(word: Word, lang: str) -> str:
+    """The word in `lang` ("zh" or anything else for English)."""
+    return word[1] if lang == "zh" else word[0]
+
+
+def _lookup(table: Mapping[str, Word], name: str, lang: str) -> str:
+    """`name` in `lang`, or `name` itself when the glossary does not have it."""
+    word = table.get(name)
+    return name if word is None else pick(word, lang)
+
+
+# -- the ideas and the things on screen --------------------------------------------------------
+
+CONCEPTS: Final[dict[str, Word]] = {
+    "store": ("Store", "存储"),
+    "keeper": ("Keeper", "守库人"),
+    "task": ("Task", "任务"),
+    "worker": ("Worker", "执行者"),
+    "lease": ("Lease", "租约"),
+    "expires_in": ("Expires in", "剩余租期"),
+    "heartbeat": ("Heartbeat", "心跳续约"),
+    "expired": ("Expired", "已过期"),
+    "fence": ("Fence", "围栏令牌"),
+    "fencing_token": ("Fencing token", "围栏令牌"),
+    "ledger": ("Ledger", "总册"),
+    "rejected": ("Rejected", "拒收"),
+    "checkpoint": ("Checkpoint", "检查点"),
+    "event_log": ("Event log", "登记簿"),
+    "idempotency": ("Idempotency", "幂等"),
+    "effect_applied": ("applied", "已执行"),
+    "effect_deduplicated": ("deduplicated", "已去重"),
+}
+
+# Token labels beside a number: "lease 2  fence 2" / "租约号 2  围栏令牌 2".
+TOKENS: Final[dict[str, Word]] = {
+    "lease": ("lease", "租约号"),
+    "fence": ("fence", "围栏令牌"),
+}
+
+# The panels (tabs) of the main screen, in the order of keys 1-6.
+PANELS: Final[dict[str, Word]] = {
+    "ledger": ("Ledger", "总册"),
+    "checkpoints": ("Checkpoints", "检查点"),
+    "rejected": ("Rejected", "拒收"),
+    "effects": ("Effects", "副作用"),
+    "event_log": ("Event log", "登记簿"),
+    "timeline": ("Ownership", "持有时间线"),
+}
+
+# Column names of the task table and the panels.
+COLUMNS: Final[dict[str, Word]] = {
+    "task": ("Task", "任务"),
+    "kind": ("kind", "类型"),
+    "status": ("status", "状态"),
+    "owner": ("owner", "持有者"),
+    "attempt": ("attempt", "尝试次数"),
+    "lease_token": ("lease_token", "租约号"),
+    "fence_token": ("fence", "围栏令牌"),
+    "expires_in": ("Expires in", "剩余租期"),
+    "expires_at": ("until", "到期"),
+    "last_heartbeat": ("last heartbeat", "上次心跳"),
+    "checkpoint_step": ("checkpoint step", "检查点步"),
+    "result": ("result", "结果"),
+    "key": ("key", "键"),
+    "value": ("value", "内容"),
+    "writer": ("writer", "写入者"),
+    "time": ("time", "时间"),
+    "operation": ("operation", "操作"),
+    "its_token": ("its token", "它的令牌"),
+    "current_token": ("current", "当前令牌"),
+    "reason": ("reason", "原因"),
+    "effect": ("effect", "副作用"),
+    "worker": ("Worker", "执行者"),
+    "step": ("step", "步骤"),
+    "seq": ("#", "#"),
+}
+
+# The task table's narrow columns, with their headers on two lines.
+HEADERS: Final[dict[str, Word]] = {
+    "attempt": ("attempt", "尝试\n次数"),
+    "lease_token": ("lease\ntoken", "租约号"),
+    "fence_token": ("fence\ntoken", "围栏\n令牌"),
+    "expires_in": ("expires\nin", "剩余\n租期"),
+    "expires_at": ("until", "到期"),
+    "last_heartbeat": ("last\nheartbeat", "上次\n心跳"),
+    "checkpoint_step": ("checkpoint\nstep", "检查点\n步"),
+}
+
+# -- the store's words ---------------------------------------------------------------------------
+
+TASK_STATUSES: Final[dict[str, Word]] = {
+    "queued": ("queued", "排队中"),
+    "running": ("running", "运行中"),
+    "waiting": ("waiting", "待审批"),
+    "done": ("done", "已完成"),
+    "dead": ("dead", "已放弃"),
+}
+
+WORKER_STATES: Final[dict[str, Word]] = {
+    "idle": ("idle", "空闲"),
+    "working": ("working", "工作中"),
+    "frozen": ("frozen", "心跳冻结"),
+    "stalled": ("stalled", "停顿"),
+    "dead": ("dead", "已死"),
+    "partitioned": ("partitioned", "断桥"),
+}
+
+EVENTS: Final[dict[str, Word]] = {
+    "enqueued": ("enqueued", "入队"),
+    "queued": ("queued", "重新排队"),
+    "claimed": ("claimed", "借出租约"),
+    "claim_rejected": ("claim_rejected", "领取被拒"),
+    "renewed": ("renewed", "心跳续约"),
+    "renew_rejected": ("renew_rejected", "续约被拒"),
+    "lease_expired": ("lease_expired", "租约过期"),
+    "checkpoint_saved": ("checkpoint_saved", "存入检查点"),
+    "checkpoint_rejected": ("checkpoint_rejected", "检查点被拒"),
+    "write_accepted": ("write_accepted", "总册收下"),
+    "write_rejected": ("write_rejected", "账房拒收"),
+    "effect_applied": ("effect_applied", "副作用已执行"),
+    "effect_deduplicated": ("effect_deduplicated", "副作用已去重"),
+    "effect_rejected": ("effect_rejected", "副作用被拒"),
+    "completed": ("completed", "完成"),
+    "complete_rejected": ("complete_rejected", "完成被拒"),
+    "failed": ("failed", "失败"),
+    "fail_rejected": ("fail_rejected", "失败上报被拒"),
+    "parked": ("parked", "挂起待批"),
+    "park_rejected": ("park_rejected", "挂起被拒"),
+    "approved": ("approved", "已批准"),
+    "rejected": ("rejected", "已驳回"),
+    "approve_ignored": ("approve_ignored", "批准被忽略"),
+    "reject_ignored": ("reject_ignored", "驳回被忽略"),
+    "dead_lettered": ("dead_lettered", "进入死信队列"),
+    "violation": ("violation", "安全违规"),
+    "heartbeat_frozen": ("heartbeat_frozen", "心跳冻结"),
+    "stalled": ("stalled", "停顿"),
+    "killed": ("killed", "进程被杀"),
+    "partitioned": ("partitioned", "断桥"),
+    "healed": ("healed", "桥已修好"),
+    "resumed": ("resumed", "恢复"),
+    "restarted": ("restarted", "重启"),
+    "slowed": ("slowed", "变慢"),
+    "skewed": ("skewed", "时钟偏移"),
+    "worker_added": ("worker_added", "新增执行者"),
+    "call_dropped": ("call_dropped", "调用未送达"),
+    "self_fenced": ("self_fenced", "主动停手"),
+    "checkpoint_ignored": ("checkpoint_ignored", "无视检查点"),
+}
+
+# Why an operation was refused.
+REASONS: Final[dict[str, Word]] = {
+    "superseded": ("superseded", "已有新租约"),
+    "expired": ("expired", "租约已过期"),
+    "not_running": ("not_running", "任务不在运行"),
+    "fenced": ("fenced", "围栏令牌落后"),
+    "partitioned": ("partitioned", "断桥，未送达"),
+    "not_waiting": ("not_waiting", "不在等待审批"),
+    "attempts_exhausted": ("attempts_exhausted", "次数用尽"),
+    "renew_deadline_passed": ("renew_deadline_passed", "过了续约截止时刻"),
+}
+
+# What the safety checker counts.
+VIOLATIONS: Final[dict[str, Word]] = {
+    "stale_write_accepted": ("stale_write_accepted", "收下了过期写入"),
+    "double_owner": ("double_owner", "两人同时持有"),
+    "duplicate_effect": ("duplicate_effect", "副作用重复执行"),
+    "completed_twice": ("completed_twice", "完成了两次"),
+    "stuck_task": ("stuck_task", "任务卡死"),
+}
+
+# The engine's modes: the correct one, or one of the seed's mistakes switched on.
+MODES: Final[dict[str, Word]] = {
+    "correct": ("the correct run", "正确做法"),
+    "no_expiry": ("mistake one: `running` taken as ownership", "误区一：把 running 当成所有权"),
+    "long_lease": ("mistake two: a very long lease", "误区二：租期拉得极长"),
+    "no_fencing": ("mistake three: heartbeats but no fence", "误区三：只有心跳，没有围栏"),
+    "no_checkpoint": ("mistake four: no checkpoint", "误区四：只回收资格，不保存中间结果"),
+    "client_clock": (
+        "mistake five: the client's clock judges expiry",
+        "误区五：用客户端时钟判断过期",
+    ),
+    "no_idempotency": ("no idempotency: side effects repeat", "缺少幂等：副作用会重复"),
+    "seed_sql": ("the design's three statements as printed", "原文的三条 SQL，一字不改"),
+    "heartbeat_in_work": (
+        "the heartbeat sent from the work loop",
+        "心跳和业务逻辑绑在一起",
+    ),
+}
+
+# Actions (a scenario's `do`) and the operations the Rejected panel names.
+ACTIONS: Final[dict[str, Word]] = {
+    "advance": ("advance", "时间流逝"),
+    "freeze_heartbeat": ("freeze_heartbeat", "冻结心跳"),
+    "stall": ("stall", "停顿"),
+    "kill": ("kill", "杀死进程"),
+    "partition": ("partition", "断桥"),
+    "heal": ("heal", "修桥"),
+    "resume": ("resume", "恢复"),
+    "restart": ("restart", "重启"),
+    "add_worker": ("add_worker", "加入执行者"),
+    "slow": ("slow", "变慢"),
+    "skew": ("skew", "时钟偏移"),
+    "enqueue": ("enqueue", "入队"),
+    "approve": ("approve", "批准"),
+    "reject": ("reject", "驳回"),
+    "claim": ("claim", "领取"),
+    "heartbeat": ("heartbeat", "心跳续约"),
+    "renew": ("renew", "心跳续约"),
+    "checkpoint": ("checkpoint", "存检查点"),
+    "write": ("write", "写入总册"),
+    "effect": ("effect", "执行副作用"),
+    "complete": ("complete", "完成"),
+    "fail": ("fail", "上报失败"),
+    "park": ("park", "挂起待批"),
+}
+
+# -- the story -------------------------------------------------------------------------------------
+
+# The story's people, by the worker ids the scenarios give them.
+PEOPLE: Final[dict[str, Word]] = {
+    "acheng": ("Acheng", "阿澄"),
+    "linzhou": ("Linzhou", "临舟"),
+    "elder": ("Elder", "校对官"),
+    "laojiang": ("Laojiang", "老绛"),
+}
+
+# The story's word for each idea, as the seed says it and as the English story text says it.
+STORY: Final[dict[str, Word]] = {
+    "store": ("the vault", "库房"),
+    "keeper": ("Laojiang, the keeper", "守库人老绛"),
+    "task": ("the sixth floor", "第六层"),
+    "lease": ("the lease tag", "租牌"),
+    "expires_at": ("the hourglass, the return time", "沙漏，归还时刻"),
+    "heartbeat": ("renewing the sand, “I'm still here”", "续沙，“我还在”"),
+    "expired": ("available to lend again", "可再借出"),
+    "fence": ("the fence tag, a number that only grows", "围栏签（只增不减的编号）"),
+    "ledger": ("the master ledger", "总册"),
+    "rejected": ("the counting house refuses it", "账房拒收"),
+    "checkpoint": ("the numbered box on the shelf by the stairs", "暂存木匣，楼梯口的暂存架"),
+    "event_log": ("the loan register", "借出登记簿"),
+    "idempotency": (
+        "the ledger that refuses stale pages, and never pays twice",
+        "拒收旧页、也不会付两次钱的账房",
+    ),
+}
+
+
+# -- lookups ------------------------------------------------------------------------------------
+
+
+def event_word(name: str, lang: str) -> str:
+    return _lookup(EVENTS, name, lang)
+
+
+def reason_word(name: str, lang: str) -> str:
+    return _lookup(REASONS, name, lang)
+
+
+def status_word(name: str, lang: str) -> str:
+    return _lookup(TASK_STATUSES, name, lang)
+
+
+def state_word(name: str, lang: str) -> str:
+    return _lookup(WORKER_STATES, name, lang)
+
+
+def violation_word(name: str, lang: str) -> str:
+    return _lookup(VIOLATIONS, name, lang)
+
+
+def mode_word(name: str, lang: str) -> str:
+    """What a mode means ("mistake three: heartbeats but no fence"), or its name."""
+    return _lookup(MODES, name, lang)
+
+
+def action_word(name: str, lang: str) -> str:
+    """An action or a refused operation (write, checkpoint, ...)."""
+    return _lookup(ACTIONS, name, lang)
+
+
+def token_word(name: str, lang: str) -> str:
+    """ "lease" or "fence" as the label beside a token's number."""
+    return _lookup(TOKENS, name, lang)
+
+
+def panel_word(name: str, lang: str) -> str:
+    return _lookup(PANELS, name, lang)
+
+
+def column_word(name: str, lang: str) -> str:
+    return _lookup(COLUMNS, name, lang)
+
+
+def concept_word(name: str, lang: str) -> str:
+    return _lookup(CONCEPTS, name, lang)
+
+
+def story_word(name: str, lang: str) -> str:
+    return _lookup(STORY, name, lang)
+
+
+def person_name(worker_id: str, lang: str) -> str | None:
+    """The story's name for a worker id, or None for a worker the story does not know."""
+    word = PEOPLE.get(worker_id)
+    return None if word is None else pick(word, lang)

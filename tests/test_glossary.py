@@ -1,0 +1,98 @@
+"""One glossary: the transcript, the app and the help page say the same word for each thing."""
+
+from importlib.resources import files
+
+import pytest
+
+from core.engine.config import Mode
+from core.engine.errors import RejectReason
+from core.scenarios import glossary
+from core.scenarios.format import TASK_STATUSES, load_scenario
+from core.scenarios.player import event_label, play, reason_label, render_line
+from core.sim.checker import VIOLATIONS
+from core.sim.spec import ACTION_TYPES, WORKER_STATES
+from demo import i18n
+from demo.screens.help import help_renderable
+
+EVERY_TABLE = {
+    "concepts": glossary.CONCEPTS,
+    "tokens": glossary.TOKENS,
+    "panels": glossary.PANELS,
+    "columns": glossary.COLUMNS,
+    "headers": glossary.HEADERS,
+    "statuses": glossary.TASK_STATUSES,
+    "states": glossary.WORKER_STATES,
+    "events": glossary.EVENTS,
+    "reasons": glossary.REASONS,
+    "violations": glossary.VIOLATIONS,
+    "modes": glossary.MODES,
+    "actions": glossary.ACTIONS,
+    "people": glossary.PEOPLE,
+    "story": glossary.STORY,
+}
+
+
+def test_every_name_the_core_knows_has_a_chinese_word() -> None:
+    assert set(TASK_STATUSES) <= set(glossary.TASK_STATUSES)
+    assert set(WORKER_STATES) <= set(glossary.WORKER_STATES)
+    assert {r.value for r in RejectReason} <= set(glossary.REASONS)
+    assert set(VIOLATIONS) <= set(glossary.VIOLATIONS)
+    assert {m.value for m in Mode} <= set(glossary.MODES)
+    assert set(ACTION_TYPES) <= set(glossary.ACTIONS)
+
+
+def test_every_event_of_the_bundled_scenarios_has_a_chinese_word() -> None:
+    seen: set[str] = set()
+    for f in files("scenarios").iterdir():
+        if f.name.endswith(".toml"):
+            scenario = load_scenario(str(f))
+            seen |= {str(r["event"]) for r in play(scenario) if r["type"] == "event"}
+    assert seen and seen <= set(glossary.EVENTS), sorted(seen - set(glossary.EVENTS))
+
+
+def test_the_english_of_a_store_name_is_the_name_itself() -> None:
+    # so an English transcript spells exactly what --json and the scenario files spell
+    for table in (glossary.EVENTS, glossary.REASONS, glossary.TASK_STATUSES):
+        assert all(en == name for name, (en, _zh) in table.items())
+    assert all(en == name for name, (en, _zh) in glossary.VIOLATIONS.items())
+
+
+@pytest.mark.parametrize("name", sorted(EVERY_TABLE))
+def test_no_word_reads_as_translated(name: str) -> None:
+    # the seed says worker or 执行者; 工作者 is a translation, and one fence is one word
+    for en, zh in EVERY_TABLE[name].values():
+        assert "工作者" not in zh and "租约令牌" not in zh, (name, en, zh)
+        assert zh.strip() and en.strip()
+
+
+def test_the_transcript_the_app_and_the_help_agree() -> None:
+    fence = glossary.token_word("fence", "zh")
+    lease = glossary.token_word("lease", "zh")
+    assert fence == "围栏令牌" and lease == "租约号"
+    assert i18n.tr("fence", "zh") == i18n.tr("fence_token", "zh") == fence
+    assert i18n.tr("lease_token", "zh") == lease
+    assert i18n.tr("worker", "zh") == "执行者" and "执行者" in i18n.tr("add_worker", "zh")
+    event = {"type": "event", "t": 1.0, "event": "write_rejected", "task": "t", "worker": "w"}
+    event |= {"lease_token": 1, "fence_token": 1, "reason": "fenced", "detail": {}}
+    line = "".join(text for text, _ in render_line(event, "zh"))
+    assert f"{lease} 1" in line and f"{fence} 1" in line
+    assert glossary.reason_word("fenced", "zh") in line
+    for name in glossary.EVENTS:
+        assert event_label(name, "zh") == i18n.event_word(name, "zh")
+    for name in glossary.REASONS:
+        assert reason_label(name, "zh") == i18n.reason_word(name, "zh")
+    # the help page names the columns and panels as the screen does
+    from rich.console import Console
+
+    console = Console(width=200, record=True)
+    console.print(help_renderable("zh"))
+    shown = console.export_text()
+    for word in (fence, lease, i18n.tr("ledger", "zh"), i18n.tr("expires_in", "zh")):
+        assert word in shown
+
+
+def test_lookups_fall_back_to_the_name() -> None:
+    assert glossary.event_word("something_new", "zh") == "something_new"
+    assert glossary.person_name("w7", "zh") is None
+    assert glossary.person_name("acheng", "en") == "Acheng"
+    assert glossary.person_name("laojiang", "zh") == "老绛"

@@ -1,0 +1,316 @@
+"""`borrowed-keys serve` in a real headless Chromium: open the page, walk scenario 01 to the
+fence rejection and read it off the page.
+
+A real-process test, like tests/test_real_workers.py: the server, the app it starts for the
+browser tab and Chromium all run on the wall clock, so the waits here are bounded polls for
+the page to show something (never sleeps standing in for virtual time). The browser is
+Debian's `chromium`, driven by Playwright from PyPI through its executable path; the test
+is skipped, with the reason, where either cannot be found.
+"""
+
+import contextlib
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from core.scenarios.library import bundled_files
+
+START_TIMEOUT_S = 30.0  # the server answering on its port
+SCREEN_TIMEOUT_MS = 30_000  # the page showing an expected text after a key
+STOP_TIMEOUT_S = 10.0
+
+# This machine reaches nothing but package registries: without these flags Chromium spends
+# its time (and the test's) on update checks, sync and field trials that never answer.
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+# textual-serve's page keeps its xterm.js terminal in a closure and draws it on a canvas, so
+# the text is not in the DOM. The page's terminal object is assigned as `this.terminal = new
+# Terminal(...)` in a constructor that has set `websocket_url` first: a setter on
+# Object.prototype sees that one assignment, keeps the terminal where the test can reach it,
+# and turns itself into an ordinary property on that object. The text is then read from the
+# terminal's own buffer: what the browser shows, cell by cell.
+CAPTURE_TERMINAL = """
+(() => {
+  Object.defineProperty(Object.prototype, "terminal", {
+    configurable: true,
+    set(value) {
+      Object.defineProperty(this, "terminal", {
+        value, writable: true, configurable: true, enumerable: true,
+      });
+      if ("websocket_url" in this) window.__bkTerminal = value;
+    },
+  });
+  window.__bkScreen = () => {
+    const term = window.__bkTerminal;
+    if (!term) return "";
+    const buffer = term.buffer.active;
+    const lines = [];
+    for (let y = 0; y < term.rows; y++) {
+      const line = buffer.getLine(buffer.viewportY + y);
+      lines.push(line ? line.translateToString(true) : "");
+    }
+    return lines.join("\\n");
+  };
+})();
+"""
+
+
+FOG_INDEX = [f.name for f in bundled_files()].index("01_fog.toml")
+
+
+def find_chromium() -> str | None:
+    override = os.environ.get("BORROWED_KEYS_CHROMIUM")
+    candidates = [override] if override else []
+    candidates += ["/usr/bin/chromium", shutil.which("chromium"), shutil.which("chromium-browser")]
+    for candidate in candidates:
+        if candidate and os.access(candidate, os.X_OK):
+            return candidate
+    return None
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _wait_for_port(proc: "subprocess.Popen[str]", port: int) -> None:
+    deadline = time.monotonic() + START_TIMEOUT_S
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            out, err = proc.communicate()
+            pytest.fail(f"serve exited with {proc.returncode}: {out} {err}")
+        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.5):
+            return
+        time.sleep(0.1)  # wall-clock poll for a real process, bounded by the deadline
+    pytest.fail(f"serve did not listen on port {port} within {START_TIMEOUT_S:.0f}s")
+
+
+def _stop(proc: "subprocess.Popen[str]") -> None:
+    """Stop the server and every app it started (they share its new process group)."""
+    if proc.poll() is None:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGTERM)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(STOP_TIMEOUT_S)
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGKILL)  # apps still closing after the server left
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        proc.communicate(timeout=STOP_TIMEOUT_S)
+
+
+@pytest.fixture
+def chromium() -> str:
+    pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
+    path = find_chromium()
+    if path is None:
+        pytest.skip("no Chromium found (/usr/bin/chromium; `apt-get install chromium`)")
+    return path
+
+
+@pytest.fixture
+def served(request: pytest.FixtureRequest) -> Iterator[str]:
+    """`borrowed-keys serve` on a free loopback port; yields the page's URL."""
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "demo.cli", "serve", "--port", str(port), "--lang", "en"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,  # its own process group: the finalizer stops the apps too
+    )
+    request.addfinalizer(lambda: _stop(proc))
+    _wait_for_port(proc, port)
+    yield f"http://127.0.0.1:{port}/"
+
+
+def screen(page: Any) -> str:
+    return str(page.evaluate("window.__bkScreen()"))
+
+
+def wait_for_screen(page: Any, *needles: str) -> str:
+    """Bounded poll (in the page) until the terminal shows every needle; the screen's text."""
+    try:
+        page.wait_for_function(
+            "(needles) => needles.every((n) => window.__bkScreen().includes(n))",
+            arg=list(needles),
+            timeout=SCREEN_TIMEOUT_MS,
+            polling=100,
+        )
+    except Exception as exc:  # Playwright's TimeoutError: say what the page showed instead
+        pytest.fail(
+            f"page never showed {needles!r} ({type(exc).__name__}); it shows:\n{screen(page)}"
+        )
+    return screen(page)
+
+
+def assert_not_blank(png: Path) -> None:
+    """The screenshot shows a drawn app: many colours, none covering nearly everything."""
+    from PIL import Image
+
+    with Image.open(png) as image:
+        rgb = image.convert("RGB")
+        colours = rgb.getcolors(maxcolors=rgb.width * rgb.height) or []
+    assert len(colours) >= 16, f"{png}: only {len(colours)} colours"
+    commonest = max(count for count, _ in colours)
+    assert commonest < 0.9 * rgb.width * rgb.height, f"{png}: one colour covers ~everything"
+
+
+def test_serve_walks_scenario_01_to_the_fence_rejection_in_a_browser(
+    chromium: str, served: str, tmp_path: Path
+) -> None:
+    from playwright.sync_api import sync_playwright
+
+    shot = tmp_path / "serve-01-rejected.png"
+    with sync_playwright() as pw:
+        context = pw.chromium.launch_persistent_context(
+            str(tmp_path / "profile"),  # a new, empty profile
+            executable_path=chromium,
+            headless=True,
+            args=CHROMIUM_ARGS,
+            viewport={"width": 1600, "height": 1000},
+        )
+        try:
+            # Only the server is reachable: the page's web-font link would wait on a network
+            # this machine does not have.
+            def only_the_server(route: Any) -> None:
+                if route.request.url.startswith(served.rstrip("/")):
+                    route.continue_()
+                else:
+                    route.abort()
+
+            context.route("**/*", only_the_server)
+            context.add_init_script(CAPTURE_TERMINAL)
+            page = context.pages[0] if context.pages else context.new_page()
+            page.goto(served, wait_until="load", timeout=SCREEN_TIMEOUT_MS)
+
+            wait_for_screen(page, "The fog: a frozen heartbeat")  # the picker
+            # Keyboard focus without a click: a click would pick whichever scenario is under it.
+            page.evaluate("window.__bkTerminal.focus()")
+            # The story's chapters come first in the picker; 01_fog follows them.
+            for _ in range(FOG_INDEX):
+                page.keyboard.press("ArrowDown")
+            page.keyboard.press("Enter")
+            wait_for_screen(page, "The fog: a frozen heartbeat", "Acheng", "Step 0")
+            for _ in range(14):
+                page.keyboard.press("n")  # n: next step
+            wait_for_screen(page, "Step 14 of")
+            page.keyboard.press("3")  # 3: the Rejected tab
+            # The narration also says "fenced": wait for the tab's own header and row.
+            text = wait_for_screen(page, "Its token", "fenced", "F2")
+            page.screenshot(path=str(shot))
+        finally:
+            context.close()
+
+    rejected = text[text.index("Its token") :]
+    row = next(line for line in rejected.splitlines() if "fenced" in line)
+    # Acheng's late write, refused by the fence: her token F1 against the ledger's F2.
+    assert "acheng" in row and "write" in row, row
+    assert "F1" in row and "F2" in row, row
+    assert "Step 14 of" in text  # still the fence rejection, not a later step
+
+    assert_not_blank(shot)
+    # BORROWED_KEYS_SERVE_SHOT=docs/screenshots/serve-browser.png regenerates the README's figure.
+    if target := os.environ.get("BORROWED_KEYS_SERVE_SHOT"):
+        shutil.copyfile(shot, target)
+
+
+# -- the command around the browser: no Chromium needed ----------------------------------------
+
+
+def test_a_port_in_use_is_one_line_and_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
+    from demo.cli import main
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        assert main(["serve", "--port", str(port)]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert (
+        err
+        == f"borrowed-keys serve: port {port} on 127.0.0.1 is in use; pick another with --port\n"
+    )
+
+
+def test_a_bad_scenario_is_refused_before_serving(capsys: pytest.CaptureFixture[str]) -> None:
+    from demo.cli import main
+
+    assert main(["serve", "--port", str(free_port()), "no/such/file.toml"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "no/such/file.toml" in err
+
+
+def test_only_a_non_loopback_address_gets_the_warning(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from demo import serve
+
+    started: list[str] = []
+    monkeypatch.setattr(
+        serve.AppServer, "serve", lambda self, debug=False: started.append(self.command)
+    )
+    assert serve.main(["--host", "127.0.0.1", "--port", str(free_port())]) == 0
+    assert capsys.readouterr().err == ""
+    assert serve.main(["--host", "0.0.0.0", "--port", str(free_port()), "--lang", "zh"]) == 0
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "warning" in err and "controls the app" in err
+    assert serve.is_loopback("localhost") and not serve.is_loopback("0.0.0.0")
+    # Each browser tab gets this app with the same options, not some other program.
+    assert started[-1].split()[1:] == ["-m", "demo", "--lang", "zh"]
+
+
+def test_the_page_points_its_socket_at_the_address_the_browser_used(served: str) -> None:
+    """Behind `ssh -L 9000:localhost:8000` the browser says Host: localhost:9000; the page's
+    WebSocket must go there, not to the port the server was started with."""
+    import urllib.request
+
+    page = urllib.request.Request(served, headers={"Host": "localhost:9000"})
+    with urllib.request.urlopen(page, timeout=10) as response:
+        html = response.read().decode()
+    assert 'data-session-websocket-url="ws://localhost:9000/ws"' in html
+
+
+def _handshake_status(served: str, origin: str) -> str:
+    """The status line the server answers a WebSocket handshake from `origin` with."""
+    host = served.removeprefix("http://").rstrip("/")
+    request = (
+        "GET /ws HTTP/1.1\r\n"
+        f"Host: {host}\r\n"
+        f"Origin: {origin}\r\n"
+        "Connection: Upgrade\r\n"
+        "Upgrade: websocket\r\n"
+        "Sec-WebSocket-Version: 13\r\n"
+        "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n"
+    )
+    address, port = host.split(":")
+    with socket.create_connection((address, int(port)), timeout=10) as conn:
+        conn.sendall(request.encode())
+        return conn.makefile("rb").readline().decode().strip()
+
+
+def test_a_page_from_another_site_cannot_open_the_socket(served: str) -> None:
+    """Any site open in the presenter's browser could script a socket to localhost: the
+    server answers only its own page."""
+    assert _handshake_status(served, "http://evil.example").startswith("HTTP/1.1 403")
+    own = served.rstrip("/")
+    assert _handshake_status(served, own).startswith("HTTP/1.1 101")

@@ -1,0 +1,318 @@
+"""The app as a presenter uses it: small screens, refused acts, the palette, questions.
+
+The live clock is off (`live_clock=False`): time moves only by key presses and explicit calls.
+"""
+
+import itertools
+from pathlib import Path
+
+import pytest
+from textual.widgets import TabbedContent
+
+from core.scenarios.library import open_scenario
+from core.scenarios.session import Session
+from core.sim.spec import Advance, Enqueue, Kill, Partition
+from demo.app import BorrowedKeysApp, main_screen_commands
+from demo.screens.confirm import ConfirmScreen
+from demo.screens.help import HelpScreen
+from demo.screens.main import MainScreen
+from demo.widgets.panels import RejectedTable, group_rejections
+from demo.widgets.task_table import TaskTable, fit_columns
+
+
+def app_for(name: str | None, tmp_path: Path, lang: str = "en") -> BorrowedKeysApp:
+    scenario = open_scenario(name) if name else None
+    return BorrowedKeysApp(
+        scenario, open_directly=True, lang=lang, live_clock=False, save_dir=tmp_path
+    )
+
+
+def screen_of(app: BorrowedKeysApp) -> MainScreen:
+    assert isinstance(app.screen, MainScreen)
+    return app.screen
+
+
+def visible(screen: MainScreen, selector: str) -> bool:
+    widget = screen.query_one(selector)
+    return screen.region.overlaps(widget.region) and widget.region.height > 0
+
+
+@pytest.mark.parametrize("size", [(80, 24), (100, 30)])
+async def test_small_screen_shows_the_fence_rejection_with_one_key(
+    tmp_path: Path, size: tuple[int, int]
+) -> None:
+    app = app_for("01_fog", tmp_path)
+    async with app.run_test(size=size) as pilot:
+        screen = screen_of(app)
+        for _ in range(14):
+            await pilot.press("n")  # to step 14: Acheng's stale page is refused
+        await pilot.pause()
+        narration = screen.query_one("#narration-box")
+        assert narration.max_scroll_y == 0  # the ✓ lines are in sight, no scrollbar
+        await pilot.press("3")  # the Rejected panel
+        await pilot.pause()
+        rejected = screen.query_one("#rejected", RejectedTable)
+        assert visible(screen, "#rejected")
+        row = [str(c) for c in rejected.get_row_at(0)]
+        assert row[1] == "acheng" and "F1" in row[4] and "F2" in row[5]
+        await pilot.press("0")  # back to the panes
+        await pilot.pause()
+        assert visible(screen, "#workers")
+        for key, pane in zip(
+            "123456",
+            ("ledger", "checkpoints", "rejected", "effects", "events", "timeline"),
+            strict=True,
+        ):
+            await pilot.press(key)
+            await pilot.pause()
+            assert screen.query_one("#panels", TabbedContent).active == f"tab-{pane}"
+            assert visible(screen, "#panels"), key
+
+
+@pytest.mark.parametrize("size", [(80, 24), (100, 30), (200, 60)])
+async def test_buttons_and_key_hints_are_never_cut(tmp_path: Path, size: tuple[int, int]) -> None:
+    from textual.widgets import Button
+
+    for lang in ("en", "zh"):
+        app = app_for("01_fog", tmp_path, lang)
+        async with app.run_test(size=size) as pilot:
+            await pilot.pause()
+            screen = screen_of(app)
+            for button in screen.query_one("#controls").query(Button):
+                if button.display:
+                    assert screen.region.contains_region(button.region), (lang, button.label)
+            keybar = screen.query_one("#keybar")
+            line = keybar.render_line(0).text.rstrip()
+            assert len(line) <= size[0]
+
+
+def test_task_table_columns_fit_every_width() -> None:
+    for width in (78, 98, 118, 158, 198):
+        widths = fit_columns(width)
+        assert sum(w + 2 for w in widths.values()) <= width
+        assert widths.get("kind", 8) >= 8  # "approval" whole
+    assert fit_columns(198)["result"] > fit_columns(158).get("result", 0) >= 12
+
+
+async def test_wide_screen_uses_the_width(tmp_path: Path) -> None:
+    app = app_for("01_fog", tmp_path)
+    async with app.run_test(size=(200, 60)) as pilot:
+        await pilot.press("n")
+        await pilot.pause()
+        screen = screen_of(app)
+        pane = screen.query(".worker-pane").first()
+        assert pane.region.width > 60  # a third of the width, not 36 cells and the rest empty
+        table = screen.query_one("#tasks", TaskTable)
+        assert table.columns[next(k for k in table.columns if k.value == "result")].width > 30
+
+
+def test_refused_act_does_not_fork_the_playback() -> None:
+    s = Session(open_scenario("01_fog"))
+    s.next_step()
+    result = s.act(Kill(worker="nobody"))
+    assert not result.ok and "nobody" in result.message
+    assert not s.forked and s.recorded == []
+    assert s.next_step() is not None  # the script is still there
+
+
+def test_acts_recorded_count_only_acts_and_ids_come_from_the_session() -> None:
+    s = Session()
+    s.tick(5_000)
+    assert s.acts_count == 0 and not s.has_unsaved_acts
+    s.act(Enqueue(task=s.new_task_id(), kind="ledger"))
+    s.tick(5_000)
+    assert s.acts_count == 1 and s.has_unsaved_acts
+    assert s.new_task_id() == "task-4" and s.new_worker_id() == "w4"
+    generation = s.generation
+    s.restart()
+    assert s.generation == generation + 1
+
+
+def test_refusal_carries_its_rejection() -> None:
+    s = Session(open_scenario("01_fog"))
+    for _ in range(14):
+        out = s.next_step()
+    assert out is not None and out.result is not None and not out.result.ok
+    r = out.result.rejection
+    assert r is not None and r.reason == "fenced" and r.fence_token == 1
+    assert r.current_fence_token == 2
+
+
+def test_rejections_are_grouped() -> None:
+    s = Session(open_scenario("01_fog"))
+    while s.next_step() is not None:
+        pass
+    groups = group_rejections(s.snapshot().rejections)
+    assert sum(g.count for g in groups.values()) == len(s.snapshot().rejections)
+
+
+async def test_quit_and_restart_ask_before_losing_recorded_acts(tmp_path: Path) -> None:
+    app = app_for(None, tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = screen_of(app)
+        await pilot.press("e")  # enqueue: an act, not yet saved
+        await pilot.press("r")  # restart asks first
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmScreen)
+        await pilot.press("n")  # no: nothing lost
+        await pilot.pause()
+        assert screen.session.acts_count == 1
+        await pilot.press("q")
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmScreen)
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.screen is screen
+        await pilot.press("s")  # saved: now restart does not ask
+        await pilot.press("r")
+        await pilot.pause()
+        assert app.screen is screen and screen.session.acts_count == 0
+
+
+async def test_palette_offers_every_act(tmp_path: Path) -> None:
+    app = app_for("01_fog", tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("n")
+        screen = screen_of(app)
+        titles = [c.title for c in main_screen_commands(screen, "en")]
+        for expected in ("Kill: Acheng", "Partition: Acheng", "Freeze heartbeat: Acheng"):
+            assert expected in titles
+        assert any(t == "Mode: no_fencing" for t in titles)
+        assert any(t == "Enqueue: approval task" for t in titles)
+        kill = next(c for c in main_screen_commands(screen, "en") if c.title == "Kill: Acheng")
+        kill.callback()
+        await pilot.pause()
+        assert screen.session.forked
+        assert screen.session.snapshot().worker("acheng").state == "dead"  # type: ignore[union-attr]
+
+
+async def test_l_switches_language_while_help_is_open(tmp_path: Path) -> None:
+    app = app_for("01_fog", tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)
+        await pilot.press("l")
+        await pilot.pause()
+        assert app.lang == "zh" and app.screen.lang == "zh"
+
+
+async def test_after_a_fork_the_first_step_hint_is_gone(tmp_path: Path) -> None:
+    app = app_for("01_fog", tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = screen_of(app)
+        await pilot.press("e")  # an act before the first step
+        await pilot.pause()
+        text = str(screen.query_one("#narration").content)
+        assert "first step" not in text and "Acts recorded: 1" in text
+
+
+def test_last_heartbeat_stops_on_a_finished_task() -> None:
+    from demo.widgets.task_table import task_row
+
+    s = Session(open_scenario("01_fog"))
+    while s.next_step() is not None:
+        pass
+    s.act(Advance(by_ms=3_600_000))
+    snap = s.snapshot()
+    task = snap.task("floor6")
+    assert task is not None and task.row.status == "done"
+    assert str(task_row(task, snap.now_ms, "en")[8]) == ""
+
+
+async def test_ledger_rows_are_in_time_order(tmp_path: Path) -> None:
+    app = app_for("01_fog", tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = screen_of(app)
+        while not screen.session.at_end:
+            await pilot.press("n")
+        await pilot.press("1")
+        await pilot.pause()
+        ledger = screen.query_one("#ledger")
+        times = [str(ledger.get_row_at(i)[0]) for i in range(ledger.row_count)]  # type: ignore[attr-defined]
+        assert times == sorted(times) and len(times) >= 3
+        table = screen.query_one("#tasks", TaskTable)
+        assert table.row_count == 1
+
+
+@pytest.mark.parametrize("width", [30, 41, 57, 70, 100])
+def test_chinese_help_wraps_without_a_lone_full_stop_or_a_split_word(width: int) -> None:
+    from demo.screens.help import IDEAS, NO_LINE_START, help_renderable, wrap
+
+    for _idea, story, meaning, where in IDEAS:
+        for value in (story[1], meaning[1], where[1]):
+            lines = wrap(value, width - 12)
+            assert "".join(lines).replace(" ", "") == value.replace(" ", "")  # nothing lost
+            assert not any(line[:1] in NO_LINE_START for line in lines), lines
+            joints = [a[-2:] + b[:2] for a, b in itertools.pairwise(lines)]
+            assert not any("租约令牌" in j or "围栏令牌" in j for j in joints), joints
+    assert "。" not in {
+        line.strip()[:1] for line in help_renderable("zh", width).plain.splitlines()
+    }
+
+
+async def test_rejected_panel_folds_repeats_and_filters_by_reason(tmp_path: Path) -> None:
+    app = app_for(None, tmp_path)
+    async with app.run_test(size=(160, 48)) as pilot:
+        screen = screen_of(app)
+        screen.act(Partition(worker="elder"))  # idle: every claim it tries is refused
+        for _ in range(12):
+            screen.action_advance(10_000)
+        await pilot.press("3")
+        await pilot.pause()
+        table = screen.query_one("#rejected", RejectedTable)
+        refused = screen.session.snapshot().rejections
+        assert len(refused) > table.row_count >= 1
+        counts = [str(table.get_row_at(i)[7]) for i in range(table.row_count)]
+        assert any(c.startswith("×") and int(c[1:]) > 5 for c in counts), counts
+        newest = table.get_row_index(table.selected_key() or "")
+        assert table.row_style(newest) is not None  # the new repeat is highlighted, whole row
+        await pilot.press("f")  # only the first reason refused so far
+        await pilot.pause()
+        assert table.reason_filter == refused[0].reason
+        label = str(screen.query_one("#panels", TabbedContent).get_tab("tab-rejected").label)
+        assert f"· {refused[0].reason}" in label
+        while table.reason_filter is not None:
+            await pilot.press("f")  # on to the next reason, then all again
+        await pilot.pause()
+        assert table.row_count == len(group_rejections(refused))
+
+
+async def test_previous_in_the_sandbox_names_what_it_undoes(tmp_path: Path) -> None:
+    app = app_for(None, tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = screen_of(app)
+        screen.act(Kill(worker="linzhou"))
+        screen.action_advance(5_000)
+        await pilot.press("p")  # undo: the kill, and the time after it
+        await pilot.pause()
+        messages = [n.message for n in app._notifications]
+        assert any("kill linzhou" in m for m in messages), messages
+        assert screen.session.snapshot().worker("linzhou").state != "dead"  # type: ignore[union-attr]
+
+
+def test_saved_scenario_summary_is_as_informative_in_chinese() -> None:
+    s = Session(open_scenario("01_fog"))
+    s.next_step()
+    s.act(Kill(worker="acheng"))
+    text = s.scenario_text()
+    assert "第 1 步" in text and "1 个动作" in text and "1 act(s)" in text
+
+
+@pytest.mark.parametrize("width", [140, 200])
+async def test_result_and_kind_are_whole_at_140_and_200_columns(tmp_path: Path, width: int) -> None:
+    from rich.cells import cell_len
+
+    app = app_for("04_human_approval", tmp_path)
+    async with app.run_test(size=(width, 50)) as pilot:
+        screen = screen_of(app)
+        while not screen.session.at_end:
+            await pilot.press("n")
+        await pilot.pause()
+        table = screen.query_one("#tasks", TaskTable)
+        widths = {c.key.value: c.width for c in table.columns.values()}
+        for key in table.row_keys_shown():
+            kind = str(table.get_cell(key, "kind"))
+            result = str(table.get_cell(key, "result"))
+            assert cell_len(kind) <= widths["kind"], kind
+            assert cell_len(result) <= widths["result"], result
