@@ -212,6 +212,8 @@ def test_serve_walks_scenario_01_to_the_fence_rejection_in_a_browser(
             wait_for_screen(page, "The fog: a frozen heartbeat", "Acheng", "Step 0")
             for _ in range(14):
                 page.keyboard.press("n")  # n: next step
+            wait_for_screen(page, "Will the ledger accept her page?")  # step 14 asks first
+            page.keyboard.press("v")  # v: reveal the answer; step 14 plays
             wait_for_screen(page, "Step 14 of")
             page.keyboard.press("3")  # 3: the Rejected tab
             # The narration also says "fenced": wait for the tab's own header and row.

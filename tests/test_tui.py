@@ -406,6 +406,7 @@ def test_refusal_words_in_chinese() -> None:
     session = Session(open_scenario("01_fog"))
     for _ in range(14):
         session.next_step()
+    session.reveal()  # step 14 asks the audience before it plays
     zh = narration_text(session, "zh").plain
     assert "refused" not in zh and "围栏令牌落后" in zh and "F2" in zh and "LNone" not in zh
     en = narration_text(session, "en").plain
@@ -502,8 +503,9 @@ async def test_interview_step_pauses_on_its_question_until_v_reveals_it(tmp_path
         await pilot.pause()
         assert s.position == 2 and s.question is None
         shown = str(narration.render())
-        assert "2. Linzhou, with a higher fence token ✓" in shown
-        assert "Answer: The lease expires 60s after her last heartbeat" in shown
+        # one line after the ✓ lines: the right choice; the step's own narration says why
+        assert "Answer: 2. Linzhou, with a higher fence token" in shown
+        assert "1. Acheng" not in shown and "Question:" not in shown
         assert s.snapshot().worker("acheng").state == "frozen"  # type: ignore[union-attr]
         await pilot.press("v")  # nothing waits now: a note, no step played
         assert s.position == 2

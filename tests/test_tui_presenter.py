@@ -45,7 +45,8 @@ async def test_small_screen_shows_the_fence_rejection_with_one_key(
     async with app.run_test(size=size) as pilot:
         screen = screen_of(app)
         for _ in range(14):
-            await pilot.press("n")  # to step 14: Acheng's stale page is refused
+            await pilot.press("n")  # to step 14, which asks the audience first
+        await pilot.press("v")  # reveal: Acheng's stale page is refused
         await pilot.pause()
         narration = screen.query_one("#narration-box")
         assert narration.max_scroll_y == 0  # the ✓ lines are in sight, no scrollbar
@@ -131,7 +132,9 @@ def test_acts_recorded_count_only_acts_and_ids_come_from_the_session() -> None:
 def test_refusal_carries_its_rejection() -> None:
     s = Session(open_scenario("01_fog"))
     for _ in range(14):
-        out = s.next_step()
+        s.next_step()
+    assert s.question is not None  # step 14 asks before it plays
+    out = s.reveal()
     assert out is not None and out.result is not None and not out.result.ok
     r = out.result.rejection
     assert r is not None and r.reason == "fenced" and r.fence_token == 1

@@ -47,5 +47,8 @@ def test_help_screen(snap_compare: Any, lang: str) -> None:
 )
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_fence_rejection_at_every_size(snap_compare: Any, lang: str, size: tuple[int, int]) -> None:
-    # n x 14, then 3: scenario 1 to Azheng's refused stale page, with the Rejected panel shown
-    assert snap_compare(app_for("01_fog.toml", lang), press=["n"] * 14 + ["3"], terminal_size=size)
+    # n x 14 (step 14 asks the audience), v to reveal, then 3: scenario 1 to Acheng's refused
+    # stale page, with the Rejected panel shown
+    assert snap_compare(
+        app_for("01_fog.toml", lang), press=["n"] * 14 + ["v", "3"], terminal_size=size
+    )

@@ -90,9 +90,6 @@ def narration_text(session: Session, lang: str, message: str | None = None) -> T
             elif outcome.result is not None and outcome.result.ignored:
                 text.append("\n")
                 text.append(tr("ignored", lang, msg=outcome.result.message), style="yellow")
-            if outcome.step.question is not None:
-                text.append("\n")
-                _question(text, outcome.step.question, lang, revealed=True)
             for check in outcome.checks:
                 text.append("\n")
                 if check.ok:
@@ -102,6 +99,9 @@ def narration_text(session: Session, lang: str, message: str | None = None) -> T
                 text.append(check.expectation.to_toml())
                 if not check.ok:
                     text.append(f"  ({check.found})", style="red")
+            if outcome.step.question is not None:
+                text.append("\n")
+                _answer(text, outcome.step.question, lang, said=bool(outcome.step.narration(lang)))
             if k >= n and not session.forked:
                 text.append("\n")
                 text.append(tr("end_of_script", lang), style="dim")
@@ -111,8 +111,20 @@ def narration_text(session: Session, lang: str, message: str | None = None) -> T
     return text
 
 
+def _answer(text: Text, question: Question, lang: str, *, said: bool) -> None:
+    """A revealed question in one line after the ✓ lines (they must stay in sight on a small
+    screen): the right choice, and why only when the step's own narration does not explain."""
+    text.append(f"{tr('answer', lang)}: ", style="bold green")
+    choices = question.choices_in(lang)
+    if choices:
+        text.append(f"{question.answer}. {choices[question.answer - 1]}", style="bold green")
+    why = question.why_in(lang)
+    if why and not (said and choices):
+        text.append(f" — {why}" if choices else why)
+
+
 def _question(text: Text, question: Question, lang: str, *, revealed: bool) -> None:
-    """Interview mode: the question and its choices; once revealed, the answer and why."""
+    """Interview mode: the question and its choices, before the step plays."""
     text.append(f"{tr('question', lang)}: {question.text(lang)}", style="bold cyan")
     if not revealed:  # on the question's own line: the narration box may be short
         text.append(f"  {tr('question_hint', lang)}", style="dim")
