@@ -11,7 +11,7 @@ import pytest
 from core.engine import models
 from core.engine.backends import sqlite as backend
 from core.engine.clock import VirtualClock
-from core.engine.errors import LeaseRejected, SchemaVersionError, StoreError
+from core.engine.errors import SchemaVersionError, StoreError, UnknownTask
 from core.engine.store import LeaseStore
 
 Opener = Callable[[Path], Awaitable[LeaseStore]]
@@ -279,10 +279,12 @@ async def test_deleting_a_finished_task_never_lets_a_fence_token_be_issued_again
     assert second is not None
     issued = [e.fence_token for e in await store.events() if e.event == "claimed"]
     assert second.fence_token > max(issued[:-1]) == first.fence_token
-    # The old holder's token cannot reach the ledger behind the new one.
+    # The old holder's token cannot reach the ledger behind the new one: its task is gone, so
+    # its write is refused before any page is touched.
     await store.fenced_write(second, "t2/page", "new")
-    with pytest.raises(LeaseRejected):
+    with pytest.raises(UnknownTask):
         await store.fenced_write(first, "t2/page", "stale")
+    assert [(p.key, p.value) for p in await store.ledger()] == [("t2/page", "new")]
     await store.close()
 
 
@@ -297,10 +299,14 @@ async def test_a_version_1_store_is_migrated_above_every_token_it_remembers(
         assert lease is not None
         await store.complete(lease)
     await store.close()
-    # What version 1 looked like: no counter, the tasks that drew 2 and 3 deleted since.
+    # What version 1 looked like: no counter, no queue order, pages without their task; the
+    # tasks that drew 2 and 3 deleted since.
     conn = sqlite3.connect(path)
     with conn:
         conn.execute("DROP TABLE fence_counter")
+        conn.execute("DROP INDEX ix_agent_tasks_queue")
+        conn.execute("ALTER TABLE agent_tasks DROP COLUMN queue_seq")
+        conn.execute("ALTER TABLE ledger DROP COLUMN task_id")
         conn.execute("DELETE FROM agent_tasks WHERE task_id IN ('t2', 't3')")
         conn.execute("UPDATE store_meta SET value = '1' WHERE key = 'schema_version'")
     conn.close()
@@ -326,3 +332,20 @@ async def test_statements_are_compiled_once_per_dialect_and_policy(clock: Virtua
     assert other.sql.ledger_write.sql != first.sql.ledger_write.sql
     for store in (first, second, other):
         await store.close()
+
+
+def test_the_store_schema_is_its_own_metadata_not_sqlmodels_global_one() -> None:
+    """A host application's SQLModel tables never land in the store's schema, nor ours in its."""
+    from sqlmodel import Field, SQLModel
+
+    class HostTable(SQLModel, table=True):
+        __tablename__ = "host_things"
+        id: int = Field(primary_key=True)
+
+    assert "host_things" in SQLModel.metadata.tables
+    assert "host_things" not in models.metadata.tables
+    assert "agent_tasks" not in SQLModel.metadata.tables
+    assert {"agent_tasks", "checkpoints", "ledger", "effects", "events"} <= set(
+        models.metadata.tables
+    )
+    SQLModel.metadata.remove(HostTable.__table__)  # type: ignore[attr-defined]

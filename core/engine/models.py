@@ -8,19 +8,23 @@ store clock.
 
 from typing import Optional
 
-from sqlalchemy import BigInteger, Column, Index, Text, text
+from sqlalchemy import BigInteger, Index, MetaData, Text, text
+from sqlalchemy.orm import registry
 from sqlmodel import Field, SQLModel
 
 # 2: ledger.task_id (a page names its task), agent_tasks.queue_seq (first in, first out),
 # and fence tokens drawn from `fence_counter`, no longer max(fence_token) + 1.
 SCHEMA_VERSION = 2
 
-STATUSES = ("queued", "running", "waiting", "done", "dead")
-
 FENCE_COUNTER = "fence_token"  # the name of fence_counter's one row
 
 
-class AgentTask(SQLModel, table=True):
+class StoreTable(SQLModel, registry=registry()):
+    """The store's tables register here, not in SQLModel's global metadata, so a host
+    application's own SQLModel tables never land in the store's schema (nor ours in its)."""
+
+
+class AgentTask(StoreTable, table=True):
     """One long task and its lease: the seed's table, plus kind, max_attempts and fence_token."""
 
     __tablename__ = "agent_tasks"
@@ -49,25 +53,25 @@ class AgentTask(SQLModel, table=True):
     owner_id: Optional[str] = Field(default=None)
     attempt: int = Field(default=0)
     max_attempts: int = Field(default=5)
-    lease_token: int = Field(default=0, sa_column=Column(BigInteger, nullable=False))
-    fence_token: int = Field(default=0, sa_column=Column(BigInteger, nullable=False))
-    lease_expires_at: Optional[int] = Field(default=None, sa_column=Column(BigInteger))
-    renew_deadline: Optional[int] = Field(default=None, sa_column=Column(BigInteger))
-    last_heartbeat_at: Optional[int] = Field(default=None, sa_column=Column(BigInteger))
+    lease_token: int = Field(default=0, sa_type=BigInteger)
+    fence_token: int = Field(default=0, sa_type=BigInteger)
+    lease_expires_at: Optional[int] = Field(default=None, sa_type=BigInteger)
+    renew_deadline: Optional[int] = Field(default=None, sa_type=BigInteger)
+    last_heartbeat_at: Optional[int] = Field(default=None, sa_type=BigInteger)
     checkpoint_uri: Optional[str] = Field(default=None)
-    input_payload: Optional[str] = Field(default=None, sa_column=Column(Text))
-    result: Optional[str] = Field(default=None, sa_column=Column(Text))
+    input_payload: Optional[str] = Field(default=None, sa_type=Text)
+    result: Optional[str] = Field(default=None, sa_type=Text)
     error_code: Optional[str] = Field(default=None)
-    approved_at: Optional[int] = Field(default=None, sa_column=Column(BigInteger))
-    updated_at: int = Field(sa_column=Column(BigInteger, nullable=False))
+    approved_at: Optional[int] = Field(default=None, sa_type=BigInteger)
+    updated_at: int = Field(sa_type=BigInteger)
     # The task's place in the queue, drawn each time it (re-)enters it: a claim takes the
     # task queued first. Times tie within a millisecond; this number never does.
     queue_seq: int = Field(
-        default=0, sa_column=Column(BigInteger, nullable=False, server_default=text("0"))
+        default=0, sa_type=BigInteger, sa_column_kwargs={"server_default": text("0")}
     )
 
 
-class Checkpoint(SQLModel, table=True):
+class Checkpoint(StoreTable, table=True):
     """The numbered box by the stairs: a holder's half-done work, append-only."""
 
     __tablename__ = "checkpoints"
@@ -75,26 +79,26 @@ class Checkpoint(SQLModel, table=True):
     task_id: str = Field(primary_key=True)
     seq: int = Field(primary_key=True)
     step: int
-    state: str = Field(sa_column=Column(Text, nullable=False))
-    fence_token: int = Field(sa_column=Column(BigInteger, nullable=False))
-    created_at: int = Field(sa_column=Column(BigInteger, nullable=False))
+    state: str = Field(sa_type=Text)
+    fence_token: int = Field(sa_type=BigInteger)
+    created_at: int = Field(sa_type=BigInteger)
 
 
-class LedgerEntry(SQLModel, table=True):
+class LedgerEntry(StoreTable, table=True):
     """The master ledger (总册): a fenced downstream store, one row per page."""
 
     __tablename__ = "ledger"
 
     key: str = Field(primary_key=True)
-    value: str = Field(sa_column=Column(Text, nullable=False))
-    fence_token: int = Field(sa_column=Column(BigInteger, nullable=False))
+    value: str = Field(sa_type=Text)
+    fence_token: int = Field(sa_type=BigInteger)
     writer: str
-    updated_at: int = Field(sa_column=Column(BigInteger, nullable=False))
+    updated_at: int = Field(sa_type=BigInteger)
     # The task whose lease wrote the page, as the write named it (keys are free text).
-    task_id: str = Field(sa_column=Column(Text, nullable=False))
+    task_id: str = Field(sa_type=Text)
 
 
-class Effect(SQLModel, table=True):
+class Effect(StoreTable, table=True):
     """A side effect, applied once per idempotency key."""
 
     __tablename__ = "effects"
@@ -102,29 +106,29 @@ class Effect(SQLModel, table=True):
     idempotency_key: str = Field(primary_key=True)
     task_id: str
     effect: str
-    fence_token: int = Field(sa_column=Column(BigInteger, nullable=False))
-    result: str = Field(sa_column=Column(Text, nullable=False))
-    applied_at: int = Field(sa_column=Column(BigInteger, nullable=False))
+    fence_token: int = Field(sa_type=BigInteger)
+    result: str = Field(sa_type=Text)
+    applied_at: int = Field(sa_type=BigInteger)
     applied_count: int = Field(default=1)
 
 
-class Event(SQLModel, table=True):
+class Event(StoreTable, table=True):
     """The loan register (借出登记簿): everything that happened, rejections included."""
 
     __tablename__ = "events"
 
     seq: Optional[int] = Field(default=None, primary_key=True)
-    at: int = Field(sa_column=Column(BigInteger, nullable=False))
+    at: int = Field(sa_type=BigInteger)
     event: str
     task_id: Optional[str] = Field(default=None)
     worker_id: Optional[str] = Field(default=None)
-    lease_token: Optional[int] = Field(default=None, sa_column=Column(BigInteger))
-    fence_token: Optional[int] = Field(default=None, sa_column=Column(BigInteger))
+    lease_token: Optional[int] = Field(default=None, sa_type=BigInteger)
+    fence_token: Optional[int] = Field(default=None, sa_type=BigInteger)
     reason: Optional[str] = Field(default=None)
-    detail: str = Field(default="{}", sa_column=Column(Text, nullable=False))
+    detail: str = Field(default="{}", sa_type=Text)
 
 
-class FenceCounter(SQLModel, table=True):
+class FenceCounter(StoreTable, table=True):
     """The highest fence token ever issued, in one row: a token is never issued twice.
 
     `max(fence_token) + 1` over the tasks forgot every token of a deleted task row, and
@@ -135,13 +139,16 @@ class FenceCounter(SQLModel, table=True):
     __tablename__ = "fence_counter"
 
     name: str = Field(primary_key=True)
-    value: int = Field(sa_column=Column(BigInteger, nullable=False))
+    value: int = Field(sa_type=BigInteger)
 
 
-class StoreMeta(SQLModel, table=True):
+class StoreMeta(StoreTable, table=True):
     """Facts about the database itself, such as its schema version."""
 
     __tablename__ = "store_meta"
 
     key: str = Field(primary_key=True)
     value: str
+
+
+metadata: MetaData = StoreTable.metadata

@@ -35,7 +35,6 @@ from sqlalchemy import MetaData, String
 from sqlalchemy.dialects.postgresql import psycopg as psycopg_dialect
 from sqlalchemy.engine import Dialect
 from sqlalchemy.schema import CreateIndex, CreateTable
-from sqlmodel import SQLModel
 
 from core.engine import models
 from core.engine.backends import POSTGRESQL_CLOCK_MS
@@ -193,7 +192,7 @@ def _ddl() -> list[str]:
     d = dialect()
     copy = MetaData()
     statements: list[str] = []
-    for table in SQLModel.metadata.sorted_tables:
+    for table in models.metadata.sorted_tables:
         t = table.to_metadata(copy)
         for column in t.columns:
             if isinstance(column.type, String):

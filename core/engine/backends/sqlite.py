@@ -15,7 +15,6 @@ from typing import Any, TypeVar
 from sqlalchemy.dialects import sqlite as sqlite_dialect
 from sqlalchemy.engine import Dialect
 from sqlalchemy.schema import CreateIndex, CreateTable
-from sqlmodel import SQLModel
 
 from core.engine import models
 from core.engine.errors import SchemaVersionError, StoreError
@@ -152,7 +151,7 @@ def create_schema(conn: sqlite3.Connection) -> None:
     d = dialect()
     tables: list[str] = []
     indexes: list[str] = []
-    for table in SQLModel.metadata.sorted_tables:
+    for table in models.metadata.sorted_tables:
         tables.append(str(CreateTable(table, if_not_exists=True).compile(dialect=d)))
         for index in table.indexes:
             indexes.append(str(CreateIndex(index, if_not_exists=True).compile(dialect=d)))
