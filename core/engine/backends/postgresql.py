@@ -117,13 +117,16 @@ def _one_line(exc: BaseException) -> str:
 
 
 def _open(target: Target) -> DBConnection:
+    # Defaults the URL may override (`?application_name=...` names a fleet in
+    # pg_stat_activity; `?connect_timeout=...`).
+    given = psycopg.conninfo.conninfo_to_dict(target.conninfo)
+    defaults: dict[str, Any] = {
+        "application_name": "borrowed-keys",
+        "connect_timeout": CONNECT_TIMEOUT_S,
+    }
+    options: dict[str, Any] = {k: v for k, v in defaults.items() if k not in given}
     try:
-        conn = psycopg.connect(
-            target.conninfo,
-            autocommit=True,
-            connect_timeout=CONNECT_TIMEOUT_S,
-            application_name="borrowed-keys",
-        )
+        conn = psycopg.connect(target.conninfo, autocommit=True, **options)
     except psycopg.Error as exc:
         raise StoreError(f"{target.shown}: cannot connect: {_one_line(exc)}") from None
     return conn
