@@ -10,7 +10,7 @@ import time
 from rich.console import Console
 
 from core.sim.simulation import Simulation
-from core.sim.spec import Action, SimSettings, TaskSpec, WorkerSpec
+from core.sim.spec import Advance, SimSettings, TaskSpec, WorkerSpec
 
 WORKERS = 10
 TASKS = 50
@@ -27,7 +27,7 @@ def one_hour() -> float:
     )
     start = time.perf_counter()
     sim = Simulation(settings)
-    sim.apply(Action("advance", by_ms=HOUR_MS))
+    sim.apply(Advance(by_ms=HOUR_MS))
     elapsed = time.perf_counter() - start
     sim.close()
     return elapsed

@@ -19,9 +19,11 @@ from textual.screen import Screen
 from core.engine.config import Mode
 from core.scenarios.format import Scenario, ScenarioError
 from core.scenarios.session import Session
-from core.sim.spec import TASK_KINDS, Action
+from core.sim.spec import TASK_KINDS, WORKER_ACTIONS
+from demo.controls import CONTROLS
+from demo.host import Host
 from demo.i18n import LANGS, WORDS, mode_description, reason_word, tr, worker_name
-from demo.screens.main import CONTROLS, TABS, MainScreen
+from demo.screens.main import TABS, MainScreen
 from demo.screens.picker import PickerScreen
 
 __all__ = ["BorrowedKeysApp", "default_lang", "run_app"]
@@ -158,7 +160,7 @@ def main_screen_commands(screen: MainScreen, lang: str) -> Iterator[SystemComman
             yield SystemCommand(
                 f"{tr(FAULT_WORDS.get(fault, fault), lang)}: {name}",
                 tr("palette_act_help", lang),
-                lambda f=fault, wid=w.id: screen.act(Action(f, worker=wid)),
+                lambda f=fault, wid=w.id: screen.act(WORKER_ACTIONS[f](wid)),
             )
     for mode in Mode:
         yield SystemCommand(
@@ -202,6 +204,9 @@ def main_screen_commands(screen: MainScreen, lang: str) -> Iterator[SystemComman
             tr("palette_filter_help", lang),
             lambda: screen.set_rejected_filter(None),
         )
+
+
+_IS_A_HOST: type[Host] = BorrowedKeysApp  # mypy checks the app gives the screens what they use
 
 
 def parse_args(argv: Sequence[str]) -> argparse.Namespace:

@@ -101,6 +101,11 @@ WORDS: dict[str, tuple[str, str]] = {
     "reject": ("Reject", "驳回"),
     "enqueue": ("Enqueue", "入队"),
     "help": ("Help", "帮助"),
+    "reveal": ("Reveal", "揭晓"),
+    "question": ("Question", "提问"),
+    "question_hint": ("(v: reveal)", "（按 v 揭晓）"),
+    "answer": ("Answer", "答案"),
+    "nothing_to_reveal": ("No question is waiting to be revealed.", "没有等待揭晓的问题。"),
     "save": ("Save", "保存"),
     "quit": ("Quit", "退出"),
     "pause": ("Pause", "暂停"),
@@ -122,6 +127,10 @@ WORDS: dict[str, tuple[str, str]] = {
     "tip_approve": ("Approve the selected waiting task", "批准选中的待批任务"),
     "tip_reject": ("Reject the selected waiting task", "驳回选中的待批任务"),
     "tip_enqueue": ("Put a new task in the queue", "往队列里加一项任务"),
+    "tip_reveal": (
+        "Interview mode: reveal the answer to the step's question and play the step",
+        "面试模式：揭晓本步问题的答案，并播放这一步",
+    ),
     "tip_help": ("The five ideas and where they show", "五个概念以及它们在屏幕上的位置"),
     "tip_save": (
         "Save the transcript (JSON Lines), a screenshot (SVG) and the run as a scenario",
@@ -206,10 +215,11 @@ def mode_description(mode: str, lang: str) -> str:
 
 def act_words(action: "Action", lang: str) -> str:
     """An act in a few words: "kill acheng", "杀死进程 acheng"."""
-    who = action.worker or action.task or ""
+    who = getattr(action, "worker", None) or getattr(action, "task", None) or ""
     verb = glossary.action_word(action.name, lang) if lang == "zh" else action.name
-    if action.name == "enqueue" and action.kind:
-        who = f"{who} ({action.kind})"
+    kind = getattr(action, "kind", None)
+    if kind:
+        who = f"{who} ({kind})"
     return f"{verb} {who}".rstrip()
 
 

@@ -1,7 +1,13 @@
 """Shared fixtures: a virtual clock, and a store on it over each backend.
 
-No test waits on real time. `store` and `make_store` run every test that uses them on
-SQLite (in memory) and on PostgreSQL (a fresh schema of a real server, see pgserver_kit).
+`store` and `make_store` run every test that uses them on SQLite (in memory) and on
+PostgreSQL (a fresh schema of a real server, see pgserver_kit).
+
+No test waits on real time but the real-process ones, which must: test_real_workers.py and
+test_real_workers_pg.py (real worker processes SIGKILLed on a real database), test_netns_pg.py
+(workers in network namespaces) and test_serve_browser.py (a real Chromium against
+`borrowed-keys serve`). The database ones are marked `slow`; all wait with bounded polls.
+Every other test advances a virtual clock.
 """
 
 import os

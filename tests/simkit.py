@@ -3,7 +3,7 @@
 from core.engine.config import LeaseConfig, Mode
 from core.engine.records import EventRow
 from core.sim.simulation import Simulation
-from core.sim.spec import Action, SimSettings, TaskSpec, WorkerSpec
+from core.sim.spec import ACTION_TYPES, Advance, SimSettings, TaskSpec, WorkerSpec
 
 
 def make_sim(
@@ -30,12 +30,12 @@ def make_sim(
 
 
 def act(sim: Simulation, name: str, **kw: object) -> None:
-    result = sim.apply(Action(name, **kw))  # type: ignore[arg-type]
+    result = sim.apply(ACTION_TYPES[name](**kw))
     assert result.ok or name not in ("advance",), result.message
 
 
 def advance(sim: Simulation, seconds: float) -> None:
-    sim.apply(Action("advance", by_ms=round(seconds * 1000)))
+    sim.apply(Advance(by_ms=round(seconds * 1000)))
 
 
 def named(sim: Simulation, event: str, **match: object) -> list[EventRow]:

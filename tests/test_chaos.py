@@ -9,7 +9,7 @@ from core.engine.config import Mode
 from core.scenarios.format import load_scenario
 from core.scenarios.player import PlayResult, play
 from core.sim.simulation import Simulation
-from core.sim.spec import Action
+from core.sim.spec import Kill, Stall
 from core.tools.chaos import (
     ChaosParams,
     Failure,
@@ -30,16 +30,20 @@ MISTAKES = [
 ]
 
 
+# Run counts are what each test needs, with a margin, not a soak: `borrowed-keys chaos --runs
+# 5000` is the soak. Under make test every run costs time on every change.
+
+
 def test_correct_mode_has_no_violation_and_no_liveness_failure() -> None:
-    report = run_chaos(300, seed=1000, mode=Mode.CORRECT, jobs=2)
+    report = run_chaos(120, seed=1000, mode=Mode.CORRECT)
     summary = report.summary()
     assert summary["violations"] == {}
     assert summary["liveness_failures"] == 0
     assert report.ok
     # The runs really were faulty and really finished their work.
-    assert summary["faults_injected"] > 1000
+    assert summary["faults_injected"] > 600
     assert summary["tasks_done"] > summary["tasks"] // 2
-    assert summary["tasks_done"] + summary["tasks_dead"] + summary["tasks_waiting"] == 1500
+    assert summary["tasks_done"] + summary["tasks_dead"] + summary["tasks_waiting"] == 600
     assert summary["rejections"].get("superseded", 0) > 0
 
 
@@ -47,7 +51,8 @@ def test_correct_mode_has_no_violation_and_no_liveness_failure() -> None:
 def test_mistake_mode_is_found_and_its_reproducer_replays(
     mode: Mode, violation: str, tmp_path: Path
 ) -> None:
-    report = run_chaos(150, seed=0, mode=mode, out_dir=tmp_path)
+    # 60 runs hold at least two violating runs of each mode (seeds 0-59).
+    report = run_chaos(60, seed=0, mode=mode, out_dir=tmp_path)
     summary = report.summary()
     assert summary["violation_runs"].get(violation, 0) >= 1
     assert not report.ok
@@ -124,8 +129,9 @@ def test_liveness_failure_is_reported_in_long_lease_mode(tmp_path: Path) -> None
 
 
 def test_jobs_do_not_change_the_summary(tmp_path: Path) -> None:
-    one = run_chaos(60, seed=7, mode=Mode.NO_FENCING, jobs=1, out_dir=tmp_path / "a")
-    two = run_chaos(60, seed=7, mode=Mode.NO_FENCING, jobs=2, out_dir=tmp_path / "b")
+    one = run_chaos(30, seed=7, mode=Mode.NO_FENCING, jobs=1, out_dir=tmp_path / "a")
+    two = run_chaos(30, seed=7, mode=Mode.NO_FENCING, jobs=2, out_dir=tmp_path / "b")
+    assert one.reproducers  # the runs found something to reproduce in both
     a, b = one.summary(), two.summary()
     for s in (a, b):
         for rep in s["reproducers"]:
@@ -172,11 +178,11 @@ def test_refused_actions_are_dropped_from_reproducers() -> None:
     w = schedule.settings.workers[0].id
     noisy = Schedule(
         schedule.settings,
-        ((0, Action("kill", worker=w)), (1, Action("stall", worker=w)), *schedule.timed[1:]),
+        ((0, Kill(worker=w)), (1, Stall(worker=w)), *schedule.timed[1:]),
         schedule.end_ms,
     )
     got = replay(noisy, Failure(violation="stuck_task"))
-    assert (1, Action("stall", worker=w)) not in got.kept
+    assert (1, Stall(worker=w)) not in got.kept
 
 
 REGRESSIONS = sorted((Path(__file__).parent / "chaos_regressions").glob("*.toml"))

@@ -10,7 +10,7 @@ from core.scenarios import glossary
 from core.scenarios.format import TASK_STATUSES, load_scenario
 from core.scenarios.player import event_label, play, reason_label, render_line
 from core.sim.checker import VIOLATIONS
-from core.sim.spec import ACTIONS, WORKER_STATES
+from core.sim.spec import ACTION_TYPES, WORKER_STATES
 from demo import i18n
 from demo.screens.help import help_renderable
 
@@ -38,7 +38,7 @@ def test_every_name_the_core_knows_has_a_chinese_word() -> None:
     assert {r.value for r in RejectReason} <= set(glossary.REASONS)
     assert set(VIOLATIONS) <= set(glossary.VIOLATIONS)
     assert {m.value for m in Mode} <= set(glossary.MODES)
-    assert set(ACTIONS) <= set(glossary.ACTIONS)
+    assert set(ACTION_TYPES) <= set(glossary.ACTIONS)
 
 
 def test_every_event_of_the_bundled_scenarios_has_a_chinese_word() -> None:

@@ -6,7 +6,16 @@ import pytest
 
 from core.engine.config import Mode
 from core.scenarios.format import Expectation, ScenarioError, load_scenario, parse_scenario
-from core.sim.spec import Action, TaskSpec, WorkerSpec
+from core.sim.spec import (
+    AddWorker,
+    Advance,
+    Claim,
+    Enqueue,
+    Skew,
+    TaskSpec,
+    WorkerSpec,
+    Write,
+)
 
 HERE = Path(__file__).parent
 
@@ -42,15 +51,15 @@ def test_everything_read() -> None:
     assert [w.autopilot for w in s.settings.workers] == [False, False]
     first = s.steps[0]
     assert first.line == 18 and first.action_line == 20
-    assert first.action == Action("claim", worker="a")
+    assert first.action == Claim(worker="a")
     assert first.expects == (Expectation("task", "t1", (("owner", "a"), ("lease_token", 1))),)
     assert first.expects[0].line == 22
     write = s.steps[4]
-    assert write.action == Action("write", worker="a", key="page-1", value="A's page")
+    assert write.action == Write(worker="a", key="page-1", value="A's page")
     assert [e.line for e in write.expects] == [46, 47]
     assert write.expects[0].subject == "rejected" and write.expects[0].get("worker") == "a"
-    assert s.steps[5].action == Action("enqueue", task="t2", kind="tools")
-    assert s.steps[6].action == Action("add_worker", worker="c", by_ms=-2000)
+    assert s.steps[5].action == Enqueue(task="t2", kind="tools")
+    assert s.steps[6].action == AddWorker(worker="c", skew_ms=-2000)
     # a task enqueued by a step can be named from then on
     assert s.steps[7].expects[1] == Expectation("metric", "wasted_steps", (("min", 0), ("max", 3)))
 
@@ -64,8 +73,8 @@ def test_durations_and_numbers_of_seconds() -> None:
         "s.toml",
     )
     assert s.settings.config.ttl_ms == 30_000 and s.settings.config.poll_every_ms == 500
-    assert s.steps[0].action == Action("skew", worker="a", by_ms=-1500)
-    assert s.steps[1].action == Action("advance", by_ms=120_000)
+    assert s.steps[0].action == Skew(worker="a", by_ms=-1500)
+    assert s.steps[1].action == Advance(by_ms=120_000)
     assert s.steps[1].expects[0].params == (("min", 0), ("max", 90_000))
 
 
@@ -132,3 +141,12 @@ def test_a_scenario_is_never_executed(tmp_path: Path) -> None:
     marker = tmp_path / "ran"
     s = parse_scenario(f"title = \"__import__('os').system('touch {marker}')\"\n", "s.toml")
     assert not marker.exists() and s.title.startswith("__import__")
+
+
+def test_every_action_has_a_model_in_the_format_and_no_other() -> None:
+    from core.scenarios.format import ACTION_KEYS_OF
+    from core.sim.spec import ACTION_TYPES
+
+    assert set(ACTION_KEYS_OF) == set(ACTION_TYPES)
+    assert ACTION_KEYS_OF["add_worker"] == ("worker", "skew", "autopilot")
+    assert ACTION_KEYS_OF["advance"] == ("by",)

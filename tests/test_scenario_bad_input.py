@@ -137,6 +137,7 @@ KEYS = [
     "title", "mode", "seed", "lease_ttl", "heartbeat_every", "poll_every", "renew_deadline",
     "self_fencing", "workers", "tasks", "step", "id", "do", "by", "worker", "task", "expect",
     "steps", "step_time", "max_attempts", "kind", "autopilot", "skew", "factor", "count",
+    "ask", "ask_zh", "choices", "choices_zh", "answer", "why", "why_zh",
 ]  # fmt: skip
 
 

@@ -9,7 +9,20 @@ from hypothesis import strategies as st
 from core.engine.config import LeaseConfig, Mode
 from core.scenarios.format import Expectation, Scenario, Step, parse_scenario
 from core.scenarios.writer import dump, dump_scenario, toml_value
-from core.sim.spec import Action, SimSettings, TaskSpec, WorkerSpec
+from core.sim.spec import (
+    Advance,
+    Approve,
+    Checkpoint,
+    Claim,
+    Fail,
+    Kill,
+    SimSettings,
+    Skew,
+    Slow,
+    TaskSpec,
+    WorkerSpec,
+    Write,
+)
 
 HERE = Path(__file__).parent
 FILES = sorted((HERE / "scenarios_ok").glob("*.toml"))
@@ -40,18 +53,18 @@ def test_comments_and_signature() -> None:
     text = dump_scenario(
         "Found by chaos",
         SimSettings(mode=Mode.NO_FENCING, seed=42, workers=(WorkerSpec("a"),)),
-        [Step(action=Action("advance", by_ms=1500), expects=(Expectation("violation", "any"),))],
+        [Step(action=Advance(by_ms=1500), expects=(Expectation("violation", "any"),))],
         summary="line one\nline two",
         comments=["borrowed-keys chaos --seed 42", "shrunk to 1 fault"],
     )
     assert text.startswith("# borrowed-keys chaos --seed 42\n# shrunk to 1 fault\n")
     s = parse_scenario(text, "r.toml")
     assert s.summary == "line one\nline two"
-    assert s.steps[0].action == Action("advance", by_ms=1500)
+    assert s.steps[0].action == Advance(by_ms=1500)
 
 
 def test_toml_value_escapes() -> None:
-    assert toml_value('a "b" \\ \x7f \x01\n') == '"a \\"b\\" \\\\ \\u007F \\u0001\\n"'
+    assert toml_value('a "b" \\ \x7f \x01\n') == '"a \\"b\\" \\\\ \\u007f \\u0001\\n"'
     assert toml_value(True) == "true" and toml_value(2.5) == "2.5"
 
 
@@ -102,19 +115,19 @@ def scenarios(draw: st.DrawFn) -> tuple[str, SimSettings, list[Step]]:
     for _ in range(draw(st.integers(0, 6))):
         any_worker = draw(st.sampled_from(workers))
         options = [
-            Action("advance", by_ms=draw(st.integers(1, 1000))),
-            Action("slow", worker=any_worker, factor=draw(st.floats(0.01, 1000))),
-            Action("skew", worker=any_worker, by_ms=draw(st.integers(-5000, 5000))),
-            Action("kill", worker=any_worker),
-            Action("approve", task=draw(st.sampled_from(tasks))),
+            Advance(by_ms=draw(st.integers(1, 1000))),
+            Slow(worker=any_worker, factor=draw(st.floats(0.01, 1000))),
+            Skew(worker=any_worker, by_ms=draw(st.integers(-5000, 5000))),
+            Kill(worker=any_worker),
+            Approve(task=draw(st.sampled_from(tasks))),
         ]
         if manual:
             w = draw(st.sampled_from(manual))
             options += [
-                Action("claim", worker=w, task=draw(st.sampled_from(tasks))),
-                Action("write", worker=w, key=draw(ids), value=draw(texts)),
-                Action("checkpoint", worker=w, step=draw(st.integers(1, 1000))),
-                Action("fail", worker=w, retry=draw(st.booleans())),
+                Claim(worker=w, task=draw(st.sampled_from(tasks))),
+                Write(worker=w, key=draw(ids), value=draw(texts)),
+                Checkpoint(worker=w, step=draw(st.integers(1, 1000))),
+                Fail(worker=w, retry=draw(st.booleans())),
             ]
         action = draw(st.one_of(st.none(), st.sampled_from(options)))
         expects = draw(

@@ -15,7 +15,16 @@ from core.scenarios.player import PlayResult, play, render_line
 from core.scenarios.session import Session
 from core.sim.kinds import KINDS
 from core.sim.simulation import Simulation
-from core.sim.spec import Action, SimSettings, TaskSpec, WorkerSpec
+from core.sim.spec import (
+    AddWorker,
+    Advance,
+    Approve,
+    Claim,
+    Kill,
+    SimSettings,
+    TaskSpec,
+    WorkerSpec,
+)
 from tests.simkit import act, advance, make_sim, named
 
 TTL = 60_000
@@ -106,7 +115,7 @@ def test_a_partitioned_claim_is_filed_under_the_task_asked_for() -> None:
     )
     act(sim, "claim", worker="w1", task="t1")
     act(sim, "partition", worker="w1")
-    result = sim.apply(Action("claim", worker="w1", task="t2"))
+    result = sim.apply(Claim(worker="w1", task="t2"))
     assert not result.ok
     (refused,) = named(sim, "claim_rejected")
     assert (refused.task_id, refused.reason) == ("t2", "partitioned")
@@ -114,7 +123,7 @@ def test_a_partitioned_claim_is_filed_under_the_task_asked_for() -> None:
     (rejection,) = sim.snapshot().rejections
     assert (rejection.task_id, rejection.operation) == ("t2", "claim")
     # An untargeted claim names no task.
-    sim.apply(Action("claim", worker="w1"))
+    sim.apply(Claim(worker="w1"))
     assert named(sim, "claim_rejected")[-1].task_id is None
 
 
@@ -163,7 +172,7 @@ def test_a_long_lease_is_out_of_reach_until_it_expires() -> None:
 def test_approving_a_running_task_is_ignored_and_not_a_rejection() -> None:
     sim = make_sim(("w1",), (TaskSpec("t1"),))
     advance(sim, 1)
-    result = sim.apply(Action("approve", task="t1"))
+    result = sim.apply(Approve(task="t1"))
     assert (result.ok, result.ignored) == (True, True)
     assert "t1" in result.message and "not waiting" in result.message
     assert sim.snapshot().rejections == ()
@@ -276,13 +285,13 @@ def test_every_kind_finishes_with_the_same_result_after_a_handover(
         tasks=(TaskSpec("t", kind=kind, steps=steps, step_time_ms=1_000),),
     )
     sim = Simulation(settings)
-    sim.apply(Action("advance", by_ms=kill_at_ms))
-    sim.apply(Action("kill", worker="first"))
-    sim.apply(Action("add_worker", worker="second"))
-    sim.apply(Action("advance", by_ms=30_000))
+    sim.apply(Advance(by_ms=kill_at_ms))
+    sim.apply(Kill(worker="first"))
+    sim.apply(AddWorker(worker="second"))
+    sim.apply(Advance(by_ms=30_000))
     if kind == "approval":
-        sim.apply(Action("approve", task="t"))
-        sim.apply(Action("advance", by_ms=30_000))
+        sim.apply(Approve(task="t"))
+        sim.apply(Advance(by_ms=30_000))
     task = sim.snapshot().task("t")
     assert task is not None and task.row.status == "done"
     assert named(sim, "claimed", worker_id="second")

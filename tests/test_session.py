@@ -6,11 +6,22 @@ from pathlib import Path
 import pytest
 
 from core.engine.config import Mode
+from core.engine.errors import StoreClosed
 from core.scenarios.format import load_scenario, parse_scenario
 from core.scenarios.player import event_record, play
 from core.scenarios.session import Session, figures_expectations, sandbox_settings
 from core.sim.simulation import Simulation
-from core.sim.spec import Action
+from core.sim.spec import (
+    AddWorker,
+    Advance,
+    Enqueue,
+    FreezeHeartbeat,
+    Heal,
+    Kill,
+    Partition,
+    Resume,
+    Stall,
+)
 
 HERE = Path(__file__).parent / "tui_scenarios"
 FOG = HERE / "fog.toml"
@@ -78,14 +89,14 @@ def test_act_forks_and_drops_the_script() -> None:
     assert not s.forked and not s.live
     s.tick(5_000)  # time does not run by itself in an unforked playback
     assert s.now_ms == 1_000
-    result = s.act(Action("kill", worker="linzhou"))
+    result = s.act(Kill(worker="linzhou"))
     assert result.ok and s.forked and s.live and s.at_end
     assert s.next_step() is None
     s.tick(2_000)
     s.tick(3_000)
     assert [r.action for r in s.recorded] == [
-        Action("kill", worker="linzhou"),
-        Action("advance", by_ms=5_000),
+        Kill(worker="linzhou"),
+        Advance(by_ms=5_000),
     ]
     assert s.recorded[0].at_ms == 1_000 and s.now_ms == 6_000
 
@@ -95,13 +106,13 @@ def test_step_back_after_fork_returns_to_the_fork_point() -> None:
     s.next_step()
     s.next_step()
     at_two = history(s)
-    s.act(Action("stall", worker="linzhou"))
+    s.act(Stall(worker="linzhou"))
     s.tick(10_000)
     assert s.previous_step()
     assert not s.forked and s.recorded == [] and s.position == 2
     assert history(s) == at_two
     s.previous_step()
-    s.act(Action("kill", worker="acheng"))  # forks again, from the earlier point
+    s.act(Kill(worker="acheng"))  # forks again, from the earlier point
     assert s.forked and s.position == 1
 
 
@@ -109,9 +120,9 @@ def test_sandbox_records_and_undoes() -> None:
     s = Session()
     assert s.is_sandbox and s.live and s.step_count == 0
     s.tick(1_000)
-    s.act(Action("freeze_heartbeat", worker="acheng"))
+    s.act(FreezeHeartbeat(worker="acheng"))
     s.tick(500)
-    s.act(Action("enqueue", task="extra"))
+    s.act(Enqueue(task="extra"))
     assert [r.action.name for r in s.recorded] == [
         "advance",
         "freeze_heartbeat",
@@ -127,7 +138,7 @@ def test_sandbox_records_and_undoes() -> None:
 
 def test_refused_act_is_reported_not_raised() -> None:
     s = Session()
-    result = s.act(Action("kill", worker="nobody"))
+    result = s.act(Kill(worker="nobody"))
     assert not result.ok and "nobody" in result.message
 
 
@@ -145,11 +156,11 @@ def test_saved_scenario_replays_the_session_exactly(tmp_path: Path, mode: Mode) 
     s = Session(load_scenario(FOG), mode=mode)
     s.next_step()
     s.next_step()
-    s.act(Action("stall", worker="linzhou"))
+    s.act(Stall(worker="linzhou"))
     s.tick(40_000)
-    s.act(Action("add_worker", worker="elder"))
+    s.act(AddWorker(worker="elder"))
     s.tick(25_000)
-    s.act(Action("resume", worker="linzhou"))
+    s.act(Resume(worker="linzhou"))
     s.tick(60_000)
     path = s.save_as_scenario(tmp_path / "saved.toml")
     again = load_scenario(path)
@@ -165,9 +176,9 @@ def test_saved_scenario_replays_the_session_exactly(tmp_path: Path, mode: Mode) 
 def test_saved_sandbox_replays(tmp_path: Path) -> None:
     s = Session()
     s.tick(3_000)
-    s.act(Action("partition", worker="acheng"))
+    s.act(Partition(worker="acheng"))
     s.tick(90_000)
-    s.act(Action("heal", worker="acheng"))
+    s.act(Heal(worker="acheng"))
     s.tick(10_000)
     text = s.scenario_text()
     again = parse_scenario(text, "saved.toml")
@@ -189,7 +200,7 @@ def test_saved_playback_keeps_only_expectations_that_held(tmp_path: Path) -> Non
     assert records[-1]["failed"] == 0
 
 
-def test_close_and_simulation_equivalence() -> None:
+def test_playback_equals_applying_the_steps_to_a_simulation() -> None:
     s = Session(load_scenario(MANUAL))
     while s.next_step():
         pass
@@ -200,6 +211,22 @@ def test_close_and_simulation_equivalence() -> None:
     assert [e.event for e in sim.events(0)] == [e.event for e in s.events(0)]
     sim.close()
     s.close()
+
+
+def test_close_ends_every_worker_and_the_database() -> None:
+    s = Session(load_scenario(FOG))
+    s.next_step()
+    processes = [
+        p
+        for worker in s.sim.workers.values()
+        for p in (worker.work_process, worker.heartbeat_process)
+        if p is not None
+    ]
+    assert processes and not any(p.done for p in processes)
+    s.close()
+    assert all(p.done for p in processes)
+    with pytest.raises(StoreClosed, match="closed"):
+        s.events(0)
 
 
 def test_snapshot_may_leave_out_lists_nobody_looks_at() -> None:
@@ -233,7 +260,7 @@ def test_recorded_steps_are_stamped_when_each_act_began_and_narrated_in_both_lan
     s = Session(settings=sandbox_settings())
     s.tick(10_000)
     s.tick(2_013)  # coalesced with the first tick
-    s.act(Action("stall", worker="acheng"))
+    s.act(Stall(worker="acheng"))
     steps = s.recorded_steps()
     assert steps[0].say == "0:00:00.000: time passes"
     assert steps[1].say == "0:00:12.013: stall acheng"
@@ -243,11 +270,11 @@ def test_recorded_steps_are_stamped_when_each_act_began_and_narrated_in_both_lan
 def test_acting_after_the_script_records_without_dropping_anything() -> None:
     s = Session(load_scenario(FOG))
     s.next_step()
-    s.act(Action("stall", worker=s.settings.workers[0].id))
+    s.act(Stall(worker=s.settings.workers[0].id))
     assert s.forked and s.dropped_script
     s = Session(load_scenario(FOG))
     while s.next_step() is not None:
         pass
-    s.act(Action("stall", worker=s.settings.workers[0].id))
+    s.act(Stall(worker=s.settings.workers[0].id))
     assert s.forked and not s.dropped_script
     assert len(s.recorded) == 1

@@ -252,10 +252,10 @@ def test_an_action_that_does_not_fit_the_run_is_an_action_error() -> None:
     import pytest
 
     from core.sim.simulation import ActionError
-    from core.sim.spec import Action
+    from core.sim.spec import Approve, Enqueue
 
     sim = make_sim()
     with pytest.raises(ActionError, match="already exists"):
-        sim.apply(Action("enqueue", task="floor6"))
+        sim.apply(Enqueue(task="floor6"))
     with pytest.raises(ActionError, match="unknown task"):
-        sim.apply(Action("approve", task="nowhere"))
+        sim.apply(Approve(task="nowhere"))

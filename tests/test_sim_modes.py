@@ -7,7 +7,17 @@ import pytest
 
 from core.engine.config import Mode
 from core.sim.simulation import Simulation
-from core.sim.spec import Action, SimSettings, TaskSpec, WorkerSpec
+from core.sim.spec import (
+    WORKER_ACTIONS,
+    Action,
+    Advance,
+    Approve,
+    Restart,
+    Resume,
+    SimSettings,
+    TaskSpec,
+    WorkerSpec,
+)
 from tests.simkit import act, advance, history, make_sim, named
 
 
@@ -149,7 +159,7 @@ def test_rejected_approval_makes_the_task_dead() -> None:
         "dead",
         "rejected_by_human",
     )
-    result = sim.apply(Action("approve", task="grant"))
+    result = sim.apply(Approve(task="grant"))
     assert result.ok and result.ignored and "not waiting" in result.message
     assert named(sim, "approve_ignored", reason="not_waiting")
     assert sim.snapshot().rejections == ()
@@ -178,12 +188,12 @@ def script(seed: int) -> list[Action]:
     actions: list[Action] = []
     workers = ["w1", "w2", "w3"]
     for _ in range(6):
-        actions.append(Action("advance", by_ms=rng.randint(1, 40_000)))
+        actions.append(Advance(by_ms=rng.randint(1, 40_000)))
         name = rng.choice(["freeze_heartbeat", "stall", "kill", "partition", "resume", "restart"])
-        actions.append(Action(name, worker=rng.choice(workers)))
-    actions += [Action("resume", worker=w) for w in workers]
-    actions += [Action("restart", worker=w) for w in workers]
-    actions.append(Action("advance", by_ms=900_000))
+        actions.append(WORKER_ACTIONS[name](rng.choice(workers)))
+    actions += [Resume(worker=w) for w in workers]
+    actions += [Restart(worker=w) for w in workers]
+    actions.append(Advance(by_ms=900_000))
     return actions
 
 
@@ -202,8 +212,8 @@ def run_script(seed: int, mode: Mode = Mode.CORRECT) -> Simulation:
     for _ in range(4):  # a human approves whatever is parked, then the workers carry on
         for task in sim.snapshot().tasks:
             if task.row.status == "waiting":
-                sim.apply(Action("approve", task=task.task_id))
-        sim.apply(Action("advance", by_ms=300_000))
+                sim.apply(Approve(task=task.task_id))
+        sim.apply(Advance(by_ms=300_000))
     return sim
 
 

@@ -111,9 +111,10 @@ async def test_playback_controls(tmp_path: Path) -> None:
         await pilot.pause()
         saved = sorted(p.suffix for p in tmp_path.iterdir())
         assert saved == [".jsonl", ".svg", ".toml"]
+        assert app.return_code is None  # still running: nothing has quit it yet
         await pilot.press("q")  # quit
         await pilot.pause()
-    assert app.return_code in (0, None)
+        assert app.return_code == 0  # q ended the app (None would mean it never did)
 
 
 async def test_buttons_click(tmp_path: Path) -> None:
@@ -245,10 +246,17 @@ async def test_twelve_workers_two_hundred_tasks(tmp_path: Path) -> None:
         for _ in range(5):
             screen.action_advance(1_000)
         await pilot.pause()
-        assert screen.query_one("#tasks", TaskTable).row_count == 200
+        table = screen.query_one("#tasks", TaskTable)
+        assert table.row_count == 200
         assert len(screen.query_one("#workers", WorkerGrid).panes) == 12
-        assert app.screen is screen
-        assert Mode.CORRECT is screen.session.mode
+        # Five seconds on, every worker holds a task, and the table and each pane say so.
+        assert screen.session.now_ms == 5_000
+        running = [t.row for t in screen.session.snapshot().tasks if t.row.status == "running"]
+        owners = sorted(row.owner_id or "" for row in running)
+        assert owners == [f"w{i:02d}" for i in range(1, 13)]
+        for row in running:
+            assert str(table.get_cell(row.task_id, "owner")) == row.owner_id
+            assert row.task_id in pane_text(screen, row.owner_id or "")
 
 
 def pane_text(screen: MainScreen, worker_id: str) -> str:
@@ -470,3 +478,32 @@ async def test_the_narration_says_it_describes_the_scenarios_own_mode(tmp_path: 
         app.lang = "zh"
         await pilot.pause()
         assert "当前模式 no_fencing" in str(panel.content)
+
+
+async def test_interview_step_pauses_on_its_question_until_v_reveals_it(tmp_path: Path) -> None:
+    app = app_for(HERE / "scenarios_ok" / "interview.toml", tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = main_screen(app)
+        s = screen.session
+        narration = screen.query_one("#narration")
+        await pilot.press("n")  # step 1: no question, plays at once
+        await pilot.press("n")  # step 2 asks first
+        await pilot.pause()
+        assert s.position == 1 and s.question is not None
+        shown = str(narration.render())
+        assert "Question: Her heartbeats stop." in shown
+        assert "2. Linzhou, with a higher fence token" in shown
+        assert "(v: reveal)" in shown
+        assert "✓" not in shown  # the right choice is not marked yet
+        binding = next(b for _k, b in screen.active_bindings.items() if b.binding.id == "reveal")
+        assert binding.binding.key == "v" and binding.binding.show
+        assert binding.binding.tooltip
+        await pilot.press("v")
+        await pilot.pause()
+        assert s.position == 2 and s.question is None
+        shown = str(narration.render())
+        assert "2. Linzhou, with a higher fence token ✓" in shown
+        assert "Answer: The lease expires 60s after her last heartbeat" in shown
+        assert s.snapshot().worker("acheng").state == "frozen"  # type: ignore[union-attr]
+        await pilot.press("v")  # nothing waits now: a note, no step played
+        assert s.position == 2

@@ -11,7 +11,7 @@ from textual.widgets import TabbedContent
 
 from core.scenarios.library import open_scenario
 from core.scenarios.session import Session
-from core.sim.spec import Action
+from core.sim.spec import Advance, Enqueue, Kill, Partition
 from demo.app import BorrowedKeysApp, main_screen_commands
 from demo.screens.confirm import ConfirmScreen
 from demo.screens.help import HelpScreen
@@ -109,7 +109,7 @@ async def test_wide_screen_uses_the_width(tmp_path: Path) -> None:
 def test_refused_act_does_not_fork_the_playback() -> None:
     s = Session(open_scenario("01_fog"))
     s.next_step()
-    result = s.act(Action("kill", worker="nobody"))
+    result = s.act(Kill(worker="nobody"))
     assert not result.ok and "nobody" in result.message
     assert not s.forked and s.recorded == []
     assert s.next_step() is not None  # the script is still there
@@ -119,7 +119,7 @@ def test_acts_recorded_count_only_acts_and_ids_come_from_the_session() -> None:
     s = Session()
     s.tick(5_000)
     assert s.acts_count == 0 and not s.has_unsaved_acts
-    s.act(Action("enqueue", task=s.new_task_id(), kind="ledger"))
+    s.act(Enqueue(task=s.new_task_id(), kind="ledger"))
     s.tick(5_000)
     assert s.acts_count == 1 and s.has_unsaved_acts
     assert s.new_task_id() == "task-4" and s.new_worker_id() == "w4"
@@ -213,7 +213,7 @@ def test_last_heartbeat_stops_on_a_finished_task() -> None:
     s = Session(open_scenario("01_fog"))
     while s.next_step() is not None:
         pass
-    s.act(Action("advance", by_ms=3_600_000))
+    s.act(Advance(by_ms=3_600_000))
     snap = s.snapshot()
     task = snap.task("floor6")
     assert task is not None and task.row.status == "done"
@@ -255,7 +255,7 @@ async def test_rejected_panel_folds_repeats_and_filters_by_reason(tmp_path: Path
     app = app_for(None, tmp_path)
     async with app.run_test(size=(160, 48)) as pilot:
         screen = screen_of(app)
-        screen.act(Action("partition", worker="elder"))  # idle: every claim it tries is refused
+        screen.act(Partition(worker="elder"))  # idle: every claim it tries is refused
         for _ in range(12):
             screen.action_advance(10_000)
         await pilot.press("3")
@@ -282,7 +282,7 @@ async def test_previous_in_the_sandbox_names_what_it_undoes(tmp_path: Path) -> N
     app = app_for(None, tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
         screen = screen_of(app)
-        screen.act(Action("kill", worker="linzhou"))
+        screen.act(Kill(worker="linzhou"))
         screen.action_advance(5_000)
         await pilot.press("p")  # undo: the kill, and the time after it
         await pilot.pause()
@@ -294,7 +294,7 @@ async def test_previous_in_the_sandbox_names_what_it_undoes(tmp_path: Path) -> N
 def test_saved_scenario_summary_is_as_informative_in_chinese() -> None:
     s = Session(open_scenario("01_fog"))
     s.next_step()
-    s.act(Action("kill", worker="acheng"))
+    s.act(Kill(worker="acheng"))
     text = s.scenario_text()
     assert "第 1 步" in text and "1 个动作" in text and "1 act(s)" in text
 

@@ -13,7 +13,14 @@ from typing import Any, Protocol
 from core.engine.durations import format_clock, format_duration
 from core.engine.errors import BorrowedKeysError
 from core.engine.records import EventRow
-from core.scenarios.format import TIME_KEYS, Expectation, Scenario, ScenarioError, instant_text
+from core.scenarios.format import (
+    TIME_KEYS,
+    Expectation,
+    Question,
+    Scenario,
+    ScenarioError,
+    instant_text,
+)
 from core.scenarios.glossary import TOKENS, event_word, mode_word, reason_word, violation_word
 from core.scenarios.writer import action_items
 from core.sim.snapshot import Snapshot
@@ -222,6 +229,8 @@ def play(
             "say": step.narration(lang),
             "do": dict(action_items(step.action)) if step.action is not None else None,
         }
+        if step.question is not None:  # only then: files without questions print as before
+            record.update(question_record(step.question, lang))
         yield record
         if step.action is not None:
             try:
@@ -266,6 +275,18 @@ def play(
         close()
 
 
+def question_record(question: Question, lang: str = "en") -> Record:
+    """A step's question as the step record carries it: asked, the choices, the answer."""
+    out: Record = {"ask": question.text(lang)}
+    if question.choices:
+        out["choices"] = list(question.choices_in(lang))
+        out["answer"] = question.answer
+    why = question.why_in(lang)
+    if why is not None:
+        out["why"] = why
+    return out
+
+
 # -- the readable transcript -----------------------------------------------------------------
 
 # The transcript's own words; the tokens', events' and reasons' come from the glossary.
@@ -283,6 +304,8 @@ WORDS: dict[str, tuple[str, str]] = {
     "start": ("start", "开始"),
     "mode": ("mode", "模式"),
     "seed": ("seed", "种子"),
+    "ask": ("Q:", "问："),
+    "answer": ("A:", "答："),
 }
 
 _GOOD = {
@@ -331,6 +354,22 @@ def event_style(name: str) -> str:
     return "yellow"  # faults and operator acts
 
 
+def _question_lines(record: Record, lang: str) -> list[tuple[str, str]]:
+    """The question, its numbered choices, then the answer and why (the player reveals at
+    once: there is no audience to wait for)."""
+    pieces = [(f"  {word('ask', lang)} {record['ask']}\n", "bold cyan")]
+    choices = record.get("choices") or []
+    for n, choice in enumerate(choices, start=1):
+        pieces.append((f"     {n}. {choice}\n", "cyan"))
+    answer = record.get("answer")
+    said = f"{answer}. {choices[answer - 1]}" if answer and choices else ""
+    why = record.get("why")
+    if said or why:
+        text = said + (" — " if said and why else "") + (why or "")
+        pieces.append((f"  {word('answer', lang)} {text}\n", "bold green"))
+    return pieces
+
+
 def render_line(record: Record, lang: str = "en") -> list[tuple[str, str]]:
     """One record as (text, rich style) pieces of one or more lines; "\\n" ends a line."""
     kind = record["type"]
@@ -361,6 +400,8 @@ def render_line(record: Record, lang: str = "en") -> list[tuple[str, str]]:
         if record.get("say"):
             for text in str(record["say"]).splitlines() or [""]:
                 pieces.append((f"  {text}\n", "italic"))
+        if "ask" in record:
+            pieces += _question_lines(record, lang)
         return pieces
     if kind == "event":
         name = str(record["event"])

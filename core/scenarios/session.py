@@ -16,14 +16,14 @@ from pathlib import Path
 from core.engine.config import LeaseConfig, Mode
 from core.engine.durations import format_clock
 from core.engine.records import EventRow, dump_json
-from core.scenarios.format import Expectation, Scenario, Step
+from core.scenarios.format import Expectation, Question, Scenario, Step
 from core.scenarios.glossary import action_word
 from core.scenarios.player import check_expectation, event_record
 from core.scenarios.writer import dump_scenario
 from core.sim.checker import VIOLATIONS
 from core.sim.simulation import ActionError, ActionResult, Simulation
 from core.sim.snapshot import SNAPSHOT_PARTS, Rejection, Snapshot, SnapshotPart
-from core.sim.spec import Action, SimSettings, TaskSpec, WorkerSpec
+from core.sim.spec import Action, Advance, SimSettings, TaskSpec, WorkerSpec
 
 SANDBOX_TITLE = "Sandbox"
 SANDBOX_TITLE_ZH = "沙盒"
@@ -127,6 +127,8 @@ class Session:
         self.recorded: list[Recorded] = []
         self.last_outcome: StepOutcome | None = None
         self._unsaved = False  # acts recorded since the last save
+        # The next step's question is on screen and the step has not been played yet.
+        self.asking = False
 
     def _new_simulation(self) -> Simulation:
         sim = Simulation(self.settings)
@@ -194,7 +196,7 @@ class Session:
     @property
     def acts_count(self) -> int:
         """The person's acts recorded since the fork (time passing is not an act)."""
-        return sum(1 for r in self.recorded if r.action.name != "advance")
+        return sum(1 for r in self.recorded if not isinstance(r.action, Advance))
 
     @property
     def has_unsaved_acts(self) -> bool:
@@ -206,7 +208,9 @@ class Session:
         """What `previous_step` would undo in the sandbox: the last act (None: nothing)."""
         if not self.is_sandbox:
             return None
-        return next((r.action for r in reversed(self.recorded) if r.action.name != "advance"), None)
+        return next(
+            (r.action for r in reversed(self.recorded) if not isinstance(r.action, Advance)), None
+        )
 
     def new_task_id(self, prefix: str = "task") -> str:
         """A task id not used in this run: task-N, N one more than the tasks so far."""
@@ -254,16 +258,35 @@ class Session:
         checks = judge(step.expects, self.sim.snapshot()) if step.expects else ()
         return StepOutcome(index, step, result, checks)
 
+    @property
+    def question(self) -> Question | None:
+        """The question put to the audience before the next step, while it is unrevealed."""
+        return self.steps[self.position].question if self.asking else None
+
     def next_step(self) -> StepOutcome | None:
-        """Play the next script step; None at the end of the script (or once forked)."""
+        """Play the next script step; None when nothing was played: at the end of the script
+        (or once forked), or when the step asks a question first. Then `question` is set
+        and `reveal()` (or another next_step) plays the step."""
         if self.at_end:
             return None
+        if self.steps[self.position].question is not None and not self.asking:
+            self.asking = True
+            return None
+        return self._play_next()
+
+    def reveal(self) -> StepOutcome | None:
+        """Play the step whose question is on screen; None if no question is waiting."""
+        return self._play_next() if self.asking else None
+
+    def _play_next(self) -> StepOutcome:
+        self.asking = False
         outcome = self._play(self.position)
         self.position += 1
         self.last_outcome = outcome
         return outcome
 
     def _rebuild(self, played: int) -> None:
+        self.asking = False
         self.sim.close()
         self.sim = self._new_simulation()
         self.position = 0
@@ -275,9 +298,12 @@ class Session:
     def previous_step(self) -> bool:
         """Step back. After a fork: back to the fork point, with the recording dropped.
 
-        In the sandbox, the last act (and the time after it) is undone. Returns whether
-        anything changed.
+        In the sandbox, the last act (and the time after it) is undone. An unrevealed
+        question is taken back first. Returns whether anything changed.
         """
+        if self.asking:
+            self.asking = False
+            return True
         if self.forked:
             self.forked = False
             self._drop_recording()
@@ -286,7 +312,7 @@ class Session:
         if self.is_sandbox:
             if not self.recorded:
                 return False
-            while self.recorded and self.recorded[-1].action.name == "advance":
+            while self.recorded and isinstance(self.recorded[-1].action, Advance):
                 self.recorded.pop()
             if self.recorded:
                 self.recorded.pop()
@@ -342,11 +368,11 @@ class Session:
     # -- the person's acts and live time -----------------------------------------------------
 
     def _record(self, action: Action, at: int) -> None:
-        if action.name == "advance" and self.recorded:
+        if isinstance(action, Advance) and self.recorded:
             last = self.recorded[-1]
-            if last.action.name == "advance":
-                total = (last.action.by_ms or 0) + (action.by_ms or 0)
-                self.recorded[-1] = Recorded(last.at_ms, Action("advance", by_ms=total))
+            if isinstance(last.action, Advance):
+                total = last.action.by_ms + action.by_ms
+                self.recorded[-1] = Recorded(last.at_ms, Advance(total))
                 return
         self.recorded.append(Recorded(at, action))
 
@@ -368,7 +394,8 @@ class Session:
             return result
         if not self.is_sandbox:
             self.forked = True
-        if action.name == "advance":
+            self.asking = False
+        if isinstance(action, Advance):
             self._record(action, at)
         else:
             self.recorded.append(Recorded(at, action))
@@ -379,7 +406,7 @@ class Session:
         """Let live virtual time pass (sandbox or forked); recorded as coalesced `advance`."""
         if ms <= 0 or not self.live:
             return
-        self.act(Action("advance", by_ms=ms))
+        self.act(Advance(ms))
 
     # -- saving ------------------------------------------------------------------------------
 
@@ -387,11 +414,11 @@ class Session:
         steps = []
         for entry in self.recorded:
             action = entry.action
-            if action.name == "advance":
+            if isinstance(action, Advance):
                 say = f"{format_clock(entry.at_ms)}: time passes"
                 say_zh = f"{format_clock(entry.at_ms)}：时间流逝"
             else:
-                who = action.worker or action.task or ""
+                who = getattr(action, "worker", None) or getattr(action, "task", None) or ""
                 say = f"{format_clock(entry.at_ms)}: {action.name} {who}".rstrip()
                 verb = action_word(action.name, "zh")  # the glossary's word
                 say_zh = f"{format_clock(entry.at_ms)}：{verb} {who}".rstrip()

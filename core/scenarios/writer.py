@@ -2,113 +2,115 @@
 
 Used by the TUI's "save as scenario" and by the fuzzer's reproducers; the output always
 parses back to the same settings and steps (`parse_scenario(dump_scenario(...))`).
+
+tomli-w writes every key and value. The writer only lays the file out the way the format
+document shows it: each worker, task and step under its own `[[...]]` header (tomli-w would
+fold short ones into one inline array), and a step's `expect` one inline table per line.
 """
 
-import math
 from collections.abc import Iterable, Sequence
+from typing import Any
 
-from core.engine.config import LeaseConfig
+import tomli_w
+
 from core.engine.durations import format_duration
-from core.scenarios.format import Expectation, Scenario, Step, toml_string
-from core.sim.spec import Action, SimSettings, TaskSpec
+from core.scenarios.format import Expectation, Scenario, Step, toml_value
+from core.sim.spec import Action, SimSettings, action_fields
+
+__all__ = ["action_items", "action_step", "dump", "dump_scenario", "toml_value"]
 
 ScalarValue = str | int | float | bool
 
-_DEFAULT_TASK = TaskSpec(id="")
-_DEFAULT_CONFIG = LeaseConfig()
-
-
-def toml_value(value: ScalarValue) -> str:
-    """A TOML scalar."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        if math.isnan(value):
-            return "nan"
-        if math.isinf(value):
-            return "inf" if value > 0 else "-inf"
-        return repr(value)
-    return toml_string(value)
-
 
 def action_items(action: Action) -> list[tuple[str, ScalarValue]]:
-    """The keys of a [[step]] table that spell this action, `do` first, in a fixed order."""
+    """The keys of a [[step]] table that spell this action, `do` first, then its own fields
+    in their declared order; a field still at its default is left out."""
     items: list[tuple[str, ScalarValue]] = [("do", action.name)]
-    for name, value in action.params().items():  # the dataclass's field order
-        if name == "by_ms":
-            # add_worker carries its clock skew in by_ms; the file calls it `skew`.
-            key = "skew" if action.name == "add_worker" else "by"
-            items.append((key, format_duration(value)))
-        elif name == "step_time_ms":
-            items.append(("step_time", format_duration(value)))
+    for name, value in action_fields(action).items():
+        if name.endswith("_ms"):  # a duration: `by_ms` is spelled `by = "10s"`
+            items.append((name.removesuffix("_ms"), format_duration(value)))
         elif name == "factor":
-            items.append(("factor", float(value)))
+            items.append((name, float(value)))
         else:
             items.append((name, value))
     return items
 
 
-def _line(key: str, value: ScalarValue) -> str:
-    return f"{key} = {toml_value(value)}"
-
-
-def _settings_lines(settings: SimSettings) -> list[str]:
+def _settings(settings: SimSettings) -> dict[str, Any]:
     config = settings.config
-    lines = [
-        _line("mode", settings.mode.value),
-        _line("seed", settings.seed),
-        _line("lease_ttl", format_duration(config.ttl_ms)),
-    ]
+    table: dict[str, Any] = {
+        "mode": settings.mode.value,
+        "seed": settings.seed,
+        "lease_ttl": format_duration(config.ttl_ms),
+    }
     if config.heartbeat_every_ms is not None:
-        lines.append(_line("heartbeat_every", format_duration(config.heartbeat_every_ms)))
+        table["heartbeat_every"] = format_duration(config.heartbeat_every_ms)
     if config.renew_deadline_ms is not None:
-        lines.append(_line("renew_deadline", format_duration(config.renew_deadline_ms)))
-    lines.append(_line("poll_every", format_duration(config.poll_every_ms)))
+        table["renew_deadline"] = format_duration(config.renew_deadline_ms)
+    table["poll_every"] = format_duration(config.poll_every_ms)
     if settings.self_fencing:
-        lines.append(_line("self_fencing", True))
-    return lines
+        table["self_fencing"] = True
+    return table
 
 
-def _workers_lines(settings: SimSettings) -> list[str]:
-    lines: list[str] = []
+def _workers(settings: SimSettings) -> list[dict[str, Any]]:
+    out = []
     for worker in settings.workers:
-        lines += ["", "[[workers]]", _line("id", worker.id)]
+        table: dict[str, Any] = {"id": worker.id}
         if not worker.autopilot:
-            lines.append(_line("autopilot", False))
+            table["autopilot"] = False
         if worker.skew_ms:
-            lines.append(_line("skew", format_duration(worker.skew_ms)))
+            table["skew"] = format_duration(worker.skew_ms)
         if worker.self_fencing:
-            lines.append(_line("self_fencing", True))
-    return lines
+            table["self_fencing"] = True
+        out.append(table)
+    return out
 
 
-def _tasks_lines(settings: SimSettings) -> list[str]:
-    lines: list[str] = []
-    for task in settings.tasks:
-        lines += ["", "[[tasks]]", _line("id", task.id), _line("kind", task.kind)]
-        lines.append(_line("steps", task.steps))
-        lines.append(_line("step_time", format_duration(task.step_time_ms)))
-        lines.append(_line("max_attempts", task.max_attempts))
-    return lines
+def _tasks(settings: SimSettings) -> list[dict[str, Any]]:
+    return [
+        {
+            "id": task.id,
+            "kind": task.kind,
+            "steps": task.steps,
+            "step_time": format_duration(task.step_time_ms),
+            "max_attempts": task.max_attempts,
+        }
+        for task in settings.tasks
+    ]
 
 
-def _step_lines(step: Step) -> list[str]:
-    lines = ["", "[[step]]"]
+def _step(step: Step) -> dict[str, Any]:
+    table: dict[str, Any] = {}
     if step.say is not None:
-        lines.append(_line("say", step.say))
+        table["say"] = step.say
     if step.say_zh is not None:
-        lines.append(_line("say_zh", step.say_zh))
+        table["say_zh"] = step.say_zh
     if step.action is not None:
-        lines += [_line(k, v) for k, v in action_items(step.action)]
-    if step.expects:
-        lines.append("expect = [")
-        lines += [f"  {exp.to_toml()}," for exp in step.expects]
-        lines.append("]")
-    if len(lines) == 2:  # a step with nothing in it cannot be read back; say so instead
-        lines.append(_line("say", ""))
-    return lines
+        table.update(action_items(step.action))
+    question = step.question
+    if question is not None:
+        for key, value in (
+            ("ask", question.ask),
+            ("ask_zh", question.ask_zh),
+            ("choices", list(question.choices) or None),
+            ("choices_zh", list(question.choices_zh) or None),
+            ("answer", question.answer),
+            ("why", question.why),
+            ("why_zh", question.why_zh),
+        ):
+            if value is not None:
+                table[key] = value
+    if not table and not step.expects:  # a step with nothing in it cannot be read back
+        table["say"] = ""
+    return table
+
+
+def _array_table(name: str, table: dict[str, Any], expects: Sequence[Expectation] = ()) -> str:
+    text = f"\n[[{name}]]\n" + tomli_w.dumps(table)
+    if expects:
+        text += "expect = [\n" + "".join(f"  {exp.to_toml()},\n" for exp in expects) + "]\n"
+    return text
 
 
 def dump_scenario(
@@ -122,20 +124,17 @@ def dump_scenario(
     comments: Sequence[str] = (),
 ) -> str:
     """A scenario file's text. `comments` become `#` lines at the top (e.g. a fuzz seed)."""
-    lines = [f"# {c}".rstrip() for text in comments for c in text.splitlines() or [""]]
-    lines.append(_line("title", title))
-    if title_zh is not None:
-        lines.append(_line("title_zh", title_zh))
-    if summary is not None:
-        lines.append(_line("summary", summary))
-    if summary_zh is not None:
-        lines.append(_line("summary_zh", summary_zh))
-    lines += _settings_lines(settings)
-    lines += _workers_lines(settings)
-    lines += _tasks_lines(settings)
-    for step in steps:
-        lines += _step_lines(step)
-    return "\n".join(lines) + "\n"
+    head: dict[str, Any] = {"title": title}
+    for key, value in (("title_zh", title_zh), ("summary", summary), ("summary_zh", summary_zh)):
+        if value is not None:
+            head[key] = value
+    head.update(_settings(settings))
+    lines = [f"# {c}".rstrip() + "\n" for text in comments for c in text.splitlines() or [""]]
+    parts = ["".join(lines), tomli_w.dumps(head)]
+    parts += [_array_table("workers", table) for table in _workers(settings)]
+    parts += [_array_table("tasks", table) for table in _tasks(settings)]
+    parts += [_array_table("step", _step(step), step.expects) for step in steps]
+    return "".join(parts)
 
 
 def dump(scenario: Scenario, *, comments: Sequence[str] = ()) -> str:

@@ -34,7 +34,34 @@ from core.sim.snapshot import (
     TaskView,
     WorkerView,
 )
-from core.sim.spec import Action, SimSettings, TaskSpec
+from core.sim.spec import (
+    Action,
+    AddWorker,
+    Advance,
+    Approve,
+    Checkpoint,
+    Claim,
+    Complete,
+    Effect,
+    Enqueue,
+    Fail,
+    FreezeHeartbeat,
+    Heal,
+    Heartbeat,
+    Kill,
+    ManualAction,
+    Park,
+    Partition,
+    Reject,
+    Restart,
+    Resume,
+    SimSettings,
+    Skew,
+    Slow,
+    Stall,
+    TaskSpec,
+    Write,
+)
 from core.sim.worker import Partitioned, Work, Worker
 
 T = TypeVar("T")
@@ -297,9 +324,10 @@ class Simulation:
         return worker
 
     def _worker(self, action: Action) -> Worker:
-        if action.worker is None or action.worker not in self.workers:
-            raise ActionError(f"{action.name}: unknown worker {action.worker!r}")
-        return self.workers[action.worker]
+        worker_id = getattr(action, "worker", None)
+        if worker_id is None or worker_id not in self.workers:
+            raise ActionError(f"{action.name}: unknown worker {worker_id!r}")
+        return self.workers[worker_id]
 
     def _fault_event(self, name: str, worker: Worker, **detail: Any) -> None:
         lease = worker.lease
@@ -339,41 +367,29 @@ class Simulation:
         self._schedule_stuck_look()
 
     def _apply(self, a: Action) -> ActionResult:
-        name = a.name
-        if name == "advance":
-            self.advance(a.by_ms or 0)
-            return ActionResult()
-        if name == "enqueue":
-            self._enqueue(
-                TaskSpec(
-                    id=a.task or "",
-                    kind=a.kind or "ledger",
-                    steps=a.steps if a.steps is not None else 5,
-                    step_time_ms=a.step_time_ms if a.step_time_ms is not None else 10_000,
-                    max_attempts=a.max_attempts if a.max_attempts is not None else 5,
-                )
-            )
-            return ActionResult()
-        if name in ("approve", "reject"):
-            op = self.store.approve if name == "approve" else self.store.reject
-            try:
-                run_inline(op(a.task or ""))
-            except TaskStateError as moot:
-                return ActionResult(message=f"ignored: {moot}", ignored=True)
-            return ActionResult()
-        if name == "add_worker":
-            if a.worker is None or a.worker in self.workers:
-                raise ActionError(f"add_worker: worker {a.worker!r} already exists")
-            worker = self._add_worker(
-                a.worker,
-                autopilot=a.autopilot if a.autopilot is not None else True,
-                skew_ms=a.by_ms or 0,
-            )
-            self._fault_event("worker_added", worker, autopilot=worker.autopilot)
-            return ActionResult()
+        match a:
+            case Advance(by_ms=by_ms):
+                self.advance(by_ms)
+                return ActionResult()
+            case Enqueue():
+                self._enqueue(a.spec())
+                return ActionResult()
+            case Approve() | Reject():
+                op = self.store.approve if isinstance(a, Approve) else self.store.reject
+                try:
+                    run_inline(op(a.task))
+                except TaskStateError as moot:
+                    return ActionResult(message=f"ignored: {moot}", ignored=True)
+                return ActionResult()
+            case AddWorker(worker=worker_id, skew_ms=skew_ms, autopilot=autopilot):
+                if worker_id in self.workers:
+                    raise ActionError(f"add_worker: worker {worker_id!r} already exists")
+                added = self._add_worker(worker_id, autopilot=autopilot, skew_ms=skew_ms)
+                self._fault_event("worker_added", added, autopilot=added.autopilot)
+                return ActionResult()
         worker = self._worker(a)
         f = worker.faults
-        if name == "restart":
+        if isinstance(a, Restart):
             skew = f.skew_ms
             if not f.dead:
                 worker.stop()
@@ -386,63 +402,75 @@ class Simulation:
             self._fault_event("restarted", fresh)
             return ActionResult()
         if f.dead:
-            self._fault_event("call_dropped", worker, reason="dead", operation=name)
+            self._fault_event("call_dropped", worker, reason="dead", operation=a.name)
             return ActionResult(False, f"{worker.id} is dead; restart it first")
-        if name == "freeze_heartbeat":
-            f.heartbeat_frozen = True
-            self._fault_event("heartbeat_frozen", worker)
-        elif name == "stall":
-            f.stalled = True
-            for process in self._processes(worker):
-                self.runtime.suspend(process)
-            self._fault_event("stalled", worker)
-        elif name == "kill":
-            self._fault_event("killed", worker)
-            worker.stop()
-        elif name == "partition":
-            f.partitioned = True
-            self._fault_event("partitioned", worker)
-        elif name == "heal":
-            f.partitioned = False
-            worker.last_empty_poll_at = None
-            self._fault_event("healed", worker)
-        elif name == "resume":
-            ended = [
-                label
-                for label, on in (
-                    ("freeze", f.heartbeat_frozen),
-                    ("stall", f.stalled),
-                    ("partition", f.partitioned),
-                    ("slow", f.slow_factor != 1.0),
-                )
-                if on
-            ]
-            was_stalled = f.stalled
-            f.heartbeat_frozen = f.stalled = f.partitioned = False
-            f.slow_factor = 1.0
-            worker.last_empty_poll_at = None
-            if was_stalled:
+        match a:
+            case FreezeHeartbeat():
+                f.heartbeat_frozen = True
+                self._fault_event("heartbeat_frozen", worker)
+            case Stall():
+                f.stalled = True
                 for process in self._processes(worker):
-                    self.runtime.unsuspend(process)
-            self._fault_event("resumed", worker, ended=",".join(ended))
-        elif name == "slow":
-            f.slow_factor = a.factor if a.factor is not None else 1.0
-            self._fault_event("slowed", worker, factor=f.slow_factor)
-        elif name == "skew":
-            f.skew_ms = a.by_ms or 0
-            self._fault_event("skewed", worker, skew_ms=f.skew_ms)
-        else:
-            return self._manual(worker, a)
+                    self.runtime.suspend(process)
+                self._fault_event("stalled", worker)
+            case Kill():
+                self._fault_event("killed", worker)
+                worker.stop()
+            case Partition():
+                f.partitioned = True
+                self._fault_event("partitioned", worker)
+            case Heal():
+                f.partitioned = False
+                worker.last_empty_poll_at = None
+                self._fault_event("healed", worker)
+            case Resume():
+                ended = [
+                    label
+                    for label, on in (
+                        ("freeze", f.heartbeat_frozen),
+                        ("stall", f.stalled),
+                        ("partition", f.partitioned),
+                        ("slow", f.slow_factor != 1.0),
+                    )
+                    if on
+                ]
+                was_stalled = f.stalled
+                f.heartbeat_frozen = f.stalled = f.partitioned = False
+                f.slow_factor = 1.0
+                worker.last_empty_poll_at = None
+                if was_stalled:
+                    for process in self._processes(worker):
+                        self.runtime.unsuspend(process)
+                self._fault_event("resumed", worker, ended=",".join(ended))
+            case Slow(factor=factor):
+                f.slow_factor = factor
+                self._fault_event("slowed", worker, factor=f.slow_factor)
+            case Skew(by_ms=by_ms):
+                f.skew_ms = by_ms
+                self._fault_event("skewed", worker, skew_ms=f.skew_ms)
+            case (
+                Claim()
+                | Heartbeat()
+                | Checkpoint()
+                | Write()
+                | Effect()
+                | Complete()
+                | Fail()
+                | Park()
+            ):
+                return self._manual(worker, a)
+            case _:
+                raise ActionError(f"unknown action {a.name!r}")
         return ActionResult()
 
-    def _manual(self, worker: Worker, a: Action) -> ActionResult:
+    def _manual(self, worker: Worker, a: ManualAction) -> ActionResult:
         """A manual call with the lease the worker remembers (which may be stale)."""
         if worker.faults.stalled:
             self._fault_event("call_dropped", worker, reason="stalled", operation=a.name)
             return ActionResult(False, f"{worker.id} is stalled; resume it first")
         store = self.store
         try:
-            if a.name == "claim":
+            if isinstance(a, Claim):
                 judge = worker.local_now() if self.mode is Mode.CLIENT_CLOCK else None
                 lease = run_inline(
                     worker.call(
@@ -465,93 +493,91 @@ class Simulation:
             if lease is None:
                 raise ActionError(f"{a.name}: {worker.id} holds no lease in its memory")
             held: Lease = lease
-            if a.name == "heartbeat":
-                if worker.faults.heartbeat_frozen:
-                    self._fault_event(
-                        "call_dropped", worker, reason="frozen", operation="heartbeat"
+            match a:
+                case Heartbeat():
+                    if worker.faults.heartbeat_frozen:
+                        self._fault_event(
+                            "call_dropped", worker, reason="frozen", operation="heartbeat"
+                        )
+                        return ActionResult(False, f"{worker.id}'s heartbeat is frozen")
+                    renewed = run_inline(
+                        worker.call(
+                            "heartbeat", "renew_rejected", store.heartbeat, held, retry=False
+                        )
                     )
-                    return ActionResult(False, f"{worker.id}'s heartbeat is frozen")
-                renewed = run_inline(
-                    worker.call("heartbeat", "renew_rejected", store.heartbeat, held, retry=False)
-                )
-                worker.lease = renewed
-                worker.last_renew_at = self.now_ms
-            elif a.name == "checkpoint":
-                # The box holds what the worker knows after `step`: everything a successor
-                # needs to go on (the running total, ...), as the autopilot's would.
-                step = a.step or 0
-                run_inline(
-                    worker.call(
-                        "checkpoint",
-                        "checkpoint_rejected",
-                        store.save_checkpoint,
-                        held,
-                        step,
-                        self._work_of(worker, held).state_at(step),
-                        retry=False,
+                    worker.lease = renewed
+                    worker.last_renew_at = self.now_ms
+                case Checkpoint(step=step):
+                    # The box holds what the worker knows after `step`: everything a
+                    # successor needs to go on (the running total, ...), as the
+                    # autopilot's would.
+                    run_inline(
+                        worker.call(
+                            "checkpoint",
+                            "checkpoint_rejected",
+                            store.save_checkpoint,
+                            held,
+                            step,
+                            self._work_of(worker, held).state_at(step),
+                            retry=False,
+                        )
                     )
-                )
-            elif a.name == "write":
-                key, value = a.key or "", a.value or ""
-                page_step = _step_of(key, held.task_id)
-                if page_step is not None:
-                    # The worker did this step by hand: it knows what its page says,
-                    # whether or not the ledger takes it.
-                    self._work_of(worker, held).wrote(page_step, value)
-                run_inline(
-                    worker.call(
-                        "write",
-                        "write_rejected",
-                        store.fenced_write,
-                        held,
-                        key,
-                        value,
-                        retry=False,
+                case Write(key=key, value=value):
+                    page_step = _step_of(key, held.task_id)
+                    if page_step is not None:
+                        # The worker did this step by hand: it knows what its page says,
+                        # whether or not the ledger takes it.
+                        self._work_of(worker, held).wrote(page_step, value)
+                    run_inline(
+                        worker.call(
+                            "write",
+                            "write_rejected",
+                            store.fenced_write,
+                            held,
+                            key,
+                            value,
+                            retry=False,
+                        )
                     )
-                )
-            elif a.name == "effect":
-                key = a.key or ""
-                effect = key.rsplit("/", 1)[-1]
-                run_inline(
-                    worker.call(
-                        "effect",
-                        "effect_rejected",
-                        store.apply_effect,
-                        held,
-                        key,
-                        effect,
-                        {"by": worker.id},
-                        retry=False,
+                case Effect(key=key):
+                    effect = key.rsplit("/", 1)[-1]
+                    run_inline(
+                        worker.call(
+                            "effect",
+                            "effect_rejected",
+                            store.apply_effect,
+                            held,
+                            key,
+                            effect,
+                            {"by": worker.id},
+                            retry=False,
+                        )
                     )
-                )
-            elif a.name == "complete":
-                run_inline(
-                    worker.call(
-                        "complete",
-                        "complete_rejected",
-                        store.complete,
-                        held,
-                        {"by": worker.id},
-                        retry=False,
+                case Complete():
+                    run_inline(
+                        worker.call(
+                            "complete",
+                            "complete_rejected",
+                            store.complete,
+                            held,
+                            {"by": worker.id},
+                            retry=False,
+                        )
                     )
-                )
-            elif a.name == "fail":
-                retry = a.retry if a.retry is not None else True
-                run_inline(
-                    worker.call(
-                        "fail",
-                        "fail_rejected",
-                        store.fail,
-                        held,
-                        "manual_failure",
-                        retry,
-                        retry=False,
+                case Fail(retry=retry):
+                    run_inline(
+                        worker.call(
+                            "fail",
+                            "fail_rejected",
+                            store.fail,
+                            held,
+                            "manual_failure",
+                            retry,
+                            retry=False,
+                        )
                     )
-                )
-            elif a.name == "park":
-                run_inline(worker.call("park", "park_rejected", store.park, held, retry=False))
-            else:
-                raise ActionError(f"unknown action {a.name!r}")
+                case Park():
+                    run_inline(worker.call("park", "park_rejected", store.park, held, retry=False))
         except Partitioned:
             return ActionResult(False, f"{worker.id} is partitioned from the store")
         return ActionResult()

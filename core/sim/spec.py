@@ -4,51 +4,14 @@ The scenario loader builds these from TOML; the TUI builds them from button pres
 simulation consumes them. Times are integer milliseconds.
 """
 
-from dataclasses import dataclass, field, fields
-from typing import Any
+from dataclasses import MISSING, dataclass, field, fields
+from typing import Any, ClassVar
 
 from core.engine.config import LeaseConfig, Mode
 
 TASK_KINDS = ("ledger", "browser", "tools", "approval")
 
 WORKER_STATES = ("idle", "working", "frozen", "stalled", "dead", "partitioned")
-
-# Every action, with the keys it requires and the keys it may have.
-ACTIONS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
-    "advance": (frozenset({"by"}), frozenset()),
-    "freeze_heartbeat": (frozenset({"worker"}), frozenset()),
-    "stall": (frozenset({"worker"}), frozenset()),
-    "kill": (frozenset({"worker"}), frozenset()),
-    "partition": (frozenset({"worker"}), frozenset()),
-    "heal": (frozenset({"worker"}), frozenset()),
-    "resume": (frozenset({"worker"}), frozenset()),
-    "restart": (frozenset({"worker"}), frozenset()),
-    "add_worker": (frozenset({"worker"}), frozenset({"autopilot", "skew"})),
-    "slow": (frozenset({"worker", "factor"}), frozenset()),
-    "skew": (frozenset({"worker", "by"}), frozenset()),
-    "enqueue": (
-        frozenset({"task"}),
-        frozenset({"kind", "steps", "step_time", "max_attempts"}),
-    ),
-    "approve": (frozenset({"task"}), frozenset()),
-    "reject": (frozenset({"task"}), frozenset()),
-    # Manual operations, for workers with autopilot = false.
-    "claim": (frozenset({"worker"}), frozenset({"task"})),
-    "heartbeat": (frozenset({"worker"}), frozenset()),
-    "checkpoint": (frozenset({"worker", "step"}), frozenset()),
-    "write": (frozenset({"worker", "key", "value"}), frozenset()),
-    "effect": (frozenset({"worker", "key"}), frozenset()),
-    "complete": (frozenset({"worker"}), frozenset()),
-    "fail": (frozenset({"worker"}), frozenset({"retry"})),
-    "park": (frozenset({"worker"}), frozenset()),
-}
-
-MANUAL_ACTIONS = frozenset(
-    {"claim", "heartbeat", "checkpoint", "write", "effect", "complete", "fail", "park"}
-)
-FAULT_ACTIONS = frozenset(
-    {"freeze_heartbeat", "stall", "kill", "partition", "heal", "resume", "restart", "slow", "skew"}
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,33 +47,313 @@ class SimSettings:
     tasks: tuple[TaskSpec, ...] = ()
 
 
+# -- actions: one small frozen dataclass each --------------------------------------------
+#
+# A field ending in `_ms` is a duration; the scenario format spells it without the suffix
+# (`by_ms` is `by = "10s"`, `step_time_ms` is `step_time`). Fields with a default may be left
+# out of a file; the scenario writer leaves out a field that still has its default.
+
+
 @dataclass(frozen=True, slots=True)
-class Action:
-    """One thing done to a run: time passing, a fault, an operator's act or a manual call.
+class Advance:
+    """Virtual time passes."""
 
-    Only the fields the action uses are set (see ACTIONS); `by_ms` is the duration of
-    `advance` and the offset of `skew`.
-    """
+    name: ClassVar[str] = "advance"
+    by_ms: int
 
-    name: str
-    worker: str | None = None
+
+@dataclass(frozen=True, slots=True)
+class FreezeHeartbeat:
+    """The worker keeps working but its heartbeats stop (the sand stops running)."""
+
+    name: ClassVar[str] = "freeze_heartbeat"
+    worker: str
+
+
+@dataclass(frozen=True, slots=True)
+class Stall:
+    """The whole worker pauses, work and heartbeat alike (a long GC pause)."""
+
+    name: ClassVar[str] = "stall"
+    worker: str
+
+
+@dataclass(frozen=True, slots=True)
+class Kill:
+    """The worker's process dies; its lease stays in the store until it expires."""
+
+    name: ClassVar[str] = "kill"
+    worker: str
+
+
+@dataclass(frozen=True, slots=True)
+class Partition:
+    """The worker cannot reach the store (the bridge is down) but keeps running."""
+
+    name: ClassVar[str] = "partition"
+    worker: str
+
+
+@dataclass(frozen=True, slots=True)
+class Heal:
+    """The partition ends."""
+
+    name: ClassVar[str] = "heal"
+    worker: str
+
+
+@dataclass(frozen=True, slots=True)
+class Resume:
+    """Every fault but death ends: freeze, stall, partition and slowness."""
+
+    name: ClassVar[str] = "resume"
+    worker: str
+
+
+@dataclass(frozen=True, slots=True)
+class Restart:
+    """A fresh process under the same id, with an empty memory."""
+
+    name: ClassVar[str] = "restart"
+    worker: str
+
+
+@dataclass(frozen=True, slots=True)
+class AddWorker:
+    """A new worker joins the run."""
+
+    name: ClassVar[str] = "add_worker"
+    worker: str
+    skew_ms: int = 0
+    autopilot: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class Slow:
+    """The worker's steps take `factor` times as long."""
+
+    name: ClassVar[str] = "slow"
+    worker: str
+    factor: float
+
+
+@dataclass(frozen=True, slots=True)
+class Skew:
+    """The worker's own clock is set `by_ms` off the store's (negative: behind)."""
+
+    name: ClassVar[str] = "skew"
+    worker: str
+    by_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class Enqueue:
+    """A new task joins the queue."""
+
+    name: ClassVar[str] = "enqueue"
+    task: str
+    kind: str = "ledger"
+    steps: int = 5
+    step_time_ms: int = 10_000
+    max_attempts: int = 5
+
+    def spec(self) -> "TaskSpec":
+        return TaskSpec(
+            id=self.task,
+            kind=self.kind,
+            steps=self.steps,
+            step_time_ms=self.step_time_ms,
+            max_attempts=self.max_attempts,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Approve:
+    """A human approves a task that waits for approval."""
+
+    name: ClassVar[str] = "approve"
+    task: str
+
+
+@dataclass(frozen=True, slots=True)
+class Reject:
+    """A human rejects a task that waits for approval."""
+
+    name: ClassVar[str] = "reject"
+    task: str
+
+
+# Manual operations, for workers with autopilot = false: each is one call to the store with
+# the lease the worker remembers, which may be stale.
+
+
+@dataclass(frozen=True, slots=True)
+class Claim:
+    """Claim the oldest queued task, or `task` if given."""
+
+    name: ClassVar[str] = "claim"
+    worker: str
     task: str | None = None
-    by_ms: int | None = None
-    factor: float | None = None
-    key: str | None = None
-    value: str | None = None
-    step: int | None = None
-    retry: bool | None = None
-    autopilot: bool | None = None
-    kind: str | None = None
-    steps: int | None = None
-    step_time_ms: int | None = None
-    max_attempts: int | None = None
 
-    def params(self) -> dict[str, Any]:
-        """The fields that are set, by their dataclass names."""
-        return {
-            f.name: getattr(self, f.name)
-            for f in fields(self)
-            if f.name != "name" and getattr(self, f.name) is not None
-        }
+
+@dataclass(frozen=True, slots=True)
+class Heartbeat:
+    name: ClassVar[str] = "heartbeat"
+    worker: str
+
+
+@dataclass(frozen=True, slots=True)
+class Checkpoint:
+    name: ClassVar[str] = "checkpoint"
+    worker: str
+    step: int
+
+
+@dataclass(frozen=True, slots=True)
+class Write:
+    """A fenced write of `value` to the ledger page `key`."""
+
+    name: ClassVar[str] = "write"
+    worker: str
+    key: str
+    value: str
+
+
+@dataclass(frozen=True, slots=True)
+class Effect:
+    """An external side effect under the idempotency key `key`."""
+
+    name: ClassVar[str] = "effect"
+    worker: str
+    key: str
+
+
+@dataclass(frozen=True, slots=True)
+class Complete:
+    name: ClassVar[str] = "complete"
+    worker: str
+
+
+@dataclass(frozen=True, slots=True)
+class Fail:
+    """Report a failure; with retry the task is queued again, without it it is dead."""
+
+    name: ClassVar[str] = "fail"
+    worker: str
+    retry: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class Park:
+    """Put the task aside until a human approves or rejects it."""
+
+    name: ClassVar[str] = "park"
+    worker: str
+
+
+Action = (
+    Advance
+    | FreezeHeartbeat
+    | Stall
+    | Kill
+    | Partition
+    | Heal
+    | Resume
+    | Restart
+    | AddWorker
+    | Slow
+    | Skew
+    | Enqueue
+    | Approve
+    | Reject
+    | Claim
+    | Heartbeat
+    | Checkpoint
+    | Write
+    | Effect
+    | Complete
+    | Fail
+    | Park
+)
+
+ManualAction = Claim | Heartbeat | Checkpoint | Write | Effect | Complete | Fail | Park
+MANUAL_ACTIONS: tuple[type[ManualAction], ...] = (
+    Claim,
+    Heartbeat,
+    Checkpoint,
+    Write,
+    Effect,
+    Complete,
+    Fail,
+    Park,
+)
+
+# The acts whose only field is the worker they are done to: a button or a fuzzer's pick
+# names one of these and a worker, and nothing else.
+OnWorker = (
+    FreezeHeartbeat
+    | Stall
+    | Kill
+    | Partition
+    | Heal
+    | Resume
+    | Restart
+    | Heartbeat
+    | Complete
+    | Park
+)
+WORKER_ACTIONS: dict[str, type[OnWorker]] = {
+    cls.name: cls
+    for cls in (
+        FreezeHeartbeat,
+        Stall,
+        Kill,
+        Partition,
+        Heal,
+        Resume,
+        Restart,
+        Heartbeat,
+        Complete,
+        Park,
+    )
+}
+
+
+def action_fields(action: Action) -> dict[str, Any]:
+    """The action's fields that differ from their defaults, in declaration order."""
+    out: dict[str, Any] = {}
+    for f in fields(action):
+        value = getattr(action, f.name)
+        if f.default is not MISSING and value == f.default and type(value) is type(f.default):
+            continue
+        out[f.name] = value
+    return out
+
+
+ACTION_TYPES: dict[str, type[Action]] = {
+    cls.name: cls
+    for cls in (
+        Advance,
+        FreezeHeartbeat,
+        Stall,
+        Kill,
+        Partition,
+        Heal,
+        Resume,
+        Restart,
+        AddWorker,
+        Slow,
+        Skew,
+        Enqueue,
+        Approve,
+        Reject,
+        Claim,
+        Heartbeat,
+        Checkpoint,
+        Write,
+        Effect,
+        Complete,
+        Fail,
+        Park,
+    )
+}

@@ -36,7 +36,21 @@ from core.engine.records import EventRow
 from core.scenarios.format import Expectation, Step, parse_scenario
 from core.scenarios.writer import dump_scenario
 from core.sim.simulation import Simulation, run_inline
-from core.sim.spec import TASK_KINDS, Action, SimSettings, TaskSpec, WorkerSpec
+from core.sim.spec import (
+    TASK_KINDS,
+    WORKER_ACTIONS,
+    Action,
+    Advance,
+    Approve,
+    Reject,
+    Restart,
+    Resume,
+    SimSettings,
+    Skew,
+    Slow,
+    TaskSpec,
+    WorkerSpec,
+)
 
 TERMINAL = frozenset({"done", "dead", "waiting"})
 
@@ -99,11 +113,11 @@ class Schedule:
         now = 0
         for at, action in self.timed:
             if at > now:
-                out.append(Action("advance", by_ms=at - now))
+                out.append(Advance(at - now))
                 now = at
             out.append(action)
         if self.end_ms > now:
-            out.append(Action("advance", by_ms=self.end_ms - now))
+            out.append(Advance(self.end_ms - now))
         return out
 
     @property
@@ -305,12 +319,12 @@ def _pick_fault(rng: random.Random, sim: Simulation, ttl: int) -> Action | None:
         name, pool = "restart", dead
     worker = rng.choice(sorted(pool, key=lambda w: w.id)).id
     if name == "slow":
-        return Action("slow", worker=worker, factor=rng.choice(SLOW_FACTORS))
+        return Slow(worker, factor=rng.choice(SLOW_FACTORS))
     if name == "skew":
         step = 500
         size = rng.randint(1, 2 * ttl // step) * step
-        return Action("skew", worker=worker, by_ms=size * rng.choice((-1, 1)))
-    return Action(name, worker=worker)
+        return Skew(worker, by_ms=size * rng.choice((-1, 1)))
+    return WORKER_ACTIONS[name](worker)
 
 
 def generate(params: ChaosParams, seed: int) -> tuple[Schedule, RunResult]:
@@ -332,12 +346,12 @@ def generate(params: ChaosParams, seed: int) -> tuple[Schedule, RunResult]:
     instants = sorted(rng.randint(0, params.window_ms) for _ in range(count))
     for at in instants:
         if at > sim.now_ms:
-            sim.apply(Action("advance", by_ms=at - sim.now_ms))
+            sim.apply(Advance(at - sim.now_ms))
         waiting = [t for t, s in sorted(_statuses(sim).items()) if s == "waiting"]
         total = sum(FAULT_WEIGHTS.values())
         if waiting and rng.random() < APPROVAL_WEIGHT / (APPROVAL_WEIGHT + total):
-            name = "approve" if rng.random() < 0.75 else "reject"
-            act(Action(name, task=rng.choice(waiting)))
+            verdict = Approve if rng.random() < 0.75 else Reject
+            act(verdict(rng.choice(waiting)))
             continue
         fault = _pick_fault(rng, sim, ttl)
         if fault is not None:
@@ -347,15 +361,15 @@ def generate(params: ChaosParams, seed: int) -> tuple[Schedule, RunResult]:
     for wid in sorted(sim.workers):
         f = sim.workers[wid].faults
         if f.dead:
-            act(Action("restart", worker=wid))
+            act(Restart(wid))
             f = sim.workers[wid].faults
         elif f.heartbeat_frozen or f.stalled or f.partitioned or f.slow_factor != 1.0:
-            act(Action("resume", worker=wid))
+            act(Resume(wid))
         if f.skew_ms:
-            act(Action("skew", worker=wid, by_ms=0))
+            act(Skew(wid, by_ms=0))
     for task, status in sorted(_statuses(sim).items()):
         if status == "waiting" and rng.random() < 0.5:
-            act(Action("approve", task=task))
+            act(Approve(task))
 
     # The quiet period, in ttl-long spans, until every task is terminal or the bound passes.
     last_fault = sim.now_ms
@@ -368,7 +382,7 @@ def generate(params: ChaosParams, seed: int) -> tuple[Schedule, RunResult]:
             break
         if sim.now_ms >= deadline:
             break
-        sim.apply(Action("advance", by_ms=min(ttl, deadline - sim.now_ms)))
+        sim.apply(Advance(min(ttl, deadline - sim.now_ms)))
         statuses = _statuses(sim)
     schedule = Schedule(settings, tuple(timed), sim.now_ms)
     counts = Counter(statuses.values())
@@ -408,14 +422,14 @@ def replay(schedule: Schedule, failure: Failure) -> Replay:
         now = 0
         for at, action in schedule.timed:
             if at > now:
-                sim.apply(Action("advance", by_ms=at - now))
+                sim.apply(Advance(at - now))
                 now = at
             if failure.violation is not None and sim.checker.violations[failure.violation]:
                 break
             if sim.apply(action).ok:
                 kept.append((at, action))
         if schedule.end_ms > now:
-            sim.apply(Action("advance", by_ms=schedule.end_ms - now))
+            sim.apply(Advance(schedule.end_ms - now))
         if failure.violation is not None:
             found = [v.at for v in sim.checker.found if v.name == failure.violation]
             return Replay(bool(found), min(found) if found else None, tuple(kept))

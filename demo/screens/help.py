@@ -253,7 +253,7 @@ def hint_text(lang: str) -> str:
 
 
 def keys_text(lang: str) -> Text:
-    from demo.screens.main import CONTROL_KEYS  # the table the main screen binds
+    from demo.controls import CONTROL_KEYS  # the table the main screen binds
 
     text = Text()
     for keys, en, zh_text in CONTROL_KEYS:

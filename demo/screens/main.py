@@ -15,7 +15,7 @@ import os
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar
 
 from rich.cells import cell_len
 from textual.app import ComposeResult
@@ -32,8 +32,10 @@ from core.scenarios import glossary
 from core.scenarios.session import Session
 from core.sim.live import LivePacer
 from core.sim.snapshot import Snapshot, SnapshotPart
-from core.sim.spec import Action
+from core.sim.spec import WORKER_ACTIONS, Action, AddWorker, Advance, Approve, Enqueue, Reject
 from core.sim.timeline import Timeline
+from demo.controls import CONTROLS
+from demo.host import Host, host
 from demo.i18n import act_words, reason_word, tr
 from demo.screens.confirm import ConfirmScreen
 from demo.widgets.keybar import Hint, KeyBar
@@ -50,71 +52,9 @@ from demo.widgets.task_table import TaskTable
 from demo.widgets.timeline_view import OwnershipTimeline
 from demo.widgets.worker_pane import PaneState, WorkerGrid, WorkerPane
 
-if TYPE_CHECKING:
-    from demo.app import BorrowedKeysApp
-
 REFRESH_S = 0.1  # the fixed refresh interval (10 Hz)
 SANDBOX_STEP_MS = 5_000  # "next" in a live run lets this much virtual time pass
 AUTOPLAY_S = 3.0  # seconds between steps of an auto-playing script at x1
-
-# (binding id, keys, action, word key, tooltip key, shown in the footer)
-CONTROLS: tuple[tuple[str, str, str, str, str, bool], ...] = (
-    ("play_pause", "space", "play_pause", "play_pause", "tip_play", True),
-    ("next", "n,right", "next_step", "next", "tip_next", True),
-    ("previous", "p,left", "previous_step", "previous", "tip_previous", True),
-    ("restart", "r", "restart", "restart", "tip_restart", True),
-    ("slower", "minus", "slower", "slower", "tip_speed", True),
-    ("faster", "plus,equals_sign", "faster", "faster", "tip_speed", True),
-    ("language", "l", "language", "language", "tip_lang", True),
-    ("mode", "m", "next_mode", "mode_next", "tip_mode", True),
-    ("approve", "a", "approve", "approve", "tip_approve", True),
-    ("reject", "x", "reject", "reject", "tip_reject", True),
-    ("enqueue", "e", "enqueue", "enqueue", "tip_enqueue", True),
-    ("help", "question_mark", "help", "help", "tip_help", True),
-    ("save", "s", "save", "save", "tip_save", True),
-    ("quit", "q", "quit", "quit", "tip_quit", True),
-    ("remote.next", "pagedown", "next_step", "next", "tip_next", False),
-    ("remote.previous", "pageup", "previous_step", "previous", "tip_previous", False),
-    ("remote.pause", "full_stop", "pause", "pause", "tip_pause", False),
-    # 1-6 open the panels, so a walkthrough can show the Rejected tab without a mouse.
-    ("tab.ledger", "1", "show_tab('tab-ledger')", "ledger", "tip_tab", False),
-    ("tab.checkpoints", "2", "show_tab('tab-checkpoints')", "checkpoints", "tip_tab", False),
-    ("tab.rejected", "3", "show_tab('tab-rejected')", "rejected", "tip_tab", False),
-    ("tab.effects", "4", "show_tab('tab-effects')", "effects", "tip_tab", False),
-    ("tab.events", "5", "show_tab('tab-events')", "event_log", "tip_tab", False),
-    ("tab.timeline", "6", "show_tab('tab-timeline')", "timeline", "tip_tab", False),
-    ("workers", "0", "show_workers", "workers", "tip_workers", False),
-    ("filter", "f", "filter_rejected", "filter", "tip_filter", False),
-)
-
-# For the help page's keys table: (keys as typed, en, zh)
-CONTROL_KEYS: tuple[tuple[str, str, str], ...] = (
-    ("space", "play / pause", "播放 / 暂停"),
-    ("n  →  PgDn", "next step", "下一步"),
-    ("p  ←  PgUp", "previous step (replays from the start)", "上一步（从头重放）"),
-    ("r", "restart", "重来"),
-    ("-  +", "slower / faster", "慢一点 / 快一点"),
-    ("l", "language: English / 中文", "语言：English / 中文"),
-    ("m", "mode: a mistake, then its correct twin", "模式：错误做法与它正确的孪生版本互换"),
-    ("a  x", "approve / reject the selected waiting task", "批准 / 驳回选中的待批任务"),
-    ("f", "Rejected panel: show one reason, the next, all", "拒收面板：只看一种原因，下一种，全部"),
-    ("e", "enqueue a task", "任务入队"),
-    (
-        "s",
-        "save transcript, screenshot, scenario (borrowed-keys-out/)",
-        "保存登记簿、截图、场景（borrowed-keys-out/）",
-    ),
-    (".", "pause (presentation remote)", "暂停（演示遥控器）"),
-    (
-        "1 … 6",
-        "panels: " + ", ".join(en.lower() for en, _zh in glossary.PANELS.values()),
-        "面板：" + "、".join(zh for _en, zh in glossary.PANELS.values()),
-    ),
-    ("0", "back to the worker panes", "回到工作者面板"),
-    ("ctrl+p", "every act by name: faults on each worker, modes, tasks", "按名字找每个动作"),
-    ("?", "help", "帮助"),
-    ("q", "quit", "退出"),
-)
 
 TABS = (
     ("tab-ledger", "ledger"),
@@ -249,12 +189,8 @@ class MainScreen(Screen[None]):
         self._rejected_now = -1
 
     @property
-    def bk_app(self) -> "BorrowedKeysApp":
-        from demo.app import BorrowedKeysApp
-
-        app = self.app
-        assert isinstance(app, BorrowedKeysApp)
-        return app
+    def bk_app(self) -> Host:
+        return host(self.app)
 
     @property
     def lang(self) -> str:
@@ -541,7 +477,7 @@ class MainScreen(Screen[None]):
         return result.ok
 
     def on_worker_pane_fault_requested(self, message: WorkerPane.FaultRequested) -> None:
-        self.act(Action(message.action, worker=message.worker_id))
+        self.act(WORKER_ACTIONS[message.action](message.worker_id))
 
     def action_play_pause(self) -> None:
         self._autoplay_wall = time.monotonic()
@@ -586,6 +522,13 @@ class MainScreen(Screen[None]):
             self.session.next_step()
         self.changed()
 
+    def action_reveal(self) -> None:
+        """Interview mode: the step waits on its question until the presenter reveals it."""
+        self._message = None
+        if self.session.reveal() is None:
+            self.notify(tr("nothing_to_reveal", self.lang), timeout=3)
+        self.changed()
+
     def action_previous_step(self) -> None:
         if self.session.forked:  # back to the fork point: the whole recording goes
             self._discard_then(tr("previous", self.lang), self._previous_step)
@@ -627,7 +570,7 @@ class MainScreen(Screen[None]):
         if self.session.live:
             self.session.tick(ms)
         else:
-            self.act(Action("advance", by_ms=ms))
+            self.act(Advance(ms))
         self.changed()
 
     def action_slower(self) -> None:
@@ -673,18 +616,18 @@ class MainScreen(Screen[None]):
     def action_approve(self, task: str | None = None) -> None:
         task = task or self._waiting_task("approve")
         if task is not None:
-            self.act(Action("approve", task=task))
+            self.act(Approve(task))
 
     def action_reject(self, task: str | None = None) -> None:
         task = task or self._waiting_task("reject")
         if task is not None:
-            self.act(Action("reject", task=task))
+            self.act(Reject(task))
 
     def action_enqueue(self, kind: str = "ledger") -> None:
-        self.act(Action("enqueue", task=self.session.new_task_id(), kind=kind))
+        self.act(Enqueue(self.session.new_task_id(), kind=kind))
 
     def action_add_worker(self) -> None:
-        self.act(Action("add_worker", worker=self.session.new_worker_id()))
+        self.act(AddWorker(self.session.new_worker_id()))
 
     def action_help(self) -> None:
         from demo.screens.help import HelpScreen

@@ -1,7 +1,7 @@
 """The scenario picker: the bundled scenarios (title and summary in the chosen language)
 plus the sandbox."""
 
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -11,11 +11,9 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from core.scenarios.format import Scenario, ScenarioError, parse_scenario
+from demo.host import Host, host
 from demo.i18n import tr
 from demo.widgets.keybar import Hint, KeyBar
-
-if TYPE_CHECKING:
-    from demo.app import BorrowedKeysApp
 
 SANDBOX_ID = "sandbox"
 
@@ -53,12 +51,8 @@ class PickerScreen(Screen[None]):
         self.scenarios = bundled_scenarios()
 
     @property
-    def bk_app(self) -> "BorrowedKeysApp":
-        from demo.app import BorrowedKeysApp
-
-        app = self.app
-        assert isinstance(app, BorrowedKeysApp)
-        return app
+    def bk_app(self) -> Host:
+        return host(self.app)
 
     def compose(self) -> ComposeResult:
         yield Static("", id="picker-title")

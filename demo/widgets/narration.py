@@ -3,6 +3,7 @@
 from rich.text import Text
 from textual.widgets import Static
 
+from core.scenarios.format import Question
 from core.scenarios.session import Session, StepOutcome
 from core.sim.simulation import ActionResult
 from demo.i18n import mode_word, operation_word, reason_word, tr
@@ -69,7 +70,10 @@ def narration_text(session: Session, lang: str, message: str | None = None) -> T
         if notice:
             text.append(notice, style="bold yellow")
             text.append("\n")
-        if k == 0 and session.forked:
+        asked = session.question
+        if asked is not None:
+            _question(text, asked, lang, revealed=False)
+        elif k == 0 and session.forked:
             pass  # the script was dropped before its first step: nothing of it to narrate
         elif k == 0:
             text.append(tr("before_start", lang), style="italic")
@@ -86,6 +90,9 @@ def narration_text(session: Session, lang: str, message: str | None = None) -> T
             elif outcome.result is not None and outcome.result.ignored:
                 text.append("\n")
                 text.append(tr("ignored", lang, msg=outcome.result.message), style="yellow")
+            if outcome.step.question is not None:
+                text.append("\n")
+                _question(text, outcome.step.question, lang, revealed=True)
             for check in outcome.checks:
                 text.append("\n")
                 if check.ok:
@@ -102,6 +109,25 @@ def narration_text(session: Session, lang: str, message: str | None = None) -> T
         text.append("\n")
         text.append(message, style="red")
     return text
+
+
+def _question(text: Text, question: Question, lang: str, *, revealed: bool) -> None:
+    """Interview mode: the question and its choices; once revealed, the answer and why."""
+    text.append(f"{tr('question', lang)}: {question.text(lang)}", style="bold cyan")
+    if not revealed:  # on the question's own line: the narration box may be short
+        text.append(f"  {tr('question_hint', lang)}", style="dim")
+    choices = question.choices_in(lang)
+    for n, choice in enumerate(choices, start=1):
+        right = revealed and n == question.answer
+        text.append(f"\n  {n}. {choice}", style="bold green" if right else "cyan")
+        if right:
+            text.append(" ✓", style="bold green")
+    if not revealed:
+        return
+    why = question.why_in(lang)
+    if why:
+        text.append(f"\n{tr('answer', lang)}: ", style="bold green")
+        text.append(why)
 
 
 class NarrationPanel(Static):
