@@ -73,13 +73,19 @@ def _ids(n: int, prefix: str = "task") -> list[str]:
 
 
 class RawClient:
-    """The core's statements and event rows, by hand on a plain psycopg connection."""
+    """The core's statements and event rows, by hand on a plain psycopg connection.
+
+    Like the core with a database clock, each transaction first reads the server's time.
+    """
 
     def __init__(self, url: str) -> None:
         target = backend.Target.parse(url)
         backend.Session.open(target).close()  # the same tables, indexes and sequence
         self.conn = backend.connect(target)
         self.sql = Statements(backend.dialect(), Policy())
+
+    def clock(self) -> int:
+        return int(self.sql.now.run(self.conn)[0][0])
 
     def txn(self, fn: Any) -> Any:
         self.conn.execute("BEGIN")
@@ -104,7 +110,7 @@ class RawClient:
 
     def enqueue(self, task_id: str) -> None:
         def body() -> None:
-            at = _now()
+            at = self.clock()
             params = {"task_id": task_id, "kind": "ledger", "max_attempts": 5}
             params.update(input_payload="null", now=at)
             assert self.sql.enqueue.run(self.conn, params)
@@ -116,7 +122,7 @@ class RawClient:
         sql, conn = self.sql, self.conn
 
         def claim() -> Any:
-            at = _now()
+            at = self.clock()
             params = {"worker_id": "raw", "now": at, "judge_now": at}
             params.update(ttl=TTL, deadline=DEADLINE)
             row = sql.claim_any.run(conn, params)[0]
@@ -128,7 +134,7 @@ class RawClient:
         gate.update(fence_token=row[5], ttl=TTL, deadline=DEADLINE)
 
         def beat() -> None:
-            at = _now()
+            at = self.clock()
             renewed = sql.heartbeat.run(conn, {**gate, "now": at})
             self.event(at, "renewed", renewed[0], "raw", expires_at=renewed[0][6])
 
@@ -136,16 +142,12 @@ class RawClient:
             self.txn(beat)
 
         def complete() -> None:
-            at = _now()
+            at = self.clock()
             done = sql.complete.run(conn, {**gate, "now": at, "result": "null"})
             assert done
             self.event(at, "completed", done[0], "raw")
 
         self.txn(complete)
-
-
-def _now() -> int:
-    return time.time_ns() // 1_000_000
 
 
 async def _core_cycle(store: LeaseStore) -> None:

@@ -56,13 +56,15 @@ def holders(url: str) -> dict[str, str]:
 
 
 def terminate_one_in_a_transaction(url: str, spared: set[int]) -> int | None:
-    """End the server process of a worker that is inside a write transaction right now."""
+    """End the server process of one of this fleet's workers (named by its URL's
+    application_name; other tests share the server) inside a write transaction right now."""
+    name = psycopg.conninfo.conninfo_to_dict(backend.Target.parse(url).conninfo)["application_name"]
     with _admin(url) as conn:
         row = conn.execute(
-            "SELECT pid FROM pg_stat_activity WHERE application_name = 'borrowed-keys' "
+            "SELECT pid FROM pg_stat_activity WHERE application_name = %s "
             "AND backend_xid IS NOT NULL AND pid <> pg_backend_pid() "
             "AND NOT (pid = ANY(%s)) LIMIT 1",
-            (list(spared),),
+            (name, list(spared)),
         ).fetchone()
         if row is None:
             return None
@@ -72,7 +74,8 @@ def terminate_one_in_a_transaction(url: str, spared: set[int]) -> int | None:
 
 @pytest.fixture
 def pg_fleet(postgres_url: str, tmp_path: Path) -> Iterator[Fleet]:
-    url = with_schema(postgres_url)
+    # The fleet's connections carry a name of their own: the test ends only theirs.
+    url = with_schema(postgres_url) + f"&application_name=bk-fleet-{os.getpid()}"
     logs = tmp_path / "logs"
     logs.mkdir()
     seed_db(url)  # type: ignore[arg-type]

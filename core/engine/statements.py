@@ -30,6 +30,7 @@ from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.sql import ClauseElement
 from sqlalchemy.sql.functions import FunctionElement
 
+from core.engine.backends import POSTGRESQL_CLOCK_MS
 from core.engine.models import (
     FENCE_COUNTER,
     AgentTask,
@@ -195,9 +196,7 @@ def _db_now_ms_sqlite(_element: db_now_ms, _compiler: Any, **_kw: Any) -> str:
 
 @compiles(db_now_ms, "postgresql")
 def _db_now_ms_postgresql(_element: db_now_ms, _compiler: Any, **_kw: Any) -> str:
-    # clock_timestamp(), not now(): now() is the start of the transaction, and a statement
-    # that waited for a row lock must be judged at the time it runs.
-    return "CAST(ROUND(EXTRACT(EPOCH FROM clock_timestamp()) * 1000) AS BIGINT)"
+    return POSTGRESQL_CLOCK_MS
 
 
 _COMPILED: dict[tuple[str, str, Policy], "Statements"] = {}

@@ -261,6 +261,11 @@ class LeaseStore:
     def _now(self, conn: Any) -> int:
         """The time that judges this transaction: the database's, or the injected clock's."""
         if self._db_clock:
+            # The PostgreSQL driver reads the server's clock as the transaction begins, in
+            # the same round trip as BEGIN (nothing has run in it yet); SQLite's is read here.
+            began: int | None = getattr(conn, "db_now_ms", None)
+            if began is not None:
+                return began
             return int(self.sql.now.run(conn)[0][0])
         return self.clock.now_ms()
 

@@ -37,6 +37,7 @@ from sqlalchemy.engine import Dialect
 from sqlalchemy.schema import CreateIndex, CreateTable
 
 from core.engine import models
+from core.engine.backends import POSTGRESQL_CLOCK_MS
 from core.engine.errors import SchemaVersionError, StoreError
 
 T = TypeVar("T")
@@ -116,13 +117,16 @@ def _one_line(exc: BaseException) -> str:
 
 
 def _open(target: Target) -> DBConnection:
+    # Defaults the URL may override (`?application_name=...` names a fleet in
+    # pg_stat_activity; `?connect_timeout=...`).
+    given = psycopg.conninfo.conninfo_to_dict(target.conninfo)
+    defaults: dict[str, Any] = {
+        "application_name": "borrowed-keys",
+        "connect_timeout": CONNECT_TIMEOUT_S,
+    }
+    options: dict[str, Any] = {k: v for k, v in defaults.items() if k not in given}
     try:
-        conn = psycopg.connect(
-            target.conninfo,
-            autocommit=True,
-            connect_timeout=CONNECT_TIMEOUT_S,
-            application_name="borrowed-keys",
-        )
+        conn = psycopg.connect(target.conninfo, autocommit=True, **options)
     except psycopg.Error as exc:
         raise StoreError(f"{target.shown}: cannot connect: {_one_line(exc)}") from None
     return conn
@@ -253,6 +257,37 @@ def _transaction(conn: DBConnection, fn: Callable[[DBConnection], T]) -> T:
 # -- running transactions -----------------------------------------------------------------
 
 
+class TxnConnection:
+    """The connection a transaction runs on, with the server's clock as it began.
+
+    Reading the clock in the round trip that sends BEGIN saves one round trip per
+    transaction; a store on the database's clock uses `db_now_ms` instead of asking again.
+    """
+
+    __slots__ = ("conn", "db_now_ms")
+
+    def __init__(self, conn: DBConnection, db_now_ms: int) -> None:
+        self.conn = conn
+        self.db_now_ms = db_now_ms
+
+    def execute(self, query: Any, params: Any = None) -> psycopg.Cursor[Any]:
+        return self.conn.execute(query, params)
+
+    @property
+    def info(self) -> Any:
+        return self.conn.info
+
+
+def _begin(conn: DBConnection, begin: str, *, with_xid: bool) -> tuple[str | None, int]:
+    """Send BEGIN; read the server's clock (and the transaction's id) in the same trip."""
+    xid = "pg_current_xact_id()::text" if with_xid else "NULL"
+    cursor = conn.execute(f"{begin}; SELECT {xid}, {POSTGRESQL_CLOCK_MS}")
+    cursor.nextset()
+    row = cursor.fetchone()
+    assert row is not None
+    return (None if row[0] is None else str(row[0])), int(row[1])
+
+
 def _retryable(exc: psycopg.Error) -> bool:
     """Errors after which the transaction did not happen and may simply run again."""
     return isinstance(exc, (pg_errors.SerializationFailure, pg_errors.DeadlockDetected))
@@ -306,7 +341,7 @@ class Session:
                 f"{_one_line(exc)}"
             ) from None
 
-    def write(self, fn: Callable[[DBConnection], T]) -> T:
+    def write(self, fn: Callable[[TxnConnection], T]) -> T:
         """Run fn as one transaction: collisions and lost connections are run again."""
         delay = 0.002
         for attempt in range(RETRIES + 1):
@@ -315,11 +350,8 @@ class Session:
             try:
                 # One round trip begins the transaction and names it, so that a connection
                 # lost during COMMIT can still learn whether the commit happened.
-                cursor = conn.execute("BEGIN; SELECT pg_current_xact_id()::text")
-                cursor.nextset()
-                row = cursor.fetchone()
-                xid = None if row is None else str(row[0])
-                result = fn(conn)
+                xid, at = _begin(conn, "BEGIN", with_xid=True)
+                result = fn(TxnConnection(conn, at))
             except psycopg.Error as exc:
                 if conn.broken:
                     self._lost("inside a transaction", exc, attempt)
@@ -378,14 +410,16 @@ class Session:
                 )
             time.sleep(0.01)
 
-    def read(self, fn: Callable[[DBConnection], T]) -> T:
+    def read(self, fn: Callable[[TxnConnection], T]) -> T:
         """Run fn in one read-only snapshot, so several SELECTs see one state."""
         for attempt in range(RETRIES + 1):
             conn = self._connection()
             try:
-                conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+                _xid, at = _begin(
+                    conn, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", with_xid=False
+                )
                 try:
-                    return fn(conn)
+                    return fn(TxnConnection(conn, at))
                 finally:
                     if not conn.broken:
                         conn.execute("COMMIT")
