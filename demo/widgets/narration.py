@@ -116,7 +116,7 @@ def _answer(text: Text, question: Question, lang: str, *, said: bool) -> None:
     screen): the right choice, and why only when the step's own narration does not explain."""
     text.append(f"{tr('answer', lang)}: ", style="bold green")
     choices = question.choices_in(lang)
-    if choices:
+    if choices and question.answer is not None:
         text.append(f"{question.answer}. {choices[question.answer - 1]}", style="bold green")
     why = question.why_in(lang)
     if why and not (said and choices):
