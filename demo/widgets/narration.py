@@ -3,6 +3,7 @@
 from rich.text import Text
 from textual.widgets import Static
 
+from core.scenarios import glossary
 from core.scenarios.format import Question
 from core.scenarios.session import Session, StepOutcome
 from core.sim.simulation import ActionResult
@@ -23,7 +24,8 @@ def refusal_text(result: ActionResult, lang: str) -> str:
     return tr(
         "refusal",
         lang,
-        worker=r.worker_id or "",
+        # the story's people by their names in the chosen language (阿澄, not acheng)
+        worker=(glossary.person_name(r.worker_id, lang) or r.worker_id) if r.worker_id else "",
         op=operation_word(r.operation, lang),
         task=r.task_id or "",
         reason=reason_word(r.reason, lang),
