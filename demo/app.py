@@ -17,9 +17,10 @@ from textual.reactive import reactive
 from textual.screen import Screen
 
 from core.engine.config import Mode
+from core.engine.vocabulary import TaskStatus
 from core.scenarios.format import Scenario, ScenarioError
 from core.scenarios.session import Session
-from core.sim.spec import TASK_KINDS, Action
+from core.sim.spec import TASK_KINDS, Action, WorkerState
 from demo.i18n import LANGS, WORDS, mode_description, reason_word, tr, worker_name
 from demo.screens.main import CONTROLS, TABS, MainScreen
 from demo.screens.picker import PickerScreen
@@ -153,7 +154,7 @@ def main_screen_commands(screen: MainScreen, lang: str) -> Iterator[SystemComman
                 continue
             if fault == "partition" and w.partitioned:
                 continue
-            if (fault == "restart") != (w.state == "dead"):
+            if (fault == "restart") != (w.state == WorkerState.DEAD):
                 continue
             yield SystemCommand(
                 f"{tr(FAULT_WORDS.get(fault, fault), lang)}: {name}",
@@ -173,7 +174,7 @@ def main_screen_commands(screen: MainScreen, lang: str) -> Iterator[SystemComman
             lambda k=kind: screen.action_enqueue(k),
         )
     for t in snap.tasks:
-        if t.row.status != "waiting":
+        if t.row.status != TaskStatus.WAITING:
             continue
         waits = tr("palette_waiting", lang, task=t.task_id)
         yield SystemCommand(

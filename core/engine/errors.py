@@ -52,13 +52,19 @@ class TaskStateError(BorrowedKeysError):
 
 
 class RejectReason(enum.StrEnum):
-    """Why an operation of a lease holder was refused."""
+    """Why an operation was refused or a task given up: the `reason` of a register line.
+
+    The first five are the lease gate's and the ledger's answers to a holder (a
+    `LeaseRejected` carries one); the rest are the register's other refusals."""
 
     SUPERSEDED = "superseded"  # a newer lease_token exists: someone re-claimed the task
     EXPIRED = "expired"  # time is up by the store clock, nobody has re-claimed yet
     NOT_RUNNING = "not_running"  # the task is done, dead, waiting or queued again
     FENCED = "fenced"  # a write whose fence token is behind the task's newest or the page's
     PARTITIONED = "partitioned"  # the call never reached the store
+    NOT_WAITING = "not_waiting"  # an approval or rejection for a task that is not parked
+    ATTEMPTS_EXHAUSTED = "attempts_exhausted"  # a claim found no attempt left: dead letter
+    RENEW_DEADLINE_PASSED = "renew_deadline_passed"  # a holder fenced itself in time
 
 
 class LeaseRejected(BorrowedKeysError):

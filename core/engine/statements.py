@@ -30,6 +30,7 @@ from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.sql import ClauseElement
 from sqlalchemy.sql.functions import FunctionElement
 
+from core.engine.errors import RejectReason
 from core.engine.models import (
     FENCE_COUNTER,
     AgentTask,
@@ -39,6 +40,7 @@ from core.engine.models import (
     FenceCounter,
     LedgerEntry,
 )
+from core.engine.vocabulary import TaskStatus
 
 tasks = AgentTask.__table__  # type: ignore[attr-defined]
 checkpoints = Checkpoint.__table__  # type: ignore[attr-defined]
@@ -235,7 +237,7 @@ class Statements:
             t.c.lease_token == bindparam("lease_token"),
             # The fence token too: a lease object is only honoured whole, as it was issued.
             t.c.fence_token == bindparam("fence_token"),
-            t.c.status == "running",
+            t.c.status == TaskStatus.RUNNING,
             live,
         )
         returning = [t.c[name] for name in LEASE_RETURNING]
@@ -254,14 +256,14 @@ class Statements:
         judge_now = bindparam("judge_now", type_=BigInteger)
         expired_pick = (
             select(t.c.task_id)
-            .where(t.c.status == "running", t.c.lease_expires_at < judge_now)
+            .where(t.c.status == TaskStatus.RUNNING, t.c.lease_expires_at < judge_now)
             .order_by(t.c.lease_expires_at, t.c.task_id)
             .limit(1)
         )
         # First in, first out: the task queued first, by its place in the queue.
         queued_pick = (
             select(t.c.task_id)
-            .where(t.c.status == "queued")
+            .where(t.c.status == TaskStatus.QUEUED)
             .order_by(t.c.queue_seq, t.c.task_id)
             .limit(1)
         )
@@ -277,7 +279,7 @@ class Statements:
         next_in_queue = (
             func.coalesce(
                 select(t.c.queue_seq)
-                .where(t.c.status == "queued")
+                .where(t.c.status == TaskStatus.QUEUED)
                 .order_by(t.c.queue_seq.desc())
                 .limit(1)
                 .scalar_subquery(),
@@ -304,12 +306,12 @@ class Statements:
             else queued_pick.scalar_subquery()
         )
         expired_named = (
-            and_(t.c.status == "running", t.c.lease_expires_at < judge_now)
+            and_(t.c.status == TaskStatus.RUNNING, t.c.lease_expires_at < judge_now)
             if policy.guards
             else t.c.lease_expires_at < judge_now
         )
         claimable_named = or_(
-            t.c.status == "queued",
+            t.c.status == TaskStatus.QUEUED,
             expired_named if policy.expiry else false(),
         )
         has_attempts = t.c.attempt < t.c.max_attempts
@@ -337,11 +339,14 @@ class Statements:
         # Without expiry (mistake one) a claim writes `running` and an owner, nothing more:
         # no expiry, no renew deadline, no new lease or fence token (below).
         claim_values: dict[str, Any] = {
-            "status": case((has_attempts, "running"), else_="dead"),
+            # A CASE branch has no column to take its type from: plain strings (.value).
+            "status": case((has_attempts, TaskStatus.RUNNING.value), else_=TaskStatus.DEAD.value),
             "owner_id": case((has_attempts, bindparam("worker_id")), else_=null()),
             "attempt": case((has_attempts, t.c.attempt + 1), else_=t.c.attempt),
             "last_heartbeat_at": case((has_attempts, now), else_=t.c.last_heartbeat_at),
-            "error_code": case((has_attempts, t.c.error_code), else_="attempts_exhausted"),
+            "error_code": case(
+                (has_attempts, t.c.error_code), else_=RejectReason.ATTEMPTS_EXHAUSTED.value
+            ),
             "updated_at": now,
         }
         if policy.expiry:
@@ -371,7 +376,7 @@ class Statements:
             update(t).where(renew_gate).values(renewal).returning(*returning),
             dialect,
         )
-        finish: dict[str, Any] = {"status": "done", "result": bindparam("result")}
+        finish: dict[str, Any] = {"status": TaskStatus.DONE, "result": bindparam("result")}
         finish["updated_at"] = now
         if policy.guards:
             # A finished task holds no lease: nothing is left to expire and be claimed.
@@ -385,7 +390,7 @@ class Statements:
             update(t)
             .where(gate)
             .values(
-                status=case((retry_left, "queued"), else_="dead"),
+                status=case((retry_left, TaskStatus.QUEUED.value), else_=TaskStatus.DEAD.value),
                 queue_seq=case((retry_left, next_in_queue), else_=t.c.queue_seq),
                 owner_id=null(),
                 error_code=bindparam("error_code"),
@@ -400,7 +405,7 @@ class Statements:
             update(t)
             .where(gate)
             .values(
-                status="waiting",
+                status=TaskStatus.WAITING,
                 owner_id=null(),
                 lease_expires_at=null(),
                 renew_deadline=null(),
@@ -418,11 +423,11 @@ class Statements:
         )
         self.approve = _sql(
             update(t)
-            .where(t.c.task_id == bindparam("task_id"), t.c.status == "waiting")
+            .where(t.c.task_id == bindparam("task_id"), t.c.status == TaskStatus.WAITING)
             # Parking was a planned hand-off, not a failure: the claim that resumes after
             # approval must not be the one that dead-letters the task.
             .values(
-                status="queued",
+                status=TaskStatus.QUEUED,
                 queue_seq=next_in_queue,
                 approved_at=now,
                 updated_at=now,
@@ -433,8 +438,8 @@ class Statements:
         )
         self.reject = _sql(
             update(t)
-            .where(t.c.task_id == bindparam("task_id"), t.c.status == "waiting")
-            .values(status="dead", error_code="rejected_by_human", updated_at=now)
+            .where(t.c.task_id == bindparam("task_id"), t.c.status == TaskStatus.WAITING)
+            .values(status=TaskStatus.DEAD, error_code="rejected_by_human", updated_at=now)
             .returning(*returning),
             dialect,
         )
@@ -451,7 +456,7 @@ class Statements:
         self.task_all = _sql(select(*task_cols).order_by(t.c.task_id), dialect)
         self.next_expiry = _sql(
             select(func.min(t.c.lease_expires_at)).where(
-                t.c.status == "running", t.c.lease_expires_at >= now
+                t.c.status == TaskStatus.RUNNING, t.c.lease_expires_at >= now
             ),
             dialect,
         )
@@ -459,7 +464,7 @@ class Statements:
             select(
                 t.c.task_id, t.c.owner_id, t.c.lease_token, t.c.fence_token, t.c.lease_expires_at
             )
-            .where(t.c.status == "running", t.c.lease_expires_at < now)
+            .where(t.c.status == TaskStatus.RUNNING, t.c.lease_expires_at < now)
             .order_by(t.c.lease_expires_at, t.c.task_id),
             dialect,
         )
@@ -472,7 +477,7 @@ class Statements:
             .values(
                 task_id=bindparam("task_id"),
                 kind=bindparam("kind"),
-                status="queued",
+                status=TaskStatus.QUEUED,
                 attempt=0,
                 max_attempts=bindparam("max_attempts"),
                 lease_token=0,

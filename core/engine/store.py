@@ -38,6 +38,7 @@ from core.engine.records import (
     dump_json,
 )
 from core.engine.statements import Policy, Stmt, statements_for
+from core.engine.vocabulary import EventKind, TaskStatus
 
 EventListener = Callable[[EventRow], None]
 
@@ -108,7 +109,7 @@ class _Txn:
         rows = stmt.run(self.conn, params)
         return tuple(rows[0]) if rows else None
 
-    def lease_event(self, event: str, lease: Lease, **detail: Any) -> EventRow:
+    def lease_event(self, event: EventKind, lease: Lease, **detail: Any) -> EventRow:
         """An event about one lease: its task, holder and both tokens."""
         return self.event(
             event,
@@ -121,7 +122,8 @@ class _Txn:
 
     def event(
         self,
-        event: str,
+        kind: EventKind,
+        /,
         *,
         task_id: str | None = None,
         worker_id: str | None = None,
@@ -131,6 +133,10 @@ class _Txn:
         **detail: Any,
     ) -> EventRow:
         clean = {k: v for k, v in detail.items() if v is not None}
+        # Plain strings in the row, as a row read back from the database has them.
+        event = str(kind)
+        if reason is not None:
+            reason = str(reason)
         params = {
             "at": self.now,
             "event": event,
@@ -304,7 +310,7 @@ class LeaseStore:
                 f"was never issued for {lease.task_id} (its current lease is {cur_lease}, "
                 f"fence {cur_fence}, held by {owner})"
             )
-        if status != "running":
+        if status != TaskStatus.RUNNING:
             return RejectReason.NOT_RUNNING
         return RejectReason.EXPIRED
 
@@ -313,7 +319,7 @@ class LeaseStore:
         txn: _Txn,
         lease: Lease,
         operation: str,
-        event: str,
+        event: EventKind,
         *,
         key: str | None = None,
         current: tuple[Any, ...] | None = None,
@@ -336,7 +342,7 @@ class LeaseStore:
             worker_id=lease.owner_id,
             lease_token=lease.lease_token,
             fence_token=lease.fence_token,
-            reason=reason.value,
+            reason=reason,
             operation=operation,
             key=key,
             current_lease_token=cur_lease,
@@ -399,7 +405,7 @@ class LeaseStore:
             )
             if not added:
                 raise DuplicateTask(task_id)
-            txn.event("enqueued", task_id=task_id, kind=kind, max_attempts=max_attempts)
+            txn.event(EventKind.ENQUEUED, task_id=task_id, kind=kind, max_attempts=max_attempts)
 
         await self._write(body)
 
@@ -433,13 +439,13 @@ class LeaseStore:
                     if task_id is not None and txn.one(self.sql.task_state, params) is None:
                         raise UnknownTask(task_id)
                     return None
-                if row[1] == "dead":
+                if row[1] == TaskStatus.DEAD:
                     txn.event(
-                        "dead_lettered",
+                        EventKind.DEAD_LETTERED,
                         task_id=row[0],
                         lease_token=row[4],
                         fence_token=row[5],
-                        reason="attempts_exhausted",
+                        reason=RejectReason.ATTEMPTS_EXHAUSTED,
                         attempts=row[3],
                     )
                     if task_id is not None:
@@ -449,7 +455,7 @@ class LeaseStore:
                 if self.sql.fence_issued is not None:
                     self.sql.fence_issued.run(txn.conn, {"fence_token": lease.fence_token})
                 txn.event(
-                    "claimed",
+                    EventKind.CLAIMED,
                     task_id=lease.task_id,
                     worker_id=worker_id,
                     lease_token=lease.lease_token,
@@ -469,10 +475,10 @@ class LeaseStore:
         def body(txn: _Txn) -> Lease:
             row = txn.one(self.sql.heartbeat, self._gate_params(lease, txn.now))
             if row is None:
-                raise self._reject(txn, lease, "heartbeat", "renew_rejected")
+                raise self._reject(txn, lease, "heartbeat", EventKind.RENEW_REJECTED)
             renewed = _lease(row)
             txn.lease_event(
-                "renewed",
+                EventKind.RENEWED,
                 lease,
                 expires_at=renewed.expires_at,
             )
@@ -492,7 +498,7 @@ class LeaseStore:
             params["checkpoint_uri"] = f"checkpoint://{lease.task_id}/{seq}"
             row = txn.one(self.sql.checkpoint_gate, params)
             if row is None:
-                raise self._reject(txn, lease, "checkpoint", "checkpoint_rejected")
+                raise self._reject(txn, lease, "checkpoint", EventKind.CHECKPOINT_REJECTED)
             self.sql.checkpoint_insert.run(
                 txn.conn,
                 {
@@ -505,7 +511,7 @@ class LeaseStore:
                 },
             )
             txn.lease_event(
-                "checkpoint_saved",
+                EventKind.CHECKPOINT_SAVED,
                 lease,
                 step=step,
                 seq=seq,
@@ -537,9 +543,9 @@ class LeaseStore:
             params = self._gate_params(lease, txn.now)
             params["result"] = result_json
             if txn.one(self.sql.complete, params) is None:
-                raise self._reject(txn, lease, "complete", "complete_rejected")
+                raise self._reject(txn, lease, "complete", EventKind.COMPLETE_REJECTED)
             txn.lease_event(
-                "completed",
+                EventKind.COMPLETED,
                 lease,
             )
 
@@ -553,10 +559,10 @@ class LeaseStore:
             params.update(error_code=error_code, retry=1 if retry else 0)
             row = txn.one(self.sql.fail, params)
             if row is None:
-                raise self._reject(txn, lease, "fail", "fail_rejected")
+                raise self._reject(txn, lease, "fail", EventKind.FAIL_REJECTED)
             status = str(row[1])
             txn.lease_event(
-                "failed" if status == "queued" else "dead_lettered",
+                EventKind.FAILED if status == TaskStatus.QUEUED else EventKind.DEAD_LETTERED,
                 lease,
                 reason=error_code,
                 retry=retry,
@@ -572,9 +578,9 @@ class LeaseStore:
 
         def body(txn: _Txn) -> None:
             if txn.one(self.sql.park, self._gate_params(lease, txn.now)) is None:
-                raise self._reject(txn, lease, "park", "park_rejected")
+                raise self._reject(txn, lease, "park", EventKind.PARK_REJECTED)
             txn.lease_event(
-                "parked",
+                EventKind.PARKED,
                 lease,
                 reason=reason,
             )
@@ -583,18 +589,23 @@ class LeaseStore:
 
     async def _decide(self, task_id: str, approved: bool) -> None:
         name = "approve" if approved else "reject"
+        done, ignored = (
+            (EventKind.APPROVED, EventKind.APPROVE_IGNORED)
+            if approved
+            else (EventKind.REJECTED, EventKind.REJECT_IGNORED)
+        )
 
         def body(txn: _Txn) -> str | None:
             sql = self.sql.approve if approved else self.sql.reject
             if txn.one(sql, {"task_id": task_id, "now": txn.now}) is not None:
-                txn.event("approved" if approved else "rejected", task_id=task_id)
+                txn.event(done, task_id=task_id)
                 return None
             state = txn.one(self.sql.task_state, {"task_id": task_id})
             if state is None:
                 raise UnknownTask(task_id)
             # Not a lease rejection: nothing changed and nobody lost anything. The register
             # still says the decision came and was ignored.
-            txn.event(f"{name}_ignored", task_id=task_id, reason="not_waiting", status=state[0])
+            txn.event(ignored, task_id=task_id, reason=RejectReason.NOT_WAITING, status=state[0])
             return str(state[0])
 
         refused_status: str | None = await self._write(body)
@@ -636,7 +647,7 @@ class LeaseStore:
                     txn,
                     lease,
                     "write",
-                    "write_rejected",
+                    EventKind.WRITE_REJECTED,
                     key=key,
                     current=current,
                     reason=reason,
@@ -644,7 +655,7 @@ class LeaseStore:
                     page_fence_token=page,
                 )
             txn.lease_event(
-                "write_accepted",
+                EventKind.WRITE_ACCEPTED,
                 lease,
                 key=key,
                 previous_fence_token=page,
@@ -677,7 +688,7 @@ class LeaseStore:
             applied = txn.one(self.sql.effect_apply, params) is not None
             stored = None if applied else txn.one(self.sql.effect_result, params)
             txn.event(
-                "effect_applied" if applied else "effect_deduplicated",
+                EventKind.EFFECT_APPLIED if applied else EventKind.EFFECT_DEDUPLICATED,
                 task_id=lease.task_id,
                 worker_id=lease.owner_id,
                 lease_token=lease.lease_token,
@@ -692,7 +703,7 @@ class LeaseStore:
 
     async def record(
         self,
-        event: str,
+        event: EventKind,
         *,
         task_id: str | None = None,
         worker_id: str | None = None,

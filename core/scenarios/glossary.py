@@ -124,7 +124,6 @@ WORKER_STATES: Final[dict[str, Word]] = {
 
 EVENTS: Final[dict[str, Word]] = {
     "enqueued": ("enqueued", "入队"),
-    "queued": ("queued", "重新排队"),
     "claimed": ("claimed", "借出租约"),
     "claim_rejected": ("claim_rejected", "领取被拒"),
     "renewed": ("renewed", "心跳续约"),

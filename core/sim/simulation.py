@@ -23,6 +23,7 @@ from core.engine.errors import (
 )
 from core.engine.records import CheckpointRow, EventRow, Lease
 from core.engine.store import LeaseStore
+from core.engine.vocabulary import REJECTIONS, EventKind, TaskStatus
 from core.sim.checker import SafetyChecker, Violation
 from core.sim.runtime import VirtualRuntime
 from core.sim.snapshot import (
@@ -34,7 +35,7 @@ from core.sim.snapshot import (
     TaskView,
     WorkerView,
 )
-from core.sim.spec import Action, SimSettings, TaskSpec
+from core.sim.spec import Action, SimSettings, TaskSpec, WorkerState
 from core.sim.worker import Partitioned, Work, Worker
 
 T = TypeVar("T")
@@ -161,10 +162,10 @@ class Simulation:
     def _on_event(self, ev: EventRow) -> None:
         self._last_seq = ev.seq
         self._recent.append(ev)
-        if ev.event == "violation":
+        if ev.event == EventKind.VIOLATION:
             return
         self._pending_violations.extend(self.checker.observe(ev))
-        if ev.event.endswith("_rejected") and ev.reason is not None:
+        if ev.event in REJECTIONS and ev.reason is not None:
             self._rejections.append(
                 Rejection(
                     seq=ev.seq,
@@ -183,13 +184,18 @@ class Simulation:
         task = ev.task_id
         if task is None:
             return
-        if ev.event in ("claimed", "renewed") and self.mode is not Mode.NO_EXPIRY:
+        if ev.event in (EventKind.CLAIMED, EventKind.RENEWED) and self.mode is not Mode.NO_EXPIRY:
             expires = int(ev.detail["expires_at"])
             lease_token = ev.lease_token or 0
             self._live_leases[task] = (lease_token, expires, ev.worker_id, ev.fence_token or 0)
             # Laojiang looks at the register the moment the sand runs out (now > expires_at).
             self.runtime.call_at(expires + 1, lambda: self._keeper_look(task, lease_token, expires))
-        elif ev.event in ("completed", "parked", "failed", "dead_lettered"):
+        elif ev.event in (
+            EventKind.COMPLETED,
+            EventKind.PARKED,
+            EventKind.FAILED,
+            EventKind.DEAD_LETTERED,
+        ):
             self._live_leases.pop(task, None)
 
     def _keeper_look(self, task: str, lease_token: int, expires: int) -> None:
@@ -199,7 +205,7 @@ class Simulation:
         del self._live_leases[task]
         run_inline(
             self.store.record(
-                "lease_expired",
+                EventKind.LEASE_EXPIRED,
                 task_id=task,
                 worker_id=current[2],
                 lease_token=lease_token,
@@ -217,7 +223,7 @@ class Simulation:
         """
         return {
             w.id: w.lease is None
-            and w.state == "idle"
+            and w.state == WorkerState.IDLE
             and (not w.autopilot or w.last_empty_poll_at is not None)
             for w in self.workers.values()
             if not w.faults.dead and not w.faults.stalled
@@ -254,7 +260,7 @@ class Simulation:
             for v in batch:
                 run_inline(
                     self.store.record(
-                        "violation",
+                        EventKind.VIOLATION,
                         task_id=v.task_id,
                         worker_id=v.worker_id,
                         reason=v.name,
@@ -301,7 +307,7 @@ class Simulation:
             raise ActionError(f"{action.name}: unknown worker {action.worker!r}")
         return self.workers[action.worker]
 
-    def _fault_event(self, name: str, worker: Worker, **detail: Any) -> None:
+    def _fault_event(self, name: EventKind, worker: Worker, **detail: Any) -> None:
         lease = worker.lease
         run_inline(
             self.store.record(
@@ -369,7 +375,7 @@ class Simulation:
                 autopilot=a.autopilot if a.autopilot is not None else True,
                 skew_ms=a.by_ms or 0,
             )
-            self._fault_event("worker_added", worker, autopilot=worker.autopilot)
+            self._fault_event(EventKind.WORKER_ADDED, worker, autopilot=worker.autopilot)
             return ActionResult()
         worker = self._worker(a)
         f = worker.faults
@@ -383,29 +389,31 @@ class Simulation:
                 skew_ms=skew,
                 self_fencing=worker.self_fencing,
             )
-            self._fault_event("restarted", fresh)
+            self._fault_event(EventKind.RESTARTED, fresh)
             return ActionResult()
         if f.dead:
-            self._fault_event("call_dropped", worker, reason="dead", operation=name)
+            self._fault_event(
+                EventKind.CALL_DROPPED, worker, reason=WorkerState.DEAD, operation=name
+            )
             return ActionResult(False, f"{worker.id} is dead; restart it first")
         if name == "freeze_heartbeat":
             f.heartbeat_frozen = True
-            self._fault_event("heartbeat_frozen", worker)
+            self._fault_event(EventKind.HEARTBEAT_FROZEN, worker)
         elif name == "stall":
             f.stalled = True
             for process in self._processes(worker):
                 self.runtime.suspend(process)
-            self._fault_event("stalled", worker)
+            self._fault_event(EventKind.STALLED, worker)
         elif name == "kill":
-            self._fault_event("killed", worker)
+            self._fault_event(EventKind.KILLED, worker)
             worker.stop()
         elif name == "partition":
             f.partitioned = True
-            self._fault_event("partitioned", worker)
+            self._fault_event(EventKind.PARTITIONED, worker)
         elif name == "heal":
             f.partitioned = False
             worker.last_empty_poll_at = None
-            self._fault_event("healed", worker)
+            self._fault_event(EventKind.HEALED, worker)
         elif name == "resume":
             ended = [
                 label
@@ -424,13 +432,13 @@ class Simulation:
             if was_stalled:
                 for process in self._processes(worker):
                     self.runtime.unsuspend(process)
-            self._fault_event("resumed", worker, ended=",".join(ended))
+            self._fault_event(EventKind.RESUMED, worker, ended=",".join(ended))
         elif name == "slow":
             f.slow_factor = a.factor if a.factor is not None else 1.0
-            self._fault_event("slowed", worker, factor=f.slow_factor)
+            self._fault_event(EventKind.SLOWED, worker, factor=f.slow_factor)
         elif name == "skew":
             f.skew_ms = a.by_ms or 0
-            self._fault_event("skewed", worker, skew_ms=f.skew_ms)
+            self._fault_event(EventKind.SKEWED, worker, skew_ms=f.skew_ms)
         else:
             return self._manual(worker, a)
         return ActionResult()
@@ -438,7 +446,9 @@ class Simulation:
     def _manual(self, worker: Worker, a: Action) -> ActionResult:
         """A manual call with the lease the worker remembers (which may be stale)."""
         if worker.faults.stalled:
-            self._fault_event("call_dropped", worker, reason="stalled", operation=a.name)
+            self._fault_event(
+                EventKind.CALL_DROPPED, worker, reason=WorkerState.STALLED, operation=a.name
+            )
             return ActionResult(False, f"{worker.id} is stalled; resume it first")
         store = self.store
         try:
@@ -447,7 +457,7 @@ class Simulation:
                 lease = run_inline(
                     worker.call(
                         "claim",
-                        "claim_rejected",
+                        EventKind.CLAIM_REJECTED,
                         store.claim,
                         worker.id,
                         a.task,
@@ -468,11 +478,16 @@ class Simulation:
             if a.name == "heartbeat":
                 if worker.faults.heartbeat_frozen:
                     self._fault_event(
-                        "call_dropped", worker, reason="frozen", operation="heartbeat"
+                        EventKind.CALL_DROPPED,
+                        worker,
+                        reason=WorkerState.FROZEN,
+                        operation="heartbeat",
                     )
                     return ActionResult(False, f"{worker.id}'s heartbeat is frozen")
                 renewed = run_inline(
-                    worker.call("heartbeat", "renew_rejected", store.heartbeat, held, retry=False)
+                    worker.call(
+                        "heartbeat", EventKind.RENEW_REJECTED, store.heartbeat, held, retry=False
+                    )
                 )
                 worker.lease = renewed
                 worker.last_renew_at = self.now_ms
@@ -483,7 +498,7 @@ class Simulation:
                 run_inline(
                     worker.call(
                         "checkpoint",
-                        "checkpoint_rejected",
+                        EventKind.CHECKPOINT_REJECTED,
                         store.save_checkpoint,
                         held,
                         step,
@@ -501,7 +516,7 @@ class Simulation:
                 run_inline(
                     worker.call(
                         "write",
-                        "write_rejected",
+                        EventKind.WRITE_REJECTED,
                         store.fenced_write,
                         held,
                         key,
@@ -515,7 +530,7 @@ class Simulation:
                 run_inline(
                     worker.call(
                         "effect",
-                        "effect_rejected",
+                        EventKind.EFFECT_REJECTED,
                         store.apply_effect,
                         held,
                         key,
@@ -528,7 +543,7 @@ class Simulation:
                 run_inline(
                     worker.call(
                         "complete",
-                        "complete_rejected",
+                        EventKind.COMPLETE_REJECTED,
                         store.complete,
                         held,
                         {"by": worker.id},
@@ -540,7 +555,7 @@ class Simulation:
                 run_inline(
                     worker.call(
                         "fail",
-                        "fail_rejected",
+                        EventKind.FAIL_REJECTED,
                         store.fail,
                         held,
                         "manual_failure",
@@ -549,7 +564,9 @@ class Simulation:
                     )
                 )
             elif a.name == "park":
-                run_inline(worker.call("park", "park_rejected", store.park, held, retry=False))
+                run_inline(
+                    worker.call("park", EventKind.PARK_REJECTED, store.park, held, retry=False)
+                )
             else:
                 raise ActionError(f"unknown action {a.name!r}")
         except Partitioned:
@@ -596,7 +613,7 @@ class Simulation:
                 row=r,
                 remaining_ms=(
                     r.lease_expires_at - now
-                    if r.lease_expires_at is not None and r.status == "running"
+                    if r.lease_expires_at is not None and r.status == TaskStatus.RUNNING
                     else None
                 ),
                 checkpoint_step=latest_step.get(r.task_id),

@@ -33,12 +33,11 @@ from typing import Any
 from core.engine.config import LeaseConfig, Mode
 from core.engine.durations import format_duration
 from core.engine.records import EventRow
+from core.engine.vocabulary import REJECTIONS, RESTING_STATUSES, TaskStatus
 from core.scenarios.format import Expectation, Step, parse_scenario
 from core.scenarios.writer import dump_scenario
 from core.sim.simulation import Simulation, run_inline
 from core.sim.spec import TASK_KINDS, Action, SimSettings, TaskSpec, WorkerSpec
-
-TERMINAL = frozenset({"done", "dead", "waiting"})
 
 # How often each fault is drawn (approvals are drawn only when a task is waiting).
 FAULT_WEIGHTS: dict[str, float] = {
@@ -270,7 +269,7 @@ class _Tally:
         self.rejections: Counter[str] = Counter()
 
     def __call__(self, ev: EventRow) -> None:
-        if ev.reason is not None and ev.event.endswith("_rejected"):
+        if ev.reason is not None and ev.event in REJECTIONS:
             self.rejections[ev.reason] += 1
 
 
@@ -333,7 +332,7 @@ def generate(params: ChaosParams, seed: int) -> tuple[Schedule, RunResult]:
     for at in instants:
         if at > sim.now_ms:
             sim.apply(Action("advance", by_ms=at - sim.now_ms))
-        waiting = [t for t, s in sorted(_statuses(sim).items()) if s == "waiting"]
+        waiting = [t for t, s in sorted(_statuses(sim).items()) if s == TaskStatus.WAITING]
         total = sum(FAULT_WEIGHTS.values())
         if waiting and rng.random() < APPROVAL_WEIGHT / (APPROVAL_WEIGHT + total):
             name = "approve" if rng.random() < 0.75 else "reject"
@@ -354,7 +353,7 @@ def generate(params: ChaosParams, seed: int) -> tuple[Schedule, RunResult]:
         if f.skew_ms:
             act(Action("skew", worker=wid, by_ms=0))
     for task, status in sorted(_statuses(sim).items()):
-        if status == "waiting" and rng.random() < 0.5:
+        if status == TaskStatus.WAITING and rng.random() < 0.5:
             act(Action("approve", task=task))
 
     # The quiet period, in ttl-long spans, until every task is terminal or the bound passes.
@@ -363,7 +362,7 @@ def generate(params: ChaosParams, seed: int) -> tuple[Schedule, RunResult]:
     settle: int | None = None
     statuses = _statuses(sim)
     while True:
-        if all(s in TERMINAL for s in statuses.values()):
+        if all(s in RESTING_STATUSES for s in statuses.values()):
             settle = sim.now_ms - last_fault
             break
         if sim.now_ms >= deadline:
@@ -376,15 +375,15 @@ def generate(params: ChaosParams, seed: int) -> tuple[Schedule, RunResult]:
         index=0,
         seed=seed,
         faults=len(timed),
-        done=counts["done"],
-        dead=counts["dead"],
-        waiting=counts["waiting"],
+        done=counts[TaskStatus.DONE],
+        dead=counts[TaskStatus.DEAD],
+        waiting=counts[TaskStatus.WAITING],
         rejections=dict(tally.rejections),
         violations=dict(sim.checker.violations),
         recovery_time_ms=sim.checker.recovery_time_ms,
         wasted_steps=sim.checker.wasted_steps,
         settle_ms=settle,
-        stuck={t: s for t, s in statuses.items() if s not in TERMINAL},
+        stuck={t: s for t, s in statuses.items() if s not in RESTING_STATUSES},
     )
     sim.close()
     return schedule, result
