@@ -37,7 +37,7 @@ from core.engine.records import (
     TaskRow,
     dump_json,
 )
-from core.engine.statements import Policy, Stmt, statements_for
+from core.engine.statements import LeaseReturned, Policy, Stmt, TaskState, statements_for
 from core.engine.vocabulary import EventKind, TaskStatus
 
 EventListener = Callable[[EventRow], None]
@@ -83,16 +83,17 @@ def _json(value: Any, what: str) -> str:
 
 
 def _lease(row: tuple[Any, ...]) -> Lease:
-    task_id, _status, owner_id, attempt, lease_token, fence_token, expires, deadline, kind = row
+    r = LeaseReturned._make(row)
+    assert r.owner_id is not None  # a lease statement returns a row only to its holder
     return Lease(
-        task_id=task_id,
-        owner_id=owner_id,
-        lease_token=lease_token,
-        fence_token=fence_token,
-        attempt=attempt,
-        expires_at=expires,
-        renew_deadline=deadline,
-        kind=kind,
+        task_id=r.task_id,
+        owner_id=r.owner_id,
+        lease_token=r.lease_token,
+        fence_token=r.fence_token,
+        attempt=r.attempt,
+        expires_at=r.lease_expires_at,
+        renew_deadline=r.renew_deadline,
+        kind=r.kind,
     )
 
 
@@ -108,6 +109,10 @@ class _Txn:
     def one(self, stmt: Stmt, params: dict[str, Any]) -> tuple[Any, ...] | None:
         rows = stmt.run(self.conn, params)
         return tuple(rows[0]) if rows else None
+
+    def task_state(self, task_id: str) -> TaskState | None:
+        rows = self.store.sql.task_state.run(self.conn, {"task_id": task_id})
+        return TaskState._make(rows[0]) if rows else None
 
     def lease_event(self, event: EventKind, lease: Lease, **detail: Any) -> EventRow:
         """An event about one lease: its task, holder and both tokens."""
@@ -293,7 +298,7 @@ class LeaseStore:
             raise result.error
         return result
 
-    def _why(self, lease: Lease, current: tuple[Any, ...] | None) -> RejectReason:
+    def _why(self, lease: Lease, current: TaskState | None) -> RejectReason:
         """Why the lease gate said no to `lease`, given the task's (status, owner, tokens)."""
         if current is None:
             raise UnknownTask(lease.task_id)
@@ -322,14 +327,14 @@ class LeaseStore:
         event: EventKind,
         *,
         key: str | None = None,
-        current: tuple[Any, ...] | None = None,
+        current: TaskState | None = None,
         reason: RejectReason | None = None,
         current_fence: int | None = None,
         **detail: Any,
     ) -> _Rejected:
         """Record why the gate said no (worked out unless given) and build the error."""
         if current is None:
-            current = txn.one(self.sql.task_state, {"task_id": lease.task_id})
+            current = txn.task_state(lease.task_id)
         if reason is None:
             reason = self._why(lease, current)
         assert current is not None
@@ -434,19 +439,20 @@ class LeaseStore:
                 params["task_id"] = task_id
             while True:
                 sql = self.sql.claim_any if task_id is None else self.sql.claim_named
-                row = txn.one(sql, params)
-                if row is None:
-                    if task_id is not None and txn.one(self.sql.task_state, params) is None:
+                found = txn.one(sql, params)
+                if found is None:
+                    if task_id is not None and txn.task_state(task_id) is None:
                         raise UnknownTask(task_id)
                     return None
-                if row[1] == TaskStatus.DEAD:
+                row = LeaseReturned._make(found)
+                if row.status == TaskStatus.DEAD:
                     txn.event(
                         EventKind.DEAD_LETTERED,
-                        task_id=row[0],
-                        lease_token=row[4],
-                        fence_token=row[5],
+                        task_id=row.task_id,
+                        lease_token=row.lease_token,
+                        fence_token=row.fence_token,
                         reason=RejectReason.ATTEMPTS_EXHAUSTED,
-                        attempts=row[3],
+                        attempts=row.attempt,
                     )
                     if task_id is not None:
                         return None
@@ -560,7 +566,7 @@ class LeaseStore:
             row = txn.one(self.sql.fail, params)
             if row is None:
                 raise self._reject(txn, lease, "fail", EventKind.FAIL_REJECTED)
-            status = str(row[1])
+            status = str(LeaseReturned._make(row).status)
             txn.lease_event(
                 EventKind.FAILED if status == TaskStatus.QUEUED else EventKind.DEAD_LETTERED,
                 lease,
@@ -600,13 +606,15 @@ class LeaseStore:
             if txn.one(sql, {"task_id": task_id, "now": txn.now}) is not None:
                 txn.event(done, task_id=task_id)
                 return None
-            state = txn.one(self.sql.task_state, {"task_id": task_id})
+            state = txn.task_state(task_id)
             if state is None:
                 raise UnknownTask(task_id)
             # Not a lease rejection: nothing changed and nobody lost anything. The register
             # still says the decision came and was ignored.
-            txn.event(ignored, task_id=task_id, reason=RejectReason.NOT_WAITING, status=state[0])
-            return str(state[0])
+            txn.event(
+                ignored, task_id=task_id, reason=RejectReason.NOT_WAITING, status=state.status
+            )
+            return str(state.status)
 
         refused_status: str | None = await self._write(body)
         if refused_status is not None:
@@ -637,10 +645,10 @@ class LeaseStore:
             before = txn.one(self.sql.ledger_token, params)
             page = int(before[0]) if before else None
             if txn.one(self.sql.ledger_write, params) is None:
-                current = txn.one(self.sql.task_state, params)
+                current = txn.task_state(lease.task_id)
                 reason = self._why(lease, current)  # also: a lease never issued is a bug
                 assert current is not None
-                newest = max(int(current[3]), page or 0)
+                newest = max(int(current.fence_token), page or 0)
                 if lease.fence_token < newest:
                     reason = RejectReason.FENCED
                 raise self._reject(

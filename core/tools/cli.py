@@ -200,11 +200,11 @@ def _pretty_sql(sql: str) -> str:
 
 def cmd_sql(args: argparse.Namespace) -> int:
     from core.engine.backends.sqlite import dialect
-    from core.engine.statements import SEED_STATEMENTS, Statements
+    from core.engine.statements import SEED_STATEMENTS, statements_for
     from core.engine.store import policy_for
 
     mode = Mode(args.mode)
-    ours = Statements(dialect(), policy_for(mode))
+    ours = statements_for(dialect(), policy_for(mode))
     compiled = {"claim": ours.claim_named, "heartbeat": ours.heartbeat, "complete": ours.complete}
     for name, seed_text in SEED_STATEMENTS.items():
         print(f"-- {name}: the seed, as printed")
