@@ -299,14 +299,6 @@ def token_word(name: str, lang: str) -> str:
     return _lookup(TOKENS, name, lang)
 
 
-def panel_word(name: str, lang: str) -> str:
-    return _lookup(PANELS, name, lang)
-
-
-def column_word(name: str, lang: str) -> str:
-    return _lookup(COLUMNS, name, lang)
-
-
 def concept_word(name: str, lang: str) -> str:
     return _lookup(CONCEPTS, name, lang)
 
