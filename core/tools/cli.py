@@ -257,9 +257,9 @@ def build_parser(prog: str = "borrowed-keys") -> argparse.ArgumentParser:
     )
     q.set_defaults(handler=cmd_sql)
 
-    from core.tools import chaos, realworker  # their options and handlers live in their modules
+    from core.tools import chaos_cli, realworker  # their options and handlers live there
 
-    chaos.add_parser(sub)
+    chaos_cli.add_parser(sub)
     realworker.add_parser(sub)
     return parser
 
