@@ -70,9 +70,7 @@ async def test_an_expired_task_is_rescued_before_the_queue(
     assert rescued is not None and rescued.task_id == "held"
 
 
-def test_the_claim_and_the_queue_draw_read_the_queue_index(
-    store: LeaseStore, backend: str
-) -> None:
+def test_the_claim_and_the_queue_draw_read_the_queue_index(store: LeaseStore, backend: str) -> None:
     if backend != "sqlite":
         pytest.skip("reads SQLite's EXPLAIN QUERY PLAN")
     conn = store.driver.conn  # type: ignore[attr-defined]
