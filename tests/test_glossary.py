@@ -6,7 +6,7 @@ from importlib.resources import files
 import pytest
 
 from core.engine.config import Mode
-from core.engine.errors import RejectReason
+from core.engine.errors import RegisterReason, RejectReason
 from core.engine.vocabulary import EventKind, TaskStatus
 from core.scenarios import glossary
 from core.scenarios.format import TASK_STATUSES, load_scenario
@@ -49,17 +49,21 @@ def test_every_name_the_core_knows_has_a_chinese_word() -> None:
         (glossary.TASK_STATUSES, TaskStatus),
         (glossary.WORKER_STATES, WorkerState),
         (glossary.EVENTS, EventKind),
-        (glossary.REASONS, RejectReason),
         (glossary.VIOLATIONS, ViolationKind),
         (glossary.MODES, Mode),
     ],
-    ids=["statuses", "states", "events", "reasons", "violations", "modes"],
+    ids=["statuses", "states", "events", "violations", "modes"],
 )
 def test_each_glossary_table_names_exactly_its_enum(
     table: dict[str, tuple[str, str]], words: type[enum.StrEnum]
 ) -> None:
     # each word the core can write has its translation, and the glossary no word it never writes
     assert set(table) == {w.value for w in words}
+
+
+def test_the_reasons_are_the_rejections_and_the_other_register_reasons() -> None:
+    both = [*RejectReason, *RegisterReason]
+    assert set(glossary.REASONS) == {r.value for r in both} and len(both) == len(set(both))
 
 
 def test_every_event_of_the_bundled_scenarios_has_a_chinese_word() -> None:

@@ -31,7 +31,7 @@ from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.sql import ClauseElement
 from sqlalchemy.sql.functions import FunctionElement
 
-from core.engine.errors import RejectReason
+from core.engine.errors import RegisterReason
 from core.engine.models import (
     FENCE_COUNTER,
     AgentTask,
@@ -443,7 +443,7 @@ def _lease_statements(c: _Common, next_fence: Any) -> dict[str, Stmt]:
         "attempt": case((has_attempts, t.c.attempt + 1), else_=t.c.attempt),
         "last_heartbeat_at": case((has_attempts, now), else_=t.c.last_heartbeat_at),
         "error_code": case(
-            (has_attempts, t.c.error_code), else_=RejectReason.ATTEMPTS_EXHAUSTED.value
+            (has_attempts, t.c.error_code), else_=RegisterReason.ATTEMPTS_EXHAUSTED.value
         ),
         "updated_at": now,
     }

@@ -23,6 +23,7 @@ from core.engine.errors import (
     InvalidPayload,
     LeaseMismatch,
     LeaseRejected,
+    RegisterReason,
     RejectReason,
     TaskStateError,
     UnknownTask,
@@ -451,7 +452,7 @@ class LeaseStore:
                         task_id=row.task_id,
                         lease_token=row.lease_token,
                         fence_token=row.fence_token,
-                        reason=RejectReason.ATTEMPTS_EXHAUSTED,
+                        reason=RegisterReason.ATTEMPTS_EXHAUSTED,
                         attempts=row.attempt,
                     )
                     if task_id is not None:
@@ -612,7 +613,7 @@ class LeaseStore:
             # Not a lease rejection: nothing changed and nobody lost anything. The register
             # still says the decision came and was ignored.
             txn.event(
-                ignored, task_id=task_id, reason=RejectReason.NOT_WAITING, status=state.status
+                ignored, task_id=task_id, reason=RegisterReason.NOT_WAITING, status=state.status
             )
             return str(state.status)
 

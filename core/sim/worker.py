@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
 from core.engine.config import LeaseConfig, Mode
-from core.engine.errors import LeaseRejected, RejectReason
+from core.engine.errors import LeaseRejected, RegisterReason, RejectReason
 from core.engine.records import Lease, TaskRow
 from core.engine.store import LeaseStore
 from core.engine.vocabulary import EventKind
@@ -315,7 +315,7 @@ class Worker:
             worker_id=self.id,
             lease_token=lease.lease_token,
             fence_token=lease.fence_token,
-            reason=RejectReason.RENEW_DEADLINE_PASSED,
+            reason=RegisterReason.RENEW_DEADLINE_PASSED,
             renew_deadline=lease.renew_deadline,
             expires_at=lease.expires_at,
         )
