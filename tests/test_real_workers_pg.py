@@ -56,13 +56,21 @@ def holders(url: str) -> dict[str, str]:
 
 
 def terminate_one_in_a_transaction(url: str, spared: set[int]) -> int | None:
-    """End the server process of a worker that is inside a write transaction right now."""
+    """End the server process of a worker that is inside a write transaction right now.
+
+    Only a transaction holding a lock in this fleet's schema: the server is shared with the
+    run's other xdist worker, whose stores must not lose their connections to this test.
+    """
+    schema = backend.Target.parse(url).schema
     with _admin(url) as conn:
         row = conn.execute(
-            "SELECT pid FROM pg_stat_activity WHERE application_name = 'borrowed-keys' "
-            "AND backend_xid IS NOT NULL AND pid <> pg_backend_pid() "
-            "AND NOT (pid = ANY(%s)) LIMIT 1",
-            (list(spared),),
+            "SELECT a.pid FROM pg_stat_activity AS a WHERE a.application_name = 'borrowed-keys' "
+            "AND a.backend_xid IS NOT NULL AND a.pid <> pg_backend_pid() "
+            "AND NOT (a.pid = ANY(%s)) AND EXISTS (SELECT 1 FROM pg_locks AS l "
+            "JOIN pg_class AS c ON c.oid = l.relation "
+            "JOIN pg_namespace AS n ON n.oid = c.relnamespace "
+            "WHERE l.pid = a.pid AND n.nspname = %s) LIMIT 1",
+            (list(spared), schema),
         ).fetchone()
         if row is None:
             return None
