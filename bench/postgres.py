@@ -35,7 +35,7 @@ from rich.table import Table
 from core.engine.backends import postgresql as backend
 from core.engine.clock import RealClock
 from core.engine.records import dump_json
-from core.engine.statements import Policy, Statements
+from core.engine.statements import Policy, statements_for
 from core.engine.store import LeaseStore
 
 CYCLE_TASKS = 600
@@ -82,7 +82,7 @@ class RawClient:
         target = backend.Target.parse(url)
         backend.Session.open(target).close()  # the same tables, indexes and sequence
         self.conn = backend.connect(target)
-        self.sql = Statements(backend.dialect(), Policy())
+        self.sql = statements_for(backend.dialect(), Policy())
 
     def clock(self) -> int:
         return int(self.sql.now.run(self.conn)[0][0])

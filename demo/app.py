@@ -17,9 +17,10 @@ from textual.reactive import reactive
 from textual.screen import Screen
 
 from core.engine.config import Mode
+from core.engine.vocabulary import TaskStatus
 from core.scenarios.format import Scenario, ScenarioError
 from core.scenarios.session import Session
-from core.sim.spec import TASK_KINDS, WORKER_ACTIONS
+from core.sim.spec import TASK_KINDS, WORKER_ACTIONS, WorkerState
 from demo.controls import CONTROLS
 from demo.host import Host
 from demo.i18n import LANGS, WORDS, mode_description, reason_word, tr, worker_name
@@ -155,7 +156,7 @@ def main_screen_commands(screen: MainScreen, lang: str) -> Iterator[SystemComman
                 continue
             if fault == "partition" and w.partitioned:
                 continue
-            if (fault == "restart") != (w.state == "dead"):
+            if (fault == "restart") != (w.state == WorkerState.DEAD):
                 continue
             yield SystemCommand(
                 f"{tr(FAULT_WORDS.get(fault, fault), lang)}: {name}",
@@ -175,7 +176,7 @@ def main_screen_commands(screen: MainScreen, lang: str) -> Iterator[SystemComman
             lambda k=kind: screen.action_enqueue(k),
         )
     for t in snap.tasks:
-        if t.row.status != "waiting":
+        if t.row.status != TaskStatus.WAITING:
             continue
         waits = tr("palette_waiting", lang, task=t.task_id)
         yield SystemCommand(

@@ -1,16 +1,18 @@
 """One glossary: the transcript, the app and the help page say the same word for each thing."""
 
+import enum
 from importlib.resources import files
 
 import pytest
 
 from core.engine.config import Mode
-from core.engine.errors import RejectReason
+from core.engine.errors import RegisterReason, RejectReason
+from core.engine.vocabulary import EventKind, TaskStatus
 from core.scenarios import glossary
 from core.scenarios.format import TASK_STATUSES, load_scenario
 from core.scenarios.player import event_label, play, reason_label, render_line
-from core.sim.checker import VIOLATIONS
-from core.sim.spec import ACTION_TYPES, WORKER_STATES
+from core.sim.checker import ViolationKind
+from core.sim.spec import ACTION_TYPES, WORKER_STATES, WorkerState
 from demo import i18n
 from demo.screens.help import help_renderable
 
@@ -36,9 +38,32 @@ def test_every_name_the_core_knows_has_a_chinese_word() -> None:
     assert set(TASK_STATUSES) <= set(glossary.TASK_STATUSES)
     assert set(WORKER_STATES) <= set(glossary.WORKER_STATES)
     assert {r.value for r in RejectReason} <= set(glossary.REASONS)
-    assert set(VIOLATIONS) <= set(glossary.VIOLATIONS)
+    assert {v.value for v in ViolationKind} <= set(glossary.VIOLATIONS)
     assert {m.value for m in Mode} <= set(glossary.MODES)
     assert set(ACTION_TYPES) <= set(glossary.ACTIONS)
+
+
+@pytest.mark.parametrize(
+    ("table", "words"),
+    [
+        (glossary.TASK_STATUSES, TaskStatus),
+        (glossary.WORKER_STATES, WorkerState),
+        (glossary.EVENTS, EventKind),
+        (glossary.VIOLATIONS, ViolationKind),
+        (glossary.MODES, Mode),
+    ],
+    ids=["statuses", "states", "events", "violations", "modes"],
+)
+def test_each_glossary_table_names_exactly_its_enum(
+    table: dict[str, tuple[str, str]], words: type[enum.StrEnum]
+) -> None:
+    # each word the core can write has its translation, and the glossary no word it never writes
+    assert set(table) == {w.value for w in words}
+
+
+def test_the_reasons_are_the_rejections_and_the_other_register_reasons() -> None:
+    both = [*RejectReason, *RegisterReason]
+    assert set(glossary.REASONS) == {r.value for r in both} and len(both) == len(set(both))
 
 
 def test_every_event_of_the_bundled_scenarios_has_a_chinese_word() -> None:

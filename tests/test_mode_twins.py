@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from core.engine.config import LeaseConfig, Mode
-from core.engine.statements import SEED_STATEMENTS, Statements
+from core.engine.statements import SEED_STATEMENTS, statements_for
 from core.engine.store import policy_for
 from core.scenarios.format import load_scenario
 from core.scenarios.session import Session
@@ -89,8 +89,8 @@ def test_correct_twin_refuses_the_late_heartbeat_and_completes_once() -> None:
 def test_seed_sql_guards_are_the_printed_ones_and_ours_are_stronger() -> None:
     from core.engine.backends.sqlite import dialect
 
-    seed = Statements(dialect(), policy_for(Mode.SEED_SQL))
-    ours = Statements(dialect(), policy_for(Mode.CORRECT))
+    seed = statements_for(dialect(), policy_for(Mode.SEED_SQL))
+    ours = statements_for(dialect(), policy_for(Mode.CORRECT))
     claim_where = seed.claim_named.sql.split(" WHERE ", 1)[1].split(" RETURNING ")[0]
     assert "status = 'queued' OR agent_tasks.lease_expires_at < :judge_now" in claim_where
     assert "'running'" not in claim_where

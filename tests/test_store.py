@@ -889,3 +889,23 @@ async def test_aiosqlite_store_on_a_file_does_the_whole_cycle(
     assert [e.event for e in await reopened.events()] == events
     assert (await reopened.task("t1")).status == "done"
     await reopened.close()
+
+
+def test_every_record_field_is_a_column_of_its_table() -> None:
+    # The reads select a record's fields by name and build it field by field: a field
+    # that is not a column would fail every read, a renamed one would shift the rest.
+    from core.engine import statements as st
+
+    for names, table in (
+        (st.TASK_COLUMNS, st.tasks),
+        (st.LEASE_RETURNING, st.tasks),
+        (st.TASK_STATE_COLUMNS, st.tasks),
+        (st.CHECKPOINT_COLUMNS, st.checkpoints),
+        (st.LEDGER_COLUMNS, st.ledger),
+        (st.EFFECT_COLUMNS, st.effects),
+        (st.EVENT_COLUMNS, st.events),
+    ):
+        assert names and set(names) <= set(table.c.keys()), (table.name, names)
+    # A task row is the whole task but its place in the queue, which is the store's own.
+    assert set(st.tasks.c.keys()) - set(st.TASK_COLUMNS) == {"queue_seq"}
+    assert set(st.events.c.keys()) == set(st.EVENT_COLUMNS)

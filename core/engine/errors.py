@@ -52,13 +52,24 @@ class TaskStateError(BorrowedKeysError):
 
 
 class RejectReason(enum.StrEnum):
-    """Why an operation of a lease holder was refused."""
+    """Why a lease holder's call was refused: what a `LeaseRejected` carries, the reason of
+    every `*_rejected` line, and what a scenario's `rejected` expectation names."""
 
     SUPERSEDED = "superseded"  # a newer lease_token exists: someone re-claimed the task
     EXPIRED = "expired"  # time is up by the store clock, nobody has re-claimed yet
     NOT_RUNNING = "not_running"  # the task is done, dead, waiting or queued again
     FENCED = "fenced"  # a write whose fence token is behind the task's newest or the page's
     PARTITIONED = "partitioned"  # the call never reached the store
+
+
+class RegisterReason(enum.StrEnum):
+    """The reason of a register line that is not a holder's rejection (RejectReason is the
+    rest: the two together are every reason the register writes, besides a failure's own
+    error code, a park's note and a violation's name)."""
+
+    NOT_WAITING = "not_waiting"  # an approval or rejection for a task that is not parked
+    ATTEMPTS_EXHAUSTED = "attempts_exhausted"  # a claim found no attempt left: dead letter
+    RENEW_DEADLINE_PASSED = "renew_deadline_passed"  # a holder let its lease go in time
 
 
 class LeaseRejected(BorrowedKeysError):

@@ -12,6 +12,8 @@ from sqlalchemy import BigInteger, Index, MetaData, Text, text
 from sqlalchemy.orm import registry
 from sqlmodel import Field, SQLModel
 
+from core.engine.vocabulary import TaskStatus
+
 # 2: ledger.task_id (a page names its task), agent_tasks.queue_seq (first in, first out),
 # and fence tokens drawn from `fence_counter`, no longer max(fence_token) + 1.
 SCHEMA_VERSION = 2
@@ -34,22 +36,22 @@ class AgentTask(StoreTable, table=True):
             "ix_agent_tasks_queue",
             "queue_seq",
             "task_id",
-            sqlite_where=text("status = 'queued'"),
-            postgresql_where=text("status = 'queued'"),
+            sqlite_where=text(f"status = '{TaskStatus.QUEUED}'"),
+            postgresql_where=text(f"status = '{TaskStatus.QUEUED}'"),
         ),
         Index(
             "ix_agent_tasks_running_expiry",
             "lease_expires_at",
             "task_id",
-            sqlite_where=text("status = 'running'"),
-            postgresql_where=text("status = 'running'"),
+            sqlite_where=text(f"status = '{TaskStatus.RUNNING}'"),
+            postgresql_where=text(f"status = '{TaskStatus.RUNNING}'"),
         ),
         Index("ix_agent_tasks_fence", "fence_token"),
     )
 
     task_id: str = Field(primary_key=True)
     kind: str = Field(default="ledger")
-    status: str = Field(default="queued")
+    status: str = Field(default=TaskStatus.QUEUED)
     owner_id: Optional[str] = Field(default=None)
     attempt: int = Field(default=0)
     max_attempts: int = Field(default=5)

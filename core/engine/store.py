@@ -23,6 +23,7 @@ from core.engine.errors import (
     InvalidPayload,
     LeaseMismatch,
     LeaseRejected,
+    RegisterReason,
     RejectReason,
     TaskStateError,
     UnknownTask,
@@ -37,7 +38,8 @@ from core.engine.records import (
     TaskRow,
     dump_json,
 )
-from core.engine.statements import Policy, Stmt, statements_for
+from core.engine.statements import LeaseReturned, Policy, Stmt, TaskState, statements_for
+from core.engine.vocabulary import EventKind, TaskStatus
 
 EventListener = Callable[[EventRow], None]
 
@@ -82,16 +84,17 @@ def _json(value: Any, what: str) -> str:
 
 
 def _lease(row: tuple[Any, ...]) -> Lease:
-    task_id, _status, owner_id, attempt, lease_token, fence_token, expires, deadline, kind = row
+    r = LeaseReturned._make(row)
+    assert r.owner_id is not None  # a lease statement returns a row only to its holder
     return Lease(
-        task_id=task_id,
-        owner_id=owner_id,
-        lease_token=lease_token,
-        fence_token=fence_token,
-        attempt=attempt,
-        expires_at=expires,
-        renew_deadline=deadline,
-        kind=kind,
+        task_id=r.task_id,
+        owner_id=r.owner_id,
+        lease_token=r.lease_token,
+        fence_token=r.fence_token,
+        attempt=r.attempt,
+        expires_at=r.lease_expires_at,
+        renew_deadline=r.renew_deadline,
+        kind=r.kind,
     )
 
 
@@ -108,7 +111,11 @@ class _Txn:
         rows = stmt.run(self.conn, params)
         return tuple(rows[0]) if rows else None
 
-    def lease_event(self, event: str, lease: Lease, **detail: Any) -> EventRow:
+    def task_state(self, task_id: str) -> TaskState | None:
+        rows = self.store.sql.task_state.run(self.conn, {"task_id": task_id})
+        return TaskState._make(rows[0]) if rows else None
+
+    def lease_event(self, event: EventKind, lease: Lease, **detail: Any) -> EventRow:
         """An event about one lease: its task, holder and both tokens."""
         return self.event(
             event,
@@ -121,7 +128,8 @@ class _Txn:
 
     def event(
         self,
-        event: str,
+        kind: EventKind,
+        /,
         *,
         task_id: str | None = None,
         worker_id: str | None = None,
@@ -131,6 +139,10 @@ class _Txn:
         **detail: Any,
     ) -> EventRow:
         clean = {k: v for k, v in detail.items() if v is not None}
+        # Plain strings in the row, as a row read back from the database has them.
+        event = str(kind)
+        if reason is not None:
+            reason = str(reason)
         params = {
             "at": self.now,
             "event": event,
@@ -292,7 +304,7 @@ class LeaseStore:
             raise result.error
         return result
 
-    def _why(self, lease: Lease, current: tuple[Any, ...] | None) -> RejectReason:
+    def _why(self, lease: Lease, current: TaskState | None) -> RejectReason:
         """Why the lease gate said no to `lease`, given the task's (status, owner, tokens)."""
         if current is None:
             raise UnknownTask(lease.task_id)
@@ -309,7 +321,7 @@ class LeaseStore:
                 f"was never issued for {lease.task_id} (its current lease is {cur_lease}, "
                 f"fence {cur_fence}, held by {owner})"
             )
-        if status != "running":
+        if status != TaskStatus.RUNNING:
             return RejectReason.NOT_RUNNING
         return RejectReason.EXPIRED
 
@@ -318,17 +330,17 @@ class LeaseStore:
         txn: _Txn,
         lease: Lease,
         operation: str,
-        event: str,
+        event: EventKind,
         *,
         key: str | None = None,
-        current: tuple[Any, ...] | None = None,
+        current: TaskState | None = None,
         reason: RejectReason | None = None,
         current_fence: int | None = None,
         **detail: Any,
     ) -> _Rejected:
         """Record why the gate said no (worked out unless given) and build the error."""
         if current is None:
-            current = txn.one(self.sql.task_state, {"task_id": lease.task_id})
+            current = txn.task_state(lease.task_id)
         if reason is None:
             reason = self._why(lease, current)
         assert current is not None
@@ -341,7 +353,7 @@ class LeaseStore:
             worker_id=lease.owner_id,
             lease_token=lease.lease_token,
             fence_token=lease.fence_token,
-            reason=reason.value,
+            reason=reason,
             operation=operation,
             key=key,
             current_lease_token=cur_lease,
@@ -404,7 +416,7 @@ class LeaseStore:
             )
             if not added:
                 raise DuplicateTask(task_id)
-            txn.event("enqueued", task_id=task_id, kind=kind, max_attempts=max_attempts)
+            txn.event(EventKind.ENQUEUED, task_id=task_id, kind=kind, max_attempts=max_attempts)
 
         await self._write(body)
 
@@ -433,19 +445,20 @@ class LeaseStore:
                 params["task_id"] = task_id
             while True:
                 sql = self.sql.claim_any if task_id is None else self.sql.claim_named
-                row = txn.one(sql, params)
-                if row is None:
-                    if task_id is not None and txn.one(self.sql.task_state, params) is None:
+                found = txn.one(sql, params)
+                if found is None:
+                    if task_id is not None and txn.task_state(task_id) is None:
                         raise UnknownTask(task_id)
                     return None
-                if row[1] == "dead":
+                row = LeaseReturned._make(found)
+                if row.status == TaskStatus.DEAD:
                     txn.event(
-                        "dead_lettered",
-                        task_id=row[0],
-                        lease_token=row[4],
-                        fence_token=row[5],
-                        reason="attempts_exhausted",
-                        attempts=row[3],
+                        EventKind.DEAD_LETTERED,
+                        task_id=row.task_id,
+                        lease_token=row.lease_token,
+                        fence_token=row.fence_token,
+                        reason=RegisterReason.ATTEMPTS_EXHAUSTED,
+                        attempts=row.attempt,
                     )
                     if task_id is not None:
                         return None
@@ -454,7 +467,7 @@ class LeaseStore:
                 if self.sql.fence_issued is not None:
                     self.sql.fence_issued.run(txn.conn, {"fence_token": lease.fence_token})
                 txn.event(
-                    "claimed",
+                    EventKind.CLAIMED,
                     task_id=lease.task_id,
                     worker_id=worker_id,
                     lease_token=lease.lease_token,
@@ -474,10 +487,10 @@ class LeaseStore:
         def body(txn: _Txn) -> Lease:
             row = txn.one(self.sql.heartbeat, self._gate_params(lease, txn.now))
             if row is None:
-                raise self._reject(txn, lease, "heartbeat", "renew_rejected")
+                raise self._reject(txn, lease, "heartbeat", EventKind.RENEW_REJECTED)
             renewed = _lease(row)
             txn.lease_event(
-                "renewed",
+                EventKind.RENEWED,
                 lease,
                 expires_at=renewed.expires_at,
             )
@@ -497,7 +510,7 @@ class LeaseStore:
             params["checkpoint_uri"] = f"checkpoint://{lease.task_id}/{seq}"
             row = txn.one(self.sql.checkpoint_gate, params)
             if row is None:
-                raise self._reject(txn, lease, "checkpoint", "checkpoint_rejected")
+                raise self._reject(txn, lease, "checkpoint", EventKind.CHECKPOINT_REJECTED)
             self.sql.checkpoint_insert.run(
                 txn.conn,
                 {
@@ -510,7 +523,7 @@ class LeaseStore:
                 },
             )
             txn.lease_event(
-                "checkpoint_saved",
+                EventKind.CHECKPOINT_SAVED,
                 lease,
                 step=step,
                 seq=seq,
@@ -542,9 +555,9 @@ class LeaseStore:
             params = self._gate_params(lease, txn.now)
             params["result"] = result_json
             if txn.one(self.sql.complete, params) is None:
-                raise self._reject(txn, lease, "complete", "complete_rejected")
+                raise self._reject(txn, lease, "complete", EventKind.COMPLETE_REJECTED)
             txn.lease_event(
-                "completed",
+                EventKind.COMPLETED,
                 lease,
             )
 
@@ -558,10 +571,10 @@ class LeaseStore:
             params.update(error_code=error_code, retry=1 if retry else 0)
             row = txn.one(self.sql.fail, params)
             if row is None:
-                raise self._reject(txn, lease, "fail", "fail_rejected")
-            status = str(row[1])
+                raise self._reject(txn, lease, "fail", EventKind.FAIL_REJECTED)
+            status = str(LeaseReturned._make(row).status)
             txn.lease_event(
-                "failed" if status == "queued" else "dead_lettered",
+                EventKind.FAILED if status == TaskStatus.QUEUED else EventKind.DEAD_LETTERED,
                 lease,
                 reason=error_code,
                 retry=retry,
@@ -577,9 +590,9 @@ class LeaseStore:
 
         def body(txn: _Txn) -> None:
             if txn.one(self.sql.park, self._gate_params(lease, txn.now)) is None:
-                raise self._reject(txn, lease, "park", "park_rejected")
+                raise self._reject(txn, lease, "park", EventKind.PARK_REJECTED)
             txn.lease_event(
-                "parked",
+                EventKind.PARKED,
                 lease,
                 reason=reason,
             )
@@ -588,19 +601,26 @@ class LeaseStore:
 
     async def _decide(self, task_id: str, approved: bool) -> None:
         name = "approve" if approved else "reject"
+        done, ignored = (
+            (EventKind.APPROVED, EventKind.APPROVE_IGNORED)
+            if approved
+            else (EventKind.REJECTED, EventKind.REJECT_IGNORED)
+        )
 
         def body(txn: _Txn) -> str | None:
             sql = self.sql.approve if approved else self.sql.reject
             if txn.one(sql, {"task_id": task_id, "now": txn.now}) is not None:
-                txn.event("approved" if approved else "rejected", task_id=task_id)
+                txn.event(done, task_id=task_id)
                 return None
-            state = txn.one(self.sql.task_state, {"task_id": task_id})
+            state = txn.task_state(task_id)
             if state is None:
                 raise UnknownTask(task_id)
             # Not a lease rejection: nothing changed and nobody lost anything. The register
             # still says the decision came and was ignored.
-            txn.event(f"{name}_ignored", task_id=task_id, reason="not_waiting", status=state[0])
-            return str(state[0])
+            txn.event(
+                ignored, task_id=task_id, reason=RegisterReason.NOT_WAITING, status=state.status
+            )
+            return str(state.status)
 
         refused_status: str | None = await self._write(body)
         if refused_status is not None:
@@ -631,17 +651,17 @@ class LeaseStore:
             before = txn.one(self.sql.ledger_token, params)
             page = int(before[0]) if before else None
             if txn.one(self.sql.ledger_write, params) is None:
-                current = txn.one(self.sql.task_state, params)
+                current = txn.task_state(lease.task_id)
                 reason = self._why(lease, current)  # also: a lease never issued is a bug
                 assert current is not None
-                newest = max(int(current[3]), page or 0)
+                newest = max(int(current.fence_token), page or 0)
                 if lease.fence_token < newest:
                     reason = RejectReason.FENCED
                 raise self._reject(
                     txn,
                     lease,
                     "write",
-                    "write_rejected",
+                    EventKind.WRITE_REJECTED,
                     key=key,
                     current=current,
                     reason=reason,
@@ -649,7 +669,7 @@ class LeaseStore:
                     page_fence_token=page,
                 )
             txn.lease_event(
-                "write_accepted",
+                EventKind.WRITE_ACCEPTED,
                 lease,
                 key=key,
                 previous_fence_token=page,
@@ -682,7 +702,7 @@ class LeaseStore:
             applied = txn.one(self.sql.effect_apply, params) is not None
             stored = None if applied else txn.one(self.sql.effect_result, params)
             txn.event(
-                "effect_applied" if applied else "effect_deduplicated",
+                EventKind.EFFECT_APPLIED if applied else EventKind.EFFECT_DEDUPLICATED,
                 task_id=lease.task_id,
                 worker_id=lease.owner_id,
                 lease_token=lease.lease_token,
@@ -697,7 +717,7 @@ class LeaseStore:
 
     async def record(
         self,
-        event: str,
+        event: EventKind,
         *,
         task_id: str | None = None,
         worker_id: str | None = None,

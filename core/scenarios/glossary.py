@@ -124,7 +124,6 @@ WORKER_STATES: Final[dict[str, Word]] = {
 
 EVENTS: Final[dict[str, Word]] = {
     "enqueued": ("enqueued", "入队"),
-    "queued": ("queued", "重新排队"),
     "claimed": ("claimed", "借出租约"),
     "claim_rejected": ("claim_rejected", "领取被拒"),
     "renewed": ("renewed", "心跳续约"),
@@ -298,14 +297,6 @@ def action_word(name: str, lang: str) -> str:
 def token_word(name: str, lang: str) -> str:
     """ "lease" or "fence" as the label beside a token's number."""
     return _lookup(TOKENS, name, lang)
-
-
-def panel_word(name: str, lang: str) -> str:
-    return _lookup(PANELS, name, lang)
-
-
-def column_word(name: str, lang: str) -> str:
-    return _lookup(COLUMNS, name, lang)
 
 
 def concept_word(name: str, lang: str) -> str:

@@ -13,6 +13,7 @@ from typing import Any, Protocol
 from core.engine.durations import format_clock, format_duration
 from core.engine.errors import BorrowedKeysError
 from core.engine.records import EventRow
+from core.engine.vocabulary import REJECTIONS, EventKind
 from core.scenarios.format import (
     TIME_KEYS,
     Expectation,
@@ -309,22 +310,21 @@ WORDS: dict[str, tuple[str, str]] = {
 }
 
 _GOOD = {
-    "claimed",
-    "renewed",
-    "checkpoint_saved",
-    "write_accepted",
-    "effect_applied",
-    "completed",
-    "approved",
+    EventKind.CLAIMED,
+    EventKind.RENEWED,
+    EventKind.CHECKPOINT_SAVED,
+    EventKind.WRITE_ACCEPTED,
+    EventKind.EFFECT_APPLIED,
+    EventKind.COMPLETED,
+    EventKind.APPROVED,
 }
 _NOTE = {
-    "effect_deduplicated",
-    "lease_expired",
-    "parked",
-    "queued",
-    "enqueued",
-    "approve_ignored",
-    "reject_ignored",
+    EventKind.EFFECT_DEDUPLICATED,
+    EventKind.LEASE_EXPIRED,
+    EventKind.PARKED,
+    EventKind.ENQUEUED,
+    EventKind.APPROVE_IGNORED,
+    EventKind.REJECT_IGNORED,
 }
 
 
@@ -343,9 +343,9 @@ def reason_label(name: str, lang: str) -> str:
 
 
 def event_style(name: str) -> str:
-    if name == "violation":
+    if name == EventKind.VIOLATION:
         return "bold red"
-    if name.endswith("_rejected") or name == "dead_lettered":
+    if name in REJECTIONS or name == EventKind.DEAD_LETTERED:
         return "red"
     if name in _GOOD:
         return "green"

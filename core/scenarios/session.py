@@ -16,11 +16,12 @@ from pathlib import Path
 from core.engine.config import LeaseConfig, Mode
 from core.engine.durations import format_clock
 from core.engine.records import EventRow, dump_json
+from core.engine.vocabulary import EventKind
 from core.scenarios.format import Expectation, Question, Scenario, Step
 from core.scenarios.glossary import action_word
 from core.scenarios.player import check_expectation, event_record
 from core.scenarios.writer import dump_scenario
-from core.sim.checker import VIOLATIONS
+from core.sim.checker import ViolationKind
 from core.sim.simulation import ActionError, ActionResult, Simulation
 from core.sim.snapshot import SNAPSHOT_PARTS, Rejection, Snapshot, SnapshotPart
 from core.sim.spec import Action, Advance, SimSettings, TaskSpec, WorkerSpec
@@ -96,8 +97,8 @@ def figures_expectations(violations: dict[str, int]) -> tuple[Expectation, ...]:
     if not counted:
         return (Expectation("violation", "any", (("count", 0),)),)
     return tuple(
-        Expectation("violation", name, (("count", counted[name]),))
-        for name in VIOLATIONS
+        Expectation("violation", name.value, (("count", counted[name]),))
+        for name in ViolationKind
         if name in counted
     )
 
@@ -137,7 +138,7 @@ class Session:
         dedup = self._dedup
 
         def count(ev: EventRow) -> None:
-            if ev.event == "effect_deduplicated":
+            if ev.event == EventKind.EFFECT_DEDUPLICATED:
                 key = str(ev.detail.get("key", ""))
                 dedup[key] = dedup.get(key, 0) + 1
 

@@ -5,29 +5,36 @@ idle), so the same checker can judge a simulated run, a replay, or the events ta
 real worker processes.
 """
 
+import enum
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from core.engine.errors import RejectReason
 from core.engine.records import EventRow
+from core.engine.vocabulary import EventKind
+from core.sim.spec import WorkerState
 
-VIOLATIONS = (
-    "stale_write_accepted",
-    "double_owner",
-    "duplicate_effect",
-    "completed_twice",
-    "stuck_task",
-)
+
+class ViolationKind(enum.StrEnum):
+    """A safety rule the checker saw broken (the `reason` of a `violation` line)."""
+
+    STALE_WRITE_ACCEPTED = "stale_write_accepted"
+    DOUBLE_OWNER = "double_owner"
+    DUPLICATE_EFFECT = "duplicate_effect"
+    COMPLETED_TWICE = "completed_twice"
+    STUCK_TASK = "stuck_task"
+
 
 # Events that end a lease normally: the holder let go, nobody lost it.
-_RELEASES = frozenset({"completed", "parked", "failed"})
+_RELEASES = frozenset({EventKind.COMPLETED, EventKind.PARKED, EventKind.FAILED})
 
 
 @dataclass(frozen=True, slots=True)
 class Violation:
     """One broken safety rule, with where and when."""
 
-    name: str
+    name: ViolationKind
     at: int
     task_id: str | None
     worker_id: str | None
@@ -61,11 +68,11 @@ class SafetyChecker:
     _effects: Counter[str] = field(default_factory=Counter)
     _completions: dict[str, set[int]] = field(default_factory=dict)
     _step_runs: Counter[str] = field(default_factory=Counter)
-    _down: dict[str, str] = field(default_factory=dict)  # worker -> "dead" | "stalled"
+    _down: dict[str, WorkerState] = field(default_factory=dict)  # worker -> DEAD | STALLED
     _stuck_reported: set[tuple[str, int]] = field(default_factory=set)
     _pairs_reported: set[tuple[str, int, int]] = field(default_factory=set)
 
-    def _violate(self, name: str, ev: EventRow, detail: str) -> Violation:
+    def _violate(self, name: ViolationKind, ev: EventRow, detail: str) -> Violation:
         v = Violation(name, ev.at, ev.task_id, ev.worker_id, detail)
         self.violations[name] += 1
         self.found.append(v)
@@ -79,7 +86,7 @@ class SafetyChecker:
         out: list[Violation] = []
         name = ev.event
         task = ev.task_id or ""
-        if name == "write_accepted":
+        if name == EventKind.WRITE_ACCEPTED:
             # Stale: the task has issued a newer fence token than the writer's, whoever
             # wrote this page before (or nobody did).
             key = str(ev.detail.get("key"))
@@ -88,18 +95,18 @@ class SafetyChecker:
             if token < newest:
                 out.append(
                     self._violate(
-                        "stale_write_accepted",
+                        ViolationKind.STALE_WRITE_ACCEPTED,
                         ev,
                         f"{key} accepted fence {token} while {task}'s newest is {newest}",
                     )
                 )
             self._count_step_run(key)
-        elif name == "write_rejected" and ev.reason != "partitioned":
+        elif name == EventKind.WRITE_REJECTED and ev.reason != RejectReason.PARTITIONED:
             # The step was worked and its page refused: whoever does it next does it again.
             self._count_step_run(str(ev.detail.get("key")))
-        elif name == "claimed":
+        elif name == EventKind.CLAIMED:
             out.extend(self._on_claim(ev))
-        elif name == "renewed":
+        elif name == EventKind.RENEWED:
             for lease in self._leases.get(task, []):
                 if lease.lease_token == ev.lease_token:
                     lease.expires_at = int(ev.detail.get("expires_at", lease.expires_at))
@@ -108,28 +115,32 @@ class SafetyChecker:
             for lease in self._leases.get(task, []):
                 if lease.lease_token == ev.lease_token:
                     lease.released = True
-            if name == "completed":
+            if name == EventKind.COMPLETED:
                 tokens = self._completions.setdefault(task, set())
                 tokens.add(ev.lease_token or 0)
                 if len(tokens) > 1:
                     out.append(
                         self._violate(
-                            "completed_twice", ev, f"{task} completed by leases {sorted(tokens)}"
+                            ViolationKind.COMPLETED_TWICE,
+                            ev,
+                            f"{task} completed by leases {sorted(tokens)}",
                         )
                     )
-        elif name == "dead_lettered":
+        elif name == EventKind.DEAD_LETTERED:
             for lease in self._leases.get(task, []):
                 lease.released = True
-        elif name == "effect_applied":
+        elif name == EventKind.EFFECT_APPLIED:
             key = str(ev.detail.get("key"))
             self._effects[key] += 1
             if self._effects[key] > 1:
                 out.append(
                     self._violate(
-                        "duplicate_effect", ev, f"{key} applied {self._effects[key]} times"
+                        ViolationKind.DUPLICATE_EFFECT,
+                        ev,
+                        f"{key} applied {self._effects[key]} times",
                     )
                 )
-        elif name in ("killed", "restarted") and ev.worker_id:
+        elif name in (EventKind.KILLED, EventKind.RESTARTED) and ev.worker_id:
             # A crash loses the worker's memory: even after a restart under the same id,
             # nobody will renew the leases it held, so they stay orphaned. A restart of a
             # worker that was not killed first is a crash too. Either way the worker is no
@@ -138,9 +149,9 @@ class SafetyChecker:
                 if history and history[-1].worker_id == ev.worker_id:
                     history[-1].orphaned = True
             self._down.pop(ev.worker_id, None)
-        elif name == "stalled" and ev.worker_id:
-            self._down[ev.worker_id] = "stalled"
-        elif name == "resumed" and ev.worker_id:
+        elif name == EventKind.STALLED and ev.worker_id:
+            self._down[ev.worker_id] = WorkerState.STALLED
+        elif name == EventKind.RESUMED and ev.worker_id:
             self._down.pop(ev.worker_id, None)
         return out
 
@@ -164,7 +175,7 @@ class SafetyChecker:
                     self._pairs_reported.add(pair)
                     out.append(
                         self._violate(
-                            "double_owner",
+                            ViolationKind.DOUBLE_OWNER,
                             ev,
                             f"{worker} claimed {task} while {old.worker_id}'s lease "
                             f"{old.lease_token} was live until {old.expires_at}",
@@ -221,7 +232,7 @@ class SafetyChecker:
             ev = EventRow(seq=0, at=now, event="stuck", task_id=task, worker_id=lease.worker_id)
             out.append(
                 self._violate(
-                    "stuck_task",
+                    ViolationKind.STUCK_TASK,
                     ev,
                     f"{task} held by {down} {lease.worker_id} since "
                     f"its last heartbeat at {lease.last_renew_at} ms",
@@ -247,6 +258,6 @@ class SafetyChecker:
                 times.append(at)
         return min(times) if times else None
 
-    def _holder_down(self, lease: _LeaseRecord) -> str | None:
-        """ "dead" if the holder crashed since claiming, "stalled" if it is paused, else None."""
-        return "dead" if lease.orphaned else self._down.get(lease.worker_id)
+    def _holder_down(self, lease: _LeaseRecord) -> WorkerState | None:
+        """DEAD if the holder crashed since claiming, STALLED if it is paused, else None."""
+        return WorkerState.DEAD if lease.orphaned else self._down.get(lease.worker_id)

@@ -23,6 +23,7 @@ from core.engine.errors import (
 )
 from core.engine.records import CheckpointRow, EventRow, Lease
 from core.engine.store import LeaseStore
+from core.engine.vocabulary import REJECTIONS, EventKind, TaskStatus
 from core.sim.checker import SafetyChecker, Violation
 from core.sim.runtime import VirtualRuntime
 from core.sim.snapshot import (
@@ -60,6 +61,7 @@ from core.sim.spec import (
     Slow,
     Stall,
     TaskSpec,
+    WorkerState,
     Write,
 )
 from core.sim.worker import Partitioned, Work, Worker
@@ -188,10 +190,10 @@ class Simulation:
     def _on_event(self, ev: EventRow) -> None:
         self._last_seq = ev.seq
         self._recent.append(ev)
-        if ev.event == "violation":
+        if ev.event == EventKind.VIOLATION:
             return
         self._pending_violations.extend(self.checker.observe(ev))
-        if ev.event.endswith("_rejected") and ev.reason is not None:
+        if ev.event in REJECTIONS and ev.reason is not None:
             self._rejections.append(
                 Rejection(
                     seq=ev.seq,
@@ -210,13 +212,18 @@ class Simulation:
         task = ev.task_id
         if task is None:
             return
-        if ev.event in ("claimed", "renewed") and self.mode is not Mode.NO_EXPIRY:
+        if ev.event in (EventKind.CLAIMED, EventKind.RENEWED) and self.mode is not Mode.NO_EXPIRY:
             expires = int(ev.detail["expires_at"])
             lease_token = ev.lease_token or 0
             self._live_leases[task] = (lease_token, expires, ev.worker_id, ev.fence_token or 0)
             # Laojiang looks at the register the moment the sand runs out (now > expires_at).
             self.runtime.call_at(expires + 1, lambda: self._keeper_look(task, lease_token, expires))
-        elif ev.event in ("completed", "parked", "failed", "dead_lettered"):
+        elif ev.event in (
+            EventKind.COMPLETED,
+            EventKind.PARKED,
+            EventKind.FAILED,
+            EventKind.DEAD_LETTERED,
+        ):
             self._live_leases.pop(task, None)
 
     def _keeper_look(self, task: str, lease_token: int, expires: int) -> None:
@@ -226,7 +233,7 @@ class Simulation:
         del self._live_leases[task]
         run_inline(
             self.store.record(
-                "lease_expired",
+                EventKind.LEASE_EXPIRED,
                 task_id=task,
                 worker_id=current[2],
                 lease_token=lease_token,
@@ -244,7 +251,7 @@ class Simulation:
         """
         return {
             w.id: w.lease is None
-            and w.state == "idle"
+            and w.state == WorkerState.IDLE
             and (not w.autopilot or w.last_empty_poll_at is not None)
             for w in self.workers.values()
             if not w.faults.dead and not w.faults.stalled
@@ -281,7 +288,7 @@ class Simulation:
             for v in batch:
                 run_inline(
                     self.store.record(
-                        "violation",
+                        EventKind.VIOLATION,
                         task_id=v.task_id,
                         worker_id=v.worker_id,
                         reason=v.name,
@@ -329,7 +336,7 @@ class Simulation:
             raise ActionError(f"{action.name}: unknown worker {worker_id!r}")
         return self.workers[worker_id]
 
-    def _fault_event(self, name: str, worker: Worker, **detail: Any) -> None:
+    def _fault_event(self, name: EventKind, worker: Worker, **detail: Any) -> None:
         lease = worker.lease
         run_inline(
             self.store.record(
@@ -385,7 +392,7 @@ class Simulation:
                 if worker_id in self.workers:
                     raise ActionError(f"add_worker: worker {worker_id!r} already exists")
                 added = self._add_worker(worker_id, autopilot=autopilot, skew_ms=skew_ms)
-                self._fault_event("worker_added", added, autopilot=added.autopilot)
+                self._fault_event(EventKind.WORKER_ADDED, added, autopilot=added.autopilot)
                 return ActionResult()
         worker = self._worker(a)
         f = worker.faults
@@ -399,30 +406,32 @@ class Simulation:
                 skew_ms=skew,
                 self_fencing=worker.self_fencing,
             )
-            self._fault_event("restarted", fresh)
+            self._fault_event(EventKind.RESTARTED, fresh)
             return ActionResult()
         if f.dead:
-            self._fault_event("call_dropped", worker, reason="dead", operation=a.name)
+            self._fault_event(
+                EventKind.CALL_DROPPED, worker, reason=WorkerState.DEAD, operation=a.name
+            )
             return ActionResult(False, f"{worker.id} is dead; restart it first")
         match a:
             case FreezeHeartbeat():
                 f.heartbeat_frozen = True
-                self._fault_event("heartbeat_frozen", worker)
+                self._fault_event(EventKind.HEARTBEAT_FROZEN, worker)
             case Stall():
                 f.stalled = True
                 for process in self._processes(worker):
                     self.runtime.suspend(process)
-                self._fault_event("stalled", worker)
+                self._fault_event(EventKind.STALLED, worker)
             case Kill():
-                self._fault_event("killed", worker)
+                self._fault_event(EventKind.KILLED, worker)
                 worker.stop()
             case Partition():
                 f.partitioned = True
-                self._fault_event("partitioned", worker)
+                self._fault_event(EventKind.PARTITIONED, worker)
             case Heal():
                 f.partitioned = False
                 worker.last_empty_poll_at = None
-                self._fault_event("healed", worker)
+                self._fault_event(EventKind.HEALED, worker)
             case Resume():
                 ended = [
                     label
@@ -441,13 +450,13 @@ class Simulation:
                 if was_stalled:
                     for process in self._processes(worker):
                         self.runtime.unsuspend(process)
-                self._fault_event("resumed", worker, ended=",".join(ended))
+                self._fault_event(EventKind.RESUMED, worker, ended=",".join(ended))
             case Slow(factor=factor):
                 f.slow_factor = factor
-                self._fault_event("slowed", worker, factor=f.slow_factor)
+                self._fault_event(EventKind.SLOWED, worker, factor=f.slow_factor)
             case Skew(by_ms=by_ms):
                 f.skew_ms = by_ms
-                self._fault_event("skewed", worker, skew_ms=f.skew_ms)
+                self._fault_event(EventKind.SKEWED, worker, skew_ms=f.skew_ms)
             case (
                 Claim()
                 | Heartbeat()
@@ -466,7 +475,9 @@ class Simulation:
     def _manual(self, worker: Worker, a: ManualAction) -> ActionResult:
         """A manual call with the lease the worker remembers (which may be stale)."""
         if worker.faults.stalled:
-            self._fault_event("call_dropped", worker, reason="stalled", operation=a.name)
+            self._fault_event(
+                EventKind.CALL_DROPPED, worker, reason=WorkerState.STALLED, operation=a.name
+            )
             return ActionResult(False, f"{worker.id} is stalled; resume it first")
         store = self.store
         try:
@@ -475,7 +486,7 @@ class Simulation:
                 lease = run_inline(
                     worker.call(
                         "claim",
-                        "claim_rejected",
+                        EventKind.CLAIM_REJECTED,
                         store.claim,
                         worker.id,
                         a.task,
@@ -497,12 +508,19 @@ class Simulation:
                 case Heartbeat():
                     if worker.faults.heartbeat_frozen:
                         self._fault_event(
-                            "call_dropped", worker, reason="frozen", operation="heartbeat"
+                            EventKind.CALL_DROPPED,
+                            worker,
+                            reason=WorkerState.FROZEN,
+                            operation="heartbeat",
                         )
                         return ActionResult(False, f"{worker.id}'s heartbeat is frozen")
                     renewed = run_inline(
                         worker.call(
-                            "heartbeat", "renew_rejected", store.heartbeat, held, retry=False
+                            "heartbeat",
+                            EventKind.RENEW_REJECTED,
+                            store.heartbeat,
+                            held,
+                            retry=False,
                         )
                     )
                     worker.lease = renewed
@@ -514,7 +532,7 @@ class Simulation:
                     run_inline(
                         worker.call(
                             "checkpoint",
-                            "checkpoint_rejected",
+                            EventKind.CHECKPOINT_REJECTED,
                             store.save_checkpoint,
                             held,
                             step,
@@ -531,7 +549,7 @@ class Simulation:
                     run_inline(
                         worker.call(
                             "write",
-                            "write_rejected",
+                            EventKind.WRITE_REJECTED,
                             store.fenced_write,
                             held,
                             key,
@@ -544,7 +562,7 @@ class Simulation:
                     run_inline(
                         worker.call(
                             "effect",
-                            "effect_rejected",
+                            EventKind.EFFECT_REJECTED,
                             store.apply_effect,
                             held,
                             key,
@@ -557,7 +575,7 @@ class Simulation:
                     run_inline(
                         worker.call(
                             "complete",
-                            "complete_rejected",
+                            EventKind.COMPLETE_REJECTED,
                             store.complete,
                             held,
                             {"by": worker.id},
@@ -568,7 +586,7 @@ class Simulation:
                     run_inline(
                         worker.call(
                             "fail",
-                            "fail_rejected",
+                            EventKind.FAIL_REJECTED,
                             store.fail,
                             held,
                             "manual_failure",
@@ -577,7 +595,9 @@ class Simulation:
                         )
                     )
                 case Park():
-                    run_inline(worker.call("park", "park_rejected", store.park, held, retry=False))
+                    run_inline(
+                        worker.call("park", EventKind.PARK_REJECTED, store.park, held, retry=False)
+                    )
         except Partitioned:
             return ActionResult(False, f"{worker.id} is partitioned from the store")
         return ActionResult()
@@ -622,7 +642,7 @@ class Simulation:
                 row=r,
                 remaining_ms=(
                     r.lease_expires_at - now
-                    if r.lease_expires_at is not None and r.status == "running"
+                    if r.lease_expires_at is not None and r.status == TaskStatus.RUNNING
                     else None
                 ),
                 checkpoint_step=latest_step.get(r.task_id),

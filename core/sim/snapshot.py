@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from core.engine.records import CheckpointRow, EffectRow, EventRow, LedgerRow, TaskRow
+from core.sim.spec import WorkerState
 
 # The lists a snapshot may leave out (`Simulation.snapshot(include=...)`); all by default.
 SnapshotPart = Literal["ledger", "checkpoints", "effects"]
@@ -52,7 +53,7 @@ class WorkerView:
     """A worker as it believes itself to be (its memory may be stale)."""
 
     id: str
-    state: str  # idle | working | frozen | stalled | dead | partitioned
+    state: WorkerState
     autopilot: bool
     task_id: str | None  # the task it believes it holds
     step: int | None  # the step it is on (1-based), None when idle

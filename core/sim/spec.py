@@ -4,6 +4,7 @@ The scenario loader builds these from TOML; the TUI builds them from button pres
 simulation consumes them. Times are integer milliseconds.
 """
 
+import enum
 from dataclasses import MISSING, dataclass, field, fields
 from typing import Any, ClassVar
 
@@ -11,7 +12,20 @@ from core.engine.config import LeaseConfig, Mode
 
 TASK_KINDS = ("ledger", "browser", "tools", "approval")
 
-WORKER_STATES = ("idle", "working", "frozen", "stalled", "dead", "partitioned")
+
+class WorkerState(enum.StrEnum):
+    """What a worker is doing, as the app and the transcript show it (worst fault first)."""
+
+    IDLE = "idle"
+    WORKING = "working"
+    FROZEN = "frozen"  # alive and working, but its heartbeat is frozen
+    STALLED = "stalled"
+    DEAD = "dead"
+    PARTITIONED = "partitioned"
+
+
+# The scenario loader's list, until it names the enum itself.
+WORKER_STATES = tuple(WorkerState)
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,8 +9,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from core.engine.records import EventRow
+from core.engine.vocabulary import REJECTIONS, EventKind
 
-_RELEASES = frozenset({"completed", "parked", "failed", "dead_lettered"})
+_RELEASES = frozenset(
+    {EventKind.COMPLETED, EventKind.PARKED, EventKind.FAILED, EventKind.DEAD_LETTERED}
+)
 
 
 @dataclass(slots=True)
@@ -83,10 +86,10 @@ class Timeline:
             if ev.task_id is None:
                 continue
             name = ev.event
-            if name == "enqueued":
+            if name == EventKind.ENQUEUED:
                 self._line(ev.task_id)
                 changed = True
-            elif name == "claimed":
+            elif name == EventKind.CLAIMED:
                 line = self._line(ev.task_id)
                 self._close(line, ev.at, "reclaimed")
                 line.spans.append(
@@ -96,13 +99,13 @@ class Timeline:
             elif name in _RELEASES:
                 self._close(self._line(ev.task_id), ev.at, name)
                 changed = True
-            elif name == "lease_expired":
+            elif name == EventKind.LEASE_EXPIRED:
                 line = self._line(ev.task_id)
                 at = int(ev.detail.get("expired_at", ev.at))
                 line.marks.append(Mark(at, "expired", ev.worker_id))
                 self._close(line, at, "expired")
                 changed = True
-            elif name.endswith("_rejected") and name != "claim_rejected":
+            elif name in REJECTIONS and name != EventKind.CLAIM_REJECTED:
                 operation = str(ev.detail.get("operation", name.removesuffix("_rejected")))
                 self._line(ev.task_id).marks.append(
                     Mark(ev.at, "rejected", ev.worker_id, operation)

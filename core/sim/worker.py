@@ -16,10 +16,12 @@ from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
 from core.engine.config import LeaseConfig, Mode
-from core.engine.errors import LeaseRejected, RejectReason
+from core.engine.errors import LeaseRejected, RegisterReason, RejectReason
 from core.engine.records import Lease, TaskRow
 from core.engine.store import LeaseStore
+from core.engine.vocabulary import EventKind
 from core.sim.kinds import KINDS, LEDGER, State, TaskKind
+from core.sim.spec import WorkerState
 
 T = TypeVar("T")
 
@@ -133,17 +135,17 @@ class Worker:
         return self.store.clock.now_ms() + self.faults.skew_ms
 
     @property
-    def state(self) -> str:
+    def state(self) -> WorkerState:
         f = self.faults
         if f.dead:
-            return "dead"
+            return WorkerState.DEAD
         if f.stalled:
-            return "stalled"
+            return WorkerState.STALLED
         if f.partitioned:
-            return "partitioned"
+            return WorkerState.PARTITIONED
         if f.heartbeat_frozen:
-            return "frozen"
-        return "working" if self.lease is not None else "idle"
+            return WorkerState.FROZEN
+        return WorkerState.WORKING if self.lease is not None else WorkerState.IDLE
 
     # -- life cycle -------------------------------------------------------------------------
 
@@ -166,7 +168,9 @@ class Worker:
 
     # -- store calls, through the worker's network ----------------------------------------
 
-    async def _note_partitioned(self, operation: str, event: str, claiming: str | None) -> None:
+    async def _note_partitioned(
+        self, operation: str, event: EventKind, claiming: str | None
+    ) -> None:
         # A claim is about the task it asked for (or none), never the lease the worker holds.
         lease = self.lease if operation != "claim" else None
         await self.store.record(
@@ -175,14 +179,14 @@ class Worker:
             worker_id=self.id,
             lease_token=lease.lease_token if lease else None,
             fence_token=lease.fence_token if lease else None,
-            reason=RejectReason.PARTITIONED.value,
+            reason=RejectReason.PARTITIONED,
             operation=operation,
         )
 
     async def call(
         self,
         operation: str,
-        event: str,
+        event: EventKind,
         fn: Callable[..., Awaitable[T]],
         *args: Any,
         retry: bool,
@@ -212,7 +216,7 @@ class Worker:
                 judge = self.local_now() if self.mode is Mode.CLIENT_CLOCK else None
                 lease = await self.call(
                     "claim",
-                    "claim_rejected",
+                    EventKind.CLAIM_REJECTED,
                     self.store.claim,
                     self.id,
                     judge_now_ms=judge,
@@ -285,7 +289,7 @@ class Worker:
                 continue  # the fog: the apprentice cannot reach the keeper
             try:
                 renewed = await self.call(
-                    "heartbeat", "renew_rejected", self.store.heartbeat, lease, retry=False
+                    "heartbeat", EventKind.RENEW_REJECTED, self.store.heartbeat, lease, retry=False
                 )
             except Partitioned:
                 continue
@@ -306,12 +310,12 @@ class Worker:
         self.lease = None
         self.fenced_out = True
         await self.store.record(
-            "self_fenced",
+            EventKind.SELF_FENCED,
             task_id=lease.task_id,
             worker_id=self.id,
             lease_token=lease.lease_token,
             fence_token=lease.fence_token,
-            reason="renew_deadline_passed",
+            reason=RegisterReason.RENEW_DEADLINE_PASSED,
             renew_deadline=lease.renew_deadline,
             expires_at=lease.expires_at,
         )
@@ -340,7 +344,7 @@ class Worker:
         lease = self._current(claimed)
         try:
             renewed = await self.call(
-                "heartbeat", "renew_rejected", self.store.heartbeat, lease, retry=False
+                "heartbeat", EventKind.RENEW_REJECTED, self.store.heartbeat, lease, retry=False
             )
         except Partitioned:
             return
@@ -367,7 +371,7 @@ class Worker:
         if checkpoint is not None and self.mode is Mode.NO_CHECKPOINT:
             if taking_over:
                 await self.store.record(
-                    "checkpoint_ignored",
+                    EventKind.CHECKPOINT_IGNORED,
                     task_id=lease.task_id,
                     worker_id=self.id,
                     lease_token=lease.lease_token,
@@ -400,7 +404,9 @@ class Worker:
             for step in range(first, steps + 1):
                 if park_after is not None and step == park_after + 1 and task.approved_at is None:
                     lease = self._current(claimed)
-                    await self.call("park", "park_rejected", self.store.park, lease, retry=True)
+                    await self.call(
+                        "park", EventKind.PARK_REJECTED, self.store.park, lease, retry=True
+                    )
                     return
                 self.step = step
                 await self.env.sleep(round(step_time * self.faults.slow_factor))
@@ -413,7 +419,7 @@ class Worker:
                 key = f"{claimed.task_id}/{step}"
                 await self.call(
                     "write",
-                    "write_rejected",
+                    EventKind.WRITE_REJECTED,
                     self.store.fenced_write,
                     lease,
                     key,
@@ -424,7 +430,7 @@ class Worker:
                     effect = out.effect
                     await self.call(
                         "effect",
-                        "effect_rejected",
+                        EventKind.EFFECT_REJECTED,
                         self.store.apply_effect,
                         lease,
                         f"{key}/{effect}",
@@ -437,7 +443,7 @@ class Worker:
                         return
                 await self.call(
                     "checkpoint",
-                    "checkpoint_rejected",
+                    EventKind.CHECKPOINT_REJECTED,
                     self.store.save_checkpoint,
                     lease,
                     step,
@@ -450,7 +456,7 @@ class Worker:
             result = kind.result(claimed.task_id, state)
             await self.call(
                 "complete",
-                "complete_rejected",
+                EventKind.COMPLETE_REJECTED,
                 self.store.complete,
                 lease,
                 result,

@@ -1,4 +1,5 @@
-"""`borrowed-keys chaos`: deterministic fault fuzzing with shrunk, replayable reproducers.
+"""Deterministic fault fuzzing with shrunk, replayable reproducers (the `chaos` command's
+engine; its options and output are core/tools/chaos_cli.py).
 
 Each run is one seeded random fault schedule (`random.Random(seed + i)`) played through the
 simulation on virtual time, the way FoundationDB and TigerBeetle test themselves:
@@ -18,11 +19,9 @@ schedule is shrunk (delta debugging over the actions, keeping their instants) to
 actions that still break it, and written as a scenario file whose last step expects it.
 """
 
-import json
 import math
 import multiprocessing
 import random
-import sys
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
@@ -33,6 +32,7 @@ from typing import Any
 from core.engine.config import LeaseConfig, Mode
 from core.engine.durations import format_duration
 from core.engine.records import EventRow
+from core.engine.vocabulary import REJECTIONS, RESTING_STATUSES, TaskStatus
 from core.scenarios.format import Expectation, Step, parse_scenario
 from core.scenarios.writer import dump_scenario
 from core.sim.simulation import Simulation, run_inline
@@ -52,8 +52,6 @@ from core.sim.spec import (
     WorkerSpec,
 )
 
-TERMINAL = frozenset({"done", "dead", "waiting"})
-
 # How often each fault is drawn (approvals are drawn only when a task is waiting).
 FAULT_WEIGHTS: dict[str, float] = {
     "freeze_heartbeat": 2.0,
@@ -69,9 +67,6 @@ FAULT_WEIGHTS: dict[str, float] = {
 APPROVAL_WEIGHT = 2.0
 SLOW_FACTORS = (0.5, 2.0, 3.0, 5.0)
 STEP_TIMES_MS = (500, 750, 1000, 1250, 1500, 2000)
-
-# Failing runs whose seeds are printed while running (--json lists them all).
-MAX_SEEDS_SHOWN = 20
 
 # Replays one shrink may spend; shrinking stops early (still valid, less small) past this.
 MAX_SHRINK_REPLAYS = 400
@@ -284,7 +279,7 @@ class _Tally:
         self.rejections: Counter[str] = Counter()
 
     def __call__(self, ev: EventRow) -> None:
-        if ev.reason is not None and ev.event.endswith("_rejected"):
+        if ev.reason is not None and ev.event in REJECTIONS:
             self.rejections[ev.reason] += 1
 
 
@@ -347,7 +342,7 @@ def generate(params: ChaosParams, seed: int) -> tuple[Schedule, RunResult]:
     for at in instants:
         if at > sim.now_ms:
             sim.apply(Advance(at - sim.now_ms))
-        waiting = [t for t, s in sorted(_statuses(sim).items()) if s == "waiting"]
+        waiting = [t for t, s in sorted(_statuses(sim).items()) if s == TaskStatus.WAITING]
         total = sum(FAULT_WEIGHTS.values())
         if waiting and rng.random() < APPROVAL_WEIGHT / (APPROVAL_WEIGHT + total):
             verdict = Approve if rng.random() < 0.75 else Reject
@@ -368,7 +363,7 @@ def generate(params: ChaosParams, seed: int) -> tuple[Schedule, RunResult]:
         if f.skew_ms:
             act(Skew(wid, by_ms=0))
     for task, status in sorted(_statuses(sim).items()):
-        if status == "waiting" and rng.random() < 0.5:
+        if status == TaskStatus.WAITING and rng.random() < 0.5:
             act(Approve(task))
 
     # The quiet period, in ttl-long spans, until every task is terminal or the bound passes.
@@ -377,7 +372,7 @@ def generate(params: ChaosParams, seed: int) -> tuple[Schedule, RunResult]:
     settle: int | None = None
     statuses = _statuses(sim)
     while True:
-        if all(s in TERMINAL for s in statuses.values()):
+        if all(s in RESTING_STATUSES for s in statuses.values()):
             settle = sim.now_ms - last_fault
             break
         if sim.now_ms >= deadline:
@@ -390,15 +385,15 @@ def generate(params: ChaosParams, seed: int) -> tuple[Schedule, RunResult]:
         index=0,
         seed=seed,
         faults=len(timed),
-        done=counts["done"],
-        dead=counts["dead"],
-        waiting=counts["waiting"],
+        done=counts[TaskStatus.DONE],
+        dead=counts[TaskStatus.DEAD],
+        waiting=counts[TaskStatus.WAITING],
         rejections=dict(tally.rejections),
         violations=dict(sim.checker.violations),
         recovery_time_ms=sim.checker.recovery_time_ms,
         wasted_steps=sim.checker.wasted_steps,
         settle_ms=settle,
-        stuck={t: s for t, s in statuses.items() if s not in TERMINAL},
+        stuck={t: s for t, s in statuses.items() if s not in RESTING_STATUSES},
     )
     sim.close()
     return schedule, result
@@ -667,204 +662,3 @@ def run_chaos(
             on_reproducer(rep)
     report.elapsed_s = time.perf_counter() - started
     return report
-
-
-# -- the command -----------------------------------------------------------------------------
-
-
-def add_parser(subparsers: Any) -> None:
-    """Register `chaos` on an argparse subparsers object."""
-    p = subparsers.add_parser(
-        "chaos",
-        help="fuzz the engine with seeded random faults; shrink and save any counterexample",
-        description=(
-            "Run N seeded random fault schedules through the simulation and check every "
-            "safety rule and liveness. Exit 0 if all hold, 1 otherwise."
-        ),
-    )
-    p.add_argument("--runs", type=int, default=200, help="number of runs (default 200)")
-    p.add_argument("--seed", type=int, default=0, help="run i uses seed + i (default 0)")
-    p.add_argument(
-        "--mode",
-        default=Mode.CORRECT.value,
-        choices=[m.value for m in Mode],
-        help="the engine's mode (default correct)",
-    )
-    p.add_argument("--workers", type=int, default=3, help="workers per run (default 3)")
-    p.add_argument("--tasks", type=int, default=5, help="tasks per run (default 5)")
-    p.add_argument(
-        "--out",
-        default="chaos-out",
-        help="folder for reproducer scenario files (default ./chaos-out)",
-    )
-    p.add_argument("--jobs", type=int, default=1, help="processes to use (default 1)")
-    p.add_argument(
-        "--repros",
-        type=int,
-        default=1,
-        help="reproducers to shrink and write per distinct failure (default 1)",
-    )
-    p.add_argument("--json", action="store_true", help="print a JSON summary on stdout")
-    p.add_argument(
-        "--db",
-        default=None,
-        metavar="URL",
-        help="postgresql://... to run every run on PostgreSQL, each in a fresh schema "
-        "(default: SQLite in memory)",
-    )
-    p.set_defaults(handler=command)
-
-
-def _check_args(args: Any) -> str | None:
-    limits = (
-        ("runs", args.runs, 1, 10_000_000),
-        ("workers", args.workers, 1, 50),
-        ("tasks", args.tasks, 1, 200),
-        ("jobs", args.jobs, 1, 256),
-        ("repros", args.repros, 0, 1000),
-    )
-    for name, value, low, high in limits:
-        if not low <= value <= high:
-            return f"--{name} must be between {low} and {high}, got {value}"
-    return None
-
-
-def command(args: Any) -> int:
-    """`borrowed-keys chaos`: exit 0 if no run failed, 1 if any did, 2 for bad options."""
-    from rich.console import Console
-
-    err = Console(stderr=True)
-    problem = _check_args(args)
-    if problem is None and args.db is not None:
-        from core.tools.cli import check_run_database
-
-        problem = check_run_database(args.db, many_runs=True)
-    if problem is not None:
-        print(f"borrowed-keys chaos: {problem}", file=sys.stderr)
-        return 2
-    if args.db is not None:
-        from core.sim.simulation import use_database
-
-        use_database(args.db)  # inherited by the --jobs processes (forked)
-    mode = Mode(args.mode)
-    report = _run_with_progress(args, mode, err)
-    summary = report.summary()
-    if args.json:
-        doc = dict(summary, elapsed_s=round(report.elapsed_s, 2), jobs=report.jobs)
-        print(json.dumps(doc, indent=2, ensure_ascii=False))
-    else:
-        Console().print(_table(summary, report))
-    return 0 if report.ok else 1
-
-
-def _run_with_progress(args: Any, mode: Mode, err: Any) -> ChaosReport:
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
-
-    failed = 0
-
-    with Progress(
-        "[progress.description]{task.description}",
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=err,
-        transient=True,
-        disable=not err.is_terminal,
-    ) as progress:
-        bar = progress.add_task(f"chaos {mode.value}", total=args.runs)
-
-        def tick(result: RunResult) -> None:
-            nonlocal failed
-            if result.failures:
-                failed += 1
-                if failed <= MAX_SEEDS_SHOWN:
-                    labels = ", ".join(f.label for f in result.failures)
-                    progress.console.print(
-                        f"[red]run {result.index} seed {result.seed}: {labels}[/red]"
-                    )
-                elif failed == MAX_SEEDS_SHOWN + 1:
-                    progress.console.print("[red]more failing runs: see --json[/red]")
-            progress.update(bar, advance=1, description=f"chaos {mode.value} ({failed} failed)")
-
-        def repro(rep: Reproducer) -> None:
-            state = "verified" if rep.verified else "NOT REPRODUCED"
-            progress.console.print(
-                f"reproducer for {rep.failure} (seed {rep.seed}): {rep.path} "
-                f"({rep.faults_before} -> {rep.faults_after} actions, {state})"
-            )
-
-        return run_chaos(
-            args.runs,
-            args.seed,
-            mode,
-            args.workers,
-            args.tasks,
-            out_dir=args.out if args.repros else None,
-            jobs=args.jobs,
-            repros_per_failure=args.repros,
-            on_progress=tick,
-            on_reproducer=repro,
-        )
-
-
-def _table(summary: dict[str, Any], report: ChaosReport) -> Any:
-    from rich.table import Table
-
-    def counts(d: dict[str, int]) -> str:
-        return ", ".join(f"{k} {v}" for k, v in d.items()) or "none"
-
-    table = Table(title=f"borrowed-keys chaos: {summary['mode']} mode", show_header=False)
-    table.add_column("what", style="bold")
-    table.add_column("value")
-    rows = [
-        ("runs", f"{summary['runs']} (seeds {report.seed}..{report.seed + report.runs - 1})"),
-        ("workers x tasks", f"{summary['workers']} x {summary['tasks_per_run']}"),
-        ("faults injected", str(summary["faults_injected"])),
-        (
-            "tasks finished",
-            f"{summary['tasks_done']} done, {summary['tasks_dead']} dead, "
-            f"{summary['tasks_waiting']} waiting of {summary['tasks']}",
-        ),
-        ("rejections", counts(summary["rejections"])),
-        ("violations", counts(summary["violations"])),
-        (
-            "runs with a violation",
-            ", ".join(
-                f"{k} {v} ({summary['violation_share'][k]:.1%})"
-                for k, v in summary["violation_runs"].items()
-            )
-            or "none",
-        ),
-        ("liveness failures", str(summary["liveness_failures"])),
-        ("worst recovery_time", format_duration(summary["worst_recovery_time_ms"])),
-        ("worst time to settle", format_duration(summary["worst_settle_ms"])),
-        ("wasted_steps", str(summary["wasted_steps"])),
-        ("time", f"{report.elapsed_s:.1f} s with {report.jobs} job(s)"),
-    ]
-    for rep in report.reproducers:
-        rows.append(
-            (
-                f"reproducer {rep.failure}",
-                f"{rep.path or '(not written)'}: seed {rep.seed}, "
-                f"{rep.faults_before} -> {rep.faults_after} actions"
-                + ("" if rep.verified else " [red]NOT REPRODUCED[/red]"),
-            )
-        )
-    for name, value in rows:
-        table.add_row(name, value)
-    return table
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    import argparse
-
-    parser = argparse.ArgumentParser(prog="borrowed-keys")
-    sub = parser.add_subparsers(dest="command", required=True)
-    add_parser(sub)
-    args = parser.parse_args(argv)
-    handler: Callable[[Any], int] = args.handler
-    return handler(args)
-
-
-if __name__ == "__main__":
-    sys.exit(main())

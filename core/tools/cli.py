@@ -200,11 +200,11 @@ def _pretty_sql(sql: str) -> str:
 
 def cmd_sql(args: argparse.Namespace) -> int:
     from core.engine.backends.sqlite import dialect
-    from core.engine.statements import SEED_STATEMENTS, Statements
+    from core.engine.statements import SEED_STATEMENTS, statements_for
     from core.engine.store import policy_for
 
     mode = Mode(args.mode)
-    ours = Statements(dialect(), policy_for(mode))
+    ours = statements_for(dialect(), policy_for(mode))
     compiled = {"claim": ours.claim_named, "heartbeat": ours.heartbeat, "complete": ours.complete}
     for name, seed_text in SEED_STATEMENTS.items():
         print(f"-- {name}: the seed, as printed")
@@ -257,9 +257,9 @@ def build_parser(prog: str = "borrowed-keys") -> argparse.ArgumentParser:
     )
     q.set_defaults(handler=cmd_sql)
 
-    from core.tools import chaos, realworker  # their options and handlers live in their modules
+    from core.tools import chaos_cli, realworker  # their options and handlers live there
 
-    chaos.add_parser(sub)
+    chaos_cli.add_parser(sub)
     realworker.add_parser(sub)
     return parser
 

@@ -35,6 +35,7 @@ from core.engine.durations import DurationError, format_duration, parse_duration
 from core.engine.errors import BorrowedKeysError, ConfigError
 from core.engine.records import EventRow
 from core.engine.store import LeaseStore
+from core.engine.vocabulary import RESTING_STATUSES
 from core.sim.real import AsyncioEnv
 from core.sim.spec import TASK_KINDS
 from core.sim.worker import Worker
@@ -42,8 +43,6 @@ from core.sim.worker import Worker
 EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_BAD_INPUT = 2
-
-IDLE_STATUSES = frozenset({"done", "dead", "waiting"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,7 +124,7 @@ async def run_worker(options: WorkerOptions, out: TextIO = sys.stdout) -> int:
                 break
             if options.exit_when_idle and worker.lease is None:
                 rows = await store.tasks()
-                if all(row.status in IDLE_STATUSES for row in rows):
+                if all(row.status in RESTING_STATUSES for row in rows):
                     break
     finally:
         for sig in (signal.SIGTERM, signal.SIGINT):

@@ -3,6 +3,7 @@
 from rich.text import Text
 
 from core.engine.durations import format_clock
+from core.engine.vocabulary import TaskStatus
 from core.sim.snapshot import TaskView
 from demo.i18n import WORDS, status_word, tr
 from demo.widgets.keyed_table import KeyedTable, Row
@@ -22,12 +23,12 @@ COLUMNS = (
     "checkpoint_step",
     "result",
 )
-STATUS_STYLES = {
-    "queued": "cyan",
-    "running": "bold green",
-    "waiting": "bold yellow",
-    "done": "dim",
-    "dead": "bold red",
+STATUS_STYLES: dict[str, str] = {
+    TaskStatus.QUEUED: "cyan",
+    TaskStatus.RUNNING: "bold green",
+    TaskStatus.WAITING: "bold yellow",
+    TaskStatus.DONE: "dim",
+    TaskStatus.DEAD: "bold red",
 }
 
 
@@ -50,7 +51,7 @@ def task_row(view: TaskView, now_ms: int, lang: str) -> Row:
         until = until_clock(now_ms + remaining)
     # Only a running task's heartbeat age means anything: a done or parked one would count up
     # for ever ("60m01s").
-    running = row.status == "running"
+    running = row.status == TaskStatus.RUNNING
     beat = (
         ""
         if row.last_heartbeat_at is None or not running
@@ -127,7 +128,7 @@ class TaskTable(KeyedTable):
 
     def _row(self, view: TaskView, now_ms: int, lang: str) -> Row:
         row = view.row
-        ticking = row.status == "running"
+        ticking = row.status == TaskStatus.RUNNING
         source = (row, view.remaining_ms, view.checkpoint_step, lang, now_ms if ticking else None)
         made = self._made.get(row.task_id)
         if made is not None and made[0] == source:
@@ -155,7 +156,7 @@ class TaskTable(KeyedTable):
 
     def waiting_selected(self, tasks: tuple[TaskView, ...]) -> str | None:
         """The selected task if it waits for approval, else the first waiting one."""
-        waiting = [t.task_id for t in tasks if t.row.status == "waiting"]
+        waiting = [t.task_id for t in tasks if t.row.status == TaskStatus.WAITING]
         chosen = self.selected_key()
         if chosen in waiting:
             return chosen

@@ -11,16 +11,17 @@ from textual.widgets import Static
 
 from core.engine.durations import format_clock, format_duration
 from core.sim.snapshot import WorkerView
+from core.sim.spec import WorkerState
 from demo.i18n import state_word, token_word, tr, worker_name
 
 BAR_WIDTH = 14
 STATE_STYLES = {
-    "idle": "dim",
-    "working": "bold green",
-    "frozen": "bold cyan",
-    "stalled": "bold yellow",
-    "dead": "bold red",
-    "partitioned": "bold magenta",
+    WorkerState.IDLE: "dim",
+    WorkerState.WORKING: "bold green",
+    WorkerState.FROZEN: "bold cyan",
+    WorkerState.STALLED: "bold yellow",
+    WorkerState.DEAD: "bold red",
+    WorkerState.PARTITIONED: "bold magenta",
 }
 
 
@@ -212,7 +213,7 @@ class WorkerPane(Vertical):
         head = self._parts[0]
         if head is None or head[0] != head_key:
             head = self._parts[0] = (head_key, self._head(v, state))
-        fault_key = (v.state == "dead", v.partitioned, lang, state.faults)
+        fault_key = (v.state == WorkerState.DEAD, v.partitioned, lang, state.faults)
         faults = self._parts[1]
         if faults is None or faults[0] != fault_key:
             words = Text()
@@ -303,7 +304,7 @@ class WorkerPane(Vertical):
 
     def _append_faults(self, text: Text, v: WorkerView, lang: str) -> None:
         """Two lines of fault words; a dead worker's are dim and do nothing but Restart."""
-        dead = v.state == "dead"
+        dead = v.state == WorkerState.DEAD
         rows = (
             (("freeze_heartbeat", "freeze_heartbeat"), ("stall", "stall")),
             (

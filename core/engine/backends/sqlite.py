@@ -10,7 +10,7 @@ import sqlite3
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from sqlalchemy.dialects import sqlite as sqlite_dialect
 from sqlalchemy.engine import Dialect
@@ -278,8 +278,3 @@ def run_read(conn: sqlite3.Connection, fn: Callable[[sqlite3.Connection], T]) ->
         return fn(conn)
     finally:
         conn.execute("COMMIT")
-
-
-def cursor_rows(conn: sqlite3.Connection, sql: str, params: dict[str, Any]) -> list[Any]:
-    """Execute and fetch every row before the commit (SQLite refuses to commit otherwise)."""
-    return conn.execute(sql, params).fetchall()

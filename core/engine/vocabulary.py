@@ -1,0 +1,72 @@
+"""The engine's words, one enum each: a task's status and the names in the loan register.
+
+Every other layer spells these through the enums (a StrEnum is its own string, so the
+database, the transcript and the scenario files keep the plain words); the glossary
+(core/scenarios/glossary.py) gives each one its English and Chinese on-screen word.
+"""
+
+import enum
+
+
+class TaskStatus(enum.StrEnum):
+    """Where a task is in its life: the seed's `status` column."""
+
+    QUEUED = "queued"
+    RUNNING = "running"
+    WAITING = "waiting"  # parked for a human's approval: no lease, nothing can expire
+    DONE = "done"
+    DEAD = "dead"  # attempts exhausted, or rejected by the human: the dead letter
+
+
+# Nothing for a worker to do until a human acts: a run whose tasks are all resting is
+# over (the fuzzer's end, a real worker's exit).
+RESTING_STATUSES = frozenset({TaskStatus.DONE, TaskStatus.DEAD, TaskStatus.WAITING})
+
+
+class EventKind(enum.StrEnum):
+    """A line of the loan register (`events.event`): the store's own, then the simulation's
+    faults and verdicts, which the register records beside them so one log tells it all."""
+
+    ENQUEUED = "enqueued"
+    CLAIMED = "claimed"
+    CLAIM_REJECTED = "claim_rejected"
+    RENEWED = "renewed"
+    RENEW_REJECTED = "renew_rejected"
+    LEASE_EXPIRED = "lease_expired"
+    CHECKPOINT_SAVED = "checkpoint_saved"
+    CHECKPOINT_REJECTED = "checkpoint_rejected"
+    CHECKPOINT_IGNORED = "checkpoint_ignored"
+    WRITE_ACCEPTED = "write_accepted"
+    WRITE_REJECTED = "write_rejected"
+    EFFECT_APPLIED = "effect_applied"
+    EFFECT_DEDUPLICATED = "effect_deduplicated"
+    EFFECT_REJECTED = "effect_rejected"
+    COMPLETED = "completed"
+    COMPLETE_REJECTED = "complete_rejected"
+    FAILED = "failed"
+    FAIL_REJECTED = "fail_rejected"
+    PARKED = "parked"
+    PARK_REJECTED = "park_rejected"
+    APPROVED = "approved"
+    REJECTED = "rejected"
+    APPROVE_IGNORED = "approve_ignored"
+    REJECT_IGNORED = "reject_ignored"
+    DEAD_LETTERED = "dead_lettered"
+    # the simulation's: faults, a worker's own decisions, the checker's verdicts
+    VIOLATION = "violation"
+    HEARTBEAT_FROZEN = "heartbeat_frozen"
+    STALLED = "stalled"
+    KILLED = "killed"
+    PARTITIONED = "partitioned"
+    HEALED = "healed"
+    RESUMED = "resumed"
+    RESTARTED = "restarted"
+    SLOWED = "slowed"
+    SKEWED = "skewed"
+    WORKER_ADDED = "worker_added"
+    CALL_DROPPED = "call_dropped"
+    SELF_FENCED = "self_fenced"
+
+
+# The register's refusals of a holder's call (`<operation>_rejected`): each carries a reason.
+REJECTIONS = frozenset(kind for kind in EventKind if kind.endswith("_rejected"))
