@@ -9,10 +9,10 @@ from core.engine.config import Mode
 from core.engine.errors import RegisterReason, RejectReason
 from core.engine.vocabulary import EventKind, TaskStatus
 from core.scenarios import glossary
-from core.scenarios.format import TASK_STATUSES, load_scenario
+from core.scenarios.format import TASK_STATUSES, WORKER_STATES, load_scenario
 from core.scenarios.player import event_label, play, reason_label, render_line
 from core.sim.checker import ViolationKind
-from core.sim.spec import ACTION_TYPES, WORKER_STATES, WorkerState
+from core.sim.spec import ACTION_TYPES, WorkerState
 from demo import i18n
 from demo.screens.help import help_renderable
 

@@ -40,11 +40,12 @@ from pydantic_core import ErrorDetails, PydanticCustomError
 from core.engine.config import LONG_LEASE_TTL_MS, LeaseConfig, Mode
 from core.engine.durations import DurationError, format_duration, parse_duration
 from core.engine.errors import BorrowedKeysError, RejectReason
+from core.engine.vocabulary import TaskStatus
+from core.sim.checker import ViolationKind
 from core.sim.spec import (
     ACTION_TYPES,
     MANUAL_ACTIONS,
     TASK_KINDS,
-    WORKER_STATES,
     Action,
     AddWorker,
     Advance,
@@ -52,20 +53,17 @@ from core.sim.spec import (
     SimSettings,
     TaskSpec,
     WorkerSpec,
+    WorkerState,
 )
 
 # -- the vocabulary ------------------------------------------------------------------------
 
 # The keys of each table come from the models below (`_keys`), so they are written once.
-TASK_STATUSES: Final = ("queued", "running", "waiting", "done", "dead")
+# The names an expectation may use, in the enums' order (error messages list them so).
+TASK_STATUSES: Final = tuple(s.value for s in TaskStatus)
+WORKER_STATES: Final = tuple(s.value for s in WorkerState)
 REJECT_REASONS: Final = tuple(r.value for r in RejectReason)
-VIOLATIONS: Final = (
-    "stale_write_accepted",
-    "double_owner",
-    "duplicate_effect",
-    "completed_twice",
-    "stuck_task",
-)
+VIOLATIONS: Final = tuple(v.value for v in ViolationKind)
 METRICS: Final = ("wasted_steps", "recovery_time")
 
 # -- limits: a scenario is a lesson, not a load test; absurd sizes are errors, never hangs --

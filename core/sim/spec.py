@@ -24,10 +24,6 @@ class WorkerState(enum.StrEnum):
     PARTITIONED = "partitioned"
 
 
-# The scenario loader's list, until it names the enum itself.
-WORKER_STATES = tuple(WorkerState)
-
-
 @dataclass(frozen=True, slots=True)
 class WorkerSpec:
     """A worker present from the start."""
