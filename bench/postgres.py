@@ -17,6 +17,7 @@ the disk costs ~3 ms and would measure the disk, not the engines.
 """
 
 import asyncio
+import logging
 import multiprocessing
 import os
 import statistics
@@ -314,6 +315,10 @@ def _core_round(base: str, workers: int, tag: str) -> tuple[float, int, int]:
     finally:
         _drop(base, schema)
 
+
+# procrastinate warns once per App made in a `__main__` module (this bench runs as one); the
+# bench makes one per process and round, so the warning would bury the figures.
+logging.getLogger("procrastinate").setLevel(logging.ERROR)
 
 PROCRASTINATE_DB = "bk_bench_procrastinate"
 
