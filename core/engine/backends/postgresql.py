@@ -37,7 +37,7 @@ from sqlalchemy.engine import Dialect
 from sqlalchemy.schema import CreateIndex, CreateTable
 
 from core.engine import models
-from core.engine.backends import POSTGRESQL_CLOCK_MS
+from core.engine.backends import POSTGRESQL_CLOCK_MS, check_stamp
 from core.engine.errors import SchemaVersionError, StoreError
 
 T = TypeVar("T")
@@ -155,34 +155,19 @@ def _check_version(conn: DBConnection, target: Target) -> None:
             (target.schema,),
         )
     }
-    where = f"{target.shown} (schema {target.schema})"
-    if "store_meta" not in tables:
-        if tables:
-            raise StoreError(
-                f"{where}: a PostgreSQL database, but not a borrowed-keys store "
-                f"(it has tables {', '.join(sorted(tables)[:3])}); left untouched"
-            )
-        return
-    row = conn.execute("SELECT value FROM store_meta WHERE key = 'schema_version'").fetchone()
-    if row is None:
-        return
-    try:
-        version = int(row[0])
-    except (TypeError, ValueError):
-        raise StoreError(
-            f"{where}: unreadable schema version {row[0]!r} (left untouched)"
-        ) from None
-    if version > models.SCHEMA_VERSION:
-        raise SchemaVersionError(
-            f"{where}: schema version {row[0]} is newer than this borrowed-keys "
-            f"understands ({models.SCHEMA_VERSION}); upgrade borrowed-keys (left untouched)"
-        )
-    if version < models.SCHEMA_VERSION:
-        # Stores on PostgreSQL began at version 2; an earlier stamp is no store of ours.
-        raise SchemaVersionError(
-            f"{where}: schema version {row[0]} is older than any borrowed-keys store on "
-            f"PostgreSQL ({models.SCHEMA_VERSION}); left untouched"
-        )
+    stamp = None
+    if "store_meta" in tables:
+        row = conn.execute("SELECT value FROM store_meta WHERE key = 'schema_version'").fetchone()
+        stamp = None if row is None else row[0]
+    # Stores on PostgreSQL began at the current version: an earlier stamp is no store of ours.
+    check_stamp(
+        f"{target.shown} (schema {target.schema})",
+        "PostgreSQL",
+        tables,
+        stamp,
+        untouched="left untouched",
+        oldest=models.SCHEMA_VERSION,
+    )
 
 
 def _ddl() -> list[str]:

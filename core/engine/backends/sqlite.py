@@ -17,7 +17,8 @@ from sqlalchemy.engine import Dialect
 from sqlalchemy.schema import CreateIndex, CreateTable
 
 from core.engine import models
-from core.engine.errors import SchemaVersionError, StoreError
+from core.engine.backends import check_stamp
+from core.engine.errors import StoreError
 
 T = TypeVar("T")
 
@@ -105,28 +106,14 @@ def _check_version(conn: sqlite3.Connection, target: str) -> None:
     tables = {
         name for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
     }
-    if "store_meta" not in tables:
-        if tables - {"sqlite_sequence"}:
-            # Someone else's database: adding our tables to it would be a surprise.
-            raise StoreError(
-                f"{target}: a SQLite database, but not a borrowed-keys store "
-                f"(it has tables {', '.join(sorted(tables)[:3])}); file left untouched"
-            )
-        return
-    row = conn.execute("SELECT value FROM store_meta WHERE key = 'schema_version'").fetchone()
-    if row is None:
-        return
-    try:
-        version = int(row[0])
-    except (TypeError, ValueError):
-        raise StoreError(
-            f"{target}: unreadable schema version {row[0]!r} (file left untouched)"
-        ) from None
-    if version > models.SCHEMA_VERSION:
-        raise SchemaVersionError(
-            f"{target}: schema version {row[0]} is newer than this borrowed-keys "
-            f"understands ({models.SCHEMA_VERSION}); upgrade borrowed-keys (file left untouched)"
-        )
+    stamp = None
+    if "store_meta" in tables:
+        row = conn.execute("SELECT value FROM store_meta WHERE key = 'schema_version'").fetchone()
+        stamp = None if row is None else row[0]
+    # sqlite_sequence is SQLite's own bookkeeping, in any database with AUTOINCREMENT.
+    check_stamp(
+        target, "SQLite", tables - {"sqlite_sequence"}, stamp, untouched="file left untouched"
+    )
 
 
 # Version 1 -> 2: a ledger page names its task, and the queue keeps its order. A page
