@@ -13,7 +13,8 @@ the same code for SQLite and PostgreSQL. A driver decides where they run:
 
 A call cancelled while its transaction is on the thread still runs to its end there: it may
 commit. Its result is dropped; the store's gates make a repeated call safe.
-`close()` waits for the transaction in flight, then refuses new ones with a StoreError.
+`close()` waits for the transaction in flight, then refuses new ones with StoreClosed (a
+StoreError), as on SQLite.
 """
 
 import asyncio
@@ -25,7 +26,7 @@ from typing import Any, TypeVar
 from sqlalchemy.engine import Dialect
 
 from core.engine.backends import postgresql as backend
-from core.engine.errors import StoreError
+from core.engine.errors import StoreClosed
 
 T = TypeVar("T")
 
@@ -52,7 +53,7 @@ class PgInlineDriver:
 
     def _check_open(self) -> None:
         if self._closed:
-            raise StoreError(f"{self.session.target.shown}: the store is closed")
+            raise StoreClosed(f"{self.session.target.shown}: the store is closed")
 
     async def write(self, fn: Callable[[Any], T]) -> T:
         self._check_open()
@@ -99,7 +100,7 @@ class PgThreadDriver:
     async def _run(self, fn: Callable[..., T], *args: Any) -> T:
         with self._lock:
             if self._closing:
-                raise StoreError(f"{self.session.target.shown}: the store is closed")
+                raise StoreClosed(f"{self.session.target.shown}: the store is closed")
             future = self._thread.submit(fn, *args)
         return await asyncio.wrap_future(future)
 

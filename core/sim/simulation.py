@@ -75,10 +75,12 @@ RECENT_EVENTS = 200
 _database: str = ":memory:"
 
 
-def use_database(target: str) -> None:
-    """Every Simulation made from now on in this process opens its store on `target`."""
+def use_database(target: str) -> str:
+    """Every Simulation made from now on in this process opens its store on `target`; returns
+    the one used before, so a caller can put it back."""
     global _database
-    _database = target
+    before, _database = _database, target
+    return before
 
 
 class ActionError(BorrowedKeysError):

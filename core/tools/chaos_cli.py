@@ -87,12 +87,17 @@ def command(args: Any) -> int:
     if problem is not None:
         print(f"borrowed-keys chaos: {problem}", file=sys.stderr)
         return 2
-    if args.db is not None:
-        from core.sim.simulation import use_database
+    from core.sim.simulation import use_database
 
-        use_database(args.db)  # inherited by the --jobs processes (forked)
+    # Inherited by the --jobs processes (forked); put back afterwards, so that a caller in the
+    # same process (a test, a host program) does not find its later runs moved.
+    before = use_database(args.db) if args.db is not None else None
     mode = Mode(args.mode)
-    report = _run_with_progress(args, mode, err)
+    try:
+        report = _run_with_progress(args, mode, err)
+    finally:
+        if before is not None:
+            use_database(before)
     summary = report.summary()
     if args.json:
         doc = dict(summary, elapsed_s=round(report.elapsed_s, 2), jobs=report.jobs)
