@@ -204,6 +204,9 @@ class LeaseStore:
         # virtual clock (simulations) is read in Python, so playback stays exact.
         self._db_clock = isinstance(clock, DatabaseClock)
         self._listeners: list[EventListener] = []
+        # each row of the last `tasks()` by its raw values: a screen reads all tasks ten
+        # times a second and most rows have not changed, so their TaskRow is reused
+        self._task_rows: dict[tuple[Any, ...], TaskRow] = {}
 
     @classmethod
     def open_inline(
@@ -757,9 +760,21 @@ class LeaseStore:
 
     async def tasks(self) -> list[TaskRow]:
         """Every task, by id."""
-        return await self.driver.read(
-            lambda conn: [TaskRow(*r) for r in self.sql.task_all.run(conn)]
-        )
+
+        def body(conn: Any) -> list[TaskRow]:
+            known, fresh = self._task_rows, {}
+            rows = []
+            for raw in self.sql.task_all.run(conn):
+                values = tuple(raw)
+                row = known.get(values)
+                if row is None:
+                    row = TaskRow(*values)
+                fresh[values] = row
+                rows.append(row)
+            self._task_rows = fresh
+            return rows
+
+        return await self.driver.read(body)
 
     async def ledger(self) -> list[LedgerRow]:
         """Every page of the ledger, by key."""

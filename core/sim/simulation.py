@@ -158,6 +158,7 @@ class Simulation:
         self._live_leases: dict[str, tuple[int, int, str | None, int]] = {}
         self._rejections: list[Rejection] = []
         self._recent: deque[EventRow] = deque(maxlen=RECENT_EVENTS)
+        self._task_views: dict[str, TaskView] = {}  # the last snapshot's, by task id
         self._pending_violations: list[Violation] = []
         self._stuck_look_at: int | None = None  # when the pending stuck-task look runs
         self._stuck_looks = 0  # looks scheduled so far; only the latest one is live
@@ -639,18 +640,29 @@ class Simulation:
         else:
             latest_step = run_inline(self.store.checkpoint_steps())
         by_id = {r.task_id: r for r in rows}
-        tasks = tuple(
-            TaskView(
-                row=r,
-                remaining_ms=(
-                    r.lease_expires_at - now
-                    if r.lease_expires_at is not None and r.status == TaskStatus.RUNNING
-                    else None
-                ),
-                checkpoint_step=latest_step.get(r.task_id),
+        running = TaskStatus.RUNNING
+        # A view whose row (the store hands back the same TaskRow for an unchanged row),
+        # time left and step are as before is the one made before: the screen then sees
+        # at once that the row has not changed.
+        before, views = self._task_views, {}
+        for r in rows:
+            remaining = (
+                r.lease_expires_at - now
+                if r.lease_expires_at is not None and r.status == running
+                else None
             )
-            for r in rows
-        )
+            step = latest_step.get(r.task_id)
+            view = before.get(r.task_id)
+            if (
+                view is None
+                or view.row is not r
+                or view.remaining_ms != remaining
+                or view.checkpoint_step != step
+            ):
+                view = TaskView(row=r, remaining_ms=remaining, checkpoint_step=step)
+            views[r.task_id] = view
+        self._task_views = views
+        tasks = tuple(views.values())
         workers = []
         for w in self.workers.values():
             lease = w.lease

@@ -441,7 +441,11 @@ class MainScreen(Screen[None]):
 
     def _show_workers(self, snap: Snapshot) -> None:
         cfg = self.session.config
-        steps = {t.task_id: t.total_steps for t in snap.tasks}
+        held = {w.task_id for w in snap.workers if w.task_id is not None}
+        steps = {t.task_id: t.total_steps for t in snap.tasks if t.task_id in held}
+        # read once, not once a pane: `lang` asks the app through a runtime-checked protocol
+        lang, faults = self.lang, not self.has_class("-short")
+        client_clock = snap.mode == Mode.CLIENT_CLOCK.value
         states = [
             PaneState(
                 view=w,
@@ -452,9 +456,9 @@ class MainScreen(Screen[None]):
                 heartbeat_ms=cfg.heartbeat_ms,
                 deadline_ms=cfg.deadline_ms,
                 total_steps=steps.get(w.task_id or ""),
-                client_clock=snap.mode == Mode.CLIENT_CLOCK.value,
-                lang=self.lang,
-                faults=not self.has_class("-short"),
+                client_clock=client_clock,
+                lang=lang,
+                faults=faults,
             )
             for w in snap.workers
         ]

@@ -7,6 +7,8 @@ from rich.style import Style
 from rich.text import Text
 from textual.containers import Container, Vertical
 from textual.message import Message
+from textual.strip import Strip
+from textual.visual import Visual, visualize
 from textual.widgets import Static
 
 from core.engine.durations import format_clock, format_duration
@@ -113,13 +115,26 @@ FAULT_DANGER = Style(bold=True, color="red", bgcolor="grey23")
 FAULT_OFF = Style(dim=True, bgcolor="grey15")
 
 
-class Part(Static):
-    """One part of a pane; repainted only when its text changed."""
+LINE_MEMO = 256  # rendered lines kept per pane part (a few dozen distinct ones recur)
 
-    def __init__(self, classes: str) -> None:
+
+class Part(Static):
+    """One part of a pane; repainted only when its text changed.
+
+    With `by_line`, each line is rendered on its own and kept: the ticking lines of a pane
+    (bar, lease end, pulse) cycle through the same few texts between heartbeats, and
+    Textual's rendering of a changed widget (text to strips) was most of a frame's cost with
+    a dozen panes. A line is the same strip the whole text gives it, as long as no line is
+    wider than the part (else it would wrap, and the whole text is rendered as before).
+    """
+
+    def __init__(self, classes: str, *, by_line: bool = False) -> None:
         super().__init__("", classes=classes)
         self.text: Text = Text()
         self._lines = -1
+        self._by_line = by_line
+        self._split: list[Text] | None = None
+        self._memo: dict[tuple[object, ...], Strip] = {}
 
     def show_text(self, text: Text) -> None:
         if self._lines >= 0 and text == self.text:
@@ -127,6 +142,38 @@ class Part(Static):
         lines = text.plain.count("\n")
         self.update(text, layout=lines != self._lines)
         self.text, self._lines = text, lines
+        self._split = None
+
+    def notify_style_update(self) -> None:
+        self._memo.clear()
+        super().notify_style_update()
+
+    def render_line(self, y: int) -> Strip:
+        width = self.size.width
+        if not self._by_line or self.text_selection is not None:
+            return super().render_line(y)
+        if self._split is None:
+            self._split = list(self.text.split("\n", allow_blank=True))
+        split = self._split
+        if y >= len(split) or any(line.cell_len > width for line in split):
+            return super().render_line(y)
+        line = split[y]
+        style = self.visual_style
+        key = (y, line.plain, tuple(line.spans), line.style, width, style)
+        strip = self._memo.get(key)
+        if strip is None:
+            # blank lines above it: each segment's meta holds its (x, y) in the widget
+            placed = line
+            if y:
+                placed = Text(
+                    "\n" * y, justify=line.justify, overflow=line.overflow, no_wrap=line.no_wrap
+                ).append_text(line)
+            visual: Visual = visualize(self, placed, markup=False)
+            strip = Visual.to_strips(self, visual, width, y + 1, style)[y]
+            if len(self._memo) >= LINE_MEMO:
+                self._memo.clear()
+            self._memo[key] = strip
+        return strip
 
 
 class FaultWords(Part):
@@ -157,7 +204,7 @@ class WorkerPane(Vertical):
 
     def __init__(self, worker_id: str) -> None:
         self._head_part = Part("pane-head")
-        self._live_part = Part("pane-live")
+        self._live_part = Part("pane-live", by_line=True)
         self._fault_part = FaultWords("pane-faults")
         super().__init__(self._head_part, self._live_part, self._fault_part, classes="worker-pane")
         self.worker_id = worker_id
