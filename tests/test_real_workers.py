@@ -178,6 +178,49 @@ def check_consistent(state: dict[str, Any]) -> None:
     assert have == saved
 
 
+def check_fleet_history(state: dict[str, Any]) -> Counter[str]:
+    """What must hold after a fleet of real workers ran TASKS through kills and restarts, on
+    either backend; returns how often each effect key was applied (once each)."""
+    check_consistent(state)
+    tasks = task_rows(state)
+    events: list[EventRow] = state["events"]
+    # Every task is done exactly once.
+    assert {t: r.status for t, r in tasks.items()} == {t: "done" for t, *_ in TASKS}
+    completed = Counter(e.task_id for e in events if e.event == "completed")
+    assert completed == Counter({t: 1 for t, *_ in TASKS})
+    # Somebody really took over a task from a killed worker.
+    claims = [e for e in events if e.event == "claimed"]
+    assert max(Counter(e.task_id for e in claims).values()) >= 2
+    # No fence token was issued twice.
+    fences = [e.fence_token for e in claims]
+    assert len(fences) == len(set(fences))
+    # No page accepted a token behind its task's newest, nor a lower token after a higher
+    # one; the checker agrees on all.
+    highest: dict[str, int] = {}
+    newest: dict[str, int] = {}
+    for e in events:
+        if e.event == "claimed":
+            newest[str(e.task_id)] = e.fence_token or 0
+        if e.event == "write_accepted":
+            key = str(e.detail["key"])
+            assert (e.fence_token or 0) == newest[str(e.task_id)], key
+            assert (e.fence_token or 0) >= highest.get(key, 0), key
+            highest[key] = e.fence_token or 0
+    checker = SafetyChecker(ttl_ms=TTL_MS)
+    for e in events:
+        checker.observe(e)
+    assert dict(checker.violations) == {}
+    # Every effect key was applied once (some were deduplicated on a takeover, maybe).
+    for key, *_rest, count in state["effects"]:
+        assert count == 1, key
+    applied = Counter(str(e.detail.get("key")) for e in events if e.event == "effect_applied")
+    assert applied and set(applied.values()) == {1}
+    # Each task's ledger has a page for every step.
+    pages = Counter(str(key).split("/")[0] for key, *_ in state["ledger"])
+    assert pages == Counter({t: steps for t, _, steps in TASKS})
+    return applied
+
+
 def holders(db: Path) -> dict[str, str]:
     """worker -> task, for running tasks (a plain read-only connection)."""
     conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5)
@@ -259,41 +302,8 @@ def test_sigkilled_workers_leave_every_task_done_once(fleet: Fleet) -> None:
     conn.close()
 
     state = read_state(db)
-    check_consistent(state)
-    tasks = task_rows(state)
-    events: list[EventRow] = state["events"]
-    # Every task is done exactly once.
-    assert {t: r.status for t, r in tasks.items()} == {t: "done" for t, *_ in TASKS}
-    completed = Counter(e.task_id for e in events if e.event == "completed")
-    assert completed == Counter({t: 1 for t, *_ in TASKS})
-    # Somebody really took over a task from a killed worker.
-    claims = Counter(e.task_id for e in events if e.event == "claimed")
-    assert max(claims.values()) >= 2
-    # No page accepted a token behind its task's newest, nor a lower token after a higher
-    # one; the checker agrees on all.
-    highest: dict[str, int] = {}
-    newest: dict[str, int] = {}
-    for e in events:
-        if e.event == "claimed":
-            newest[str(e.task_id)] = e.fence_token or 0
-        if e.event == "write_accepted":
-            key = str(e.detail["key"])
-            assert (e.fence_token or 0) == newest[str(e.task_id)], key
-            assert (e.fence_token or 0) >= highest.get(key, 0), key
-            highest[key] = e.fence_token or 0
-    checker = SafetyChecker(ttl_ms=TTL_MS)
-    for e in events:
-        checker.observe(e)
-    assert dict(checker.violations) == {}
-    # Every effect key was applied once (some were deduplicated on a takeover, maybe).
-    for key, *_rest, count in state["effects"]:
-        assert count == 1, key
-    applied = Counter(e.detail.get("key") for e in events if e.event == "effect_applied")
-    assert applied and set(applied.values()) == {1}
+    applied = check_fleet_history(state)
     assert {k.split("/")[0] for k in applied} == {"t3", "t6"}
-    # Each task's ledger has a page for every step.
-    pages = Counter(str(key).split("/")[0] for key, *_ in state["ledger"])
-    assert pages == Counter({t: steps for t, _, steps in TASKS})
 
 
 def test_a_reader_process_sees_a_consistent_state_while_workers_write(fleet: Fleet) -> None:

@@ -11,7 +11,6 @@ import random
 import subprocess
 import sys
 import time
-from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,16 +19,13 @@ import psycopg
 import pytest
 
 from core.engine.backends import postgresql as backend
-from core.engine.records import EventRow
-from core.sim.checker import SafetyChecker
 from tests.pgserver_kit import with_schema
 from tests.test_real_workers import (
     ROOT,
-    TASKS,
-    TTL_MS,
     Fleet,
     approve_waiting,
     check_consistent,
+    check_fleet_history,
     read_state,
     seed_db,
     task_rows,
@@ -138,38 +134,7 @@ def test_sigkilled_workers_and_terminated_backends_leave_every_task_done_once(
     assert "Traceback" not in errors, errors
     assert set(codes.values()) == {0}, (codes, errors)
 
-    state = read_state(url)  # type: ignore[arg-type]
-    check_consistent(state)
-    tasks = task_rows(state)
-    events: list[EventRow] = state["events"]
-    # Every task is done exactly once.
-    assert {t: r.status for t, r in tasks.items()} == {t: "done" for t, *_ in TASKS}
-    completed = Counter(e.task_id for e in events if e.event == "completed")
-    assert completed == Counter({t: 1 for t, *_ in TASKS})
-    # Somebody really took over a task from a killed worker.
-    claims = [e for e in events if e.event == "claimed"]
-    assert max(Counter(e.task_id for e in claims).values()) >= 2
-    # No fence token was issued twice.
-    fences = [e.fence_token for e in claims]
-    assert len(fences) == len(set(fences))
-    # No page accepted a token behind the newest it had accepted.
-    highest: dict[str, int] = {}
-    for e in events:
-        if e.event == "write_accepted":
-            key = str(e.detail["key"])
-            assert (e.fence_token or 0) >= highest.get(key, 0), key
-            highest[key] = e.fence_token or 0
-    checker = SafetyChecker(ttl_ms=TTL_MS)
-    for e in events:
-        checker.observe(e)
-    assert dict(checker.violations) == {}
-    # Every effect key was applied once.
-    for key, *_rest, count in state["effects"]:
-        assert count == 1, key
-    applied = Counter(e.detail.get("key") for e in events if e.event == "effect_applied")
-    assert applied and set(applied.values()) == {1}
-    pages = Counter(str(key).split("/")[0] for key, *_ in state["ledger"])
-    assert pages == Counter({t: steps for t, _, steps in TASKS})
+    check_fleet_history(read_state(url))  # type: ignore[arg-type]
 
 
 def _worker(url: str, *extra: str) -> subprocess.CompletedProcess[str]:
