@@ -17,7 +17,7 @@ from demo.screens.main import MainScreen
 from demo.screens.picker import PickerScreen, bundled_scenarios
 from demo.widgets.panels import RejectedTable
 from demo.widgets.task_table import TaskTable
-from demo.widgets.worker_pane import FaultWords, WorkerGrid
+from demo.widgets.worker_pane import WorkerGrid
 
 HERE = Path(__file__).parent
 FOG = HERE / "tui_scenarios" / "fog.toml"
@@ -170,7 +170,7 @@ async def test_freeze_then_takeover_then_rejected_write(tmp_path: Path) -> None:
         await pilot.press("n")  # step 1: Acheng claims the sixth floor
         grid = screen.query_one("#workers", WorkerGrid)
         pane = grid.panes["acheng"]
-        await pilot.click(pane.query_one(FaultWords), offset=pane.fault_at["freeze_heartbeat"])
+        await pilot.click(pane, offset=pane.fault_at["freeze_heartbeat"])
         await pilot.pause()
         s = screen.session
         assert s.forked
@@ -437,10 +437,7 @@ async def test_number_keys_open_the_panels_and_panes_carry_the_storys_names(
 
 
 def live_text(screen: MainScreen, worker_id: str) -> str:
-    from textual.widgets import Static
-
-    pane = screen.query_one("#workers", WorkerGrid).panes[worker_id]
-    return str(pane.query_one(".pane-live", Static).content)
+    return screen.query_one("#workers", WorkerGrid).panes[worker_id].live_text.plain
 
 
 async def test_a_heartbeat_visibly_moves_the_return_time(tmp_path: Path) -> None:

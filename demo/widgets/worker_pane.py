@@ -5,11 +5,12 @@ from dataclasses import dataclass
 from rich.cells import cell_len
 from rich.style import Style
 from rich.text import Text
-from textual.containers import Container, Vertical
+from textual.containers import Container
+from textual.geometry import Region, Size
 from textual.message import Message
 from textual.strip import Strip
 from textual.visual import Visual, visualize
-from textual.widgets import Static
+from textual.widget import Widget
 
 from core.engine.durations import format_clock, format_duration
 from core.sim.snapshot import WorkerView
@@ -115,83 +116,24 @@ FAULT_DANGER = Style(bold=True, color="red", bgcolor="grey23")
 FAULT_OFF = Style(dim=True, bgcolor="grey15")
 
 
-LINE_MEMO = 256  # rendered lines kept per pane part (a few dozen distinct ones recur)
+STRIP_MEMO = 2048  # painted lines kept for all panes (a few hundred distinct ones recur)
+_strips: dict[tuple[object, ...], Strip] = {}
 
 
-class Part(Static):
-    """One part of a pane; repainted only when its text changed.
-
-    With `by_line`, each line is rendered on its own and kept: the ticking lines of a pane
-    (bar, lease end, pulse) cycle through the same few texts between heartbeats, and
-    Textual's rendering of a changed widget (text to strips) was most of a frame's cost with
-    a dozen panes. A line is the same strip the whole text gives it, as long as no line is
-    wider than the part (else it would wrap, and the whole text is rendered as before).
-    """
-
-    def __init__(self, classes: str, *, by_line: bool = False) -> None:
-        super().__init__("", classes=classes)
-        self.text: Text = Text()
-        self._lines = -1
-        self._by_line = by_line
-        self._split: list[Text] | None = None
-        self._memo: dict[tuple[object, ...], Strip] = {}
-
-    def show_text(self, text: Text) -> None:
-        if self._lines >= 0 and text == self.text:
-            return
-        lines = text.plain.count("\n")
-        self.update(text, layout=lines != self._lines)
-        self.text, self._lines = text, lines
-        self._split = None
-
-    def notify_style_update(self) -> None:
-        self._memo.clear()
-        super().notify_style_update()
-
-    def render_line(self, y: int) -> Strip:
-        width = self.size.width
-        if not self._by_line or self.text_selection is not None:
-            return super().render_line(y)
-        if self._split is None:
-            self._split = list(self.text.split("\n", allow_blank=True))
-        split = self._split
-        if y >= len(split) or any(line.cell_len > width for line in split):
-            return super().render_line(y)
-        line = split[y]
-        style = self.visual_style
-        key = (y, line.plain, tuple(line.spans), line.style, width, style)
-        strip = self._memo.get(key)
-        if strip is None:
-            # blank lines above it: each segment's meta holds its (x, y) in the widget
-            placed = line
-            if y:
-                placed = Text(
-                    "\n" * y, justify=line.justify, overflow=line.overflow, no_wrap=line.no_wrap
-                ).append_text(line)
-            visual: Visual = visualize(self, placed, markup=False)
-            strip = Visual.to_strips(self, visual, width, y + 1, style)[y]
-            if len(self._memo) >= LINE_MEMO:
-                self._memo.clear()
-            self._memo[key] = strip
-        return strip
+def line_key(line: Text) -> tuple[object, ...]:
+    """What a line's painting depends on (Text compares its spans, not just its letters)."""
+    return (line.plain, tuple(line.spans), line.style)
 
 
-class FaultWords(Part):
-    """The pane's fault acts as clickable words (one widget, not two rows of five buttons)."""
-
-    def action_fault(self, action: str) -> None:
-        pane = self.parent
-        if isinstance(pane, WorkerPane):
-            pane.post_message(WorkerPane.FaultRequested(pane.worker_id, action))
-
-
-class WorkerPane(Vertical):
+class WorkerPane(Widget):
     """A worker's pane: what it believes (head), its ticking lease and pulse, fault words.
 
-    Four widgets, not ten: with a dozen panes each widget costs Textual time on every
-    paint. The head and the words change at steps and faults; only the two ticking lines
-    repaint on every refresh. A click on a fault word posts `FaultRequested`; the screen
-    applies the action.
+    One widget drawing its lines itself, and repainting only the lines that changed: with a
+    dozen panes, every widget and every repainted line costs Textual time on every frame
+    (four widgets a pane, each repainted whole, was a third of a frame). Between heartbeats
+    only the lease bar and the pulse change, so a refresh repaints two lines a pane. The
+    fault words are clickable (`@click` on their style); a click posts `FaultRequested` and
+    the screen applies the action.
     """
 
     class FaultRequested(Message):
@@ -203,29 +145,76 @@ class WorkerPane(Vertical):
             self.action = action
 
     def __init__(self, worker_id: str) -> None:
-        self._head_part = Part("pane-head")
-        self._live_part = Part("pane-live", by_line=True)
-        self._fault_part = FaultWords("pane-faults")
-        super().__init__(self._head_part, self._live_part, self._fault_part, classes="worker-pane")
+        super().__init__(classes="worker-pane")
         self.worker_id = worker_id
         self.border_title = worker_id
         self._shown: PaneState | None = None
         self._subtitle = ""
-        # where each fault word is, (x, y) in the pane's text: for tests and tooltips
+        # where each fault word is, (x, y) from the pane's top-left corner (its border
+        # included), as `pilot.click(pane, offset=...)` takes it: for tests
         self.fault_at: dict[str, tuple[int, int]] = {}
+        self._words_at: dict[str, tuple[int, int]] = {}
         self._head_key: tuple[str, str] | None = None
         # (what it was made from, the text) for the head and the fault words
         self._parts: list[tuple[tuple[object, ...], Text] | None] = [None, None]
+        self._lines: list[Text] = []
+        self._keys: list[tuple[object, ...]] = []
+        self._live_lines = (0, 0)  # the ticking lines' range in `_lines`
 
     @property
     def text(self) -> Text:
-        """All the pane says, its parts one after the other (for tests)."""
-        out = self._head_part.text.copy()
-        out.append_text(self._live_part.text)
-        if self._fault_part.text.plain:
-            out.append("\n")
-            out.append_text(self._fault_part.text)
-        return out
+        """All the pane says, a line each (for tests)."""
+        return Text("\n").join(self._lines)
+
+    @property
+    def live_text(self) -> Text:
+        """The lines that tick: lease bar(s), the lease's end, the pulse (for tests)."""
+        start, end = self._live_lines
+        return Text("\n").join(self._lines[start:end])
+
+    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
+        return len(self._lines)
+
+    def render_line(self, y: int) -> Strip:
+        width = self.size.width
+        style = self.visual_style
+        if y >= len(self._lines):
+            return Strip.blank(width, style.rich_style)
+        line = self._lines[y]
+        key = (*self._keys[y], width, style)
+        strip = _strips.get(key)
+        if strip is None:
+            if line.cell_len > width:
+                line = line.copy()
+                line.truncate(width, overflow="ellipsis")
+            visual: Visual = visualize(self, line, markup=False)
+            strip = Visual.to_strips(self, visual, width, 1, style)[0]
+            if len(_strips) >= STRIP_MEMO:
+                _strips.clear()
+            _strips[key] = strip
+        return strip
+
+    def _set_lines(self, lines: list[Text]) -> None:
+        """Show these lines, repainting only the ones that changed."""
+        keys = [line_key(line) for line in lines]
+        if len(keys) != len(self._keys):
+            self._lines, self._keys = lines, keys
+            self.refresh(layout=True)
+            return
+        width = self.size.width
+        changed = [
+            Region(0, y, width, 1)
+            for y, (old, new) in enumerate(zip(self._keys, keys, strict=True))
+            if old != new
+        ]
+        self._lines, self._keys = lines, keys
+        if changed and width:
+            self.refresh(*changed)
+        elif changed:
+            self.refresh()
+
+    def action_fault(self, action: str) -> None:
+        self.post_message(WorkerPane.FaultRequested(self.worker_id, action))
 
     def show(self, state: PaneState) -> None:
         if state == self._shown:
@@ -250,6 +239,7 @@ class WorkerPane(Vertical):
             v.skew_ms,
             v.slow_factor,
             v.autopilot,
+            v.self_fencing,
             v.task_id,
             v.step,
             state.total_steps,
@@ -267,10 +257,15 @@ class WorkerPane(Vertical):
             if state.faults:
                 self._append_faults(words, v, lang)
             faults = self._parts[1] = (fault_key, words)
-        self._head_part.show_text(head[1])
-        self._live_part.show_text(self._live(v, state))
-        self._fault_part.show_text(faults[1])
-        self._fault_part.display = state.faults
+        lines = head[1].split("\n", allow_blank=True)
+        start = len(lines)
+        lines.extend(self._live(v, state).split("\n", allow_blank=True))
+        self._live_lines = (start, len(lines))
+        # from the pane's corner: right of the border and padding, below the lines above
+        self.fault_at = {a: (2 + x, 1 + len(lines) + y) for a, (x, y) in self._words_at.items()}
+        if faults[1].plain:
+            lines.extend(faults[1].split("\n", allow_blank=True))
+        self._set_lines(list(lines))
 
     def _head(self, v: WorkerView, state: PaneState) -> Text:
         """Who it is and what it believes it holds: state, flags, task and step, tokens."""
@@ -360,7 +355,7 @@ class WorkerPane(Vertical):
                 ("heal", "heal") if v.partitioned else ("partition", "partition"),
             ),
         )
-        self.fault_at = {}
+        self._words_at = {}
         for y, row in enumerate(rows):
             if y:
                 text.append("\n")
@@ -377,7 +372,7 @@ class WorkerPane(Vertical):
                     style = style + Style(meta={"@click": f"fault({action!r})"})
                 # padded with no-break spaces: SVG renderers drop a styled run's leading spaces
                 label = f"\u00a0{tr(word, lang)}\u00a0"
-                self.fault_at[action] = (x + 1, y)  # in the words' own widget
+                self._words_at[action] = (x + 1, y)  # in the words' own lines
                 text.append(label, style=style)
                 x += cell_len(label)
 
