@@ -1,6 +1,7 @@
 """One pane per worker: what it believes it holds, its lease bars, pulse and fault buttons."""
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 from rich.cells import cell_len
 from rich.style import Style
@@ -46,6 +47,9 @@ def pad_label(label: str, cells: int = 6) -> str:
     return label + " " * max(1, cells - cell_len(label))
 
 
+# The ticking lines are made from a few numbers and recur (the same bar every lease period):
+# each is made once and shared, so callers must not change the Text they get.
+@lru_cache(maxsize=1024)
 def lease_bar(label: str, remaining: int | None, ttl_ms: int, lang: str) -> Text:
     text = Text()
     text.append(pad_label(label), style="dim")
@@ -67,11 +71,32 @@ def lease_bar(label: str, remaining: int | None, ttl_ms: int, lang: str) -> Text
     return text
 
 
+@lru_cache(maxsize=1024)
+def pulse_line(age: int | None, heartbeat_ms: int, deadline_ms: int, lang: str) -> Text:
+    """How long ago the last heartbeat was: green on time, yellow late, red past the deadline."""
+    text = Text()
+    text.append(pad_label(tr("pulse", lang)), style="dim")
+    if age is None:
+        text.append("·", style="dim")
+        return text
+    style = (
+        "bold green"
+        if age <= heartbeat_ms * 1.2
+        else "bold yellow"
+        if age <= deadline_ms
+        else "bold red"
+    )
+    text.append("♥ ", style=style)
+    text.append(tr("ago", lang, age=short(age)), style=style)
+    return text
+
+
 def until_clock(at_ms: int) -> str:
     """An instant on the header's clock without the milliseconds: 0:01:20."""
     return format_clock(at_ms).rsplit(".", 1)[0]
 
 
+@lru_cache(maxsize=1024)
 def until_line(
     expires_at: int | None,
     remaining: int | None,
@@ -120,6 +145,10 @@ STRIP_MEMO = 2048  # painted lines kept for all panes (a few hundred distinct on
 _strips: dict[tuple[object, ...], Strip] = {}
 
 
+def split_lines(text: Text) -> list[Text]:
+    return list(text.split("\n", allow_blank=True))
+
+
 def line_key(line: Text) -> tuple[object, ...]:
     """What a line's painting depends on (Text compares its spans, not just its letters)."""
     return (line.plain, tuple(line.spans), line.style)
@@ -155,8 +184,8 @@ class WorkerPane(Widget):
         self.fault_at: dict[str, tuple[int, int]] = {}
         self._words_at: dict[str, tuple[int, int]] = {}
         self._head_key: tuple[str, str] | None = None
-        # (what it was made from, the text) for the head and the fault words
-        self._parts: list[tuple[tuple[object, ...], Text] | None] = [None, None]
+        # (what it was made from, its lines) for the head and the fault words
+        self._parts: list[tuple[tuple[object, ...], list[Text]] | None] = [None, None]
         self._lines: list[Text] = []
         self._keys: list[tuple[object, ...]] = []
         self._live_lines = (0, 0)  # the ticking lines' range in `_lines`
@@ -249,23 +278,20 @@ class WorkerPane(Widget):
         )
         head = self._parts[0]
         if head is None or head[0] != head_key:
-            head = self._parts[0] = (head_key, self._head(v, state))
+            head = self._parts[0] = (head_key, split_lines(self._head(v, state)))
         fault_key = (v.state == WorkerState.DEAD, v.partitioned, lang, state.faults)
         faults = self._parts[1]
         if faults is None or faults[0] != fault_key:
             words = Text()
             if state.faults:
                 self._append_faults(words, v, lang)
-            faults = self._parts[1] = (fault_key, words)
-        lines = head[1].split("\n", allow_blank=True)
-        start = len(lines)
-        lines.extend(self._live(v, state).split("\n", allow_blank=True))
-        self._live_lines = (start, len(lines))
+            faults = self._parts[1] = (fault_key, split_lines(words) if words.plain else [])
+        lines = [*head[1], *self._live(v, state)]
+        self._live_lines = (len(head[1]), len(lines))
         # from the pane's corner: right of the border and padding, below the lines above
         self.fault_at = {a: (2 + x, 1 + len(lines) + y) for a, (x, y) in self._words_at.items()}
-        if faults[1].plain:
-            lines.extend(faults[1].split("\n", allow_blank=True))
-        self._set_lines(list(lines))
+        lines.extend(faults[1])
+        self._set_lines(lines)
 
     def _head(self, v: WorkerView, state: PaneState) -> Text:
         """Who it is and what it believes it holds: state, flags, task and step, tokens."""
@@ -308,17 +334,15 @@ class WorkerPane(Widget):
                 text.append(f"{v.fence_token}", style="bold")
         return text
 
-    def _live(self, v: WorkerView, state: PaneState) -> Text:
+    def _live(self, v: WorkerView, state: PaneState) -> list[Text]:
         """The lines that tick: the lease bar(s), the lease's end, the heartbeat pulse."""
         lang = state.lang
-        text = lease_bar(tr("by_store", lang), v.store_remaining_ms, state.ttl_ms, lang)
+        lines = [lease_bar(tr("by_store", lang), v.store_remaining_ms, state.ttl_ms, lang)]
         if state.client_clock:
-            text.append("\n")
-            text.append_text(
+            lines.append(
                 lease_bar(tr("own_clock", lang), v.believed_remaining_ms, state.ttl_ms, lang)
             )
-        text.append("\n")
-        text.append_text(
+        lines.append(
             until_line(
                 state.expires_at_ms,
                 v.store_remaining_ms,
@@ -327,22 +351,8 @@ class WorkerPane(Widget):
                 self_fencing=v.self_fencing,
             )
         )
-        text.append("\n")
-        text.append(pad_label(tr("pulse", lang)), style="dim")
-        age = v.heartbeat_age_ms
-        if age is None:
-            text.append("·", style="dim")
-        else:
-            style = (
-                "bold green"
-                if age <= state.heartbeat_ms * 1.2
-                else "bold yellow"
-                if age <= state.deadline_ms
-                else "bold red"
-            )
-            text.append("♥ ", style=style)
-            text.append(tr("ago", lang, age=short(age)), style=style)
-        return text
+        lines.append(pulse_line(v.heartbeat_age_ms, state.heartbeat_ms, state.deadline_ms, lang))
+        return lines
 
     def _append_faults(self, text: Text, v: WorkerView, lang: str) -> None:
         """Two lines of fault words; a dead worker's are dim and do nothing but Restart."""
