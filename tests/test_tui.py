@@ -496,9 +496,12 @@ async def test_interview_step_pauses_on_its_question_until_v_reveals_it(tmp_path
         binding = next(b for _k, b in screen.active_bindings.items() if b.binding.id == "reveal")
         assert binding.binding.key == "v" and binding.binding.show
         assert binding.binding.tooltip
+        keybar = screen.query_one("#keybar")
+        assert str(keybar.render()).lstrip().startswith("v Reveal")  # leads the key bar
         await pilot.press("v")
         await pilot.pause()
         assert s.position == 2 and s.question is None
+        assert "v Reveal" not in str(keybar.render())  # gone once nothing waits
         shown = str(narration.render())
         # one line after the ✓ lines: the right choice; the step's own narration says why
         assert "Answer: 2. Linzhou, with a higher fence token" in shown

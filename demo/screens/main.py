@@ -187,6 +187,7 @@ class MainScreen(Screen[None]):
         self._pending_events: list[EventRow] = []
         self._rejections_seen = 0
         self._rejected_now = -1
+        self._hinted_question = False  # whether the key bar offers `v` (reveal)
 
     @property
     def bk_app(self) -> Host:
@@ -324,7 +325,11 @@ class MainScreen(Screen[None]):
 
     def _set_key_hints(self) -> None:
         lang = self.lang
+        self._hinted_question = self.session.question is not None
         hints = []
+        if self._hinted_question:
+            # interview mode: while a question waits, `v` (reveal) leads the bar
+            hints.append(Hint("v", tr("reveal", lang), 0))
         for key, word, priority in KEY_HINTS:
             if word == "previous" and self.session.is_sandbox:
                 word = "undo"
@@ -372,6 +377,8 @@ class MainScreen(Screen[None]):
                 self._pending_events.extend(new_events)
                 del self._pending_events[:-2000]
         self._show_header(snap)
+        if (session.question is not None) != self._hinted_question:
+            self._set_key_hints()
         narration = self.query_one("#narration-box")
         narration.display = not session.is_sandbox or bool(self._message) or session.acts_count > 0
         self.query_one("#narration", NarrationPanel).show(
