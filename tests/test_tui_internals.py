@@ -7,7 +7,8 @@ leaving a stale cell on screen.
 from pathlib import Path
 
 from textual.app import App, ComposeResult
-from textual.widgets import DataTable
+from textual.strip import Strip
+from textual.widgets import Button, DataTable
 
 from demo.widgets import datatable_internals as dti
 from demo.widgets.keyed_table import KeyedTable
@@ -44,3 +45,86 @@ async def test_changed_cells_appended_rows_and_row_styles_paint(tmp_path: Path) 
         await pilot.pause()
         styles = {s.style.bgcolor.name for s in table.render_line(2) if s.style and s.style.bgcolor}
         assert "red" in styles  # the whole row takes the row style
+
+
+def _cells(strip: Strip) -> list[tuple[str, object]]:
+    """A line as (character, style) pairs: what the screen shows and what a click reads."""
+    return [(char, segment.style) for segment in strip for char in segment.text]
+
+
+class TwoTables(App[None]):
+    CSS = "KeyedTable { height: 8; }"
+
+    def compose(self) -> ComposeResult:
+        yield KeyedTable(id="t")
+        yield Button("elsewhere")
+
+
+async def test_rows_painted_directly_look_and_click_as_datatable_paints_them() -> None:
+    """Every body line the fast path paints equals DataTable's own, character and style.
+
+    Compared in each state that styles a row: zebra stripes, a row style, the cursor, the
+    hover, focus and no focus, cells cut at their width (with and without an ellipsis, wide
+    characters), styled and spanned text, empty cells, and after a cell changes.
+    """
+    from rich.style import Style
+    from rich.text import Text
+
+    app = TwoTables()
+    async with app.run_test(size=(70, 12)) as pilot:
+        table = app.query_one(KeyedTable)
+        table.AUTO_WIDTH = False
+        table.set_columns([("a", "a"), ("b", "b"), ("c", "c")], {"a": 6, "b": 4, "c": 8})
+        spanned = Text.assemble(("lea", "bold red"), "se ", ("7", "underline"))
+        expired = Text("expired", style="bold red", overflow="ellipsis")
+        table.sync(
+            [
+                ("k1", (Text("task-001", style="bold"), "ok", spanned)),
+                ("k2", ("", expired, "租约令牌超时")),
+                ("k3", (Text("x"), Text(""), Text("cut here please", style="dim"))),
+                ("k4", ("plain", "[b]no markup[/b]", "")),
+            ]
+        )
+        table.row_style = lambda i: Style(bgcolor="red") if i == 2 else None  # type: ignore[method-assign]
+        await pilot.pause()
+        header = table.header_height
+
+        def compare(label: str) -> None:
+            table._painted.clear()
+            for y in range(header, header + table.row_count + 1):
+                fast = table.render_line(y)
+                slow = DataTable.render_line(table, y)
+                assert _cells(fast) == _cells(slow), f"{label}: line {y} differs"
+            # and the fast path did paint every row (not handing them all to DataTable)
+            assert sorted(str(k.value) for k in table._painted) == ["k1", "k2", "k3", "k4"]
+
+        table.focus()
+        await pilot.pause()
+        compare("focused, cursor on row 0")
+        table.move_cursor(row=2)
+        await pilot.pause()
+        compare("cursor on the styled row")
+        await pilot.hover(KeyedTable, offset=(3, header + 1))
+        await pilot.pause()
+        assert table.hover_coordinate.row == 1
+        compare("hovering row 1")
+        app.query_one(Button).focus()
+        await pilot.pause()
+        assert not table.has_focus
+        compare("not focused")
+        table.sync(
+            [
+                ("k1", (Text("task-001", style="bold"), "done", spanned)),
+                ("k2", ("", expired, "")),
+                ("k3", (Text("x"), Text("y"), Text("cut here please", style="dim"))),
+                ("k4", ("plain", "[b]no markup[/b]", "")),
+            ]
+        )
+        await pilot.pause()
+        compare("after cells changed")
+        assert "done" in table.render_line(header).text
+        table.cursor_foreground_priority = "renderable"
+        table.cursor_background_priority = "renderable"
+        table.move_cursor(row=1)
+        await pilot.pause()
+        compare("the cells' own colours over the cursor's")

@@ -25,7 +25,7 @@ def column_label(label: str) -> str:
     return label[:1].upper() + label[1:]
 
 
-class KeyedTable(dti.RowStyled, dti.QuietGrowth):
+class KeyedTable(dti.RowStyled, dti.FastRows, dti.QuietGrowth):
     """Rows have stable keys; `sync` adds, updates cells in place, and removes."""
 
     DEFAULT_CSS = """
