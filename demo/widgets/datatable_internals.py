@@ -31,7 +31,6 @@ INTERNALS = (
     "_update_count",
     "_offset_cache",
     "_row_locations",
-    "_refresh_region",
     "_cell_render_cache",
     "_row_render_cache",
     "_row_renderable_cache",
@@ -95,8 +94,12 @@ def forget_rows(
     _drop(table._row_render_cache, lambda k: k[0] in rows)
     _drop(table._row_renderable_cache, lambda k: k[1] in indexes)
     _drop(table._line_cache, lambda k: k[0] in lines)
-    for region in regions.values():
-        table._refresh_region(region)  # repaints it if it is in the window
+    # DataTable's `_refresh_region`, with the window asked for once (not once a row)
+    window = table.window_region
+    scroll = table.scroll_offset
+    shown = [r.translate(-scroll) for r in regions.values() if window.overlaps(r)]
+    if shown:
+        table.refresh(*shown)
 
 
 def append_row(table: DataTable[Any], cells: Iterable[Any], key: str) -> None:
@@ -188,7 +191,7 @@ class FastRows(DataTable[Any]):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._painted: dict[RowKey, _Painted] = {}
-        self._cell_meta: dict[tuple[int, int], Style] = {}
+        self._styles_made: dict[tuple[object, ...], list[tuple[Style, Style]]] = {}
         # What every line of one paint shares (the widget's style, its columns, the row
         # styles): asked of Textual once per paint, not once per line (~0.15 ms each).
         self._paint_memo: dict[object, Any] | None = None
@@ -299,12 +302,14 @@ class FastRows(DataTable[Any]):
             and all(a is b for a, b in zip(painted[0], cells, strict=True))
         ):
             return painted[2]
-        segments = self._row_segments(index, cells, widths, row_style, cell_style, post)
+        styles = self._cell_styles(index, len(cells), row_style, cell_style, post, fill_style)
+        segments = self._row_segments(cells, widths, styles[:-1], post)
         if segments is None:
             return None
-        fill = Style.from_meta({"row": index, "column": 0, "out_of_bounds": True})
-        segments.append(Segment(" " * (width - sum(widths)), row_style + fill_style + fill))
-        strip = Strip(segments, width).simplify()
+        # DataTable's filler to the widget's edge: the row's style with the cursor's and
+        # hover's (not the cells' `post` colours), meta marking it out of bounds.
+        segments.append(Segment(" " * (width - sum(widths)), styles[-1][0]))
+        strip = Strip(segments, width)
         if len(self._painted) >= _PAINTED_MAX:
             self._painted.clear()
         self._painted[row_key] = (cells, stamp, strip)
@@ -312,47 +317,78 @@ class FastRows(DataTable[Any]):
 
     def _row_segments(
         self,
-        index: int,
         cells: tuple[object, ...],
         widths: tuple[int, ...],
-        row_style: Style,
-        cell_style: Style,
+        styles: list[tuple[Style, Style]],
         post: Style,
     ) -> list[Segment] | None:
+        """The row's cells as segments, neighbours of one style already joined."""
         pad = self.cell_padding
         get_style = self.app.console.get_style
+        texts: list[str] = []
         segments: list[Segment] = []
-        append = segments.append
-        for column, (cell, width) in enumerate(zip(cells, widths, strict=True)):
+        last: Style | None = None
+
+        def put(text: str, style: Style) -> None:
+            nonlocal last
+            if style != last and texts:
+                segments.append(Segment("".join(texts), last))
+                texts.clear()
+            last = style
+            texts.append(text)
+
+        padding = " " * pad
+        for cell, width, (pre, blank) in zip(cells, widths, styles, strict=True):
             text = _one_line_text(cell)
             inner = width - 2 * pad
             if text is None or inner < 1:
                 return None
-            meta = self._cell_meta.get((index, column))
-            if meta is None:
-                meta = self._cell_meta[index, column] = Style.from_meta(
-                    {"row": index, "column": column}
-                )
-            # As DataTable's Styled(Padding(cell)): the cell's row style and meta, then the
-            # cursor/hover style, under the text's own; the cursor's colours over it all.
-            pre = row_style + meta + cell_style
-            blank = pre + post if post else pre
             length = text.cell_len
             if length > inner:
                 text = text.copy()
                 text.truncate(inner, overflow=text.overflow or "fold")
                 length = text.cell_len
             if pad:
-                append(Segment(" " * pad, blank))
+                put(padding, blank)
             if text.spans:
                 for segment in Text("\n").join([text]).render(self.app.console):
                     style = pre + segment.style
-                    append(Segment(segment.text, style + post if post else style))
-            elif text.plain:
+                    put(segment.text, style + post if post else style)
+            elif length:
                 style = pre + get_style(text.style) if text.style else pre
-                append(Segment(text.plain, style + post if post else style))
-            append(Segment(" " * (inner - length + pad), blank))
+                put(text.plain, style + post if post else style)
+            put(" " * (inner - length + pad), blank)
+        if texts:
+            segments.append(Segment("".join(texts), last))
         return segments
+
+    def _cell_styles(
+        self,
+        index: int,
+        count: int,
+        row_style: Style,
+        cell_style: Style,
+        post: Style,
+        fill_style: Style,
+    ) -> list[tuple[Style, Style]]:
+        """Each cell's style under its text, and over its padding, as DataTable's
+        Styled(Padding(cell)) gives them: the row's style and the cell's meta, then the
+        cursor/hover style (the text's own style goes between that and `post`, the
+        cursor's colours). Last, the filler's style (twice)."""
+        key = (index, count, row_style, cell_style, post, fill_style)
+        styles = self._styles_made.get(key)
+        if styles is None:
+            styles = []
+            for column in range(count):
+                meta = Style.from_meta({"row": index, "column": column})
+                pre = row_style + meta + cell_style
+                styles.append((pre, pre + post if post else pre))
+            fill = Style.from_meta({"row": index, "column": 0, "out_of_bounds": True})
+            styles.append((row_style + fill_style + fill,) * 2)
+            if len(self._styles_made) >= _PAINTED_MAX:
+                self._styles_made.clear()
+            self._styles_made[key] = styles
+        return styles
 
 
 def _one_line_text(cell: object) -> Text | None:

@@ -85,6 +85,8 @@ class KeyedTable(dti.RowStyled, dti.FastRows, dti.QuietGrowth):
         for key, row in items:
             seen.add(key)
             old = self._rows.get(key)
+            if old is row:
+                continue  # the same tuple handed back: nothing to compare
             if old is None:
                 self._append(key, row)
                 changes += 1

@@ -122,19 +122,25 @@ class TaskTable(KeyedTable):
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
         self.header_height = 2
-        # task id -> (what its row was made from, the row): most of 200 tasks wait in the
-        # queue unchanged, and building their cells again each refresh is most of the cost
-        self._made: dict[str, tuple[tuple[object, ...], Row]] = {}
+        # task id -> (the view, language and clock its row was made from, the row): most of
+        # 200 tasks wait in the queue unchanged, and building their cells again each refresh
+        # is most of the cost. The snapshot hands back the same view object for an unchanged
+        # task, so most checks are one `is`.
+        self._made: dict[str, tuple[TaskView, str, int | None, Row]] = {}
 
     def _row(self, view: TaskView, now_ms: int, lang: str) -> Row:
         row = view.row
-        ticking = row.status == TaskStatus.RUNNING
-        source = (row, view.remaining_ms, view.checkpoint_step, lang, now_ms if ticking else None)
+        # Only a running task's cells follow the clock ("expires in", "last heartbeat").
+        tick = now_ms if row.status == TaskStatus.RUNNING else None
         made = self._made.get(row.task_id)
-        if made is not None and made[0] == source:
-            return made[1]
+        if made is not None and made[1] == lang and made[2] == tick:
+            if made[0] is view:
+                return made[3]
+            if made[0] == view:
+                self._made[row.task_id] = (view, lang, tick, made[3])
+                return made[3]
         cells = task_row(view, now_ms, lang)
-        self._made[row.task_id] = (source, cells)
+        self._made[row.task_id] = (view, lang, tick, cells)
         return cells
 
     def show(self, tasks: tuple[TaskView, ...], now_ms: int, lang: str) -> None:
