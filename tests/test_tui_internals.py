@@ -9,6 +9,7 @@ from pathlib import Path
 from textual.app import App, ComposeResult
 from textual.strip import Strip
 from textual.widgets import Button, DataTable
+from textual.widgets.data_table import RowKey
 
 from demo.widgets import datatable_internals as dti
 from demo.widgets.keyed_table import KeyedTable
@@ -128,3 +129,47 @@ async def test_rows_painted_directly_look_and_click_as_datatable_paints_them() -
         table.move_cursor(row=1)
         await pilot.pause()
         compare("the cells' own colours over the cursor's")
+
+
+async def test_a_directly_painted_row_clicks_shows_the_cursor_and_repaints() -> None:
+    """On the fast path: a click lands on its row (the cells' meta), the cursor row wears
+    the cursor's style focused and unfocused (they differ), and a changed cell is painted."""
+    app = TwoTables()
+    async with app.run_test(size=(70, 12)) as pilot:
+        table = app.query_one(KeyedTable)
+        table.set_columns([("a", "a"), ("b", "b")])
+        table.sync([(f"k{i}", (f"row{i}", str(i))) for i in range(5)])
+        table.focus()
+        await pilot.pause()
+        header = table.header_height
+
+        def cursor_background(focused: bool) -> object:
+            style = table.get_component_rich_style("datatable--cursor")
+            assert table.has_focus == focused
+            return style.bgcolor
+
+        await pilot.click(KeyedTable, offset=(2, header + 3))
+        await pilot.pause()
+        assert table.cursor_row == 3
+        line = table.render_line(header + 3)
+        assert "row3" in line.text
+        assert {s.style.meta.get("row") for s in line if s.style and s.style.meta} == {3}
+        focused = cursor_background(True)
+        assert all(s.style and s.style.bgcolor == focused for s in line)
+        assert table.render_line(header + 2).text != line.text
+        assert all(s.style and s.style.bgcolor != focused for s in table.render_line(header + 2))
+
+        app.query_one(Button).focus()
+        await pilot.pause()
+        blurred = cursor_background(False)
+        assert blurred != focused
+        line = table.render_line(header + 3)
+        assert all(s.style and s.style.bgcolor == blurred for s in line)
+
+        # a same-width change (a wider one re-measures the column and repaints it all)
+        table.sync([(f"k{i}", (f"row{i}", "9" if i == 3 else str(i))) for i in range(5)])
+        await pilot.pause()
+        assert table.render_line(header + 3).text.split() == ["row3", "9"]
+        assert table.render_line(header + 2).text.split() == ["row2", "2"]
+        painted_cells = table._painted[RowKey("k3")][0]  # painted by the fast path
+        assert [str(c) for c in painted_cells] == ["row3", "9"]
