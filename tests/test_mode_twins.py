@@ -370,8 +370,6 @@ def test_the_twins_the_narration_promises() -> None:
 async def test_panes_and_table_show_the_renew_deadline_and_a_task_with_no_version(
     tmp_path: Path,
 ) -> None:
-    from textual.widgets import Static
-
     from demo.app import BorrowedKeysApp
     from demo.screens.main import MainScreen
     from demo.widgets.task_table import task_row
@@ -380,7 +378,7 @@ async def test_panes_and_table_show_the_renew_deadline_and_a_task_with_no_versio
     def body(app: BorrowedKeysApp, worker: str) -> str:
         assert isinstance(app.screen, MainScreen)
         pane = app.screen.query_one("#workers", WorkerGrid).panes[worker]
-        return "\n".join(str(part.content) for part in pane.query(Static))
+        return pane.text.plain
 
     app = BorrowedKeysApp(
         load_scenario(SCENARIOS / "17_self_fencing.toml"),
