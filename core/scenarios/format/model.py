@@ -42,9 +42,6 @@ MIN_CHOICES: Final = 2
 MAX_CHOICES: Final = 4
 MAX_CHOICE_LENGTH: Final = 80
 
-DEFAULT_TTL_MS: Final = 60_000
-DEFAULT_POLL_MS: Final = 5_000
-
 
 class ScenarioError(BorrowedKeysError):
     """A scenario file that cannot be played. str() is `FILE:LINE: message`."""
