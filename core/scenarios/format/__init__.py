@@ -26,6 +26,7 @@ from core.scenarios.format.model import (
     Scenario,
     ScenarioError,
     Step,
+    Subject,
     instant_text,
     toml_value,
 )
@@ -59,6 +60,7 @@ __all__ = [
     "Scenario",
     "ScenarioError",
     "Step",
+    "Subject",
     "instant_text",
     "load_scenario",
     "parse_scenario",

@@ -5,7 +5,7 @@ from typing import Any
 from pydantic import ValidationError
 from pydantic_core import ErrorDetails
 
-from core.scenarios.format.model import MAX_CHOICES, MIN_CHOICES, show, suggest, type_name
+from core.scenarios.format.model import MAX_CHOICES, MIN_CHOICES, Subject, show, suggest, type_name
 from core.scenarios.format.schema import (
     ACTION_KEYS,
     ARRAYS,
@@ -61,7 +61,7 @@ def _explain(err: ErrorDetails, lines: Lines) -> tuple[int, str]:
         if in_action:
             return line, f'action "{loc[3]}" takes no key "{key}"'
         if in_expect:
-            subject = str(loc[-2])
+            subject = Subject(str(loc[-2]))
             valid = EXPECT_SUBJECTS[subject]
             return line, (
                 f'unknown key "{key}" in a {subject} expectation{suggest(key, valid)}; '

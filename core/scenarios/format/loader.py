@@ -19,9 +19,16 @@ from core.scenarios.format.model import (
     Scenario,
     ScenarioError,
     Step,
+    Subject,
     suggest,
 )
-from core.scenarios.format.schema import ScenarioFile, StepTable, TaskTable, WorkerTable
+from core.scenarios.format.schema import (
+    EXPECT_NAMES,
+    ScenarioFile,
+    StepTable,
+    TaskTable,
+    WorkerTable,
+)
 from core.scenarios.format.source import Lines, decode, parse_toml
 from core.sim.spec import MANUAL_ACTIONS, Action, AddWorker, Advance, Enqueue, SimSettings
 
@@ -240,16 +247,13 @@ class _State:
 
     def check(self, exp: Expectation, fail: Fail) -> None:
         """An expectation may name only workers and tasks that exist by its step."""
-        if exp.subject == "task":
-            self.need_task(exp.value, exp.line, fail)
-        elif exp.subject == "worker":
-            self.need_worker(exp.value, exp.line, fail)
-        for key, value in exp.params:
-            if not isinstance(value, str) or not value:
+        names = EXPECT_NAMES[exp.subject]
+        for key, value in exp.items():
+            if not isinstance(value, str) or not value or key not in names:
                 continue
-            if key in ("owner", "writer") or (exp.subject == "rejected" and key == "worker"):
+            if names[key] is Subject.WORKER:
                 self.need_worker(value, exp.line, fail)
-            elif key == "holds" or (exp.subject == "rejected" and key == "task"):
+            else:
                 self.need_task(value, exp.line, fail)
 
     def need_worker(self, wid: str, line: int, fail: Fail) -> None:

@@ -2,6 +2,7 @@
 names and limits of the format, and how values are spelled in messages."""
 
 import difflib
+import enum
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Final
@@ -59,20 +60,36 @@ class ScenarioError(BorrowedKeysError):
 ExpectValue = str | int
 
 
+class Subject(enum.StrEnum):
+    """What an expectation is about: the key that names it in its inline table."""
+
+    TASK = "task"
+    WORKER = "worker"
+    LEDGER = "ledger"
+    REJECTED = "rejected"
+    EFFECT = "effect"
+    VIOLATION = "violation"
+    METRIC = "metric"
+
+
 @dataclass(frozen=True, slots=True)
 class Expectation:
     """One inline table of `expect`: a subject and the keys that must match.
 
-    `subject` is task | worker | ledger | rejected | effect | violation | metric, and
-    `value` is what that key names (a task id, a ledger key, a reason or "any", ...).
+    `subject` says what it is about, and `value` is what that key names (a task id, a
+    ledger key, a reason or "any", ...).
     `params` holds the other keys in file order; recovery_time's min and max and a task's
     expires_at and renew_deadline are in ms.
     """
 
-    subject: str
+    subject: Subject
     value: str
     params: tuple[tuple[str, ExpectValue], ...] = ()
     line: int = field(default=0, compare=False)
+
+    def __post_init__(self) -> None:
+        # A subject spelled as its word (as the file has it) is the same subject.
+        object.__setattr__(self, "subject", Subject(self.subject))
 
     def get(self, key: str) -> ExpectValue | None:
         return next((v for k, v in self.params if k == key), None)
@@ -82,17 +99,17 @@ class Expectation:
 
     def items(self) -> tuple[tuple[str, ExpectValue], ...]:
         """Every key of the table, the subject first, as the file spells it."""
-        return ((self.subject, self.value), *self.params)
+        return ((self.subject.value, self.value), *self.params)
 
     def to_dict(self) -> dict[str, ExpectValue]:
         """The inline table as the file spells it (recovery_time's bounds as durations, a
         task's instants as durations since the start)."""
-        timed = self.subject == "metric" and self.value == "recovery_time"
+        timed = self.subject is Subject.METRIC and self.value == "recovery_time"
         out: dict[str, ExpectValue] = {}
         for k, v in self.items():
             if timed and k in ("min", "max") and isinstance(v, int):
                 v = format_duration(v)
-            elif self.subject == "task" and k in TIME_KEYS and isinstance(v, int):
+            elif self.subject is Subject.TASK and k in TIME_KEYS and isinstance(v, int):
                 v = instant_text(v)
             out[k] = v
         return out

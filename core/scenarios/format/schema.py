@@ -51,6 +51,7 @@ from core.scenarios.format.model import (
     WORKER_STATES,
     Expectation,
     Question,
+    Subject,
     show,
     suggest,
     type_name,
@@ -276,7 +277,9 @@ _AnyAction = Annotated[
 
 
 class _ExpectTable(Table):
-    subject: ClassVar[str]
+    subject: ClassVar[Subject]
+    # The keys whose value is the id of a worker or a task, which must exist by the step.
+    names: ClassVar[dict[str, Subject]] = {}
     _order: tuple[str, ...] = PrivateAttr(default=())
 
     @model_validator(mode="wrap")
@@ -293,7 +296,8 @@ class _ExpectTable(Table):
 
 
 class _TaskExpect(_ExpectTable):
-    subject: ClassVar[str] = "task"
+    subject: ClassVar[Subject] = Subject.TASK
+    names: ClassVar[dict[str, Subject]] = {"task": Subject.TASK, "owner": Subject.WORKER}
     task: Ident
     status: Annotated[str, Strict(), AfterValidator(member_of(TASK_STATUSES, "task status"))] = ""
     owner: Text = ""
@@ -308,7 +312,8 @@ class _TaskExpect(_ExpectTable):
 
 
 class _WorkerExpect(_ExpectTable):
-    subject: ClassVar[str] = "worker"
+    subject: ClassVar[Subject] = Subject.WORKER
+    names: ClassVar[dict[str, Subject]] = {"worker": Subject.WORKER, "holds": Subject.TASK}
     worker: Ident
     state: Annotated[str, Strict(), AfterValidator(member_of(WORKER_STATES, "worker state"))] = ""
     holds: Text = ""
@@ -318,7 +323,8 @@ class _WorkerExpect(_ExpectTable):
 
 
 class _LedgerExpect(_ExpectTable):
-    subject: ClassVar[str] = "ledger"
+    subject: ClassVar[Subject] = Subject.LEDGER
+    names: ClassVar[dict[str, Subject]] = {"writer": Subject.WORKER}
     ledger: Ident
     value: Text = ""
     fence_token: Count = 0
@@ -326,7 +332,8 @@ class _LedgerExpect(_ExpectTable):
 
 
 class _RejectedExpect(_ExpectTable):
-    subject: ClassVar[str] = "rejected"
+    subject: ClassVar[Subject] = Subject.REJECTED
+    names: ClassVar[dict[str, Subject]] = {"worker": Subject.WORKER, "task": Subject.TASK}
     rejected: Annotated[
         Ident, AfterValidator(member_of((*REJECT_REASONS, "any"), "rejection reason"))
     ]
@@ -336,13 +343,13 @@ class _RejectedExpect(_ExpectTable):
 
 
 class _EffectExpect(_ExpectTable):
-    subject: ClassVar[str] = "effect"
+    subject: ClassVar[Subject] = Subject.EFFECT
     effect: Ident
     applied: Count = 0
 
 
 class _ViolationExpect(_ExpectTable):
-    subject: ClassVar[str] = "violation"
+    subject: ClassVar[Subject] = Subject.VIOLATION
     violation: Annotated[Ident, AfterValidator(member_of((*VIOLATIONS, "any"), "violation"))]
     count: Count = 0
 
@@ -351,7 +358,7 @@ _MetricBound = Annotated[int, BeforeValidator(duration(allow_zero=True))]
 
 
 class _MetricExpect(_ExpectTable):
-    subject: ClassVar[str] = "metric"
+    subject: ClassVar[Subject] = Subject.METRIC
     metric: Annotated[Ident, AfterValidator(member_of(METRICS, "metric"))]
     # recovery_time's bounds are durations, wasted_steps' are counts: read once the metric
     # is known (in _bounds), so both are taken as they come here.
@@ -398,19 +405,21 @@ _EXPECT_TABLES: Final[tuple[type[_ExpectTable], ...]] = (
 )
 # Each expectation subject, with the other keys its inline table may have.
 EXPECT_SUBJECTS: Final = {t.subject: keys_of(t, leave_out=(t.subject,)) for t in _EXPECT_TABLES}
+# Each subject's keys that name a worker or a task (the subject's own key included).
+EXPECT_NAMES: Final = {t.subject: t.names for t in _EXPECT_TABLES}
 _ALL_EXPECT_KEYS: Final = tuple(
     dict.fromkeys(k for subject, keys in EXPECT_SUBJECTS.items() for k in (subject, *keys))
 )
 
 
-def _subject_of(item: Any) -> str | None:
+def _subject_of(item: Any) -> Subject | None:
     """Which subject an expectation names (`rejected` wins: it may also name a worker)."""
     if not isinstance(item, dict):
         return None
-    if "rejected" in item:
-        return "rejected"
+    if Subject.REJECTED in item:
+        return Subject.REJECTED
     named = [k for k in item if k in EXPECT_SUBJECTS]
-    return named[0] if len(named) == 1 else None
+    return Subject(named[0]) if len(named) == 1 else None
 
 
 def _one_subject(item: Any) -> Any:
@@ -433,13 +442,13 @@ def _one_subject(item: Any) -> Any:
 
 _AnyExpect = Annotated[
     Annotated[
-        Annotated[_TaskExpect, Tag("task")]
-        | Annotated[_WorkerExpect, Tag("worker")]
-        | Annotated[_LedgerExpect, Tag("ledger")]
-        | Annotated[_RejectedExpect, Tag("rejected")]
-        | Annotated[_EffectExpect, Tag("effect")]
-        | Annotated[_ViolationExpect, Tag("violation")]
-        | Annotated[_MetricExpect, Tag("metric")],
+        Annotated[_TaskExpect, Tag(Subject.TASK)]
+        | Annotated[_WorkerExpect, Tag(Subject.WORKER)]
+        | Annotated[_LedgerExpect, Tag(Subject.LEDGER)]
+        | Annotated[_RejectedExpect, Tag(Subject.REJECTED)]
+        | Annotated[_EffectExpect, Tag(Subject.EFFECT)]
+        | Annotated[_ViolationExpect, Tag(Subject.VIOLATION)]
+        | Annotated[_MetricExpect, Tag(Subject.METRIC)],
         Discriminator(_subject_of),
     ],
     BeforeValidator(_one_subject),
