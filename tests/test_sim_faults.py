@@ -1,7 +1,7 @@
 """Worker behaviour under each fault, on the virtual clock."""
 
 from core.engine.config import LeaseConfig
-from core.sim.spec import TaskSpec
+from core.sim.spec import Kill, TaskSpec, Write
 from tests.simkit import act, advance, make_sim, named
 
 
@@ -259,3 +259,31 @@ def test_an_action_that_does_not_fit_the_run_is_an_action_error() -> None:
         sim.apply(Enqueue(task="floor6"))
     with pytest.raises(ActionError, match="unknown task"):
         sim.apply(Approve(task="nowhere"))
+
+
+def test_apply_returns_the_refusal_it_caused_with_its_row() -> None:
+    sim = make_sim(manual=("acheng", "linzhou"))
+    act(sim, "claim", worker="acheng")
+    act(sim, "freeze_heartbeat", worker="acheng")
+    advance(sim, 60.001)
+    act(sim, "claim", worker="linzhou")
+    result = sim.apply(Write(worker="acheng", key="floor6/1", value="stale page"))
+    assert not result.ok and result.rejection is not None
+    assert (result.rejection.operation, result.rejection.reason) == ("write", "fenced")
+    assert result.rejection == sim.rejections[-1]
+    # each refusal carries its own row; one the store never wrote (a dead worker) none
+    again = sim.apply(Write(worker="acheng", key="floor6/1", value="x"))
+    sim.apply(Kill(worker="acheng"))
+    dead = sim.apply(Write(worker="acheng", key="floor6/1", value="x"))
+    assert again.rejection is not None and again.rejection.seq > result.rejection.seq
+    assert not dead.ok and dead.rejection is None
+
+
+def test_worker_faults_are_copies() -> None:
+    sim = make_sim()
+    act(sim, "partition", worker="acheng")
+    faults = sim.worker_faults()
+    assert faults["acheng"].partitioned and not faults["linzhou"].partitioned
+    faults["acheng"].partitioned = False
+    assert sim.worker_faults()["acheng"].partitioned
+    assert sim.worker_ids() == ("acheng", "linzhou")

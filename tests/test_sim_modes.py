@@ -118,6 +118,8 @@ def test_idempotency_key_deduplicates_the_repeated_api_call() -> None:
     (effect,) = snap.effects
     assert effect.idempotency_key == "agent/3/api_call" and effect.applied_count == 1
     assert named(sim, "effect_deduplicated", worker_id="linzhou")
+    # the simulation counts the repeats itself: the snapshot needs no patching after
+    assert snap.dedup == {"agent/3/api_call": 1}
 
 
 def test_no_idempotency_applies_the_api_call_twice() -> None:

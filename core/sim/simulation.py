@@ -1,12 +1,16 @@
-"""The facade: one object that the TUI and the headless player both drive.
+"""The facade: one object that the TUI, the headless player and the fuzzer all drive.
 
-`Simulation(settings)` builds a store on a virtual clock, its workers and tasks. Everything
-else goes through `apply(action)`; screens read `snapshot()` and `events(since)`. No lease
-logic lives outside core/, so the app and the player cannot disagree.
+`Simulation(settings)` builds a store on a virtual clock, its workers and tasks. Every change
+goes through `apply(action)`, which says what happened (a refusal with the Rejected panel's
+row for it); screens read `snapshot()` and `events(since)`, and the few figures a caller
+needs between snapshots (`task_statuses`, `worker_faults`, `violations`, ...) have methods of
+their own. The store, the workers and the checker inside are this module's business. No
+lease logic lives outside core/, so the app and the player cannot disagree.
 """
 
+import dataclasses
 import os
-from collections import deque
+from collections import Counter
 from collections.abc import Collection, Coroutine
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -64,11 +68,9 @@ from core.sim.spec import (
     WorkerState,
     Write,
 )
-from core.sim.worker import Partitioned, Work, Worker
+from core.sim.worker import Partitioned, Work, Worker, WorkerFaults
 
 T = TypeVar("T")
-
-RECENT_EVENTS = 200
 
 # Where this process's simulations keep their store unless told otherwise: SQLite in
 # memory, or a PostgreSQL URL (`--db`), where each run gets a schema of its own.
@@ -129,8 +131,17 @@ def effective_config(settings: SimSettings) -> LeaseConfig:
 class Simulation:
     """A run: store, virtual clock, workers, keeper and safety checker."""
 
-    def __init__(self, settings: SimSettings, *, db_path: str | os.PathLike[str] | None = None):
+    def __init__(
+        self,
+        settings: SimSettings,
+        *,
+        db_path: str | os.PathLike[str] | None = None,
+        generation: int = 0,
+    ):
         self.settings = settings
+        # Which rebuild of a run this is (a session makes a new one to step back): a screen
+        # that keeps things between refreshes starts over when it changes.
+        self.generation = generation
         self.mode = settings.mode
         self.config = effective_config(settings)
         self.clock = VirtualClock(0)
@@ -149,7 +160,7 @@ class Simulation:
         self.workers: dict[str, Worker] = {}
         self._live_leases: dict[str, tuple[int, int, str | None, int]] = {}
         self._rejections: list[Rejection] = []
-        self._recent: deque[EventRow] = deque(maxlen=RECENT_EVENTS)
+        self._dedup: Counter[str] = Counter()  # effect key -> repeats deduplicated
         self._task_views: dict[str, TaskView] = {}  # the last snapshot's, by task id
         self._pending_violations: list[Violation] = []
         self._stuck_look_at: int | None = None  # when the pending stuck-task look runs
@@ -184,9 +195,10 @@ class Simulation:
 
     def _on_event(self, ev: EventRow) -> None:
         self._last_seq = ev.seq
-        self._recent.append(ev)
         if ev.event == EventKind.VIOLATION:
             return
+        if ev.event == EventKind.EFFECT_DEDUPLICATED:
+            self._dedup[str(ev.detail.get("key", ""))] += 1
         self._pending_violations.extend(self.checker.observe(ev))
         if ev.event in REJECTIONS and ev.reason is not None:
             self._rejections.append(
@@ -348,7 +360,9 @@ class Simulation:
         return [p for p in (worker.work_process, worker.heartbeat_process) if p is not None]
 
     def apply(self, action: Action) -> ActionResult:
-        """Apply one action; rejections by the store are recorded, not raised."""
+        """Apply one action; rejections by the store are recorded, not raised. A refusal the
+        store wrote comes back with its row (the newest rejection this action caused)."""
+        before = len(self._rejections)
         try:
             result = self._apply(action)
         except LeaseRejected as refused:
@@ -359,6 +373,8 @@ class Simulation:
             self._settle()
             raise ActionError(f"{action.name}: {bad}") from None
         self._settle()
+        if not result.ok and result.rejection is None and len(self._rejections) > before:
+            result = dataclasses.replace(result, rejection=self._rejections[-1])
         return result
 
     def _settle(self) -> None:
@@ -614,6 +630,35 @@ class Simulation:
     def last_event_seq(self) -> int:
         return self._last_seq
 
+    def worker_ids(self) -> tuple[str, ...]:
+        """Every worker of the run, in the order they were added (dead ones included)."""
+        return tuple(self.workers)
+
+    def worker_faults(self) -> dict[str, WorkerFaults]:
+        """Each worker's faults as they are now (copies: changing one changes nothing)."""
+        return {wid: dataclasses.replace(w.faults) for wid, w in self.workers.items()}
+
+    def task_statuses(self) -> dict[str, TaskStatus]:
+        """Each task's status by the store, without the rest of a snapshot."""
+        return {row.task_id: TaskStatus(row.status) for row in run_inline(self.store.tasks())}
+
+    @property
+    def rejections(self) -> tuple[Rejection, ...]:
+        """Every refusal the store wrote so far, oldest first."""
+        return tuple(self._rejections)
+
+    def violations(self) -> dict[str, int]:
+        """The safety checker's counts so far, by violation name."""
+        return dict(self.checker.violations)
+
+    def violations_found(self) -> tuple[Violation, ...]:
+        """Every violation found so far, with when and where, in the order found."""
+        return tuple(self.checker.found)
+
+    def metrics(self) -> Metrics:
+        """The cost figures so far (wasted steps, the longest recovery)."""
+        return Metrics(self.checker.wasted_steps, self.checker.recovery_time_ms)
+
     def snapshot(self, include: Collection[SnapshotPart] = SNAPSHOT_PARTS) -> Snapshot:
         """Everything a screen shows, now.
 
@@ -701,9 +746,10 @@ class Simulation:
             effects=tuple(run_inline(self.store.effects())) if "effects" in include else (),
             rejections=tuple(self._rejections),
             violations=dict(self.checker.violations),
-            metrics=Metrics(self.checker.wasted_steps, self.checker.recovery_time_ms),
+            metrics=self.metrics(),
             last_event_seq=self._last_seq,
-            recent_events=tuple(self._recent),
+            generation=self.generation,
+            dedup=dict(self._dedup),
         )
 
     def close(self) -> None:
