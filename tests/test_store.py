@@ -937,3 +937,19 @@ def test_every_record_field_is_a_column_of_its_table() -> None:
     # A task row is the whole task but its place in the queue, which is the store's own.
     assert set(st.tasks.c.keys()) - set(st.TASK_COLUMNS) == {"queue_seq"}
     assert set(st.events.c.keys()) == set(st.EVENT_COLUMNS)
+
+
+def test_every_operation_has_its_refusal_line_and_no_other() -> None:
+    from core.engine.vocabulary import REFUSED_OPERATION, REJECTIONS, EventKind, Operation
+
+    assert {op.rejected for op in Operation} == REJECTIONS
+    assert all(REFUSED_OPERATION[op.rejected] is op for op in Operation)
+    assert Operation.HEARTBEAT.rejected is EventKind.RENEW_REJECTED
+
+
+def test_each_manual_action_is_the_operation_of_its_name() -> None:
+    from core.engine.vocabulary import Operation
+    from core.sim.spec import MANUAL_ACTIONS
+
+    assert [a.operation for a in MANUAL_ACTIONS] == list(Operation)
+    assert all(a.name == a.operation for a in MANUAL_ACTIONS)

@@ -41,7 +41,7 @@ from core.engine.records import (
     dump_json,
 )
 from core.engine.statements import LeaseReturned, Stmt, TaskState, statements_for
-from core.engine.vocabulary import EventKind, TaskStatus
+from core.engine.vocabulary import EventKind, Operation, TaskStatus
 
 EventListener = Callable[[EventRow], None]
 
@@ -307,8 +307,7 @@ class LeaseStore:
         self,
         txn: _Txn,
         lease: Lease,
-        operation: str,
-        event: EventKind,
+        operation: Operation,
         *,
         key: str | None = None,
         current: TaskState | None = None,
@@ -326,7 +325,7 @@ class LeaseStore:
         if current_fence is None:
             current_fence = cur_fence
         txn.event(
-            event,
+            operation.rejected,
             task_id=lease.task_id,
             worker_id=lease.owner_id,
             lease_token=lease.lease_token,
@@ -465,7 +464,7 @@ class LeaseStore:
         def body(txn: _Txn) -> Lease:
             row = txn.one(self.sql.heartbeat, self._gate_params(lease, txn.now))
             if row is None:
-                raise self._reject(txn, lease, "heartbeat", EventKind.RENEW_REJECTED)
+                raise self._reject(txn, lease, Operation.HEARTBEAT)
             renewed = _lease(row)
             txn.lease_event(
                 EventKind.RENEWED,
@@ -488,7 +487,7 @@ class LeaseStore:
             params["checkpoint_uri"] = f"checkpoint://{lease.task_id}/{seq}"
             row = txn.one(self.sql.checkpoint_gate, params)
             if row is None:
-                raise self._reject(txn, lease, "checkpoint", EventKind.CHECKPOINT_REJECTED)
+                raise self._reject(txn, lease, Operation.CHECKPOINT)
             self.sql.checkpoint_insert.run(
                 txn.conn,
                 {
@@ -533,7 +532,7 @@ class LeaseStore:
             params = self._gate_params(lease, txn.now)
             params["result"] = result_json
             if txn.one(self.sql.complete, params) is None:
-                raise self._reject(txn, lease, "complete", EventKind.COMPLETE_REJECTED)
+                raise self._reject(txn, lease, Operation.COMPLETE)
             txn.lease_event(
                 EventKind.COMPLETED,
                 lease,
@@ -549,7 +548,7 @@ class LeaseStore:
             params.update(error_code=error_code, retry=1 if retry else 0)
             row = txn.one(self.sql.fail, params)
             if row is None:
-                raise self._reject(txn, lease, "fail", EventKind.FAIL_REJECTED)
+                raise self._reject(txn, lease, Operation.FAIL)
             status = str(LeaseReturned._make(row).status)
             txn.lease_event(
                 EventKind.FAILED if status == TaskStatus.QUEUED else EventKind.DEAD_LETTERED,
@@ -568,7 +567,7 @@ class LeaseStore:
 
         def body(txn: _Txn) -> None:
             if txn.one(self.sql.park, self._gate_params(lease, txn.now)) is None:
-                raise self._reject(txn, lease, "park", EventKind.PARK_REJECTED)
+                raise self._reject(txn, lease, Operation.PARK)
             txn.lease_event(
                 EventKind.PARKED,
                 lease,
@@ -638,8 +637,7 @@ class LeaseStore:
                 raise self._reject(
                     txn,
                     lease,
-                    "write",
-                    EventKind.WRITE_REJECTED,
+                    Operation.WRITE,
                     key=key,
                     current=current,
                     reason=reason,

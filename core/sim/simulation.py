@@ -25,9 +25,9 @@ from core.engine.errors import (
     TaskStateError,
     UnknownTask,
 )
-from core.engine.records import CheckpointRow, EventRow, Lease
+from core.engine.records import CheckpointRow, EventRow
 from core.engine.store import LeaseStore
-from core.engine.vocabulary import REJECTIONS, EventKind, TaskStatus
+from core.engine.vocabulary import REFUSED_OPERATION, REJECTIONS, EventKind, Operation, TaskStatus
 from core.sim.checker import SafetyChecker, Violation
 from core.sim.runtime import VirtualRuntime
 from core.sim.snapshot import (
@@ -68,7 +68,7 @@ from core.sim.spec import (
     WorkerState,
     Write,
 )
-from core.sim.worker import Partitioned, Work, Worker, WorkerFaults
+from core.sim.worker import NoLease, Worker, WorkerFaults
 
 T = TypeVar("T")
 
@@ -114,13 +114,6 @@ def run_inline(coro: Coroutine[Any, Any, T]) -> T:
         return done.value  # type: ignore[no-any-return]
     coro.close()
     raise RuntimeError("a store call suspended; the simulation needs the inline driver")
-
-
-def _step_of(key: str, task_id: str) -> int | None:
-    """The step a page key names for `task_id` (`<task>/<step>`), or None: free-form keys
-    are pages too, but not steps of the task's work."""
-    prefix, _, step = key.rpartition("/")
-    return int(step) if prefix == task_id and step.isdigit() and int(step) > 0 else None
 
 
 def effective_config(settings: SimSettings) -> LeaseConfig:
@@ -207,7 +200,9 @@ class Simulation:
                     at=ev.at,
                     worker_id=ev.worker_id,
                     task_id=ev.task_id,
-                    operation=str(ev.detail.get("operation", ev.event.removesuffix("_rejected"))),
+                    operation=Operation(
+                        ev.detail.get("operation", REFUSED_OPERATION[EventKind(ev.event)])
+                    ),
                     reason=ev.reason,
                     lease_token=ev.lease_token,
                     fence_token=ev.fence_token,
@@ -344,17 +339,7 @@ class Simulation:
         return self.workers[worker_id]
 
     def _fault_event(self, name: EventKind, worker: Worker, **detail: Any) -> None:
-        lease = worker.lease
-        run_inline(
-            self.store.record(
-                name,
-                worker_id=worker.id,
-                task_id=lease.task_id if lease else None,
-                lease_token=lease.lease_token if lease else None,
-                fence_token=lease.fence_token if lease else None,
-                **detail,
-            )
-        )
+        run_inline(worker.record(name, **detail))
 
     def _processes(self, worker: Worker) -> list[Any]:
         return [p for p in (worker.work_process, worker.heartbeat_process) if p is not None]
@@ -485,140 +470,11 @@ class Simulation:
 
     def _manual(self, worker: Worker, a: ManualAction) -> ActionResult:
         """A manual call with the lease the worker remembers (which may be stale)."""
-        if worker.faults.stalled:
-            self._fault_event(
-                EventKind.CALL_DROPPED, worker, reason=WorkerState.STALLED, operation=a.name
-            )
-            return ActionResult(False, f"{worker.id} is stalled; resume it first")
-        store = self.store
         try:
-            if isinstance(a, Claim):
-                judge = worker.local_now() if self.mode is Mode.CLIENT_CLOCK else None
-                lease = run_inline(
-                    worker.call(
-                        "claim",
-                        EventKind.CLAIM_REJECTED,
-                        store.claim,
-                        worker.id,
-                        a.task,
-                        judge_now_ms=judge,
-                        retry=False,
-                        claiming=a.task,
-                    )
-                )
-                if lease is None:
-                    return ActionResult(False, "nothing to claim")
-                worker.hold(lease)
-                run_inline(worker.recall(lease, taking_over=True))
-                return ActionResult()
-            lease = worker.lease
-            if lease is None:
-                raise ActionError(f"{a.name}: {worker.id} holds no lease in its memory")
-            held: Lease = lease
-            match a:
-                case Heartbeat():
-                    if worker.faults.heartbeat_frozen:
-                        self._fault_event(
-                            EventKind.CALL_DROPPED,
-                            worker,
-                            reason=WorkerState.FROZEN,
-                            operation="heartbeat",
-                        )
-                        return ActionResult(False, f"{worker.id}'s heartbeat is frozen")
-                    renewed = run_inline(
-                        worker.call(
-                            "heartbeat",
-                            EventKind.RENEW_REJECTED,
-                            store.heartbeat,
-                            held,
-                            retry=False,
-                        )
-                    )
-                    worker.lease = renewed
-                    worker.last_renew_at = self.now_ms
-                case Checkpoint(step=step):
-                    # The box holds what the worker knows after `step`: everything a
-                    # successor needs to go on (the running total, ...), as the
-                    # autopilot's would.
-                    run_inline(
-                        worker.call(
-                            "checkpoint",
-                            EventKind.CHECKPOINT_REJECTED,
-                            store.save_checkpoint,
-                            held,
-                            step,
-                            self._work_of(worker, held).state_at(step),
-                            retry=False,
-                        )
-                    )
-                case Write(key=key, value=value):
-                    page_step = _step_of(key, held.task_id)
-                    if page_step is not None:
-                        # The worker did this step by hand: it knows what its page says,
-                        # whether or not the ledger takes it.
-                        self._work_of(worker, held).wrote(page_step, value)
-                    run_inline(
-                        worker.call(
-                            "write",
-                            EventKind.WRITE_REJECTED,
-                            store.fenced_write,
-                            held,
-                            key,
-                            value,
-                            retry=False,
-                        )
-                    )
-                case Effect(key=key):
-                    effect = key.rsplit("/", 1)[-1]
-                    run_inline(
-                        worker.call(
-                            "effect",
-                            EventKind.EFFECT_REJECTED,
-                            store.apply_effect,
-                            held,
-                            key,
-                            effect,
-                            {"by": worker.id},
-                            retry=False,
-                        )
-                    )
-                case Complete():
-                    run_inline(
-                        worker.call(
-                            "complete",
-                            EventKind.COMPLETE_REJECTED,
-                            store.complete,
-                            held,
-                            {"by": worker.id},
-                            retry=False,
-                        )
-                    )
-                case Fail(retry=retry):
-                    run_inline(
-                        worker.call(
-                            "fail",
-                            EventKind.FAIL_REJECTED,
-                            store.fail,
-                            held,
-                            "manual_failure",
-                            retry,
-                            retry=False,
-                        )
-                    )
-                case Park():
-                    run_inline(
-                        worker.call("park", EventKind.PARK_REJECTED, store.park, held, retry=False)
-                    )
-        except Partitioned:
-            return ActionResult(False, f"{worker.id} is partitioned from the store")
-        return ActionResult()
-
-    def _work_of(self, worker: Worker, held: Lease) -> Work:
-        """The worker's memory of the task it holds, read from the checkpoint if it has none."""
-        work = worker.work
-        if work is None or work.task_id != held.task_id:
-            work = run_inline(worker.recall(held))
-        return work
+            refused = run_inline(worker.by_hand(a))
+        except NoLease as missing:
+            raise ActionError(str(missing)) from None
+        return ActionResult() if refused is None else ActionResult(False, refused)
 
     # -- reading ------------------------------------------------------------------------------
 

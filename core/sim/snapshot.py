@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from core.engine.records import CheckpointRow, EffectRow, LedgerRow, TaskRow
+from core.engine.vocabulary import Operation
 from core.sim.spec import WorkerState
 
 # The lists a snapshot may leave out (`Simulation.snapshot(include=...)`); all by default.
@@ -81,7 +82,7 @@ class Rejection:
     at: int
     worker_id: str | None
     task_id: str | None
-    operation: str
+    operation: Operation
     reason: str
     lease_token: int | None
     fence_token: int | None
