@@ -324,12 +324,9 @@ class LeaseStore:
         status, _owner, cur_lease, cur_fence = current
         if current_fence is None:
             current_fence = cur_fence
-        txn.event(
+        txn.lease_event(
             operation.rejected,
-            task_id=lease.task_id,
-            worker_id=lease.owner_id,
-            lease_token=lease.lease_token,
-            fence_token=lease.fence_token,
+            lease,
             reason=reason,
             operation=operation,
             key=key,
@@ -443,12 +440,9 @@ class LeaseStore:
                 lease = _lease(row)
                 if self.sql.fence_issued is not None:
                     self.sql.fence_issued.run(txn.conn, {"fence_token": lease.fence_token})
-                txn.event(
+                txn.lease_event(
                     EventKind.CLAIMED,
-                    task_id=lease.task_id,
-                    worker_id=worker_id,
-                    lease_token=lease.lease_token,
-                    fence_token=lease.fence_token,
+                    lease,
                     attempt=lease.attempt,
                     expires_at=lease.expires_at,
                     judged_by="client" if judge_now_ms is not None else None,
@@ -677,12 +671,9 @@ class LeaseStore:
             }
             applied = txn.one(self.sql.effect_apply, params) is not None
             stored = None if applied else txn.one(self.sql.effect_result, params)
-            txn.event(
+            txn.lease_event(
                 EventKind.EFFECT_APPLIED if applied else EventKind.EFFECT_DEDUPLICATED,
-                task_id=lease.task_id,
-                worker_id=lease.owner_id,
-                lease_token=lease.lease_token,
-                fence_token=lease.fence_token,
+                lease,
                 key=idempotency_key,
                 effect=effect,
             )

@@ -339,7 +339,7 @@ class Simulation:
         return self.workers[worker_id]
 
     def _fault_event(self, name: EventKind, worker: Worker, **detail: Any) -> None:
-        run_inline(worker.record(name, **detail))
+        run_inline(worker.record(name, worker.lease, **detail))
 
     def _processes(self, worker: Worker) -> list[Any]:
         return [p for p in (worker.work_process, worker.heartbeat_process) if p is not None]

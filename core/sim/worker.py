@@ -187,12 +187,10 @@ class Worker:
     async def _note_partitioned(self, operation: Operation, claiming: str | None) -> None:
         # A claim is about the task it asked for (or none), never the lease the worker holds.
         lease = self.lease if operation is not Operation.CLAIM else None
-        await self.store.record(
+        await self.record(
             operation.rejected,
-            task_id=lease.task_id if lease else claiming,
-            worker_id=self.id,
-            lease_token=lease.lease_token if lease else None,
-            fence_token=lease.fence_token if lease else None,
+            lease,
+            task_id=claiming,
             reason=RejectReason.PARTITIONED,
             operation=operation,
         )
@@ -327,12 +325,9 @@ class Worker:
         """
         self.lease = None
         self.fenced_out = True
-        await self.store.record(
+        await self.record(
             EventKind.SELF_FENCED,
-            task_id=lease.task_id,
-            worker_id=self.id,
-            lease_token=lease.lease_token,
-            fence_token=lease.fence_token,
+            lease,
             reason=RegisterReason.RENEW_DEADLINE_PASSED,
             renew_deadline=lease.renew_deadline,
             expires_at=lease.expires_at,
@@ -378,12 +373,9 @@ class Worker:
         checkpoint = await self.store.load_checkpoint(lease.task_id)
         if checkpoint is not None and self.mode is Mode.NO_CHECKPOINT:
             if taking_over:
-                await self.store.record(
+                await self.record(
                     EventKind.CHECKPOINT_IGNORED,
-                    task_id=lease.task_id,
-                    worker_id=self.id,
-                    lease_token=lease.lease_token,
-                    fence_token=lease.fence_token,
+                    lease,
                     step=checkpoint.step,
                     saved_by_fence_token=checkpoint.fence_token,
                 )
@@ -547,15 +539,17 @@ class Worker:
 
     async def _drop_call(self, operation: Operation, why: WorkerState) -> None:
         """A call the worker cannot make (it is down or its heartbeat is frozen)."""
-        await self.record(EventKind.CALL_DROPPED, reason=why, operation=operation)
+        await self.record(EventKind.CALL_DROPPED, self.lease, reason=why, operation=operation)
 
-    async def record(self, event: EventKind, **detail: Any) -> None:
-        """Write one of this worker's events, about the lease it remembers (if any)."""
-        lease = self.lease
+    async def record(
+        self, event: EventKind, lease: Lease | None, *, task_id: str | None = None, **detail: Any
+    ) -> None:
+        """Write one of this worker's events about `lease` (its tokens and task), or about no
+        lease (then `task_id` names the task it concerns, if any)."""
         await self.store.record(
             event,
             worker_id=self.id,
-            task_id=lease.task_id if lease else None,
+            task_id=lease.task_id if lease else task_id,
             lease_token=lease.lease_token if lease else None,
             fence_token=lease.fence_token if lease else None,
             **detail,
