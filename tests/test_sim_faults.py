@@ -2,7 +2,7 @@
 
 from core.engine.config import LeaseConfig
 from core.sim.spec import Kill, TaskSpec, Write
-from tests.simkit import act, advance, make_sim, named
+from tests.simkit import act, advance, make_sim, named, refused
 
 
 def test_healthy_worker_claims_renews_checkpoints_and_completes() -> None:
@@ -62,12 +62,12 @@ def test_frozen_holder_is_fenced_on_a_page_the_successor_already_wrote() -> None
     act(sim, "claim", worker="acheng")
     act(sim, "freeze_heartbeat", worker="acheng")
     advance(sim, 60)
-    act(sim, "claim", worker="linzhou")
+    assert refused(sim, "claim", worker="linzhou").message == "nothing to claim"
     assert not named(sim, "claimed", worker_id="linzhou"), "a live lease cannot be claimed"
     advance(sim, 0.001)  # now > lease_expires_at: expired, claimable
     act(sim, "claim", worker="linzhou")
     act(sim, "write", worker="linzhou", key="floor6/1", value="linzhou's page")
-    act(sim, "write", worker="acheng", key="floor6/1", value="stale page")
+    refused(sim, "write", worker="acheng", key="floor6/1", value="stale page")
     snap = sim.snapshot()
     rejection = snap.rejections[-1]
     assert (rejection.worker_id, rejection.reason, rejection.fence_token) == ("acheng", "fenced", 1)
@@ -75,8 +75,8 @@ def test_frozen_holder_is_fenced_on_a_page_the_successor_already_wrote() -> None
     page = next(p for p in snap.ledger if p.key == "floor6/1")
     assert page.writer == "linzhou" and page.fence_token == 2
     # The manual holder keeps its stale lease in memory; every later call is refused too.
-    act(sim, "checkpoint", worker="acheng", step=1)
-    act(sim, "complete", worker="acheng")
+    refused(sim, "checkpoint", worker="acheng", step=1)
+    refused(sim, "complete", worker="acheng")
     reasons = [(r.operation, r.reason) for r in sim.snapshot().rejections]
     assert reasons[-2:] == [("checkpoint", "superseded"), ("complete", "superseded")]
 
