@@ -1,4 +1,4 @@
-"""The lease store: Laojiang the keeper, his clock, and the ledger downstairs.
+"""The lease store: tasks and their leases on the database's clock, checkpoints, the fenced ledger.
 
 Each operation is one transaction. Claim, heartbeat and complete are one conditional
 `UPDATE ... RETURNING` each (plus the event row), as in the seed. Every rejection raises a
@@ -471,7 +471,7 @@ class LeaseStore:
         return result
 
     async def save_checkpoint(self, lease: Lease, step: int, state: Any) -> CheckpointRow:
-        """Put half-done work in the box by the stairs, if the lease is still current."""
+        """Save half-done work as a checkpoint, if the lease is still current."""
         state_json = _json(state, "checkpoint state")
 
         def body(txn: _Txn) -> CheckpointRow:
@@ -793,7 +793,7 @@ class LeaseStore:
         return await self.driver.read(body)
 
     async def next_expiry(self) -> int | None:
-        """The earliest expiry among live running leases (for the keeper's next look)."""
+        """The earliest expiry among live running leases (for the next look at expiries)."""
 
         def body(conn: Any) -> int | None:
             rows = self.sql.next_expiry.run(conn, {"now": self._now(conn)})

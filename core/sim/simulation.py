@@ -122,7 +122,7 @@ def effective_config(settings: SimSettings) -> LeaseConfig:
 
 
 class Simulation:
-    """A run: store, virtual clock, workers, keeper and safety checker."""
+    """A run: store, virtual clock, workers, expiry watch and safety checker."""
 
     def __init__(
         self,
@@ -184,7 +184,7 @@ class Simulation:
         self.runtime.run_until(self.now_ms + by_ms, after_each=self._flush)
         self._flush()
 
-    # -- events, checker, keeper --------------------------------------------------------------
+    # -- events, checker, expiries --------------------------------------------------------------
 
     def _on_event(self, ev: EventRow) -> None:
         self._last_seq = ev.seq
@@ -218,8 +218,8 @@ class Simulation:
             expires = int(ev.detail["expires_at"])
             lease_token = ev.lease_token or 0
             self._live_leases[task] = (lease_token, expires, ev.worker_id, ev.fence_token or 0)
-            # Laojiang looks at the register the moment the sand runs out (now > expires_at).
-            self.runtime.call_at(expires + 1, lambda: self._keeper_look(task, lease_token, expires))
+            # The expiry is written the moment the lease runs out (now > expires_at).
+            self.runtime.call_at(expires + 1, lambda: self._expiry_look(task, lease_token, expires))
         elif ev.event in (
             EventKind.COMPLETED,
             EventKind.PARKED,
@@ -228,7 +228,7 @@ class Simulation:
         ):
             self._live_leases.pop(task, None)
 
-    def _keeper_look(self, task: str, lease_token: int, expires: int) -> None:
+    def _expiry_look(self, task: str, lease_token: int, expires: int) -> None:
         current = self._live_leases.get(task)
         if current is None or current[0] != lease_token or current[1] != expires:
             return

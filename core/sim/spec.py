@@ -77,7 +77,7 @@ class Advance:
 
 @dataclass(frozen=True, slots=True)
 class FreezeHeartbeat:
-    """The worker keeps working but its heartbeats stop (the sand stops running)."""
+    """The worker keeps working but its heartbeats stop."""
 
     name: ClassVar[str] = "freeze_heartbeat"
     worker: str

@@ -292,7 +292,7 @@ class Worker:
                 return
             beat_at = now + self.config.heartbeat_ms
             if self.faults.heartbeat_frozen:
-                continue  # the fog: the heartbeat never reaches the store
+                continue  # frozen: the heartbeat never reaches the store
             try:
                 await self.renew(lease)
             except Partitioned:
@@ -360,7 +360,7 @@ class Worker:
     async def recall(
         self, lease: Lease, task: TaskRow | None = None, *, taking_over: bool = False
     ) -> Work:
-        """Read the box by the stairs (the latest checkpoint) before touching the ledger.
+        """Read the latest checkpoint before touching the ledger.
 
         In no_checkpoint mode the box is there and a worker taking over walks past it (mistake
         four); that is said in the register, so the screen shows the saved work ignored.
