@@ -11,13 +11,10 @@ from collections.abc import Callable
 from types import TracebackType
 from typing import Any, Self
 
-from sqlalchemy.engine import Dialect
-
-from core.engine.backends import sqlite as sqlite_backend
-from core.engine.backends import sqlite_path
 from core.engine.clock import Clock, DatabaseClock
 from core.engine.config import LeaseConfig, Mode
-from core.engine.drivers import AsyncSqliteDriver, Driver, InlineDriver
+from core.engine.connect import async_driver, dialect_of, inline_driver
+from core.engine.drivers import Driver
 from core.engine.errors import (
     DuplicateTask,
     FencedWrite,
@@ -40,116 +37,14 @@ from core.engine.records import (
     TaskRow,
     dump_json,
 )
-from core.engine.statements import LeaseReturned, Stmt, TaskState, statements_for
+from core.engine.statements import LeaseReturned, TaskState, statements_for
+from core.engine.transaction import Rejected as _Rejected
+from core.engine.transaction import Txn as _Txn
+from core.engine.transaction import lease_of as _lease
+from core.engine.transaction import to_json as _json
 from core.engine.vocabulary import EventKind, Operation, TaskStatus
 
 EventListener = Callable[[EventRow], None]
-
-
-def _dialect_of(driver: Driver) -> Dialect:
-    found: Dialect | None = getattr(driver, "dialect", None)
-    return found if found is not None else sqlite_backend.dialect()
-
-
-def _json(value: Any, what: str) -> str:
-    try:
-        return dump_json(value)
-    except (TypeError, ValueError) as exc:
-        raise InvalidPayload(f"{what} is not JSON-serialisable: {exc}") from None
-
-
-def _lease(row: tuple[Any, ...]) -> Lease:
-    r = LeaseReturned._make(row)
-    assert r.owner_id is not None  # a lease statement returns a row only to its holder
-    return Lease(
-        task_id=r.task_id,
-        owner_id=r.owner_id,
-        lease_token=r.lease_token,
-        fence_token=r.fence_token,
-        attempt=r.attempt,
-        expires_at=r.lease_expires_at,
-        renew_deadline=r.renew_deadline,
-        kind=r.kind,
-    )
-
-
-class _Txn:
-    """Collects the events of one transaction, to hand to listeners after it commits."""
-
-    def __init__(self, store: "LeaseStore", conn: Any, now: int) -> None:
-        self.store = store
-        self.conn = conn
-        self.now = now
-        self.events: list[EventRow] = []
-
-    def one(self, stmt: Stmt, params: dict[str, Any]) -> tuple[Any, ...] | None:
-        rows = stmt.run(self.conn, params)
-        return tuple(rows[0]) if rows else None
-
-    def task_state(self, task_id: str) -> TaskState | None:
-        rows = self.store.sql.task_state.run(self.conn, {"task_id": task_id})
-        return TaskState._make(rows[0]) if rows else None
-
-    def lease_event(self, event: EventKind, lease: Lease, **detail: Any) -> EventRow:
-        """An event about one lease: its task, holder and both tokens."""
-        return self.event(
-            event,
-            task_id=lease.task_id,
-            worker_id=lease.owner_id,
-            lease_token=lease.lease_token,
-            fence_token=lease.fence_token,
-            **detail,
-        )
-
-    def event(
-        self,
-        kind: EventKind,
-        /,
-        *,
-        task_id: str | None = None,
-        worker_id: str | None = None,
-        lease_token: int | None = None,
-        fence_token: int | None = None,
-        reason: str | None = None,
-        **detail: Any,
-    ) -> EventRow:
-        clean = {k: v for k, v in detail.items() if v is not None}
-        # Plain strings in the row, as a row read back from the database has them.
-        event = str(kind)
-        if reason is not None:
-            reason = str(reason)
-        params = {
-            "at": self.now,
-            "event": event,
-            "task_id": task_id,
-            "worker_id": worker_id,
-            "lease_token": lease_token,
-            "fence_token": fence_token,
-            "reason": reason,
-            "detail": dump_json(clean) if clean else "{}",
-        }
-        row = self.one(self.store.sql.event_insert, params)
-        assert row is not None
-        ev = EventRow(
-            seq=row[0],
-            at=self.now,
-            event=event,
-            task_id=task_id,
-            worker_id=worker_id,
-            lease_token=lease_token,
-            fence_token=fence_token,
-            reason=reason,
-            detail=clean,
-        )
-        self.events.append(ev)
-        return ev
-
-
-class _Rejected(Exception):
-    """Carries a rejection out of a transaction function after its event is written."""
-
-    def __init__(self, error: LeaseRejected) -> None:
-        self.error = error
 
 
 class LeaseStore:
@@ -174,7 +69,7 @@ class LeaseStore:
         self.config = (config or LeaseConfig()).validated()
         self.mode = mode
         self.policy = policy_for(mode)
-        self.sql = statements_for(_dialect_of(driver), self.policy)
+        self.sql = statements_for(dialect_of(driver), self.policy)
         # A database clock is read inside each transaction, under the write lock; a
         # virtual clock (simulations) is read in Python, so playback stays exact.
         self._db_clock = isinstance(clock, DatabaseClock)
@@ -200,13 +95,7 @@ class LeaseStore:
         store is already private unless two runs are given the same file).
         """
         config = (config or LeaseConfig()).validated()
-        file = sqlite_path(path)
-        if file is None:
-            # psycopg is imported only by stores on PostgreSQL.
-            from core.engine.drivers_pg import PgInlineDriver
-
-            return cls(PgInlineDriver.open(str(path), scratch=scratch), clock, config, mode)
-        return cls(InlineDriver.open(file), clock, config, mode)
+        return cls(inline_driver(path, scratch=scratch), clock, config, mode)
 
     @classmethod
     async def open_async(
@@ -221,14 +110,7 @@ class LeaseStore:
         """A store for real-clock workers in an asyncio program: AsyncSqliteDriver on
         SQLite, a psycopg connection on a thread of its own on PostgreSQL."""
         config = (config or LeaseConfig()).validated()
-        file = sqlite_path(path)
-        if file is None:
-            from core.engine.drivers_pg import PgThreadDriver
-
-            driver: Driver = await PgThreadDriver.open(str(path), scratch=scratch)
-        else:
-            driver = await AsyncSqliteDriver.open(file)
-        return cls(driver, clock, config, mode)
+        return cls(await async_driver(path, scratch=scratch), clock, config, mode)
 
     async def close(self) -> None:
         """Wait for every call in flight, then close; later calls raise StoreClosed."""
@@ -265,7 +147,7 @@ class LeaseStore:
         def run(conn: Any) -> Any:
             # Read the clock once the write lock is held: a time read before waiting for
             # the lock could be older than a competing commit that already happened.
-            txn = _Txn(self, conn, self._now(conn))
+            txn = _Txn(self.sql, conn, self._now(conn))
             txn_holder.append(txn)
             try:
                 return body(txn)
