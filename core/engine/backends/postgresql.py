@@ -50,6 +50,21 @@ CONNECT_TIMEOUT_S = 10
 RECONNECT_FOR_S = 15.0
 # Held while creating tables, so workers starting together do not race on the catalog.
 DDL_LOCK_KEY = 0x626B5F736368  # "bk_sch"
+# Schema work waits at most this long for any lock, then lets go and tries again after a
+# pause. While a DDL statement waits for a table's lock, every later request for that
+# table queues behind it: a heartbeat then waits as long as the DDL does. Half a second is
+# what one heartbeat may lose to a starting worker, well inside any lease's renew window.
+DDL_LOCK_TIMEOUT_MS = 500
+# A starting worker that cannot get its locks for this long gives up with one line.
+DDL_GIVE_UP_S = 60.0
+# The server ends a session of ours that sits inside a transaction this long without
+# sending anything, rolling it back and freeing its locks. A store's transaction is a few
+# statements sent back to back (milliseconds); one idle for seconds belongs to a process
+# that is stopped, swapped out or hung, and the rows it locked must not wait for it. Five
+# seconds is far above any transaction's gaps and below a lease's renew window at the
+# default ttl (60 s). The client that wakes up finds its connection gone and runs the
+# transaction again whole, as after any lost connection.
+IDLE_IN_TRANSACTION_TIMEOUT_MS = 5_000
 FENCE_SEQUENCE = "fence_tokens"
 SCRATCH_PREFIX = "bk_run_"
 
@@ -132,15 +147,27 @@ def _open(target: Target) -> DBConnection:
     return conn
 
 
+class ConnectionLost(StoreError):
+    """The connection went away while the store was being opened: worth trying again."""
+
+
 def connect(target: Target) -> DBConnection:
     """A connection whose search_path is the store's schema, checked before any write."""
     conn = _open(target)
     try:
-        conn.execute(pg_sql.SQL("SET search_path TO {}").format(pg_sql.Identifier(target.schema)))
+        conn.execute(
+            pg_sql.SQL(
+                "SET search_path TO {}; SET idle_in_transaction_session_timeout = {}"
+            ).format(
+                pg_sql.Identifier(target.schema), pg_sql.Literal(IDLE_IN_TRANSACTION_TIMEOUT_MS)
+            )
+        )
         _check_version(conn, target)
     except psycopg.Error as exc:
+        lost = conn.broken
         conn.close()
-        raise StoreError(f"{target.shown}: {_one_line(exc)}") from None
+        error = ConnectionLost if lost else StoreError
+        raise error(f"{target.shown}: {_one_line(exc)}") from None
     except BaseException:
         conn.close()
         raise
@@ -170,8 +197,9 @@ def _check_version(conn: DBConnection, target: Target) -> None:
     )
 
 
-def _ddl() -> list[str]:
-    """CREATE statements for every table, text columns in the "C" collation.
+def _ddl() -> list[tuple[str, str]]:
+    """(relation, CREATE statement) for every table, index and the fence sequence, text
+    columns in the "C" collation.
 
     SQLite compares text byte by byte; PostgreSQL's default collation follows the server's
     locale. Ordering by task id must be the same on both, or the same scenario would claim
@@ -179,42 +207,95 @@ def _ddl() -> list[str]:
     """
     d = dialect()
     copy = MetaData()
-    statements: list[str] = []
+    statements: list[tuple[str, str]] = []
     for table in models.metadata.sorted_tables:
         t = table.to_metadata(copy)
         for column in t.columns:
             if isinstance(column.type, String):
                 column.type = String(collation="C")
-        statements.append(str(CreateTable(t, if_not_exists=True).compile(dialect=d)))
+        statements.append((t.name, str(CreateTable(t, if_not_exists=True).compile(dialect=d))))
         for index in t.indexes:
-            statements.append(str(CreateIndex(index, if_not_exists=True).compile(dialect=d)))
-    statements.append(f"CREATE SEQUENCE IF NOT EXISTS {FENCE_SEQUENCE}")
+            assert isinstance(index.name, str)
+            sql = str(CreateIndex(index, if_not_exists=True).compile(dialect=d))
+            statements.append((index.name, sql))
+    statements.append((FENCE_SEQUENCE, f"CREATE SEQUENCE IF NOT EXISTS {FENCE_SEQUENCE}"))
     return statements
 
 
+def _missing(conn: DBConnection, target: Target, statements: list[tuple[str, str]]) -> list[str]:
+    """The statements whose relation is not there yet, and the stamp if it is missing.
+
+    Read from the catalog, which takes no lock on any table: a worker starting on a store
+    that is complete touches none of the tables the lease path uses.
+    """
+    found = {
+        name
+        for (name,) in conn.execute(
+            "SELECT c.relname FROM pg_class AS c JOIN pg_namespace AS n "
+            "ON n.oid = c.relnamespace WHERE n.nspname = %s",
+            (target.schema,),
+        )
+    }
+    todo = [sql for name, sql in statements if name not in found]
+    if not todo:
+        stamped = conn.execute("SELECT 1 FROM store_meta WHERE key = 'schema_version'")
+        if stamped.fetchone() is None:
+            todo.append("")  # nothing to create, only the stamp to write
+    return todo
+
+
 def create_schema(conn: DBConnection, target: Target) -> None:
-    """Create the schema, tables, indexes and fence sequence if missing; stamp the version."""
+    """Create the schema, tables, indexes and fence sequence if missing; stamp the version.
+
+    "续约写入要足够轻。心跳本身如果需要重数据库事务……它会先把自己变成新的瓶颈": a starting
+    worker must never make the fleet's heartbeats wait. So the catalog is read first and
+    nothing is locked when the store is complete (`CREATE INDEX IF NOT EXISTS` takes a
+    ShareLock on its table even when the index exists, and holds it to COMMIT); and what
+    must be created waits at most DDL_LOCK_TIMEOUT_MS for each lock, then steps aside and
+    tries again.
+    """
     statements = _ddl()
+    give_up = time.monotonic() + DDL_GIVE_UP_S
+    delay = 0.05
+    while True:
+        try:
+            todo = _missing(conn, target, statements)
+            if not todo:
+                return
 
-    def ddl(c: DBConnection) -> None:
-        c.execute("SELECT pg_advisory_xact_lock(%s)", (DDL_LOCK_KEY,))
-        c.execute(
-            pg_sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(pg_sql.Identifier(target.schema))
-        )
-        for sql in statements:
-            c.execute(sql)
-        c.execute(
-            "INSERT INTO store_meta (key, value) VALUES ('schema_version', %s) "
-            "ON CONFLICT (key) DO NOTHING",
-            (str(models.SCHEMA_VERSION),),
-        )
+            def ddl(c: DBConnection) -> None:
+                c.execute(f"SET LOCAL lock_timeout = {DDL_LOCK_TIMEOUT_MS}")
+                c.execute("SELECT pg_advisory_xact_lock(%s)", (DDL_LOCK_KEY,))
+                c.execute(
+                    pg_sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(
+                        pg_sql.Identifier(target.schema)
+                    )
+                )
+                # Another worker may have created them while this one waited for the lock.
+                for sql in _missing(c, target, statements):
+                    if sql:
+                        c.execute(sql)
+                c.execute(
+                    "INSERT INTO store_meta (key, value) VALUES ('schema_version', %s) "
+                    "ON CONFLICT (key) DO NOTHING",
+                    (str(models.SCHEMA_VERSION),),
+                )
 
-    try:
-        _transaction(conn, ddl)
-    except psycopg.Error as exc:
-        raise StoreError(
-            f"{target.shown}: cannot create the store's tables: {_one_line(exc)}"
-        ) from None
+            _transaction(conn, ddl)
+            return
+        except pg_errors.LockNotAvailable as exc:
+            if time.monotonic() >= give_up:
+                raise StoreError(
+                    f"{target.shown}: cannot create the store's tables: a lock stayed taken "
+                    f"for {DDL_GIVE_UP_S:.0f} s ({_one_line(exc)})"
+                ) from None
+            time.sleep(delay)
+            delay = min(delay * 2, 1.0)
+        except psycopg.Error as exc:
+            error = ConnectionLost if conn.broken else StoreError
+            raise error(
+                f"{target.shown}: cannot create the store's tables: {_one_line(exc)}"
+            ) from None
 
 
 def drop_schema(conn: DBConnection, schema: str) -> None:
@@ -290,13 +371,24 @@ class Session:
 
     @classmethod
     def open(cls, target: Target) -> "Session":
-        conn = connect(target)
+        """Connect and make sure the store's tables are there.
+
+        A first connection that fails is an answer (a wrong URL, no server): one line. Once
+        connected, a connection lost while the store is checked or created is retried like
+        any other.
+        """
+        session = cls(target, connect(target))
         try:
-            create_schema(conn, target)
+            for attempt in range(RETRIES + 1):
+                try:
+                    create_schema(session._connection(), target)
+                    return session
+                except ConnectionLost as exc:
+                    session._lost("while opening the store", exc, attempt)
         except BaseException:
-            conn.close()
+            session.close()
             raise
-        return cls(target, conn)
+        raise StoreError(f"{target.shown}: opening the store kept failing")  # pragma: no cover
 
     def _connection(self) -> DBConnection:
         conn = self.conn
