@@ -164,16 +164,21 @@ class Simulation:
         self._stuck_looks = 0  # looks scheduled so far; only the latest one is live
         self._last_seq = 0
         self.store.add_listener(self._on_event)
-        for task in settings.tasks:
-            self._enqueue(task)
-        for spec in settings.workers:
-            self._add_worker(
-                spec.id,
-                autopilot=spec.autopilot,
-                skew_ms=spec.skew_ms,
-                self_fencing=spec.self_fencing,
-            )
-        self._settle()
+        try:
+            for task in settings.tasks:
+                self._enqueue(task)
+            for spec in settings.workers:
+                self._add_worker(
+                    spec.id,
+                    autopilot=spec.autopilot,
+                    skew_ms=spec.skew_ms,
+                    self_fencing=spec.self_fencing,
+                )
+            self._settle()
+        except BaseException:
+            # A run that cannot start leaves nothing behind (on PostgreSQL, its schema).
+            self.close()
+            raise
 
     # -- time -------------------------------------------------------------------------------
 

@@ -19,9 +19,12 @@ A store lives in one schema (`public` unless the URL says `?schema=NAME`). A sch
 has tables but no `store_meta` is someone else's: it is refused and left untouched.
 """
 
+import atexit
 import contextlib
+import hashlib
 import re
 import secrets
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -85,6 +88,8 @@ class Target:
     shown: str  # for messages: the URL without its password
     # Statements every (re)opened connection runs first, e.g. SET synchronous_commit.
     settings: tuple[str, ...] = ()
+    # A run schema of this process: every connection holds its run lock (see run_lock_key).
+    owned: bool = False
 
     @classmethod
     def parse(cls, url: str) -> "Target":
@@ -116,6 +121,7 @@ class Target:
             scratch_schema_name(),
             self.shown,
             (*self.settings, "SET synchronous_commit = off"),
+            owned=True,
         )
 
 
@@ -162,6 +168,10 @@ def connect(target: Target) -> DBConnection:
                 pg_sql.Identifier(target.schema), pg_sql.Literal(IDLE_IN_TRANSACTION_TIMEOUT_MS)
             )
         )
+        for setting in target.settings:
+            conn.execute(setting)
+        if target.owned:
+            _take_run_lock(conn, target)
         _check_version(conn, target)
     except psycopg.Error as exc:
         lost = conn.broken
@@ -305,6 +315,65 @@ def drop_schema(conn: DBConnection, schema: str) -> None:
 def scratch_schema_name() -> str:
     """A schema name no other run uses: each simulation on PostgreSQL gets its own."""
     return SCRATCH_PREFIX + secrets.token_hex(8)
+
+
+# -- whose run schema is it ---------------------------------------------------------------
+#
+# A run schema belongs to the process whose connection holds the schema's run lock (a
+# session-level advisory lock). The server lets it go when that connection ends, however
+# the process ended (SIGKILL, a crash, a machine that went away): a run schema whose lock
+# is free has no owner left, and the next run cleans it up. The one moment an owner is
+# alive without its lock is while it reconnects after a lost connection; should its schema
+# be dropped then, its next statement fails with one line, never silently.
+
+
+def run_lock_key(schema: str) -> int:
+    """The advisory lock key of a run schema (a signed 64-bit number from its name)."""
+    digest = hashlib.blake2b(schema.encode(), digest_size=8, person=b"bk-run").digest()
+    return int.from_bytes(digest, "big", signed=True)
+
+
+def _take_run_lock(conn: DBConnection, target: Target) -> None:
+    row = conn.execute("SELECT pg_try_advisory_lock(%s)", (run_lock_key(target.schema),))
+    taken = row.fetchone()
+    if taken is None or not taken[0]:
+        # Only a backend of ours that is still dying can hold it: the caller tries again.
+        raise StoreError(f"{target.shown}: run schema {target.schema} is held by another run")
+
+
+def drop_stale_runs(conn: DBConnection, keep: str) -> list[str]:
+    """Drop the run schemas on this server whose run has ended (never `keep`, the caller's
+    own); the names dropped.
+
+    Never one whose owner is alive: the owner's run lock is taken here first (without
+    waiting), and a schema whose lock is held is left alone.
+    """
+    dropped: list[str] = []
+    names = [
+        name
+        for (name,) in conn.execute(
+            "SELECT nspname FROM pg_namespace WHERE starts_with(nspname, %s)", (SCRATCH_PREFIX,)
+        )
+        if name != keep
+    ]
+    for name in names:
+        key = run_lock_key(name)
+        row = conn.execute("SELECT pg_try_advisory_lock(%s)", (key,)).fetchone()
+        if row is None or not row[0]:
+            continue  # its run is alive
+        try:
+            # Nobody should be using a stale schema; if someone is, it waits for next time.
+            conn.execute(f"SET lock_timeout = {DDL_LOCK_TIMEOUT_MS}")
+            drop_schema(conn, name)
+            dropped.append(name)
+        except psycopg.Error:
+            if conn.broken:
+                raise
+        finally:
+            if not conn.broken:
+                conn.execute("RESET lock_timeout")
+                conn.execute("SELECT pg_advisory_unlock(%s)", (key,))
+    return dropped
 
 
 def _transaction(conn: DBConnection, fn: Callable[[DBConnection], T]) -> T:
@@ -513,16 +582,46 @@ class Session:
             self.conn = None
 
 
+# Run schemas of this process not dropped yet: dropped at exit if their run never closed
+# (an app quit without closing its run, a command that failed while starting one).
+_open_runs: set[Session] = set()
+_open_runs_lock = threading.Lock()
+
+
 def open_scratch(target: Target) -> Session:
-    """A session in a brand-new schema of its own (dropped by `drop_scratch`)."""
-    return Session.open(target.scratch())
+    """A session in a brand-new schema of its own (dropped by `drop_scratch`, or at exit).
+
+    Run schemas left by runs that ended without dropping theirs are dropped first.
+    """
+    session = Session.open(target.scratch())
+    with _open_runs_lock:
+        _open_runs.add(session)
+    # Best effort: a clean-up that fails now is tried again by the next run.
+    with contextlib.suppress(psycopg.Error, StoreError):
+        drop_stale_runs(session._connection(), session.target.schema)
+    return session
 
 
-def drop_scratch(session: Session) -> None:
-    """Drop a scratch session's schema and close it; a lost server is not an error here."""
+def drop_scratch(session: Session, *, reconnect: bool = True) -> None:
+    """Drop a scratch session's schema and close it; a lost server is not an error here
+    (without `reconnect`, a lost connection leaves the schema to the next run's clean-up)."""
     schema = session.target.schema
     if not schema.startswith(SCRATCH_PREFIX):  # pragma: no cover - a caller's bug
         raise ValueError(f"{schema} is not a scratch schema")
-    with contextlib.suppress(psycopg.Error, StoreError):
-        drop_schema(session._connection(), schema)
+    with _open_runs_lock:
+        _open_runs.discard(session)
+    conn = session.conn
+    usable = conn is not None and not conn.closed and not conn.broken
+    if usable or reconnect:
+        with contextlib.suppress(psycopg.Error, StoreError):
+            drop_schema(session._connection(), schema)
     session.close()
+
+
+@atexit.register
+def _drop_open_runs() -> None:
+    with _open_runs_lock:
+        left = list(_open_runs)
+    for session in left:
+        # At exit, no waiting for a server that went away.
+        drop_scratch(session, reconnect=False)
