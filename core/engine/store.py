@@ -220,9 +220,9 @@ class LeaseStore:
     ) -> "LeaseStore":
         """A store whose calls never suspend: for virtual-time simulations and tests.
 
-        `path` is a SQLite file, `sqlite:///PATH` or a `postgresql://` URL. With `scratch`,
-        a store on PostgreSQL works in a new schema of its own, dropped on close (a SQLite
-        store is already private unless two runs are given the same file).
+        `path` is a SQLite file, `sqlite:///PATH` or a `postgresql://` URL. With `scratch`
+        (a simulation), a store on PostgreSQL works in a new schema of its own, dropped on
+        close; a SQLite file is refused if real workers use it.
         """
         config = (config or LeaseConfig()).validated()
         file = sqlite_path(path)
@@ -231,7 +231,7 @@ class LeaseStore:
             from core.engine.drivers_pg import PgInlineDriver
 
             return cls(PgInlineDriver.open(str(path), scratch=scratch), clock, config, mode)
-        return cls(InlineDriver.open(file), clock, config, mode)
+        return cls(InlineDriver.open(file, simulation=scratch), clock, config, mode)
 
     @classmethod
     async def open_async(
