@@ -28,6 +28,7 @@ from core.engine.errors import (
     TaskStateError,
     UnknownTask,
 )
+from core.engine.ids import check_id
 from core.engine.records import (
     CheckpointRow,
     EffectOutcome,
@@ -81,6 +82,8 @@ def _json(value: Any, what: str) -> str:
         return dump_json(value)
     except (TypeError, ValueError) as exc:
         raise InvalidPayload(f"{what} is not JSON-serialisable: {exc}") from None
+    except RecursionError:
+        raise InvalidPayload(f"{what} is nested too deeply to store as JSON") from None
 
 
 def _lease(row: tuple[Any, ...]) -> Lease:
@@ -400,8 +403,8 @@ class LeaseStore:
         max_attempts: int = 5,
     ) -> None:
         """Add a queued task."""
-        if not task_id or not isinstance(task_id, str):
-            raise InvalidPayload("task_id must be a non-empty string")
+        check_id(task_id, "task id")
+        check_id(kind, "task kind")
         if max_attempts < 1:
             raise InvalidPayload(f"max_attempts must be at least 1, got {max_attempts}")
         body_json = _json(payload, "payload")
@@ -435,6 +438,9 @@ class LeaseStore:
         `judge_now_ms` replaces the store clock for the expiry judgement only; the
         simulation passes a worker's own clock in client_clock mode (mistake five).
         """
+        check_id(worker_id, "worker id")
+        if task_id is not None:
+            check_id(task_id, "task id")
 
         def body(txn: _Txn) -> Lease | None:
             params = {
@@ -568,6 +574,7 @@ class LeaseStore:
 
     async def fail(self, lease: Lease, error_code: str, retry: bool = True) -> str:
         """Give the task up: back to the queue (if retry and attempts remain) or dead."""
+        check_id(error_code, "error code")
 
         def body(txn: _Txn) -> str:
             params = self._gate_params(lease, txn.now)
@@ -590,6 +597,7 @@ class LeaseStore:
 
     async def park(self, lease: Lease, reason: str = "awaiting_approval") -> None:
         """Release the lease while a human decides; nothing expires while waiting."""
+        check_id(reason, "reason")
 
         def body(txn: _Txn) -> None:
             if txn.one(self.sql.park, self._gate_params(lease, txn.now)) is None:
@@ -603,6 +611,7 @@ class LeaseStore:
         await self._write(body)
 
     async def _decide(self, task_id: str, approved: bool) -> None:
+        check_id(task_id, "task id")
         name = "approve" if approved else "reject"
         done, ignored = (
             (EventKind.APPROVED, EventKind.APPROVE_IGNORED)
@@ -647,6 +656,7 @@ class LeaseStore:
         behind either is `fenced`; otherwise the lease gate's reason (superseded, expired,
         not_running). In no_fencing mode the ledger takes any write.
         """
+        check_id(key, "ledger key")
 
         def body(txn: _Txn) -> LedgerRow:
             params = self._gate_params(lease, txn.now)
@@ -686,6 +696,8 @@ class LeaseStore:
         self, lease: Lease, idempotency_key: str, effect: str, payload: Any = None
     ) -> EffectOutcome:
         """Apply a side effect once per idempotency key; repeats return the stored result."""
+        check_id(idempotency_key, "idempotency key")
+        check_id(effect, "effect")
         payload_json = _json(payload, "effect payload")
 
         def body(txn: _Txn) -> EffectOutcome:

@@ -33,6 +33,7 @@ from core.engine.clock import DatabaseClock
 from core.engine.config import LeaseConfig, Mode
 from core.engine.durations import DurationError, format_duration, parse_duration
 from core.engine.errors import BorrowedKeysError, ConfigError
+from core.engine.ids import id_problem
 from core.engine.records import EventRow
 from core.engine.store import LeaseStore
 from core.engine.vocabulary import RESTING_STATUSES
@@ -234,8 +235,8 @@ def worker_command(args: argparse.Namespace) -> int:
         ).validated()
         if args.max_seconds is not None and not 0 < args.max_seconds < 10**7:
             raise _BadOption(f"--max-seconds must be positive, got {args.max_seconds}")
-        if not args.worker_id.strip():
-            raise _BadOption("--id must not be empty")
+        if (problem := id_problem(args.worker_id)) is not None:
+            raise _BadOption(f"--id {args.worker_id!a} {problem}")
     except (_BadOption, ConfigError) as exc:
         return _fail("worker", str(exc))
     options = WorkerOptions(
@@ -263,6 +264,8 @@ def enqueue_command(args: argparse.Namespace) -> int:
             raise _BadOption(f"--steps must be between 1 and 1000, got {args.steps}")
         if not 1 <= args.max_attempts <= 100:
             raise _BadOption(f"--max-attempts must be between 1 and 100, got {args.max_attempts}")
+        if (problem := id_problem(args.task)) is not None:
+            raise _BadOption(f"--task {args.task!a} {problem}")
     except _BadOption as exc:
         return _fail("enqueue", str(exc))
     try:
