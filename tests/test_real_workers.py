@@ -360,8 +360,9 @@ def test_a_worker_whose_database_is_deleted_stops_with_one_line(fleet: Fleet) ->
         Path(f"{fleet.db}{suffix}").unlink(missing_ok=True)
     code = fleet.procs["w1"].wait(timeout=20)
     err = fleet.stderr()
-    assert code == 1, err
+    assert code == 2, err
     assert err.count("\n") == 1 and "was deleted while this store had it open" in err
+    assert "Error" not in err  # words, not a class name
     assert not fleet.db.exists()  # and no fresh, empty database in its place
 
 

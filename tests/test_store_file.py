@@ -14,11 +14,13 @@ from pathlib import Path
 import pytest
 
 from core.engine import drivers
+from core.engine.backends import sqlite as sqlite_backend
 from core.engine.clock import DatabaseClock, VirtualClock
 from core.engine.errors import StoreError
 from core.engine.store import LeaseStore
 from core.sim.simulation import run_inline
 from core.tools.cli import main
+from core.tools.realworker import main as realworker_main
 
 
 async def _real(db: Path) -> LeaseStore:
@@ -110,3 +112,57 @@ def test_a_simulation_file_can_be_played_into_and_kept(tmp_path: Path) -> None:
     shutil.copy(db, copy)
     # Still a simulation's store: opened again as one, it is not refused.
     run_inline(LeaseStore.open_inline(copy, clock=VirtualClock(), scratch=True).close())
+
+
+def _damage_the_task_table(db: Path) -> None:
+    """Overwrite the first page of agent_tasks (its b-tree's root) with garbage."""
+    conn = sqlite3.connect(db)
+    page_size = conn.execute("PRAGMA page_size").fetchone()[0]
+    root = conn.execute(
+        "SELECT rootpage FROM sqlite_master WHERE type = 'table' AND name = 'agent_tasks'"
+    ).fetchone()[0]
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+    with db.open("r+b") as handle:
+        handle.seek((root - 1) * page_size)
+        handle.write(b"\xde\xad" * (page_size // 2))
+
+
+@pytest.mark.parametrize("command", ["enqueue", "worker"])
+def test_a_damaged_database_is_one_line_and_left_as_it_is(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str
+) -> None:
+    db = tmp_path / "work.db"
+    asyncio.run(_close_real(db))
+    _damage_the_task_table(db)
+    before = db.read_bytes()
+    args = ["--task", "t2"] if command == "enqueue" else ["--id", "w1", "--max-seconds", "10"]
+    assert realworker_main([command, "--db", str(db), *args]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1, err
+    assert "the database file is damaged (database disk image is malformed)" in err
+    assert "Error" not in err and "Traceback" not in err
+    assert db.read_bytes() == before
+
+
+async def test_a_full_disk_is_one_line_and_keeps_what_was_committed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db = tmp_path / "work.db"
+    store = await _real(db)
+    await store.close()
+    pages = sqlite3.connect(db).execute("PRAGMA page_count").fetchone()[0]
+    real = sqlite_backend._apply_pragmas
+
+    def small_disk(conn: sqlite3.Connection, *, file_backed: bool) -> None:
+        real(conn, file_backed=file_backed)
+        # SQLite answers exactly as on a full disk once the file may not grow.
+        conn.execute(f"PRAGMA max_page_count = {pages + 2}")
+
+    monkeypatch.setattr(sqlite_backend, "_apply_pragmas", small_disk)
+    store = await LeaseStore.open_async(db, clock=DatabaseClock())
+    with pytest.raises(StoreError, match=r"^the disk is full \(database or disk is full\)") as err:
+        await store.enqueue("t2", payload={"blob": "x" * 100_000})
+    assert "\n" not in str(err.value)
+    assert [t.task_id for t in await store.tasks()] == ["t1"]
+    await store.close()

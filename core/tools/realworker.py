@@ -16,7 +16,8 @@ SIGKILL needs no help: its lease simply expires and another worker takes over.
 
 Errors (a path that cannot be written, a file that is not a database, a database from a
 newer version, bad options) are one line on stderr and exit status 2; the file is left as
-it was.
+it was. So is a database that cannot be used any more while the worker runs (a damaged
+file, a full disk, the file deleted or replaced under it): the worker stops.
 """
 
 import argparse
@@ -32,7 +33,7 @@ from typing import Any, TextIO
 from core.engine.clock import DatabaseClock
 from core.engine.config import LeaseConfig, Mode
 from core.engine.durations import DurationError, format_duration, parse_duration
-from core.engine.errors import BorrowedKeysError, ConfigError
+from core.engine.errors import BorrowedKeysError, ConfigError, StoreError
 from core.engine.ids import id_problem
 from core.engine.records import EventRow
 from core.engine.store import LeaseStore
@@ -114,12 +115,16 @@ async def run_worker(options: WorkerOptions, out: TextIO = sys.stdout) -> int:
                 await asyncio.wait_for(stop.wait(), look_every)
             if env.errors:
                 error = env.errors[0]
+                # The store's own errors say what is wrong in words; a database that cannot
+                # be used any more is the same answer as one that could not be opened.
+                status = EXIT_BAD_INPUT if isinstance(error, StoreError) else EXIT_FAILED
+                why = str(error)
+                if not isinstance(error, BorrowedKeysError):
+                    why = f"{type(error).__name__}: {why}"
                 print(
-                    f"borrowed-keys worker {options.worker_id}: stopped: "
-                    f"{type(error).__name__}: {' '.join(str(error).split())}",
+                    f"borrowed-keys worker {options.worker_id}: stopped: {' '.join(why.split())}",
                     file=sys.stderr,
                 )
-                status = EXIT_FAILED
                 break
             if deadline is not None and loop.time() >= deadline:
                 break

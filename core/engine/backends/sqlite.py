@@ -160,7 +160,7 @@ def _refuse_simulation(conn: sqlite3.Connection, target: str) -> None:
         used_by = StoreUse.WORKERS
     if used_by == StoreUse.WORKERS:
         raise StoreError(
-            f"{target}: this store holds real work (worker processes use it); a simulation "
+            "this store holds real work (worker processes use it); a simulation "
             f"never writes into it: give another file, or a postgresql:// URL (a schema "
             f"of its own per run); file left untouched"
         )
@@ -202,8 +202,10 @@ def create_schema(
             + ")",
             (models.FENCE_COUNTER,),
         )
+        # Nothing is written when the store is already complete and current: opening a
+        # store (even a damaged one) must not change its file.
         c.execute(
-            "INSERT OR REPLACE INTO store_meta (key, value) VALUES ('schema_version', ?)",
+            "INSERT OR IGNORE INTO store_meta (key, value) VALUES ('schema_version', ?)",
             (str(models.SCHEMA_VERSION),),
         )
         # Older versions have been brought up to this one just above.
@@ -217,20 +219,43 @@ def create_schema(
             (STORE_ID, secrets.token_hex(8)),
         )
         # Real work marks a store for good; simulations mark only a store nobody marked.
-        verb = "REPLACE" if use is StoreUse.WORKERS else "IGNORE"
+        change = " DO UPDATE SET value = excluded.value WHERE value <> excluded.value"
         c.execute(
-            f"INSERT OR {verb} INTO store_meta (key, value) VALUES (?, ?)", (USED_BY, str(use))
+            "INSERT INTO store_meta (key, value) VALUES (?, ?) ON CONFLICT (key)"
+            + (change if use is StoreUse.WORKERS else " DO NOTHING"),
+            (USED_BY, str(use)),
         )
 
     try:
         run_write(conn, ddl)
     except sqlite3.Error as exc:
-        raise StoreError(f"cannot create the store's tables: {exc}") from None
+        raise StoreError(f"{target}: cannot create the store's tables: {exc}") from None
+    except StoreError as exc:
+        raise StoreError(f"{target}: {exc}") from None
 
 
-def _is_busy(exc: sqlite3.OperationalError) -> bool:
+def _is_busy(exc: sqlite3.Error) -> bool:
     text = str(exc).lower()
-    return "locked" in text or "busy" in text
+    return isinstance(exc, sqlite3.OperationalError) and ("locked" in text or "busy" in text)
+
+
+def store_error(exc: sqlite3.Error) -> StoreError:
+    """What a driver error means for the store, in one line (no driver class names)."""
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code == sqlite3.SQLITE_CORRUPT or "malformed" in text:
+        return StoreError(
+            f"the database file is damaged ({text}); nothing more was written to it: "
+            f"restore it from a copy"
+        )
+    if code == sqlite3.SQLITE_FULL or "disk is full" in text:
+        return StoreError(
+            f"the disk is full ({text}); this transaction was not written, and the "
+            f"database holds what was committed before it"
+        )
+    if code == sqlite3.SQLITE_IOERR or "disk i/o error" in text.lower():
+        return StoreError(f"the database file cannot be read or written ({text})")
+    return StoreError(f"database error: {text}")
 
 
 def run_write(conn: sqlite3.Connection, fn: Callable[[sqlite3.Connection], T]) -> T:
@@ -240,33 +265,42 @@ def run_write(conn: sqlite3.Connection, fn: Callable[[sqlite3.Connection], T]) -
         try:
             # IMMEDIATE takes the write lock up front: no deadlock on lock upgrade.
             conn.execute("BEGIN IMMEDIATE")
-        except sqlite3.OperationalError as exc:
+        except sqlite3.Error as exc:
             if _is_busy(exc) and attempt < BUSY_RETRIES:
                 time.sleep(delay)
                 delay = min(delay * 2, 0.1)
                 continue
-            raise StoreError(f"database stayed busy: {exc}") from None
+            if _is_busy(exc):
+                raise StoreError(f"database stayed busy: {exc}") from None
+            raise store_error(exc) from None
         try:
             result = fn(conn)
             conn.execute("COMMIT")
             return result
-        except sqlite3.OperationalError as exc:
+        except sqlite3.Error as exc:
             # SQLite may already have rolled back by itself (on BUSY, FULL, IOERR, NOMEM);
             # a ROLLBACK then would fail and hide the real error.
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
+            _rollback(conn)
             if _is_busy(exc):
                 if attempt < BUSY_RETRIES:
                     time.sleep(delay)
                     delay = min(delay * 2, 0.1)
                     continue
                 raise StoreError(f"database stayed busy: {exc}") from None
-            raise
+            raise store_error(exc) from None
         except BaseException:
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
             raise
     raise StoreError("database stayed busy")  # pragma: no cover - loop always returns or raises
+
+
+def _rollback(conn: sqlite3.Connection) -> None:
+    if conn.in_transaction:
+        try:
+            conn.execute("ROLLBACK")
+        except sqlite3.Error as exc:  # a damaged file may refuse even that
+            raise store_error(exc) from None
 
 
 class Busy:
@@ -285,12 +319,11 @@ def try_now(
     conn.execute("PRAGMA busy_timeout = 0")
     try:
         return run(conn, fn)
-    except sqlite3.OperationalError as exc:
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
+    except sqlite3.Error as exc:
+        _rollback(conn)
         if _is_busy(exc):
             return BUSY
-        raise
+        raise store_error(exc) from None
     finally:
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
 
@@ -309,12 +342,22 @@ def write_once(conn: sqlite3.Connection, fn: Callable[[sqlite3.Connection], T]) 
 
 
 def run_read(conn: sqlite3.Connection, fn: Callable[[sqlite3.Connection], T]) -> T:
-    """Run fn in one read transaction, so several SELECTs see one consistent state."""
-    conn.execute("BEGIN")
+    """Run fn in one read transaction, so several SELECTs see one consistent state.
+
+    A busy lock surfaces as OperationalError (for `try_now`); any other driver error as a
+    StoreError.
+    """
     try:
-        return fn(conn)
-    finally:
-        conn.execute("COMMIT")
+        conn.execute("BEGIN")
+        try:
+            return fn(conn)
+        finally:
+            conn.execute("COMMIT")
+    except sqlite3.Error as exc:
+        if _is_busy(exc):
+            raise
+        _rollback(conn)
+        raise store_error(exc) from None
 
 
 def store_id(conn: sqlite3.Connection) -> str | None:
