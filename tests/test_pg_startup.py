@@ -131,7 +131,7 @@ def test_schema_work_that_must_wait_for_a_lock_steps_aside(url: str) -> None:
                 row = conn.execute(
                     "SELECT count(*) FROM pg_locks WHERE NOT granted AND mode = 'ShareLock'"
                 ).fetchone()
-                if row is not None and row[0] > 0 or not starting.is_alive():
+                if (row is not None and row[0] > 0) or not starting.is_alive():
                     break
                 threading.Event().wait(0.01)
         took = _timed_heartbeat(url, store, lease, holder.rollback)

@@ -14,6 +14,7 @@ from typing import Any, Self
 from sqlalchemy.engine import Dialect
 
 from core.engine.backends import sqlite as sqlite_backend
+from core.engine.backends import sqlite_path
 from core.engine.clock import Clock, DatabaseClock
 from core.engine.config import LeaseConfig, Mode
 from core.engine.drivers import AsyncSqliteDriver, Driver, InlineDriver
@@ -29,6 +30,7 @@ from core.engine.errors import (
     UnknownTask,
 )
 from core.engine.ids import check_id
+from core.engine.policies import policy_for
 from core.engine.records import (
     CheckpointRow,
     EffectOutcome,
@@ -39,42 +41,15 @@ from core.engine.records import (
     TaskRow,
     dump_json,
 )
-from core.engine.statements import LeaseReturned, Policy, Stmt, TaskState, statements_for
+from core.engine.statements import LeaseReturned, Stmt, TaskState, statements_for
 from core.engine.vocabulary import EventKind, TaskStatus
 
 EventListener = Callable[[EventRow], None]
-
-SQLITE_URL_PREFIX = "sqlite:///"
-POSTGRESQL_URL_PREFIXES = ("postgresql://", "postgres://")
-
-
-def sqlite_path(target: str | os.PathLike[str]) -> str | os.PathLike[str] | None:
-    """The SQLite file a database name means, or None for a PostgreSQL URL.
-
-    One name chooses the backend everywhere: `postgresql://...` (or `postgres://...`) is
-    PostgreSQL; `sqlite:///PATH` or a plain path is a SQLite file (`:memory:` for none).
-    """
-    if isinstance(target, str):
-        if target.startswith(POSTGRESQL_URL_PREFIXES):
-            return None
-        if target.startswith(SQLITE_URL_PREFIX):
-            return target.removeprefix(SQLITE_URL_PREFIX) or ":memory:"
-    return target
 
 
 def _dialect_of(driver: Driver) -> Dialect:
     found: Dialect | None = getattr(driver, "dialect", None)
     return found if found is not None else sqlite_backend.dialect()
-
-
-def policy_for(mode: Mode) -> Policy:
-    """The safety mechanisms a mode leaves on."""
-    return Policy(
-        expiry=mode is not Mode.NO_EXPIRY,
-        fencing=mode is not Mode.NO_FENCING,
-        idempotency=mode is not Mode.NO_IDEMPOTENCY,
-        guards=mode is not Mode.SEED_SQL,
-    )
 
 
 def _json(value: Any, what: str) -> str:

@@ -34,7 +34,7 @@ from core.engine.config import LeaseConfig, Mode
 from core.engine.durations import format_duration
 from core.engine.records import EventRow
 from core.engine.vocabulary import REJECTIONS, RESTING_STATUSES, TaskStatus
-from core.scenarios.format import Expectation, Step, parse_scenario
+from core.scenarios.format import Expectation, Step, Subject, parse_scenario
 from core.scenarios.writer import dump_scenario
 from core.sim.simulation import Simulation, run_inline
 from core.sim.spec import (
@@ -508,11 +508,13 @@ def shrink(schedule: Schedule, failure: Failure) -> tuple[Schedule, int]:
 def scenario_text(schedule: Schedule, failure: Failure, *, run: int, seed: int, faults: int) -> str:
     """The schedule as a scenario file whose last step expects the failure."""
     if failure.violation is not None:
-        expect = Expectation(subject="violation", value=failure.violation)
+        expect = Expectation(subject=Subject.VIOLATION, value=failure.violation)
         what = f"the {failure.violation} violation"
     else:
         expect = Expectation(
-            subject="task", value=failure.task or "", params=(("status", failure.status or ""),)
+            subject=Subject.TASK,
+            value=failure.task or "",
+            params=(("status", failure.status or ""),),
         )
         what = (
             f"task {failure.task} still {failure.status} "

@@ -161,8 +161,8 @@ def _refuse_simulation(conn: sqlite3.Connection, target: str) -> None:
     if used_by == StoreUse.WORKERS:
         raise StoreError(
             "this store holds real work (worker processes use it); a simulation "
-            f"never writes into it: give another file, or a postgresql:// URL (a schema "
-            f"of its own per run); file left untouched"
+            "never writes into it: give another file, or a postgresql:// URL (a schema "
+            "of its own per run); file left untouched"
         )
 
 
