@@ -14,6 +14,7 @@ from typing import Any, Self
 from sqlalchemy.engine import Dialect
 
 from core.engine.backends import sqlite as sqlite_backend
+from core.engine.batch import BatchOperations, batch_statements_for
 from core.engine.clock import Clock, DatabaseClock
 from core.engine.config import LeaseConfig, Mode
 from core.engine.drivers import AsyncSqliteDriver, Driver, InlineDriver
@@ -177,7 +178,7 @@ class _Rejected(Exception):
         self.error = error
 
 
-class LeaseStore:
+class LeaseStore(BatchOperations):
     """Claims, heartbeats, checkpoints, fenced writes and effects over one database.
 
     Use it as `async with` (or call `close()`): closing waits for every call in flight and
@@ -200,6 +201,7 @@ class LeaseStore:
         self.mode = mode
         self.policy = policy_for(mode)
         self.sql = statements_for(_dialect_of(driver), self.policy)
+        self.batch_sql = batch_statements_for(_dialect_of(driver), self.policy)
         # A database clock is read inside each transaction, under the write lock; a
         # virtual clock (simulations) is read in Python, so playback stays exact.
         self._db_clock = isinstance(clock, DatabaseClock)
@@ -266,6 +268,10 @@ class LeaseStore:
         self, _t: type[BaseException] | None, _e: BaseException | None, _tb: TracebackType | None
     ) -> None:
         await self.close()
+
+    @property
+    def has_listeners(self) -> bool:
+        return bool(self._listeners)
 
     def add_listener(self, listener: EventListener) -> None:
         """Call listener with every event after its transaction commits."""

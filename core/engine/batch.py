@@ -1,0 +1,451 @@
+"""Many leases in one statement: a process renews all its leases together, and claims up to
+N tasks at once.
+
+The seed: "续约写入要足够轻。心跳本身如果需要重数据库事务、跨区域 RPC 或大对象序列化，
+它会先把自己变成新的瓶颈。"
+One asyncio process running many agents holds many leases; renewing them one transaction
+each costs a round trip, a statement and an event insert per lease, and the client's Python
+gives out long before the database does. Renewed together, each lease is still judged on
+its own row by the same guard as `heartbeat` (owner, lease token, fence token, status, live
+expiry by the store clock), and each refusal is still its own `renew_rejected` event with
+its own reason, in the same transaction.
+
+The leases travel as one JSON array parameter: both databases read it as a table
+(`json_each` on SQLite, `jsonb_array_elements` on PostgreSQL), so one statement carries any
+number of them and its text never changes with the count.
+"""
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from sqlalchemy import (
+    BigInteger,
+    String,
+    and_,
+    bindparam,
+    case,
+    func,
+    literal,
+    literal_column,
+    null,
+    select,
+    text,
+    true,
+    union_all,
+    update,
+)
+from sqlalchemy.engine import Dialect
+
+from core.engine.config import LeaseConfig
+from core.engine.errors import InvalidPayload, LeaseRejected, RegisterReason
+from core.engine.models import FENCE_COUNTER
+from core.engine.records import EventRow, Lease, dump_json
+from core.engine.statements import (
+    FENCE_SEQUENCE,
+    LEASE_RETURNING,
+    LeaseReturned,
+    Policy,
+    Stmt,
+    _sql,
+    events,
+    fence_counter,
+    tasks,
+)
+from core.engine.vocabulary import EventKind, TaskStatus
+
+# The columns of one lease in the JSON array a batch statement reads, in this order.
+_LEASE_FIELDS = ("task_id", "worker_id", "lease_token", "fence_token")
+_PICKED = ("k", "task_id", "attempt", "max_attempts")
+_EVENT_FIELDS = ("event", "task_id", "worker_id", "lease_token", "fence_token", "reason", "detail")
+_TYPES: dict[str, Any] = {
+    "task_id": String,
+    "worker_id": String,
+    "lease_token": BigInteger,
+    "fence_token": BigInteger,
+    "event": String,
+    "reason": String,
+    "detail": String,
+}
+
+
+def _rows_of(param: str, names: Sequence[str], postgresql: bool) -> Any:
+    """A JSON array of arrays (one bound parameter) as a table with these columns."""
+    if postgresql:
+        # Text columns compare in the "C" collation, as the tables' own do.
+        cols = ", ".join(
+            f"(e->>{i})::bigint AS {name}"
+            if _TYPES[name] is BigInteger
+            else f'(e->>{i}) COLLATE "C" AS {name}'
+            for i, name in enumerate(names)
+        )
+        src = (
+            f"SELECT {cols} FROM jsonb_array_elements(CAST(:{param} AS jsonb))"
+            " WITH ORDINALITY AS b(e, n) ORDER BY n"
+        )
+    else:
+        cols = ", ".join(f"json_extract(value, '$[{i}]') AS {name}" for i, name in enumerate(names))
+        src = f"SELECT {cols} FROM json_each(:{param}) ORDER BY key"
+    return text(src).columns(**{name: _TYPES[name] for name in names})
+
+
+@dataclass(frozen=True)
+class BatchStatements:
+    """The batch statements for one dialect and one policy (see `batch_statements_for`)."""
+
+    renew_many: Stmt  # every lease of the array its guard accepts, renewed
+    claim_many: Stmt  # up to :n tasks, rescued expired ones first, then the queue's first
+    event_insert_many: Stmt  # one register line per element, in the array's order
+
+
+_COMPILED: dict[tuple[str, str, Policy], BatchStatements] = {}
+
+
+def batch_statements_for(dialect: Dialect, policy: Policy) -> BatchStatements:
+    """Compiled once per process for each (dialect, policy), like `statements_for`."""
+    key = (dialect.name, dialect.paramstyle, policy)
+    found = _COMPILED.get(key)
+    if found is None:
+        found = _COMPILED.setdefault(key, _build(dialect, policy))
+    return found
+
+
+def _build(dialect: Dialect, policy: Policy) -> BatchStatements:
+    t = tasks
+    postgresql = dialect.name == "postgresql"
+    now = bindparam("now", type_=BigInteger)
+    ttl = bindparam("ttl", type_=BigInteger)
+    deadline = bindparam("deadline", type_=BigInteger)
+
+    # --- renew_many: `heartbeat`'s guard, each lease against its own row -------------------
+    b = _rows_of("leases", _LEASE_FIELDS, postgresql).subquery("b")
+    owned = and_(
+        t.c.task_id == b.c.task_id,
+        t.c.owner_id == b.c.worker_id,
+        t.c.lease_token == b.c.lease_token,
+    )
+    if policy.guards:
+        # As `heartbeat`: the whole lease as issued, on a running task, still live by the
+        # store clock.
+        guard = and_(
+            owned,
+            t.c.fence_token == b.c.fence_token,
+            t.c.status == TaskStatus.RUNNING,
+            t.c.lease_expires_at >= now if policy.expiry else true(),
+        )
+    else:
+        # seed_sql: the seed's Heartbeat as printed (owner and lease token only).
+        guard = owned
+    renewal: dict[str, Any] = {"last_heartbeat_at": now, "updated_at": now}
+    if policy.expiry:
+        renewal.update(lease_expires_at=now + ttl, renew_deadline=now + deadline)
+    returning = [t.c[name] for name in LEASE_RETURNING]
+    renew_many = update(t).where(guard).values(renewal).returning(*returning)
+
+    # --- claim_many: up to :n tasks, each with its own lease and fence token ---------------
+    n = bindparam("n", type_=BigInteger)
+    expired_where = (
+        and_(t.c.status == TaskStatus.RUNNING, t.c.lease_expires_at < now)
+        if policy.guards
+        else t.c.lease_expires_at < now
+    )
+    expired = (
+        select(t.c.task_id, t.c.lease_expires_at.label("k"), t.c.attempt, t.c.max_attempts)
+        .where(expired_where)
+        .order_by(t.c.lease_expires_at, t.c.task_id)
+        .limit(n)
+    )
+    if postgresql:
+        expired = expired.with_for_update(skip_locked=True)
+    expired_cte = expired.cte("expired")
+    # First in, first out after the rescues, as `claim`: the queue's first by its place.
+    # PostgreSQL locks only the rows it may take (rows a competing claim locked are passed
+    # over, as in `claim`); SQLite has one writer and no row locks.
+    queued_limit: Any = n
+    if postgresql:
+        queued_limit = n - select(func.count()).select_from(expired_cte).scalar_subquery()
+    queued = (
+        select(t.c.task_id, t.c.queue_seq.label("k"), t.c.attempt, t.c.max_attempts)
+        .where(t.c.status == TaskStatus.QUEUED)
+        .order_by(t.c.queue_seq, t.c.task_id)
+        .limit(queued_limit)
+    )
+    if postgresql:
+        queued = queued.with_for_update(skip_locked=True)
+    queued_cte = queued.cte("queued")
+    halves = [
+        select(literal(1).label("grp"), *(queued_cte.c[c] for c in _PICKED)),
+    ]
+    if policy.expiry:
+        halves.insert(0, select(literal(0).label("grp"), *(expired_cte.c[c] for c in _PICKED)))
+    u = union_all(*halves).subquery("u")
+    order = (u.c.grp, u.c.k, u.c.task_id)
+    # A task with no attempt left is taken to be dead-lettered and draws no token, as in
+    # `claim`, so n tasks taken here carry the tokens n claims in a row would.
+    takes = u.c.attempt < u.c.max_attempts
+    if postgresql:
+        # One draw per task taken, in the order taken (the projection runs over the sorted,
+        # limited rows; CASE draws only for a task that gets a lease), so sorting the leases
+        # by fence token gives the claim order back.
+        first = select(u).order_by(*order).limit(n).subquery("first")
+        draw = literal_column(f"nextval('{FENCE_SEQUENCE}')", BigInteger)
+        picked = select(
+            first.c.task_id,
+            case((first.c.attempt < first.c.max_attempts, draw), else_=null()).label("fence"),
+        ).cte("picked")
+    else:
+        # The global counter plus the task's rank among those taken: distinct tokens above
+        # every one issued, recorded back into the counter in the same transaction (one
+        # writer at a time).
+        fc = fence_counter
+        counter = select(fc.c.value).where(fc.c.name == FENCE_COUNTER).scalar_subquery()
+        rank = func.sum(case((takes, 1), else_=0)).over(order_by=order, rows=(None, 0))
+        picked = (
+            select(u.c.task_id, (counter + rank).label("fence"))
+            .order_by(*order)
+            .limit(n)
+            .cte("picked")
+        )
+    has_attempts = t.c.attempt < t.c.max_attempts
+    claim_values: dict[str, Any] = {
+        "status": case((has_attempts, TaskStatus.RUNNING.value), else_=TaskStatus.DEAD.value),
+        "owner_id": case((has_attempts, bindparam("worker_id")), else_=null()),
+        "attempt": case((has_attempts, t.c.attempt + 1), else_=t.c.attempt),
+        "last_heartbeat_at": case((has_attempts, now), else_=t.c.last_heartbeat_at),
+        "error_code": case(
+            (has_attempts, t.c.error_code), else_=RegisterReason.ATTEMPTS_EXHAUSTED.value
+        ),
+        "updated_at": now,
+    }
+    if policy.expiry:
+        claim_values.update(
+            lease_token=case((has_attempts, t.c.lease_token + 1), else_=t.c.lease_token),
+            fence_token=case((has_attempts, picked.c.fence), else_=t.c.fence_token),
+            lease_expires_at=case((has_attempts, now + ttl), else_=null()),
+            renew_deadline=case((has_attempts, now + deadline), else_=null()),
+        )
+    claim_many = (
+        update(t).where(t.c.task_id == picked.c.task_id).values(claim_values).returning(*returning)
+    )
+
+    # --- event_insert_many -----------------------------------------------------------------
+    ev = events
+    rows = _rows_of("rows", _EVENT_FIELDS, postgresql).subquery("r")
+    event_insert_many = (
+        ev.insert()
+        .from_select(
+            ["at", *_EVENT_FIELDS],
+            select(bindparam("at", type_=BigInteger), *(rows.c[name] for name in _EVENT_FIELDS)),
+        )
+        .returning(ev.c.seq, ev.c.task_id)
+    )
+    return BatchStatements(
+        renew_many=_sql(renew_many, dialect),
+        claim_many=_sql(claim_many, dialect),
+        event_insert_many=_sql(event_insert_many, dialect),
+    )
+
+
+class _StoreLike(Protocol):
+    """What the batch operations use of `LeaseStore` (the mixin's self type)."""
+
+    config: LeaseConfig
+    policy: Policy
+    sql: Any
+    batch_sql: BatchStatements
+
+    @property
+    def has_listeners(self) -> bool: ...
+
+    async def _write(self, body: Any) -> Any: ...
+
+    def _reject(self, txn: Any, lease: Lease, operation: str, event: EventKind) -> Any: ...
+
+
+# One register line of a batch: event, task, worker, lease token, fence token, reason and
+# the detail (its None values left out, as `_Txn.event` does).
+_Line = tuple[EventKind, str, str | None, int, int, str | None, dict[str, Any]]
+
+
+def _insert_events(store: _StoreLike, txn: Any, lines: list[_Line]) -> None:
+    """Write a batch's register lines in one statement (and keep them for the listeners)."""
+    if not lines:
+        return
+    rows = [
+        [str(kind), task_id, worker, lease_token, fence_token, reason, dump_json(detail)]
+        for kind, task_id, worker, lease_token, fence_token, reason, detail in lines
+    ]
+    returned = store.batch_sql.event_insert_many.run(
+        txn.conn, {"at": txn.now, "rows": dump_json(rows)}
+    )
+    if not store.has_listeners:
+        return  # nobody to hand EventRows to: do not build them
+    seq_of = {task_id: seq for seq, task_id in returned}
+    for kind, task_id, worker, lease_token, fence_token, reason, detail in lines:
+        txn.events.append(
+            EventRow(
+                seq_of[task_id],
+                txn.now,
+                str(kind),
+                task_id,
+                worker,
+                lease_token,
+                fence_token,
+                reason,
+                detail,
+            )
+        )
+
+
+def _lease_of(r: LeaseReturned) -> Lease:
+    assert r.owner_id is not None  # a lease statement returns a row only to its holder
+    return Lease(
+        task_id=r.task_id,
+        owner_id=r.owner_id,
+        lease_token=r.lease_token,
+        fence_token=r.fence_token,
+        attempt=r.attempt,
+        expires_at=r.lease_expires_at,
+        renew_deadline=r.renew_deadline,
+        kind=r.kind,
+    )
+
+
+def _clean(**detail: Any) -> dict[str, Any]:
+    return {k: v for k, v in detail.items() if v is not None}
+
+
+class BatchOperations:
+    """`heartbeat_many` and `claim_many`, mixed into `LeaseStore`."""
+
+    async def heartbeat_many(
+        self: _StoreLike, leases: Sequence[Lease]
+    ) -> list[Lease | LeaseRejected]:
+        """Renew many leases in one transaction and one guarded statement.
+
+        Returns, in the order given, each lease renewed or the `LeaseRejected` that says
+        why not (superseded, expired, not_running), each refusal written as its own
+        `renew_rejected` event beside the `renewed` ones. A lease never issued for its task
+        (`LeaseMismatch`, `UnknownTask`) is a caller's bug, as for `heartbeat`: it is
+        raised and nothing of the batch is written.
+        """
+        leases = list(leases)
+        seen: set[str] = set()
+        for lease in leases:
+            if not isinstance(lease, Lease):
+                raise InvalidPayload(f"heartbeat_many takes leases, got {type(lease).__name__}")
+            if lease.task_id in seen:
+                # One row, one verdict: two leases of one task in a batch is a caller's bug.
+                raise InvalidPayload(f"task {lease.task_id!r} is twice in one heartbeat_many")
+            seen.add(lease.task_id)
+        if not leases:
+            return []
+        payload = dump_json([[x.task_id, x.owner_id, x.lease_token, x.fence_token] for x in leases])
+
+        def body(txn: Any) -> list[Lease | LeaseRejected]:
+            params = {
+                "leases": payload,
+                "now": txn.now,
+                "ttl": self.config.ttl_ms,
+                "deadline": self.config.deadline_ms,
+            }
+            renewed: dict[str, Lease] = {}
+            for row in self.batch_sql.renew_many.run(txn.conn, params):
+                lease = _lease_of(LeaseReturned._make(row))
+                renewed[lease.task_id] = lease
+            lines: list[_Line] = []
+            for lease in leases:
+                new = renewed.get(lease.task_id)
+                if new is not None:
+                    lines.append(
+                        (
+                            EventKind.RENEWED,
+                            lease.task_id,
+                            lease.owner_id,
+                            lease.lease_token,
+                            lease.fence_token,
+                            None,
+                            _clean(expires_at=new.expires_at),
+                        )
+                    )
+            _insert_events(self, txn, lines)
+            out: list[Lease | LeaseRejected] = []
+            for lease in leases:
+                new = renewed.get(lease.task_id)
+                if new is None:
+                    # The rare path: the same verdict and event as a refused `heartbeat`.
+                    new = self._reject(txn, lease, "heartbeat", EventKind.RENEW_REJECTED).error
+                out.append(new)
+            return out
+
+        result: list[Lease | LeaseRejected] = await self._write(body)
+        return result
+
+    async def claim_many(self: _StoreLike, worker_id: str, n: int) -> list[Lease]:
+        """Take up to `n` tasks in one statement: expired leases rescued first, then the
+        queue's first, each with its own lease and its own fence token, in that order.
+
+        Fewer (or none) when fewer are claimable. A task with no attempt left is
+        dead-lettered on the way, as by `claim`, and the claim takes the next one.
+        """
+        if not isinstance(worker_id, str) or not worker_id:
+            raise InvalidPayload("worker_id must be a non-empty string")
+        if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+            raise InvalidPayload(f"claim_many takes at least 1 task, got {n!r}")
+
+        def body(txn: Any) -> list[Lease]:
+            params = {
+                "worker_id": worker_id,
+                "now": txn.now,
+                "ttl": self.config.ttl_ms,
+                "deadline": self.config.deadline_ms,
+            }
+            leases: list[Lease] = []
+            # Each round takes what is still wanted; a round that dead-letters tasks makes
+            # the next one look further. A round that finds nothing ends it.
+            while len(leases) < n:
+                params["n"] = n - len(leases)
+                found = [
+                    LeaseReturned._make(r) for r in self.batch_sql.claim_many.run(txn.conn, params)
+                ]
+                if not found:
+                    break
+                dead = [r for r in found if r.status == TaskStatus.DEAD]
+                taken = [_lease_of(r) for r in found if r.status != TaskStatus.DEAD]
+                if self.policy.expiry:
+                    # Fence tokens are drawn in the order the tasks were taken.
+                    taken.sort(key=lambda lease: lease.fence_token)
+                    if taken and self.sql.fence_issued is not None:
+                        self.sql.fence_issued.run(txn.conn, {"fence_token": taken[-1].fence_token})
+                lines: list[_Line] = [
+                    (
+                        EventKind.DEAD_LETTERED,
+                        r.task_id,
+                        None,
+                        r.lease_token,
+                        r.fence_token,
+                        str(RegisterReason.ATTEMPTS_EXHAUSTED),
+                        _clean(attempts=r.attempt),
+                    )
+                    for r in dead
+                ]
+                lines.extend(
+                    (
+                        EventKind.CLAIMED,
+                        lease.task_id,
+                        worker_id,
+                        lease.lease_token,
+                        lease.fence_token,
+                        None,
+                        _clean(attempt=lease.attempt, expires_at=lease.expires_at),
+                    )
+                    for lease in taken
+                )
+                _insert_events(self, txn, lines)
+                leases.extend(taken)
+                if not dead:
+                    break
+            return leases
+
+        result: list[Lease] = await self._write(body)
+        return result
