@@ -13,6 +13,7 @@ import pytest
 
 from core.engine.backends import postgresql as pg_backend
 from core.engine.clock import VirtualClock
+from core.engine.config import Mode
 from core.engine.errors import InvalidPayload, LeaseMismatch, LeaseRejected, RejectReason
 from core.engine.records import EventRow, Lease
 from core.engine.store import LeaseStore
@@ -307,3 +308,31 @@ async def test_claim_many_passes_over_rows_another_claim_holds(
         assert [x.task_id for x in got] == ["t2", "t3"]
     finally:
         other.close()
+
+
+# -- heartbeat: one statement for the renewal and its line on PostgreSQL ------------------------
+
+
+@pytest.mark.parametrize("mode", [Mode.CORRECT, Mode.NO_EXPIRY, Mode.SEED_SQL])
+async def test_heartbeat_line_is_the_one_stored_and_heard(
+    make_store: MakeStore, clock: VirtualClock, mode: Mode
+) -> None:
+    store = make_store(mode=mode)
+    heard: list[EventRow] = []
+    store.add_listener(heard.append)
+    await store.enqueue("t1")
+    lease = await store.claim("w1")
+    assert lease is not None
+    clock.advance(20_000)
+    renewed = await store.heartbeat(lease)
+    stored = (await store.events())[-1]
+    assert heard[-1] == stored
+    expires = None if mode is Mode.NO_EXPIRY else 20_000 + TTL
+    assert renewed.expires_at == expires
+    assert (stored.event, stored.task_id, stored.worker_id, stored.at) == (
+        "renewed",
+        "t1",
+        "w1",
+        20_000,
+    )
+    assert stored.detail == ({} if expires is None else {"expires_at": expires})

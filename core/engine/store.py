@@ -14,7 +14,7 @@ from typing import Any, Self
 from sqlalchemy.engine import Dialect
 
 from core.engine.backends import sqlite as sqlite_backend
-from core.engine.batch import BatchOperations, batch_statements_for
+from core.engine.batch import BatchOperations, batch_statements_for, renew_logged
 from core.engine.clock import Clock, DatabaseClock
 from core.engine.config import LeaseConfig, Mode
 from core.engine.drivers import AsyncSqliteDriver, Driver, InlineDriver
@@ -494,7 +494,14 @@ class LeaseStore(BatchOperations):
         """Renew a live lease; raise LeaseRejected (superseded, expired, not_running)."""
 
         def body(txn: _Txn) -> Lease:
-            row = txn.one(self.sql.heartbeat, self._gate_params(lease, txn.now))
+            params = self._gate_params(lease, txn.now)
+            if self.batch_sql.renew_logged is not None:
+                # PostgreSQL: the renewal and its register line in one statement.
+                logged = renew_logged(self, txn, lease, params)
+                if logged is None:
+                    raise self._reject(txn, lease, "heartbeat", EventKind.RENEW_REJECTED)
+                return logged
+            row = txn.one(self.sql.heartbeat, params)
             if row is None:
                 raise self._reject(txn, lease, "heartbeat", EventKind.RENEW_REJECTED)
             renewed = _lease(row)
