@@ -11,6 +11,7 @@ The last line is always `ratio core/raw: 0.NN` (core on AsyncSqliteDriver over r
 """
 
 import asyncio
+import os
 import statistics
 import sys
 import tempfile
@@ -26,6 +27,7 @@ from rich.table import Table
 
 from bench import BENCHES
 from bench.postgres import postgres_bench
+from bench.scale import scale_bench
 from bench.tui import tui_bench
 from core.engine.backends import sqlite as backend
 from core.engine.clock import DatabaseClock
@@ -37,6 +39,7 @@ __all__ = ["BENCHES", "main"]
 
 BENCHES.append(tui_bench)
 BENCHES.append(postgres_bench)
+BENCHES.append(scale_bench)
 
 TASKS = 2_000
 HEARTBEATS = 3
@@ -312,6 +315,9 @@ def hop_us() -> float:
 
 
 def main() -> int:
+    if "--quick" in sys.argv[1:]:
+        # Fewer and smaller points where a section has a quick form (bench/scale.py).
+        os.environ["BK_BENCH_QUICK"] = "1"
     console = Console()
     console.print(
         f"thread round trip (no-op), median: {hop_us():.0f} us "
