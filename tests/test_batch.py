@@ -203,6 +203,65 @@ async def test_heartbeat_many_listeners_hear_renewals_with_their_numbers(
     assert [e.event for e in heard] == ["renewed"] * 3
 
 
+# -- complete_many ------------------------------------------------------------------------------
+
+
+async def test_complete_many_judges_each_lease_as_complete_does(make_store: MakeStore) -> None:
+    """Live, expired and superseded leases finishing in one batch: the same verdicts, rows
+    and register lines as one complete per lease."""
+
+    async def history(many: bool) -> Any:
+        clock = VirtualClock()
+        store = make_store(clock=clock)
+        await queued(store, 4)
+        a, b, c, d = await claim_each(store, "w1", 4)
+        clock.advance(30_000)
+        [a2, d2] = await store.heartbeat_many([a, d])
+        assert isinstance(a2, Lease) and isinstance(d2, Lease)
+        clock.advance(TTL - 30_000 + 1)  # b and c expired
+        assert await store.claim("w2", "t2") is not None  # c superseded
+        leases, results = [a, b, c, d], [{"pages": 1}, None, [2], "four"]
+        out: list[Any] = []
+        if many:
+            out = await store.complete_many(leases, results)
+        else:
+            for lease, result in zip(leases, results, strict=True):
+                try:
+                    await store.complete(lease, result)
+                    out.append(None)
+                except LeaseRejected as exc:
+                    out.append(exc)
+        verdicts = [None if r is None else (r.reason, r.task_id) for r in out]
+        return verdicts, await store.tasks(), lines(await store.events())
+
+    batch, single = await history(True), await history(False)
+    assert batch[0] == [
+        None,
+        (RejectReason.EXPIRED, "t1"),
+        (RejectReason.SUPERSEDED, "t2"),
+        None,
+    ]
+    assert [r.result for r in batch[1]] == ['{"pages":1}', None, None, '"four"']
+    assert batch == single
+
+
+async def test_complete_many_bad_input_writes_nothing(store: LeaseStore) -> None:
+    assert await store.complete_many([]) == []
+    await queued(store, 2)
+    a, b = await claim_each(store, "w1", 2)
+    before = (await store.tasks(), await store.events())
+    with pytest.raises(InvalidPayload, match="results"):
+        await store.complete_many([a, b], [None])
+    with pytest.raises(InvalidPayload, match="JSON"):
+        await store.complete_many([a], [object()])
+    with pytest.raises(InvalidPayload, match="twice"):
+        await store.complete_many([a, a])
+    forged = Lease(b.task_id, "w9", b.lease_token, b.fence_token, b.attempt, None, None)
+    with pytest.raises(LeaseMismatch):
+        await store.complete_many([a, forged])
+    assert (await store.tasks(), await store.events()) == before
+
+
 # -- claim_many -------------------------------------------------------------------------------
 
 

@@ -57,6 +57,7 @@ from core.engine.vocabulary import EventKind, TaskStatus
 
 # The columns of one lease in the JSON array a batch statement reads, in this order.
 _LEASE_FIELDS = ("task_id", "worker_id", "lease_token", "fence_token")
+_RESULT_FIELDS = (*_LEASE_FIELDS, "result")
 _PICKED = ("k", "task_id", "attempt", "max_attempts")
 _EVENT_FIELDS = ("event", "task_id", "worker_id", "lease_token", "fence_token", "reason", "detail")
 _TYPES: dict[str, Any] = {
@@ -67,6 +68,7 @@ _TYPES: dict[str, Any] = {
     "event": String,
     "reason": String,
     "detail": String,
+    "result": String,
 }
 
 
@@ -95,6 +97,7 @@ class BatchStatements:
     """The batch statements for one dialect and one policy (see `batch_statements_for`)."""
 
     renew_many: Stmt  # every lease of the array its guard accepts, renewed
+    complete_many: Stmt  # every lease of the array its guard accepts, its task done
     claim_many: Stmt  # up to :n tasks, rescued expired ones first, then the queue's first
     event_insert_many: Stmt  # one register line per element, in the array's order
     # PostgreSQL: `heartbeat`'s UPDATE and its `renewed` line in one statement (None on
@@ -145,6 +148,29 @@ def _build(dialect: Dialect, policy: Policy) -> BatchStatements:
         renewal.update(lease_expires_at=now + ttl, renew_deadline=now + deadline)
     returning = [t.c[name] for name in LEASE_RETURNING]
     renew_many = update(t).where(guard).values(renewal).returning(*returning)
+
+    # --- complete_many: `complete`'s guard (the same as the renewal's), each its result ---
+    c = _rows_of("leases", _RESULT_FIELDS, postgresql, ordered=False).subquery("c")
+    c_owned = and_(
+        t.c.task_id == c.c.task_id,
+        t.c.owner_id == c.c.worker_id,
+        t.c.lease_token == c.c.lease_token,
+    )
+    c_guard = (
+        and_(
+            c_owned,
+            t.c.fence_token == c.c.fence_token,
+            t.c.status == TaskStatus.RUNNING,
+            t.c.lease_expires_at >= now if policy.expiry else true(),
+        )
+        if policy.guards
+        else c_owned
+    )
+    finish: dict[str, Any] = {"status": TaskStatus.DONE, "result": c.c.result, "updated_at": now}
+    if policy.guards:
+        # As `complete`: a finished task holds no lease, nothing is left to expire.
+        finish.update(lease_expires_at=null(), renew_deadline=null())
+    complete_many = update(t).where(c_guard).values(finish).returning(*returning)
 
     # --- claim_many: up to :n tasks, each with its own lease and fence token ---------------
     n = bindparam("n", type_=BigInteger)
@@ -249,6 +275,7 @@ def _build(dialect: Dialect, policy: Policy) -> BatchStatements:
     return BatchStatements(
         renew_logged=renew_logged,
         renew_many=_sql(renew_many, dialect),
+        complete_many=_sql(complete_many, dialect),
         claim_many=_sql(claim_many, dialect),
         event_insert_many=_sql(event_insert_many, dialect),
     )
@@ -399,6 +426,27 @@ def renew_logged(
     return renewed
 
 
+def _checked(leases: Sequence[Lease], operation: str) -> list[Lease]:
+    """The batch's leases, refused whole if one is not a lease or a task comes twice."""
+    out = list(leases)
+    seen: set[str] = set()
+    for lease in out:
+        if not isinstance(lease, Lease):
+            raise InvalidPayload(f"{operation} takes leases, got {type(lease).__name__}")
+        if lease.task_id in seen:
+            # One row, one verdict: two leases of one task in a batch is a caller's bug.
+            raise InvalidPayload(f"task {lease.task_id!r} is twice in one {operation}")
+        seen.add(lease.task_id)
+    return out
+
+
+def _json_or_refuse(value: Any) -> str:
+    try:
+        return dump_json(value)
+    except (TypeError, ValueError) as exc:
+        raise InvalidPayload(f"result is not JSON-serialisable: {exc}") from None
+
+
 def _clean(**detail: Any) -> dict[str, Any]:
     return {k: v for k, v in detail.items() if v is not None}
 
@@ -417,15 +465,7 @@ class BatchOperations:
         (`LeaseMismatch`, `UnknownTask`) is a caller's bug, as for `heartbeat`: it is
         raised and nothing of the batch is written.
         """
-        leases = list(leases)
-        seen: set[str] = set()
-        for lease in leases:
-            if not isinstance(lease, Lease):
-                raise InvalidPayload(f"heartbeat_many takes leases, got {type(lease).__name__}")
-            if lease.task_id in seen:
-                # One row, one verdict: two leases of one task in a batch is a caller's bug.
-                raise InvalidPayload(f"task {lease.task_id!r} is twice in one heartbeat_many")
-            seen.add(lease.task_id)
+        leases = _checked(leases, "heartbeat_many")
         if not leases:
             return []
         payload = dump_json([[x.task_id, x.owner_id, x.lease_token, x.fence_token] for x in leases])
@@ -468,6 +508,62 @@ class BatchOperations:
 
         result: list[Lease | LeaseRejected] = await self._write(body)
         return result
+
+    async def complete_many(
+        self: _StoreLike, leases: Sequence[Lease], results: Sequence[Any] | None = None
+    ) -> list[LeaseRejected | None]:
+        """Finish many tasks in one transaction and one guarded statement, each under its
+        own lease, as `complete` would (`results[i]` is the result of `leases[i]`).
+
+        Returns, in the order given, None for a task finished or the `LeaseRejected` that
+        says why not, each refusal its own `complete_rejected` event. A lease never issued
+        is raised, as by `heartbeat_many`, and nothing of the batch is written.
+        """
+        leases = _checked(leases, "complete_many")
+        if results is None:
+            results = [None] * len(leases)
+        if len(results) != len(leases):
+            raise InvalidPayload(f"{len(leases)} leases but {len(results)} results")
+        texts = [_json_or_refuse(r) for r in results]
+        if not leases:
+            return []
+        payload = dump_json(
+            [
+                [x.task_id, x.owner_id, x.lease_token, x.fence_token, text]
+                for x, text in zip(leases, texts, strict=True)
+            ]
+        )
+
+        def body(txn: Any) -> list[LeaseRejected | None]:
+            params = {"leases": payload, "now": txn.now}
+            finished = {row[0] for row in self.batch_sql.complete_many.run(txn.conn, params)}
+            _insert_events(
+                self,
+                txn,
+                [
+                    (
+                        EventKind.COMPLETED,
+                        x.task_id,
+                        x.owner_id,
+                        x.lease_token,
+                        x.fence_token,
+                        None,
+                        {},
+                    )
+                    for x in leases
+                    if x.task_id in finished
+                ],
+            )
+            out: list[LeaseRejected | None] = []
+            for x in leases:
+                if x.task_id in finished:
+                    out.append(None)
+                else:
+                    out.append(self._reject(txn, x, "complete", EventKind.COMPLETE_REJECTED).error)
+            return out
+
+        done: list[LeaseRejected | None] = await self._write(body)
+        return done
 
     async def claim_many(self: _StoreLike, worker_id: str, n: int) -> list[Lease]:
         """Take up to `n` tasks in one statement: expired leases rescued first, then the
