@@ -395,3 +395,22 @@ async def test_heartbeat_line_is_the_one_stored_and_heard(
         20_000,
     )
     assert stored.detail == ({} if expires is None else {"expires_at": expires})
+
+
+async def test_batch_lines_are_the_ones_stored_and_heard(
+    store: LeaseStore, clock: VirtualClock
+) -> None:
+    heard: list[EventRow] = []
+    store.add_listener(heard.append)
+    await store.enqueue("spent", max_attempts=1)
+    assert await store.claim("w0") is not None
+    await queued(store, 3)
+    clock.advance(TTL + 1)  # "spent" expires with no attempt left: dead-lettered on the way
+    mark = len(heard)
+    leases = await store.claim_many("w1", 3)
+    clock.advance(1_000)
+    assert await store.complete_many(leases) == [None] * 3
+    assert [e.event for e in heard[mark:]] == ["dead_lettered"] + ["claimed"] * 3 + [
+        "completed"
+    ] * 3
+    assert heard[mark:] == (await store.events())[mark:]

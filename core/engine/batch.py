@@ -103,6 +103,10 @@ class BatchStatements:
     # PostgreSQL: `heartbeat`'s UPDATE and its `renewed` line in one statement (None on
     # SQLite, which allows no UPDATE inside a WITH and has no round trip to save).
     renew_logged: Stmt | None
+    # PostgreSQL, with the guards on: claim_many and complete_many with their register
+    # lines in the same statement, each row returned with its line's number (None else).
+    claim_logged: Stmt | None
+    complete_logged: Stmt | None
 
 
 _COMPILED: dict[tuple[str, str, Policy], BatchStatements] = {}
@@ -272,7 +276,13 @@ def _build(dialect: Dialect, policy: Policy) -> BatchStatements:
     renew_logged = (
         _sql(_renew_logged(guard_one(policy, now), renewal), dialect) if postgresql else None
     )
+    claim_logged = complete_logged = None
+    if postgresql and policy.guards:
+        claim_logged = _sql(_claim_logged(claim_many), dialect)
+        complete_logged = _sql(_complete_logged(complete_many), dialect)
     return BatchStatements(
+        claim_logged=claim_logged,
+        complete_logged=complete_logged,
         renew_logged=renew_logged,
         renew_many=_sql(renew_many, dialect),
         complete_many=_sql(complete_many, dialect),
@@ -334,6 +344,77 @@ def _renew_logged(guard: Any, renewal: dict[str, Any]) -> Any:
     return select(*renewed.c, logged.c.seq).select_from(renewed.join(logged, true()))
 
 
+def _text(value: Any) -> Any:
+    return func.cast(value, Text)
+
+
+def _logged(changed: Any, line: list[Any], order: list[Any]) -> Any:
+    """`changed` (an UPDATE ... RETURNING) with one register line per row it returns, in
+    one statement: a data-modifying WITH, the lines numbered in `order`. Each row comes
+    back with its line's number."""
+    ev = events
+    logged = (
+        ev.insert()
+        .from_select(
+            ["at", *_EVENT_FIELDS],
+            select(bindparam("now", type_=BigInteger), *line).order_by(*order),
+        )
+        .returning(ev.c.seq, ev.c.task_id)
+        .cte("logged")
+    )
+    return (
+        select(*(changed.c[n] for n in LEASE_RETURNING), logged.c.seq)
+        .select_from(changed.join(logged, changed.c.task_id == logged.c.task_id))
+        .order_by(logged.c.seq)
+    )
+
+
+def _claim_logged(claim_many: Any) -> Any:
+    """claim_many and its lines: `dead_lettered` (attempts exhausted) or `claimed`, with
+    the details `claim` writes, the dead first, then by fence token (the claim order)."""
+    claimed = claim_many.cte("claimed")
+    dead = claimed.c.status == TaskStatus.DEAD.value
+    expires = claimed.c.lease_expires_at
+    attempt = _text(claimed.c.attempt)
+    claimed_detail = case(
+        (expires.is_(None), literal('{"attempt":') + attempt + literal("}")),
+        else_=literal('{"attempt":')
+        + attempt
+        + literal(',"expires_at":')
+        + _text(expires)
+        + literal("}"),
+    )
+    line = [
+        case((dead, literal(str(EventKind.DEAD_LETTERED))), else_=literal(str(EventKind.CLAIMED))),
+        claimed.c.task_id,
+        case((dead, null()), else_=bindparam("worker_id")),
+        claimed.c.lease_token,
+        claimed.c.fence_token,
+        case((dead, literal(str(RegisterReason.ATTEMPTS_EXHAUSTED))), else_=null()),
+        case(
+            (dead, literal('{"attempts":') + attempt + literal("}")),
+            else_=claimed_detail,
+        ),
+    ]
+    return _logged(claimed, line, [case((dead, 0), else_=1), claimed.c.fence_token])
+
+
+def _complete_logged(complete_many: Any) -> Any:
+    """complete_many and its `completed` lines (the guard made each row's owner and
+    tokens the caller's lease's)."""
+    done = complete_many.cte("done")
+    line = [
+        literal(str(EventKind.COMPLETED)),
+        done.c.task_id,
+        done.c.owner_id,
+        done.c.lease_token,
+        done.c.fence_token,
+        null(),
+        literal("{}"),
+    ]
+    return _logged(done, line, [done.c.task_id])
+
+
 class _StoreLike(Protocol):
     """What the batch operations use of `LeaseStore` (the mixin's self type)."""
 
@@ -379,6 +460,46 @@ def _insert_events(store: _StoreLike, txn: Any, lines: list[_Line]) -> None:
                 worker,
                 lease_token,
                 fence_token,
+                reason,
+                detail,
+            )
+        )
+
+
+def _heard(store: _StoreLike, txn: Any, rows: list[Any]) -> None:
+    """The EventRows of the lines a `*_logged` statement wrote, for the listeners: the
+    values it wrote, rebuilt from each returned row (LEASE_RETURNING, then the seq)."""
+    if not store.has_listeners:
+        return
+    for row in rows:
+        r = LeaseReturned._make(row[:-1])
+        line: tuple[EventKind, str | None, str | None, dict[str, Any]]
+        if r.status == TaskStatus.DEAD:
+            line = (
+                EventKind.DEAD_LETTERED,
+                None,
+                str(RegisterReason.ATTEMPTS_EXHAUSTED),
+                {"attempts": r.attempt},
+            )
+        elif r.status == TaskStatus.DONE:
+            line = (EventKind.COMPLETED, r.owner_id, None, {})
+        else:
+            line = (
+                EventKind.CLAIMED,
+                r.owner_id,
+                None,
+                _clean(attempt=r.attempt, expires_at=r.lease_expires_at),
+            )
+        kind, worker, reason, detail = line
+        txn.events.append(
+            EventRow(
+                row[-1],
+                txn.now,
+                str(kind),
+                r.task_id,
+                worker,
+                r.lease_token,
+                r.fence_token,
                 reason,
                 detail,
             )
@@ -536,11 +657,15 @@ class BatchOperations:
 
         def body(txn: Any) -> list[LeaseRejected | None]:
             params = {"leases": payload, "now": txn.now}
-            finished = {row[0] for row in self.batch_sql.complete_many.run(txn.conn, params)}
-            _insert_events(
-                self,
-                txn,
-                [
+            logged = self.batch_sql.complete_logged
+            if logged is not None:
+                # PostgreSQL: the tasks finished and their register lines in one statement.
+                rows = logged.run(txn.conn, params)
+                _heard(self, txn, rows)
+                finished = {row[0] for row in rows}
+            else:
+                finished = {row[0] for row in self.batch_sql.complete_many.run(txn.conn, params)}
+                lines: list[_Line] = [
                     (
                         EventKind.COMPLETED,
                         x.task_id,
@@ -552,8 +677,8 @@ class BatchOperations:
                     )
                     for x in leases
                     if x.task_id in finished
-                ],
-            )
+                ]
+                _insert_events(self, txn, lines)
             out: list[LeaseRejected | None] = []
             for x in leases:
                 if x.task_id in finished:
@@ -589,6 +714,18 @@ class BatchOperations:
             # the next one look further. A round that finds nothing ends it.
             while len(leases) < n:
                 params["n"] = n - len(leases)
+                logged = self.batch_sql.claim_logged
+                if logged is not None:
+                    # PostgreSQL: the claim and its register lines in one statement.
+                    rows = logged.run(txn.conn, params)
+                    _heard(self, txn, rows)
+                    found = [LeaseReturned._make(r[:-1]) for r in rows]
+                    taken = [_lease_of(r) for r in found if r.status != TaskStatus.DEAD]
+                    taken.sort(key=lambda lease: lease.fence_token)
+                    leases.extend(taken)
+                    if not found or len(taken) == len(found):
+                        break
+                    continue
                 found = [
                     LeaseReturned._make(r) for r in self.batch_sql.claim_many.run(txn.conn, params)
                 ]
