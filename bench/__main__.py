@@ -6,6 +6,10 @@
     database-clock reads and fence-counter bumps included, run by raw sqlite3 in the same way
     (one transaction per operation).
 (b) The time of one claim with 1,000 and with 20,000 finished tasks in the table.
+Then the sections in `BENCHES`: the TUI's refresh (bench/tui.py), PostgreSQL (bench/postgres.py:
+the cycle, claims beside pgqueuer and procrastinate, claim cost in history) and heartbeats as
+the fleet grows (bench/scale.py). `--quick` (or `BK_BENCH_QUICK=1`) runs the smaller points of
+the last two.
 
 The last line is always `ratio core/raw: 0.NN` (core on AsyncSqliteDriver over raw sqlite3).
 """
