@@ -414,3 +414,35 @@ async def test_batch_lines_are_the_ones_stored_and_heard(
         "completed"
     ] * 3
     assert heard[mark:] == (await store.events())[mark:]
+
+
+async def test_a_batch_costs_the_same_statements_for_5_leases_as_for_20(
+    backend: str, make_store: MakeStore
+) -> None:
+    """Renewals, refusals, claims and completes: no statement per lease (counted on SQLite,
+    whose connection reports every statement it runs)."""
+    if backend != "sqlite":
+        pytest.skip("statements are counted through sqlite3's trace callback")
+
+    async def statements(n: int) -> list[int]:
+        clock = VirtualClock()
+        store = make_store(clock=clock)
+        conn: Any = store.driver.conn  # type: ignore[attr-defined]
+        ran: list[str] = []
+        await queued(store, 2 * n)
+        conn.set_trace_callback(ran.append)
+        counts = []
+        leases = await store.claim_many("w1", 2 * n)
+        counts.append(len(ran))
+        clock.advance(TTL + 1)
+        live = await store.claim_many("w2", n)  # n of the 2n expired, rescued
+        counts.append(len(ran) - sum(counts))
+        results = await store.heartbeat_many(leases)  # all 2n refused: n superseded, n expired
+        assert all(isinstance(r, LeaseRejected) for r in results)
+        counts.append(len(ran) - sum(counts))
+        assert await store.complete_many(live) == [None] * n
+        counts.append(len(ran) - sum(counts))
+        conn.set_trace_callback(None)
+        return counts
+
+    assert await statements(5) == await statements(20)

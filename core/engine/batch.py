@@ -15,7 +15,7 @@ The leases travel as one JSON array parameter: both databases read it as a table
 number of them and its text never changes with the count.
 """
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -39,15 +39,17 @@ from sqlalchemy import (
 from sqlalchemy.engine import Dialect
 
 from core.engine.config import LeaseConfig
-from core.engine.errors import InvalidPayload, LeaseRejected, RegisterReason
+from core.engine.errors import InvalidPayload, LeaseRejected, RegisterReason, RejectReason
 from core.engine.models import FENCE_COUNTER
 from core.engine.records import EventRow, Lease, dump_json
 from core.engine.statements import (
     FENCE_SEQUENCE,
     LEASE_RETURNING,
+    TASK_STATE_COLUMNS,
     LeaseReturned,
     Policy,
     Stmt,
+    TaskState,
     _sql,
     events,
     fence_counter,
@@ -107,6 +109,8 @@ class BatchStatements:
     # lines in the same statement, each row returned with its line's number (None else).
     claim_logged: Stmt | None
     complete_logged: Stmt | None
+    renew_many_logged: Stmt | None
+    task_state_many: Stmt  # TaskState (with the task id first) of each task of the array
 
 
 _COMPILED: dict[tuple[str, str, Policy], BatchStatements] = {}
@@ -276,11 +280,18 @@ def _build(dialect: Dialect, policy: Policy) -> BatchStatements:
     renew_logged = (
         _sql(_renew_logged(guard_one(policy, now), renewal), dialect) if postgresql else None
     )
-    claim_logged = complete_logged = None
+    claim_logged = complete_logged = renew_many_logged = None
     if postgresql and policy.guards:
         claim_logged = _sql(_claim_logged(claim_many), dialect)
         complete_logged = _sql(_complete_logged(complete_many), dialect)
+        renew_many_logged = _sql(_renew_many_logged(renew_many), dialect)
+    ids = _rows_of("ids", ("task_id",), postgresql, ordered=False).subquery("ids")
+    task_state_many = select(t.c.task_id, *(t.c[n] for n in TASK_STATE_COLUMNS)).where(
+        t.c.task_id.in_(select(ids.c.task_id))
+    )
     return BatchStatements(
+        renew_many_logged=renew_many_logged,
+        task_state_many=_sql(task_state_many, dialect),
         claim_logged=claim_logged,
         complete_logged=complete_logged,
         renew_logged=renew_logged,
@@ -399,6 +410,26 @@ def _claim_logged(claim_many: Any) -> Any:
     return _logged(claimed, line, [case((dead, 0), else_=1), claimed.c.fence_token])
 
 
+def _renew_many_logged(renew_many: Any) -> Any:
+    """renew_many and its `renewed` lines, the detail `heartbeat` writes (the guard made
+    each row's owner and tokens the caller's lease's)."""
+    renewed = renew_many.cte("renewed")
+    expires = renewed.c.lease_expires_at
+    line = [
+        literal(str(EventKind.RENEWED)),
+        renewed.c.task_id,
+        renewed.c.owner_id,
+        renewed.c.lease_token,
+        renewed.c.fence_token,
+        null(),
+        case(
+            (expires.is_(None), literal("{}")),
+            else_=literal('{"expires_at":') + _text(expires) + literal("}"),
+        ),
+    ]
+    return _logged(renewed, line, [renewed.c.task_id])
+
+
 def _complete_logged(complete_many: Any) -> Any:
     """complete_many and its `completed` lines (the guard made each row's owner and
     tokens the caller's lease's)."""
@@ -428,7 +459,7 @@ class _StoreLike(Protocol):
 
     async def _write(self, body: Any) -> Any: ...
 
-    def _reject(self, txn: Any, lease: Lease, operation: str, event: EventKind) -> Any: ...
+    def _why(self, lease: Lease, current: TaskState | None) -> RejectReason: ...
 
 
 # One register line of a batch: event, task, worker, lease token, fence token, reason and
@@ -466,31 +497,40 @@ def _insert_events(store: _StoreLike, txn: Any, lines: list[_Line]) -> None:
         )
 
 
-def _heard(store: _StoreLike, txn: Any, rows: list[Any]) -> None:
+# What a register line says besides its task and tokens: event, worker, reason, detail.
+_Said = tuple[EventKind, str | None, str | None, dict[str, Any]]
+
+
+def _claim_said(r: LeaseReturned) -> _Said:
+    if r.status == TaskStatus.DEAD:
+        reason = str(RegisterReason.ATTEMPTS_EXHAUSTED)
+        return EventKind.DEAD_LETTERED, None, reason, {"attempts": r.attempt}
+    return (
+        EventKind.CLAIMED,
+        r.owner_id,
+        None,
+        _clean(attempt=r.attempt, expires_at=r.lease_expires_at),
+    )
+
+
+def _renew_said(r: LeaseReturned) -> _Said:
+    return EventKind.RENEWED, r.owner_id, None, _clean(expires_at=r.lease_expires_at)
+
+
+def _complete_said(r: LeaseReturned) -> _Said:
+    return EventKind.COMPLETED, r.owner_id, None, {}
+
+
+def _heard(
+    store: _StoreLike, txn: Any, rows: list[Any], said: Callable[[LeaseReturned], _Said]
+) -> None:
     """The EventRows of the lines a `*_logged` statement wrote, for the listeners: the
     values it wrote, rebuilt from each returned row (LEASE_RETURNING, then the seq)."""
     if not store.has_listeners:
         return
     for row in rows:
         r = LeaseReturned._make(row[:-1])
-        line: tuple[EventKind, str | None, str | None, dict[str, Any]]
-        if r.status == TaskStatus.DEAD:
-            line = (
-                EventKind.DEAD_LETTERED,
-                None,
-                str(RegisterReason.ATTEMPTS_EXHAUSTED),
-                {"attempts": r.attempt},
-            )
-        elif r.status == TaskStatus.DONE:
-            line = (EventKind.COMPLETED, r.owner_id, None, {})
-        else:
-            line = (
-                EventKind.CLAIMED,
-                r.owner_id,
-                None,
-                _clean(attempt=r.attempt, expires_at=r.lease_expires_at),
-            )
-        kind, worker, reason, detail = line
+        kind, worker, reason, detail = said(r)
         txn.events.append(
             EventRow(
                 row[-1],
@@ -504,6 +544,56 @@ def _heard(store: _StoreLike, txn: Any, rows: list[Any]) -> None:
                 detail,
             )
         )
+
+
+def _reject_many(
+    store: _StoreLike, txn: Any, leases: list[Lease], operation: str, event: EventKind
+) -> dict[str, LeaseRejected]:
+    """Each refused lease's verdict, as `LeaseStore._reject` gives it, and its own line:
+    one read of the tasks' states and one insert for all of them (a process paused past
+    its ttl comes back with every lease expired at once)."""
+    if not leases:
+        return {}
+    ids = dump_json([[x.task_id] for x in leases])
+    states = {
+        row[0]: TaskState._make(row[1:])
+        for row in store.batch_sql.task_state_many.run(txn.conn, {"ids": ids})
+    }
+    errors: dict[str, LeaseRejected] = {}
+    lines: list[_Line] = []
+    for lease in leases:
+        current = states.get(lease.task_id)
+        reason = store._why(lease, current)  # raises for a lease never issued, as alone
+        assert current is not None
+        detail = _clean(
+            operation=operation,
+            current_lease_token=current.lease_token,
+            current_fence_token=current.fence_token,
+            status=current.status,
+        )
+        lines.append(
+            (
+                event,
+                lease.task_id,
+                lease.owner_id,
+                lease.lease_token,
+                lease.fence_token,
+                str(reason),
+                detail,
+            )
+        )
+        errors[lease.task_id] = LeaseRejected(
+            reason,
+            operation=operation,
+            task_id=lease.task_id,
+            worker_id=lease.owner_id,
+            lease_token=lease.lease_token,
+            fence_token=lease.fence_token,
+            current_lease_token=current.lease_token,
+            current_fence_token=current.fence_token,
+        )
+    _insert_events(store, txn, lines)
+    return errors
 
 
 def _lease_of(r: LeaseReturned) -> Lease:
@@ -599,33 +689,41 @@ class BatchOperations:
                 "deadline": self.config.deadline_ms,
             }
             renewed: dict[str, Lease] = {}
-            for row in self.batch_sql.renew_many.run(txn.conn, params):
-                lease = _lease_of(LeaseReturned._make(row))
-                renewed[lease.task_id] = lease
-            lines: list[_Line] = []
-            for lease in leases:
-                new = renewed.get(lease.task_id)
-                if new is not None:
-                    lines.append(
-                        (
-                            EventKind.RENEWED,
-                            lease.task_id,
-                            lease.owner_id,
-                            lease.lease_token,
-                            lease.fence_token,
-                            None,
-                            _clean(expires_at=new.expires_at),
-                        )
+            logged = self.batch_sql.renew_many_logged
+            if logged is not None:
+                # PostgreSQL: the renewals and their register lines in one statement.
+                rows = logged.run(txn.conn, params)
+                _heard(self, txn, rows, _renew_said)
+                for row in rows:
+                    lease = _lease_of(LeaseReturned._make(row[:-1]))
+                    renewed[lease.task_id] = lease
+            else:
+                for row in self.batch_sql.renew_many.run(txn.conn, params):
+                    lease = _lease_of(LeaseReturned._make(row))
+                    renewed[lease.task_id] = lease
+                lines: list[_Line] = [
+                    (
+                        EventKind.RENEWED,
+                        x.task_id,
+                        x.owner_id,
+                        x.lease_token,
+                        x.fence_token,
+                        None,
+                        _clean(expires_at=renewed[x.task_id].expires_at),
                     )
-            _insert_events(self, txn, lines)
-            out: list[Lease | LeaseRejected] = []
-            for lease in leases:
-                new = renewed.get(lease.task_id)
-                if new is None:
-                    # The rare path: the same verdict and event as a refused `heartbeat`.
-                    new = self._reject(txn, lease, "heartbeat", EventKind.RENEW_REJECTED).error
-                out.append(new)
-            return out
+                    for x in leases
+                    if x.task_id in renewed
+                ]
+                _insert_events(self, txn, lines)
+            # The rare path: the same verdicts and lines as refused heartbeats.
+            refused = _reject_many(
+                self,
+                txn,
+                [x for x in leases if x.task_id not in renewed],
+                "heartbeat",
+                EventKind.RENEW_REJECTED,
+            )
+            return [renewed.get(x.task_id) or refused[x.task_id] for x in leases]
 
         result: list[Lease | LeaseRejected] = await self._write(body)
         return result
@@ -661,7 +759,7 @@ class BatchOperations:
             if logged is not None:
                 # PostgreSQL: the tasks finished and their register lines in one statement.
                 rows = logged.run(txn.conn, params)
-                _heard(self, txn, rows)
+                _heard(self, txn, rows, _complete_said)
                 finished = {row[0] for row in rows}
             else:
                 finished = {row[0] for row in self.batch_sql.complete_many.run(txn.conn, params)}
@@ -679,13 +777,14 @@ class BatchOperations:
                     if x.task_id in finished
                 ]
                 _insert_events(self, txn, lines)
-            out: list[LeaseRejected | None] = []
-            for x in leases:
-                if x.task_id in finished:
-                    out.append(None)
-                else:
-                    out.append(self._reject(txn, x, "complete", EventKind.COMPLETE_REJECTED).error)
-            return out
+            refused = _reject_many(
+                self,
+                txn,
+                [x for x in leases if x.task_id not in finished],
+                "complete",
+                EventKind.COMPLETE_REJECTED,
+            )
+            return [refused.get(x.task_id) for x in leases]
 
         done: list[LeaseRejected | None] = await self._write(body)
         return done
@@ -718,7 +817,7 @@ class BatchOperations:
                 if logged is not None:
                     # PostgreSQL: the claim and its register lines in one statement.
                     rows = logged.run(txn.conn, params)
-                    _heard(self, txn, rows)
+                    _heard(self, txn, rows, _claim_said)
                     found = [LeaseReturned._make(r[:-1]) for r in rows]
                     taken = [_lease_of(r) for r in found if r.status != TaskStatus.DEAD]
                     taken.sort(key=lambda lease: lease.fence_token)
