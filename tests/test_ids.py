@@ -94,3 +94,12 @@ def test_the_commands_refuse_a_bad_id_in_one_line(
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "lone surrogate (U+DCFF" in err
     assert not db.exists()
+
+
+@pytest.mark.parametrize("payload", [{"a": "b\udcffc"}, {"\udcff": 1}], ids=["value", "key"])
+async def test_a_payload_that_is_not_utf8_text_is_the_stores_own_error(
+    store: LeaseStore, payload: Any
+) -> None:
+    with pytest.raises(InvalidPayload, match="lone surrogate"):
+        await store.enqueue("t1", payload=payload)
+    assert await store.tasks() == []
