@@ -434,7 +434,7 @@ class Session:
     Not thread-safe: one thread at a time (the drivers see to it).
     """
 
-    def __init__(self, target: Target, conn: DBConnection) -> None:
+    def __init__(self, target: Target, conn: DBConnection | None) -> None:
         self.target = target
         self.conn: DBConnection | None = conn
 
@@ -446,7 +446,11 @@ class Session:
         connected, a connection lost while the store is checked or created is retried like
         any other.
         """
-        session = cls(target, connect(target))
+        try:
+            conn: DBConnection | None = connect(target)
+        except ConnectionLost:
+            conn = None  # connected, then lost: reconnected below like any other
+        session = cls(target, conn)
         try:
             for attempt in range(RETRIES + 1):
                 try:
