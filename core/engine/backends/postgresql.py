@@ -14,6 +14,10 @@ function per transaction. What differs is what can go wrong:
   or the transaction is run again. A caller never sees a half-written or doubled
   operation, and never an "outcome unknown".
 - Past the bounds the error is a `StoreError` with one line, as on SQLite.
+- A worker starting up must never stall the others: the catalog is read first and nothing
+  is locked when the store is complete; schema work waits at most a short `lock_timeout`
+  for each lock and tries again; the server ends a session left idle inside a transaction
+  (`idle_in_transaction_session_timeout`), so a stopped process frees its locks.
 
 A store lives in one schema (`public` unless the URL says `?schema=NAME`). A schema that
 has tables but no `store_meta` is someone else's: it is refused and left untouched.
