@@ -60,17 +60,19 @@ DDL_LOCK_KEY = 0x626B5F736368  # "bk_sch"
 # Schema work waits at most this long for any lock, then lets go and tries again after a
 # pause. While a DDL statement waits for a table's lock, every later request for that
 # table queues behind it: a heartbeat then waits as long as the DDL does. Half a second is
-# what one heartbeat may lose to a starting worker, well inside any lease's renew window.
+# what one heartbeat may lose to a starting worker, inside the renew window of any lease of
+# a few seconds or more.
 DDL_LOCK_TIMEOUT_MS = 500
 # A starting worker that cannot get its locks for this long gives up with one line.
 DDL_GIVE_UP_S = 60.0
-# The server ends a session of ours that sits inside a transaction this long without
-# sending anything, rolling it back and freeing its locks. A store's transaction is a few
-# statements sent back to back (milliseconds); one idle for seconds belongs to a process
-# that is stopped, swapped out or hung, and the rows it locked must not wait for it. Five
-# seconds is far above any transaction's gaps and below a lease's renew window at the
-# default ttl (60 s). The client that wakes up finds its connection gone and runs the
-# transaction again whole, as after any lost connection.
+# "锁更适合短临界区" (a lock suits a short critical section): the server ends a session of
+# ours that sits inside a transaction this long without sending anything, rolling it back
+# and freeing its locks. A store's transaction is a few statements sent back to back
+# (milliseconds); one idle for seconds belongs to a process that is stopped, swapped out or
+# hung, and the rows it locked must not wait for it. Five seconds is far above any
+# transaction's gaps and well below a lease's renew window at the default ttl (60 s). The
+# client that wakes up finds its connection gone and runs the transaction again whole, as
+# after any lost connection.
 IDLE_IN_TRANSACTION_TIMEOUT_MS = 5_000
 FENCE_SEQUENCE = "fence_tokens"
 SCRATCH_PREFIX = "bk_run_"
