@@ -166,3 +166,20 @@ async def test_a_full_disk_is_one_line_and_keeps_what_was_committed(
     assert "\n" not in str(err.value)
     assert [t.task_id for t in await store.tasks()] == ["t1"]
     await store.close()
+
+
+def test_a_store_the_full_disk_would_not_let_be_made_leaves_no_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real = sqlite_backend._apply_pragmas
+
+    def no_room(conn: sqlite3.Connection, *, file_backed: bool) -> None:
+        real(conn, file_backed=file_backed)
+        conn.execute("PRAGMA max_page_count = 2")  # what a full disk lets SQLite have
+
+    monkeypatch.setattr(sqlite_backend, "_apply_pragmas", no_room)
+    db = tmp_path / "new.db"
+    with pytest.raises(StoreError, match="disk is full") as err:
+        LeaseStore.open_inline(db, clock=VirtualClock())
+    assert "\n" not in str(err.value)
+    assert list(tmp_path.iterdir()) == []

@@ -58,11 +58,16 @@ class Driver(Protocol):
 def _connect_with_schema(
     path: str | os.PathLike[str], use: backend.StoreUse = backend.StoreUse.WORKERS
 ) -> sqlite3.Connection:
+    made = backend.is_file_backed(path) and not os.path.exists(path)
     conn = backend.connect(path, check_same_thread=False)
     try:
         backend.create_schema(conn, use=use, target=str(path))
     except BaseException:
         conn.close()
+        if made:  # a store that could not be made (a full disk) leaves no half of a file
+            for suffix in ("", "-wal", "-shm"):
+                with contextlib.suppress(OSError):
+                    os.remove(f"{path}{suffix}")
         raise
     return conn
 
