@@ -62,12 +62,17 @@ def _connect_with_schema(
     conn = backend.connect(path, check_same_thread=False)
     try:
         backend.create_schema(conn, use=use, target=str(path))
-    except BaseException:
+    except backend.DiskFull:
         conn.close()
-        if made:  # a store that could not be made (a full disk) leaves no half of a file
+        # A store the full disk would not let be made leaves no half of a file. (Only
+        # then: after any other failure another process may be making the same file.)
+        if made:
             for suffix in ("", "-wal", "-shm"):
                 with contextlib.suppress(OSError):
                     os.remove(f"{path}{suffix}")
+        raise
+    except BaseException:
+        conn.close()
         raise
     return conn
 

@@ -231,12 +231,16 @@ def create_schema(
     except sqlite3.Error as exc:
         raise StoreError(f"{target}: cannot create the store's tables: {exc}") from None
     except StoreError as exc:
-        raise StoreError(f"{target}: {exc}") from None
+        raise type(exc)(f"{target}: {exc}") from None
 
 
 def _is_busy(exc: sqlite3.Error) -> bool:
     text = str(exc).lower()
     return isinstance(exc, sqlite3.OperationalError) and ("locked" in text or "busy" in text)
+
+
+class DiskFull(StoreError):
+    """The disk (or the file's allowed size) is full: the transaction was not written."""
 
 
 def store_error(exc: sqlite3.Error) -> StoreError:
@@ -249,7 +253,7 @@ def store_error(exc: sqlite3.Error) -> StoreError:
             f"restore it from a copy"
         )
     if code == sqlite3.SQLITE_FULL or "disk is full" in text:
-        return StoreError(
+        return DiskFull(
             f"the disk is full ({text}); this transaction was not written, and the "
             f"database holds what was committed before it"
         )
