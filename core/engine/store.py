@@ -15,6 +15,7 @@ from sqlalchemy.engine import Dialect
 
 from core.engine.backends import sqlite as sqlite_backend
 from core.engine.backends import sqlite_path
+from core.engine.batch import BatchOperations, batch_statements_for, renew_logged
 from core.engine.clock import Clock, DatabaseClock
 from core.engine.config import LeaseConfig, Mode
 from core.engine.drivers import AsyncSqliteDriver, Driver, InlineDriver
@@ -160,7 +161,7 @@ class _Rejected(Exception):
         self.error = error
 
 
-class LeaseStore:
+class LeaseStore(BatchOperations):
     """Claims, heartbeats, checkpoints, fenced writes and effects over one database.
 
     Use it as `async with` (or call `close()`): closing waits for every call in flight and
@@ -183,6 +184,7 @@ class LeaseStore:
         self.mode = mode
         self.policy = policy_for(mode)
         self.sql = statements_for(_dialect_of(driver), self.policy)
+        self.batch_sql = batch_statements_for(_dialect_of(driver), self.policy)
         # A database clock is read inside each transaction, under the write lock; a
         # virtual clock (simulations) is read in Python, so playback stays exact.
         self._db_clock = isinstance(clock, DatabaseClock)
@@ -249,6 +251,10 @@ class LeaseStore:
         self, _t: type[BaseException] | None, _e: BaseException | None, _tb: TracebackType | None
     ) -> None:
         await self.close()
+
+    @property
+    def has_listeners(self) -> bool:
+        return bool(self._listeners)
 
     def add_listener(self, listener: EventListener) -> None:
         """Call listener with every event after its transaction commits."""
@@ -474,7 +480,14 @@ class LeaseStore:
         """Renew a live lease; raise LeaseRejected (superseded, expired, not_running)."""
 
         def body(txn: _Txn) -> Lease:
-            row = txn.one(self.sql.heartbeat, self._gate_params(lease, txn.now))
+            params = self._gate_params(lease, txn.now)
+            if self.batch_sql.renew_logged is not None:
+                # PostgreSQL: the renewal and its register line in one statement.
+                logged = renew_logged(self, txn, lease, params)
+                if logged is None:
+                    raise self._reject(txn, lease, "heartbeat", EventKind.RENEW_REJECTED)
+                return logged
+            row = txn.one(self.sql.heartbeat, params)
             if row is None:
                 raise self._reject(txn, lease, "heartbeat", EventKind.RENEW_REJECTED)
             renewed = _lease(row)

@@ -325,8 +325,9 @@ def scratch_schema_name() -> str:
 
 # -- whose run schema is it ---------------------------------------------------------------
 #
-# A run schema belongs to the process whose connection holds the schema's run lock (a
-# session-level advisory lock). The server lets it go when that connection ends, however
+# A run schema belongs to the process whose connections hold the schema's run lock (a
+# session-level advisory lock, shared: one run may open several connections, and the
+# cleaner's exclusive try fails while any of them is alive). The server lets it go when that connection ends, however
 # the process ended (SIGKILL, a crash, a machine that went away): a run schema whose lock
 # is free has no owner left, and the next run cleans it up. The one moment an owner is
 # alive without its lock is while it reconnects after a lost connection; should its schema
@@ -340,10 +341,10 @@ def run_lock_key(schema: str) -> int:
 
 
 def _take_run_lock(conn: DBConnection, target: Target) -> None:
-    row = conn.execute("SELECT pg_try_advisory_lock(%s)", (run_lock_key(target.schema),))
+    row = conn.execute("SELECT pg_try_advisory_lock_shared(%s)", (run_lock_key(target.schema),))
     taken = row.fetchone()
     if taken is None or not taken[0]:
-        # Only a backend of ours that is still dying can hold it: the caller tries again.
+        # Only a cleaner holds it exclusively, for the moment it checks a schema: try again.
         raise StoreError(f"{target.shown}: run schema {target.schema} is held by another run")
 
 
