@@ -327,11 +327,12 @@ def scratch_schema_name() -> str:
 #
 # A run schema belongs to the process whose connections hold the schema's run lock (a
 # session-level advisory lock, shared: one run may open several connections, and the
-# cleaner's exclusive try fails while any of them is alive). The server lets it go when that connection ends, however
-# the process ended (SIGKILL, a crash, a machine that went away): a run schema whose lock
-# is free has no owner left, and the next run cleans it up. The one moment an owner is
-# alive without its lock is while it reconnects after a lost connection; should its schema
-# be dropped then, its next statement fails with one line, never silently.
+# cleaner's exclusive try fails while any of them is alive). The server lets it go when a
+# connection ends, however the process ended (SIGKILL, a crash, a machine that went away):
+# a run schema whose lock is free has no owner left, and the next run cleans it up. The
+# one moment an owner is alive without its lock is while it reconnects after a lost
+# connection; should its schema be dropped then, its next statement fails with one line,
+# never silently.
 
 
 def run_lock_key(schema: str) -> int:
