@@ -103,3 +103,10 @@ async def test_a_payload_that_is_not_utf8_text_is_the_stores_own_error(
     with pytest.raises(InvalidPayload, match="lone surrogate"):
         await store.enqueue("t1", payload=payload)
     assert await store.tasks() == []
+
+
+async def test_a_batch_claim_checks_its_worker_id_too(store: LeaseStore) -> None:
+    await store.enqueue("t1")
+    with pytest.raises(InvalidId, match=r"^worker id 'w1\\nEVIL"):
+        await store.claim_many(FORGED, 2)
+    assert [e.event for e in await store.events()] == ["enqueued"]

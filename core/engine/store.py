@@ -41,6 +41,7 @@ from core.engine.records import (
     LedgerRow,
     TaskRow,
     dump_json,
+    stored_json,
 )
 from core.engine.statements import LeaseReturned, Stmt, TaskState, statements_for
 from core.engine.vocabulary import EventKind, TaskStatus
@@ -54,17 +55,7 @@ def _dialect_of(driver: Driver) -> Dialect:
 
 
 def _json(value: Any, what: str) -> str:
-    try:
-        text = dump_json(value)
-        # A lone surrogate (bytes that were not UTF-8) passes the encoder but no database.
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        raise InvalidPayload(f"{what} holds a lone surrogate: it is not UTF-8 text") from None
-    except (TypeError, ValueError) as exc:
-        raise InvalidPayload(f"{what} is not JSON-serialisable: {exc}") from None
-    except RecursionError:
-        raise InvalidPayload(f"{what} is nested too deeply to store as JSON") from None
-    return text
+    return stored_json(value, what)
 
 
 def _lease(row: tuple[Any, ...]) -> Lease:
