@@ -23,6 +23,12 @@ from core.tools.cli import main
 from core.tools.realworker import main as realworker_main
 
 
+@pytest.fixture(autouse=True)
+def look_every_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The file is looked at before every transaction here (not at most every 50 ms)."""
+    monkeypatch.setattr(sqlite_backend, "FILE_CHECK_EVERY_S", 0.0)
+
+
 async def _real(db: Path) -> LeaseStore:
     store = await LeaseStore.open_async(db, clock=DatabaseClock())
     await store.enqueue("t1")
