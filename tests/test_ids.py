@@ -110,3 +110,22 @@ async def test_a_batch_claim_checks_its_worker_id_too(store: LeaseStore) -> None
     with pytest.raises(InvalidId, match=r"^worker id 'w1\\nEVIL"):
         await store.claim_many(FORGED, 2)
     assert [e.event for e in await store.events()] == ["enqueued"]
+
+
+@pytest.mark.parametrize(
+    ("value", "why"),
+    [("a\x00b", "NUL"), ("a\udcffb", "lone surrogate"), (b"v", "must be text")],
+    ids=["nul", "surrogate", "bytes"],
+)
+async def test_a_ledger_value_is_text_both_backends_store_alike(
+    store: LeaseStore, value: Any, why: str
+) -> None:
+    await store.enqueue("t1")
+    lease = await store.claim("w1")
+    assert lease is not None
+    with pytest.raises(InvalidId, match=f"^ledger value .*{why}"):
+        await store.fenced_write(lease, "t1/1", value)
+    assert await store.ledger() == []
+    # Line breaks are fine in a value: it is a page, not an id.
+    row = await store.fenced_write(lease, "t1/1", "line one\nline two")
+    assert row.value == "line one\nline two"

@@ -30,7 +30,7 @@ from core.engine.errors import (
     TaskStateError,
     UnknownTask,
 )
-from core.engine.ids import check_id
+from core.engine.ids import check_id, check_text
 from core.engine.policies import policy_for
 from core.engine.records import (
     CheckpointRow,
@@ -641,6 +641,7 @@ class LeaseStore(BatchOperations):
         not_running). In no_fencing mode the ledger takes any write.
         """
         check_id(key, "ledger key")
+        check_text(value, "ledger value")
 
         def body(txn: _Txn) -> LedgerRow:
             params = self._gate_params(lease, txn.now)
