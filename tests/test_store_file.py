@@ -35,7 +35,9 @@ async def _real(db: Path) -> LeaseStore:
     return store
 
 
-async def test_a_deleted_database_file_stops_the_store(tmp_path: Path) -> None:
+async def test_a_deleted_database_file_stops_the_store(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     db = tmp_path / "work.db"
     store = await _real(db)
     lease = await store.claim("w1")
@@ -45,6 +47,8 @@ async def test_a_deleted_database_file_stops_the_store(tmp_path: Path) -> None:
     with pytest.raises(StoreError, match="deleted while this store had it open") as err:
         await store.heartbeat(lease)
     assert "\n" not in str(err.value)
+    # With no new look at the file, the store stays stopped all the same.
+    monkeypatch.setattr(sqlite_backend, "FILE_CHECK_EVERY_S", 60.0)
     with pytest.raises(StoreError, match="deleted"):
         await store.tasks()
     await store.close()

@@ -399,14 +399,18 @@ class FileGuard:
         self.identity = _identity(path)
         self.store_id = store_id(conn)
         self._next_look = 0.0
+        self._lost: StoreError | None = None  # once gone, gone for good
 
     def _gone(self, what: str) -> StoreError:
-        return StoreError(
+        self._lost = StoreError(
             f"{self.path}: the database file was {what} while this store had it open; "
             f"stopping, so that no work goes into a file nobody else reads"
         )
+        return self._lost
 
     def check_file(self) -> None:
+        if self._lost is not None:
+            raise self._lost
         clock = time.monotonic()
         if clock < self._next_look:
             return
