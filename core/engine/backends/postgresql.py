@@ -263,8 +263,9 @@ def _missing(conn: DBConnection, target: Target, statements: list[tuple[str, str
 def create_schema(conn: DBConnection, target: Target) -> None:
     """Create the schema, tables, indexes and fence sequence if missing; stamp the version.
 
-    "续约写入要足够轻。心跳本身如果需要重数据库事务……它会先把自己变成新的瓶颈": a starting
-    worker must never make the fleet's heartbeats wait. So the catalog is read first and
+    "续约写入要足够轻。心跳本身如果需要重数据库事务、跨区域 RPC 或大对象序列化，它会先把自己
+    变成新的瓶颈。" A heartbeat that waits for a starting worker's lock is such a bottleneck:
+    a starting worker must never make the fleet's heartbeats wait. So the catalog is read first and
     nothing is locked when the store is complete (`CREATE INDEX IF NOT EXISTS` takes a
     ShareLock on its table even when the index exists, and holds it to COMMIT); and what
     must be created waits at most DDL_LOCK_TIMEOUT_MS for each lock, then steps aside and
