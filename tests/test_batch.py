@@ -446,3 +446,20 @@ async def test_a_batch_costs_the_same_statements_for_5_leases_as_for_20(
         return counts
 
     assert await statements(5) == await statements(20)
+
+
+def test_rows_are_read_in_the_order_the_statements_return() -> None:
+    """The batch reads a lease statement's row by position (tens of thousands a call)."""
+    from core.engine.statements import LEASE_RETURNING
+
+    assert LEASE_RETURNING == (
+        "task_id",
+        "status",
+        "owner_id",
+        "attempt",
+        "lease_token",
+        "fence_token",
+        "lease_expires_at",
+        "renew_deadline",
+        "kind",
+    )

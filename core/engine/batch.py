@@ -102,6 +102,7 @@ class BatchStatements:
     complete_many: Stmt  # every lease of the array its guard accepts, its task done
     claim_many: Stmt  # up to :n tasks, rescued expired ones first, then the queue's first
     event_insert_many: Stmt  # one register line per element, in the array's order
+    event_insert_many_quiet: Stmt  # the same, returning nothing
     # PostgreSQL: `heartbeat`'s UPDATE and its `renewed` line in one statement (None on
     # SQLite, which allows no UPDATE inside a WITH and has no round trip to save).
     renew_logged: Stmt | None
@@ -269,14 +270,11 @@ def _build(dialect: Dialect, policy: Policy) -> BatchStatements:
     # --- event_insert_many -----------------------------------------------------------------
     ev = events
     rows = _rows_of("rows", _EVENT_FIELDS, postgresql, ordered=True).subquery("r")
-    event_insert_many = (
-        ev.insert()
-        .from_select(
-            ["at", *_EVENT_FIELDS],
-            select(bindparam("at", type_=BigInteger), *(rows.c[name] for name in _EVENT_FIELDS)),
-        )
-        .returning(ev.c.seq, ev.c.task_id)
+    event_insert_many_quiet = ev.insert().from_select(
+        ["at", *_EVENT_FIELDS],
+        select(bindparam("at", type_=BigInteger), *(rows.c[name] for name in _EVENT_FIELDS)),
     )
+    event_insert_many = event_insert_many_quiet.returning(ev.c.seq, ev.c.task_id)
     renew_logged = (
         _sql(_renew_logged(guard_one(policy, now), renewal), dialect) if postgresql else None
     )
@@ -299,6 +297,7 @@ def _build(dialect: Dialect, policy: Policy) -> BatchStatements:
         complete_many=_sql(complete_many, dialect),
         claim_many=_sql(claim_many, dialect),
         event_insert_many=_sql(event_insert_many, dialect),
+        event_insert_many_quiet=_sql(event_insert_many_quiet, dialect),
     )
 
 
@@ -471,15 +470,22 @@ def _insert_events(store: _StoreLike, txn: Any, lines: list[_Line]) -> None:
     """Write a batch's register lines in one statement (and keep them for the listeners)."""
     if not lines:
         return
-    rows = [
-        [str(kind), task_id, worker, lease_token, fence_token, reason, dump_json(detail)]
-        for kind, task_id, worker, lease_token, fence_token, reason, detail in lines
-    ]
-    returned = store.batch_sql.event_insert_many.run(
-        txn.conn, {"at": txn.now, "rows": dump_json(rows)}
-    )
+    # The lines of one batch mostly share their detail (every renewal its same new expiry):
+    # each distinct detail is encoded once.
+    texts: dict[tuple[Any, ...], str] = {}
+    rows = []
+    for kind, task_id, worker, lease_token, fence_token, reason, detail in lines:
+        key = tuple(detail.items())
+        text = texts.get(key)
+        if text is None:
+            text = texts[key] = dump_json(detail)
+        rows.append([str(kind), task_id, worker, lease_token, fence_token, reason, text])
+    params = {"at": txn.now, "rows": dump_json(rows)}
     if not store.has_listeners:
-        return  # nobody to hand EventRows to: do not build them
+        # Nobody to hand EventRows to: neither their numbers nor the rows are needed.
+        store.batch_sql.event_insert_many_quiet.run(txn.conn, params)
+        return
+    returned = store.batch_sql.event_insert_many.run(txn.conn, params)
     seq_of = {task_id: seq for seq, task_id in returned}
     for kind, task_id, worker, lease_token, fence_token, reason, detail in lines:
         txn.events.append(
@@ -596,18 +602,12 @@ def _reject_many(
     return errors
 
 
-def _lease_of(r: LeaseReturned) -> Lease:
-    assert r.owner_id is not None  # a lease statement returns a row only to its holder
-    return Lease(
-        task_id=r.task_id,
-        owner_id=r.owner_id,
-        lease_token=r.lease_token,
-        fence_token=r.fence_token,
-        attempt=r.attempt,
-        expires_at=r.lease_expires_at,
-        renew_deadline=r.renew_deadline,
-        kind=r.kind,
-    )
+def _lease_of(r: LeaseReturned | tuple[Any, ...]) -> Lease:
+    """The lease in a row a lease statement returned (LEASE_RETURNING's order), built
+    straight from the row: a batch builds tens of thousands."""
+    task_id, _status, owner_id, attempt, lease_token, fence_token, expires, deadline, kind = r[:9]
+    assert owner_id is not None  # a lease statement returns a row only to its holder
+    return Lease(task_id, owner_id, lease_token, fence_token, attempt, expires, deadline, kind)
 
 
 def renew_logged(
@@ -695,12 +695,15 @@ class BatchOperations:
                 rows = logged.run(txn.conn, params)
                 _heard(self, txn, rows, _renew_said)
                 for row in rows:
-                    lease = _lease_of(LeaseReturned._make(row[:-1]))
+                    lease = _lease_of(row)
                     renewed[lease.task_id] = lease
             else:
                 for row in self.batch_sql.renew_many.run(txn.conn, params):
-                    lease = _lease_of(LeaseReturned._make(row))
+                    lease = _lease_of(row)
                     renewed[lease.task_id] = lease
+                # Every renewal of one call has the same new expiry: one detail for all.
+                expires = next(iter(renewed.values())).expires_at if renewed else None
+                detail = _clean(expires_at=expires)
                 lines: list[_Line] = [
                     (
                         EventKind.RENEWED,
@@ -709,7 +712,7 @@ class BatchOperations:
                         x.lease_token,
                         x.fence_token,
                         None,
-                        _clean(expires_at=renewed[x.task_id].expires_at),
+                        detail,
                     )
                     for x in leases
                     if x.task_id in renewed
