@@ -135,23 +135,7 @@ def _build(dialect: Dialect, policy: Policy) -> BatchStatements:
 
     # --- renew_many: `heartbeat`'s guard, each lease against its own row -------------------
     b = _rows_of("leases", _LEASE_FIELDS, postgresql, ordered=False).subquery("b")
-    owned = and_(
-        t.c.task_id == b.c.task_id,
-        t.c.owner_id == b.c.worker_id,
-        t.c.lease_token == b.c.lease_token,
-    )
-    if policy.guards:
-        # As `heartbeat`: the whole lease as issued, on a running task, still live by the
-        # store clock.
-        guard = and_(
-            owned,
-            t.c.fence_token == b.c.fence_token,
-            t.c.status == TaskStatus.RUNNING,
-            t.c.lease_expires_at >= now if policy.expiry else true(),
-        )
-    else:
-        # seed_sql: the seed's Heartbeat as printed (owner and lease token only).
-        guard = owned
+    guard = _lease_guard(policy, now, *(b.c[name] for name in _LEASE_FIELDS))
     renewal: dict[str, Any] = {"last_heartbeat_at": now, "updated_at": now}
     if policy.expiry:
         renewal.update(lease_expires_at=now + ttl, renew_deadline=now + deadline)
@@ -160,21 +144,7 @@ def _build(dialect: Dialect, policy: Policy) -> BatchStatements:
 
     # --- complete_many: `complete`'s guard (the same as the renewal's), each its result ---
     c = _rows_of("leases", _RESULT_FIELDS, postgresql, ordered=False).subquery("c")
-    c_owned = and_(
-        t.c.task_id == c.c.task_id,
-        t.c.owner_id == c.c.worker_id,
-        t.c.lease_token == c.c.lease_token,
-    )
-    c_guard = (
-        and_(
-            c_owned,
-            t.c.fence_token == c.c.fence_token,
-            t.c.status == TaskStatus.RUNNING,
-            t.c.lease_expires_at >= now if policy.expiry else true(),
-        )
-        if policy.guards
-        else c_owned
-    )
+    c_guard = _lease_guard(policy, now, *(c.c[name] for name in _LEASE_FIELDS))
     finish: dict[str, Any] = {"status": TaskStatus.DONE, "result": c.c.result, "updated_at": now}
     if policy.guards:
         # As `complete`: a finished task holds no lease, nothing is left to expire.
@@ -182,6 +152,8 @@ def _build(dialect: Dialect, policy: Policy) -> BatchStatements:
     complete_many = update(t).where(c_guard).values(finish).returning(*returning)
 
     # --- claim_many: up to :n tasks, each with its own lease and fence token ---------------
+    # The seed: "若 worker 失联，超时后任务重新出现，下一位可以接手。" Expired leases are
+    # rescued first, by the store clock (`claim`'s client_clock mistake is not offered here).
     n = bindparam("n", type_=BigInteger)
     expired_where = (
         and_(t.c.status == TaskStatus.RUNNING, t.c.lease_expires_at < now)
@@ -219,6 +191,8 @@ def _build(dialect: Dialect, policy: Policy) -> BatchStatements:
         halves.insert(0, select(literal(0).label("grp"), *(expired_cte.c[c] for c in _PICKED)))
     u = union_all(*halves).subquery("u")
     order = (u.c.grp, u.c.k, u.c.task_id)
+    # The seed: "每次 claim / re-claim 任务时生成更大的 token；" one token per task taken,
+    # from the one global sequence (counter) every claim draws from.
     # A task with no attempt left is taken to be dead-lettered and draws no token, as in
     # `claim`, so n tasks taken here carry the tokens n claims in a row would.
     takes = u.c.attempt < u.c.max_attempts
@@ -301,21 +275,38 @@ def _build(dialect: Dialect, policy: Policy) -> BatchStatements:
     )
 
 
-def guard_one(policy: Policy, now: Any) -> Any:
-    """`heartbeat`'s guard on the task named by the parameters (statements.py's gate)."""
+def _lease_guard(
+    policy: Policy, now: Any, task_id: Any, worker_id: Any, lease_token: Any, fence_token: Any
+) -> Any:
+    """`heartbeat`'s and `complete`'s guard (statements.py's gate) for the lease given by
+    these four expressions: parameters for one lease, a batch's columns for many."""
     t = tasks
     owned = and_(
-        t.c.task_id == bindparam("task_id"),
-        t.c.owner_id == bindparam("worker_id"),
-        t.c.lease_token == bindparam("lease_token"),
+        t.c.task_id == task_id,
+        t.c.owner_id == worker_id,
+        t.c.lease_token == lease_token,
     )
     if not policy.guards:
+        # seed_sql: the seed's Heartbeat and Complete as printed (owner and lease token).
         return owned
+    # The whole lease as issued, on a running task, still live by the store clock.
     return and_(
         owned,
-        t.c.fence_token == bindparam("fence_token", type_=BigInteger),
+        t.c.fence_token == fence_token,
         t.c.status == TaskStatus.RUNNING,
         t.c.lease_expires_at >= now if policy.expiry else true(),
+    )
+
+
+def guard_one(policy: Policy, now: Any) -> Any:
+    """The guard for the one lease named by the parameters."""
+    return _lease_guard(
+        policy,
+        now,
+        bindparam("task_id"),
+        bindparam("worker_id"),
+        bindparam("lease_token"),
+        bindparam("fence_token", type_=BigInteger),
     )
 
 
