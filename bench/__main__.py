@@ -35,8 +35,9 @@ from bench.scale import scale_bench
 from bench.tui import tui_bench
 from core.engine.backends import sqlite as backend
 from core.engine.clock import DatabaseClock
+from core.engine.policies import Policy
 from core.engine.records import dump_json
-from core.engine.statements import Policy, statements_for
+from core.engine.statements import statements_for
 from core.engine.store import LeaseStore
 
 __all__ = ["BENCHES", "main"]

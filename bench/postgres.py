@@ -45,8 +45,9 @@ from rich.table import Table
 from core.engine.backends import postgresql as backend
 from core.engine.batch import batch_statements_for
 from core.engine.clock import RealClock
+from core.engine.policies import Policy
 from core.engine.records import dump_json
-from core.engine.statements import Policy, statements_for
+from core.engine.statements import statements_for
 from core.engine.store import LeaseStore
 
 

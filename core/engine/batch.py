@@ -41,13 +41,13 @@ from sqlalchemy.engine import Dialect
 from core.engine.config import LeaseConfig
 from core.engine.errors import InvalidPayload, LeaseRejected, RegisterReason, RejectReason
 from core.engine.models import FENCE_COUNTER
+from core.engine.policies import Policy
 from core.engine.records import EventRow, Lease, dump_json
 from core.engine.statements import (
     FENCE_SEQUENCE,
     LEASE_RETURNING,
     TASK_STATE_COLUMNS,
     LeaseReturned,
-    Policy,
     Stmt,
     TaskState,
     _sql,
