@@ -15,7 +15,13 @@ import pytest
 from core.engine.backends import postgresql as pg_backend
 from core.engine.clock import VirtualClock
 from core.engine.config import Mode
-from core.engine.errors import InvalidPayload, LeaseMismatch, LeaseRejected, RejectReason
+from core.engine.errors import (
+    InvalidId,
+    InvalidPayload,
+    LeaseMismatch,
+    LeaseRejected,
+    RejectReason,
+)
 from core.engine.records import EventRow, Lease
 from core.engine.store import LeaseStore
 from tests.conftest import MakeStore
@@ -256,6 +262,11 @@ async def test_complete_many_bad_input_writes_nothing(store: LeaseStore) -> None
         await store.complete_many([a, b], [None])
     with pytest.raises(InvalidPayload, match="JSON"):
         await store.complete_many([a], [object()])
+    deep: list[Any] = []
+    for _ in range(100_000):
+        deep = [deep]
+    with pytest.raises(InvalidPayload, match="nested too deeply"):
+        await store.complete_many([a], [deep])
     with pytest.raises(InvalidPayload, match="twice"):
         await store.complete_many([a, a])
     forged = Lease(b.task_id, "w9", b.lease_token, b.fence_token, b.attempt, None, None)
@@ -327,8 +338,10 @@ async def test_claim_many_bad_input(store: LeaseStore) -> None:
     for n in (0, -1, True, 1.5):
         with pytest.raises(InvalidPayload):
             await store.claim_many("w1", n)  # type: ignore[arg-type]
-    with pytest.raises(InvalidPayload):
-        await store.claim_many("", 1)
+    for bad in ("", "w\nEVIL 0:00:00 completed a", "w\x00", b"w"):
+        with pytest.raises(InvalidId):
+            await store.claim_many(bad, 1)  # type: ignore[arg-type]
+    assert await store.tasks() == [] and await store.events() == []
 
 
 async def test_claim_many_passes_over_rows_another_claim_holds(
