@@ -246,3 +246,16 @@ def worker_name(worker_id: str, lang: str) -> str:
     if name is None:
         return worker_id
     return f"{name} · {worker_id}" if lang == "zh" else name
+
+
+# The presenter's words: jumping to a step, the palette key, questions and forks.
+WORDS.update(
+    {
+        "jump": ("Go to step", "跳到某步"),
+        "tip_jump": (
+            "Go straight to a step (replays from the start, like stepping back)",
+            "直接跳到某一步（从头重放，和上一步一样准确）",
+        ),
+        "tip_palette": ("Every act by name", "按名字找每个动作"),
+    }
+)

@@ -12,7 +12,8 @@ from textual.widgets import TabbedContent
 from core.scenarios.library import open_scenario
 from core.scenarios.session import Session
 from core.sim.spec import Advance, Enqueue, Kill, Partition
-from demo.app import BorrowedKeysApp, main_screen_commands
+from demo.app import BorrowedKeysApp
+from demo.commands import main_screen_commands
 from demo.screens.confirm import ConfirmScreen
 from demo.screens.help import HelpScreen
 from demo.screens.main import MainScreen
@@ -319,3 +320,21 @@ async def test_result_and_kind_are_whole_at_140_and_200_columns(tmp_path: Path, 
             result = str(table.get_cell(key, "result"))
             assert cell_len(kind) <= widths["kind"], kind
             assert cell_len(result) <= widths["result"], result
+
+
+async def test_the_palette_provider_finds_an_act_and_runs_it(tmp_path: Path) -> None:
+    from textual.command import CommandPalette
+
+    app = app_for("01_fog", tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("n")  # the claim: Acheng holds the task
+        await pilot.press("ctrl+p")  # the palette, with the main screen's provider
+        await pilot.pause()
+        assert isinstance(app.screen, CommandPalette)
+        await pilot.press(*"kill acheng")  # typed: the provider's search
+        await pilot.pause(0.3)
+        await pilot.press("enter")  # the best hit: Kill: Acheng
+        await pilot.pause()
+        screen = screen_of(app)
+        assert screen.session.forked
+        assert screen.session.snapshot().worker("acheng").state == "dead"  # type: ignore[union-attr]

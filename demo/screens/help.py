@@ -253,10 +253,10 @@ def hint_text(lang: str) -> str:
 
 
 def keys_text(lang: str) -> Text:
-    from demo.controls import CONTROL_KEYS  # the table the main screen binds
+    from demo.controls import help_lines  # the table the main screen binds
 
     text = Text()
-    for keys, en, zh_text in CONTROL_KEYS:
-        text.append(f"{keys:<14}", style="bold")
-        text.append((zh_text if lang == "zh" else en) + "\n")
+    for line in help_lines():
+        text.append(f"{line.keys:<14}", style="bold")
+        text.append((line.zh if lang == "zh" else line.en) + "\n")
     return text

@@ -10,34 +10,37 @@ a row collapse into one) and the handler redraws; `playing` is a reactive. The f
 timer only lets live time pass and redraws.
 """
 
-import dataclasses
 import os
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import ClassVar
 
-from rich.cells import cell_len
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.command import Provider
+from textual.containers import Vertical, VerticalScroll
 from textual.message import Message
 from textual.reactive import reactive
 from textual.screen import Screen
-from textual.widgets import Button, TabbedContent, TabPane
+from textual.widgets import TabbedContent, TabPane
 
 from core.engine.config import Mode
 from core.engine.records import EventRow
+from core.engine.vocabulary import TaskStatus
 from core.scenarios import glossary
 from core.scenarios.session import Session
 from core.sim.live import LivePacer
 from core.sim.snapshot import Snapshot, SnapshotPart
 from core.sim.spec import WORKER_ACTIONS, Action, AddWorker, Advance, Approve, Enqueue, Reject
 from core.sim.timeline import Timeline
-from demo.controls import CONTROLS
+from demo.commands import MainCommands
+from demo.controls import CONTROLS, TABS, Moment, bindings
 from demo.host import Host, host
 from demo.i18n import act_words, reason_word, tr
 from demo.screens.confirm import ConfirmScreen
+from demo.widgets.binding_internals import relabel_bindings
+from demo.widgets.control_bar import ControlBar
 from demo.widgets.keybar import Hint, KeyBar
 from demo.widgets.narration import NarrationPanel, narration_text, refusal_text
 from demo.widgets.panels import (
@@ -56,15 +59,6 @@ REFRESH_S = 0.1  # the fixed refresh interval (10 Hz)
 SANDBOX_STEP_MS = 5_000  # "next" in a live run lets this much virtual time pass
 AUTOPLAY_S = 3.0  # seconds between steps of an auto-playing script at x1
 
-TABS = (
-    ("tab-ledger", "ledger"),
-    ("tab-checkpoints", "checkpoints"),
-    ("tab-rejected", "rejected"),
-    ("tab-effects", "effects"),
-    ("tab-events", "event_log"),
-    ("tab-timeline", "timeline"),
-)
-
 # The snapshot lists each panel needs; the others are not read while it is shown.
 PANEL_PARTS: dict[str, frozenset[SnapshotPart]] = {
     "tab-ledger": frozenset({"ledger"}),
@@ -72,76 +66,9 @@ PANEL_PARTS: dict[str, frozenset[SnapshotPart]] = {
     "tab-effects": frozenset({"effects"}),
 }
 
-# (id, action, word key, tooltip key); the bar shows the ones that fit, by BUTTON_PRIORITY
-BUTTONS = (
-    ("btn-play", "play_pause", "play_pause", "tip_play"),
-    ("btn-previous", "previous_step", "previous", "tip_previous"),
-    ("btn-next", "next_step", "next", "tip_next"),
-    ("btn-restart", "restart", "restart", "tip_restart"),
-    ("btn-slower", "slower", "slower", "tip_speed"),
-    ("btn-faster", "faster", "faster", "tip_speed"),
-    ("btn-language", "language", "language", "tip_lang"),
-    ("btn-mode", "next_mode", "mode_next", "tip_mode"),
-    ("btn-approve", "approve", "approve", "tip_approve"),
-    ("btn-reject", "reject", "reject", "tip_reject"),
-    ("btn-enqueue", "enqueue", "enqueue", "tip_enqueue"),
-    ("btn-save", "save", "save", "tip_save"),
-    ("btn-help", "help", "help", "tip_help"),
-    ("btn-quit", "quit", "quit", "tip_quit"),
-)
-BUTTON_PRIORITY = (
-    "btn-next",
-    "btn-previous",
-    "btn-play",
-    "btn-restart",
-    "btn-language",
-    "btn-help",
-    "btn-mode",
-    "btn-faster",
-    "btn-slower",
-    "add-worker",
-    "btn-enqueue",
-    "btn-approve",
-    "btn-reject",
-    "btn-save",
-    "btn-quit",
-)
-
-# The key bar: (key shown, word key, priority); lower priorities stay when space is short.
-KEY_HINTS = (
-    ("n", "next", 0),
-    ("p", "previous", 1),
-    ("␣", "play_pause", 2),
-    ("1-6", "panels", 4),
-    ("r", "restart", 5),
-    ("-/+", "speed_word", 8),
-    ("l", "language", 6),
-    ("m", "mode_next", 9),
-    ("s", "save", 10),
-    ("?", "help", 3),
-    ("^p", "palette", 3),
-    ("q", "quit", 7),
-)
-
 NARROW_WIDTH = 120  # below this (or NARROW_HEIGHT) the body scrolls as one column
 NARROW_HEIGHT = 36
 SHORT_HEIGHT = 30  # below this the panes leave out their fault buttons (in the palette)
-
-
-def make_bindings(lang: str) -> list[BindingType]:
-    return [
-        Binding(
-            keys,
-            action,
-            tr(word, lang),
-            show=show,
-            tooltip=tr(tip, lang),
-            id=bid,
-            priority=True,
-            key_display="␣" if keys == "space" else None,
-        )
-        for bid, keys, action, word, tip, show in CONTROLS
-    ]
 
 
 class Body(VerticalScroll):
@@ -158,7 +85,8 @@ class Body(VerticalScroll):
 class MainScreen(Screen[None]):
     """One run: a scenario in playback (maybe forked) or the sandbox."""
 
-    BINDINGS: ClassVar[list[BindingType]] = make_bindings("en")
+    BINDINGS: ClassVar[list[BindingType]] = list(bindings("en"))
+    COMMANDS: ClassVar[set[type[Provider] | Callable[[], type[Provider]]]] = {MainCommands}
 
     class Changed(Message):
         """The run or the screen's state changed: redraw from one new snapshot.
@@ -220,11 +148,7 @@ class MainScreen(Screen[None]):
                     yield EventLog(id="events")
                 with TabPane(tr("timeline", "en"), id="tab-timeline"), VerticalScroll():
                     yield OwnershipTimeline(id="timeline")
-        with Horizontal(id="controls"):
-            # outside the grid, so it stays in sight however many panes there are
-            yield Button("+ Worker", id="add-worker", action="screen.add_worker", compact=True)
-            for bid, action, word, _tip in BUTTONS:
-                yield Button(word, id=bid, action=f"screen.{action}", compact=True)
+        yield ControlBar(id="controls")
         yield KeyBar(id="keybar")
 
     def on_mount(self) -> None:
@@ -247,18 +171,19 @@ class MainScreen(Screen[None]):
         self._fit_controls(width)
         self.post_message(self.Changed())
 
+    def _moments(self) -> frozenset[Moment]:
+        """What the run waits for now: the buttons that answer it go first."""
+        moments = set()
+        if self.session.question is not None:
+            moments.add(Moment.QUESTION)
+        snap = self._snap
+        if snap is not None and any(t.row.status == TaskStatus.WAITING for t in snap.tasks):
+            moments.add(Moment.TASK_WAITS)
+        return frozenset(moments)
+
     def _fit_controls(self, width: int) -> None:
         """Show the buttons that fit whole, by priority; the rest stay keys and palette entries."""
-        buttons = {b.id: b for b in self.query_one("#controls").query(Button)}
-        used = 0
-        for bid in BUTTON_PRIORITY:
-            button = buttons.get(bid)
-            if button is None:
-                continue
-            size = cell_len(str(button.label)) + 2 + 1
-            button.display = used + size <= width
-            if button.display:
-                used += size
+        self.query_one("#controls", ControlBar).fit(width, self._moments())
 
     # -- the clock ---------------------------------------------------------------------------
 
@@ -291,36 +216,20 @@ class MainScreen(Screen[None]):
         self.changed()
 
     def relabel(self) -> None:
-        """Words that change only with the language (tabs, buttons, key bar)."""
+        """Words that change only with the language (tabs, buttons, key bar, bindings)."""
         lang = self.lang
         tabs = self.query_one("#panels", TabbedContent)
         for pane_id, word in TABS:
             tabs.get_tab(pane_id).label = tr(word, lang)
-        for bid, _action, word, tip in BUTTONS:
-            button = self.query_one(f"#{bid}", Button)
-            button.label = tr(word, lang)
-            button.tooltip = tr(tip, lang)
-        add = self.query_one("#add-worker", Button)
-        add.label = tr("add_worker", lang)
-        add.tooltip = tr("tip_add_worker", lang)
-        for button in self.query_one("#controls").query(Button):
-            # a new label does not resize the button: size it from the label's cells
-            # (a CJK character is two), or 下一步 shows as 下一 and English as Engl
-            button.styles.width = cell_len(str(button.label)) + 2
+        self.query_one("#controls", ControlBar).relabel(lang)
         self._fit_controls(self.size.width)
-        by_id = {c[0]: c for c in CONTROLS}
-        bindings = self._bindings.key_to_bindings
-        for key, items in bindings.items():
-            fresh = []
-            for b in items:
-                spec = by_id.get(b.id or "")
-                if spec is not None:
-                    b = dataclasses.replace(
-                        b, description=tr(spec[3], lang), tooltip=tr(spec[4], lang)
-                    )
-                fresh.append(b)
-            bindings[key] = fresh
-        self.refresh_bindings()
+        controls = {c.id: c for c in CONTROLS}
+
+        def words(binding: Binding) -> tuple[str, str] | None:
+            c = controls.get(binding.id or "")
+            return None if c is None else (tr(c.word, lang), tr(c.tip, lang))
+
+        relabel_bindings(self, words)
         self._set_key_hints()
 
     def _set_key_hints(self) -> None:
@@ -330,10 +239,13 @@ class MainScreen(Screen[None]):
         if self._hinted_question:
             # interview mode: while a question waits, `v` (reveal) leads the bar
             hints.append(Hint("v", tr("reveal", lang), 0))
-        for key, word, priority in KEY_HINTS:
+        for c in CONTROLS:
+            if c.hint is None:
+                continue
+            word = c.hint.word
             if word == "previous" and self.session.is_sandbox:
                 word = "undo"
-            hints.append(Hint(key, tr(word, lang), priority))
+            hints.append(Hint(c.hint.key, tr(word, lang), c.hint.priority))
         self.query_one("#keybar", KeyBar).set_items(hints)
 
     def _reset_incremental(self, generation: int) -> None:
