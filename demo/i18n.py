@@ -257,5 +257,12 @@ WORDS.update(
             "直接跳到某一步（从头重放，和上一步一样准确）",
         ),
         "tip_palette": ("Every act by name", "按名字找每个动作"),
+        "jump_start": ("The start, before step 1", "开头，第 1 步之前"),
+        "jump_nothing": ("No script to jump in: this run has no steps", "这一局没有脚本步骤可跳"),
+        "jumped": ("At step {k} of {n}", "到了第 {k} 步 / 共 {n} 步"),
+        "jump_title": (
+            "Go to step (0-{n}): type its number or move to it, then Enter · Esc cancels",
+            "跳到第几步（0-{n}）：输入步数或移到那一行，再按回车 · Esc 取消",
+        ),
     }
 )

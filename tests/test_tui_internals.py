@@ -191,12 +191,16 @@ def test_every_binding_internal_the_app_uses_is_still_there() -> None:
 
 
 async def test_relabelled_bindings_show_their_new_words(tmp_path: Path) -> None:
-    from textual.binding import Binding
+    from typing import ClassVar
+
+    from textual.binding import Binding, BindingType
 
     from demo.widgets.binding_internals import relabel_bindings
 
     class Keyed(App[None]):
-        BINDINGS = [Binding("k", "bell", "Ring", tooltip="Ring once", id="ring")]
+        BINDINGS: ClassVar[list[BindingType]] = [
+            Binding("k", "bell", "Ring", tooltip="Ring once", id="ring")
+        ]
 
     app = Keyed()
     async with app.run_test(size=(40, 5)) as pilot:

@@ -338,3 +338,36 @@ async def test_the_palette_provider_finds_an_act_and_runs_it(tmp_path: Path) -> 
         screen = screen_of(app)
         assert screen.session.forked
         assert screen.session.snapshot().worker("acheng").state == "dead"  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+async def test_g_and_a_number_go_to_that_step_as_exactly_as_stepping(
+    tmp_path: Path, lang: str
+) -> None:
+    from core.scenarios.player import event_record
+    from demo.screens.jump import JumpScreen
+
+    stepped = Session(open_scenario("01_fog"))
+    for _ in range(4):
+        stepped.next_step()
+    app = app_for("01_fog", tmp_path, lang)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = screen_of(app)
+        for _ in range(9):
+            await pilot.press("n")  # well past the fog
+        await pilot.press("g")  # the step list
+        await pilot.pause()
+        assert isinstance(app.screen, JumpScreen)
+        await pilot.press("4", "enter")  # step 4, where the fog starts
+        await pilot.pause()
+        assert app.screen is screen and screen.session.position == 4
+        mine = [event_record(e) for e in screen.session.events(0)]
+        assert mine == [event_record(e) for e in stepped.events(0)]
+        assert screen.session.now_ms == stepped.now_ms
+        await pilot.press("g", "1", "4", "enter")  # two digits: step 14
+        await pilot.pause()
+        assert screen.session.position == 14
+        await pilot.press("g", "escape")  # cancelled: nothing moves
+        await pilot.pause()
+        assert app.screen is screen and screen.session.position == 14
+    stepped.close()

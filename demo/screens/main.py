@@ -467,6 +467,27 @@ class MainScreen(Screen[None]):
             self.notify(tr("nothing_to_undo", self.lang), timeout=3)
         self.changed()
 
+    def action_jump(self) -> None:
+        """Go to any step in one act: a list of the steps, by number or by moving to one."""
+        from demo.screens.jump import JumpScreen
+
+        session = self.session
+        if not session.steps:
+            self.notify(tr("jump_nothing", self.lang), timeout=3)
+            return
+
+        def chosen(position: int | None) -> None:
+            if position is not None:
+                self._discard_then(tr("jump", self.lang), lambda: self._jump(position))
+
+        self.app.push_screen(JumpScreen(session.steps, session.position, self.lang), chosen)
+
+    def _jump(self, position: int) -> None:
+        self._message = None
+        self.playing = False
+        self.session.goto(position)
+        self.changed()
+
     def action_restart(self) -> None:
         self._discard_then(tr("restart", self.lang), self._restart)
 
