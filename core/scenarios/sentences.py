@@ -257,6 +257,7 @@ def expectation_sentence(exp: Expectation, lang: str = "en") -> str:
     if lang == "zh":
         # a space between Latin letters or digits and Chinese ("A 被拒收", not "A被拒收")
         sentence = _LATIN_CJK.sub(r"\1 \2", _CJK_LATIN.sub(r"\1 \2", sentence))
-    if lang != "zh" and sentence and not sentence.startswith(exp.value):
-        sentence = sentence[0].upper() + sentence[1:]  # not a task id or a ledger key
+    ids = tuple(str(v) for _k, v in exp.items() if v != "")
+    if lang != "zh" and sentence and not sentence.startswith(ids):
+        sentence = sentence[0].upper() + sentence[1:]  # not an id: a task, a worker, a page
     return sentence
