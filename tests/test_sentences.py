@@ -67,3 +67,14 @@ def test_every_bundled_expectation_has_a_sentence_in_both_languages() -> None:
                     said = expectation_sentence(exp, lang)
                     assert said and said != exp.to_toml(), (f.name, exp)
                     assert "{" not in said and "}" not in said, (f.name, said)
+
+
+def test_a_step_that_says_nothing_reads_as_its_act() -> None:
+    from core.scenarios.sentences import action_sentence
+    from core.sim.spec import Advance, Approve, Write
+
+    assert action_sentence(Advance(10_000), "en") == "10 s pass"
+    assert action_sentence(Advance(10_000), "zh") == "过了 10 秒"
+    assert action_sentence(Write("acheng", "floor6/2", "v"), "en") == "Acheng: write floor6/2"
+    assert action_sentence(Write("acheng", "floor6/2", "v"), "zh") == "阿澄：写入总册 floor6/2"
+    assert action_sentence(Approve("grant"), "en") == "Approve grant"

@@ -15,6 +15,7 @@ from core.engine.durations import format_clock, format_duration
 from core.scenarios import glossary
 from core.scenarios.format import Expectation, ExpectValue
 from core.scenarios.glossary import Word
+from core.sim.spec import Action, Advance
 
 FORMS: Final[dict[str, Word]] = {
     # a task: "{task} is running, held by Acheng, fence token 2"
@@ -261,3 +262,37 @@ def expectation_sentence(exp: Expectation, lang: str = "en") -> str:
     if lang != "zh" and sentence and not sentence.startswith(ids):
         sentence = sentence[0].upper() + sentence[1:]  # not an id: a task, a worker, a page
     return sentence
+
+
+ACTION_FORMS: Final[dict[str, Word]] = {
+    "advance": ("{span} pass", "过了 {span}"),
+    "seconds": ("{n} s", "{n} 秒"),
+    "by": ("{who}: {verb}", "{who}：{verb}"),
+    "by_on": ("{who}: {verb} {what}", "{who}：{verb} {what}"),
+    "on": ("{verb} {what}", "{verb} {what}"),
+}
+
+
+def action_sentence(action: Action, lang: str = "en") -> str:
+    """A step's act in a few words, for a step that says nothing itself: "10s pass",
+    "Acheng: write floor6/2", "临舟：领取 floor6"."""
+    if isinstance(action, Advance):
+        whole, rest = divmod(action.by_ms, 1000)
+        span = (
+            glossary.pick(ACTION_FORMS["seconds"], lang).format(n=whole)
+            if not rest and whole < 600
+            else format_duration(action.by_ms)
+        )
+        return glossary.pick(ACTION_FORMS["advance"], lang).format(span=span)
+    verb = glossary.action_word(action.name, lang)
+    if lang != "zh":
+        verb = verb.replace("_", " ")
+    worker = getattr(action, "worker", None)
+    what = getattr(action, "key", None) or getattr(action, "task", None) or ""
+    if worker is None:
+        said = glossary.pick(ACTION_FORMS["on"], lang).format(verb=verb, what=what).strip()
+        return said[:1].upper() + said[1:]
+    form = "by_on" if what else "by"
+    return glossary.pick(ACTION_FORMS[form], lang).format(
+        who=_who(worker, lang), verb=verb, what=what
+    )
