@@ -241,7 +241,8 @@ async def test_ledger_rows_are_in_time_order(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("width", [30, 41, 57, 70, 100])
 def test_chinese_help_wraps_without_a_lone_full_stop_or_a_split_word(width: int) -> None:
-    from demo.screens.help import IDEAS, NO_LINE_START, help_renderable, wrap
+    from demo.screens.help import IDEAS, help_renderable
+    from demo.widgets.cjk_wrap import NO_LINE_START, wrap
 
     for _idea, story, meaning, where in IDEAS:
         for value in (story[1], meaning[1], where[1]):
