@@ -144,6 +144,18 @@ CONTROLS: tuple[Control, ...] = (
         help=HelpLine("v", "reveal the answer to the step's question", "揭晓本步问题的答案"),
     ),
     Control(
+        "toml",
+        "t",
+        "toggle_toml",
+        "toml_form",
+        "tip_toml",
+        help=HelpLine(
+            "t",
+            "expectations: as sentences / as the file spells them",
+            "预期：显示成句子 / 按文件的写法",
+        ),
+    ),
+    Control(
         "jump",
         "g",
         "jump",

@@ -257,6 +257,16 @@ WORDS.update(
             "直接跳到某一步（从头重放，和上一步一样准确）",
         ),
         "tip_palette": ("Every act by name", "按名字找每个动作"),
+        "at_step": ("{mark} at step {k}:", "第 {k} 步时{mark}："),
+        "question_n": (
+            "The step asks first: v reveals the answer and plays it",
+            "这一步先提问：按 v 揭晓答案并播放这一步",
+        ),
+        "toml_form": ("TOML", "TOML"),
+        "tip_toml": (
+            "The expectations as the scenario file spells them, or as sentences",
+            "按场景文件的写法显示预期，或显示成句子",
+        ),
         "jump_start": ("The start, before step 1", "开头，第 1 步之前"),
         "jump_nothing": ("No script to jump in: this run has no steps", "这一局没有脚本步骤可跳"),
         "jumped": ("At step {k} of {n}", "到了第 {k} 步 / 共 {n} 步"),

@@ -229,7 +229,8 @@ async def test_ledger_rows_are_in_time_order(tmp_path: Path) -> None:
     async with app.run_test(size=(120, 40)) as pilot:
         screen = screen_of(app)
         while not screen.session.at_end:
-            await pilot.press("n")
+            # n steps; at a question only v reveals (and plays) the step
+            await pilot.press("v" if screen.session.question is not None else "n")
         await pilot.press("1")
         await pilot.pause()
         ledger = screen.query_one("#ledger")
@@ -312,7 +313,8 @@ async def test_result_and_kind_are_whole_at_140_and_200_columns(tmp_path: Path, 
     async with app.run_test(size=(width, 50)) as pilot:
         screen = screen_of(app)
         while not screen.session.at_end:
-            await pilot.press("n")
+            # n steps; at a question only v reveals (and plays) the step
+            await pilot.press("v" if screen.session.question is not None else "n")
         await pilot.pause()
         table = screen.query_one("#tasks", TaskTable)
         widths = {c.key.value: c.width for c in table.columns.values()}

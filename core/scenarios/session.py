@@ -66,6 +66,26 @@ class StepOutcome:
 
 
 @dataclass(frozen=True, slots=True)
+class Mark:
+    """One expectation of the last step played, as the screen shows it now.
+
+    `now` is the same expectation judged again against the run as it is now, once the run
+    has moved on from the step (a fork, a sandbox's time): a ✓ that no longer holds is
+    then shown dated ("at step 8"), never as a stale ✓ beside a pane that says otherwise.
+    None while the run stands where the step left it.
+    """
+
+    check: CheckResult  # as judged right after the step
+    now: CheckResult | None
+    step: int  # the step's number, from 1
+
+    @property
+    def holds(self) -> bool:
+        """Whether the mark is true of what the screen shows now."""
+        return self.check.ok if self.now is None else self.now.ok
+
+
+@dataclass(frozen=True, slots=True)
 class Recorded:
     """An action the person did (or time that passed) after the fork, at virtual time `at_ms`."""
 
@@ -130,6 +150,9 @@ class Session:
         self._unsaved = False  # acts recorded since the last save
         # The next step's question is on screen and the step has not been played yet.
         self.asking = False
+        # Where the run stood when the last step's expectations were judged (clock, event).
+        self._judged_at: tuple[int, int] = (0, 0)
+        self._marks: tuple[tuple[int, int, int], tuple[Mark, ...]] | None = None
 
     def _new_simulation(self) -> Simulation:
         sim = Simulation(self.settings)
@@ -257,7 +280,25 @@ class Session:
         step = self.steps[index]
         result = self._apply(step.action) if step.action is not None else None
         checks = judge(step.expects, self.sim.snapshot()) if step.expects else ()
+        self._judged_at = (self.sim.now_ms, self.sim.last_event_seq)
         return StepOutcome(index, step, result, checks)
+
+    def marks(self) -> tuple[Mark, ...]:
+        """The last step's expectations as they stand now: judged again on every new
+        instant or event once the run has moved on from the step."""
+        outcome = self.last_outcome
+        if outcome is None or not outcome.checks:
+            return ()
+        where = (self.sim.now_ms, self.sim.last_event_seq)
+        number = outcome.index + 1
+        if where == self._judged_at:
+            return tuple(Mark(c, None, number) for c in outcome.checks)
+        key = (self.generation, *where)
+        if self._marks is None or self._marks[0] != key:
+            again = judge([c.expectation for c in outcome.checks], self.sim.snapshot())
+            marks = tuple(Mark(c, n, number) for c, n in zip(outcome.checks, again, strict=True))
+            self._marks = (key, marks)
+        return self._marks[1]
 
     @property
     def question(self) -> Question | None:

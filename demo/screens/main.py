@@ -68,6 +68,7 @@ PANEL_PARTS: dict[str, frozenset[SnapshotPart]] = {
 
 NARROW_WIDTH = 120  # below this (or NARROW_HEIGHT) the body scrolls as one column
 NARROW_HEIGHT = 36
+NARRATION_SPARE = 9  # rows a small screen keeps for the header, the body and the bars
 SHORT_HEIGHT = 30  # below this the panes leave out their fault buttons (in the palette)
 
 
@@ -116,6 +117,8 @@ class MainScreen(Screen[None]):
         self._rejections_seen = 0
         self._rejected_now = -1
         self._hinted_question = False  # whether the key bar offers `v` (reveal)
+        self._toml = False  # expectations in the file's form instead of as sentences
+        self._resume_after_reveal = False  # auto-play stopped at a question: v goes on
 
     @property
     def bk_app(self) -> Host:
@@ -163,9 +166,11 @@ class MainScreen(Screen[None]):
         narrow = width < NARROW_WIDTH or height < NARROW_HEIGHT
         self.set_class(narrow, "-narrow")
         self.set_class(height < SHORT_HEIGHT, "-short")
-        # The narration shows all of a step (its ✓ lines too) up to 40% of a small screen.
+        # The narration grows to show a step whole (its ✓ lines, the answer and why): on a
+        # small screen it may leave the body only a few rows (the body scrolls, keys 0-6
+        # bring a part into view), on a large one a third of the height.
         box = self.query_one("#narration-box")
-        box.styles.max_height = max(5, height * 2 // 5) if narrow else 10
+        box.styles.max_height = max(5, height - NARRATION_SPARE) if narrow else max(10, height // 3)
         if not narrow:
             self.query_one("#panels").styles.height = "1fr"
         self._fit_controls(width)
@@ -199,6 +204,8 @@ class MainScreen(Screen[None]):
             if self.playing and now - self._autoplay_wall >= AUTOPLAY_S / self.pacer.speed:
                 self._autoplay_wall = now
                 if self.session.next_step() is None:
+                    # a question stops the run; revealing it (v) lets it go on
+                    self._resume_after_reveal = self.session.question is not None
                     self.playing = False
         self.refresh_view()
 
@@ -271,6 +278,7 @@ class MainScreen(Screen[None]):
             self.pacer.speed,
             self._message,
             self._active_tab(),
+            self._toml,
         )
         if not force and frame == self._frame_key:
             return
@@ -294,7 +302,7 @@ class MainScreen(Screen[None]):
         narration = self.query_one("#narration-box")
         narration.display = not session.is_sandbox or bool(self._message) or session.acts_count > 0
         self.query_one("#narration", NarrationPanel).show(
-            narration_text(session, lang, self._message)
+            narration_text(session, lang, self._message, toml=self._toml)
         )
         self._show_workers(snap)
         self.query_one("#tasks", TaskTable).show(snap.tasks, snap.now_ms, lang)
@@ -404,6 +412,7 @@ class MainScreen(Screen[None]):
 
     def action_play_pause(self) -> None:
         self._autoplay_wall = time.monotonic()
+        self._resume_after_reveal = False
         self.playing = not self.playing
 
     def action_show_tab(self, pane_id: str) -> None:
@@ -439,6 +448,10 @@ class MainScreen(Screen[None]):
 
     def action_next_step(self) -> None:
         self._message = None
+        if self.session.question is not None:
+            # interview mode: n by habit must not give the answer away; only v reveals
+            self.notify(tr("question_n", self.lang), timeout=4)
+            return
         if self.session.live:
             self.session.tick(SANDBOX_STEP_MS)
         else:
@@ -450,6 +463,15 @@ class MainScreen(Screen[None]):
         self._message = None
         if self.session.reveal() is None:
             self.notify(tr("nothing_to_reveal", self.lang), timeout=3)
+        elif self._resume_after_reveal:
+            self._autoplay_wall = time.monotonic()  # the revealed step stays a full beat
+            self.playing = True
+        self._resume_after_reveal = False
+        self.changed()
+
+    def action_toggle_toml(self) -> None:
+        """The expectations as the scenario file spells them, or as sentences again."""
+        self._toml = not self._toml
         self.changed()
 
     def action_previous_step(self) -> None:
