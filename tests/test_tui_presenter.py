@@ -374,3 +374,53 @@ async def test_g_and_a_number_go_to_that_step_as_exactly_as_stepping(
         await pilot.pause()
         assert app.screen is screen and screen.session.position == 14
     stepped.close()
+
+
+async def test_s_on_the_picker_says_why_nothing_is_saved(tmp_path: Path) -> None:
+    app = BorrowedKeysApp(live_clock=False, save_dir=tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("s")  # s on the picker: there is no run to save yet
+        await pilot.pause()
+        said = [str(n.message) for n in app._notifications]
+        assert any("Nothing to save here" in m for m in said), said
+        assert not any(tmp_path.iterdir())  # and nothing half-written
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+async def test_the_save_toast_keeps_each_file_name_on_one_line(tmp_path: Path, lang: str) -> None:
+    from textual.widgets._toast import Toast
+
+    app = app_for("01_fog", tmp_path, lang)
+    async with app.run_test(size=(80, 24), notifications=True) as pilot:
+        await pilot.press("n")  # the claim
+        await pilot.press("s")  # save: transcript, screenshot, scenario
+        await pilot.pause()
+        await pilot.pause(0.2)
+        toast = app.screen.query(Toast).last()
+        lines = [toast.render_line(y).text for y in range(toast.size.height)]
+        names = sorted(p.name for p in tmp_path.iterdir())
+        assert len(names) == 3
+        for name in names:
+            assert any(name in line for line in lines), (name, lines)
+
+
+@pytest.mark.parametrize("size", [(80, 24), (100, 30), (200, 60)])
+async def test_the_header_never_wraps_inside_a_field_and_shows_fork_and_recording(
+    tmp_path: Path, size: tuple[int, int]
+) -> None:
+    from demo.widgets.status_header import StatusHeader
+
+    for lang in ("en", "zh"):
+        app = app_for("01_fog", tmp_path, lang)
+        async with app.run_test(size=size) as pilot:
+            await pilot.press("n", "n", "n")  # three steps of the script
+            await pilot.press("e")  # an act: the playback forks and records
+            await pilot.pause()
+            header = screen_of(app).query_one("#status", StatusHeader)
+            lines = [header.render_line(y).text.rstrip() for y in range(header.size.height)]
+            shown = "\n".join(lines)
+            assert ("FORKED" if lang == "en" else "已分叉") in shown, shown
+            assert ("recording" if lang == "en" else "录制中") in shown, shown
+            for line in lines:  # every line is whole fields, no field cut in two
+                assert not line.rstrip().endswith("│"), lines
+                assert not line.lstrip().startswith("│"), lines

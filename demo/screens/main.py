@@ -297,6 +297,7 @@ class MainScreen(Screen[None]):
                 self._pending_events.extend(new_events)
                 del self._pending_events[:-2000]
         self._show_header(snap)
+        self._fit_controls(self.size.width)  # what the moment needs first (cached)
         if (session.question is not None) != self._hinted_question:
             self._set_key_hints()
         narration = self.query_one("#narration-box")
@@ -603,7 +604,10 @@ class MainScreen(Screen[None]):
     def action_save(self) -> list[Path]:
         paths = self.bk_app.save_all(self.session)
         folder = f"{paths[0].parent}{os.sep}"
-        names = "\n".join(f"  {p.name}" for p in paths)
+        roles = ("saved_transcript", "saved_screenshot", "saved_scenario")
+        names = "\n".join(
+            f"  {p.name}  ({tr(role, self.lang)})" for p, role in zip(paths, roles, strict=True)
+        )
         self.notify(tr("saved", self.lang, folder=folder, names=names), timeout=8)
         self.changed()
         return paths
