@@ -208,7 +208,7 @@ async def test_after_a_fork_the_first_step_hint_is_gone(tmp_path: Path) -> None:
         await pilot.press("e")  # an act before the first step
         await pilot.pause()
         text = str(screen.query_one("#narration").content)
-        assert "first step" not in text and "Acts recorded: 1" in text
+        assert "first step" not in text and "1 of your acts recorded" in text.replace("\n", " ")
 
 
 def test_last_heartbeat_stops_on_a_finished_task() -> None:
@@ -424,3 +424,41 @@ async def test_the_header_never_wraps_inside_a_field_and_shows_fork_and_recordin
             for line in lines:  # every line is whole fields, no field cut in two
                 assert not line.rstrip().endswith("│"), lines
                 assert not line.lstrip().startswith("│"), lines
+
+
+async def test_the_task_table_reads_in_natural_order_and_keeps_running_tasks_in_view(
+    tmp_path: Path,
+) -> None:
+    from core.sim.spec import SimSettings, TaskSpec, WorkerSpec
+
+    settings = SimSettings(
+        workers=(WorkerSpec("w1"), WorkerSpec("w2")),
+        tasks=tuple(
+            TaskSpec(f"task-{i}", steps=1, step_time_ms=1_000) for i in (*range(1, 61), 7000)
+        ),
+    )
+    app = BorrowedKeysApp(open_directly=True, live_clock=False, save_dir=tmp_path)
+    async with app.run_test(size=(200, 60)) as pilot:
+        screen = screen_of(app)
+        screen.session = Session(settings=settings)
+        screen.refresh_view(force=True)
+        await pilot.pause()
+        table = screen.query_one("#tasks", TaskTable)
+        keys = table.row_keys_shown()
+        assert keys[:11] == [f"task-{i}" for i in range(1, 12)]  # task-7 before task-10
+        assert keys[-1] == "task-7000"
+        assert table.size.height >= 18  # a third of a tall screen, not a fixed dozen rows
+        scrolled = 0
+        for _ in range(40):
+            screen.action_advance(1_000)  # tasks finish two by two; later ones start
+            await pilot.pause()
+            running = [
+                n
+                for n, k in enumerate(table.row_keys_shown())
+                if str(table.get_cell(k, "status")) == "running"
+            ]
+            top = table.scroll_y
+            bottom = top + table.scrollable_content_region.height - table.header_height
+            assert not running or any(top <= n < bottom for n in running), (top, running)
+            scrolled = max(scrolled, top)
+        assert scrolled > 0  # the table followed the work down

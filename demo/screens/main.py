@@ -68,6 +68,7 @@ PANEL_PARTS: dict[str, frozenset[SnapshotPart]] = {
 
 NARROW_WIDTH = 120  # below this (or NARROW_HEIGHT) the body scrolls as one column
 NARROW_HEIGHT = 36
+TASK_ROWS_MIN = 8  # the task table's least height (its two header lines included)
 NARRATION_SPARE = 9  # rows a small screen keeps for the header, the body and the bars
 SHORT_HEIGHT = 30  # below this the panes leave out their fault buttons (in the palette)
 
@@ -173,6 +174,9 @@ class MainScreen(Screen[None]):
         box.styles.max_height = max(5, height - NARRATION_SPARE) if narrow else max(10, height // 3)
         if not narrow:
             self.query_one("#panels").styles.height = "1fr"
+        # The task table takes a third of the height (more rows on a tall screen, not a
+        # fixed dozen with empty lines below); the panels have the rest.
+        self.query_one("#tasks").styles.max_height = max(TASK_ROWS_MIN, height // 3)
         self._fit_controls(width)
         self.post_message(self.Changed())
 
