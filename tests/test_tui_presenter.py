@@ -462,3 +462,32 @@ async def test_the_task_table_reads_in_natural_order_and_keeps_running_tasks_in_
             assert not running or any(top <= n < bottom for n in running), (top, running)
             scrolled = max(scrolled, top)
         assert scrolled > 0  # the table followed the work down
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+async def test_ledger_writers_whole_and_checkpoints_say_who_saved_them(
+    tmp_path: Path, lang: str
+) -> None:
+    from demo.widgets.panels import CheckpointTable, LedgerTable
+
+    app = app_for("01_fog", tmp_path, lang)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = screen_of(app)
+        for _ in range(13):
+            await pilot.press("n")  # to step 13: pages by Acheng and by Linzhou
+        await pilot.press("1")  # the Ledger
+        await pilot.pause()
+        ledger = screen.query_one("#ledger", LedgerTable)
+        lines = [ledger.render_line(y).text for y in range(ledger.size.height)]
+        assert sum("acheng" in line for line in lines) == 2, lines
+        assert any("linzhou" in line for line in lines), lines
+        assert all(line.rstrip() == line.rstrip()[: ledger.size.width] for line in lines)
+        await pilot.press("2")  # the Checkpoints
+        await pilot.pause()
+        table = screen.query_one("#checkpoints", CheckpointTable)
+        writers = [str(table.get_row_at(i)[4]) for i in range(table.row_count)]
+        assert writers == ["linzhou", "acheng", "acheng"]  # newest first
+        await pilot.press("l")  # the other language: the writers are read again
+        await pilot.pause()
+        writers = [str(table.get_row_at(i)[4]) for i in range(table.row_count)]
+        assert writers == ["linzhou", "acheng", "acheng"]

@@ -49,6 +49,7 @@ from demo.widgets.panels import (
     EventLog,
     LedgerTable,
     RejectedTable,
+    checkpoint_writers,
 )
 from demo.widgets.status_header import HeaderState, StatusHeader
 from demo.widgets.task_table import TaskTable
@@ -115,6 +116,7 @@ class MainScreen(Screen[None]):
         self.refresh_count = 0
         self._snap: Snapshot | None = None
         self._pending_events: list[EventRow] = []
+        self._checkpoint_writers: dict[tuple[str, int], str] = {}
         self._rejections_seen = 0
         self._rejected_now = -1
         self._hinted_question = False  # whether the key bar offers `v` (reveal)
@@ -265,6 +267,7 @@ class MainScreen(Screen[None]):
         self.timeline = Timeline()
         self.query_one("#events", EventLog).clear()
         self._pending_events = []
+        self._checkpoint_writers.clear()
         self._rejections_seen = 0
         self.query_one("#rejected", RejectedTable).reset()
         self.query_one("#timeline", OwnershipTimeline).reset()
@@ -298,6 +301,7 @@ class MainScreen(Screen[None]):
             if new_events:
                 self._seen_seq = new_events[-1].seq
                 self.timeline.feed(new_events)
+                checkpoint_writers(new_events, self._checkpoint_writers)
                 self._pending_events.extend(new_events)
                 del self._pending_events[:-2000]
         self._show_header(snap)
@@ -339,7 +343,9 @@ class MainScreen(Screen[None]):
         if active == "tab-ledger":
             self.query_one("#ledger", LedgerTable).show(snap, lang)
         elif active == "tab-checkpoints":
-            self.query_one("#checkpoints", CheckpointTable).show(snap, lang)
+            self.query_one("#checkpoints", CheckpointTable).show(
+                snap, lang, self._checkpoint_writers
+            )
         elif active == "tab-rejected":
             self._rejections_seen = len(snap.rejections)
             self.query_one("#rejected", RejectedTable).show(
