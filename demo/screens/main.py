@@ -119,7 +119,8 @@ class MainScreen(Screen[None]):
         self._checkpoint_writers: dict[tuple[str, int], str] = {}
         self._rejections_seen = 0
         self._rejected_now = -1
-        self._hinted_question = False  # whether the key bar offers `v` (reveal)
+        # what the key bar was made for: a question waiting (`v` leads), p undoing
+        self._hinted: tuple[bool, bool] = (False, False)
         self._toml = False  # expectations in the file's form instead of as sentences
         self._resume_after_reveal = False  # auto-play stopped at a question: v goes on
 
@@ -250,18 +251,21 @@ class MainScreen(Screen[None]):
         relabel_bindings(self, words)
         self._set_key_hints()
 
+    def _hint_moment(self) -> tuple[bool, bool]:
+        return (self.session.question is not None, self.session.undoes)
+
     def _set_key_hints(self) -> None:
         lang = self.lang
-        self._hinted_question = self.session.question is not None
+        self._hinted = self._hint_moment()
         hints = []
-        if self._hinted_question:
+        if self._hinted[0]:
             # interview mode: while a question waits, `v` (reveal) leads the bar
             hints.append(Hint("v", tr("reveal", lang), 0))
         for c in CONTROLS:
             if c.hint is None:
                 continue
             word = c.hint.word
-            if word == "previous" and self.session.is_sandbox:
+            if word == "previous" and self.session.undoes:
                 word = "undo"
             hints.append(Hint(c.hint.key, tr(word, lang), c.hint.priority))
         self.query_one("#keybar", KeyBar).set_items(hints)
@@ -311,7 +315,7 @@ class MainScreen(Screen[None]):
                 del self._pending_events[:-2000]
         self._show_header(snap)
         self._fit_controls(self.size.width)  # what the moment needs first (cached)
-        if (session.question is not None) != self._hinted_question:
+        if self._hint_moment() != self._hinted:
             self._set_key_hints()
         narration = self.query_one("#narration-box")
         narration.display = not session.is_sandbox or bool(self._message) or session.acts_count > 0
@@ -377,6 +381,7 @@ class MainScreen(Screen[None]):
                 playing=self.playing,
                 forked=self.session.forked,
                 dropped_script=self.session.dropped_script,
+                on_their_own=bool(self.session.handed_over),
                 violations=violations,
                 lang=self.lang,
             )
@@ -491,17 +496,17 @@ class MainScreen(Screen[None]):
         self.changed()
 
     def action_previous_step(self) -> None:
-        if self.session.forked:  # back to the fork point: the whole recording goes
-            self._discard_then(tr("previous", self.lang), self._previous_step)
-        else:
-            self._previous_step()
-
-    def _previous_step(self) -> None:
+        """One meaning in every sandbox and after any fork: undo the last act (it says
+        which); with none, a sandbox stays as it is and a fork goes back to where it began.
+        In a playback, the previous step."""
         self._message = None
-        undone = self.session.undo_target
-        if self.session.previous_step() and undone is not None:
+        session = self.session
+        undone = session.undo_target
+        asking = session.question is not None
+        changed = session.previous_step()
+        if undone is not None and changed and not asking:
             self.notify(tr("undone", self.lang, act=act_words(undone, self.lang)), timeout=4)
-        elif self.session.is_sandbox and undone is None:
+        elif session.is_sandbox and not changed:
             self.notify(tr("nothing_to_undo", self.lang), timeout=3)
         self.changed()
 

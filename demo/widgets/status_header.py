@@ -18,6 +18,7 @@ class HeaderState:
     playing: bool
     forked: bool
     dropped_script: bool
+    on_their_own: bool  # the fork handed the script's workers over to themselves
     violations: tuple[tuple[str, int], ...]
     lang: str
 
@@ -50,6 +51,8 @@ def header_fields(state: HeaderState) -> list[Text]:
         if state.dropped_script:
             fields.append(Text(f" ⑂ {tr('forked_word', lang)} ", style="bold black on yellow"))
         fields.append(Text(f" ● {tr('recording', lang)} ", style="bold black on red"))
+    if state.on_their_own:
+        fields.append(Text(f"⟳ {tr('on_their_own', lang)}", style="bold cyan"))
     return fields
 
 
