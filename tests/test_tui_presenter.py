@@ -491,3 +491,72 @@ async def test_ledger_writers_whole_and_checkpoints_say_who_saved_them(
         await pilot.pause()
         writers = [str(table.get_row_at(i)[4]) for i in range(table.row_count)]
         assert writers == ["linzhou", "acheng", "acheng"]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+async def test_after_a_fork_a_mark_is_rechecked_or_dated_never_stale(
+    tmp_path: Path, lang: str
+) -> None:
+    app = app_for("01_fog", tmp_path, lang)
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = screen_of(app)
+        for _ in range(8):
+            await pilot.press("n")  # step 8: Linzhou arrives, idle
+        said = str(screen.query_one("#narration").content).replace("\n", " ")
+        idle = "Linzhou is idle" if lang == "en" else "临舟空闲"
+        assert f"✓ {idle}" in said
+        await pilot.press("e")  # an act: the playback forks, the workers go on alone
+        for _ in range(6):
+            await pilot.press("n")  # in a fork, n lets 5 s pass
+        await pilot.pause()
+        assert screen.session.snapshot().worker("linzhou").state == "working"  # type: ignore[union-attr]
+        said = str(screen.query_one("#narration").content).replace("\n", " ")
+        assert f"✓ {idle}" not in said.replace("○ ✓", "")  # no stale ✓ beside his pane
+        assert "○" in said and ("at step 8" if lang == "en" else "第 8 步时") in said
+        header = str(screen.query_one("#status").content)
+        assert ("workers on their own" if lang == "en" else "执行者自己接着干") in header
+
+
+async def test_at_a_question_n_does_not_reveal_and_v_lets_auto_play_go_on(
+    tmp_path: Path,
+) -> None:
+    app = app_for(str(Path(__file__).parent / "scenarios_ok" / "interview.toml"), tmp_path)
+    async with app.run_test(size=(100, 30), notifications=True) as pilot:
+        screen = screen_of(app)
+        s = screen.session
+        await pilot.press("n")  # step 1 plays
+        await pilot.press("space")  # auto-play
+        assert screen.playing
+        screen._autoplay_wall = -1e9  # the next beat is due (the live clock is off here)
+        screen.on_tick()  # step 2 asks first: auto-play stops on the question
+        await pilot.pause()
+        assert s.question is not None and not screen.playing and s.position == 1
+        said = str(screen.query_one("#narration").content)
+        assert said.startswith("Step 2 of")  # the question sits under the step it asks about
+        await pilot.press("n")  # by habit: it must not give the answer away
+        await pilot.pause()
+        assert s.question is not None and s.position == 1
+        assert any("v reveals" in str(n.message) for n in app._notifications)
+        await pilot.press("v")  # reveal: the step plays and the run goes on
+        await pilot.pause()
+        assert s.question is None and s.position == 2 and screen.playing
+        said = str(screen.query_one("#narration").content)
+        why = s.steps[1].question.why_in("en")  # type: ignore[union-attr]
+        assert why and why.split()[0] in said  # the why is shown with the answer
+
+
+async def test_p_undoes_in_every_sandbox_and_the_key_bar_says_so(tmp_path: Path) -> None:
+    for name in (None, "14_sandbox"):
+        app = app_for(name, tmp_path)
+        async with app.run_test(size=(100, 30)) as pilot:
+            screen = screen_of(app)
+            if name is not None:
+                await pilot.press("n")  # the bundled sandbox's one narrated step
+            await pilot.press("e")  # an act
+            await pilot.pause()
+            bar = screen.query_one("#keybar").render_line(0).text
+            assert "p Undo" in bar, (name, bar)
+            await pilot.press("p")  # undo it: no question about losing recorded acts
+            await pilot.pause()
+            assert not isinstance(app.screen, ConfirmScreen)
+            assert screen.session.acts_count == 0
