@@ -11,15 +11,16 @@ from core.engine.drivers import AsyncSqliteDriver, Driver, InlineDriver
 
 
 def inline_driver(path: str | os.PathLike[str], *, scratch: bool = False) -> Driver:
-    """A driver whose calls never suspend. With `scratch`, one on PostgreSQL works in a new
-    schema of its own, dropped on close."""
+    """A driver whose calls never suspend. With `scratch` (a simulation), one on PostgreSQL
+    works in a new schema of its own, dropped on close; a SQLite file is refused if real
+    workers use it."""
     file = sqlite_path(path)
     if file is None:
         # psycopg is imported only by stores on PostgreSQL.
         from core.engine.drivers_pg import PgInlineDriver
 
         return PgInlineDriver.open(str(path), scratch=scratch)
-    return InlineDriver.open(file)
+    return InlineDriver.open(file, simulation=scratch)
 
 
 async def async_driver(path: str | os.PathLike[str], *, scratch: bool = False) -> Driver:

@@ -52,6 +52,10 @@ class InvalidPayload(BorrowedKeysError):
     """A payload or state that cannot be stored as JSON."""
 
 
+class InvalidId(InvalidPayload):
+    """An id that is not one line of printable text (see core.engine.ids)."""
+
+
 class LeaseMismatch(BorrowedKeysError):
     """A lease object that was never issued for this task (a caller bug, not a race)."""
 

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from types import TracebackType
 from typing import Any, Self
 
+from core.engine.batch import BatchOperations, batch_statements_for, renew_logged
 from core.engine.clock import Clock, DatabaseClock
 from core.engine.config import LeaseConfig, Mode
 from core.engine.connect import async_driver, dialect_of, inline_driver
@@ -26,6 +27,7 @@ from core.engine.errors import (
     TaskStateError,
     UnknownTask,
 )
+from core.engine.ids import check_id, check_text
 from core.engine.policies import policy_for
 from core.engine.records import (
     CheckpointRow,
@@ -47,7 +49,7 @@ from core.engine.vocabulary import EventKind, Operation, TaskStatus
 EventListener = Callable[[EventRow], None]
 
 
-class LeaseStore:
+class LeaseStore(BatchOperations):
     """Claims, heartbeats, checkpoints, fenced writes and effects over one database.
 
     Use it as `async with` (or call `close()`): closing waits for every call in flight and
@@ -70,6 +72,7 @@ class LeaseStore:
         self.mode = mode
         self.policy = policy_for(mode)
         self.sql = statements_for(dialect_of(driver), self.policy)
+        self.batch_sql = batch_statements_for(dialect_of(driver), self.policy)
         # A database clock is read inside each transaction, under the write lock; a
         # virtual clock (simulations) is read in Python, so playback stays exact.
         self._db_clock = isinstance(clock, DatabaseClock)
@@ -90,9 +93,9 @@ class LeaseStore:
     ) -> "LeaseStore":
         """A store whose calls never suspend: for virtual-time simulations and tests.
 
-        `path` is a SQLite file, `sqlite:///PATH` or a `postgresql://` URL. With `scratch`,
-        a store on PostgreSQL works in a new schema of its own, dropped on close (a SQLite
-        store is already private unless two runs are given the same file).
+        `path` is a SQLite file, `sqlite:///PATH` or a `postgresql://` URL. With `scratch`
+        (a simulation), a store on PostgreSQL works in a new schema of its own, dropped on
+        close; a SQLite file is refused if real workers use it.
         """
         config = (config or LeaseConfig()).validated()
         return cls(inline_driver(path, scratch=scratch), clock, config, mode)
@@ -123,6 +126,10 @@ class LeaseStore:
         self, _t: type[BaseException] | None, _e: BaseException | None, _tb: TracebackType | None
     ) -> None:
         await self.close()
+
+    @property
+    def has_listeners(self) -> bool:
+        return bool(self._listeners)
 
     def add_listener(self, listener: EventListener) -> None:
         """Call listener with every event after its transaction commits."""
@@ -253,8 +260,8 @@ class LeaseStore:
         max_attempts: int = 5,
     ) -> None:
         """Add a queued task."""
-        if not task_id or not isinstance(task_id, str):
-            raise InvalidPayload("task_id must be a non-empty string")
+        check_id(task_id, "task id")
+        check_id(kind, "task kind")
         if max_attempts < 1:
             raise InvalidPayload(f"max_attempts must be at least 1, got {max_attempts}")
         body_json = _json(payload, "payload")
@@ -288,6 +295,9 @@ class LeaseStore:
         `judge_now_ms` replaces the store clock for the expiry judgement only; the
         simulation passes a worker's own clock in client_clock mode (mistake five).
         """
+        check_id(worker_id, "worker id")
+        if task_id is not None:
+            check_id(task_id, "task id")
 
         def body(txn: _Txn) -> Lease | None:
             params = {
@@ -338,7 +348,14 @@ class LeaseStore:
         """Renew a live lease; raise LeaseRejected (superseded, expired, not_running)."""
 
         def body(txn: _Txn) -> Lease:
-            row = txn.one(self.sql.heartbeat, self._gate_params(lease, txn.now))
+            params = self._gate_params(lease, txn.now)
+            if self.batch_sql.renew_logged is not None:
+                # PostgreSQL: the renewal and its register line in one statement.
+                logged = renew_logged(self, txn, lease, params)
+                if logged is None:
+                    raise self._reject(txn, lease, Operation.HEARTBEAT)
+                return logged
+            row = txn.one(self.sql.heartbeat, params)
             if row is None:
                 raise self._reject(txn, lease, Operation.HEARTBEAT)
             renewed = _lease(row)
@@ -418,6 +435,7 @@ class LeaseStore:
 
     async def fail(self, lease: Lease, error_code: str, retry: bool = True) -> str:
         """Give the task up: back to the queue (if retry and attempts remain) or dead."""
+        check_id(error_code, "error code")
 
         def body(txn: _Txn) -> str:
             params = self._gate_params(lease, txn.now)
@@ -440,6 +458,7 @@ class LeaseStore:
 
     async def park(self, lease: Lease, reason: str = "awaiting_approval") -> None:
         """Release the lease while a human decides; nothing expires while waiting."""
+        check_id(reason, "reason")
 
         def body(txn: _Txn) -> None:
             if txn.one(self.sql.park, self._gate_params(lease, txn.now)) is None:
@@ -453,6 +472,7 @@ class LeaseStore:
         await self._write(body)
 
     async def _decide(self, task_id: str, approved: bool) -> None:
+        check_id(task_id, "task id")
         name = "approve" if approved else "reject"
         done, ignored = (
             (EventKind.APPROVED, EventKind.APPROVE_IGNORED)
@@ -497,6 +517,8 @@ class LeaseStore:
         behind either is `fenced`; otherwise the lease gate's reason (superseded, expired,
         not_running). In no_fencing mode the ledger takes any write.
         """
+        check_id(key, "ledger key")
+        check_text(value, "ledger value")
 
         def body(txn: _Txn) -> LedgerRow:
             params = self._gate_params(lease, txn.now)
@@ -535,6 +557,8 @@ class LeaseStore:
         self, lease: Lease, idempotency_key: str, effect: str, payload: Any = None
     ) -> EffectOutcome:
         """Apply a side effect once per idempotency key; repeats return the stored result."""
+        check_id(idempotency_key, "idempotency key")
+        check_id(effect, "effect")
         payload_json = _json(payload, "effect payload")
 
         def body(txn: _Txn) -> EffectOutcome:

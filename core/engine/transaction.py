@@ -3,17 +3,14 @@ listeners once it commits; and the small conversions every operation shares."""
 
 from typing import Any
 
-from core.engine.errors import InvalidPayload, LeaseRejected
-from core.engine.records import EventRow, Lease, dump_json
+from core.engine.errors import LeaseRejected
+from core.engine.records import EventRow, Lease, dump_json, stored_json
 from core.engine.statements import LeaseReturned, Statements, Stmt, TaskState
 from core.engine.vocabulary import EventKind
 
 
 def to_json(value: Any, what: str) -> str:
-    try:
-        return dump_json(value)
-    except (TypeError, ValueError) as exc:
-        raise InvalidPayload(f"{what} is not JSON-serialisable: {exc}") from None
+    return stored_json(value, what)
 
 
 def lease_of(row: tuple[Any, ...]) -> Lease:

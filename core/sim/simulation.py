@@ -44,6 +44,7 @@ from core.sim.spec import (
     AddWorker,
     Advance,
     Approve,
+    Autopilot,
     Checkpoint,
     Claim,
     Complete,
@@ -160,16 +161,21 @@ class Simulation:
         self._stuck_looks = 0  # looks scheduled so far; only the latest one is live
         self._last_seq = 0
         self.store.add_listener(self._on_event)
-        for task in settings.tasks:
-            self._enqueue(task)
-        for spec in settings.workers:
-            self._add_worker(
-                spec.id,
-                autopilot=spec.autopilot,
-                skew_ms=spec.skew_ms,
-                self_fencing=spec.self_fencing,
-            )
-        self._settle()
+        try:
+            for task in settings.tasks:
+                self._enqueue(task)
+            for spec in settings.workers:
+                self._add_worker(
+                    spec.id,
+                    autopilot=spec.autopilot,
+                    skew_ms=spec.skew_ms,
+                    self_fencing=spec.self_fencing,
+                )
+            self._settle()
+        except BaseException:
+            # A run that cannot start leaves nothing behind (on PostgreSQL, its schema).
+            self.close()
+            raise
 
     # -- time -------------------------------------------------------------------------------
 
@@ -392,6 +398,13 @@ class Simulation:
                 return ActionResult()
         worker = self._worker(a)
         f = worker.faults
+        if isinstance(a, Autopilot):
+            worker.go_on_alone()
+            if worker.faults.stalled:  # a stalled worker's new loop waits like its others
+                for process in self._processes(worker):
+                    self.runtime.suspend(process)
+            self._fault_event(EventKind.AUTOPILOT, worker)
+            return ActionResult()
         if isinstance(a, Restart):
             skew = f.skew_ms
             if not f.dead:

@@ -132,6 +132,15 @@ class Restart:
 
 
 @dataclass(frozen=True, slots=True)
+class Autopilot:
+    """The worker goes on by itself from where it stands: the lease and the work it
+    remembers, stale or not, are kept (what a playback's manual workers do once it forks)."""
+
+    name: ClassVar[str] = "autopilot"
+    worker: str
+
+
+@dataclass(frozen=True, slots=True)
 class AddWorker:
     """A new worker joins the run."""
 
@@ -283,6 +292,7 @@ Action = (
     | Heal
     | Resume
     | Restart
+    | Autopilot
     | AddWorker
     | Slow
     | Skew

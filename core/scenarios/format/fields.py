@@ -17,6 +17,7 @@ from pydantic_core import PydanticCustomError
 
 from core.engine.config import Mode
 from core.engine.durations import DurationError, format_duration, parse_duration
+from core.engine.ids import id_problem
 from core.scenarios.format.model import (
     MAX_ATTEMPTS,
     MAX_CHOICE_LENGTH,
@@ -60,6 +61,14 @@ def field_error_whole(message: str) -> PydanticCustomError:
 def not_blank(value: str) -> str:
     if not value.strip():
         raise field_error(" must not be empty")
+    return value
+
+
+def printable_id(value: str) -> str:
+    """The store's own rule for ids (one line of printable text), told on the id's line."""
+    problem = id_problem(value)
+    if problem is not None:
+        raise field_error(f" {problem}")
     return value
 
 
@@ -119,7 +128,11 @@ def bounded(low: int, high: int) -> Any:
 
 Text = Annotated[str, Strict()]
 Ident = Annotated[
-    str, Strict(), StringConstraints(max_length=MAX_ID_LENGTH), AfterValidator(not_blank)
+    str,
+    Strict(),
+    StringConstraints(max_length=MAX_ID_LENGTH),
+    AfterValidator(not_blank),
+    AfterValidator(printable_id),
 ]
 NonBlank = Annotated[str, Strict(), AfterValidator(not_blank)]
 Flag = Annotated[bool, Strict()]

@@ -1,5 +1,7 @@
 """Reading a scenario: the entry points, and the checks that need the whole file."""
 
+import os
+import stat
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -30,29 +32,76 @@ from core.scenarios.format.schema import (
     WorkerTable,
 )
 from core.scenarios.format.source import Lines, decode, parse_toml
-from core.sim.spec import MANUAL_ACTIONS, Action, AddWorker, Advance, Enqueue, SimSettings
+from core.sim.spec import (
+    MANUAL_ACTIONS,
+    Action,
+    AddWorker,
+    Advance,
+    Autopilot,
+    Enqueue,
+    SimSettings,
+)
 
 # -- entry points ----------------------------------------------------------------------------
 
 
 def load_scenario(path: str | Path) -> Scenario:
     """Read and parse a scenario file; ScenarioError (one line) for anything wrong with it."""
+    return parse_scenario(read_scenario_file(path), str(path))
+
+
+_NOT_REGULAR = (
+    (stat.S_ISFIFO, "a named pipe (FIFO)"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def read_scenario_file(path: str | Path) -> bytes:
+    """The bytes of a scenario file: only a regular file, and never more than the limit.
+
+    A path may name anything: a FIFO (reading it waits for a writer that may never come),
+    `/dev/zero` or `/dev/urandom` (no end, and `st_size` says 0), a file still growing. So
+    the file is opened without waiting, judged by what is open (not by the name, which may
+    change in between), and read at most one byte past the limit, whatever its size says.
+    """
     name = str(path)
-    p = Path(path)
+    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
-        if p.is_dir():
-            raise ScenarioError(name, None, "cannot read: it is a directory, not a file")
-        if not p.exists():
-            raise ScenarioError(name, None, "cannot read: no such file")
-        size = p.stat().st_size
-        if size > MAX_FILE_BYTES:
-            raise ScenarioError(
-                name, None, f"file too large ({size} bytes; a scenario is at most 1 MB)"
-            )
-        data = p.read_bytes()
+        fd = os.open(path, flags)
+    except FileNotFoundError:
+        raise ScenarioError(name, None, "cannot read: no such file") from None
+    except IsADirectoryError:
+        raise ScenarioError(name, None, "cannot read: it is a directory, not a file") from None
     except OSError as exc:
         raise ScenarioError(name, None, f"cannot read: {exc.strerror or exc}") from None
-    return parse_scenario(data, name)
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise ScenarioError(name, None, "cannot read: it is a directory, not a file")
+        for test, what in _NOT_REGULAR:
+            if test(mode):
+                raise ScenarioError(name, None, f"cannot read: it is {what}, not a regular file")
+        chunks: list[bytes] = []
+        size = 0
+        while size <= MAX_FILE_BYTES:
+            chunk = os.read(fd, MAX_FILE_BYTES + 1 - size)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+    except OSError as exc:
+        raise ScenarioError(name, None, f"cannot read: {exc.strerror or exc}") from None
+    finally:
+        os.close(fd)
+    if size > MAX_FILE_BYTES:
+        raise ScenarioError(
+            name,
+            None,
+            f"file too large (more than {MAX_FILE_BYTES} bytes; a scenario is at most 1 MB)",
+        )
+    return b"".join(chunks)
 
 
 def parse_scenario(text: str | bytes, path: str) -> Scenario:
@@ -236,6 +285,9 @@ class _State:
                 return
         if worker is not None:
             self.need_worker(worker, where("worker"), fail)
+            if isinstance(action, Autopilot):
+                self.workers[worker] = True  # it goes on by itself: no manual acts after
+                return
             if isinstance(action, MANUAL_ACTIONS) and self.workers[worker]:
                 raise fail(
                     where("worker"),

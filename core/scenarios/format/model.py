@@ -9,6 +9,7 @@ from typing import Final
 
 import tomli_w
 
+from core.engine import ids
 from core.engine.durations import format_duration
 from core.engine.errors import BorrowedKeysError, RejectReason
 from core.engine.vocabulary import TaskStatus
@@ -38,7 +39,7 @@ MAX_TOTAL_STEPS: Final = 100_000  # task steps summed over all tasks
 MAX_WAKEUPS: Final = 2_000_000  # estimated worker wake-ups (polls + heartbeats) in a run
 MAX_FACTOR: Final = 1000.0
 MAX_SEED: Final = 2**63
-MAX_ID_LENGTH: Final = 200
+MAX_ID_LENGTH: Final = ids.MAX_ID_LENGTH  # the store's own bound
 MIN_CHOICES: Final = 2
 MAX_CHOICES: Final = 4
 MAX_CHOICE_LENGTH: Final = 80
