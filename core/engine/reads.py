@@ -14,9 +14,7 @@ from core.engine.statements import Statements
 class StoreReads:
     driver: Driver
     sql: Statements
-    # each row of the last `tasks()` by its raw values: a screen reads all tasks ten
-    # times a second and most rows have not changed, so their TaskRow is reused
-    _task_rows: dict[tuple[Any, ...], TaskRow]
+    _task_rows: dict[tuple[Any, ...], TaskRow]  # the last `tasks()`, by raw values
 
     def _now(self, conn: Any) -> int:
         """The store's clock, as the store reads it (LeaseStore defines it)."""
