@@ -24,13 +24,11 @@ from core.sim.spec import TASK_KINDS, WORKER_ACTIONS, WorkerState
 from demo.controls import CONTROLS
 from demo.host import Host
 from demo.i18n import LANGS, WORDS, mode_description, reason_word, tr, worker_name
+from demo.saves import MAX_SAVES, SAVE_FOLDER, SaveLimitReached, save_files
 from demo.screens.main import TABS, MainScreen
 from demo.screens.picker import PickerScreen
 
 __all__ = ["BorrowedKeysApp", "default_lang", "run_app"]
-
-
-SAVE_FOLDER = "borrowed-keys-out"  # `s` saves here, under the current directory
 
 
 def default_lang() -> str:
@@ -71,6 +69,7 @@ class BorrowedKeysApp(App[int]):
         self.live_clock = live_clock
         self.save_dir = save_dir or Path.cwd() / SAVE_FOLDER
         self.start_mode = mode
+        self.saves_made = 0
 
     def on_mount(self) -> None:
         if self.open_directly:
@@ -100,19 +99,26 @@ class BorrowedKeysApp(App[int]):
     # -- saving --------------------------------------------------------------------------------
 
     def save_all(self, session: Session) -> list[Path]:
-        """Transcript (JSON Lines), screenshot (SVG) and the run as a scenario (TOML)."""
+        """Transcript (JSON Lines), screenshot (SVG) and the run as a scenario (TOML).
+
+        Raises SaveLimitReached once this app has saved MAX_SAVES times.
+        """
+        if self.saves_made >= MAX_SAVES:
+            raise SaveLimitReached
         slug = re.sub(r"[^a-z0-9]+", "-", session.title("en").lower()).strip("-") or "run"
-        folder = self.save_dir
-        folder.mkdir(parents=True, exist_ok=True)
-        n = 1
-        while any((folder / f"bk-{slug}-{n}{ext}").exists() for ext in (".jsonl", ".svg", ".toml")):
-            n += 1
-        stem = f"bk-{slug}-{n}"
-        transcript = folder / f"{stem}.jsonl"
-        transcript.write_text(session.transcript_jsonl(), encoding="utf-8")
-        shot = Path(self.save_screenshot(f"{stem}.svg", str(folder)))
-        scenario = session.save_as_scenario(folder / f"{stem}.toml")
-        return [p.resolve() for p in (transcript, shot, scenario)]
+        transcript = session.transcript_jsonl()
+        shot = self.export_screenshot()
+        paths = save_files(
+            self.save_dir,
+            slug,
+            {
+                ".jsonl": lambda p: p.write_text(transcript, encoding="utf-8"),
+                ".svg": lambda p: p.write_text(shot, encoding="utf-8"),
+                ".toml": session.save_as_scenario,
+            },
+        )
+        self.saves_made += 1
+        return [p.resolve() for p in paths]
 
     # -- the command palette ------------------------------------------------------------------
 

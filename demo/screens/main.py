@@ -37,6 +37,7 @@ from core.sim.timeline import Timeline
 from demo.controls import CONTROLS
 from demo.host import Host, host
 from demo.i18n import act_words, reason_word, tr
+from demo.saves import MAX_SAVES, SaveLimitReached
 from demo.screens.confirm import ConfirmScreen
 from demo.widgets.keybar import Hint, KeyBar
 from demo.widgets.narration import NarrationPanel, narration_text, refusal_text
@@ -646,7 +647,11 @@ class MainScreen(Screen[None]):
         self.app.push_screen(HelpScreen(self.lang))
 
     def action_save(self) -> list[Path]:
-        paths = self.bk_app.save_all(self.session)
+        try:
+            paths = self.bk_app.save_all(self.session)
+        except SaveLimitReached:
+            self.notify(tr("save_limit", self.lang, n=MAX_SAVES), severity="warning")
+            return []
         folder = f"{paths[0].parent}{os.sep}"
         names = "\n".join(f"  {p.name}" for p in paths)
         self.notify(tr("saved", self.lang, folder=folder, names=names), timeout=8)
