@@ -8,25 +8,19 @@ Debian's `chromium`, driven by Playwright from PyPI through its executable path;
 is skipped, with the reason, where either cannot be found.
 """
 
-import contextlib
 import os
+import shlex
 import shutil
-import signal
 import socket
-import subprocess
-import sys
-import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from core.scenarios.library import bundled_files
+from tests.servekit import free_port, handshake, start_serve
 
-START_TIMEOUT_S = 30.0  # the server answering on its port
 SCREEN_TIMEOUT_MS = 30_000  # the page showing an expected text after a key
-STOP_TIMEOUT_S = 10.0
 
 # This machine reaches nothing but package registries: without these flags Chromium spends
 # its time (and the test's) on update checks, sync and field trials that never answer.
@@ -86,37 +80,6 @@ def find_chromium() -> str | None:
     return None
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _wait_for_port(proc: "subprocess.Popen[str]", port: int) -> None:
-    deadline = time.monotonic() + START_TIMEOUT_S
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            out, err = proc.communicate()
-            pytest.fail(f"serve exited with {proc.returncode}: {out} {err}")
-        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.5):
-            return
-        time.sleep(0.1)  # wall-clock poll for a real process, bounded by the deadline
-    pytest.fail(f"serve did not listen on port {port} within {START_TIMEOUT_S:.0f}s")
-
-
-def _stop(proc: "subprocess.Popen[str]") -> None:
-    """Stop the server and every app it started (they share its new process group)."""
-    if proc.poll() is None:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGTERM)
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            proc.wait(STOP_TIMEOUT_S)
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(proc.pid, signal.SIGKILL)  # apps still closing after the server left
-    with contextlib.suppress(subprocess.TimeoutExpired):
-        proc.communicate(timeout=STOP_TIMEOUT_S)
-
-
 @pytest.fixture
 def chromium() -> str:
     pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
@@ -127,19 +90,9 @@ def chromium() -> str:
 
 
 @pytest.fixture
-def served(request: pytest.FixtureRequest) -> Iterator[str]:
-    """`borrowed-keys serve` on a free loopback port; yields the page's URL."""
-    port = free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "demo.cli", "serve", "--port", str(port), "--lang", "en"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,  # its own process group: the finalizer stops the apps too
-    )
-    request.addfinalizer(lambda: _stop(proc))
-    _wait_for_port(proc, port)
-    yield f"http://127.0.0.1:{port}/"
+def served(request: pytest.FixtureRequest) -> str:
+    """`borrowed-keys serve` on a free loopback port; the page's URL."""
+    return start_serve(request)[1]
 
 
 def screen(page: Any) -> str:
@@ -277,8 +230,15 @@ def test_only_a_non_loopback_address_gets_the_warning(
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "warning" in err and "controls the app" in err
     assert serve.is_loopback("localhost") and not serve.is_loopback("0.0.0.0")
-    # Each browser tab gets this app with the same options, not some other program.
-    assert started[-1].split()[1:] == ["-m", "demo", "--lang", "zh"]
+    # Each browser tab gets this app with the same options, not some other program (the
+    # shell that starts it becomes it).
+    assert shlex.split(started[-1])[:1] + shlex.split(started[-1])[2:] == [
+        "exec",
+        "-m",
+        "demo",
+        "--lang",
+        "zh",
+    ]
 
 
 def test_the_page_points_its_socket_at_the_address_the_browser_used(served: str) -> None:
@@ -294,20 +254,9 @@ def test_the_page_points_its_socket_at_the_address_the_browser_used(served: str)
 
 def _handshake_status(served: str, origin: str) -> str:
     """The status line the server answers a WebSocket handshake from `origin` with."""
-    host = served.removeprefix("http://").rstrip("/")
-    request = (
-        "GET /ws HTTP/1.1\r\n"
-        f"Host: {host}\r\n"
-        f"Origin: {origin}\r\n"
-        "Connection: Upgrade\r\n"
-        "Upgrade: websocket\r\n"
-        "Sec-WebSocket-Version: 13\r\n"
-        "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n"
-    )
-    address, port = host.split(":")
-    with socket.create_connection((address, int(port)), timeout=10) as conn:
-        conn.sendall(request.encode())
-        return conn.makefile("rb").readline().decode().strip()
+    conn, status = handshake(served, origin=origin)
+    conn.close()
+    return status
 
 
 def test_a_page_from_another_site_cannot_open_the_socket(served: str) -> None:
