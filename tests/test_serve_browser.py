@@ -67,6 +67,32 @@ CAPTURE_TERMINAL = """
 """
 
 
+# xterm.js types what its hidden textarea receives.
+TYPING_GOES_TO_THE_TERMINAL = """
+document.activeElement === document.querySelector(".textual-terminal textarea")
+"""
+
+# Whether a character draws in the terminal's font as something other than the box a
+# missing glyph gets: drawn on a canvas beside a private-use character no font has.
+GLYPH_DRAWS = """
+async (ch) => {
+  const family = window.__bkTerminal.options.fontFamily;
+  await document.fonts.load(`32px ${family}`, ch);
+  const draw = (text) => {
+    const canvas = document.createElement("canvas");
+    canvas.width = canvas.height = 48;
+    const g = canvas.getContext("2d");
+    g.font = `32px ${family}`;
+    g.fillText(text, 4, 36);
+    return Array.from(g.getImageData(0, 0, 48, 48).data).join(",");
+  };
+  const blank = draw("");
+  const glyph = draw(ch);
+  return glyph !== blank && glyph !== draw("\\ue000");
+}
+"""
+
+
 FOG_INDEX = [f.name for f in bundled_files()].index("01_fog.toml")
 
 
@@ -156,8 +182,13 @@ def test_serve_walks_scenario_01_to_the_fence_rejection_in_a_browser(
             page.goto(served, wait_until="load", timeout=SCREEN_TIMEOUT_MS)
 
             wait_for_screen(page, "The fog: a frozen heartbeat")  # the picker
-            # Keyboard focus without a click: a click would pick whichever scenario is under it.
-            page.evaluate("window.__bkTerminal.focus()")
+            # No click, no tab: the keys go to the terminal as soon as the page is there (a
+            # click would pick whichever scenario is under it).
+            assert page.evaluate(TYPING_GOES_TO_THE_TERMINAL), page.evaluate(
+                "document.activeElement.outerHTML.slice(0, 80)"
+            )
+            assert page.title() == "Borrowed Keys"
+            assert page.evaluate(GLYPH_DRAWS, "\u2442"), "the fork (U+2442) draws as an empty box"
             # The story's chapters come first in the picker; 01_fog follows them.
             for _ in range(FOG_INDEX):
                 page.keyboard.press("ArrowDown")
