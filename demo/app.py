@@ -1,7 +1,7 @@
 """The Borrowed Keys terminal app: a scenario picker, the main screen and the help page.
 
-`run_app(argv)` is what `borrowed-keys` (no arguments or `tui [FILE] [--lang en|zh]`) and
-`python -m demo` call. The app holds no lease logic: it drives a core.scenarios.session.Session.
+`run_app(args)` is what `borrowed-keys` (no command, or `tui [FILE] [--lang en|zh]`) and
+`python -m demo` run. The app holds no lease logic: it drives a core.scenarios.session.Session.
 """
 
 import argparse
@@ -9,7 +9,7 @@ import locale
 import os
 import re
 import sys
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from textual.app import App, SystemCommand
@@ -216,20 +216,8 @@ def main_screen_commands(screen: MainScreen, lang: str) -> Iterator[SystemComman
 _IS_A_HOST: type[Host] = BorrowedKeysApp  # mypy checks the app gives the screens what they use
 
 
-def parse_args(argv: Sequence[str]) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(
-        prog="borrowed-keys tui", description="The Borrowed Keys terminal app."
-    )
-    parser.add_argument("file", nargs="?", help="a scenario file (or a bundled name) to open")
-    parser.add_argument("--lang", choices=LANGS, default=None, help="en or zh (default: locale)")
-    parser.add_argument("--mode", choices=[m.value for m in Mode], default=None)
-    parser.add_argument("--sandbox", action="store_true", help="open the sandbox directly")
-    return parser.parse_args(list(argv))
-
-
-def run_app(argv: Sequence[str] = ()) -> int:
-    """Start the app; returns the exit code."""
-    args = parse_args(argv)
+def run_app(args: argparse.Namespace) -> int:
+    """Start the app with `tui`'s options (demo/cli.py declares them); the exit code."""
     lang = args.lang or default_lang()
     scenario = None
     if args.file:

@@ -18,7 +18,6 @@ import os
 import shlex
 import socket
 import sys
-from collections.abc import Sequence
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -27,51 +26,18 @@ from aiohttp import WSMsgType, web
 from textual_serve.app_service import AppService
 from textual_serve.server import Server
 
-from core.engine.config import Mode
 from core.scenarios.format import ScenarioError
-from demo.i18n import LANGS
 from demo.saves import SAVE_FOLDER
 from demo.serve_internals import app_process
 
 PROG = "borrowed-keys serve"
-DEFAULT_HOST = "127.0.0.1"
-DEFAULT_PORT = 8000
 EXIT_BAD_INPUT = 2
-# Each tab is an app process of about 75 MB; a few presenters and viewers, not a crowd.
-DEFAULT_MAX_SESSIONS = 8
 QUIT_GRACE_S = 3.0  # an app asked to quit has this long before it is made to
 # Larger than any screen shows; a page asking for more gets this (a frame of millions of
 # cells takes an app hundreds of megabytes).
 MAX_COLUMNS = 500
 MAX_ROWS = 200
 PAGE_FOLDER = Path(__file__).resolve().parent / "serve_page"
-
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog=PROG,
-        description="Serve the Borrowed Keys app to a web browser (one app per browser tab).",
-    )
-    parser.add_argument("file", nargs="?", metavar="FILE", help="a scenario to open directly")
-    parser.add_argument(
-        "--host",
-        default=DEFAULT_HOST,
-        help=f"address to listen on (default {DEFAULT_HOST}: this machine only)",
-    )
-    parser.add_argument(
-        "--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT})"
-    )
-    parser.add_argument("--lang", choices=LANGS, default=None, help="en or zh (default: locale)")
-    parser.add_argument("--mode", choices=[m.value for m in Mode], default=None)
-    parser.add_argument("--sandbox", action="store_true", help="open the sandbox directly")
-    parser.add_argument(
-        "--max-sessions",
-        type=int,
-        default=DEFAULT_MAX_SESSIONS,
-        metavar="N",
-        help=f"browser tabs served at once, one app each (default {DEFAULT_MAX_SESSIONS})",
-    )
-    return parser
 
 
 def app_command(args: argparse.Namespace) -> str:
@@ -85,6 +51,8 @@ def app_command(args: argparse.Namespace) -> str:
         argv += ["--mode", args.mode]
     if args.sandbox:
         argv.append("--sandbox")
+    if args.db:
+        argv += ["--db", args.db]
     # `exec`: the shell textual-serve starts becomes the app, so that ending the process
     # it knows ends the app.
     return "exec " + shlex.join(argv)
@@ -351,8 +319,8 @@ def say(line: str) -> None:
     print(f"{PROG}: {line}", file=sys.stderr, flush=True)
 
 
-def main(argv: Sequence[str]) -> int:
-    args = build_parser().parse_args(list(argv))
+def serve(args: argparse.Namespace) -> int:
+    """`borrowed-keys serve` with its options parsed (demo/cli.py declares them)."""
     if not 0 < args.port < 65536:
         say(f"--port must be between 1 and 65535, not {args.port}")
         return EXIT_BAD_INPUT

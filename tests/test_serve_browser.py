@@ -250,14 +250,15 @@ def test_only_a_non_loopback_address_gets_the_warning(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from demo import serve
+    from demo.cli import main
 
     started: list[str] = []
     monkeypatch.setattr(
         serve.AppServer, "serve", lambda self, debug=False: started.append(self.command)
     )
-    assert serve.main(["--host", "127.0.0.1", "--port", str(free_port())]) == 0
+    assert main(["serve", "--host", "127.0.0.1", "--port", str(free_port())]) == 0
     assert capsys.readouterr().err == ""
-    assert serve.main(["--host", "0.0.0.0", "--port", str(free_port()), "--lang", "zh"]) == 0
+    assert main(["serve", "--host", "0.0.0.0", "--port", str(free_port()), "--lang", "zh"]) == 0
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "warning" in err and "controls the app" in err
     assert serve.is_loopback("localhost") and not serve.is_loopback("0.0.0.0")

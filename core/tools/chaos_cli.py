@@ -81,7 +81,7 @@ def command(args: Any) -> int:
     err = Console(stderr=True)
     problem = _check_args(args)
     if problem is None and args.db is not None:
-        from core.tools.cli import check_run_database
+        from core.tools.database_option import check_run_database
 
         problem = check_run_database(args.db, many_runs=True)
     if problem is not None:
