@@ -53,7 +53,7 @@ WORDS: dict[str, tuple[str, str]] = {
     "tip_tab": ("Show this panel (keys 1-6)", "显示这个面板（按键 1-6）"),
     "playing": ("▶ playing", "▶ 播放中"),
     "paused": ("‖ paused", "‖ 已暂停"),
-    "sandbox": ("Sandbox", "沙盒"),
+    "sandbox": ("Small sandbox: two tasks", "小沙盒：两项任务"),
     "sandbox_summary": (
         "Three scribes, two tasks, nothing scripted: the clock runs live and every button acts.",
         "三位抄写员、两项任务，没有脚本：时钟实时走，每个按钮都能用。",
