@@ -3,7 +3,11 @@
 textual-serve runs a web server; every browser tab that opens the page gets its own copy of
 the app, started as a child process with the options given here (`python -m demo ...`).
 Whoever reaches the port drives that copy, so the server listens on loopback unless told
-otherwise, and says so in one line when it is told otherwise.
+otherwise, and says so in one line when it is told otherwise. Whatever a browser does, the
+server holds: it answers only requests that name it by a loopback name, the `--host` name
+or a numeric address (a page whose own name was made to resolve to 127.0.0.1 is refused),
+runs at most `--max-sessions` apps at once, never gives an app a screen larger than
+MAX_COLUMNS x MAX_ROWS, and ends every app when its connection ends.
 """
 
 import argparse
