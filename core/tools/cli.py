@@ -165,8 +165,8 @@ def _pretty_sql(sql: str) -> str:
 
 def cmd_sql(args: argparse.Namespace) -> int:
     from core.engine.backends.sqlite import dialect
-    from core.engine.statements import SEED_STATEMENTS, statements_for
-    from core.engine.store import policy_for
+    from core.engine.policies import SEED_STATEMENTS, policy_for
+    from core.engine.statements import statements_for
 
     mode = Mode(args.mode)
     ours = statements_for(dialect(), policy_for(mode))
