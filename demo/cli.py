@@ -52,6 +52,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         from demo.serve import main as serve_main
 
         return serve_main(args[1:])
+    if args[0] == "export":
+        # The exporter drives the app headless: textual loads for `export` alone too.
+        from demo.export.cli import main as export_main
+
+        return export_main(args[1:])
     if args[0].startswith("--") and args[0] not in ("--help", "--version"):
         # `borrowed-keys --lang zh` opens the picker in Chinese: options alone mean the app.
         return run_tui(args)
