@@ -12,6 +12,8 @@ import json
 import re
 from collections.abc import Callable, Sequence
 
+from rich.cells import cell_len
+
 from core.scenarios import glossary
 from core.scenarios.format import Scenario
 from demo.export.frames import Frame, Recording
@@ -49,6 +51,18 @@ LANG_TAGS = {"en": "en", "zh": "zh-Hans"}
 _FONT_FACE = re.compile(r"@font-face\s*\{[^}]*\}\s*")
 _RICH_COMMENT = re.compile(r"<!--.*?-->\s*", re.DOTALL)
 _UNIQUE_ID = re.compile(r"\bterminal-\d+-")
+_TEXT = re.compile(r'(<text [^>]*?textLength=")([0-9.]+)("[^>]*>)([^<]*)(</text>)')
+
+
+def _wide_text_length(m: "re.Match[str]") -> str:
+    """Rich sizes a run of text by its characters, not its cells (a CJK character is two):
+    the browser then squeezes 起雾 into one cell each. Size it by its cells."""
+    text = html.unescape(m.group(4))
+    cells = cell_len(text)
+    if cells == len(text) or not text:
+        return m.group(0)
+    length = float(m.group(2)) / len(text) * cells
+    return f"{m.group(1)}{length:g}{m.group(3)}{m.group(4)}{m.group(5)}"
 
 
 def word(key: str, lang: str, **fmt: object) -> str:
@@ -57,10 +71,12 @@ def word(key: str, lang: str, **fmt: object) -> str:
 
 
 def page_svg(svg: str, frame_id: str) -> str:
-    """A frame as the page inlines it: no font URL, and class names of its own (the styles of
-    an inlined SVG apply to the whole page, so two frames must not share a name)."""
+    """A frame as the page inlines it: no font URL, wide characters two cells wide, and class
+    names of its own (the styles of an inlined SVG apply to the whole page, so two frames
+    must not share a name)."""
     svg = _FONT_FACE.sub("", svg)
     svg = _RICH_COMMENT.sub("", svg)
+    svg = _TEXT.sub(_wide_text_length, svg)
     return _UNIQUE_ID.sub(f"terminal-{frame_id}-", svg)
 
 
