@@ -170,6 +170,12 @@ def _problem(args: argparse.Namespace, out: Path) -> str | None:
             return f"{args.preview}: the preview is a .gif file"
         if args.preview.is_dir():
             return f"{args.preview}: is a folder"
+        from demo.export.preview import PreviewError, font_files
+
+        try:
+            font_files()
+        except PreviewError as exc:
+            return str(exc)
     return None
 
 
