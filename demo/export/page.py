@@ -231,6 +231,7 @@ SCRIPT = """
   const playButton = document.querySelector("button.play");
   const langs = JSON.parse(document.body.dataset.langs);
   const pace = Number(document.body.dataset.paceMs);
+  const total = Number(document.body.dataset.total);
   let at = -1, timer = null;
   function show(i) {
     i = Math.max(0, Math.min(steps.length - 1, i));
@@ -238,7 +239,7 @@ SCRIPT = """
     steps.forEach((s, j) => { s.hidden = j !== i; });
     links.forEach((a, j) => a.classList.toggle("current", j === i));
     at = i;
-    counter.textContent = `${i} / ${steps.length - 1}`;
+    counter.textContent = `${i} / ${total}`;
     if (location.hash !== "#step-" + i) history.replaceState(null, "", "#step-" + i);
   }
   const waiting = () => steps[at].hasAttribute("data-question") &&
@@ -303,7 +304,7 @@ def build_page(scenario: Scenario, recordings: Sequence[Recording], *, command: 
     """The page: `recordings` are the same scenario's frames, one per language."""
     langs = [r.lang for r in recordings]
     first = langs[0]
-    total = len(recordings[0].frames) - 1
+    total = len(scenario.steps)  # a page of the first steps only still says "of N"
     mode = scenario.settings.mode.value
 
     def each(make: Callable[[str], str], tag: str = "span") -> str:
@@ -321,7 +322,8 @@ def build_page(scenario: Scenario, recordings: Sequence[Recording], *, command: 
         f"<title>{_e(' · '.join(dict.fromkeys(scenario.title_in(lg) for lg in langs)))}</title>",
         f"<style>{CSS}</style>",
         "</head>",
-        f"<body data-langs='{_e(json.dumps(langs))}' data-pace-ms=\"{int(AUTOPLAY_S * 1000)}\">",
+        f"<body data-langs='{_e(json.dumps(langs))}' data-total=\"{total}\""
+        f' data-pace-ms="{int(AUTOPLAY_S * 1000)}">',
         "<header>",
         each(lambda lg: f"<h1>{_e(scenario.title_in(lg))}</h1>", "div"),
         each(lambda lg: f'<p class="summary">{_e(scenario.summary_in(lg) or "")}</p>', "div"),
