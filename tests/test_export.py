@@ -15,9 +15,8 @@ import pytest
 from core.scenarios.format import Expectation, Scenario
 from core.scenarios.library import open_scenario
 from demo.app import BorrowedKeysApp
-from demo.export import frames as frames_mod
-from demo.export.cli import command_line, export, main
-from demo.export.frames import Recording, record
+from demo.export.cli import command_line, export, main, record_all
+from demo.export.frames import DEFAULT_SIZE, Recording, record
 from demo.export.page import build_page, page_svg
 from demo.export.sentences import sentence
 
@@ -56,14 +55,16 @@ def portfolio_en(portfolio: Scenario) -> Recording:
 # -- the frames are the app's -------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("lang", ["en", "zh"])
-def test_a_frame_is_the_committed_snapshot_of_that_step(lang: str) -> None:
+def test_a_frame_is_the_committed_snapshot_of_that_step() -> None:
     # test_fog_after_three_steps: n, n, n at 160 x 48; the exporter opens no other panel on
-    # the way (the Ledger is the one on screen), so its third frame is that snapshot
-    fog = asyncio.run(record(open_scenario("01_fog"), lang, steps=3))
-    assert [f.keys for f in fog.frames] == [(), ("n",), ("n",), ("n",)]
-    expected = (SNAPSHOTS / f"test_fog_after_three_steps[{lang}].svg").read_text()
-    assert normalize(fog.frames[3].svg) == expected
+    # the way (the Ledger is the one on screen), so its third frame is that snapshot. Both
+    # languages are recorded as the command records them, side by side.
+    fog = asyncio.run(record_all(open_scenario("01_fog"), ("en", "zh"), DEFAULT_SIZE, steps=3))
+    for recording in fog:
+        assert [f.keys for f in recording.frames] == [(), ("n",), ("n",), ("n",)]
+        name = f"test_fog_after_three_steps[{recording.lang}].svg"
+        expected = (SNAPSHOTS / name).read_text()
+        assert normalize(recording.frames[3].svg) == expected, recording.lang
 
 
 async def test_each_frame_is_a_fresh_app_given_the_same_keys(
@@ -266,9 +267,7 @@ def test_the_console_script_routes_export(monkeypatch: pytest.MonkeyPatch) -> No
 
 
 def test_the_made_with_line_leaves_the_defaults_out() -> None:
-    assert command_line("01_fog", ("en", "zh"), frames_mod.DEFAULT_SIZE) == (
-        "borrowed-keys export 01_fog"
-    )
+    assert command_line("01_fog", ("en", "zh"), DEFAULT_SIZE) == ("borrowed-keys export 01_fog")
     assert command_line("my run.toml", ("zh",), (80, 24)) == (
         "borrowed-keys export 'my run.toml' --lang zh --size 80x24"
     )

@@ -111,7 +111,11 @@ def command_line(name: str, langs: Sequence[str], size: tuple[int, int]) -> str:
 async def record_all(
     scenario: Scenario, langs: Sequence[str], size: tuple[int, int], steps: int | None = None
 ) -> list[Recording]:
-    return [await record(scenario, lang, size, steps=steps) for lang in langs]
+    """One app a language, run side by side: while one waits for its screen to settle, the
+    other works (the frames are the same as one after the other, a test compares them)."""
+    return list(
+        await asyncio.gather(*(record(scenario, lang, size, steps=steps) for lang in langs))
+    )
 
 
 def _write_atomically(path: Path, data: bytes) -> None:
