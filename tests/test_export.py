@@ -219,6 +219,7 @@ def test_the_command_writes_the_page_and_a_small_preview(tmp_path: Path) -> None
         assert len(colours) >= 8
     assert gif.stat().st_size < 2_000_000
     assert sorted(p.name for p in tmp_path.iterdir()) == ["13.gif", "page"]  # no temp files
+    assert (out / "index.html").stat().st_mode & 0o044 == 0o044  # readable when published
 
 
 @pytest.mark.parametrize(

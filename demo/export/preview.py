@@ -16,7 +16,8 @@ from demo.export.frames import Recording
 from demo.export.page import page_svg
 from demo.screens.main import AUTOPLAY_S
 
-PREVIEW_WIDTH = 960  # pixels: small enough for a repository, the terminal's text still legible
+# Pixels per cell of the terminal: 8 keeps its text legible and 01_fog's GIF near 1 MB.
+CELL_PX = 8
 FIRST_FRAME_MS = 1500
 LAST_FRAME_MS = 6000
 FONT_DIRS = (Path("/usr/share/fonts"), Path("/usr/local/share/fonts"))
@@ -42,7 +43,7 @@ def font_files() -> list[str]:
     return _find(MONO, "fonts-dejavu-core") + _find(CJK, "fonts-noto-cjk")
 
 
-def render_png(svg: str, fonts: Sequence[str], width: int = PREVIEW_WIDTH) -> bytes:
+def render_png(svg: str, fonts: Sequence[str], width: int) -> bytes:
     """One frame as a PNG, drawn only with `fonts` (no system font search: fast, repeatable)."""
     import resvg_py
 
@@ -59,9 +60,10 @@ def render_png(svg: str, fonts: Sequence[str], width: int = PREVIEW_WIDTH) -> by
     )
 
 
-def preview_gif(recording: Recording, width: int = PREVIEW_WIDTH) -> bytes:
+def preview_gif(recording: Recording) -> bytes:
     """Every frame of `recording`, at the app's auto-play pace, looping."""
     fonts = font_files()
+    width = (recording.size[0] + 2) * CELL_PX  # the cells and the window's margin
     images = []
     for frame in recording.frames:
         png = render_png(page_svg(frame.svg, f"p{frame.index}"), fonts, width)
