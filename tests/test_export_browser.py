@@ -6,6 +6,7 @@ with the reason, where either is missing). The page is static: the waits are Pla
 own for the page's state after a key, bounded, never sleeps.
 """
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -80,7 +81,7 @@ def test_the_fog_page_walks_to_the_fence_offline(
             errors: list[str] = []
             page.on("pageerror", lambda e: errors.append(str(e)))
             page.goto(url, wait_until="load")
-            assert "Before the first step" in visible_text(page)
+            assert "Step 0 of 17" in visible_text(page)
             for _ in range(FENCE):
                 page.keyboard.press("ArrowRight")
             page.wait_for_function(
@@ -131,5 +132,8 @@ def test_a_permalink_opens_its_step_with_its_question_first(chromium: str, fog_p
             page.keyboard.press("PageUp")
             assert page.url.endswith("#step-12")
             assert "lease token 2, fence token 2, until 0:02:25" in visible_text(page)
+            # printed (a PDF for an application form): every step on a page of its own
+            pdf = page.pdf(landscape=True, format="A4")
+            assert len(re.findall(rb"/Type\s*/Page[^s]", pdf)) == FENCE + 1
         finally:
             browser.close()

@@ -24,6 +24,10 @@ from demo.screens.main import AUTOPLAY_S
 WORDS: dict[str, tuple[str, str]] = {
     "steps": ("Steps", "步骤"),
     "start": ("Before the first step", "第一步之前"),
+    "start_say": (
+        "The scenario as it begins, before its first step.",
+        "场景开始时的样子，还没走第一步。",
+    ),
     "play": ("Play", "播放"),
     "keys": (
         "← → or PgUp PgDn: step · space: play · v: reveal · l: language",
@@ -132,7 +136,7 @@ def _step_html(frame: Frame, lang: str, total: int) -> str:
     parts.append('<div class="after">')
     parts.append(answer)
     if k == 0:
-        parts.append(f'<p class="say">{_e(word("start", lang))}.</p>')
+        parts.append(f'<p class="say">{_e(word("start_say", lang))}</p>')
     if frame.narration:
         parts.append(f'<p class="say">{_e(frame.narration)}</p>')
     if frame.refusal:
@@ -212,11 +216,15 @@ code { font-family: "Fira Code", monospace; }
 @media (max-width: 60rem) { .l { flex-direction: column; } .text { max-width: none; flex: none; } }
 @media print {
   @page { size: A4 landscape; margin: 10mm; }
-  body { background: #fff; color: #000; font-size: 11pt; }
+  body { background: #fff; color: #000; font-size: 9.5pt; line-height: 1.35; }
+  header, main { padding: 0; }
+  p, ul, ol { margin: 0.3em 0; }
   .bar, nav, .keys, .hint, .question button { display: none !important; }
-  .step, .step[hidden] { display: block !important; break-after: page; }
+  .step, .step[hidden] { display: block !important; break-after: page; break-inside: avoid; }
+  .step:last-of-type { break-after: auto; }
   .step .after, .step .frame.after { display: block !important; }
-  .text { flex: 0 0 32%; max-width: 32%; }
+  .l { gap: 4mm; }
+  .text { flex: 0 0 38%; max-width: 38%; }
   .summary, .counter, footer, .end { color: #333; }
   h2 a { color: #000; }
 }
