@@ -14,6 +14,8 @@ import pytest
 
 from core.scenarios.format import Expectation, Scenario
 from core.scenarios.library import open_scenario
+from core.scenarios.session import Session
+from core.sim.spec import FreezeHeartbeat
 from demo.app import BorrowedKeysApp
 from demo.export.cli import command_line, export, main, record_all
 from demo.export.frames import DEFAULT_SIZE, Recording, record
@@ -265,6 +267,22 @@ def test_the_console_script_routes_export(monkeypatch: pytest.MonkeyPatch) -> No
     monkeypatch.setattr("demo.export.cli.main", lambda argv: seen.append(list(argv)) or 0)
     assert cli.main(["export", "01_fog", "--lang", "en"]) == 0
     assert seen == [["01_fog", "--lang", "en"]]
+
+
+def test_a_saved_exploration_exports_like_a_bundled_scenario(tmp_path: Path) -> None:
+    # two steps of 01_fog, then an act of the person (a fork), saved as the app's `s` saves
+    session = Session(open_scenario("01_fog"))
+    session.next_step()
+    session.next_step()
+    session.act(FreezeHeartbeat("acheng"))
+    saved = session.save_as_scenario(tmp_path / "bk-fog-1.toml")
+    out = tmp_path / "page"
+    assert main([str(saved), "--out", str(out), "--lang", "en", "--size", "80x24"]) == 0
+    html = (out / "index.html").read_text(encoding="utf-8")
+    assert "The fog: a frozen heartbeat (recorded)" in html
+    steps = re.findall(r'<section class="step" id="step-(\d+)"', html)
+    assert steps == ["0", "1", "2", "3", "4"]  # two played, the act, the figures at the end
+    assert "The safety checker found no violation." in html
 
 
 def test_the_made_with_line_leaves_the_defaults_out() -> None:

@@ -14,10 +14,12 @@ import pytest
 
 from core.scenarios.library import open_scenario
 from demo.export.cli import export
+from demo.screens.main import AUTOPLAY_S
 from tests.test_serve_browser import CHROMIUM_ARGS, assert_not_blank, find_chromium
 
 FENCE = 14  # the step of 01_fog where Acheng's stale page is refused
 TIMEOUT_MS = 10_000
+AUTOPLAY_MS = int(AUTOPLAY_S * 1000)  # the app's pace, which the page plays at
 
 
 @pytest.fixture
@@ -135,5 +137,33 @@ def test_a_permalink_opens_its_step_with_its_question_first(chromium: str, fog_p
             # printed (a PDF for an application form): every step on a page of its own
             pdf = page.pdf(landscape=True, format="A4")
             assert len(re.findall(rb"/Type\s*/Page[^s]", pdf)) == FENCE + 1
+        finally:
+            browser.close()
+
+
+def test_space_plays_at_the_apps_pace_on_the_pages_clock(chromium: str, fog_page: Path) -> None:
+    """The page's timer runs on Playwright's clock, moved by hand: no test waits 3 s."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=chromium, headless=True, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page()
+            page.clock.install()
+            page.goto(f"{fog_page.as_uri()}#step-12", wait_until="load")
+            page.keyboard.press(" ")  # play
+            page.clock.run_for(AUTOPLAY_MS - 100)
+            assert page.url.endswith("#step-12")  # not before the app's pace
+            page.clock.run_for(100)
+            assert page.url.endswith("#step-13")
+            page.clock.run_for(AUTOPLAY_MS)
+            text = visible_text(page)  # a question waits one beat before its answer
+            assert page.url.endswith("#step-14") and "Will the ledger accept" in text
+            assert "Linzhou's claim drew fence token 2" not in text
+            page.clock.run_for(AUTOPLAY_MS)
+            assert "Linzhou's claim drew fence token 2" in visible_text(page)
+            page.keyboard.press(" ")  # pause
+            page.clock.run_for(3 * AUTOPLAY_MS)
+            assert page.url.endswith("#step-14")
         finally:
             browser.close()

@@ -1,5 +1,9 @@
 """`borrowed-keys export SCENARIO`: a scenario as one self-contained web page.
 
+The design's last advice is a demo for a portfolio, ending with "一个故障演示：worker A
+卡死，worker B 接手，A 恢复后写入被拒。": this makes that demo a page an interviewer can
+open before the call.
+
     borrowed-keys export 01_fog [--out DIR] [--lang en|zh|both] [--size COLSxROWS]
                                 [--preview FILE.gif]
 
@@ -27,6 +31,7 @@ from demo.export.frames import DEFAULT_SIZE, Recording, record
 from demo.export.page import build_page
 
 PROG = "borrowed-keys export"
+DESCRIPTION = "A scenario as one self-contained web page, played in the real app."
 LANG_CHOICES = ("en", "zh", "both")
 MIN_SIZE = (80, 24)  # the smallest screen the app lays out for
 MAX_SIZE = (400, 150)
@@ -51,6 +56,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--out",
         type=Path,
         default=None,
+        metavar="DIR",
         help=f"the folder to write (default: {SAVE_FOLDER}/SCENARIO, beside the app's saves)",
     )
     parser.add_argument(
@@ -72,14 +78,16 @@ def add_parser(
     subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]",
 ) -> argparse.ArgumentParser:
     """Register `export` on a subcommand table; `main` of this module runs it."""
-    parser = subparsers.add_parser("export", help="a scenario as a self-contained web page")
+    parser = subparsers.add_parser(
+        "export", help="a scenario as a self-contained web page", description=DESCRIPTION
+    )
     add_arguments(parser)
     parser.set_defaults(handler=run)
     return parser
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog=PROG, description=DESCRIPTION)
     add_arguments(parser)
     return parser
 

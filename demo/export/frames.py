@@ -85,8 +85,12 @@ def panel_for(step: Step, events: Sequence[EventRow], history: Sequence[EventRow
     (a refusal, then a ledger page or an effect, then a checkpoint), then what the step wrote.
     """
     kinds = {ev.event for ev in events}
+    # The refusal is the lesson: "旧 worker 即使复活，也只能成为“过期知识的携带者”，
+    # 无法成为“当前世界的改写者”。"
     if kinds & REJECTIONS:
         return "tab-rejected"
+    # "Lease 只决定谁能接手任务，Checkpoint 决定接手之后从哪里继续。": a successor's claim
+    # is about where it goes on from.
     if _claims_after_a_checkpoint(events, history):
         return "tab-checkpoints"
     expects = step.expects
