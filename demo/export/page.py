@@ -111,7 +111,7 @@ def _question_html(frame: Frame, lang: str) -> tuple[str, str]:
         f"{_e(q.text(lang))}</p>"
         + (f"<ol>{items}</ol>" if items else "")
         + f'<p class="hint">{_e(word("question_first", lang))}</p>'
-        f'<button type="button" class="reveal" data-key="v">{_e(tr("reveal", lang))} (v)</button>'
+        f'<button type="button" class="reveal">{_e(tr("reveal", lang))} (v)</button>'
         "</div>"
     )
     answer = ""
@@ -159,7 +159,7 @@ def _step_html(frame: Frame, lang: str, total: int) -> str:
     parts.append("</div></div>")  # .after, .text
     label = _e(word("frame_label", lang, k=k))
     svg = page_svg(frame.svg, f"{lang}{k}")
-    parts.append(f'<figure class="frame after" role="img" aria-label="{label}">{svg}</figure>')
+    parts.append(f'<figure class="frame after" aria-label="{label}">{svg}</figure>')
     parts.append("</div>")
     return "".join(parts)
 
@@ -278,6 +278,7 @@ SCRIPT = """
   document.addEventListener("click", (ev) => {
     const b = ev.target.closest("button");
     if (!b) return;
+    b.blur();  // the keys stay the page's: space plays, it does not press this button again
     if (b.classList.contains("reveal")) reveal();
     else if (b.classList.contains("next")) next();
     else if (b.classList.contains("prev")) show(at - 1);
