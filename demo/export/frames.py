@@ -77,30 +77,43 @@ def _claims_after_a_checkpoint(events: Sequence[EventRow], history: Sequence[Eve
     return False
 
 
+# The panels an expectation's subject is shown in (a refusal counted as none is not one).
+_SUBJECT_PANELS = {"rejected": "tab-rejected", "ledger": "tab-ledger", "effect": "tab-effects"}
+
+
+def _first_checked_panel(step: Step) -> str | None:
+    """The panel of the first expectation that is about a refusal, a page or an effect."""
+    for e in step.expects:
+        if e.subject in _SUBJECT_PANELS and not (e.subject == "rejected" and e.get("count") == 0):
+            return _SUBJECT_PANELS[e.subject]
+    return None
+
+
 def panel_for(step: Step, events: Sequence[EventRow], history: Sequence[EventRow]) -> str | None:
     """The panel a step is about, or None to leave the one on screen.
 
-    A refusal shows the Rejected panel; a successor's claim of a task with a checkpoint (it
-    reads the box by the stairs) the Checkpoints panel; otherwise what its expectations check
-    (a refusal, then a ledger page or an effect, then a checkpoint), then what the step wrote.
+    The step's own checks say it first: when the first of them that a panel shows is a
+    refusal, the Rejected panel. Then a successor's claim of a task with a checkpoint (it
+    reads the box by the stairs) shows the Checkpoints panel; then the first checked page,
+    effect or refusal its panel, a checked checkpoint the Checkpoints panel; and a step that
+    checks none of these shows what it did: a refusal, a checkpoint, a page, an effect.
     """
-    kinds = {ev.event for ev in events}
+    checked = _first_checked_panel(step)
     # The refusal is the lesson: "旧 worker 即使复活，也只能成为“过期知识的携带者”，
     # 无法成为“当前世界的改写者”。"
-    if kinds & REJECTIONS:
-        return "tab-rejected"
+    if checked == "tab-rejected":
+        return checked
     # "Lease 只决定谁能接手任务，Checkpoint 决定接手之后从哪里继续。": a successor's claim
     # is about where it goes on from.
     if _claims_after_a_checkpoint(events, history):
         return "tab-checkpoints"
-    expects = step.expects
-    if any(e.subject == "rejected" and e.get("count") != 0 for e in expects):
-        return "tab-rejected"
-    for e in expects:
-        if e.subject in ("ledger", "effect"):
-            return "tab-ledger" if e.subject == "ledger" else "tab-effects"
-    if any(e.subject == "task" and e.has("checkpoint_step") for e in expects):
+    if checked is not None:
+        return checked
+    if any(e.subject == "task" and e.has("checkpoint_step") for e in step.expects):
         return "tab-checkpoints"
+    kinds = {ev.event for ev in events}
+    if kinds & REJECTIONS:
+        return "tab-rejected"
     if EventKind.CHECKPOINT_SAVED in kinds:
         return "tab-checkpoints"
     if EventKind.WRITE_ACCEPTED in kinds:
