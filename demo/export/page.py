@@ -328,6 +328,9 @@ def build_page(scenario: Scenario, recordings: Sequence[Recording], *, command: 
         '<meta charset="utf-8">',
         f'<meta http-equiv="Content-Security-Policy" content="{CSP}">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        f'<meta name="description" content="{_e(scenario.summary_in(first) or "")}">',
+        # an empty icon: on a web host the browser would otherwise ask for /favicon.ico
+        '<link rel="icon" href="data:,">',
         f"<title>{_e(' · '.join(dict.fromkeys(scenario.title_in(lg) for lg in langs)))}</title>",
         f"<style>{CSS}</style>",
         "</head>",
