@@ -38,6 +38,7 @@ from demo.commands import MainCommands
 from demo.controls import CONTROLS, TABS, Moment, bindings
 from demo.host import Host, host
 from demo.i18n import act_words, reason_word, tr
+from demo.saves import MAX_SAVES, SaveLimitReached
 from demo.screens.confirm import ConfirmScreen
 from demo.widgets.binding_internals import relabel_bindings
 from demo.widgets.control_bar import ControlBar
@@ -622,7 +623,11 @@ class MainScreen(Screen[None]):
         self.app.push_screen(HelpScreen(self.lang))
 
     def action_save(self) -> list[Path]:
-        paths = self.bk_app.save_all(self.session)
+        try:
+            paths = self.bk_app.save_all(self.session)
+        except SaveLimitReached:
+            self.notify(tr("save_limit", self.lang, n=MAX_SAVES), severity="warning")
+            return []
         folder = f"{paths[0].parent}{os.sep}"
         roles = ("saved_transcript", "saved_screenshot", "saved_scenario")
         names = "\n".join(
