@@ -56,7 +56,7 @@ from core.engine.statements import (
     fence_counter,
     tasks,
 )
-from core.engine.vocabulary import EventKind, TaskStatus
+from core.engine.vocabulary import EventKind, Operation, TaskStatus
 
 # The columns of one lease in the JSON array a batch statement reads, in this order.
 _LEASE_FIELDS = ("task_id", "worker_id", "lease_token", "fence_token")
@@ -548,7 +548,7 @@ def _heard(
 
 
 def _reject_many(
-    store: _StoreLike, txn: Any, leases: list[Lease], operation: str, event: EventKind
+    store: _StoreLike, txn: Any, leases: list[Lease], operation: Operation
 ) -> dict[str, LeaseRejected]:
     """Each refused lease's verdict, as `LeaseStore._reject` gives it, and its own line:
     one read of the tasks' states and one insert for all of them (a process paused past
@@ -574,7 +574,7 @@ def _reject_many(
         )
         lines.append(
             (
-                event,
+                operation.rejected,
                 lease.task_id,
                 lease.owner_id,
                 lease.lease_token,
@@ -718,8 +718,7 @@ class BatchOperations:
                 self,
                 txn,
                 [x for x in leases if x.task_id not in renewed],
-                "heartbeat",
-                EventKind.RENEW_REJECTED,
+                Operation.HEARTBEAT,
             )
             return [renewed.get(x.task_id) or refused[x.task_id] for x in leases]
 
@@ -779,8 +778,7 @@ class BatchOperations:
                 self,
                 txn,
                 [x for x in leases if x.task_id not in finished],
-                "complete",
-                EventKind.COMPLETE_REJECTED,
+                Operation.COMPLETE,
             )
             return [refused.get(x.task_id) for x in leases]
 
