@@ -40,7 +40,7 @@ from demo.commands import MainCommands
 from demo.controls import CONTROLS, TABS, Moment, bindings
 from demo.host import Host, host
 from demo.i18n import act_words, reason_word, tr
-from demo.screens.confirm import ConfirmScreen
+from demo.screens.confirm import ask_then
 from demo.screens.session_runner import (
     Frame,
     Reading,
@@ -50,6 +50,7 @@ from demo.screens.session_runner import (
     Then,
 )
 from demo.widgets.binding_internals import relabel_bindings
+from demo.widgets.body import Body
 from demo.widgets.control_bar import ControlBar
 from demo.widgets.keybar import Hint, KeyBar
 from demo.widgets.narration import NarrationPanel, refusal_text
@@ -64,7 +65,7 @@ from demo.widgets.panels import (
 from demo.widgets.status_header import HeaderState, StatusHeader
 from demo.widgets.task_table import TaskTable
 from demo.widgets.timeline_view import OwnershipTimeline
-from demo.widgets.worker_pane import PaneState, WorkerGrid, WorkerPane
+from demo.widgets.worker_pane import WorkerGrid, WorkerPane, pane_states
 
 
 def _nothing() -> None:
@@ -87,17 +88,6 @@ NARROW_HEIGHT = 36
 TASK_ROWS_MIN = 8  # the task table's least height (its two header lines included)
 NARRATION_SPARE = 9  # rows a small screen keeps for the header, the body and the bars
 SHORT_HEIGHT = 30  # below this the panes leave out their fault buttons (in the palette)
-
-
-class Body(VerticalScroll):
-    """The panes, the task table and the panels; on a small screen it scrolls.
-
-    There a panel brought into view (keys 1-6) fills the whole visible body, tabs and rows.
-    """
-
-    def on_resize(self) -> None:
-        if self.screen.has_class("-narrow"):
-            self.query_one("#panels").styles.height = max(8, self.size.height)
 
 
 class MainScreen(Screen[None]):
@@ -453,28 +443,8 @@ class MainScreen(Screen[None]):
         )
 
     def _show_workers(self, snap: Snapshot) -> None:
-        cfg = self.session.config
-        held = {w.task_id for w in snap.workers if w.task_id is not None}
-        steps = {t.task_id: t.total_steps for t in snap.tasks if t.task_id in held}
         # read once, not once a pane: `lang` asks the app through a runtime-checked protocol
-        lang, faults = self.lang, not self.has_class("-short")
-        client_clock = snap.mode == Mode.CLIENT_CLOCK.value
-        states = [
-            PaneState(
-                view=w,
-                expires_at_ms=(
-                    None if w.store_remaining_ms is None else snap.now_ms + w.store_remaining_ms
-                ),
-                ttl_ms=cfg.ttl_ms,
-                heartbeat_ms=cfg.heartbeat_ms,
-                deadline_ms=cfg.deadline_ms,
-                total_steps=steps.get(w.task_id or ""),
-                client_clock=client_clock,
-                lang=lang,
-                faults=faults,
-            )
-            for w in snap.workers
-        ]
+        states = pane_states(snap, self.session.config, self.lang, not self.has_class("-short"))
         self.query_one("#workers", WorkerGrid).sync(states)
 
     def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
@@ -522,16 +492,7 @@ class MainScreen(Screen[None]):
 
     def action_filter_rejected(self) -> None:
         """Show one reason in the Rejected panel, then the next, then all again."""
-        table = self.query_one("#rejected", RejectedTable)
-        reasons = table.reasons()
-        if table.reason_filter is None:
-            table.reason_filter = reasons[0] if reasons else None
-        elif table.reason_filter in reasons and reasons.index(table.reason_filter) + 1 < len(
-            reasons
-        ):
-            table.reason_filter = reasons[reasons.index(table.reason_filter) + 1]
-        else:
-            table.reason_filter = None
+        self.query_one("#rejected", RejectedTable).next_filter()
         self.action_show_tab("tab-rejected")
 
     def set_rejected_filter(self, reason: str | None) -> None:
@@ -629,16 +590,8 @@ class MainScreen(Screen[None]):
 
     def _discard_then(self, what: str, then: "Callable[[], None]") -> None:
         """Run `then`, after asking when it would lose acts recorded and not yet saved."""
-        if not self.session.has_unsaved_acts:
-            then()
-            return
-
-        def answered(yes: bool | None) -> None:
-            if yes:
-                then()
-
-        question = tr("discard_question", self.lang, n=self.session.acts_count, what=what)
-        self.app.push_screen(ConfirmScreen(question, self.lang), answered)
+        s = self.session
+        ask_then(self.app, s.has_unsaved_acts, s.acts_count, what, self.lang, then)
 
     def action_advance(self, ms: int) -> None:
         """Let `ms` of virtual time pass (a live run; tests drive time with this)."""
