@@ -13,13 +13,15 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from core.scenarios.format import Step
+from core.scenarios.sentences import action_sentence
 from demo.i18n import tr
 
 
 def step_line(n: int, step: Step, lang: str) -> Text:
     """A step in the list: its number and the first line of what it says."""
     said = (step.narration(lang) or "").strip().splitlines()
-    first = said[0] if said else (f"→ {step.action.name}" if step.action is not None else "")
+    act = f"→ {action_sentence(step.action, lang)}" if step.action is not None else ""
+    first = said[0] if said else act
     text = Text(f"{n:>2}. ", style="bold")
     text.append(first, style="" if said else "dim")
     if step.question is not None:
