@@ -1,7 +1,7 @@
 """The Borrowed Keys terminal app: a scenario picker, the main screen and the help page.
 
-`run_app(argv)` is what `borrowed-keys` (no arguments or `tui [FILE] [--lang en|zh]`) and
-`python -m demo` call. The app holds no lease logic: it drives a core.scenarios.session.Session.
+`run_app(args)` is what `borrowed-keys` (no command, or `tui [FILE] [--lang en|zh]`) and
+`python -m demo` run. The app holds no lease logic: it drives a core.scenarios.session.Session.
 """
 
 import argparse
@@ -9,7 +9,6 @@ import locale
 import os
 import re
 import sys
-from collections.abc import Sequence
 from pathlib import Path
 
 from textual.app import App
@@ -20,13 +19,11 @@ from core.scenarios.format import Scenario, ScenarioError
 from core.scenarios.session import Session
 from demo.host import Host
 from demo.i18n import LANGS
+from demo.saves import MAX_SAVES, SAVE_FOLDER, SaveLimitReached, save_files
 from demo.screens.main import MainScreen
 from demo.screens.picker import PickerScreen
 
 __all__ = ["BorrowedKeysApp", "default_lang", "run_app"]
-
-
-SAVE_FOLDER = "borrowed-keys-out"  # `s` saves here, under the current directory
 
 
 def default_lang() -> str:
@@ -67,6 +64,7 @@ class BorrowedKeysApp(App[int]):
         self.live_clock = live_clock
         self.save_dir = save_dir or Path.cwd() / SAVE_FOLDER
         self.start_mode = mode
+        self.saves_made = 0
 
     def on_mount(self) -> None:
         if self.open_directly:
@@ -96,38 +94,33 @@ class BorrowedKeysApp(App[int]):
     # -- saving --------------------------------------------------------------------------------
 
     def save_all(self, session: Session) -> list[Path]:
-        """Transcript (JSON Lines), screenshot (SVG) and the run as a scenario (TOML)."""
+        """Transcript (JSON Lines), screenshot (SVG) and the run as a scenario (TOML).
+
+        Raises SaveLimitReached once this app has saved MAX_SAVES times.
+        """
+        if self.saves_made >= MAX_SAVES:
+            raise SaveLimitReached
         slug = re.sub(r"[^a-z0-9]+", "-", session.title("en").lower()).strip("-") or "run"
-        folder = self.save_dir
-        folder.mkdir(parents=True, exist_ok=True)
-        n = 1
-        while any((folder / f"bk-{slug}-{n}{ext}").exists() for ext in (".jsonl", ".svg", ".toml")):
-            n += 1
-        stem = f"bk-{slug}-{n}"
-        transcript = folder / f"{stem}.jsonl"
-        transcript.write_text(session.transcript_jsonl(), encoding="utf-8")
-        shot = Path(self.save_screenshot(f"{stem}.svg", str(folder)))
-        scenario = session.save_as_scenario(folder / f"{stem}.toml")
-        return [p.resolve() for p in (transcript, shot, scenario)]
+        transcript = session.transcript_jsonl()
+        shot = self.export_screenshot()
+        paths = save_files(
+            self.save_dir,
+            slug,
+            {
+                ".jsonl": lambda p: p.write_text(transcript, encoding="utf-8"),
+                ".svg": lambda p: p.write_text(shot, encoding="utf-8"),
+                ".toml": session.save_as_scenario,
+            },
+        )
+        self.saves_made += 1
+        return [p.resolve() for p in paths]
 
 
 _IS_A_HOST: type[Host] = BorrowedKeysApp  # mypy checks the app gives the screens what they use
 
 
-def parse_args(argv: Sequence[str]) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(
-        prog="borrowed-keys tui", description="The Borrowed Keys terminal app."
-    )
-    parser.add_argument("file", nargs="?", help="a scenario file (or a bundled name) to open")
-    parser.add_argument("--lang", choices=LANGS, default=None, help="en or zh (default: locale)")
-    parser.add_argument("--mode", choices=[m.value for m in Mode], default=None)
-    parser.add_argument("--sandbox", action="store_true", help="open the sandbox directly")
-    return parser.parse_args(list(argv))
-
-
-def run_app(argv: Sequence[str] = ()) -> int:
-    """Start the app; returns the exit code."""
-    args = parse_args(argv)
+def run_app(args: argparse.Namespace) -> int:
+    """Start the app with `tui`'s options (demo/cli.py declares them); the exit code."""
     lang = args.lang or default_lang()
     scenario = None
     if args.file:

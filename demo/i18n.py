@@ -53,7 +53,7 @@ WORDS: dict[str, tuple[str, str]] = {
     "tip_tab": ("Show this panel (keys 1-6)", "显示这个面板（按键 1-6）"),
     "playing": ("▶ playing", "▶ 播放中"),
     "paused": ("‖ paused", "‖ 已暂停"),
-    "sandbox": ("Sandbox", "沙盒"),
+    "sandbox": ("Small sandbox: two tasks", "小沙盒：两项任务"),
     "sandbox_summary": (
         "Three scribes, two tasks, nothing scripted: the clock runs live and every button acts.",
         "三位抄写员、两项任务，没有脚本：时钟实时走，每个按钮都能用。",
@@ -148,6 +148,10 @@ WORDS: dict[str, tuple[str, str]] = {
     "no_bundled": ("(no bundled scenarios found)", "（没有找到内置场景）"),
     # notifications
     "saved": ("Saved in {folder}\n{names}", "已保存到 {folder}\n{names}"),
+    "save_limit": (
+        "Not saved: this session has saved {n} times, the most one may",
+        "未保存：本会话已保存 {n} 次，已达上限",
+    ),
     "no_waiting": ("No waiting task to {what}", "没有待批任务可{what}"),
     "mode_now": ("Mode: {mode}, {meaning} (restarted)", "模式：{mode}，{meaning}（已重来）"),
     "help_title": ("The five ideas", "五个概念"),

@@ -26,8 +26,9 @@ from core.sim.simulation import ActionError, ActionResult, Simulation
 from core.sim.snapshot import SNAPSHOT_PARTS, Rejection, Snapshot, SnapshotPart
 from core.sim.spec import Action, Advance, Autopilot, SimSettings, TaskSpec, WorkerSpec
 
-SANDBOX_TITLE = "Sandbox"
-SANDBOX_TITLE_ZH = "沙盒"
+# Named by what sets it apart from scenario 14, the full sandbox (six tasks of four kinds).
+SANDBOX_TITLE = "Small sandbox: two tasks"
+SANDBOX_TITLE_ZH = "小沙盒：两项任务"
 
 
 def sandbox_settings(mode: Mode = Mode.CORRECT) -> SimSettings:

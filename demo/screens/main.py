@@ -40,6 +40,7 @@ from demo.commands import MainCommands
 from demo.controls import CONTROLS, TABS, Moment, bindings
 from demo.host import Host, host
 from demo.i18n import act_words, reason_word, tr
+from demo.saves import MAX_SAVES, SaveLimitReached
 from demo.screens.confirm import ask_then
 from demo.screens.session_runner import (
     Frame,
@@ -670,7 +671,11 @@ class MainScreen(Screen[None]):
         self.app.push_screen(HelpScreen(self.lang))
 
     def action_save(self) -> list[Path]:
-        paths = self.bk_app.save_all(self.session)
+        try:
+            paths = self.bk_app.save_all(self.session)
+        except SaveLimitReached:
+            self.notify(tr("save_limit", self.lang, n=MAX_SAVES), severity="warning")
+            return []
         folder = f"{paths[0].parent}{os.sep}"
         roles = ("saved_transcript", "saved_screenshot", "saved_scenario")
         names = "\n".join(
