@@ -546,6 +546,8 @@ async def test_at_a_question_n_does_not_reveal_and_v_lets_auto_play_go_on(
 
 
 async def test_p_undoes_in_every_sandbox_and_the_key_bar_says_so(tmp_path: Path) -> None:
+    from textual.widgets import Button
+
     for name in (None, "14_sandbox"):
         app = app_for(name, tmp_path)
         async with app.run_test(size=(100, 30)) as pilot:
@@ -556,6 +558,7 @@ async def test_p_undoes_in_every_sandbox_and_the_key_bar_says_so(tmp_path: Path)
             await pilot.pause()
             bar = screen.query_one("#keybar").render_line(0).text
             assert "p Undo" in bar, (name, bar)
+            assert str(screen.query_one("#btn-previous", Button).label) == "Undo"
             await pilot.press("p")  # undo it: no question about losing recorded acts
             await pilot.pause()
             assert not isinstance(app.screen, ConfirmScreen)

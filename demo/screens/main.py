@@ -312,6 +312,9 @@ class MainScreen(Screen[None]):
                 word = "undo"
             hints.append(Hint(c.hint.key, tr(word, lang), c.hint.priority))
         self.query_one("#keybar", KeyBar).set_items(hints)
+        # p has one meaning in every sandbox and after a fork; its button says the same
+        undo = "undo" if self.session.undoes else "previous"
+        self.query_one("#controls", ControlBar).say("previous", undo, lang)
 
     def _reset_incremental(self, generation: int) -> None:
         self._generation = generation
