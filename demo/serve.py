@@ -31,6 +31,7 @@ from textual_serve.app_service import AppService
 from textual_serve.server import Server
 
 from core.scenarios.format import ScenarioError
+from demo.i18n import tr
 from demo.saves import SAVE_FOLDER
 from demo.serve_internals import app_process
 
@@ -210,7 +211,7 @@ class AppServer(Server):
 
     def __init__(self, command: str, host: str, port: int, *, max_sessions: int, lang: str) -> None:
         super().__init__(
-            command, host=host, port=port, title="Borrowed Keys", templates_path=PAGE_FOLDER
+            command, host=host, port=port, title=tr("app_name", lang), templates_path=PAGE_FOLDER
         )
         self.max_sessions = max_sessions
         self.sessions = 0
@@ -234,7 +235,14 @@ class AppServer(Server):
             raise web.HTTPForbidden(text="this server answers only to its own address")
 
     def _full(self, request: web.Request) -> web.Response:
-        context = {"name": self.title, "limit": self.max_sessions}
+        lang, name = self.lang, self.title
+        context = {
+            "lang": lang,
+            "title": tr("serve_full_title", lang, name=name),
+            "heading": tr("serve_full_heading", lang, name=name),
+            "text": tr("serve_full_text", lang, limit=self.max_sessions),
+            "more": tr("serve_full_more", lang),
+        }
         response = aiohttp_jinja2.render_template("full.html", request, context, status=503)
         response.headers["Retry-After"] = "10"
         return response
@@ -254,6 +262,10 @@ class AppServer(Server):
             "lang": self.lang,
         }
         return aiohttp_jinja2.render_template("app_index.html", request, context)
+
+    async def handle_download(self, request: web.Request) -> web.StreamResponse:
+        self._check_host(request)
+        return await super().handle_download(request)
 
     async def handle_websocket(self, request: web.Request) -> web.WebSocketResponse:
         self._check_host(request)
