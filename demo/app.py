@@ -9,23 +9,18 @@ import locale
 import os
 import re
 import sys
-from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from textual.app import App, SystemCommand
+from textual.app import App
 from textual.reactive import reactive
-from textual.screen import Screen
 
 from core.engine.config import Mode
-from core.engine.vocabulary import TaskStatus
 from core.scenarios.format import Scenario, ScenarioError
 from core.scenarios.session import Session
-from core.sim.spec import TASK_KINDS, WORKER_ACTIONS, WorkerState
-from demo.controls import CONTROLS
 from demo.host import Host
-from demo.i18n import LANGS, WORDS, mode_description, reason_word, tr, worker_name
+from demo.i18n import LANGS
 from demo.saves import MAX_SAVES, SAVE_FOLDER, SaveLimitReached, save_files
-from demo.screens.main import TABS, MainScreen
+from demo.screens.main import MainScreen
 from demo.screens.picker import PickerScreen
 
 __all__ = ["BorrowedKeysApp", "default_lang", "run_app"]
@@ -119,98 +114,6 @@ class BorrowedKeysApp(App[int]):
         )
         self.saves_made += 1
         return [p.resolve() for p in paths]
-
-    # -- the command palette ------------------------------------------------------------------
-
-    def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
-        yield from super().get_system_commands(screen)
-        if isinstance(screen, MainScreen):
-            yield from main_screen_commands(screen, self.lang)
-
-
-FAULTS = ("freeze_heartbeat", "stall", "kill", "resume", "restart", "partition", "heal")
-FAULT_WORDS = {"restart": "restart_worker"}
-
-
-def main_screen_commands(screen: MainScreen, lang: str) -> Iterator[SystemCommand]:
-    """Every control, every act on every worker and waiting task, every mode, by name.
-
-    A palette entry runs exactly what its key or button runs; an act goes through
-    `MainScreen.act`, so it forks a playback and is recorded like a click.
-    """
-    for _bid, keys, action, word, tip, _show in CONTROLS:
-        if action == "pause" or keys in ("pagedown", "pageup") or action.startswith("show_tab"):
-            continue
-        key = keys.split(",")[0].replace("question_mark", "?").replace("minus", "-")
-        key = key.replace("plus", "+")
-        yield SystemCommand(
-            f"{tr(word, lang)}  [{key}]",
-            tr(tip, lang),
-            lambda a=action: screen.call_later(screen.run_action, a),
-        )
-    for pane_id, word in TABS:
-        yield SystemCommand(
-            tr("palette_panel", lang, panel=tr(word, lang)),
-            tr("tip_tab", lang),
-            lambda p=pane_id: screen.action_show_tab(p),
-        )
-    snap = screen.session.snapshot(())
-    for w in snap.workers:
-        name = worker_name(w.id, lang)
-        for fault in FAULTS:
-            if fault == "heal" and not w.partitioned:
-                continue
-            if fault == "partition" and w.partitioned:
-                continue
-            if (fault == "restart") != (w.state == WorkerState.DEAD):
-                continue
-            yield SystemCommand(
-                f"{tr(FAULT_WORDS.get(fault, fault), lang)}: {name}",
-                tr("palette_act_help", lang),
-                lambda f=fault, wid=w.id: screen.act(WORKER_ACTIONS[f](wid)),
-            )
-    for mode in Mode:
-        yield SystemCommand(
-            tr("palette_mode", lang, mode=mode.value),
-            mode_description(mode.value, lang),
-            lambda m=mode: screen.set_mode(m),
-        )
-    for kind in TASK_KINDS:
-        yield SystemCommand(
-            tr("palette_enqueue", lang, kind=kind),
-            tr(f"kind_{kind}", lang) if f"kind_{kind}" in WORDS else kind,
-            lambda k=kind: screen.action_enqueue(k),
-        )
-    for t in snap.tasks:
-        if t.row.status != TaskStatus.WAITING:
-            continue
-        waits = tr("palette_waiting", lang, task=t.task_id)
-        yield SystemCommand(
-            tr("palette_approve", lang, task=t.task_id),
-            waits,
-            lambda tid=t.task_id: screen.action_approve(tid),
-        )
-        yield SystemCommand(
-            tr("palette_reject", lang, task=t.task_id),
-            waits,
-            lambda tid=t.task_id: screen.action_reject(tid),
-        )
-    yield SystemCommand(
-        tr("add_worker", lang), tr("tip_add_worker", lang), screen.action_add_worker
-    )
-    reasons = sorted({r.reason for r in snap.rejections})
-    for reason in reasons:
-        yield SystemCommand(
-            tr("palette_filter", lang, reason=reason_word(reason, lang)),
-            tr("palette_filter_help", lang),
-            lambda r=reason: screen.set_rejected_filter(r),
-        )
-    if reasons:
-        yield SystemCommand(
-            tr("palette_filter_all", lang),
-            tr("palette_filter_help", lang),
-            lambda: screen.set_rejected_filter(None),
-        )
 
 
 _IS_A_HOST: type[Host] = BorrowedKeysApp  # mypy checks the app gives the screens what they use
