@@ -202,8 +202,8 @@ def host_allowed(host: str, *, given: str) -> bool:
 class AppServer(Server):
     """textual-serve's server, made safe to open to a browser.
 
-    Only requests addressed to this machine by a loopback name (or the `--host` one) are
-    answered; a WebSocket only from the server's own page; at most `max_sessions` apps run
+    Only requests that name this server as `host_allowed` says are answered; a WebSocket
+    only from the server's own page; at most `max_sessions` apps run
     at once, and the next browser gets a page saying so; every app ends with its connection.
     The page's WebSocket address is the one the browser used (behind an ssh tunnel on
     another local port, or when listening on 0.0.0.0, the stock page's address is wrong).
