@@ -340,6 +340,9 @@ def serve(args: argparse.Namespace) -> int:
     if not 0 < args.port < 65536:
         say(f"--port must be between 1 and 65535, not {args.port}")
         return EXIT_BAD_INPUT
+    if not 0 < args.max_sessions <= 1000:
+        say(f"--max-sessions must be between 1 and 1000, not {args.max_sessions}")
+        return EXIT_BAD_INPUT
     if args.file:
         # Refuse a bad file here, once, rather than in every browser tab that connects.
         from core.scenarios.library import open_scenario
@@ -358,9 +361,6 @@ def serve(args: argparse.Namespace) -> int:
             f"warning: listening on {args.host}: anyone who can reach port {args.port} "
             "controls the app"
         )
-    if not 0 < args.max_sessions <= 1000:
-        say(f"--max-sessions must be between 1 and 1000, not {args.max_sessions}")
-        return EXIT_BAD_INPUT
     server = AppServer(
         app_command(args),
         args.host,
