@@ -59,6 +59,8 @@ from core.engine.statements import (
 from core.engine.vocabulary import EventKind, TaskStatus
 
 # The columns of one lease in the JSON array a batch statement reads, in this order.
+# Above this many tasks a claim_many on PostgreSQL writes its lines in a second statement.
+LOGGED_CLAIM_MAX = 100
 _LEASE_FIELDS = ("task_id", "worker_id", "lease_token", "fence_token")
 _RESULT_FIELDS = (*_LEASE_FIELDS, "result")
 _PICKED = ("k", "task_id", "attempt", "max_attempts")
@@ -858,7 +860,9 @@ class BatchOperations:
             # the next one look further. A round that finds nothing ends it.
             while len(leases) < n:
                 params["n"] = n - len(leases)
-                logged = self.batch_sql.claim_logged
+                # The one-statement claim joins its two WITH parts (see `_logged`): kept
+                # for the few tasks a process has slots for.
+                logged = self.batch_sql.claim_logged if n <= LOGGED_CLAIM_MAX else None
                 if logged is not None:
                     # PostgreSQL: the claim and its register lines in one statement.
                     rows = logged.run(txn.conn, params)
