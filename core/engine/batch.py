@@ -43,7 +43,7 @@ from core.engine.errors import InvalidPayload, LeaseRejected, RegisterReason, Re
 from core.engine.ids import check_id
 from core.engine.models import FENCE_COUNTER
 from core.engine.policies import Policy
-from core.engine.records import EventRow, Lease, dump_json
+from core.engine.records import EventRow, Lease, dump_json, stored_json
 from core.engine.statements import (
     FENCE_SEQUENCE,
     LEASE_RETURNING,
@@ -680,13 +680,7 @@ def _checked(leases: Sequence[Lease], operation: str) -> list[Lease]:
 
 
 def _json_or_refuse(value: Any) -> str:
-    """A result as `complete` stores it, refused in the same words (store.py's `_json`)."""
-    try:
-        return dump_json(value)
-    except (TypeError, ValueError) as exc:
-        raise InvalidPayload(f"result is not JSON-serialisable: {exc}") from None
-    except RecursionError:
-        raise InvalidPayload("result is nested too deeply to store as JSON") from None
+    return stored_json(value, "result")
 
 
 def _clean(**detail: Any) -> dict[str, Any]:
