@@ -14,6 +14,7 @@ from typing import Any
 from core.engine.config import Mode
 from core.tools.cli import Register
 from core.tools.cli import main as tree_main
+from demo.export.cli import add_parser as add_export
 from demo.i18n import LANGS
 
 DEFAULT_HOST = "127.0.0.1"
