@@ -77,13 +77,6 @@ def add_serve(sub: Any) -> None:
     p.set_defaults(handler=run_serve)
 
 
-def add_export(sub: Any) -> None:
-    # textual loads in the handler alone: the exporter's parser module is light.
-    from demo.export.cli import add_parser
-
-    add_parser(sub)
-
-
 # The app's commands, listed first by `--help`. A new one is one line here.
 APP_COMMANDS: tuple[Register, ...] = (add_tui, add_serve, add_export)
 
