@@ -323,6 +323,11 @@ class Session:
             self.position += 1
 
     @property
+    def on_network(self) -> bool:
+        """Whether the run's store is across a network: a screen does its work off its loop."""
+        return self.sim.on_network
+
+    @property
     def undoes(self) -> bool:
         """Whether `previous_step` undoes an act (the sandbox, and any run after a fork, a
         finished script's free play included) rather than stepping back in the script."""

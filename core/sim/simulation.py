@@ -621,6 +621,12 @@ class Simulation:
             dedup=dict(self._dedup),
         )
 
+    @property
+    def on_network(self) -> bool:
+        """Whether the store is across a network (PostgreSQL): each call takes a round trip."""
+        dialect = getattr(self.store.driver, "dialect", None)
+        return dialect is not None and dialect.name != "sqlite"
+
     def close(self) -> None:
         """End every worker coroutine and close the database."""
         for worker in self.workers.values():
