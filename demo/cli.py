@@ -14,6 +14,7 @@ from typing import Any
 from core.engine.config import Mode
 from core.tools.cli import Register
 from core.tools.cli import main as tree_main
+from demo.export.cli import add_parser as add_export
 from demo.i18n import LANGS
 
 DEFAULT_HOST = "127.0.0.1"
@@ -77,7 +78,7 @@ def add_serve(sub: Any) -> None:
 
 
 # The app's commands, listed first by `--help`. A new one is one line here.
-APP_COMMANDS: tuple[Register, ...] = (add_tui, add_serve)
+APP_COMMANDS: tuple[Register, ...] = (add_tui, add_serve, add_export)
 
 
 def db_problem(args: argparse.Namespace, command: str) -> bool:

@@ -56,7 +56,7 @@ from core.engine.statements import (
     fence_counter,
     tasks,
 )
-from core.engine.vocabulary import EventKind, TaskStatus
+from core.engine.vocabulary import EventKind, Operation, TaskStatus
 
 # The columns of one lease in the JSON array a batch statement reads, in this order.
 # Above this many tasks a claim_many on PostgreSQL writes its lines in a second statement.
@@ -581,7 +581,7 @@ def _heard_lines(
 
 
 def _reject_many(
-    store: _StoreLike, txn: Any, leases: list[Lease], operation: str, event: EventKind
+    store: _StoreLike, txn: Any, leases: list[Lease], operation: Operation
 ) -> dict[str, LeaseRejected]:
     """Each refused lease's verdict, as `LeaseStore._reject` gives it, and its own line:
     one read of the tasks' states and one insert for all of them (a process paused past
@@ -607,7 +607,7 @@ def _reject_many(
         )
         lines.append(
             (
-                event,
+                operation.rejected,
                 lease.task_id,
                 lease.owner_id,
                 lease.lease_token,
@@ -762,8 +762,7 @@ class BatchOperations:
                 self,
                 txn,
                 [x for x in leases if x.task_id not in renewed],
-                "heartbeat",
-                EventKind.RENEW_REJECTED,
+                Operation.HEARTBEAT,
             )
             return [renewed.get(x.task_id) or refused[x.task_id] for x in leases]
 
@@ -823,8 +822,7 @@ class BatchOperations:
                 self,
                 txn,
                 [x for x in leases if x.task_id not in finished],
-                "complete",
-                EventKind.COMPLETE_REJECTED,
+                Operation.COMPLETE,
             )
             return [refused.get(x.task_id) for x in leases]
 
