@@ -314,6 +314,10 @@ class LeaseStore:
         status, owner, cur_lease, cur_fence = current
         if lease.lease_token < cur_lease:
             return RejectReason.SUPERSEDED
+        if not self.policy.expiry and owner is not None and owner != lease.owner_id:
+            # Without expiry no claim writes a token (every lease is 0, 0): another owner
+            # is the only trace of a claim made since, so the caller's round is over.
+            return RejectReason.SUPERSEDED
         if (
             lease.lease_token > cur_lease
             or lease.fence_token != cur_fence
