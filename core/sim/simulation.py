@@ -374,6 +374,11 @@ class Simulation:
         # poll, a freshly enqueued task) runs before anyone looks at the screen.
         self._flush()
         self.runtime.run_until(self.now_ms, after_each=self._flush)
+        # A kill, stall, restart or heal past the 3 x ttl mark can make a task stuck at this
+        # very instant: judge it now, while the idle worker is still idle; a look one poll
+        # later could find it busy with other work and never report the violation.
+        self._pending_violations.extend(self.checker.check_stuck(self.now_ms, self._idle_map()))
+        self._flush()
         self._schedule_stuck_look()
 
     def _apply(self, a: Action) -> ActionResult:
