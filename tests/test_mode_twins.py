@@ -309,12 +309,20 @@ def test_no_expiry_task_has_no_version_in_the_snapshot() -> None:
     sim.close()
 
 
-def test_no_checkpoint_saves_the_box_and_the_successor_walks_past_it() -> None:
+def test_no_checkpoint_never_saves_a_box_and_the_successor_starts_blank() -> None:
+    """Mistake four as the seed writes it: nothing is saved, the successor starts at 1."""
     sim = played("10_mistake_no_checkpoint.toml")
-    (ignored,) = named(sim, "checkpoint_ignored")
-    assert (ignored.worker_id, ignored.detail["step"]) == ("linzhou", 3)
-    assert len(named(sim, "checkpoint_saved", worker_id="acheng")) == 3
+    assert named(sim, "checkpoint_saved") == []
+    assert named(sim, "checkpoint_ignored") == []
+    assert sim.snapshot().checkpoints == ()
+    keys = [e.detail["key"] for e in named(sim, "write_accepted", worker_id="linzhou")]
+    assert keys[0] == "floor6/1"
     sim.close()
+    unread = played("10_mistake_no_checkpoint.toml", Mode.UNREAD_CHECKPOINT)
+    (ignored,) = named(unread, "checkpoint_ignored")
+    assert (ignored.worker_id, ignored.detail["step"]) == ("linzhou", 3)
+    assert len(named(unread, "checkpoint_saved", worker_id="acheng")) == 3
+    unread.close()
     twin = played("10_mistake_no_checkpoint.toml", Mode.CORRECT)
     assert named(twin, "checkpoint_ignored") == []
     keys = [e.detail["key"] for e in named(twin, "write_accepted", worker_id="linzhou")]

@@ -70,7 +70,8 @@ def policy_for(mode: Mode) -> Policy:
     """The safety mechanisms a mode leaves on."""
     return Policy(
         expiry=mode is not Mode.NO_EXPIRY,
-        fencing=mode is not Mode.NO_FENCING,
+        fencing=mode not in (Mode.NO_FENCING, Mode.BEFORE_FENCE),
+        fence_tokens=mode is not Mode.BEFORE_FENCE,
         idempotency=mode is not Mode.NO_IDEMPOTENCY,
         guards=mode is not Mode.SEED_SQL,
     )
@@ -139,6 +140,10 @@ class _Txn:
         **detail: Any,
     ) -> EventRow:
         clean = {k: v for k, v in detail.items() if v is not None}
+        if not self.store.policy.fence_tokens:
+            # The world before the fence tag: no line of the register names a fence token.
+            fence_token = None
+            clean = {k: v for k, v in clean.items() if "fence" not in k}
         # Plain strings in the row, as a row read back from the database has them.
         event = str(kind)
         if reason is not None:
@@ -471,7 +476,7 @@ class LeaseStore:
                         return None
                     continue
                 lease = _lease(row)
-                if self.sql.fence_issued is not None:
+                if self.sql.fence_issued is not None and self.policy.fence_tokens:
                     self.sql.fence_issued.run(txn.conn, {"fence_token": lease.fence_token})
                 txn.event(
                     EventKind.CLAIMED,

@@ -37,6 +37,9 @@ CONCEPTS: Final[dict[str, Word]] = {
     "expires_in": ("Expires in", "剩余租期"),
     "heartbeat": ("Heartbeat", "心跳续约"),
     "expired": ("Expired", "已过期"),
+    # A running task whose lease has run out, until someone claims it: "他把第六层的钥匙状态
+    # 改成'可再借出'".
+    "lendable": ("lendable again", "可再借出"),
     "fence": ("Fence", "围栏令牌"),
     "fencing_token": ("Fencing token", "围栏令牌"),
     "ledger": ("Ledger", "总册"),
@@ -191,6 +194,10 @@ MODES: Final[dict[str, Word]] = {
     "long_lease": ("mistake two: a very long lease", "误区二：租期拉得极长"),
     "no_fencing": ("mistake three: heartbeats but no fence", "误区三：只有心跳，没有围栏"),
     "no_checkpoint": ("mistake four: no checkpoint", "误区四：只回收资格，不保存中间结果"),
+    "unread_checkpoint": (
+        "a second lesson: the box saved, then walked past",
+        "另一课：木匣存了，接手者却不读",
+    ),
     "client_clock": (
         "mistake five: the client's clock judges expiry",
         "误区五：用客户端时钟判断过期",
@@ -201,6 +208,7 @@ MODES: Final[dict[str, Word]] = {
         "the heartbeat sent from the work loop",
         "心跳和业务逻辑绑在一起",
     ),
+    "before_fence": ("the world before the fence tag", "围栏签出现之前"),
 }
 
 # Actions (a scenario's `do`) and the operations the Rejected panel names.

@@ -22,7 +22,14 @@ from core.scenarios.format import (
     ScenarioError,
     instant_text,
 )
-from core.scenarios.glossary import TOKENS, event_word, mode_word, reason_word, violation_word
+from core.scenarios.glossary import (
+    TOKENS,
+    concept_word,
+    event_word,
+    mode_word,
+    reason_word,
+    violation_word,
+)
 from core.scenarios.writer import action_items
 from core.sim.snapshot import Snapshot
 from core.sim.spec import Action, SimSettings
@@ -426,6 +433,9 @@ def render_line(record: Record, lang: str = "en") -> list[tuple[str, str]]:
         if reason:
             reason = str(reason)
             rest.append(reason_label(reason, lang))
+        if name == EventKind.LEASE_EXPIRED:
+            # the task is claimable from this instant until someone claims it
+            rest.append(f"→ {concept_word('lendable', lang)}")
         return [
             (parts[0], "dim"),
             (parts[1], event_style(name)),

@@ -669,6 +669,7 @@ class Simulation:
         self._task_views = views
         tasks = tuple(views.values())
         workers = []
+        fenced = self.store.policy.fence_tokens
         for w in self.workers.values():
             lease = w.lease
             store_remaining = believed = age = None
@@ -691,7 +692,8 @@ class Simulation:
                     task_id=lease.task_id if lease else None,
                     step=w.step if lease else None,
                     lease_token=lease.lease_token if lease else None,
-                    fence_token=lease.fence_token if lease else None,
+                    # before the fence tag a worker holds no fence token, not a token 0
+                    fence_token=lease.fence_token if lease and fenced else None,
                     believed_remaining_ms=believed,
                     store_remaining_ms=store_remaining,
                     heartbeat_age_ms=age,

@@ -7,6 +7,7 @@ from rich.style import Style
 from rich.text import Text
 from textual.widgets import RichLog
 
+from core.engine.config import Mode
 from core.engine.durations import format_clock
 from core.engine.records import EventRow
 from core.scenarios.player import event_style
@@ -17,26 +18,40 @@ from demo.widgets.keyed_table import KeyedTable, Row
 HIGHLIGHT_REFRESHES = 30  # a new rejection stays highlighted this many refreshes
 
 
+def _fenced(
+    snap: Snapshot, columns: list[tuple[str, str]], rows: Iterable[tuple[str, Row]]
+) -> tuple[list[tuple[str, str]], list[tuple[str, Row]]]:
+    """The columns and rows as given, or without the fence column in a run that issues no
+    fence token (the world before the fence tag, or one with no version at all)."""
+    if Mode(snap.mode).issues_fence_tokens:
+        return columns, list(rows)
+    at = [k for k, _ in columns].index("fence")
+    return columns[:at] + columns[at + 1 :], [(k, r[:at] + r[at + 1 :]) for k, r in rows]
+
+
 class LedgerTable(KeyedTable):
     """Pages in the order they were (last) written: a rewritten page moves to the end."""
 
     ORDERED = True
 
     def show(self, snap: Snapshot, lang: str) -> None:
-        self.set_columns(
+        pages = sorted(snap.ledger, key=lambda p: (p.updated_at, p.key))
+        columns, rows = _fenced(
+            snap,
             [
                 ("at", tr("time", lang)),
                 ("key", tr("key", lang)),
                 ("value", tr("value", lang)),
                 ("fence", tr("fence_token", lang)),
                 ("writer", tr("writer", lang)),
-            ]
+            ],
+            (
+                (p.key, (format_clock(p.updated_at), p.key, p.value, str(p.fence_token), p.writer))
+                for p in pages
+            ),
         )
-        pages = sorted(snap.ledger, key=lambda p: (p.updated_at, p.key))
-        self.sync(
-            (p.key, (format_clock(p.updated_at), p.key, p.value, str(p.fence_token), p.writer))
-            for p in pages
-        )
+        self.set_columns(columns)
+        self.sync(rows)
 
 
 class CheckpointTable(KeyedTable):
@@ -45,7 +60,9 @@ class CheckpointTable(KeyedTable):
     ORDERED = True
 
     def show(self, snap: Snapshot, lang: str) -> None:
-        self.set_columns(
+        ordered = sorted(snap.checkpoints, key=lambda c: (c.task_id, -c.seq))
+        columns, rows = _fenced(
+            snap,
             [
                 ("task", tr("task", lang)),
                 ("seq", "#"),
@@ -53,23 +70,24 @@ class CheckpointTable(KeyedTable):
                 ("fence", tr("fence_token", lang)),
                 ("by", tr("writer", lang)),
                 ("at", tr("time", lang)),
-            ]
-        )
-        ordered = sorted(snap.checkpoints, key=lambda c: (c.task_id, -c.seq))
-        self.sync(
-            (
-                f"{c.task_id}#{c.seq}",
+            ],
+            [
                 (
-                    c.task_id,
-                    str(c.seq),
-                    str(c.step),
-                    str(c.fence_token),
-                    str(c.state.get("by", "")),
-                    format_clock(c.created_at),
-                ),
-            )
-            for c in ordered
+                    f"{c.task_id}#{c.seq}",
+                    (
+                        c.task_id,
+                        str(c.seq),
+                        str(c.step),
+                        str(c.fence_token),
+                        str(c.state.get("by", "")),
+                        format_clock(c.created_at),
+                    ),
+                )
+                for c in ordered
+            ],
         )
+        self.set_columns(columns)
+        self.sync(rows)
 
 
 def tokens(lease: int | None, fence: int | None) -> str:
@@ -211,17 +229,15 @@ class EffectsTable(KeyedTable):
     """Side effects: how often applied, how often a repeat was deduplicated."""
 
     def show(self, snap: Snapshot, lang: str) -> None:
-        self.set_columns(
-            [
-                ("key", tr("key", lang)),
-                ("task", tr("task", lang)),
-                ("effect", tr("effect", lang)),
-                ("fence", tr("fence_token", lang)),
-                ("applied", tr("effect_applied", lang)),
-                ("dedup", tr("effect_deduplicated", lang)),
-            ]
-        )
-        rows = []
+        columns = [
+            ("key", tr("key", lang)),
+            ("task", tr("task", lang)),
+            ("effect", tr("effect", lang)),
+            ("fence", tr("fence_token", lang)),
+            ("applied", tr("effect_applied", lang)),
+            ("dedup", tr("effect_deduplicated", lang)),
+        ]
+        rows: list[tuple[str, Row]] = []
         for e in snap.effects:
             applied = Text(
                 str(e.applied_count), style="bold red" if e.applied_count > 1 else "green"
@@ -239,6 +255,8 @@ class EffectsTable(KeyedTable):
                     ),
                 )
             )
+        columns, rows = _fenced(snap, columns, rows)
+        self.set_columns(columns)
         self.sync(rows)
 
 

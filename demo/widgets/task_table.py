@@ -58,10 +58,14 @@ def task_row(view: TaskView, now_ms: int, lang: str) -> Row:
         else short(now_ms - row.last_heartbeat_at)
     )
     result = row.result if row.result not in (None, "null") else (row.error_code or "")
+    status = Text(status_word(row.status, lang), style=STATUS_STYLES.get(row.status, ""))
+    if running and remaining is not None and remaining <= 0:
+        # The keeper's word at the instant the sand runs out, until someone claims it.
+        status = Text(tr("lendable", lang), style="bold cyan")
     return (
         Text(row.task_id, style="bold"),
         row.kind,
-        Text(status_word(row.status, lang), style=STATUS_STYLES.get(row.status, "")),
+        status,
         row.owner_id or "",
         str(row.attempt),
         # Token 0 was never issued: a queued task, or mistake one's task with no version.
