@@ -51,7 +51,7 @@ CONTROL_KEYS: tuple[tuple[str, str, str], ...] = (
     (
         "s",
         "save transcript, screenshot, scenario (borrowed-keys-out/)",
-        "保存登记簿、截图、场景（borrowed-keys-out/）",
+        "保存回放记录、截图、场景（borrowed-keys-out/）",
     ),
     (".", "pause (presentation remote)", "暂停（演示遥控器）"),
     (
@@ -59,7 +59,7 @@ CONTROL_KEYS: tuple[tuple[str, str, str], ...] = (
         "panels: " + ", ".join(en.lower() for en, _zh in glossary.PANELS.values()),
         "面板：" + "、".join(zh for _en, zh in glossary.PANELS.values()),
     ),
-    ("0", "back to the worker panes", "回到工作者面板"),
+    ("0", "back to the worker panes", "回到执行者面板"),
     ("ctrl+p", "every act by name: faults on each worker, modes, tasks", "按名字找每个动作"),
     ("?", "help", "帮助"),
     ("q", "quit", "退出"),

@@ -501,11 +501,10 @@ class LeaseStore:
             if row is None:
                 raise self._reject(txn, lease, "heartbeat", EventKind.RENEW_REJECTED)
             renewed = _lease(row)
-            txn.lease_event(
-                EventKind.RENEWED,
-                lease,
-                expires_at=renewed.expires_at,
-            )
+            if self.policy.expiry:
+                txn.lease_event(EventKind.RENEWED, lease, expires_at=renewed.expires_at)
+            else:
+                txn.lease_event(EventKind.HEARTBEAT_NOTED, lease, last_heartbeat_at=txn.now)
             return renewed
 
         result: Lease = await self._write(body)
@@ -719,7 +718,9 @@ class LeaseStore:
                 worker_id=lease.owner_id,
                 lease_token=lease.lease_token,
                 fence_token=lease.fence_token,
-                key=idempotency_key,
+                # Without idempotency the call carries no key: the register names the call.
+                **({"key": idempotency_key} if self.policy.idempotency else {}),
+                call=None if self.policy.idempotency else idempotency_key,
                 effect=effect,
             )
             return EffectOutcome(applied, json.loads(stored[0]) if stored else outcome)

@@ -319,6 +319,7 @@ WORDS: dict[str, tuple[str, str]] = {
 _GOOD = {
     EventKind.CLAIMED,
     EventKind.RENEWED,
+    EventKind.HEARTBEAT_NOTED,
     EventKind.CHECKPOINT_SAVED,
     EventKind.WRITE_ACCEPTED,
     EventKind.EFFECT_APPLIED,
@@ -426,7 +427,7 @@ def render_line(record: Record, lang: str = "en") -> list[tuple[str, str]]:
         if record.get("fence_token"):
             rest.append(f"{word('fence', lang)} {record['fence_token']}")
         detail = record.get("detail") or {}
-        for key in ("key", "step"):
+        for key in ("key", "call", "step"):
             if key in detail and detail[key] is not None:
                 rest.append(f"{key}={detail[key]}")
         reason = record.get("reason")

@@ -112,7 +112,7 @@ class SafetyChecker:
             self._count_step_run(str(ev.detail.get("key")))
         elif name == EventKind.CLAIMED:
             out.extend(self._on_claim(ev))
-        elif name == EventKind.RENEWED:
+        elif name in (EventKind.RENEWED, EventKind.HEARTBEAT_NOTED):
             for lease in self._leases.get(task, []):
                 if lease.lease_token == ev.lease_token:
                     lease.expires_at = int(ev.detail.get("expires_at", lease.expires_at))
@@ -136,7 +136,7 @@ class SafetyChecker:
             for lease in self._leases.get(task, []):
                 lease.released = True
         elif name == EventKind.EFFECT_APPLIED:
-            key = str(ev.detail.get("key"))
+            key = str(ev.detail.get("key", ev.detail.get("call")))
             self._effects[key] += 1
             if self._effects[key] > 1:
                 out.append(

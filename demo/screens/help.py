@@ -22,7 +22,7 @@ IDEAS: tuple[tuple[str, str, Prose, Prose], ...] = (
         "lease",
         (
             "Ownership with an end: owner, lease token, expires_at, judged by the store's clock.",
-            "有期限的所有权：持有者、{lease_token}、到期时刻，由存储的时钟裁定。",
+            "有期限的所有权：持有人、{lease_token}、到期时刻，由存储的时钟裁定。",
         ),
         (
             "Task table ({owner}, {lease_token}, {expires_in}, {expires_at}); each worker pane's "
@@ -36,7 +36,7 @@ IDEAS: tuple[tuple[str, str, Prose, Prose], ...] = (
         "heartbeat",
         (
             "The holder renews before the sand runs out, on its own path, apart from the work.",
-            "持有者在沙漏流尽之前续约，走自己的路，与干活分开。",
+            "持有人在沙漏流尽之前续约，走自己的路，与干活分开。",
         ),
         (
             "Pane pulse (♥ age), {last_heartbeat} column; {freeze_heartbeat} stops it.",
@@ -50,7 +50,7 @@ IDEAS: tuple[tuple[str, str, Prose, Prose], ...] = (
             "Every new holder gets a higher number; the ledger, in the same database as the "
             "leases, takes a page only from the current, live lease with the task's newest "
             "fence token. A system outside can only refuse numbers below the highest it has seen.",
-            "每换一位持有者，编号就更大；总册和租约同在一个数据库里，只收当前有效租约、带着最新"
+            "每换一位持有人，编号就更大；总册和租约同在一个数据库里，只收当前有效租约、带着最新"
             "围栏令牌的页，编号落后的一律拒收。数据库之外的系统只能记住见过的最大编号，拒收更小的。",
         ),
         (
@@ -106,7 +106,7 @@ def _protected_terms() -> list[str]:
     from demo.i18n import WORDS
 
     terms = {zh for _en, zh in WORDS.values() if 2 <= len(zh) <= 6 and _all_cjk(zh)}
-    terms |= {"租约令牌", "围栏令牌", "围栏签", "暂存木匣", "暂存架", "存储", "持有者"}
+    terms |= {"租约号", "围栏令牌", "围栏签", "暂存木匣", "暂存架", "存储", "持有人"}
     terms |= {"进度条", "裁定", "停下", "从头再来", "多久前", "页签", "中断处", "到期时刻"}
     return sorted(terms, key=len, reverse=True)
 
@@ -183,7 +183,7 @@ def help_renderable(lang: str, width: int = 100) -> Text:
     """The five ideas, each a block: its names, then story, meaning and place on screen.
 
     Wrapped here, not by Rich: Rich breaks Chinese at any character, which put a lone
-    "。" or "，" at the start of a line and split words like 租约令牌 across two.
+    "。" or "，" at the start of a line and split words like 租约号 across two.
     """
     zh = lang == "zh"
     label_w = max(cell_len(label) for label in LABELS[lang]) + 2

@@ -273,7 +273,7 @@ def event_line(ev: EventRow, lang: str) -> Text:
         rest.append(f"L{ev.lease_token}")
     if ev.fence_token is not None:
         rest.append(f"F{ev.fence_token}")
-    for key in ("key", "step"):
+    for key in ("key", "call", "step"):
         if ev.detail.get(key) is not None:
             rest.append(f"{key}={ev.detail[key]}")
     if ev.reason:
