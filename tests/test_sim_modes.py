@@ -266,3 +266,19 @@ def test_no_expiry_a_call_on_a_task_another_has_claimed_since_is_a_rejection() -
     assert (ev.worker_id, ev.reason, ev.lease_token) == ("linzhou", "superseded", 0)
     task = sim.snapshot().task("floor6")
     assert task is not None and task.row.owner_id == "acheng"
+
+
+def test_no_expiry_a_heartbeat_renews_nothing_and_says_what_it_writes() -> None:
+    sim = kill_the_holder(Mode.NO_EXPIRY)
+    assert named(sim, "renewed") == []
+    noted = named(sim, "heartbeat_noted")
+    assert noted and all(set(e.detail) == {"last_heartbeat_at"} for e in noted)
+    sim.close()
+
+
+def test_no_idempotency_the_effect_carries_no_key() -> None:
+    sim = kill_after_api_call(Mode.NO_IDEMPOTENCY)
+    applied = named(sim, "effect_applied")
+    assert len(applied) == 2 and all("key" not in e.detail and e.detail["call"] for e in applied)
+    twin = kill_after_api_call(Mode.CORRECT)
+    assert all("key" in e.detail and "call" not in e.detail for e in named(twin, "effect_applied"))

@@ -185,3 +185,27 @@ def test_mistake_four_leaves_the_successor_a_blank_scene() -> None:
     ]
     assert all(r.get("event") != "checkpoint_saved" for r in records)
     sim.close()
+
+
+def test_the_browser_box_shows_what_the_seed_lists() -> None:
+    """ "已打开到哪个 URL；已完成哪些操作；当前截图或 DOM 摘要在哪；下一步计划是什么"."""
+    from core.scenarios.glossary import box_contents
+
+    sim = Simulation(load_scenario(path("05_browser_agent")).settings)
+    scenario = load_scenario(path("05_browser_agent"))
+    assert scenario.steps[0].action is not None
+    sim.apply(scenario.steps[0].action)
+    (box, *_) = sorted(sim.snapshot().checkpoints, key=lambda c: -c.seq)
+    shown = box_contents(box.state, "zh")
+    for part in ("网址: https://archive.example/crawl/page/1", "已做操作: 4:screenshot (4)"):
+        assert part in shown
+    assert "DOM 摘要: " in shown and "截图: shot-crawl-4.png" in shown and "下一步: open" in shown
+    sim.close()
+
+
+def test_tool_outputs_go_to_the_artifact_store_and_the_box_keeps_their_addresses() -> None:
+    sim = played("06_tool_calling")
+    (box, *_) = sorted(sim.snapshot().checkpoints, key=lambda c: -c.seq)
+    assert box.state["artifacts"][0] == "artifact://agent/1-retrieve.json"
+    assert len(box.state["artifacts"]) == 4
+    sim.close()

@@ -93,6 +93,7 @@ COLUMNS: Final[dict[str, Word]] = {
     "worker": ("Worker", "执行者"),
     "step": ("step", "步骤"),
     "seq": ("#", "#"),
+    "inside": ("inside the box", "木匣里装着"),
 }
 
 # The task table's narrow columns, with their headers on two lines.
@@ -238,6 +239,37 @@ ACTIONS: Final[dict[str, Word]] = {
     "fail": ("fail", "上报失败"),
     "park": ("park", "挂起待批"),
 }
+
+# What a box (checkpoint) holds, by the keys of each task kind's state. The browser's are
+# the seed's four: "已打开到哪个 URL；已完成哪些操作；当前截图或 DOM 摘要在哪；下一步计划是什么".
+BOX: Final[dict[str, Word]] = {
+    "url": ("URL", "网址"),
+    "actions": ("actions done", "已做操作"),
+    "dom_summary": ("DOM summary", "DOM 摘要"),
+    "screenshot": ("screenshot", "截图"),
+    "next_action": ("next step", "下一步"),
+    "calls": ("calls done", "已做调用"),
+    "documents": ("documents", "文档数"),
+    "artifacts": ("artifacts", "产物"),
+    "reconciled": ("pages reconciled", "已对齐页数"),
+    "total": ("running total", "累计"),
+    "last": ("last item", "最后一项"),
+    "done": ("steps done", "已做步骤"),
+}
+
+
+def box_contents(state: Mapping[str, object], lang: str) -> str:
+    """What is inside a box, in a line: each known part by its word, a list by its last
+    item and its length ("actions done: 4:screenshot (4)")."""
+    parts = []
+    for key, (en, zh) in BOX.items():
+        if key not in state or state[key] in (None, "", []):
+            continue
+        value = state[key]
+        shown = f"{value[-1]} ({len(value)})" if isinstance(value, list) else str(value)
+        parts.append(f"{zh if lang == 'zh' else en}: {shown}")
+    return " · ".join(parts)
+
 
 # -- the story -------------------------------------------------------------------------------------
 

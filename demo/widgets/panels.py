@@ -10,6 +10,7 @@ from textual.widgets import RichLog
 from core.engine.config import Mode
 from core.engine.durations import format_clock
 from core.engine.records import EventRow
+from core.scenarios.glossary import box_contents
 from core.scenarios.player import event_style
 from core.sim.snapshot import Rejection, Snapshot
 from demo.i18n import event_word, operation_word, reason_word, tr
@@ -70,6 +71,7 @@ class CheckpointTable(KeyedTable):
                 ("fence", tr("fence_token", lang)),
                 ("by", tr("writer", lang)),
                 ("at", tr("time", lang)),
+                ("inside", tr("inside", lang)),
             ],
             [
                 (
@@ -81,6 +83,7 @@ class CheckpointTable(KeyedTable):
                         str(c.fence_token),
                         str(c.state.get("by", "")),
                         format_clock(c.created_at),
+                        box_contents(c.state, lang),
                     ),
                 )
                 for c in ordered
