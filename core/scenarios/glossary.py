@@ -205,7 +205,10 @@ MODES: Final[dict[str, Word]] = {
         "误区五：用客户端时钟判断过期",
     ),
     "no_idempotency": ("no idempotency: side effects repeat", "缺少幂等：副作用会重复"),
-    "seed_sql": ("the design's three statements as printed", "原文的三条 SQL，一字不改"),
+    "seed_sql": (
+        "the seed's three statements with their guards as printed",
+        "原文的三条 SQL，守卫照原文",
+    ),
     "heartbeat_in_work": (
         "the heartbeat sent from the work loop",
         "心跳和业务逻辑绑在一起",
