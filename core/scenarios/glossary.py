@@ -298,9 +298,10 @@ STORY: Final[dict[str, Word]] = {
     "rejected": ("the counting house refuses it", "账房拒收"),
     "checkpoint": ("the numbered box on the shelf by the stairs", "暂存木匣，楼梯口的暂存架"),
     "event_log": ("the loan register", "借出登记簿"),
+    # The story has no idempotency: its counting house refuses stale pages by the fence tag.
     "idempotency": (
-        "the ledger that refuses stale pages, and never pays twice",
-        "拒收旧页、也不会付两次钱的账房",
+        "(the story has none: the counting house refuses stale pages by the fence tag)",
+        "（故事里没有：账房拒收旧页，靠的是围栏签，不是幂等）",
     ),
 }
 
