@@ -66,6 +66,8 @@ def test_the_rule_finds_a_narration_with_nothing_checked() -> None:
 title = "t"
 [[workers]]
 id = "acheng"
+[[workers]]
+id = "linzhou"
 [[tasks]]
 id = "floor6"
 [[step]]

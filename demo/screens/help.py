@@ -88,6 +88,92 @@ IDEAS: tuple[tuple[str, str, Prose, Prose], ...] = (
 )
 
 
+# The seed's lessons beyond the five ideas: the lease card, the skeleton with its formula and
+# rule, and the portfolio demo mapped to where each item lives. (title, lines), en and zh.
+Section = tuple[Prose, tuple[Prose, ...]]
+LESSONS: tuple[Section, ...] = (
+    (
+        ("The lease card", "租约卡片"),
+        (
+            # "一个可用的 Lease 至少要有四个字段 …… 如果要把它做成生产可用，通常还会再加两个"
+            ("The seed's four minimum fields:", "原文说至少要有四个字段："),
+            ("owner_id: who holds it ({owner} column)", "owner_id：谁拿到了执行权（{owner}列）"),
+            (
+                "lease_token: which round ({lease_token} column, the pane's lease N)",
+                "lease_token：本轮租约（{lease_token}列，面板上的租约号）",
+            ),
+            (
+                "expires_at: when the right ends, by the store clock ({expires_in}, {expires_at})",
+                "expires_at：资格失效的时刻，按存储的时钟（{expires_in}、{expires_at}）",
+            ),
+            (
+                "renew_deadline: when the next renewal must come (the pane's renew-by line)",
+                "renew_deadline：下一次续约必须发生的时刻（面板上的续约截止）",
+            ),
+            ("and two for production:", "生产可用再加两个："),
+            ("attempt: which try ({attempt} column)", "attempt：第几次尝试（{attempt}列）"),
+            (
+                "fence_token: only grows ({fence_token} column, {ledger} tab)",
+                "fence_token：只增不减（{fence_token}列、{ledger}页签）",
+            ),
+        ),
+    ),
+    (
+        ("Durable execution", "可恢复执行"),
+        (
+            (
+                "Lease: who may do it now. Checkpoint: where the next one carries on. "
+                "Idempotency: doing it again breaks nothing. Fencing Token: an old holder "
+                "cannot change the new world.",
+                "Lease 负责“谁现在能做”，Checkpoint 负责“下一位从哪接着做”，Idempotency "
+                "负责“重复做时别把世界打坏”，Fencing Token 负责“旧人回来也改不了新世界”。",
+            ),
+            (
+                "durable execution = bounded ownership + heartbeat renewal + fencing token "
+                "+ intermediate results saved + idempotent side effects",
+                "可恢复执行 = 有限所有权 + 心跳续约 + 围栏令牌 + 中间结果落盘 + 幂等副作用",
+            ),
+            (
+                "A long task keeps the right to run only while it can prove it is alive; once "
+                "the proof is gone, the right must be reclaimable, and the old holder must "
+                "lose the right to write.",
+                "一个长任务只有在“能证明自己还活着”时才继续拥有执行权；一旦证明消失，"
+                "资格必须可回收，旧持有人也必须失去改写权。",
+            ),
+        ),
+    ),
+    (
+        ("The seed's portfolio demo, and where each part lives", "原文的作品集 Demo，各部分在哪"),
+        (
+            (
+                "a task queue table: agent_tasks (core/engine/models.py); the task table",
+                "一个任务队列表：agent_tasks（core/engine/models.py）；任务表",
+            ),
+            (
+                "a claim interface: LeaseStore.claim; borrowed-keys sql prints its SQL",
+                "一个 worker claim 接口：LeaseStore.claim；borrowed-keys sql 打印它的 SQL",
+            ),
+            (
+                "a heartbeat interface: LeaseStore.heartbeat, from the worker's own loop",
+                "一个 heartbeat 续约接口：LeaseStore.heartbeat，由执行者单独的心跳循环发出",
+            ),
+            (
+                "a checkpoint store: LeaseStore.save_checkpoint; the {checkpoints} tab",
+                "一个 checkpoint 存储：LeaseStore.save_checkpoint；{checkpoints}页签",
+            ),
+            (
+                "a fence-token test: tests/test_fence_rule.py",
+                "一个 fence token 校验过期写入的测试：tests/test_fence_rule.py",
+            ),
+            (
+                "the fault demo (A stalls, B takes over, A's write is refused): scenario 13",
+                "一个故障演示（A 卡死，B 接手，A 恢复后写入被拒）：场景 13",
+            ),
+        ),
+    ),
+)
+
+
 def _fill(prose: Prose, lang: str) -> str:
     """The prose in `lang`, its `{name}`s replaced by the glossary's words."""
     text = glossary.pick(prose, lang)
@@ -203,6 +289,11 @@ def help_renderable(lang: str, width: int = 100) -> Text:
                 head = label if n == 0 else ""
                 text.append("  " + head + " " * (label_w - cell_len(head)), style="dim")
                 text.append(line + "\n", style=style)
+    for title, lines in LESSONS:
+        text.append("\n" + glossary.pick(title, lang) + "\n", style="bold underline")
+        for prose in lines:
+            for n, line in enumerate(wrap(_fill(prose, lang), width - 4)):
+                text.append(("  · " if n == 0 else "    ") + line + "\n")
     return text
 
 
