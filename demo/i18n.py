@@ -224,10 +224,8 @@ def act_words(action: "Action", lang: str) -> str:
 
 
 def tr(key: str, lang: str, **fmt: object) -> str:
-    """The word for `key` in `lang` (en or zh)."""
-    en, zh = WORDS[key]
-    text = zh if lang == "zh" else en
-    return text.format(**fmt) if fmt else text
+    """A word of the app's table, by the glossary's one lookup."""
+    return glossary.lookup(WORDS, key, lang, **fmt)
 
 
 # The glossary's lookups, under the names the widgets use.

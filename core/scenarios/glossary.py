@@ -16,14 +16,19 @@ Word = tuple[str, str]  # (en, zh)
 
 
 def pick(word: Word, lang: str) -> str:
-    """The word in `lang` ("zh" or anything else for English)."""
+    """One (en, zh) pair in `lang` ("zh" or anything else for English)."""
     return word[1] if lang == "zh" else word[0]
 
 
-def _lookup(table: Mapping[str, Word], name: str, lang: str) -> str:
-    """`name` in `lang`, or `name` itself when the glossary does not have it."""
+def lookup(table: Mapping[str, Word], name: str, lang: str, /, **fmt: object) -> str:
+    """The one lookup of every word table (this module's, the transcript's, the app's):
+    `name` in `lang`, its `{fields}` filled from `fmt`; a name the table does not have is
+    shown as itself (a word the code writes before any table knows it)."""
     word = table.get(name)
-    return name if word is None else pick(word, lang)
+    if word is None:
+        return name
+    text = pick(word, lang)
+    return text.format(**fmt) if fmt else text
 
 
 # -- the ideas and the things on screen --------------------------------------------------------
@@ -306,50 +311,71 @@ STORY: Final[dict[str, Word]] = {
 }
 
 
+# The transcript's own words (the player's readable output).
+TRANSCRIPT: Final[dict[str, Word]] = {
+    "step": ("Step", "第{n}步"),
+    "lease": TOKENS["lease"],
+    "fence": TOKENS["fence"],
+    "pass": ("pass", "通过"),
+    "fail": ("FAIL", "未通过"),
+    "found": ("found", "实际"),
+    "passed": ("passed", "通过"),
+    "failed": ("failed", "未通过"),
+    "violations": ("violations", "安全违规"),
+    "none": ("none", "无"),
+    "start": ("start", "开始"),
+    "mode": ("mode", "模式"),
+    "seed": ("seed", "种子"),
+    "ask": ("Q:", "问："),
+    "answer": ("A:", "答："),
+}
+
+
 # -- lookups ------------------------------------------------------------------------------------
 
 
 def event_word(name: str, lang: str) -> str:
-    return _lookup(EVENTS, name, lang)
+    return lookup(EVENTS, name, lang)
 
 
 def reason_word(name: str, lang: str) -> str:
-    return _lookup(REASONS, name, lang)
+    """A register line's reason: a refusal's, or the violation a `violation` line names."""
+    return lookup(REASONS if name in REASONS else VIOLATIONS, name, lang)
 
 
 def status_word(name: str, lang: str) -> str:
-    return _lookup(TASK_STATUSES, name, lang)
+    return lookup(TASK_STATUSES, name, lang)
 
 
 def state_word(name: str, lang: str) -> str:
-    return _lookup(WORKER_STATES, name, lang)
+    return lookup(WORKER_STATES, name, lang)
 
 
 def violation_word(name: str, lang: str) -> str:
-    return _lookup(VIOLATIONS, name, lang)
+    return lookup(VIOLATIONS, name, lang)
 
 
 def mode_word(name: str, lang: str) -> str:
     """What a mode means ("mistake three: heartbeats but no fence"), or its name."""
-    return _lookup(MODES, name, lang)
+    return lookup(MODES, name, lang)
 
 
 def action_word(name: str, lang: str) -> str:
     """An action or a refused operation (write, checkpoint, ...)."""
-    return _lookup(ACTIONS, name, lang)
+    return lookup(ACTIONS, name, lang)
 
 
 def token_word(name: str, lang: str) -> str:
     """ "lease" or "fence" as the label beside a token's number."""
-    return _lookup(TOKENS, name, lang)
+    return lookup(TOKENS, name, lang)
 
 
 def concept_word(name: str, lang: str) -> str:
-    return _lookup(CONCEPTS, name, lang)
+    return lookup(CONCEPTS, name, lang)
 
 
 def story_word(name: str, lang: str) -> str:
-    return _lookup(STORY, name, lang)
+    return lookup(STORY, name, lang)
 
 
 def person_name(worker_id: str, lang: str) -> str | None:

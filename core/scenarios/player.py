@@ -23,9 +23,10 @@ from core.scenarios.format import (
     instant_text,
 )
 from core.scenarios.glossary import (
-    TOKENS,
+    TRANSCRIPT,
     concept_word,
     event_word,
+    lookup,
     mode_word,
     reason_word,
     violation_word,
@@ -297,25 +298,6 @@ def question_record(question: Question, lang: str = "en") -> Record:
 
 # -- the readable transcript -----------------------------------------------------------------
 
-# The transcript's own words; the tokens', events' and reasons' come from the glossary.
-WORDS: dict[str, tuple[str, str]] = {
-    "step": ("Step", "第{n}步"),
-    "lease": TOKENS["lease"],
-    "fence": TOKENS["fence"],
-    "pass": ("pass", "通过"),
-    "fail": ("FAIL", "未通过"),
-    "found": ("found", "实际"),
-    "passed": ("passed", "通过"),
-    "failed": ("failed", "未通过"),
-    "violations": ("violations", "安全违规"),
-    "none": ("none", "无"),
-    "start": ("start", "开始"),
-    "mode": ("mode", "模式"),
-    "seed": ("seed", "种子"),
-    "ask": ("Q:", "问："),
-    "answer": ("A:", "答："),
-}
-
 _GOOD = {
     EventKind.CLAIMED,
     EventKind.RENEWED,
@@ -337,9 +319,8 @@ _NOTE = {
 
 
 def word(key: str, lang: str, **fmt: object) -> str:
-    en, zh = WORDS[key]
-    text = zh if lang == "zh" else en
-    return text.format(**fmt) if fmt else text
+    """A word of the transcript's table, by the glossary's one lookup."""
+    return lookup(TRANSCRIPT, key, lang, **fmt)
 
 
 def event_label(name: str, lang: str) -> str:
