@@ -88,3 +88,19 @@ def test_the_check_finds_a_planted_wrong_word(tmp_path: Path) -> None:
     planted.write_text('WORDS = {"w": ("worker", "工作者"), "t": ("token", "租约 2，到期")}\n')
     hits = [why for _line, text in module_strings(planted) for why, p in WRONG if p.search(text)]
     assert hits == ["a worker is 执行者", "the lease token is 租约号"]
+
+
+def test_ledger_pages_read_in_chinese_in_a_chinese_run() -> None:
+    from core.scenarios.glossary import VILLAGES, ledger_value
+    from core.sim import kinds
+
+    assert set(kinds._VILLAGES) == set(VILLAGES)
+    page = kinds.LEDGER.run_step("floor6", 3, 6, {"total": 100}).page
+    zh = ledger_value(page, "zh")
+    assert (
+        zh.startswith("第 3 页：")
+        and "石（累计 " in zh
+        and not any(c.isascii() and c.isalpha() for c in zh)
+    )
+    assert ledger_value("page 1: north bank, 120 dan", "zh") == "第 1 页：北岸 120 石"
+    assert ledger_value(page, "en") == page

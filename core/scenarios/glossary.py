@@ -9,6 +9,7 @@ English of events, reasons, statuses, worker states and violations is the name i
 an English transcript shows exactly what `--json` and the scenario files spell.
 """
 
+import re
 from collections.abc import Mapping
 from typing import Final
 
@@ -275,8 +276,56 @@ def box_contents(state: Mapping[str, object], lang: str) -> str:
             continue
         value = state[key]
         shown = f"{value[-1]} ({len(value)})" if isinstance(value, list) else str(value)
+        if key == "last":
+            shown = lookup(VILLAGES, shown, lang)
         parts.append(f"{zh if lang == 'zh' else en}: {shown}")
     return " · ".join(parts)
+
+
+# A ledger page is data written once in English (the scenario files and `--json` keep it
+# so); a Chinese run shows it in Chinese. The villages of the ledger kind, and the verbs of
+# the browser's and the tools' pages.
+VILLAGES: Final[dict[str, Word]] = {
+    "north bank": ("north bank", "北岸"),
+    "south bank": ("south bank", "南岸"),
+    "west ferry": ("west ferry", "西渡口"),
+    "east flat": ("east flat", "东滩"),
+    "stone bridge": ("stone bridge", "石桥"),
+    "willow bay": ("willow bay", "柳湾"),
+    "pine mouth": ("pine mouth", "松口"),
+    "deer creek": ("deer creek", "鹿溪"),
+    "bluestone": ("bluestone", "青石"),
+    "maple wood": ("maple wood", "枫林"),
+}
+PAGE_VERBS: Final[dict[str, Word]] = {
+    "open": ("open", "打开"),
+    "act": ("act", "操作"),
+    "extract": ("extract", "提取"),
+    "screenshot": ("screenshot", "截图"),
+    "retrieve": ("retrieve", "检索"),
+    "call_api": ("call_api", "调用 API"),
+    "produce": ("produce", "生成结果"),
+    "draft": ("draft", "起草"),
+    "apply": ("apply", "执行"),
+}
+_LEDGER_VALUE = re.compile(
+    r"^page (?P<n>\d+): (?P<village>[a-z ]+?),? (?P<grain>\d+) dan(?: \(total (?P<total>\d+)\))?$"
+)
+
+
+def ledger_value(value: str, lang: str) -> str:
+    """A ledger page's text in `lang`: "page 3: west ferry 73 dan (total 288)" is
+    "第 3 页：西渡口 73 石（累计 288）" in Chinese; a page of another shape has its verb
+    translated ("open https://..." is "打开 https://..."), anything else stays as written."""
+    if lang != "zh":
+        return value
+    found = _LEDGER_VALUE.match(value)
+    if found is not None:
+        village = lookup(VILLAGES, found["village"], lang)
+        total = f"（累计 {found['total']}）" if found["total"] else ""
+        return f"第 {found['n']} 页：{village} {found['grain']} 石{total}"
+    verb, sep, rest = value.partition(" ")
+    return f"{lookup(PAGE_VERBS, verb, lang)}{sep}{rest}" if verb in PAGE_VERBS else value
 
 
 # -- the story -------------------------------------------------------------------------------------

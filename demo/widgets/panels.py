@@ -10,7 +10,7 @@ from textual.widgets import RichLog
 from core.engine.config import Mode
 from core.engine.durations import format_clock
 from core.engine.records import EventRow
-from core.scenarios.glossary import box_contents
+from core.scenarios.glossary import box_contents, ledger_value
 from core.scenarios.player import event_style
 from core.sim.snapshot import Rejection, Snapshot
 from demo.i18n import event_word, operation_word, reason_word, tr
@@ -47,7 +47,16 @@ class LedgerTable(KeyedTable):
                 ("writer", tr("writer", lang)),
             ],
             (
-                (p.key, (format_clock(p.updated_at), p.key, p.value, str(p.fence_token), p.writer))
+                (
+                    p.key,
+                    (
+                        format_clock(p.updated_at),
+                        p.key,
+                        ledger_value(p.value, lang),
+                        str(p.fence_token),
+                        p.writer,
+                    ),
+                )
                 for p in pages
             ),
         )
