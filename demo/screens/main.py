@@ -385,7 +385,9 @@ class MainScreen(Screen[None]):
             narration_text(session, lang, self._message)
         )
         self._show_workers(snap)
-        self.query_one("#tasks", TaskTable).show(snap.tasks, snap.now_ms, lang)
+        self.query_one("#tasks", TaskTable).show(
+            snap.tasks, snap.now_ms, lang, fenced=Mode(snap.mode).issues_fence_tokens
+        )
         self._label_rejected(snap)
         self._show_active_panel()
 

@@ -147,9 +147,14 @@ class TaskTable(KeyedTable):
         self._made[row.task_id] = (view, lang, tick, cells)
         return cells
 
-    def show(self, tasks: tuple[TaskView, ...], now_ms: int, lang: str) -> None:
+    def show(
+        self, tasks: tuple[TaskView, ...], now_ms: int, lang: str, *, fenced: bool = True
+    ) -> None:
+        """`fenced=False`: a run that issues no fence token has no fence column."""
         width = self.scrollable_content_region.width or self.size.width or 160
         widths = fit_columns(width)
+        if not fenced:
+            widths.pop("fence_token", None)
         columns = [c for c in COLUMNS if c in widths]
         self.set_columns([(c, header(c, lang)) for c in columns], widths)
         if len(self._made) > 2 * len(tasks) + 64:
