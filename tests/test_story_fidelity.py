@@ -3,6 +3,7 @@ tag, the keeper's "lendable again" at the instant the sand runs out, a box only 
 renewal, the seed's chapter numbers and times, and mistake four as the seed writes it."""
 
 import json
+from pathlib import Path
 from importlib.resources import files
 
 import pytest
@@ -209,3 +210,36 @@ def test_tool_outputs_go_to_the_artifact_store_and_the_box_keeps_their_addresses
     assert box.state["artifacts"][0] == "artifact://agent/1-retrieve.json"
     assert len(box.state["artifacts"]) == 4
     sim.close()
+
+
+async def test_the_app_shows_no_fence_before_the_fence_tag(tmp_path: Path) -> None:
+    """The task table, the panes and the Ledger and Checkpoints tabs of chapter 3."""
+    from core.scenarios.library import open_scenario
+    from demo.app import BorrowedKeysApp
+    from demo.screens.main import MainScreen
+    from demo.widgets.panels import CheckpointTable, LedgerTable
+    from demo.widgets.task_table import TaskTable
+
+    app = BorrowedKeysApp(
+        open_scenario("00_story_3_box"),
+        open_directly=True,
+        lang="zh",
+        live_clock=False,
+        save_dir=tmp_path,
+    )
+    async with app.run_test(size=(160, 50)) as pilot:
+        for _ in range(3):
+            await pilot.press("n")
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, MainScreen)
+        for key, table in (("0", TaskTable), ("1", LedgerTable), ("2", CheckpointTable)):
+            await pilot.press(key)
+            await pilot.pause()
+            widget = screen.query_one(table)
+            labels = [str(c.label) for c in widget.columns.values()]
+            assert widget.row_count and not any("围栏" in label for label in labels), labels
+        await pilot.press("0")
+        await pilot.pause()
+        panes = " ".join(str(w.render()) for w in screen.query(".worker-pane"))
+        assert "围栏" not in panes
