@@ -104,3 +104,13 @@ def test_ledger_pages_read_in_chinese_in_a_chinese_run() -> None:
     )
     assert ledger_value("page 1: north bank, 120 dan", "zh") == "第 1 页：北岸 120 石"
     assert ledger_value(page, "en") == page
+
+
+@pytest.mark.parametrize("width", [9, 11, 15])
+def test_the_help_never_breaks_a_number_from_its_unit(width: int) -> None:
+    from demo.screens.help import wrap
+
+    for line in wrap("租期 60 秒，worker 每 20 秒发一次 heartbeat，共 3 步、12 页。", width):
+        assert not line.startswith(("秒", "步", "页")) and not line.rstrip().endswith(
+            ("60", "20", " 3", "12")
+        ), line

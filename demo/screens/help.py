@@ -222,6 +222,22 @@ def _tokens(text: str, terms: list[str]) -> list[str]:
             out[-1] += piece
         else:
             out.append(piece)
+    return _keep_units(out)
+
+
+# A number and its unit stay on one line ("60 秒", not "60" / "秒").
+UNITS = set("秒分时步页次个石")
+
+
+def _keep_units(pieces: list[str]) -> list[str]:
+    out: list[str] = []
+    for piece in pieces:
+        if len(out) >= 2 and out[-1] == " " and out[-2][-1:].isdigit() and piece[:1] in UNITS:
+            out[-2:] = [out[-2] + " " + piece]
+        elif out and out[-1][-1:].isdigit() and piece[:1] in UNITS:
+            out[-1] += piece
+        else:
+            out.append(piece)
     return out
 
 
