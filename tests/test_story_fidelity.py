@@ -3,8 +3,8 @@ tag, the keeper's "lendable again" at the instant the sand runs out, a box only 
 renewal, the seed's chapter numbers and times, and mistake four as the seed writes it."""
 
 import json
-from pathlib import Path
 from importlib.resources import files
+from pathlib import Path
 
 import pytest
 from rich.text import Text
