@@ -52,13 +52,14 @@ test-min: $(MIN_STAMP)
 	@echo "lowest declared versions: $$(tr '\n' ' ' < $(MIN_VENV)/lowest.txt)"
 	$(MIN_VENV)/bin/pytest -n 2 -p no:cacheprovider -m "not slow"
 
-# The bench extra adds procrastinate, which the PostgreSQL section measures against.
+# The bench extra adds pgqueuer and procrastinate, which the PostgreSQL section measures
+# against. `make bench ARGS=--quick` runs the smaller points.
 $(VENV)/.installed-bench: $(STAMP)
 	$(BIN)/python -m pip install -q -e '.[test,bench]'
 	touch $@
 
 bench: $(VENV)/.installed-bench
-	$(BIN)/python -m bench
+	$(BIN)/python -m bench $(ARGS)
 
 clean:
 	rm -rf $(VENV) $(MIN_VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from core.engine.config import LeaseConfig, Mode
-from core.engine.statements import SEED_STATEMENTS, statements_for
-from core.engine.store import policy_for
+from core.engine.policies import SEED_STATEMENTS, policy_for
+from core.engine.statements import statements_for
 from core.scenarios.format import load_scenario
 from core.scenarios.session import Session
 from core.sim.simulation import Simulation

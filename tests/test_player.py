@@ -190,3 +190,10 @@ expect = [{ task = "t1", expires_at = "60s" }, { task = "t1", expires_at = "" }]
     assert [r["ok"] for r in records] == [True, False]
     with pytest.raises(ScenarioError, match="expires_at"):
         parse_scenario(text.replace('"60s"', '"soon"').encode(), "x.toml")
+
+
+def test_every_subject_the_format_knows_has_one_check() -> None:
+    from core.scenarios.format import EXPECT_SUBJECTS, Subject
+    from core.scenarios.player import _CHECKS
+
+    assert set(EXPECT_SUBJECTS) == set(Subject) == set(_CHECKS)

@@ -350,6 +350,22 @@ def test_sigterm_stops_a_worker_cleanly(fleet: Fleet) -> None:
     assert "claimed" in out
 
 
+def test_a_worker_whose_database_is_deleted_stops_with_one_line(fleet: Fleet) -> None:
+    fleet.start("w1")
+    deadline = time.monotonic() + 20
+    while "w1" not in holders(fleet.db) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert "w1" in holders(fleet.db)
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{fleet.db}{suffix}").unlink(missing_ok=True)
+    code = fleet.procs["w1"].wait(timeout=20)
+    err = fleet.stderr()
+    assert code == 2, err
+    assert err.count("\n") == 1 and "was deleted while this store had it open" in err
+    assert "Error" not in err  # words, not a class name
+    assert not fleet.db.exists()  # and no fresh, empty database in its place
+
+
 def _worker(db: Path, *extra: str) -> subprocess.CompletedProcess[str]:
     cmd = [sys.executable, "-m", "core.tools.realworker", "worker", "--db", str(db), "--id", "w1"]
     return subprocess.run(

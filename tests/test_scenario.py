@@ -90,6 +90,13 @@ def test_long_lease_keeps_timing_sane() -> None:
     assert e.line == 4 and "long_lease" in e.message
 
 
+def test_a_timing_rule_is_told_on_the_line_of_its_key() -> None:
+    e = error_of('title = "t"\n\nlease_ttl = "1ms"\n')
+    assert (e.line, e.message) == (3, "lease_ttl is too short to divide into beats")
+    e = error_of('title = "t"\nrenew_deadline = "2m"\n')  # longer than the default ttl
+    assert (e.line, e.message) == (2, "lease_ttl (1m) must be longer than renew_deadline (2m)")
+
+
 def test_narration_only_and_expect_only_steps() -> None:
     s = parse_scenario(
         'title = "t"\n[[tasks]]\nid = "t1"\n[[step]]\nsay = "hi"\nsay_zh = "你好"\n'

@@ -812,6 +812,34 @@ def test_ttl_error_is_clear() -> None:
         LeaseConfig(ttl_ms=0).validated()
 
 
+@pytest.mark.parametrize(
+    ("config", "keys"),
+    [
+        (LeaseConfig(ttl_ms=2), ("lease_ttl",)),
+        (LeaseConfig(ttl_ms=10_000, renew_deadline_ms=10_000), ("renew_deadline", "lease_ttl")),
+        (
+            LeaseConfig(ttl_ms=10_000, renew_deadline_ms=5_000, heartbeat_every_ms=5_000),
+            ("heartbeat_every", "renew_deadline", "lease_ttl"),
+        ),
+    ],
+)
+def test_a_timing_error_names_its_keys(config: LeaseConfig, keys: tuple[str, ...]) -> None:
+    with pytest.raises(ConfigError) as caught:
+        config.validated()
+    assert caught.value.keys == keys
+
+
+def test_long_lease_keeps_the_heartbeat_and_poll_under_an_hour() -> None:
+    config = LeaseConfig(ttl_ms=30_000, heartbeat_every_ms=10_000, poll_every_ms=2_000)
+    assert config.in_mode(Mode.CORRECT) is config
+    long = config.in_mode(Mode.LONG_LEASE)
+    assert (long.ttl_ms, long.heartbeat_ms, long.poll_every_ms) == (3_600_000, 10_000, 2_000)
+    slow = LeaseConfig(ttl_ms=86_400_000, heartbeat_every_ms=3_000_000)
+    with pytest.raises(ConfigError, match="long_lease's renew deadline") as caught:
+        slow.in_mode(Mode.LONG_LEASE)
+    assert caught.value.keys == ("heartbeat_every", "lease_ttl")
+
+
 async def test_config_drives_the_lease_times(make_store: MakeStore, clock: VirtualClock) -> None:
     config = LeaseConfig(ttl_ms=9_000)
     assert (config.deadline_ms, config.heartbeat_ms) == (6_000, 3_000)

@@ -3,6 +3,7 @@
 from collections.abc import Iterator
 from pathlib import Path
 
+import psycopg
 import pytest
 
 from core.scenarios.format import load_scenario
@@ -30,10 +31,16 @@ async def test_a_scenario_in_the_app_on_postgresql_equals_the_player_on_sqlite(
     async with app.run_test(size=(160, 48)) as pilot:
         screen = app.screen
         assert isinstance(screen, MainScreen)
-        assert "bk_run_" in str(screen.session.sim.store.driver.session.target.schema)  # type: ignore[attr-defined]
+        schema = str(screen.session.sim.store.driver.session.target.schema)  # type: ignore[attr-defined]
+        assert "bk_run_" in schema
         while not screen.session.at_end:
             await pilot.press("n")
         mine = [event_record(e) for e in screen.session.events(0)]
+        await pilot.press("q")
+    # The app ended: its run schema went with it (not only when the process exits).
+    with psycopg.connect(on_postgresql) as conn:
+        left = conn.execute("SELECT 1 FROM pg_namespace WHERE nspname = %s", (schema,))
+        assert left.fetchone() is None
     simulation.use_database(":memory:")
     on_sqlite = [r for r in play(load_scenario(FOG)) if r["type"] == "event"]
     assert mine == on_sqlite

@@ -39,6 +39,10 @@ T = TypeVar("T")
 # every 250 of ours and stalled it up to 10 ms. A passive checkpoint on another thread every
 # 200 commits keeps the WAL file near the same size and costs the loop nothing.
 CHECKPOINT_EVERY = 200
+# A write reads the store's name back this often (one indexed row), to notice a file
+# rewritten in place with another store; a file deleted or renamed over is noticed by the
+# stat before every call (about 2 us).
+CHECK_STORE_EVERY = 100
 
 
 class Driver(Protocol):
@@ -51,10 +55,12 @@ class Driver(Protocol):
     async def close(self) -> None: ...
 
 
-def _connect_with_schema(path: str | os.PathLike[str]) -> sqlite3.Connection:
+def _connect_with_schema(
+    path: str | os.PathLike[str], use: backend.StoreUse = backend.StoreUse.WORKERS
+) -> sqlite3.Connection:
     conn = backend.connect(path, check_same_thread=False)
     try:
-        backend.create_schema(conn)
+        backend.create_schema(conn, use=use, target=str(path))
     except BaseException:
         conn.close()
         raise
@@ -73,8 +79,12 @@ class InlineDriver:
         self._closed = False
 
     @classmethod
-    def open(cls, path: str | os.PathLike[str] = ":memory:") -> "InlineDriver":
-        return cls(_connect_with_schema(path))
+    def open(
+        cls, path: str | os.PathLike[str] = ":memory:", *, simulation: bool = False
+    ) -> "InlineDriver":
+        """`simulation`: a virtual run, refused a store file that real workers use."""
+        use = backend.StoreUse.SIMULATIONS if simulation else backend.StoreUse.WORKERS
+        return cls(_connect_with_schema(path, use))
 
     async def write(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         if self._closed:
@@ -195,6 +205,7 @@ class AsyncSqliteDriver:
         self._closed: asyncio.Future[None] | None = None
         self._commits = 0
         self.checkpointer = _Checkpointer(path) if path is not None else None
+        self._guard = backend.FileGuard(path, conn) if path is not None else None
 
     @classmethod
     async def open(cls, path: str | os.PathLike[str]) -> "AsyncSqliteDriver":
@@ -215,8 +226,22 @@ class AsyncSqliteDriver:
     def _enter(self, what: str) -> None:
         if self._closing:
             raise _closed_error(f"{what} on {self._path}")
+        if self._guard is not None:
+            self._guard.check_file()
         self._active += 1
         self._idle.clear()
+
+    def _guarded(self, fn: Callable[[sqlite3.Connection], T]) -> Callable[[sqlite3.Connection], T]:
+        """fn, checking now and then first that the file still holds the store it opened."""
+        guard = self._guard
+        if guard is None or self._commits % CHECK_STORE_EVERY:
+            return fn
+
+        def checked(conn: sqlite3.Connection) -> T:
+            guard.check_store(conn)
+            return fn(conn)
+
+        return checked
 
     def _leave(self) -> None:
         self._active -= 1
@@ -277,6 +302,7 @@ class AsyncSqliteDriver:
         try:
             # The one suspension point of the loop path, before anything is written.
             await asyncio.sleep(0)
+            fn = self._guarded(fn)
             result = self._now(backend.write_once, fn)
             if isinstance(result, backend.Busy):
                 result = await self._on_own_thread(backend.run_write, fn)

@@ -8,7 +8,14 @@ class BorrowedKeysError(Exception):
 
 
 class ConfigError(BorrowedKeysError):
-    """Lease timing or settings that break the rules (ttl > renew deadline > heartbeat)."""
+    """Lease timing or settings that break the rules (ttl > renew deadline > heartbeat).
+
+    `keys` names the settings the broken rule is about, the one to change first, so a
+    scenario file can point at the line that holds it."""
+
+    def __init__(self, message: str, *keys: str) -> None:
+        super().__init__(message)
+        self.keys = keys
 
 
 class StoreError(BorrowedKeysError):
@@ -41,6 +48,10 @@ class DuplicateTask(BorrowedKeysError):
 
 class InvalidPayload(BorrowedKeysError):
     """A payload or state that cannot be stored as JSON."""
+
+
+class InvalidId(InvalidPayload):
+    """An id that is not one line of printable text (see core.engine.ids)."""
 
 
 class LeaseMismatch(BorrowedKeysError):

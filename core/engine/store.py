@@ -14,6 +14,8 @@ from typing import Any, Self
 from sqlalchemy.engine import Dialect
 
 from core.engine.backends import sqlite as sqlite_backend
+from core.engine.backends import sqlite_path
+from core.engine.batch import BatchOperations, batch_statements_for, renew_logged
 from core.engine.clock import Clock, DatabaseClock
 from core.engine.config import LeaseConfig, Mode
 from core.engine.drivers import AsyncSqliteDriver, Driver, InlineDriver
@@ -28,6 +30,8 @@ from core.engine.errors import (
     TaskStateError,
     UnknownTask,
 )
+from core.engine.ids import check_id
+from core.engine.policies import policy_for
 from core.engine.records import (
     CheckpointRow,
     EffectOutcome,
@@ -38,27 +42,10 @@ from core.engine.records import (
     TaskRow,
     dump_json,
 )
-from core.engine.statements import LeaseReturned, Policy, Stmt, TaskState, statements_for
+from core.engine.statements import LeaseReturned, Stmt, TaskState, statements_for
 from core.engine.vocabulary import EventKind, TaskStatus
 
 EventListener = Callable[[EventRow], None]
-
-SQLITE_URL_PREFIX = "sqlite:///"
-POSTGRESQL_URL_PREFIXES = ("postgresql://", "postgres://")
-
-
-def sqlite_path(target: str | os.PathLike[str]) -> str | os.PathLike[str] | None:
-    """The SQLite file a database name means, or None for a PostgreSQL URL.
-
-    One name chooses the backend everywhere: `postgresql://...` (or `postgres://...`) is
-    PostgreSQL; `sqlite:///PATH` or a plain path is a SQLite file (`:memory:` for none).
-    """
-    if isinstance(target, str):
-        if target.startswith(POSTGRESQL_URL_PREFIXES):
-            return None
-        if target.startswith(SQLITE_URL_PREFIX):
-            return target.removeprefix(SQLITE_URL_PREFIX) or ":memory:"
-    return target
 
 
 def _dialect_of(driver: Driver) -> Dialect:
@@ -66,22 +53,13 @@ def _dialect_of(driver: Driver) -> Dialect:
     return found if found is not None else sqlite_backend.dialect()
 
 
-def policy_for(mode: Mode) -> Policy:
-    """The safety mechanisms a mode leaves on."""
-    return Policy(
-        expiry=mode is not Mode.NO_EXPIRY,
-        fencing=mode not in (Mode.NO_FENCING, Mode.BEFORE_FENCE),
-        fence_tokens=mode is not Mode.BEFORE_FENCE,
-        idempotency=mode is not Mode.NO_IDEMPOTENCY,
-        guards=mode is not Mode.SEED_SQL,
-    )
-
-
 def _json(value: Any, what: str) -> str:
     try:
         return dump_json(value)
     except (TypeError, ValueError) as exc:
         raise InvalidPayload(f"{what} is not JSON-serialisable: {exc}") from None
+    except RecursionError:
+        raise InvalidPayload(f"{what} is nested too deeply to store as JSON") from None
 
 
 def _lease(row: tuple[Any, ...]) -> Lease:
@@ -182,7 +160,7 @@ class _Rejected(Exception):
         self.error = error
 
 
-class LeaseStore:
+class LeaseStore(BatchOperations):
     """Claims, heartbeats, checkpoints, fenced writes and effects over one database.
 
     Use it as `async with` (or call `close()`): closing waits for every call in flight and
@@ -205,6 +183,7 @@ class LeaseStore:
         self.mode = mode
         self.policy = policy_for(mode)
         self.sql = statements_for(_dialect_of(driver), self.policy)
+        self.batch_sql = batch_statements_for(_dialect_of(driver), self.policy)
         # A database clock is read inside each transaction, under the write lock; a
         # virtual clock (simulations) is read in Python, so playback stays exact.
         self._db_clock = isinstance(clock, DatabaseClock)
@@ -225,9 +204,9 @@ class LeaseStore:
     ) -> "LeaseStore":
         """A store whose calls never suspend: for virtual-time simulations and tests.
 
-        `path` is a SQLite file, `sqlite:///PATH` or a `postgresql://` URL. With `scratch`,
-        a store on PostgreSQL works in a new schema of its own, dropped on close (a SQLite
-        store is already private unless two runs are given the same file).
+        `path` is a SQLite file, `sqlite:///PATH` or a `postgresql://` URL. With `scratch`
+        (a simulation), a store on PostgreSQL works in a new schema of its own, dropped on
+        close; a SQLite file is refused if real workers use it.
         """
         config = (config or LeaseConfig()).validated()
         file = sqlite_path(path)
@@ -236,7 +215,7 @@ class LeaseStore:
             from core.engine.drivers_pg import PgInlineDriver
 
             return cls(PgInlineDriver.open(str(path), scratch=scratch), clock, config, mode)
-        return cls(InlineDriver.open(file), clock, config, mode)
+        return cls(InlineDriver.open(file, simulation=scratch), clock, config, mode)
 
     @classmethod
     async def open_async(
@@ -271,6 +250,10 @@ class LeaseStore:
         self, _t: type[BaseException] | None, _e: BaseException | None, _tb: TracebackType | None
     ) -> None:
         await self.close()
+
+    @property
+    def has_listeners(self) -> bool:
+        return bool(self._listeners)
 
     def add_listener(self, listener: EventListener) -> None:
         """Call listener with every event after its transaction commits."""
@@ -409,8 +392,8 @@ class LeaseStore:
         max_attempts: int = 5,
     ) -> None:
         """Add a queued task."""
-        if not task_id or not isinstance(task_id, str):
-            raise InvalidPayload("task_id must be a non-empty string")
+        check_id(task_id, "task id")
+        check_id(kind, "task kind")
         if max_attempts < 1:
             raise InvalidPayload(f"max_attempts must be at least 1, got {max_attempts}")
         body_json = _json(payload, "payload")
@@ -444,6 +427,9 @@ class LeaseStore:
         `judge_now_ms` replaces the store clock for the expiry judgement only; the
         simulation passes a worker's own clock in client_clock mode (mistake five).
         """
+        check_id(worker_id, "worker id")
+        if task_id is not None:
+            check_id(task_id, "task id")
 
         def body(txn: _Txn) -> Lease | None:
             params = {
@@ -497,7 +483,19 @@ class LeaseStore:
         """Renew a live lease; raise LeaseRejected (superseded, expired, not_running)."""
 
         def body(txn: _Txn) -> Lease:
-            row = txn.one(self.sql.heartbeat, self._gate_params(lease, txn.now))
+            params = self._gate_params(lease, txn.now)
+            if (
+                self.batch_sql.renew_logged is not None
+                and self.policy.expiry
+                and self.policy.fence_tokens
+            ):
+                # PostgreSQL: the renewal and its register line in one statement (its line
+                # is `renewed` with both tokens, so not for a run that has neither).
+                logged = renew_logged(self, txn, lease, params)
+                if logged is None:
+                    raise self._reject(txn, lease, "heartbeat", EventKind.RENEW_REJECTED)
+                return logged
+            row = txn.one(self.sql.heartbeat, params)
             if row is None:
                 raise self._reject(txn, lease, "heartbeat", EventKind.RENEW_REJECTED)
             renewed = _lease(row)
@@ -576,6 +574,7 @@ class LeaseStore:
 
     async def fail(self, lease: Lease, error_code: str, retry: bool = True) -> str:
         """Give the task up: back to the queue (if retry and attempts remain) or dead."""
+        check_id(error_code, "error code")
 
         def body(txn: _Txn) -> str:
             params = self._gate_params(lease, txn.now)
@@ -598,6 +597,7 @@ class LeaseStore:
 
     async def park(self, lease: Lease, reason: str = "awaiting_approval") -> None:
         """Release the lease while a human decides; nothing expires while waiting."""
+        check_id(reason, "reason")
 
         def body(txn: _Txn) -> None:
             if txn.one(self.sql.park, self._gate_params(lease, txn.now)) is None:
@@ -611,6 +611,7 @@ class LeaseStore:
         await self._write(body)
 
     async def _decide(self, task_id: str, approved: bool) -> None:
+        check_id(task_id, "task id")
         name = "approve" if approved else "reject"
         done, ignored = (
             (EventKind.APPROVED, EventKind.APPROVE_IGNORED)
@@ -655,6 +656,7 @@ class LeaseStore:
         behind either is `fenced`; otherwise the lease gate's reason (superseded, expired,
         not_running). In no_fencing mode the ledger takes any write.
         """
+        check_id(key, "ledger key")
 
         def body(txn: _Txn) -> LedgerRow:
             params = self._gate_params(lease, txn.now)
@@ -694,6 +696,8 @@ class LeaseStore:
         self, lease: Lease, idempotency_key: str, effect: str, payload: Any = None
     ) -> EffectOutcome:
         """Apply a side effect once per idempotency key; repeats return the stored result."""
+        check_id(idempotency_key, "idempotency key")
+        check_id(effect, "effect")
         payload_json = _json(payload, "effect payload")
 
         def body(txn: _Txn) -> EffectOutcome:

@@ -17,7 +17,7 @@ from core.engine.config import LeaseConfig, Mode
 from core.engine.durations import format_clock
 from core.engine.records import EventRow, dump_json
 from core.engine.vocabulary import EventKind
-from core.scenarios.format import Expectation, Question, Scenario, Step
+from core.scenarios.format import Expectation, Question, Scenario, Step, Subject
 from core.scenarios.glossary import action_word
 from core.scenarios.player import check_expectation, event_record
 from core.scenarios.writer import dump_scenario
@@ -95,9 +95,9 @@ def figures_expectations(violations: dict[str, int]) -> tuple[Expectation, ...]:
     """The safety checker's figures as `expect` lines: zero overall, or each name's count."""
     counted = {name: n for name, n in violations.items() if n}
     if not counted:
-        return (Expectation("violation", "any", (("count", 0),)),)
+        return (Expectation(Subject.VIOLATION, "any", (("count", 0),)),)
     return tuple(
-        Expectation("violation", name.value, (("count", counted[name]),))
+        Expectation(Subject.VIOLATION, name.value, (("count", counted[name]),))
         for name in ViolationKind
         if name in counted
     )

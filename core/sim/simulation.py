@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from core.engine.clock import VirtualClock
-from core.engine.config import LONG_LEASE_TTL_MS, LeaseConfig, Mode
+from core.engine.config import LeaseConfig, Mode
 from core.engine.errors import (
     BorrowedKeysError,
     DuplicateTask,
@@ -123,15 +123,7 @@ def _step_of(key: str, task_id: str) -> int | None:
 
 def effective_config(settings: SimSettings) -> LeaseConfig:
     """The lease timing a run uses: long_lease swaps in a one-hour ttl (mistake two)."""
-    cfg = settings.config
-    if settings.mode is Mode.LONG_LEASE:
-        cfg = LeaseConfig(
-            ttl_ms=LONG_LEASE_TTL_MS,
-            heartbeat_every_ms=cfg.heartbeat_ms,
-            renew_deadline_ms=None,
-            poll_every_ms=cfg.poll_every_ms,
-        )
-    return cfg.validated()
+    return settings.config.in_mode(settings.mode)
 
 
 class Simulation:
@@ -164,16 +156,21 @@ class Simulation:
         self._stuck_looks = 0  # looks scheduled so far; only the latest one is live
         self._last_seq = 0
         self.store.add_listener(self._on_event)
-        for task in settings.tasks:
-            self._enqueue(task)
-        for spec in settings.workers:
-            self._add_worker(
-                spec.id,
-                autopilot=spec.autopilot,
-                skew_ms=spec.skew_ms,
-                self_fencing=spec.self_fencing,
-            )
-        self._settle()
+        try:
+            for task in settings.tasks:
+                self._enqueue(task)
+            for spec in settings.workers:
+                self._add_worker(
+                    spec.id,
+                    autopilot=spec.autopilot,
+                    skew_ms=spec.skew_ms,
+                    self_fencing=spec.self_fencing,
+                )
+            self._settle()
+        except BaseException:
+            # A run that cannot start leaves nothing behind (on PostgreSQL, its schema).
+            self.close()
+            raise
 
     # -- time -------------------------------------------------------------------------------
 

@@ -21,6 +21,7 @@ actions that still break it, and written as a scenario file whose last step expe
 
 import math
 import multiprocessing
+import os
 import random
 import time
 from collections import Counter
@@ -33,7 +34,7 @@ from core.engine.config import LeaseConfig, Mode
 from core.engine.durations import format_duration
 from core.engine.records import EventRow
 from core.engine.vocabulary import REJECTIONS, RESTING_STATUSES, TaskStatus
-from core.scenarios.format import Expectation, Step, parse_scenario
+from core.scenarios.format import Expectation, Step, Subject, parse_scenario
 from core.scenarios.writer import dump_scenario
 from core.sim.simulation import Simulation, run_inline
 from core.sim.spec import (
@@ -507,11 +508,13 @@ def shrink(schedule: Schedule, failure: Failure) -> tuple[Schedule, int]:
 def scenario_text(schedule: Schedule, failure: Failure, *, run: int, seed: int, faults: int) -> str:
     """The schedule as a scenario file whose last step expects the failure."""
     if failure.violation is not None:
-        expect = Expectation(subject="violation", value=failure.violation)
+        expect = Expectation(subject=Subject.VIOLATION, value=failure.violation)
         what = f"the {failure.violation} violation"
     else:
         expect = Expectation(
-            subject="task", value=failure.task or "", params=(("status", failure.status or ""),)
+            subject=Subject.TASK,
+            value=failure.task or "",
+            params=(("status", failure.status or ""),),
         )
         what = (
             f"task {failure.task} still {failure.status} "
@@ -604,6 +607,39 @@ def _reproduce(job: tuple[int, int, Failure, str | None]) -> tuple[Reproducer, s
     return rep, text
 
 
+def out_dir_problem(out_dir: str | Path) -> str | None:
+    """Why reproducers could not be written under `out_dir`, or None if they could.
+
+    Asked before the runs, so that a folder that cannot be made or written is one line
+    at once, not a traceback after hours of runs.
+    """
+    folder = Path(out_dir)
+    probe = folder
+    while not probe.exists():
+        if probe.parent == probe:
+            break
+        probe = probe.parent
+    if not probe.is_dir():
+        return f"--out {out_dir}: {probe} is not a folder"
+    if not os.access(probe, os.W_OK | os.X_OK):
+        return f"--out {out_dir}: cannot write in {probe}"
+    if probe != folder:
+        # Root may write anywhere os.access says; a pseudo-filesystem still says no.
+        try:
+            folder.mkdir(parents=True)
+        except OSError as exc:
+            return f"--out {out_dir}: cannot make this folder: {exc.strerror or exc}"
+        _remove_made(folder, probe)
+    return None
+
+
+def _remove_made(folder: Path, kept: Path) -> None:
+    """Remove the empty folders just made to try, from `folder` up to `kept`."""
+    while folder != kept:
+        folder.rmdir()
+        folder = folder.parent
+
+
 def _imap(
     fn: Callable[[Any], Any], jobs_in: Sequence[Any], params: ChaosParams, jobs: int
 ) -> Iterator[Any]:
@@ -648,14 +684,14 @@ def run_chaos(
     chosen: list[tuple[int, int, Failure, str | None]] = []
     seen: Counter[str] = Counter()
     out = str(out_dir) if out_dir is not None else None
-    if out is not None:
-        Path(out).mkdir(parents=True, exist_ok=True)
     for r in report.results:
         for failure in r.failures:
             key = failure.violation or "liveness"
             if seen[key] < repros_per_failure:
                 seen[key] += 1
                 chosen.append((r.index, r.seed, failure, out))
+    if out is not None and chosen:  # no folder when there is nothing to put in it
+        Path(out).mkdir(parents=True, exist_ok=True)
     for rep, _text in _imap(_reproduce, chosen, params, jobs):
         report.reproducers.append(rep)
         if on_reproducer is not None:

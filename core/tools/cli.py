@@ -144,9 +144,10 @@ def check_run_database(target: str, *, many_runs: bool) -> str | None:
     Commands that start many runs (`chaos`, the app's resets) need a store per run: SQLite
     in memory, or PostgreSQL, where each run gets a schema of its own.
     """
+    from core.engine.backends import sqlite_path
     from core.engine.clock import VirtualClock
     from core.engine.errors import BorrowedKeysError
-    from core.engine.store import LeaseStore, sqlite_path
+    from core.engine.store import LeaseStore
 
     file = sqlite_path(target)
     if many_runs and file is not None and str(file) != ":memory:":
@@ -241,8 +242,8 @@ def _pretty_sql(sql: str) -> str:
 
 def cmd_sql(args: argparse.Namespace) -> int:
     from core.engine.backends.sqlite import dialect
-    from core.engine.statements import SEED_STATEMENTS, statements_for
-    from core.engine.store import policy_for
+    from core.engine.policies import SEED_STATEMENTS, policy_for
+    from core.engine.statements import statements_for
 
     mode = Mode(args.mode)
     ours = statements_for(dialect(), policy_for(mode))

@@ -234,6 +234,11 @@ class MainScreen(Screen[None]):
             self.set_interval(REFRESH_S, self.on_tick)
         self.query_one("#tasks", TaskTable).focus(scroll_visible=False)
 
+    def on_unmount(self) -> None:
+        # The run ends with its screen, however the app ends (`q`, an error, the picker):
+        # its store is closed, and on PostgreSQL its run schema dropped.
+        self.session.close()
+
     def on_resize(self) -> None:
         width, height = self.size
         narrow = width < NARROW_WIDTH or height < NARROW_HEIGHT
