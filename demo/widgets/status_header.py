@@ -6,6 +6,7 @@ from rich.text import Text
 from textual.widgets import Static
 
 from core.engine.durations import format_clock
+from core.scenarios.glossary import violation_word
 from demo.i18n import tr
 
 
@@ -59,7 +60,7 @@ class StatusHeader(Static):
         text.append(" ")
         text.append("│ ", style="dim")
         if state.violations:
-            spelled = " ".join(f"{name}×{n}" for name, n in state.violations)
+            spelled = " ".join(f"{violation_word(name, lang)}×{n}" for name, n in state.violations)
             text.append(" ● ", style="bold white on red")
             text.append(f" {spelled}", style="bold red")
         else:
