@@ -243,3 +243,18 @@ async def test_the_app_shows_no_fence_before_the_fence_tag(tmp_path: Path) -> No
         await pilot.pause()
         panes = " ".join(str(w.render()) for w in screen.query(".worker-pane"))
         assert "围栏" not in panes
+
+
+def test_a_box_expectation_checks_what_the_box_holds() -> None:
+    from core.scenarios.format import parse_scenario
+
+    text = (Path(path("05_browser_agent"))).read_text("utf-8")
+    wrong = text.replace("next step: open", "next step: act", 1)
+    assert wrong != text
+    results = {
+        name: [
+            r["ok"] for r in play(parse_scenario(t.encode(), "05.toml")) if r["type"] == "expect"
+        ]
+        for name, t in (("right", text), ("wrong", wrong))
+    }
+    assert all(results["right"]) and results["wrong"].count(False) == 1

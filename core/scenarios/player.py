@@ -25,6 +25,7 @@ from core.scenarios.format import (
 )
 from core.scenarios.glossary import (
     TRANSCRIPT,
+    box_contents,
     concept_word,
     event_word,
     lookup,
@@ -93,9 +94,12 @@ def _check_task(exp: Expectation, snap: Snapshot) -> tuple[bool, str]:
     if view is None:
         return False, f'no task "{exp.value}"'
     row = view.row
+    boxes = [c for c in snap.checkpoints if c.task_id == exp.value]
+    newest = max(boxes, key=lambda c: c.seq) if boxes else None
     return _compare(
         exp,
         {
+            "box": "" if newest is None else box_contents(newest.state, "en"),
             "status": row.status,
             "owner": row.owner_id or "",
             "attempt": row.attempt,
