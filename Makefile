@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-test
 
-.PHONY: demo test test-min lint typecheck imports pytest bench clean
+.PHONY: demo test test-min lint typecheck imports pytest bench preview clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -60,6 +60,13 @@ $(VENV)/.installed-bench: $(STAMP)
 
 bench: $(VENV)/.installed-bench
 	$(BIN)/python -m bench $(ARGS)
+
+# The preview of scenario 13 that docs/portfolio.md shows: the frames of its exported page
+# as an animated GIF. The page itself is written to borrowed-keys-out/13_portfolio_demo/.
+PREVIEW_GIF := docs/screenshots/portfolio-13.gif
+
+preview: $(STAMP)
+	$(BIN)/borrowed-keys export 13_portfolio_demo --lang en --preview $(PREVIEW_GIF)
 
 clean:
 	rm -rf $(VENV) $(MIN_VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -30,6 +30,7 @@ from rich.console import Console
 from rich.table import Table
 
 from bench import BENCHES
+from bench import export as _export_bench  # noqa: F401  (joins BENCHES: the portfolio export)
 from bench.postgres import postgres_bench
 from bench.scale import scale_bench
 from bench.tui import tui_bench

@@ -43,6 +43,7 @@ from rich.console import Console
 from rich.table import Table
 
 from core.engine.backends import postgresql as backend
+from core.engine.batch import batch_statements_for
 from core.engine.clock import RealClock
 from core.engine.policies import Policy
 from core.engine.records import dump_json
@@ -102,6 +103,7 @@ class RawClient:
         backend.Session.open(target).close()  # the same tables, indexes and sequence
         self.conn = backend.connect(target)
         self.sql = statements_for(backend.dialect(), Policy())
+        self.batch = batch_statements_for(backend.dialect(), Policy())
 
     def clock(self) -> int:
         return int(self.sql.now.run(self.conn)[0][0])
@@ -153,9 +155,10 @@ class RawClient:
         gate.update(fence_token=row[5], ttl=TTL, deadline=DEADLINE)
 
         def beat() -> None:
+            # The core's heartbeat on PostgreSQL: the renewal and its line in one statement.
             at = self.clock()
-            renewed = sql.heartbeat.run(conn, {**gate, "now": at})
-            self.event(at, "renewed", renewed[0], "raw", expires_at=renewed[0][6])
+            assert self.batch.renew_logged is not None
+            assert self.batch.renew_logged.run(conn, {**gate, "now": at})
 
         for _ in range(HEARTBEATS):
             self.txn(beat)

@@ -1,4 +1,5 @@
-"""`heartbeat_many` and `claim_many`: many leases in one transaction, each judged as alone.
+"""`heartbeat_many`, `complete_many` and `claim_many`: many leases in one transaction, each
+judged as if alone.
 
 Every test runs on SQLite and on PostgreSQL. The strongest checks are twins: the same
 history played once through the batch call and once through the one-lease calls must leave
@@ -14,7 +15,13 @@ import pytest
 from core.engine.backends import postgresql as pg_backend
 from core.engine.clock import VirtualClock
 from core.engine.config import Mode
-from core.engine.errors import InvalidPayload, LeaseMismatch, LeaseRejected, RejectReason
+from core.engine.errors import (
+    InvalidId,
+    InvalidPayload,
+    LeaseMismatch,
+    LeaseRejected,
+    RejectReason,
+)
 from core.engine.records import EventRow, Lease
 from core.engine.store import LeaseStore
 from tests.conftest import MakeStore
@@ -70,7 +77,8 @@ async def heartbeat_each(store: LeaseStore, leases: list[Lease]) -> list[Lease |
 
 def outcome(results: list[Lease | LeaseRejected]) -> list[Any]:
     return [
-        r if isinstance(r, Lease) else (r.reason, r.task_id, r.current_lease_token) for r in results
+        r if isinstance(r, Lease) else (r.reason, r.task_id, r.current_lease_token, str(r))
+        for r in results
     ]
 
 
@@ -147,7 +155,7 @@ async def test_heartbeat_many_judges_each_lease_as_heartbeat_does(
         return outcome(result), await store.tasks(), lines(await store.events())
 
     batch, single = await history(True), await history(False)
-    assert batch[0][1:] == [
+    assert [r[:3] for r in batch[0][1:]] == [
         (RejectReason.EXPIRED, "t1", 1),
         (RejectReason.SUPERSEDED, "t2", 2),
         (RejectReason.NOT_RUNNING, "t3", 1),
@@ -254,6 +262,11 @@ async def test_complete_many_bad_input_writes_nothing(store: LeaseStore) -> None
         await store.complete_many([a, b], [None])
     with pytest.raises(InvalidPayload, match="JSON"):
         await store.complete_many([a], [object()])
+    deep: list[Any] = []
+    for _ in range(100_000):
+        deep = [deep]
+    with pytest.raises(InvalidPayload, match="nested too deeply"):
+        await store.complete_many([a], [deep])
     with pytest.raises(InvalidPayload, match="twice"):
         await store.complete_many([a, a])
     forged = Lease(b.task_id, "w9", b.lease_token, b.fence_token, b.attempt, None, None)
@@ -325,8 +338,10 @@ async def test_claim_many_bad_input(store: LeaseStore) -> None:
     for n in (0, -1, True, 1.5):
         with pytest.raises(InvalidPayload):
             await store.claim_many("w1", n)  # type: ignore[arg-type]
-    with pytest.raises(InvalidPayload):
-        await store.claim_many("", 1)
+    for bad in ("", "w\nEVIL 0:00:00 completed a", "w\x00", b"w"):
+        with pytest.raises(InvalidId):
+            await store.claim_many(bad, 1)  # type: ignore[arg-type]
+    assert await store.tasks() == [] and await store.events() == []
 
 
 async def test_claim_many_passes_over_rows_another_claim_holds(
@@ -446,3 +461,20 @@ async def test_a_batch_costs_the_same_statements_for_5_leases_as_for_20(
         return counts
 
     assert await statements(5) == await statements(20)
+
+
+def test_rows_are_read_in_the_order_the_statements_return() -> None:
+    """The batch reads a lease statement's row by position (tens of thousands a call)."""
+    from core.engine.statements import LEASE_RETURNING
+
+    assert LEASE_RETURNING == (
+        "task_id",
+        "status",
+        "owner_id",
+        "attempt",
+        "lease_token",
+        "fence_token",
+        "lease_expires_at",
+        "renew_deadline",
+        "kind",
+    )

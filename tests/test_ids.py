@@ -94,3 +94,38 @@ def test_the_commands_refuse_a_bad_id_in_one_line(
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "lone surrogate (U+DCFF" in err
     assert not db.exists()
+
+
+@pytest.mark.parametrize("payload", [{"a": "b\udcffc"}, {"\udcff": 1}], ids=["value", "key"])
+async def test_a_payload_that_is_not_utf8_text_is_the_stores_own_error(
+    store: LeaseStore, payload: Any
+) -> None:
+    with pytest.raises(InvalidPayload, match="lone surrogate"):
+        await store.enqueue("t1", payload=payload)
+    assert await store.tasks() == []
+
+
+async def test_a_batch_claim_checks_its_worker_id_too(store: LeaseStore) -> None:
+    await store.enqueue("t1")
+    with pytest.raises(InvalidId, match=r"^worker id 'w1\\nEVIL"):
+        await store.claim_many(FORGED, 2)
+    assert [e.event for e in await store.events()] == ["enqueued"]
+
+
+@pytest.mark.parametrize(
+    ("value", "why"),
+    [("a\x00b", "NUL"), ("a\udcffb", "lone surrogate"), (b"v", "must be text")],
+    ids=["nul", "surrogate", "bytes"],
+)
+async def test_a_ledger_value_is_text_both_backends_store_alike(
+    store: LeaseStore, value: Any, why: str
+) -> None:
+    await store.enqueue("t1")
+    lease = await store.claim("w1")
+    assert lease is not None
+    with pytest.raises(InvalidId, match=f"^ledger value .*{why}"):
+        await store.fenced_write(lease, "t1/1", value)
+    assert await store.ledger() == []
+    # Line breaks are fine in a value: it is a page, not an id.
+    row = await store.fenced_write(lease, "t1/1", "line one\nline two")
+    assert row.value == "line one\nline two"

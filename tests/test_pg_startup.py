@@ -152,11 +152,12 @@ def test_schema_work_that_must_wait_for_a_lock_steps_aside(url: str) -> None:
     run_inline(store.close())
 
 
+@pytest.mark.parametrize("step", ["create_schema", "_check_version"])
 def test_a_connection_lost_during_start_up_is_retried(
-    url: str, monkeypatch: pytest.MonkeyPatch
+    url: str, monkeypatch: pytest.MonkeyPatch, step: str
 ) -> None:
     run_inline(LeaseStore.open_inline(url, clock=VirtualClock()).close())
-    real = backend.create_schema
+    real = getattr(backend, step)
     cut: list[int] = []
 
     def cut_once(conn: backend.DBConnection, target: backend.Target) -> None:
@@ -166,7 +167,7 @@ def test_a_connection_lost_during_start_up_is_retried(
                 admin.execute("SELECT pg_terminate_backend(%s, 5000)", (cut[0],))
         real(conn, target)
 
-    monkeypatch.setattr(backend, "create_schema", cut_once)
+    monkeypatch.setattr(backend, step, cut_once)
     store = LeaseStore.open_inline(url, clock=VirtualClock())
     assert cut
     run_inline(store.enqueue("t1"))

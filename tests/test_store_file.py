@@ -23,13 +23,21 @@ from core.tools.cli import main
 from core.tools.realworker import main as realworker_main
 
 
+@pytest.fixture(autouse=True)
+def look_every_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The file is looked at before every transaction here (not at most every 50 ms)."""
+    monkeypatch.setattr(sqlite_backend, "FILE_CHECK_EVERY_S", 0.0)
+
+
 async def _real(db: Path) -> LeaseStore:
     store = await LeaseStore.open_async(db, clock=DatabaseClock())
     await store.enqueue("t1")
     return store
 
 
-async def test_a_deleted_database_file_stops_the_store(tmp_path: Path) -> None:
+async def test_a_deleted_database_file_stops_the_store(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     db = tmp_path / "work.db"
     store = await _real(db)
     lease = await store.claim("w1")
@@ -39,6 +47,8 @@ async def test_a_deleted_database_file_stops_the_store(tmp_path: Path) -> None:
     with pytest.raises(StoreError, match="deleted while this store had it open") as err:
         await store.heartbeat(lease)
     assert "\n" not in str(err.value)
+    # With no new look at the file, the store stays stopped all the same.
+    monkeypatch.setattr(sqlite_backend, "FILE_CHECK_EVERY_S", 60.0)
     with pytest.raises(StoreError, match="deleted"):
         await store.tasks()
     await store.close()
@@ -166,3 +176,20 @@ async def test_a_full_disk_is_one_line_and_keeps_what_was_committed(
     assert "\n" not in str(err.value)
     assert [t.task_id for t in await store.tasks()] == ["t1"]
     await store.close()
+
+
+def test_a_store_the_full_disk_would_not_let_be_made_leaves_no_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real = sqlite_backend._apply_pragmas
+
+    def no_room(conn: sqlite3.Connection, *, file_backed: bool) -> None:
+        real(conn, file_backed=file_backed)
+        conn.execute("PRAGMA max_page_count = 2")  # what a full disk lets SQLite have
+
+    monkeypatch.setattr(sqlite_backend, "_apply_pragmas", no_room)
+    db = tmp_path / "new.db"
+    with pytest.raises(StoreError, match="disk is full") as err:
+        LeaseStore.open_inline(db, clock=VirtualClock())
+    assert "\n" not in str(err.value)
+    assert list(tmp_path.iterdir()) == []

@@ -40,9 +40,10 @@ from sqlalchemy.engine import Dialect
 
 from core.engine.config import LeaseConfig
 from core.engine.errors import InvalidPayload, LeaseRejected, RegisterReason, RejectReason
+from core.engine.ids import check_id
 from core.engine.models import FENCE_COUNTER
 from core.engine.policies import Policy
-from core.engine.records import EventRow, Lease, dump_json
+from core.engine.records import EventRow, Lease, dump_json, stored_json
 from core.engine.statements import (
     FENCE_SEQUENCE,
     LEASE_RETURNING,
@@ -655,10 +656,7 @@ def _checked(leases: Sequence[Lease], operation: str) -> list[Lease]:
 
 
 def _json_or_refuse(value: Any) -> str:
-    try:
-        return dump_json(value)
-    except (TypeError, ValueError) as exc:
-        raise InvalidPayload(f"result is not JSON-serialisable: {exc}") from None
+    return stored_json(value, "result")
 
 
 def _clean(**detail: Any) -> dict[str, Any]:
@@ -799,8 +797,7 @@ class BatchOperations:
         Fewer (or none) when fewer are claimable. A task with no attempt left is
         dead-lettered on the way, as by `claim`, and the claim takes the next one.
         """
-        if not isinstance(worker_id, str) or not worker_id:
-            raise InvalidPayload("worker_id must be a non-empty string")
+        check_id(worker_id, "worker id")
         if isinstance(n, bool) or not isinstance(n, int) or n < 1:
             raise InvalidPayload(f"claim_many takes at least 1 task, got {n!r}")
 

@@ -58,9 +58,19 @@ class Driver(Protocol):
 def _connect_with_schema(
     path: str | os.PathLike[str], use: backend.StoreUse = backend.StoreUse.WORKERS
 ) -> sqlite3.Connection:
+    made = backend.is_file_backed(path) and not os.path.exists(path)
     conn = backend.connect(path, check_same_thread=False)
     try:
         backend.create_schema(conn, use=use, target=str(path))
+    except backend.DiskFull:
+        conn.close()
+        # A store the full disk would not let be made leaves no half of a file. (Only
+        # then: after any other failure another process may be making the same file.)
+        if made:
+            for suffix in ("", "-wal", "-shm"):
+                with contextlib.suppress(OSError):
+                    os.remove(f"{path}{suffix}")
+        raise
     except BaseException:
         conn.close()
         raise

@@ -49,3 +49,15 @@ def check_id(value: object, what: str) -> str:
         raise InvalidId(f"{what} {shown} {problem}")
     assert isinstance(value, str)
     return value
+
+
+def check_text(value: object, what: str) -> str:
+    """`value` if it is text both backends store alike (any length, line breaks allowed);
+    InvalidId if it is not text, holds a NUL (PostgreSQL refuses it, SQLite keeps it) or
+    a lone surrogate (no database can encode it)."""
+    if not isinstance(value, str):
+        raise InvalidId(f"{what} must be text, got {type(value).__name__}")
+    bad = next((ch for ch in value if ch == "\x00" or "\ud800" <= ch <= "\udfff"), None)
+    if bad is not None:
+        raise InvalidId(f"{what} holds {_describe(bad)}")
+    return value

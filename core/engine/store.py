@@ -30,7 +30,7 @@ from core.engine.errors import (
     TaskStateError,
     UnknownTask,
 )
-from core.engine.ids import check_id
+from core.engine.ids import check_id, check_text
 from core.engine.policies import policy_for
 from core.engine.records import (
     CheckpointRow,
@@ -41,6 +41,7 @@ from core.engine.records import (
     LedgerRow,
     TaskRow,
     dump_json,
+    stored_json,
 )
 from core.engine.statements import LeaseReturned, Stmt, TaskState, statements_for
 from core.engine.vocabulary import EventKind, TaskStatus
@@ -54,12 +55,7 @@ def _dialect_of(driver: Driver) -> Dialect:
 
 
 def _json(value: Any, what: str) -> str:
-    try:
-        return dump_json(value)
-    except (TypeError, ValueError) as exc:
-        raise InvalidPayload(f"{what} is not JSON-serialisable: {exc}") from None
-    except RecursionError:
-        raise InvalidPayload(f"{what} is nested too deeply to store as JSON") from None
+    return stored_json(value, what)
 
 
 def _lease(row: tuple[Any, ...]) -> Lease:
@@ -657,6 +653,7 @@ class LeaseStore(BatchOperations):
         not_running). In no_fencing mode the ledger takes any write.
         """
         check_id(key, "ledger key")
+        check_text(value, "ledger value")
 
         def body(txn: _Txn) -> LedgerRow:
             params = self._gate_params(lease, txn.now)

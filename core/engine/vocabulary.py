@@ -68,6 +68,7 @@ class EventKind(enum.StrEnum):
     SLOWED = "slowed"
     SKEWED = "skewed"
     WORKER_ADDED = "worker_added"
+    AUTOPILOT = "autopilot"  # a manual worker goes on by itself from where it stands
     CALL_DROPPED = "call_dropped"
     SELF_FENCED = "self_fenced"
 

@@ -40,6 +40,7 @@ from core.sim.spec import (
     AddWorker,
     Advance,
     Approve,
+    Autopilot,
     Checkpoint,
     Claim,
     Complete,
@@ -401,6 +402,13 @@ class Simulation:
                 return ActionResult()
         worker = self._worker(a)
         f = worker.faults
+        if isinstance(a, Autopilot):
+            worker.go_on_alone()
+            if worker.faults.stalled:  # a stalled worker's new loop waits like its others
+                for process in self._processes(worker):
+                    self.runtime.suspend(process)
+            self._fault_event(EventKind.AUTOPILOT, worker)
+            return ActionResult()
         if isinstance(a, Restart):
             skew = f.skew_ms
             if not f.dead:

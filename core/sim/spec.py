@@ -129,6 +129,15 @@ class Restart:
 
 
 @dataclass(frozen=True, slots=True)
+class Autopilot:
+    """The worker goes on by itself from where it stands: the lease and the work it
+    remembers, stale or not, are kept (what a playback's manual workers do once it forks)."""
+
+    name: ClassVar[str] = "autopilot"
+    worker: str
+
+
+@dataclass(frozen=True, slots=True)
 class AddWorker:
     """A new worker joins the run."""
 
@@ -270,6 +279,7 @@ Action = (
     | Heal
     | Resume
     | Restart
+    | Autopilot
     | AddWorker
     | Slow
     | Skew
@@ -351,6 +361,7 @@ ACTION_TYPES: dict[str, type[Action]] = {
         Heal,
         Resume,
         Restart,
+        Autopilot,
         AddWorker,
         Slow,
         Skew,

@@ -153,6 +153,19 @@ class Worker:
         if self.autopilot:
             self.work_process = self.env.spawn(self.work_loop(), owner=self.id, name="work")
 
+    def go_on_alone(self) -> None:
+        """Manual until now, the worker goes on by itself from where it stands: the lease
+        it remembers (live or stale) is worked on with the work it remembers, then it polls
+        as any autopilot worker. A dead worker comes back on autopilot when restarted."""
+        if self.autopilot:
+            return
+        self.autopilot = True
+        if self.faults.dead:
+            return
+        self.work_process = self.env.spawn(
+            self.work_loop(resume=self.lease), owner=self.id, name="work"
+        )
+
     def stop(self) -> None:
         """Kill: every coroutine ends and the memory is lost; the lease is left to expire."""
         for handle in (self.heartbeat_process, self.work_process):
@@ -208,8 +221,20 @@ class Worker:
 
     # -- autopilot ------------------------------------------------------------------------
 
-    async def work_loop(self) -> None:
-        """Poll for work, claim, run the task, repeat."""
+    async def work_loop(self, resume: Lease | None = None) -> None:
+        """Poll for work, claim, run the task, repeat; first the lease `resume`, if given
+        (a manual worker that goes on alone), with the work it remembers."""
+        if resume is not None:
+            if self.mode is not Mode.HEARTBEAT_IN_WORK:
+                self.heartbeat_process = self.env.spawn(
+                    self.heartbeat_loop(resume.lease_token, resume.task_id),
+                    owner=self.id,
+                    name="heartbeat",
+                )
+            try:
+                await self.run_task(resume, remembered=self.work)
+            finally:
+                self.drop()
         while True:
             looked = True
             try:
@@ -390,13 +415,17 @@ class Worker:
             self.work = work
         return work
 
-    async def run_task(self, claimed: Lease) -> None:
-        """Resume from the latest checkpoint and work the remaining steps."""
+    async def run_task(self, claimed: Lease, remembered: Work | None = None) -> None:
+        """Resume from the latest checkpoint (or from the work `remembered`, a manual
+        worker's own memory of this task) and work the remaining steps."""
         task = await self.store.task(claimed.task_id)
         payload = json.loads(task.input_payload or "null") or {}
         steps = int(payload.get("steps", 5))
         step_time = int(payload.get("step_time_ms", 10_000))
-        work = await self.recall(claimed, task, taking_over=True)
+        if remembered is not None and remembered.task_id == claimed.task_id:
+            work = remembered
+        else:
+            work = await self.recall(claimed, task, taking_over=True)
         kind = work.kind
         last = max(work.states)
         first, state = last + 1, work.states[last]

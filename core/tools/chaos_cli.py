@@ -85,7 +85,7 @@ def command(args: Any) -> int:
 
         problem = out_dir_problem(args.out)
     if problem is None and args.db is not None:
-        from core.tools.cli import check_run_database
+        from core.tools.database_option import check_run_database
 
         problem = check_run_database(args.db, many_runs=True)
     if problem is not None:

@@ -1,8 +1,9 @@
 """The tabbed panels: Ledger, Checkpoints, Rejected, Effects and the Event log."""
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from rich.cells import cell_len, set_cell_size
 from rich.style import Style
 from rich.text import Text
 from textual.widgets import RichLog
@@ -10,6 +11,7 @@ from textual.widgets import RichLog
 from core.engine.config import Mode
 from core.engine.durations import format_clock
 from core.engine.records import EventRow
+from core.engine.vocabulary import EventKind
 from core.scenarios.glossary import box_contents, ledger_value
 from core.scenarios.player import event_style
 from core.sim.snapshot import Rejection, Snapshot
@@ -31,45 +33,78 @@ def _fenced(
 
 
 class LedgerTable(KeyedTable):
-    """Pages in the order they were (last) written: a rewritten page moves to the end."""
+    """Pages in the order they were (last) written: a rewritten page moves to the end.
+
+    The columns fit the panel's width: the value takes what the others leave and ends in
+    "…" when longer, so the writer is never cut ("ache" for acheng at 80 columns)."""
 
     ORDERED = True
+    AUTO_WIDTH = False
 
     def show(self, snap: Snapshot, lang: str) -> None:
         pages = sorted(snap.ledger, key=lambda p: (p.updated_at, p.key))
-        columns, rows = _fenced(
-            snap,
-            [
-                ("at", tr("time", lang)),
-                ("key", tr("key", lang)),
-                ("value", tr("value", lang)),
-                ("fence", tr("fence_token", lang)),
-                ("writer", tr("writer", lang)),
-            ],
+        labels = {
+            "at": tr("time", lang),
+            "key": tr("key", lang),
+            "value": tr("value", lang),
+            "fence": tr("fence_token", lang),
+            "writer": tr("writer", lang),
+        }
+        # a page's text in the run's language (the data stays as written)
+        values = [ledger_value(p.value, lang) for p in pages]
+        cells = {
+            "at": [format_clock(p.updated_at) for p in pages],
+            "key": [p.key for p in pages],
+            "fence": [str(p.fence_token) for p in pages],
+            "writer": [p.writer for p in pages],
+        }
+        fenced = Mode(snap.mode).issues_fence_tokens
+        if not fenced:  # no fence token before the fence tag
+            del cells["fence"]
+        widths = {
+            name: max([cell_len(labels[name]), *map(cell_len, values)])
+            for name, values in cells.items()
+        }
+        width = self.scrollable_content_region.width or self.size.width or 120
+        # every column has one cell of padding either side; the value has the rest
+        rest = width - sum(w + 2 for w in widths.values()) - 2
+        longest = max([cell_len(labels["value"]), *map(cell_len, values)])
+        widths["value"] = max(VALUE_MIN, min(longest, rest))
+        order = tuple(c for c in ("at", "key", "value", "fence", "writer") if c in widths)
+        self.set_columns([(c, labels[c]) for c in order], {c: widths[c] for c in order})
+        value_w = widths["value"]
+        self.sync(
             (
+                p.key,
                 (
+                    format_clock(p.updated_at),
                     p.key,
-                    (
-                        format_clock(p.updated_at),
-                        p.key,
-                        ledger_value(p.value, lang),
-                        str(p.fence_token),
-                        p.writer,
-                    ),
-                )
-                for p in pages
-            ),
+                    _fit(value, value_w),
+                    *((str(p.fence_token),) if fenced else ()),
+                    p.writer,
+                ),
+            )
+            for p, value in zip(pages, values, strict=True)
         )
-        self.set_columns(columns)
-        self.sync(rows)
+
+
+VALUE_MIN = 10  # the ledger's value column is never narrower than this
+
+
+def _fit(text: str, width: int) -> str:
+    """`text` in at most `width` cells, ending in "…" when cut."""
+    if cell_len(text) <= width:
+        return text
+    return set_cell_size(text, width - 1) + "…"
 
 
 class CheckpointTable(KeyedTable):
-    """Per task, newest first (the store's own order)."""
+    """Per task, newest first (the store's own order); the writer is the holder whose
+    lease saved it (from the register's checkpoint_saved events)."""
 
     ORDERED = True
 
-    def show(self, snap: Snapshot, lang: str) -> None:
+    def show(self, snap: Snapshot, lang: str, writers: Mapping[tuple[str, int], str]) -> None:
         ordered = sorted(snap.checkpoints, key=lambda c: (c.task_id, -c.seq))
         columns, rows = _fenced(
             snap,
@@ -90,7 +125,7 @@ class CheckpointTable(KeyedTable):
                         str(c.seq),
                         str(c.step),
                         str(c.fence_token),
-                        str(c.state.get("by", "")),
+                        writers.get((c.task_id, c.seq), ""),
                         format_clock(c.created_at),
                         box_contents(c.state, lang),
                     ),
@@ -100,6 +135,15 @@ class CheckpointTable(KeyedTable):
         )
         self.set_columns(columns)
         self.sync(rows)
+
+
+def checkpoint_writers(events: Iterable[EventRow], into: dict[tuple[str, int], str]) -> None:
+    """Who saved each checkpoint, by (task, seq), from checkpoint_saved events."""
+    for ev in events:
+        if ev.event == EventKind.CHECKPOINT_SAVED and ev.task_id is not None:
+            seq = ev.detail.get("seq")
+            if isinstance(seq, int) and ev.worker_id:
+                into[(ev.task_id, seq)] = ev.worker_id
 
 
 def tokens(lease: int | None, fence: int | None) -> str:

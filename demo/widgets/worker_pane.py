@@ -435,9 +435,9 @@ class WorkerGrid(Container):
         self._draw()
 
     def columns(self) -> int:
-        """As many columns as panes (at least three), each at least 36 cells wide: on a wide
-        screen three panes share the width instead of leaving columns empty."""
-        return max(1, min(self.size.width // 36, max(len(self.panes), 3)))
+        """As many columns as panes, each at least 36 cells wide: the panes share the
+        screen's width (two workers on a wide screen take half each, not two thirds)."""
+        return max(1, min(self.size.width // 36, len(self.panes)))
 
     def on_resize(self) -> None:
         self.styles.grid_size_columns = self.columns()

@@ -14,6 +14,10 @@ function per transaction. What differs is what can go wrong:
   or the transaction is run again. A caller never sees a half-written or doubled
   operation, and never an "outcome unknown".
 - Past the bounds the error is a `StoreError` with one line, as on SQLite.
+- A worker starting up must never stall the others: the catalog is read first and nothing
+  is locked when the store is complete; schema work waits at most a short `lock_timeout`
+  for each lock and tries again; the server ends a session left idle inside a transaction
+  (`idle_in_transaction_session_timeout`), so a stopped process frees its locks.
 
 A store lives in one schema (`public` unless the URL says `?schema=NAME`). A schema that
 has tables but no `store_meta` is someone else's: it is refused and left untouched.
@@ -56,17 +60,19 @@ DDL_LOCK_KEY = 0x626B5F736368  # "bk_sch"
 # Schema work waits at most this long for any lock, then lets go and tries again after a
 # pause. While a DDL statement waits for a table's lock, every later request for that
 # table queues behind it: a heartbeat then waits as long as the DDL does. Half a second is
-# what one heartbeat may lose to a starting worker, well inside any lease's renew window.
+# what one heartbeat may lose to a starting worker, inside the renew window of any lease of
+# a few seconds or more.
 DDL_LOCK_TIMEOUT_MS = 500
 # A starting worker that cannot get its locks for this long gives up with one line.
 DDL_GIVE_UP_S = 60.0
-# The server ends a session of ours that sits inside a transaction this long without
-# sending anything, rolling it back and freeing its locks. A store's transaction is a few
-# statements sent back to back (milliseconds); one idle for seconds belongs to a process
-# that is stopped, swapped out or hung, and the rows it locked must not wait for it. Five
-# seconds is far above any transaction's gaps and below a lease's renew window at the
-# default ttl (60 s). The client that wakes up finds its connection gone and runs the
-# transaction again whole, as after any lost connection.
+# "锁更适合短临界区" (a lock suits a short critical section): the server ends a session of
+# ours that sits inside a transaction this long without sending anything, rolling it back
+# and freeing its locks. A store's transaction is a few statements sent back to back
+# (milliseconds); one idle for seconds belongs to a process that is stopped, swapped out or
+# hung, and the rows it locked must not wait for it. Five seconds is far above any
+# transaction's gaps and well below a lease's renew window at the default ttl (60 s). The
+# client that wakes up finds its connection gone and runs the transaction again whole, as
+# after any lost connection.
 IDLE_IN_TRANSACTION_TIMEOUT_MS = 5_000
 FENCE_SEQUENCE = "fence_tokens"
 SCRATCH_PREFIX = "bk_run_"
@@ -257,8 +263,9 @@ def _missing(conn: DBConnection, target: Target, statements: list[tuple[str, str
 def create_schema(conn: DBConnection, target: Target) -> None:
     """Create the schema, tables, indexes and fence sequence if missing; stamp the version.
 
-    "续约写入要足够轻。心跳本身如果需要重数据库事务……它会先把自己变成新的瓶颈": a starting
-    worker must never make the fleet's heartbeats wait. So the catalog is read first and
+    "续约写入要足够轻。心跳本身如果需要重数据库事务、跨区域 RPC 或大对象序列化，它会先把自己
+    变成新的瓶颈。" A heartbeat that waits for a starting worker's lock is such a bottleneck:
+    a starting worker must never make the fleet's heartbeats wait. So the catalog is read first and
     nothing is locked when the store is complete (`CREATE INDEX IF NOT EXISTS` takes a
     ShareLock on its table even when the index exists, and holds it to COMMIT); and what
     must be created waits at most DDL_LOCK_TIMEOUT_MS for each lock, then steps aside and
@@ -321,10 +328,10 @@ def scratch_schema_name() -> str:
 #
 # A run schema belongs to the process whose connections hold the schema's run lock (a
 # session-level advisory lock, shared: one run may open several connections, and the
-# cleaner's exclusive try fails while any of them is alive). The server lets it go when
-# those connections end, however the process ended (SIGKILL, a crash, a machine that went
-# away): a run schema whose lock is free has no owner left, and the next run cleans it up.
-# The one moment an owner is alive without its lock is while it reconnects after a lost
+# cleaner's exclusive try fails while any of them is alive). The server lets it go when a
+# connection ends, however the process ended (SIGKILL, a crash, a machine that went away):
+# a run schema whose lock is free has no owner left, and the next run cleans it up. The
+# one moment an owner is alive without its lock is while it reconnects after a lost
 # connection; should its schema be dropped then, its next statement fails with one line,
 # never silently.
 
@@ -436,7 +443,7 @@ class Session:
     Not thread-safe: one thread at a time (the drivers see to it).
     """
 
-    def __init__(self, target: Target, conn: DBConnection) -> None:
+    def __init__(self, target: Target, conn: DBConnection | None) -> None:
         self.target = target
         self.conn: DBConnection | None = conn
 
@@ -448,7 +455,11 @@ class Session:
         connected, a connection lost while the store is checked or created is retried like
         any other.
         """
-        session = cls(target, connect(target))
+        try:
+            conn: DBConnection | None = connect(target)
+        except ConnectionLost:
+            conn = None  # connected, then lost: reconnected below like any other
+        session = cls(target, conn)
         try:
             for attempt in range(RETRIES + 1):
                 try:

@@ -32,7 +32,15 @@ from core.scenarios.format.schema import (
     WorkerTable,
 )
 from core.scenarios.format.source import Lines, decode, parse_toml
-from core.sim.spec import MANUAL_ACTIONS, Action, AddWorker, Advance, Enqueue, SimSettings
+from core.sim.spec import (
+    MANUAL_ACTIONS,
+    Action,
+    AddWorker,
+    Advance,
+    Autopilot,
+    Enqueue,
+    SimSettings,
+)
 
 # -- entry points ----------------------------------------------------------------------------
 
@@ -277,6 +285,9 @@ class _State:
                 return
         if worker is not None:
             self.need_worker(worker, where("worker"), fail)
+            if isinstance(action, Autopilot):
+                self.workers[worker] = True  # it goes on by itself: no manual acts after
+                return
             if isinstance(action, MANUAL_ACTIONS) and self.workers[worker]:
                 raise fail(
                     where("worker"),

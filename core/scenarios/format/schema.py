@@ -214,6 +214,10 @@ class _Park(_OnWorker):
     do: Literal["park"]
 
 
+class _Autopilot(_OnWorker):
+    do: Literal["autopilot"]
+
+
 _ACTION_TABLES: Final[tuple[type[_ActionTable], ...]] = (
     _Advance,
     _FreezeHeartbeat,
@@ -237,6 +241,7 @@ _ACTION_TABLES: Final[tuple[type[_ActionTable], ...]] = (
     _Complete,
     _Fail,
     _Park,
+    _Autopilot,
 )
 # Each action's keys, `do` left out; every key any action may carry in its [[step]] table.
 ACTION_KEYS_OF: Final = {
@@ -268,7 +273,8 @@ _AnyAction = Annotated[
     | _Effect
     | _Complete
     | _Fail
-    | _Park,
+    | _Park
+    | _Autopilot,
     Discriminator("do"),
 ]
 
