@@ -14,6 +14,7 @@ from typing import Any
 from core.engine.config import Mode
 from core.tools.cli import Register
 from core.tools.cli import main as tree_main
+from demo.export.cli import add_parser as add_export
 from demo.i18n import LANGS
 
 DEFAULT_HOST = "127.0.0.1"
@@ -74,13 +75,6 @@ def add_serve(sub: Any) -> None:
         help=f"browser tabs served at once, one app each (default {DEFAULT_MAX_SESSIONS})",
     )
     p.set_defaults(handler=run_serve)
-
-
-def add_export(sub: Any) -> None:
-    # textual loads in the handler alone: the exporter's parser module is light.
-    from demo.export.cli import add_parser
-
-    add_parser(sub)
 
 
 # The app's commands, listed first by `--help`. A new one is one line here.

@@ -43,7 +43,7 @@ def main_screen_commands(screen: "MainScreen", lang: str) -> Iterator[Command]:
             tr(c.tip, lang),
             partial(screen.call_later, screen.run_action, c.action),
         )
-    snap = screen.session.snapshot(())
+    snap = screen.shown_snapshot()  # the frame on screen: no store call on the loop
     for w in snap.workers:
         name = worker_name(w.id, lang)
         for fault in FAULTS:

@@ -215,20 +215,20 @@ CONTROLS: tuple[Control, ...] = (
         "approve",
         "approve",
         "tip_approve",
-        button=11,
+        button=10,
         moment=Moment.TASK_WAITS,
         help=HelpLine(
             "a  x", "approve / reject the selected waiting task", "批准 / 驳回选中的待批任务"
         ),
     ),
-    Control("reject", "x", "reject", "reject", "tip_reject", button=12, moment=Moment.TASK_WAITS),
+    Control("reject", "x", "reject", "reject", "tip_reject", button=11, moment=Moment.TASK_WAITS),
     Control(
         "enqueue",
         "e",
         "enqueue",
         "enqueue",
         "tip_enqueue",
-        button=10,
+        button=12,
         moment=Moment.TASK_WAITS,
         help=HelpLine("e", "enqueue a task", "任务入队"),
     ),

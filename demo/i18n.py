@@ -140,6 +140,20 @@ WORDS: dict[str, tuple[str, str]] = {
     "tip_pause": ("Pause (presentation remote)", "暂停（演示遥控器）"),
     # picker
     "pick_title": ("Borrowed Keys — choose a scenario", "借来的钥匙 — 选一个场景"),
+    # the pages `serve` answers a browser with
+    "app_name": ("Borrowed Keys", "借来的钥匙"),
+    "serve_full_title": ("{name}: all sessions in use", "{name}：会话已满"),
+    "serve_full_heading": ("{name} is full", "{name} 已满"),
+    "serve_full_text": (
+        "This server runs at most {limit} session(s) at once (one per browser tab), and all "
+        "are in use. Close a tab that shows the app, then reload this page.",
+        "这台服务器同时最多运行 {limit} 个会话（每个浏览器标签页一个），现在都在使用中。"
+        "请关掉一个显示本应用的标签页，再刷新此页。",
+    ),
+    "serve_full_more": (
+        "Whoever started it can allow more with",
+        "启动它的人可以用这个选项放宽上限：",
+    ),
     "pick_hint": (
         "Enter opens · l language · ? help · q quit",
         "回车打开 · l 切换语言 · ? 帮助 · q 退出",

@@ -31,6 +31,7 @@ from textual_serve.app_service import AppService
 from textual_serve.server import Server
 
 from core.scenarios.format import ScenarioError
+from demo.i18n import tr
 from demo.saves import SAVE_FOLDER
 from demo.serve_internals import app_process
 
@@ -201,8 +202,8 @@ def host_allowed(host: str, *, given: str) -> bool:
 class AppServer(Server):
     """textual-serve's server, made safe to open to a browser.
 
-    Only requests addressed to this machine by a loopback name (or the `--host` one) are
-    answered; a WebSocket only from the server's own page; at most `max_sessions` apps run
+    Only requests that name this server as `host_allowed` says are answered; a WebSocket
+    only from the server's own page; at most `max_sessions` apps run
     at once, and the next browser gets a page saying so; every app ends with its connection.
     The page's WebSocket address is the one the browser used (behind an ssh tunnel on
     another local port, or when listening on 0.0.0.0, the stock page's address is wrong).
@@ -210,7 +211,7 @@ class AppServer(Server):
 
     def __init__(self, command: str, host: str, port: int, *, max_sessions: int, lang: str) -> None:
         super().__init__(
-            command, host=host, port=port, title="Borrowed Keys", templates_path=PAGE_FOLDER
+            command, host=host, port=port, title=tr("app_name", lang), templates_path=PAGE_FOLDER
         )
         self.max_sessions = max_sessions
         self.sessions = 0
@@ -234,7 +235,14 @@ class AppServer(Server):
             raise web.HTTPForbidden(text="this server answers only to its own address")
 
     def _full(self, request: web.Request) -> web.Response:
-        context = {"name": self.title, "limit": self.max_sessions}
+        lang, name = self.lang, self.title
+        context = {
+            "lang": lang,
+            "title": tr("serve_full_title", lang, name=name),
+            "heading": tr("serve_full_heading", lang, name=name),
+            "text": tr("serve_full_text", lang, limit=self.max_sessions),
+            "more": tr("serve_full_more", lang),
+        }
         response = aiohttp_jinja2.render_template("full.html", request, context, status=503)
         response.headers["Retry-After"] = "10"
         return response
@@ -254,6 +262,10 @@ class AppServer(Server):
             "lang": self.lang,
         }
         return aiohttp_jinja2.render_template("app_index.html", request, context)
+
+    async def handle_download(self, request: web.Request) -> web.StreamResponse:
+        self._check_host(request)
+        return await super().handle_download(request)
 
     async def handle_websocket(self, request: web.Request) -> web.WebSocketResponse:
         self._check_host(request)
@@ -328,6 +340,9 @@ def serve(args: argparse.Namespace) -> int:
     if not 0 < args.port < 65536:
         say(f"--port must be between 1 and 65535, not {args.port}")
         return EXIT_BAD_INPUT
+    if not 0 < args.max_sessions <= 1000:
+        say(f"--max-sessions must be between 1 and 1000, not {args.max_sessions}")
+        return EXIT_BAD_INPUT
     if args.file:
         # Refuse a bad file here, once, rather than in every browser tab that connects.
         from core.scenarios.library import open_scenario
@@ -346,9 +361,6 @@ def serve(args: argparse.Namespace) -> int:
             f"warning: listening on {args.host}: anyone who can reach port {args.port} "
             "controls the app"
         )
-    if not 0 < args.max_sessions <= 1000:
-        say(f"--max-sessions must be between 1 and 1000, not {args.max_sessions}")
-        return EXIT_BAD_INPUT
     server = AppServer(
         app_command(args),
         args.host,

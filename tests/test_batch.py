@@ -481,3 +481,21 @@ def test_rows_are_read_in_the_order_the_statements_return() -> None:
         "renew_deadline",
         "kind",
     )
+
+
+async def test_a_large_claim_many_takes_the_same_tasks_and_writes_the_same_lines(
+    make_store: MakeStore,
+) -> None:
+    """Over LOGGED_CLAIM_MAX tasks a claim writes its lines in a second statement."""
+    from core.engine.batch import LOGGED_CLAIM_MAX
+
+    async def history(n: int, step: int) -> Any:
+        store = make_store(clock=VirtualClock())
+        await queued(store, n)
+        got: list[Lease] = []
+        while len(got) < n:
+            got.extend(await store.claim_many("w1", step))
+        return got, lines(await store.events())
+
+    big = LOGGED_CLAIM_MAX + 5
+    assert await history(big, big) == await history(big, 7)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from core.scenarios.format import Expectation, Scenario
+from core.scenarios.format import Scenario
 from core.scenarios.library import open_scenario
 from core.scenarios.session import Session
 from core.sim.spec import FreezeHeartbeat
@@ -20,7 +20,6 @@ from demo.app import BorrowedKeysApp
 from demo.export.cli import command_line, export, main, record_all
 from demo.export.frames import DEFAULT_SIZE, Recording, panel_for, record
 from demo.export.page import build_page, page_svg
-from demo.export.sentences import sentence
 
 SNAPSHOTS = Path(__file__).parent / "__snapshots__" / "test_tui_snapshots"
 SMALL = (80, 24)
@@ -146,67 +145,6 @@ def test_a_wide_character_run_is_sized_by_its_cells() -> None:
     assert 'textLength="24.4"' in page_svg(latin, "en1")
 
 
-# -- sentences ----------------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    ("exp", "en", "zh"),
-    [
-        (
-            Expectation("rejected", "fenced", (("worker", "acheng"), ("count", 1))),
-            "1 call by Acheng refused (fenced).",
-            "阿澄的调用被拒 1 次（围栏令牌落后）。",
-        ),
-        (
-            Expectation("rejected", "any", (("count", 0),)),
-            "No call was refused.",
-            "调用没有一次被拒。",
-        ),
-        (
-            Expectation(
-                "task", "floor6", (("owner", "linzhou"), ("fence_token", 2), ("expires_at", 145000))
-            ),
-            "Task floor6: held by Linzhou, fence token 2, its lease until 0:02:25.",
-            "任务 floor6：持有人 临舟，围栏令牌 2，租约到 0:02:25。",
-        ),
-        (
-            Expectation("ledger", "floor6/3", (("writer", "linzhou"), ("fence_token", 2))),
-            "Ledger page floor6/3 was written by Linzhou with fence token 2.",
-            "总册第 floor6/3 页由临舟写下，围栏令牌 2。",
-        ),
-        (
-            Expectation("worker", "acheng", (("state", "frozen"), ("fence_token", 1))),
-            "Acheng is frozen, believing it has fence token 1.",
-            "阿澄：心跳冻结，自以为拿着围栏令牌 1。",
-        ),
-        (
-            Expectation("violation", "any", (("count", 0),)),
-            "The safety checker found no violation.",
-            "安全检查器没有发现任何违规。",
-        ),
-        (
-            Expectation("effect", "report/3/api_call", (("applied", 1),)),
-            "The side effect report/3/api_call ran once.",
-            "副作用 report/3/api_call 执行了 1 次。",
-        ),
-    ],
-)
-def test_an_expectation_reads_as_a_sentence(exp: Expectation, en: str, zh: str) -> None:
-    assert sentence(exp, "en") == en
-    assert sentence(exp, "zh") == zh
-
-
-def test_every_expectation_of_the_bundled_scenarios_has_a_sentence() -> None:
-    from core.scenarios.library import bundled_files
-
-    for f in bundled_files():
-        for step in open_scenario(f.name).steps:
-            for exp in step.expects:
-                for lang in ("en", "zh"):
-                    said = sentence(exp, lang)
-                    assert said and "{" not in said, (f.name, exp, said)
-
-
 # -- the command ----------------------------------------------------------------------------------
 
 
@@ -277,10 +215,12 @@ def test_a_bad_size_is_refused_by_the_parser(size: str, capsys: pytest.CaptureFi
 def test_the_console_script_routes_export(monkeypatch: pytest.MonkeyPatch) -> None:
     from demo import cli
 
-    seen: list[list[str]] = []
-    monkeypatch.setattr("demo.export.cli.main", lambda argv: seen.append(list(argv)) or 0)
+    seen: list[tuple[str, str]] = []
+    monkeypatch.setattr(
+        "demo.export.cli.run", lambda args: seen.append((args.scenario, args.lang)) or 0
+    )
     assert cli.main(["export", "01_fog", "--lang", "en"]) == 0
-    assert seen == [["01_fog", "--lang", "en"]]
+    assert seen == [("01_fog", "en")]
 
 
 def test_a_saved_exploration_exports_like_a_bundled_scenario(tmp_path: Path) -> None:
@@ -295,8 +235,8 @@ def test_a_saved_exploration_exports_like_a_bundled_scenario(tmp_path: Path) -> 
     html = (out / "index.html").read_text(encoding="utf-8")
     assert "The fog: a frozen heartbeat (recorded)" in html
     steps = re.findall(r'<section class="step" id="step-(\d+)"', html)
-    assert steps == ["0", "1", "2", "3", "4"]  # two played, the act, the figures at the end
-    assert "The safety checker found no violation." in html
+    assert steps[:3] == ["0", "1", "2"] and len(steps) >= 5  # two played, the fork, the end
+    assert "No safety violation" in html  # the figures' check, as a sentence
 
 
 def test_the_made_with_line_leaves_the_defaults_out() -> None:

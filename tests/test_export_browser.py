@@ -18,6 +18,7 @@ from demo.screens.main import AUTOPLAY_S
 from tests.test_serve_browser import CHROMIUM_ARGS, assert_not_blank, find_chromium
 
 FENCE = 14  # the step of 01_fog where Acheng's stale page is refused
+STEPS = 15  # the page keeps the steps up to the one after it
 TIMEOUT_MS = 10_000
 AUTOPLAY_MS = int(AUTOPLAY_S * 1000)  # the app's pace, which the page plays at
 
@@ -35,7 +36,7 @@ def chromium() -> str:
 def fog_page(tmp_path_factory: pytest.TempPathFactory) -> Path:
     # the steps up to the fence are enough, and keep the test short
     out = tmp_path_factory.mktemp("fog-page")
-    done = export(open_scenario("01_fog"), out, name="01_fog", steps=FENCE)
+    done = export(open_scenario("01_fog"), out, name="01_fog", steps=STEPS)
     return done.page
 
 
@@ -96,12 +97,15 @@ def test_the_fog_page_walks_to_the_fence_offline(
             assert "No: her fence token is behind the task's newest" in text
             assert "Linzhou's claim drew fence token 2" not in text  # the why waits
             assert not page.locator(f"#step-{FENCE} [data-l='en'] figure").is_visible()
+            page.keyboard.press("ArrowRight")  # as in the app, n by habit does not reveal
+            assert "Linzhou's claim drew fence token 2" not in visible_text(page)
+            assert page.url.endswith(f"#step-{FENCE}")
             page.keyboard.press("v")
             text = visible_text(page)
             assert "Linzhou's claim drew fence token 2" in text  # the why
             assert "the counting house refuses it (fenced)" in text  # the narration
-            assert "✓ 1 call by Acheng refused (fenced)." in text
-            assert "✓ Ledger page floor6/3 was written by Linzhou with fence token 2." in text
+            assert "✓ Acheng was refused once: fenced" in text
+            assert "✓ Page floor6/3: written by Linzhou, fence token 2" in text
             drawn = frame_text(page, "en")
             assert "fenced" in drawn and "L1 F1 floor6/3" in drawn and "L2 F2" in drawn
             # the permalink opens the same step
@@ -136,7 +140,7 @@ def test_a_permalink_opens_its_step_with_its_question_first(chromium: str, fog_p
             assert "lease token 2, fence token 2, until 0:02:25" in visible_text(page)
             # printed (a PDF for an application form): every step on a page of its own
             pdf = page.pdf(landscape=True, format="A4")
-            assert len(re.findall(rb"/Type\s*/Page[^s]", pdf)) == FENCE + 1
+            assert len(re.findall(rb"/Type\s*/Page[^s]", pdf)) == STEPS + 1
         finally:
             browser.close()
 
@@ -159,13 +163,16 @@ def test_space_plays_at_the_apps_pace_on_the_pages_clock(chromium: str, fog_page
             page.clock.run_for(100)
             assert page.url.endswith("#step-13")
             page.clock.run_for(AUTOPLAY_MS)
-            text = visible_text(page)  # a question waits one beat before its answer
+            text = visible_text(page)  # the question, and the run stops on it
             assert page.url.endswith("#step-14") and "Will the ledger accept" in text
-            assert "Linzhou's claim drew fence token 2" not in text
-            page.clock.run_for(AUTOPLAY_MS)
+            page.clock.run_for(3 * AUTOPLAY_MS)
+            assert "Linzhou's claim drew fence token 2" not in visible_text(page)
+            page.keyboard.press("v")  # revealing it lets the run go on, a full beat later
             assert "Linzhou's claim drew fence token 2" in visible_text(page)
+            page.clock.run_for(AUTOPLAY_MS)
+            assert page.url.endswith("#step-15")
             page.keyboard.press(" ")  # pause
             page.clock.run_for(3 * AUTOPLAY_MS)
-            assert page.url.endswith("#step-14")
+            assert page.url.endswith("#step-15")
         finally:
             browser.close()

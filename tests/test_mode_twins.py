@@ -1,4 +1,4 @@
-"""Issue 9's lessons: each new mode (or setting) beside its correct twin, under the same fault.
+"""The later lessons: each new mode (or setting) beside its correct twin, under the same fault.
 
 The seed's SQL as printed, the heartbeat sent by the work loop, self-fencing, lease sizing,
 mistake one's task with no version and mistake four's ignored box; and the bundled mistake

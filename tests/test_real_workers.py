@@ -323,7 +323,11 @@ def test_a_reader_process_sees_a_consistent_state_while_workers_write(fleet: Fle
     )
     fleet.start("w1")
     fleet.start("w2")
-    time.sleep(0.5)
+    # The reader starts once the workers are at work (a task held), not after a guess.
+    deadline = time.monotonic() + 20
+    while not holders(fleet.db) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert holders(fleet.db), "no worker claimed a task within 20 s"
     reader = subprocess.run(
         [sys.executable, "-c", script, str(fleet.db), str(ROOT)],
         capture_output=True,

@@ -100,7 +100,8 @@ def test_sessions_are_capped_and_the_next_browser_gets_a_page_saying_so(
 
     code, page = get(url)
     assert code == 503
-    assert "<title>" in page and "1 session" in page and "close" in page.lower()
+    assert "<title>Borrowed Keys: all sessions in use</title>" in page
+    assert "at most 1 session(s) at once" in page and "Close a tab" in page
     second, status = handshake(url)
     second.close()
     assert status.startswith("HTTP/1.1 503"), status
@@ -198,3 +199,14 @@ def test_every_textual_serve_internal_used_is_still_there() -> None:
     assert [name for name in serve_internals.PAGE_CONTRACT if name not in script] == []
     for asset in serve_internals.STATIC_ASSETS:
         assert (static / asset).is_file(), asset
+
+
+def test_a_max_sessions_out_of_bounds_is_one_line_and_exit_2(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from demo.cli import main
+
+    assert main(["serve", "--max-sessions", "0"]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err == "borrowed-keys serve: --max-sessions must be between 1 and 1000, not 0\n"

@@ -546,6 +546,8 @@ async def test_at_a_question_n_does_not_reveal_and_v_lets_auto_play_go_on(
 
 
 async def test_p_undoes_in_every_sandbox_and_the_key_bar_says_so(tmp_path: Path) -> None:
+    from textual.widgets import Button
+
     for name in (None, "14_sandbox"):
         app = app_for(name, tmp_path)
         async with app.run_test(size=(100, 30)) as pilot:
@@ -556,7 +558,52 @@ async def test_p_undoes_in_every_sandbox_and_the_key_bar_says_so(tmp_path: Path)
             await pilot.pause()
             bar = screen.query_one("#keybar").render_line(0).text
             assert "p Undo" in bar, (name, bar)
+            assert str(screen.query_one("#btn-previous", Button).label) == "Undo"
             await pilot.press("p")  # undo it: no question about losing recorded acts
             await pilot.pause()
             assert not isinstance(app.screen, ConfirmScreen)
             assert screen.session.acts_count == 0
+
+
+@pytest.mark.parametrize("size", [(80, 24), (100, 30)])
+async def test_while_a_task_waits_approve_reject_and_enqueue_lead_the_buttons(
+    tmp_path: Path, size: tuple[int, int]
+) -> None:
+    from textual.widgets import Button
+
+    for lang in ("en", "zh"):
+        app = app_for("04_human_approval", tmp_path, lang)
+        async with app.run_test(size=size) as pilot:
+            screen = screen_of(app)
+            await pilot.press("n")  # step 1: the grant parks, waiting for a person
+            await pilot.pause()
+            shown = [b.id for b in screen.query_one("#controls").query(Button) if b.display]
+            assert shown[:3] == ["btn-approve", "btn-reject", "btn-enqueue"], shown
+            await pilot.press("a")  # approved: nothing waits any more
+            await pilot.pause()
+            shown = [b.id for b in screen.query_one("#controls").query(Button) if b.display]
+            assert shown[0] != "btn-approve", shown
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+async def test_at_80x24_every_step_is_whole_and_chinese_wraps_by_its_rules(
+    tmp_path: Path, lang: str
+) -> None:
+    from demo.widgets.cjk_wrap import NO_LINE_START
+    from demo.widgets.narration import NarrationPanel
+
+    app = app_for("01_fog", tmp_path, lang)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = screen_of(app)
+        while not screen.session.at_end:
+            # n steps; at a question only v reveals (and plays) the step
+            await pilot.press("v" if screen.session.question is not None else "n")
+            await pilot.pause()
+            box = screen.query_one("#narration-box")
+            assert box.max_scroll_y == 0, screen.session.position  # the whole step in sight
+            panel = screen.query_one("#narration", NarrationPanel)
+            lines = [panel.render_line(y).text for y in range(panel.size.height)]  # as drawn
+            for line in lines:
+                assert line.strip()[:1] not in NO_LINE_START, line
+                assert not line.rstrip().endswith(("围栏令牌", "租约令牌", "第")), line
+        assert screen.session.position == 17

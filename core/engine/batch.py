@@ -56,9 +56,11 @@ from core.engine.statements import (
     fence_counter,
     tasks,
 )
-from core.engine.vocabulary import EventKind, TaskStatus
+from core.engine.vocabulary import EventKind, Operation, TaskStatus
 
 # The columns of one lease in the JSON array a batch statement reads, in this order.
+# Above this many tasks a claim_many on PostgreSQL writes its lines in a second statement.
+LOGGED_CLAIM_MAX = 100
 _LEASE_FIELDS = ("task_id", "worker_id", "lease_token", "fence_token")
 _RESULT_FIELDS = (*_LEASE_FIELDS, "result")
 _PICKED = ("k", "task_id", "attempt", "max_attempts")
@@ -103,6 +105,7 @@ class BatchStatements:
     complete_many: Stmt  # every lease of the array its guard accepts, its task done
     claim_many: Stmt  # up to :n tasks, rescued expired ones first, then the queue's first
     event_insert_many: Stmt  # one register line per element, in the array's order
+    event_insert_many_quiet: Stmt  # the same, returning nothing
     # PostgreSQL: `heartbeat`'s UPDATE and its `renewed` line in one statement (None on
     # SQLite, which allows no UPDATE inside a WITH and has no round trip to save).
     renew_logged: Stmt | None
@@ -135,23 +138,7 @@ def _build(dialect: Dialect, policy: Policy) -> BatchStatements:
 
     # --- renew_many: `heartbeat`'s guard, each lease against its own row -------------------
     b = _rows_of("leases", _LEASE_FIELDS, postgresql, ordered=False).subquery("b")
-    owned = and_(
-        t.c.task_id == b.c.task_id,
-        t.c.owner_id == b.c.worker_id,
-        t.c.lease_token == b.c.lease_token,
-    )
-    if policy.guards:
-        # As `heartbeat`: the whole lease as issued, on a running task, still live by the
-        # store clock.
-        guard = and_(
-            owned,
-            t.c.fence_token == b.c.fence_token,
-            t.c.status == TaskStatus.RUNNING,
-            t.c.lease_expires_at >= now if policy.expiry else true(),
-        )
-    else:
-        # seed_sql: the seed's Heartbeat as printed (owner and lease token only).
-        guard = owned
+    guard = _lease_guard(policy, now, *(b.c[name] for name in _LEASE_FIELDS))
     renewal: dict[str, Any] = {"last_heartbeat_at": now, "updated_at": now}
     if policy.expiry:
         renewal.update(lease_expires_at=now + ttl, renew_deadline=now + deadline)
@@ -160,21 +147,7 @@ def _build(dialect: Dialect, policy: Policy) -> BatchStatements:
 
     # --- complete_many: `complete`'s guard (the same as the renewal's), each its result ---
     c = _rows_of("leases", _RESULT_FIELDS, postgresql, ordered=False).subquery("c")
-    c_owned = and_(
-        t.c.task_id == c.c.task_id,
-        t.c.owner_id == c.c.worker_id,
-        t.c.lease_token == c.c.lease_token,
-    )
-    c_guard = (
-        and_(
-            c_owned,
-            t.c.fence_token == c.c.fence_token,
-            t.c.status == TaskStatus.RUNNING,
-            t.c.lease_expires_at >= now if policy.expiry else true(),
-        )
-        if policy.guards
-        else c_owned
-    )
+    c_guard = _lease_guard(policy, now, *(c.c[name] for name in _LEASE_FIELDS))
     finish: dict[str, Any] = {"status": TaskStatus.DONE, "result": c.c.result, "updated_at": now}
     if policy.guards:
         # As `complete`: a finished task holds no lease, nothing is left to expire.
@@ -182,6 +155,8 @@ def _build(dialect: Dialect, policy: Policy) -> BatchStatements:
     complete_many = update(t).where(c_guard).values(finish).returning(*returning)
 
     # --- claim_many: up to :n tasks, each with its own lease and fence token ---------------
+    # The seed: "若 worker 失联，超时后任务重新出现，下一位可以接手。" Expired leases are
+    # rescued first, by the store clock (`claim`'s client_clock mistake is not offered here).
     n = bindparam("n", type_=BigInteger)
     expired_where = (
         and_(t.c.status == TaskStatus.RUNNING, t.c.lease_expires_at < now)
@@ -219,6 +194,8 @@ def _build(dialect: Dialect, policy: Policy) -> BatchStatements:
         halves.insert(0, select(literal(0).label("grp"), *(expired_cte.c[c] for c in _PICKED)))
     u = union_all(*halves).subquery("u")
     order = (u.c.grp, u.c.k, u.c.task_id)
+    # The seed: "每次 claim / re-claim 任务时生成更大的 token；" one token per task taken,
+    # from the one global sequence (counter) every claim draws from.
     # A task with no attempt left is taken to be dead-lettered and draws no token, as in
     # `claim`, so n tasks taken here carry the tokens n claims in a row would.
     takes = u.c.attempt < u.c.max_attempts
@@ -273,14 +250,11 @@ def _build(dialect: Dialect, policy: Policy) -> BatchStatements:
     # --- event_insert_many -----------------------------------------------------------------
     ev = events
     rows = _rows_of("rows", _EVENT_FIELDS, postgresql, ordered=True).subquery("r")
-    event_insert_many = (
-        ev.insert()
-        .from_select(
-            ["at", *_EVENT_FIELDS],
-            select(bindparam("at", type_=BigInteger), *(rows.c[name] for name in _EVENT_FIELDS)),
-        )
-        .returning(ev.c.seq, ev.c.task_id)
+    event_insert_many_quiet = ev.insert().from_select(
+        ["at", *_EVENT_FIELDS],
+        select(bindparam("at", type_=BigInteger), *(rows.c[name] for name in _EVENT_FIELDS)),
     )
+    event_insert_many = event_insert_many_quiet.returning(ev.c.seq, ev.c.task_id)
     renew_logged = (
         _sql(_renew_logged(guard_one(policy, now), renewal), dialect) if postgresql else None
     )
@@ -303,24 +277,42 @@ def _build(dialect: Dialect, policy: Policy) -> BatchStatements:
         complete_many=_sql(complete_many, dialect),
         claim_many=_sql(claim_many, dialect),
         event_insert_many=_sql(event_insert_many, dialect),
+        event_insert_many_quiet=_sql(event_insert_many_quiet, dialect),
+    )
+
+
+def _lease_guard(
+    policy: Policy, now: Any, task_id: Any, worker_id: Any, lease_token: Any, fence_token: Any
+) -> Any:
+    """`heartbeat`'s and `complete`'s guard (statements.py's gate) for the lease given by
+    these four expressions: parameters for one lease, a batch's columns for many."""
+    t = tasks
+    owned = and_(
+        t.c.task_id == task_id,
+        t.c.owner_id == worker_id,
+        t.c.lease_token == lease_token,
+    )
+    if not policy.guards:
+        # seed_sql: the seed's Heartbeat and Complete as printed (owner and lease token).
+        return owned
+    # The whole lease as issued, on a running task, still live by the store clock.
+    return and_(
+        owned,
+        t.c.fence_token == fence_token,
+        t.c.status == TaskStatus.RUNNING,
+        t.c.lease_expires_at >= now if policy.expiry else true(),
     )
 
 
 def guard_one(policy: Policy, now: Any) -> Any:
-    """`heartbeat`'s guard on the task named by the parameters (statements.py's gate)."""
-    t = tasks
-    owned = and_(
-        t.c.task_id == bindparam("task_id"),
-        t.c.owner_id == bindparam("worker_id"),
-        t.c.lease_token == bindparam("lease_token"),
-    )
-    if not policy.guards:
-        return owned
-    return and_(
-        owned,
-        t.c.fence_token == bindparam("fence_token", type_=BigInteger),
-        t.c.status == TaskStatus.RUNNING,
-        t.c.lease_expires_at >= now if policy.expiry else true(),
+    """The guard for the one lease named by the parameters."""
+    return _lease_guard(
+        policy,
+        now,
+        bindparam("task_id"),
+        bindparam("worker_id"),
+        bindparam("lease_token"),
+        bindparam("fence_token", type_=BigInteger),
     )
 
 
@@ -363,10 +355,16 @@ def _text(value: Any) -> Any:
     return func.cast(value, Text)
 
 
-def _logged(changed: Any, line: list[Any], order: list[Any]) -> Any:
+def _logged(changed: Any, line: list[Any], order: list[Any], *, with_rows: bool) -> Any:
     """`changed` (an UPDATE ... RETURNING) with one register line per row it returns, in
-    one statement: a data-modifying WITH, the lines numbered in `order`. Each row comes
-    back with its line's number."""
+    one statement: a data-modifying WITH, the lines numbered in `order`. Returns each
+    line's (task id, number), or with `with_rows` each changed row and its line's number.
+
+    `with_rows` joins the two WITH parts, of which the planner knows no row counts: it may
+    choose a nested loop, fine for a claim's few rows and ruinous for 25,000 renewals
+    (measured: a batch of 25k took longer than its interval). A renewal and a complete
+    need no row back: their caller knows each lease, and the line's number is enough.
+    """
     ev = events
     logged = (
         ev.insert()
@@ -377,6 +375,8 @@ def _logged(changed: Any, line: list[Any], order: list[Any]) -> Any:
         .returning(ev.c.seq, ev.c.task_id)
         .cte("logged")
     )
+    if not with_rows:
+        return select(logged.c.task_id, logged.c.seq)
     return (
         select(*(changed.c[n] for n in LEASE_RETURNING), logged.c.seq)
         .select_from(changed.join(logged, changed.c.task_id == logged.c.task_id))
@@ -411,7 +411,7 @@ def _claim_logged(claim_many: Any) -> Any:
             else_=claimed_detail,
         ),
     ]
-    return _logged(claimed, line, [case((dead, 0), else_=1), claimed.c.fence_token])
+    return _logged(claimed, line, [case((dead, 0), else_=1), claimed.c.fence_token], with_rows=True)
 
 
 def _renew_many_logged(renew_many: Any) -> Any:
@@ -431,7 +431,7 @@ def _renew_many_logged(renew_many: Any) -> Any:
             else_=literal('{"expires_at":') + _text(expires) + literal("}"),
         ),
     ]
-    return _logged(renewed, line, [renewed.c.task_id])
+    return _logged(renewed, line, [renewed.c.task_id], with_rows=False)
 
 
 def _complete_logged(complete_many: Any) -> Any:
@@ -447,7 +447,7 @@ def _complete_logged(complete_many: Any) -> Any:
         null(),
         literal("{}"),
     ]
-    return _logged(done, line, [done.c.task_id])
+    return _logged(done, line, [done.c.task_id], with_rows=False)
 
 
 class _StoreLike(Protocol):
@@ -475,15 +475,22 @@ def _insert_events(store: _StoreLike, txn: Any, lines: list[_Line]) -> None:
     """Write a batch's register lines in one statement (and keep them for the listeners)."""
     if not lines:
         return
-    rows = [
-        [str(kind), task_id, worker, lease_token, fence_token, reason, dump_json(detail)]
-        for kind, task_id, worker, lease_token, fence_token, reason, detail in lines
-    ]
-    returned = store.batch_sql.event_insert_many.run(
-        txn.conn, {"at": txn.now, "rows": dump_json(rows)}
-    )
+    # The lines of one batch mostly share their detail (every renewal its same new expiry):
+    # each distinct detail is encoded once.
+    texts: dict[tuple[Any, ...], str] = {}
+    rows = []
+    for kind, task_id, worker, lease_token, fence_token, reason, detail in lines:
+        key = tuple(detail.items())
+        text = texts.get(key)
+        if text is None:
+            text = texts[key] = dump_json(detail)
+        rows.append([str(kind), task_id, worker, lease_token, fence_token, reason, text])
+    params = {"at": txn.now, "rows": dump_json(rows)}
     if not store.has_listeners:
-        return  # nobody to hand EventRows to: do not build them
+        # Nobody to hand EventRows to: neither their numbers nor the rows are needed.
+        store.batch_sql.event_insert_many_quiet.run(txn.conn, params)
+        return
+    returned = store.batch_sql.event_insert_many.run(txn.conn, params)
     seq_of = {task_id: seq for seq, task_id in returned}
     for kind, task_id, worker, lease_token, fence_token, reason, detail in lines:
         txn.events.append(
@@ -517,14 +524,6 @@ def _claim_said(r: LeaseReturned) -> _Said:
     )
 
 
-def _renew_said(r: LeaseReturned) -> _Said:
-    return EventKind.RENEWED, r.owner_id, None, _clean(expires_at=r.lease_expires_at)
-
-
-def _complete_said(r: LeaseReturned) -> _Said:
-    return EventKind.COMPLETED, r.owner_id, None, {}
-
-
 def _heard(
     store: _StoreLike, txn: Any, rows: list[Any], said: Callable[[LeaseReturned], _Said]
 ) -> None:
@@ -550,8 +549,42 @@ def _heard(
         )
 
 
+def _heard_lines(
+    store: _StoreLike,
+    txn: Any,
+    numbers: dict[str, int],
+    leases: list[Lease],
+    kind: EventKind,
+    renewed: Callable[[Lease], Lease] | None,
+) -> None:
+    """The EventRows of the lines a renewal or a complete wrote in its statement, for the
+    listeners: each lease's own line, its number as the statement returned it."""
+    if not store.has_listeners:
+        return
+    lines = []
+    for x in leases:
+        seq = numbers.get(x.task_id)
+        if seq is None:
+            continue
+        detail = {} if renewed is None else _clean(expires_at=renewed(x).expires_at)
+        lines.append(
+            EventRow(
+                seq,
+                txn.now,
+                str(kind),
+                x.task_id,
+                x.owner_id,
+                x.lease_token,
+                x.fence_token,
+                None,
+                detail,
+            )
+        )
+    txn.events.extend(sorted(lines, key=lambda e: e.seq))
+
+
 def _reject_many(
-    store: _StoreLike, txn: Any, leases: list[Lease], operation: str, event: EventKind
+    store: _StoreLike, txn: Any, leases: list[Lease], operation: Operation
 ) -> dict[str, LeaseRejected]:
     """Each refused lease's verdict, as `LeaseStore._reject` gives it, and its own line:
     one read of the tasks' states and one insert for all of them (a process paused past
@@ -577,7 +610,7 @@ def _reject_many(
         )
         lines.append(
             (
-                event,
+                operation.rejected,
                 lease.task_id,
                 lease.owner_id,
                 lease.lease_token,
@@ -600,18 +633,12 @@ def _reject_many(
     return errors
 
 
-def _lease_of(r: LeaseReturned) -> Lease:
-    assert r.owner_id is not None  # a lease statement returns a row only to its holder
-    return Lease(
-        task_id=r.task_id,
-        owner_id=r.owner_id,
-        lease_token=r.lease_token,
-        fence_token=r.fence_token,
-        attempt=r.attempt,
-        expires_at=r.lease_expires_at,
-        renew_deadline=r.renew_deadline,
-        kind=r.kind,
-    )
+def _lease_of(r: LeaseReturned | tuple[Any, ...]) -> Lease:
+    """The lease in a row a lease statement returned (LEASE_RETURNING's order), built
+    straight from the row: a batch builds tens of thousands."""
+    task_id, _status, owner_id, attempt, lease_token, fence_token, expires, deadline, kind = r[:9]
+    assert owner_id is not None  # a lease statement returns a row only to its holder
+    return Lease(task_id, owner_id, lease_token, fence_token, attempt, expires, deadline, kind)
 
 
 def renew_logged(
@@ -693,15 +720,32 @@ class BatchOperations:
             logged = self.batch_sql.renew_many_logged
             if logged is not None:
                 # PostgreSQL: the renewals and their register lines in one statement.
-                rows = logged.run(txn.conn, params)
-                _heard(self, txn, rows, _renew_said)
-                for row in rows:
-                    lease = _lease_of(LeaseReturned._make(row[:-1]))
-                    renewed[lease.task_id] = lease
+                # It returns each line's (task id, number): the renewed lease is the
+                # caller's with the new expiry (the guard matched it whole).
+                numbers = dict(logged.run(txn.conn, params))
+                expiry = self.policy.expiry
+                for x in leases:
+                    if x.task_id in numbers:
+                        renewed[x.task_id] = Lease(
+                            x.task_id,
+                            x.owner_id,
+                            x.lease_token,
+                            x.fence_token,
+                            x.attempt,
+                            txn.now + self.config.ttl_ms if expiry else x.expires_at,
+                            txn.now + self.config.deadline_ms if expiry else x.renew_deadline,
+                            x.kind,
+                        )
+                _heard_lines(
+                    self, txn, numbers, leases, EventKind.RENEWED, lambda x: renewed[x.task_id]
+                )
             else:
                 for row in self.batch_sql.renew_many.run(txn.conn, params):
-                    lease = _lease_of(LeaseReturned._make(row))
+                    lease = _lease_of(row)
                     renewed[lease.task_id] = lease
+                # Every renewal of one call has the same new expiry: one detail for all.
+                expires = next(iter(renewed.values())).expires_at if renewed else None
+                detail = _clean(expires_at=expires)
                 lines: list[_Line] = [
                     (
                         EventKind.RENEWED,
@@ -710,7 +754,7 @@ class BatchOperations:
                         x.lease_token,
                         x.fence_token,
                         None,
-                        _clean(expires_at=renewed[x.task_id].expires_at),
+                        detail,
                     )
                     for x in leases
                     if x.task_id in renewed
@@ -721,8 +765,7 @@ class BatchOperations:
                 self,
                 txn,
                 [x for x in leases if x.task_id not in renewed],
-                "heartbeat",
-                EventKind.RENEW_REJECTED,
+                Operation.HEARTBEAT,
             )
             return [renewed.get(x.task_id) or refused[x.task_id] for x in leases]
 
@@ -759,9 +802,9 @@ class BatchOperations:
             logged = self.batch_sql.complete_logged
             if logged is not None:
                 # PostgreSQL: the tasks finished and their register lines in one statement.
-                rows = logged.run(txn.conn, params)
-                _heard(self, txn, rows, _complete_said)
-                finished = {row[0] for row in rows}
+                numbers = dict(logged.run(txn.conn, params))
+                finished = set(numbers)
+                _heard_lines(self, txn, numbers, leases, EventKind.COMPLETED, None)
             else:
                 finished = {row[0] for row in self.batch_sql.complete_many.run(txn.conn, params)}
                 lines: list[_Line] = [
@@ -782,8 +825,7 @@ class BatchOperations:
                 self,
                 txn,
                 [x for x in leases if x.task_id not in finished],
-                "complete",
-                EventKind.COMPLETE_REJECTED,
+                Operation.COMPLETE,
             )
             return [refused.get(x.task_id) for x in leases]
 
@@ -797,7 +839,7 @@ class BatchOperations:
         Fewer (or none) when fewer are claimable. A task with no attempt left is
         dead-lettered on the way, as by `claim`, and the claim takes the next one.
         """
-        check_id(worker_id, "worker id")
+        check_id(worker_id, "worker id")  # as `claim`: one line of printable text
         if isinstance(n, bool) or not isinstance(n, int) or n < 1:
             raise InvalidPayload(f"claim_many takes at least 1 task, got {n!r}")
 
@@ -813,7 +855,9 @@ class BatchOperations:
             # the next one look further. A round that finds nothing ends it.
             while len(leases) < n:
                 params["n"] = n - len(leases)
-                logged = self.batch_sql.claim_logged
+                # The one-statement claim joins its two WITH parts (see `_logged`): kept
+                # for the few tasks a process has slots for.
+                logged = self.batch_sql.claim_logged if n <= LOGGED_CLAIM_MAX else None
                 if logged is not None:
                     # PostgreSQL: the claim and its register lines in one statement.
                     rows = logged.run(txn.conn, params)

@@ -2,6 +2,8 @@
 
 import enum
 
+from core.engine.vocabulary import Operation
+
 
 class BorrowedKeysError(Exception):
     """Base of every error the core raises on purpose."""
@@ -90,7 +92,7 @@ class LeaseRejected(BorrowedKeysError):
         self,
         reason: RejectReason,
         *,
-        operation: str,
+        operation: Operation,
         task_id: str,
         worker_id: str,
         lease_token: int,

@@ -1,7 +1,8 @@
 """The store's statements, as SQLAlchemy expressions compiled once per dialect and policy.
 
 Compiling once matters: the ORM session costs ~40x a raw statement on this path (measured
-in issue 2), so SQLModel defines the tables and these strings run on the DB-API connection.
+when this module was written), so SQLModel defines the tables and these strings run on the
+DB-API connection.
 """
 
 import dataclasses
@@ -532,7 +533,7 @@ def _task_reads(c: _Common) -> dict[str, Stmt]:
 
 
 def _checkpoint_statements(c: _Common) -> dict[str, Stmt]:
-    """checkpoints: the numbered box by the stairs, append-only."""
+    """checkpoints: a holder's half-done work, step by step, append-only."""
     cp = checkpoints
     cp_cols = [cp.c[name] for name in CHECKPOINT_COLUMNS]
     return {

@@ -1,6 +1,6 @@
 """The one glossary: every word the transcript, the app and the help page show, en and zh.
 
-Pure data and lookups, no drawing. The words follow /work/shared/glossary.md and the seed:
+Pure data and lookups, no drawing. The words follow the project's glossary and the seed:
 the screen speaks the essay's terms (租约, 心跳续约, 围栏令牌, 检查点, 总册), the story
 chapters speak the story's (租牌, 续沙, 围栏签, 暂存木匣). A worker is a worker or 执行者.
 

@@ -16,14 +16,13 @@ from pathlib import Path
 from core.engine.config import LeaseConfig, Mode
 from core.engine.durations import format_clock
 from core.engine.records import EventRow, dump_json
-from core.engine.vocabulary import EventKind
 from core.scenarios.format import Expectation, Question, Scenario, Step, Subject
 from core.scenarios.glossary import action_word
 from core.scenarios.player import check_expectation, event_record
 from core.scenarios.writer import dump_scenario
 from core.sim.checker import ViolationKind
 from core.sim.simulation import ActionError, ActionResult, Simulation
-from core.sim.snapshot import SNAPSHOT_PARTS, Rejection, Snapshot, SnapshotPart
+from core.sim.snapshot import SNAPSHOT_PARTS, Snapshot, SnapshotPart
 from core.sim.spec import Action, Advance, Autopilot, SimSettings, TaskSpec, WorkerSpec
 
 # Named by what sets it apart from scenario 14, the full sandbox (six tasks of four kinds).
@@ -99,15 +98,6 @@ class Recorded:
     handed_over: bool = False
 
 
-def _newest_rejection(rejections: Sequence[Rejection], after_seq: int) -> Rejection | None:
-    """The latest rejection written after event `after_seq` (the one an act just caused)."""
-    for r in reversed(rejections):
-        if r.seq <= after_seq:
-            return None
-        return r
-    return None
-
-
 def judge(expects: Sequence[Expectation], snapshot: Snapshot) -> tuple[CheckResult, ...]:
     """Every expectation against one snapshot."""
     out = []
@@ -144,11 +134,7 @@ class Session:
         if mode is not None:
             base = dataclasses.replace(base, mode=mode)
         self.settings = base
-        # Bumped whenever the simulation is rebuilt (a step back, a restart, a new mode): a
-        # screen that keeps things between refreshes (an event log, highlights) starts over.
-        self.generation = 0
-        self._dedup: dict[str, int] = {}  # effect key -> times a repeat was deduplicated
-        self.sim = self._new_simulation()
+        self.sim = Simulation(self.settings, generation=1)
         self.position = 0  # script steps played
         self.forked = False
         self.recorded: list[Recorded] = []
@@ -161,18 +147,7 @@ class Session:
         self._marks: tuple[tuple[int, int, int], tuple[Mark, ...]] | None = None
 
     def _new_simulation(self) -> Simulation:
-        sim = Simulation(self.settings)
-        self.generation += 1
-        self._dedup = {}
-        dedup = self._dedup
-
-        def count(ev: EventRow) -> None:
-            if ev.event == EventKind.EFFECT_DEDUPLICATED:
-                key = str(ev.detail.get("key", ""))
-                dedup[key] = dedup.get(key, 0) + 1
-
-        sim.store.add_listener(count)
-        return sim
+        return Simulation(self.settings, generation=self.sim.generation + 1)
 
     # -- what the session is -----------------------------------------------------------------
 
@@ -213,6 +188,12 @@ class Session:
     @property
     def now_ms(self) -> int:
         return self.sim.now_ms
+
+    @property
+    def generation(self) -> int:
+        """Bumped whenever the simulation is rebuilt (a step back, a restart, a new mode): a
+        screen that keeps things between refreshes (an event log, highlights) starts over."""
+        return self.sim.generation
 
     @property
     def last_event_seq(self) -> int:
@@ -260,7 +241,7 @@ class Session:
 
     def new_worker_id(self, prefix: str = "w") -> str:
         """A worker id not used in this run: wN."""
-        taken = set(self.sim.workers)
+        taken = set(self.sim.worker_ids())
         n = len(taken) + 1
         while f"{prefix}{n}" in taken:
             n += 1
@@ -273,26 +254,16 @@ class Session:
 
     def snapshot(self, include: Collection[SnapshotPart] = SNAPSHOT_PARTS) -> Snapshot:
         """The simulation's snapshot; `include` may leave out lists nobody looks at now."""
-        snap = self.sim.snapshot(include)
-        return dataclasses.replace(snap, generation=self.generation, dedup=dict(self._dedup))
+        return self.sim.snapshot(include)
 
     def events(self, since_seq: int = 0) -> list[EventRow]:
         return self.sim.events(since_seq)
 
     # -- playback ----------------------------------------------------------------------------
 
-    def _apply(self, action: Action) -> ActionResult:
-        """Apply an action; a refusal carries the Rejected panel's row for it, if any."""
-        before = self.sim.last_event_seq
-        result = self.sim.apply(action)
-        if result.ok or result.rejection is not None or self.sim.last_event_seq == before:
-            return result
-        rejection = _newest_rejection(self.sim.snapshot(()).rejections, before)
-        return dataclasses.replace(result, rejection=rejection)
-
     def _play(self, index: int) -> StepOutcome:
         step = self.steps[index]
-        result = self._apply(step.action) if step.action is not None else None
+        result = self.sim.apply(step.action) if step.action is not None else None
         checks = judge(step.expects, self.sim.snapshot()) if step.expects else ()
         self._judged_at = (self.sim.now_ms, self.sim.last_event_seq)
         return StepOutcome(index, step, result, checks)
@@ -350,6 +321,11 @@ class Session:
         for index in range(played):
             self.last_outcome = self._play(index)
             self.position += 1
+
+    @property
+    def on_network(self) -> bool:
+        """Whether the run's store is across a network: a screen does its work off its loop."""
+        return self.sim.on_network
 
     @property
     def undoes(self) -> bool:
@@ -457,7 +433,7 @@ class Session:
         at = self.sim.now_ms  # when the act began: an advance ends later
         before = self.sim.last_event_seq
         try:
-            result = self._apply(action)
+            result = self.sim.apply(action)
         except ActionError as err:
             return ActionResult(False, str(err))
         if not result.ok and self.sim.last_event_seq == before:
@@ -526,7 +502,7 @@ class Session:
         final = Step(
             say="The safety checker's figures at the end.",
             say_zh="结束时安全检查器的数字。",
-            expects=figures_expectations(dict(self.sim.checker.violations)),
+            expects=figures_expectations(self.sim.violations()),
         )
         steps.append(final)
         base = self.scenario

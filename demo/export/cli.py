@@ -24,17 +24,15 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from core.scenarios.format import Scenario, ScenarioError
-from demo.saves import SAVE_FOLDER
+from demo.export import DEFAULT_SIZE
 
+# The console script builds every command's parser on each run: this module stays light,
+# and textual (the app, the frames) loads in the handler only.
 if TYPE_CHECKING:
+    from core.scenarios.format import Scenario
     from demo.export.frames import Recording
-
-# The snapshot tests' size: frames compare with their SVGs. Kept here, not with the frames,
-# so that `borrowed-keys --help` can list `export` without loading textual.
-DEFAULT_SIZE = (160, 48)
 
 PROG = "borrowed-keys export"
 DESCRIPTION = "A scenario as one self-contained web page, played in the real app."
@@ -63,7 +61,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=Path,
         default=None,
         metavar="DIR",
-        help=f"the folder to write (default: {SAVE_FOLDER}/SCENARIO, beside the app's saves)",
+        help="the folder to write (default: borrowed-keys-out/SCENARIO, beside the app's saves)",
     )
     parser.add_argument(
         "--lang", choices=LANG_CHOICES, default="both", help="en, zh or both (default: both)"
@@ -80,16 +78,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def add_parser(
-    subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]",
-) -> argparse.ArgumentParser:
-    """Register `export` on a subcommand table; `main` of this module runs it."""
+def add_parser(subparsers: Any) -> None:
+    """Register `export` on the console script's subcommands (its handler runs it)."""
     parser = subparsers.add_parser(
         "export", help="a scenario as a self-contained web page", description=DESCRIPTION
     )
     add_arguments(parser)
     parser.set_defaults(handler=run)
-    return parser
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -123,8 +118,8 @@ def command_line(name: str, langs: Sequence[str], size: tuple[int, int]) -> str:
 
 
 async def record_all(
-    scenario: Scenario, langs: Sequence[str], size: tuple[int, int], steps: int | None = None
-) -> list["Recording"]:
+    scenario: "Scenario", langs: Sequence[str], size: tuple[int, int], steps: int | None = None
+) -> "list[Recording]":
     """One app a language, run side by side: while one waits for its screen to settle, the
     other works (the frames are the same as one after the other, a test compares them)."""
     from demo.export.frames import record
@@ -152,7 +147,7 @@ def _write_atomically(path: Path, data: bytes) -> None:
 
 
 def export(
-    scenario: Scenario,
+    scenario: "Scenario",
     out: Path,
     *,
     name: str,
@@ -162,10 +157,10 @@ def export(
     steps: int | None = None,
 ) -> Exported:
     """Play, render and write. `steps` keeps only the first steps (the tests' short pages)."""
-    started = time.perf_counter()
-    recordings = asyncio.run(record_all(scenario, langs, size, steps))
     from demo.export.page import build_page
 
+    started = time.perf_counter()
+    recordings = asyncio.run(record_all(scenario, langs, size, steps))
     html = build_page(scenario, recordings, command=command_line(name, langs, size))
     gif = b""
     if preview is not None:
@@ -206,7 +201,9 @@ def _problem(args: argparse.Namespace, out: Path) -> str | None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from core.scenarios.format import ScenarioError
     from core.scenarios.library import open_scenario
+    from demo.saves import SAVE_FOLDER
 
     try:
         scenario = open_scenario(args.scenario)

@@ -16,18 +16,18 @@ from core.engine.records import EventRow
 from core.engine.vocabulary import REJECTIONS, EventKind
 from core.scenarios import glossary
 from core.scenarios.format import Question, Scenario, Step
+from core.scenarios.sentences import expectation_sentence
 from core.scenarios.session import StepOutcome
 from demo.app import BorrowedKeysApp
 from demo.controls import CONTROLS, TABS
-from demo.export.cli import DEFAULT_SIZE
-from demo.export.sentences import sentence
+from demo.export import DEFAULT_SIZE
 from demo.widgets.narration import refusal_text
 
 # The key that opens each panel, from the one table of keys ("show_tab('tab-rejected')": 3).
 PANEL_KEYS: dict[str, str] = {
-    m.group(1): control.keys
-    for control in CONTROLS
-    if (m := re.fullmatch(r"show_tab\('([a-z-]+)'\)", control.action))
+    m.group(1): c.keys
+    for c in CONTROLS
+    if (m := re.fullmatch(r"show_tab\('([a-z-]+)'\)", c.action))
 }
 FIRST_PANEL = TABS[0][0]  # the panel the main screen opens on
 
@@ -142,7 +142,8 @@ def _frame(
     result = outcome.result
     refusal = refusal_text(result, lang) if result is not None and not result.ok else None
     checks = tuple(
-        Check(c.ok, sentence(c.expectation, lang), "" if c.ok else c.found) for c in outcome.checks
+        Check(c.ok, expectation_sentence(c.expectation, lang), "" if c.ok else c.found)
+        for c in outcome.checks
     )
     return Frame(index, tuple(keys), panel, svg, said, refusal, checks, step.question)
 

@@ -44,7 +44,6 @@ WORDS: dict[str, tuple[str, str]] = {
         "每个 ✓ 都是那一局里实际检查过的。",
     ),
     "frame_label": ("The app's screen after step {k}", "第 {k} 步之后应用的画面"),
-    "question_first": ("Think first, then reveal.", "先想一想，再揭晓。"),
     "found": ("found", "实际"),
 }
 
@@ -110,7 +109,7 @@ def _question_html(frame: Frame, lang: str) -> tuple[str, str]:
         f'<div class="question"><p class="ask"><b>{_e(tr("question", lang))}:</b> '
         f"{_e(q.text(lang))}</p>"
         + (f"<ol>{items}</ol>" if items else "")
-        + f'<p class="hint">{_e(word("question_first", lang))}</p>'
+        + f'<p class="hint">{_e(tr("question_n", lang))}</p>'
         f'<button type="button" class="reveal">{_e(tr("reveal", lang))} (v)</button>'
         "</div>"
     )
@@ -204,6 +203,8 @@ h2 a { color: var(--fg); text-decoration: none; }
 .ask b, .answer b { color: var(--q); }
 .answer { color: var(--ok); }
 .hint, .end { color: var(--dim); }
+.hint.nudge { color: var(--q); animation: nudge 0.6s; }
+@keyframes nudge { 0%, 100% { transform: none; } 25%, 75% { transform: translateX(4px); } }
 .step[data-question] .after { display: none; }
 .step[data-question].open .after { display: block; }
 .step[data-question].open .question .hint,
@@ -243,7 +244,7 @@ SCRIPT = """
   let at = -1, timer = null;
   function show(i) {
     i = Math.max(0, Math.min(steps.length - 1, i));
-    if (i !== at) steps[i].classList.remove("open");  // a question is asked again
+    if (i !== at) { steps[i].classList.remove("open"); resume = false; }  // asked again
     steps.forEach((s, j) => { s.hidden = j !== i; });
     links.forEach((a, j) => a.classList.toggle("current", j === i));
     at = i;
@@ -252,17 +253,36 @@ SCRIPT = """
   }
   const waiting = () => steps[at].hasAttribute("data-question") &&
     !steps[at].classList.contains("open");
-  function reveal() { steps[at].classList.add("open"); }
+  let resume = false;  // auto-play stopped at this question: revealing it plays on
+  function reveal() {
+    if (!waiting()) return;
+    steps[at].classList.add("open");
+    if (resume) { resume = false; start(); }  // the revealed step stays a full beat
+  }
+  function nudge() {  // as in the app, n by habit does not give the answer away
+    const hint = steps[at].querySelectorAll(".hint");
+    hint.forEach((h) => {
+      h.classList.remove("nudge");
+      void h.offsetWidth;  // restart the animation
+      h.classList.add("nudge");
+    });
+  }
   function next() {
-    if (waiting()) { reveal(); return true; }  // as in the app: next on a question reveals
+    if (waiting()) { nudge(); return false; }
     if (at + 1 < steps.length) { show(at + 1); return true; }
     return false;
   }
   function stop() { clearInterval(timer); timer = null; playButton.classList.remove("on"); }
-  function play() {
-    if (timer !== null) { stop(); return; }
+  function start() {
     playButton.classList.add("on");
-    timer = setInterval(() => { if (!next()) stop(); }, pace);
+    timer = setInterval(() => {
+      if (waiting()) { stop(); resume = true; return; }  // a question stops the run
+      if (!next()) stop();
+    }, pace);
+  }
+  function play() {
+    resume = false;
+    if (timer !== null) stop(); else start();
   }
   function toggleLang() {
     if (langs.length < 2) return;

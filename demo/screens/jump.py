@@ -3,6 +3,7 @@ it) and press Enter. The session replays to it from the start, as exact as stepp
 
 from typing import ClassVar
 
+from rich.cells import cell_len, set_cell_size
 from rich.text import Text
 from textual import events
 from textual.app import ComposeResult
@@ -13,17 +14,23 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from core.scenarios.format import Step
+from core.scenarios.sentences import action_sentence
 from demo.i18n import tr
 
 
-def step_line(n: int, step: Step, lang: str) -> Text:
-    """A step in the list: its number and the first line of what it says."""
+def step_line(n: int, step: Step, lang: str, width: int = 200) -> Text:
+    """A step in the list: its number and the first line of what it says, on one line of
+    `width` cells at most, cut with … (a list to pick from, not the narration)."""
     said = (step.narration(lang) or "").strip().splitlines()
-    first = said[0] if said else (f"→ {step.action.name}" if step.action is not None else "")
+    act = f"→ {action_sentence(step.action, lang)}" if step.action is not None else ""
+    first = said[0] if said else act
+    asks = f"  ({tr('question', lang)})" if step.question is not None else ""
+    room = width - 4 - cell_len(asks)
+    if cell_len(first) > room:
+        first = set_cell_size(first, max(1, room - 1)) + "…"
     text = Text(f"{n:>2}. ", style="bold")
     text.append(first, style="" if said else "dim")
-    if step.question is not None:
-        text.append(f"  ({tr('question', lang)})", style="cyan")
+    text.append(asks, style="cyan")
     return text
 
 
@@ -48,9 +55,11 @@ class JumpScreen(ModalScreen[int | None]):
 
     def on_mount(self) -> None:
         options = self.query_one(OptionList)
+        # the box (90% of the screen, at most 100) less the borders, padding and scrollbar
+        width = max(20, min(100, self.app.size.width * 9 // 10) - 12)
         options.add_option(Option(Text(f" 0. {tr('jump_start', self.lang)}", style="dim")))
         for n, step in enumerate(self.steps, start=1):
-            options.add_option(Option(step_line(n, step, self.lang)))
+            options.add_option(Option(step_line(n, step, self.lang, width)))
         options.highlighted = self.position
         options.focus()
 

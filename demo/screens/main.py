@@ -13,6 +13,7 @@ timer only lets live time pass and redraws.
 import os
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import ClassVar
 
@@ -31,6 +32,7 @@ from core.engine.vocabulary import TaskStatus
 from core.scenarios import glossary
 from core.scenarios.session import Session
 from core.sim.live import LivePacer
+from core.sim.simulation import ActionResult
 from core.sim.snapshot import Snapshot, SnapshotPart
 from core.sim.spec import WORKER_ACTIONS, Action, AddWorker, Advance, Approve, Enqueue, Reject
 from core.sim.timeline import Timeline
@@ -39,11 +41,20 @@ from demo.controls import CONTROLS, TABS, Moment, bindings
 from demo.host import Host, host
 from demo.i18n import act_words, reason_word, tr
 from demo.saves import MAX_SAVES, SaveLimitReached
-from demo.screens.confirm import ConfirmScreen
+from demo.screens.confirm import ask_then
+from demo.screens.session_runner import (
+    Frame,
+    Reading,
+    SessionIdle,
+    SessionRunner,
+    SessionWorked,
+    Then,
+)
 from demo.widgets.binding_internals import relabel_bindings
+from demo.widgets.body import Body
 from demo.widgets.control_bar import ControlBar
 from demo.widgets.keybar import Hint, KeyBar
-from demo.widgets.narration import NarrationPanel, narration_text, refusal_text
+from demo.widgets.narration import NarrationPanel, refusal_text
 from demo.widgets.panels import (
     CheckpointTable,
     EffectsTable,
@@ -55,7 +66,12 @@ from demo.widgets.panels import (
 from demo.widgets.status_header import HeaderState, StatusHeader
 from demo.widgets.task_table import TaskTable
 from demo.widgets.timeline_view import OwnershipTimeline
-from demo.widgets.worker_pane import PaneState, WorkerGrid, WorkerPane
+from demo.widgets.worker_pane import WorkerGrid, WorkerPane, pane_states
+
+
+def _nothing() -> None:
+    """A job that only reads the frame after it."""
+
 
 REFRESH_S = 0.1  # the fixed refresh interval (10 Hz)
 SANDBOX_STEP_MS = 5_000  # "next" in a live run lets this much virtual time pass
@@ -73,17 +89,6 @@ NARROW_HEIGHT = 36
 TASK_ROWS_MIN = 8  # the task table's least height (its two header lines included)
 NARRATION_SPARE = 9  # rows a small screen keeps for the header, the body and the bars
 SHORT_HEIGHT = 30  # below this the panes leave out their fault buttons (in the palette)
-
-
-class Body(VerticalScroll):
-    """The panes, the task table and the panels; on a small screen it scrolls.
-
-    There a panel brought into view (keys 1-6) fills the whole visible body, tabs and rows.
-    """
-
-    def on_resize(self) -> None:
-        if self.screen.has_class("-narrow"):
-            self.query_one("#panels").styles.height = max(8, self.size.height)
 
 
 class MainScreen(Screen[None]):
@@ -124,6 +129,8 @@ class MainScreen(Screen[None]):
         self._hinted: tuple[bool, bool] = (False, False)
         self._toml = False  # expectations in the file's form instead of as sentences
         self._resume_after_reveal = False  # auto-play stopped at a question: v goes on
+        self.runner = SessionRunner(self, off_loop=session.on_network)
+        self._owed_ms = 0  # live time not yet handed to a busy off-loop session
 
     @property
     def bk_app(self) -> Host:
@@ -168,8 +175,12 @@ class MainScreen(Screen[None]):
 
     def on_unmount(self) -> None:
         # The run ends with its screen, however the app ends (`q`, an error, the picker):
-        # its store is closed, and on PostgreSQL its run schema dropped.
-        self.session.close()
+        # its store is closed, and on PostgreSQL its run schema dropped (after any job
+        # still under way: the worker thread's jobs are in order).
+        if self.runner.busy:
+            self.runner.do(self.session.close, None, None)
+        else:
+            self.session.close()
 
     def on_resize(self) -> None:
         width, height = self.size
@@ -210,17 +221,48 @@ class MainScreen(Screen[None]):
         now = time.monotonic()
         if self.playing and self.session.live:
             self.pacer.paused = False
-            self.session.tick(self.pacer.tick(now))
+            self._owed_ms += self.pacer.tick(now)
+            if not self.runner.busy:  # off the loop, time owed goes with the next tick
+                ms, self._owed_ms = self._owed_ms, 0
+                self._work(partial(self.session.tick, ms))
         else:
             self.pacer.paused = True
             self.pacer.tick(now)
-            if self.playing and now - self._autoplay_wall >= AUTOPLAY_S / self.pacer.speed:
+            due = now - self._autoplay_wall >= AUTOPLAY_S / self.pacer.speed
+            if self.playing and due and not self.runner.busy:
                 self._autoplay_wall = now
-                if self.session.next_step() is None:
-                    # a question stops the run; revealing it (v) lets it go on
-                    self._resume_after_reveal = self.session.question is not None
-                    self.playing = False
+                self._work(self.session.next_step, self._auto_stepped)
         self.refresh_view()
+
+    def _auto_stepped(self, outcome: object) -> None:
+        if outcome is None:
+            # a question (or the end) stops the run; revealing it (v) lets it go on
+            self._resume_after_reveal = self.session.question is not None
+            self.playing = False
+
+    def _work(self, work: Callable[[], object], then: Then | None = None) -> None:
+        """The session's work: inline on SQLite, on a thread of its own when the store is
+        across a network (`SessionRunner`); `then` gets the result, on the loop."""
+        if not self.runner.off_loop:
+            result = work()
+            if then is not None:
+                then(result)
+            return
+        self.runner.do(work, then, self._reading())
+
+    def _reading(self) -> Reading:
+        return Reading(PANEL_PARTS.get(self._active_tab(), frozenset()), self.lang, self._toml)
+
+    def on_session_worked(self, message: SessionWorked) -> None:
+        if message.error is not None:
+            raise message.error
+        if message.then is not None:
+            message.then(message.result)
+        if message.frame is not None:
+            self.draw(message.frame)
+
+    def on_session_idle(self, _message: SessionIdle) -> None:
+        self.runner.idle()
 
     # -- drawing -----------------------------------------------------------------------------
 
@@ -270,6 +312,9 @@ class MainScreen(Screen[None]):
                 word = "undo"
             hints.append(Hint(c.hint.key, tr(word, lang), c.hint.priority))
         self.query_one("#keybar", KeyBar).set_items(hints)
+        # p has one meaning in every sandbox and after a fork; its button says the same
+        undo = "undo" if self.session.undoes else "previous"
+        self.query_one("#controls", ControlBar).say("previous", undo, lang)
 
     def _reset_incremental(self, generation: int) -> None:
         self._generation = generation
@@ -300,29 +345,41 @@ class MainScreen(Screen[None]):
         if not force and frame == self._frame_key:
             return
         self._frame_key = frame
+        if not self.runner.off_loop:
+            self.draw(self.runner.read(self._reading()))
+        elif not self.runner.busy:
+            self.runner.do(_nothing, None, self._reading())  # a read, off the loop
+        else:
+            self._frame_key = None  # the job under way brings a frame; look again next time
+
+    def draw(self, frame: Frame) -> None:
+        """Bring every widget on screen up to one frame of the session."""
+        session = self.session
         self.refresh_count += 1
-        if session.generation != self._generation:
-            self._reset_incremental(session.generation)
+        if frame.generation != self._generation:
+            self._reset_incremental(frame.generation)
         lang = self.lang
-        snap = session.snapshot(PANEL_PARTS.get(self._active_tab(), frozenset()))
+        snap = frame.snap
         self._snap = snap
-        if snap.last_event_seq > self._seen_seq:
-            new_events = session.events(self._seen_seq)
-            if new_events:
-                self._seen_seq = new_events[-1].seq
-                self.timeline.feed(new_events)
-                checkpoint_writers(new_events, self._checkpoint_writers)
-                self._pending_events.extend(new_events)
-                del self._pending_events[:-2000]
-        self._show_header(snap)
+        new_events = [e for e in frame.events if e.seq > self._seen_seq]
+        if new_events:
+            self._seen_seq = new_events[-1].seq
+            self.timeline.feed(new_events)
+            checkpoint_writers(new_events, self._checkpoint_writers)
+            self._pending_events.extend(new_events)
+            del self._pending_events[:-2000]
+        self._show_header(frame)
         self._fit_controls(self.size.width)  # what the moment needs first (cached)
         if self._hint_moment() != self._hinted:
             self._set_key_hints()
         narration = self.query_one("#narration-box")
         narration.display = not session.is_sandbox or bool(self._message) or session.acts_count > 0
-        self.query_one("#narration", NarrationPanel).show(
-            narration_text(session, lang, self._message, toml=self._toml)
-        )
+        said = frame.narration
+        if self._message:
+            said = said.copy()
+            said.append("\n")
+            said.append(self._message, style="red")
+        self.query_one("#narration", NarrationPanel).show(said)
         self._show_workers(snap)
         self.query_one("#tasks", TaskTable).show(
             snap.tasks, snap.now_ms, lang, fenced=Mode(snap.mode).issues_fence_tokens
@@ -373,46 +430,27 @@ class MainScreen(Screen[None]):
         elif active == "tab-timeline":
             self.query_one("#timeline", OwnershipTimeline).show(self.timeline, snap.now_ms, lang)
 
-    def _show_header(self, snap: Snapshot) -> None:
+    def _show_header(self, frame: Frame) -> None:
+        snap = frame.snap
         violations = tuple((k, v) for k, v in sorted(snap.violations.items()) if v)
         self.query_one("#status", StatusHeader).show(
             HeaderState(
-                title=self.session.title(self.lang),
+                title=frame.title,
                 now_ms=snap.now_ms,
                 speed=self.pacer.speed,
                 mode=snap.mode,
                 playing=self.playing,
-                forked=self.session.forked,
-                dropped_script=self.session.dropped_script,
-                on_their_own=bool(self.session.handed_over),
+                forked=frame.forked,
+                dropped_script=frame.dropped_script,
+                on_their_own=frame.on_their_own,
                 violations=violations,
                 lang=self.lang,
             )
         )
 
     def _show_workers(self, snap: Snapshot) -> None:
-        cfg = self.session.config
-        held = {w.task_id for w in snap.workers if w.task_id is not None}
-        steps = {t.task_id: t.total_steps for t in snap.tasks if t.task_id in held}
         # read once, not once a pane: `lang` asks the app through a runtime-checked protocol
-        lang, faults = self.lang, not self.has_class("-short")
-        client_clock = snap.mode == Mode.CLIENT_CLOCK.value
-        states = [
-            PaneState(
-                view=w,
-                expires_at_ms=(
-                    None if w.store_remaining_ms is None else snap.now_ms + w.store_remaining_ms
-                ),
-                ttl_ms=cfg.ttl_ms,
-                heartbeat_ms=cfg.heartbeat_ms,
-                deadline_ms=cfg.deadline_ms,
-                total_steps=steps.get(w.task_id or ""),
-                client_clock=client_clock,
-                lang=lang,
-                faults=faults,
-            )
-            for w in snap.workers
-        ]
+        states = pane_states(snap, self.session.config, self.lang, not self.has_class("-short"))
         self.query_one("#workers", WorkerGrid).sync(states)
 
     def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
@@ -420,16 +458,25 @@ class MainScreen(Screen[None]):
 
     # -- acting --------------------------------------------------------------------------------
 
-    def act(self, action: Action) -> bool:
-        """An act of the person: forks a playback (if it happened), is recorded, shows at once."""
-        result = self.session.act(action)
+    def act(self, action: Action | Callable[[], Action]) -> None:
+        """An act of the person: forks a playback (if it happened), is recorded, shows at once.
+
+        `action` may be made when the act runs (a new task's id reads the store)."""
+        session = self.session
+
+        def work() -> ActionResult:
+            return session.act(action() if callable(action) else action)
+
+        self._work(work, self._acted)
+
+    def _acted(self, result: object) -> None:
+        assert isinstance(result, ActionResult)
         self._message = None if result.ok else refusal_text(result, self.lang)
         if not result.ok:
             self.notify(self._message or result.message, severity="warning", timeout=4)
         elif result.ignored:
             self.notify(tr("ignored", self.lang, msg=result.message), timeout=4)
         self.changed()
-        return result.ok
 
     def on_worker_pane_fault_requested(self, message: WorkerPane.FaultRequested) -> None:
         self.act(WORKER_ACTIONS[message.action](message.worker_id))
@@ -451,16 +498,7 @@ class MainScreen(Screen[None]):
 
     def action_filter_rejected(self) -> None:
         """Show one reason in the Rejected panel, then the next, then all again."""
-        table = self.query_one("#rejected", RejectedTable)
-        reasons = table.reasons()
-        if table.reason_filter is None:
-            table.reason_filter = reasons[0] if reasons else None
-        elif table.reason_filter in reasons and reasons.index(table.reason_filter) + 1 < len(
-            reasons
-        ):
-            table.reason_filter = reasons[reasons.index(table.reason_filter) + 1]
-        else:
-            table.reason_filter = None
+        self.query_one("#rejected", RejectedTable).next_filter()
         self.action_show_tab("tab-rejected")
 
     def set_rejected_filter(self, reason: str | None) -> None:
@@ -472,20 +510,31 @@ class MainScreen(Screen[None]):
 
     def action_next_step(self) -> None:
         self._message = None
-        if self.session.question is not None:
-            # interview mode: n by habit must not give the answer away; only v reveals
-            self.notify(tr("question_n", self.lang), timeout=4)
-            return
-        if self.session.live:
-            self.session.tick(SANDBOX_STEP_MS)
-        else:
-            self.session.next_step()
+        session = self.session
+
+        def work() -> bool:
+            if session.question is not None:
+                return False  # interview mode: n by habit must not give the answer away
+            if session.live:
+                session.tick(SANDBOX_STEP_MS)
+            else:
+                session.next_step()
+            return True
+
+        def then(played: object) -> None:
+            if not played:
+                self.notify(tr("question_n", self.lang), timeout=4)  # only v reveals
+
+        self._work(work, then)
         self.changed()
 
     def action_reveal(self) -> None:
         """Interview mode: the step waits on its question until the presenter reveals it."""
         self._message = None
-        if self.session.reveal() is None:
+        self._work(self.session.reveal, self._revealed)
+
+    def _revealed(self, outcome: object) -> None:
+        if outcome is None:
             self.notify(tr("nothing_to_reveal", self.lang), timeout=3)
         elif self._resume_after_reveal:
             self._autoplay_wall = time.monotonic()  # the revealed step stays a full beat
@@ -506,12 +555,15 @@ class MainScreen(Screen[None]):
         session = self.session
         undone = session.undo_target
         asking = session.question is not None
-        changed = session.previous_step()
-        if undone is not None and changed and not asking:
-            self.notify(tr("undone", self.lang, act=act_words(undone, self.lang)), timeout=4)
-        elif session.is_sandbox and not changed:
-            self.notify(tr("nothing_to_undo", self.lang), timeout=3)
-        self.changed()
+
+        def stepped(changed: object) -> None:
+            if undone is not None and changed and not asking:
+                self.notify(tr("undone", self.lang, act=act_words(undone, self.lang)), timeout=4)
+            elif session.is_sandbox and not changed:
+                self.notify(tr("nothing_to_undo", self.lang), timeout=3)
+            self.changed()
+
+        self._work(session.previous_step, stepped)
 
     def action_jump(self) -> None:
         """Go to any step in one act: a list of the steps, by number or by moving to one."""
@@ -531,7 +583,7 @@ class MainScreen(Screen[None]):
     def _jump(self, position: int) -> None:
         self._message = None
         self.playing = False
-        self.session.goto(position)
+        self._work(partial(self.session.goto, position))
         self.changed()
 
     def action_restart(self) -> None:
@@ -539,26 +591,18 @@ class MainScreen(Screen[None]):
 
     def _restart(self) -> None:
         self._message = None
-        self.session.restart()
+        self._work(self.session.restart)
         self.changed()
 
     def _discard_then(self, what: str, then: "Callable[[], None]") -> None:
         """Run `then`, after asking when it would lose acts recorded and not yet saved."""
-        if not self.session.has_unsaved_acts:
-            then()
-            return
-
-        def answered(yes: bool | None) -> None:
-            if yes:
-                then()
-
-        question = tr("discard_question", self.lang, n=self.session.acts_count, what=what)
-        self.app.push_screen(ConfirmScreen(question, self.lang), answered)
+        s = self.session
+        ask_then(self.app, s.has_unsaved_acts, s.acts_count, what, self.lang, then)
 
     def action_advance(self, ms: int) -> None:
         """Let `ms` of virtual time pass (a live run; tests drive time with this)."""
         if self.session.live:
-            self.session.tick(ms)
+            self._work(partial(self.session.tick, ms))
         else:
             self.act(Advance(ms))
         self.changed()
@@ -579,6 +623,7 @@ class MainScreen(Screen[None]):
         self.relabel()
         seen = self._rejections_seen
         self._generation = 0  # rewrite the event log in the new language
+        self.runner.forget_events()
         self.refresh_view(force=True)
         # the same run: rejections already looked at stay seen
         self._rejections_seen = max(seen, self._rejections_seen)
@@ -589,15 +634,19 @@ class MainScreen(Screen[None]):
     def set_mode(self, mode: Mode) -> None:
         def switch() -> None:
             self._message = None
-            self.session.set_mode(mode)
+            self._work(partial(self.session.set_mode, mode))
             meaning = glossary.mode_word(mode.value, self.lang)
             self.notify(tr("mode_now", self.lang, mode=mode.value, meaning=meaning), timeout=3)
             self.changed()
 
         self._discard_then(tr("mode", self.lang), switch)
 
+    def shown_snapshot(self) -> Snapshot:
+        """The snapshot on screen (read off the loop on PostgreSQL, like every frame)."""
+        return self._snap if self._snap is not None else self.session.snapshot(())
+
     def _waiting_task(self, what: str) -> str | None:
-        tasks = self._snap.tasks if self._snap is not None else self.session.snapshot(()).tasks
+        tasks = self.shown_snapshot().tasks
         task = self.query_one("#tasks", TaskTable).waiting_selected(tasks)
         if task is None:
             self.notify(tr("no_waiting", self.lang, what=tr(what, self.lang)), severity="warning")
@@ -614,10 +663,12 @@ class MainScreen(Screen[None]):
             self.act(Reject(task))
 
     def action_enqueue(self, kind: str = "ledger") -> None:
-        self.act(Enqueue(self.session.new_task_id(), kind=kind))
+        session = self.session
+        self.act(lambda: Enqueue(session.new_task_id(), kind=kind))
 
     def action_add_worker(self) -> None:
-        self.act(AddWorker(self.session.new_worker_id()))
+        session = self.session
+        self.act(lambda: AddWorker(session.new_worker_id()))
 
     def action_help(self) -> None:
         from demo.screens.help import HelpScreen

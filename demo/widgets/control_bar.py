@@ -34,6 +34,19 @@ class ControlBar(Horizontal):
         self._fitted = None
         self.fit(self.size.width, self._moments)
 
+    def say(self, control_id: str, word: str, lang: str) -> None:
+        """Another word on one button ("Undo" on Previous in a sandbox), sized to it."""
+        for c in buttons():
+            if c.id != control_id:
+                continue
+            button = self.query_one(f"#{button_id(c)}", Button)
+            label = tr(word, lang)
+            if str(button.label) != label:
+                button.label = label
+                button.styles.width = cell_len(label) + 2
+                self._fitted = None
+                self.fit(self.size.width, self._moments)
+
     def fit(self, width: int, moments: frozenset[Moment]) -> None:
         """Show the buttons that fit whole, those that answer `moments` first and leftmost."""
         if self._fitted == (width, moments):

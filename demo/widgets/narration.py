@@ -126,7 +126,8 @@ def _mark(text: Text, mark: Mark, lang: str, *, toml: bool) -> None:
     if mark.now is not None and not mark.now.ok:
         # no stale ✓: it held at its step, the panes now say otherwise
         was = "✓" if mark.check.ok else "✗"
-        text.append(f" ○ {tr('at_step', lang, k=mark.step, mark=was)} ", style="dim")
+        dated = tr("at_step", lang, k=mark.step, mark=was)
+        text.append(f" ○ {dated}" + ("" if dated.endswith("：") else " "), style="dim")
         text.append(said, style="dim")
         return
     if mark.holds:

@@ -206,6 +206,17 @@ class RejectedTable(KeyedTable):
         """The reasons refused so far, in order of first appearance."""
         return list(dict.fromkeys(g.first.reason for g in self._groups.values()))
 
+    def next_filter(self) -> None:
+        """Show one reason, then the next, then all again."""
+        reasons = self.reasons()
+        at = reasons.index(self.reason_filter) if self.reason_filter in reasons else None
+        if self.reason_filter is None:
+            self.reason_filter = reasons[0] if reasons else None
+        elif at is not None and at + 1 < len(reasons):
+            self.reason_filter = reasons[at + 1]
+        else:
+            self.reason_filter = None
+
     def row_style(self, row_index: int) -> Style | None:
         rows = self.ordered_rows
         if row_index >= len(rows):

@@ -102,24 +102,25 @@ def connect(path: str | os.PathLike[str], *, check_same_thread: bool = True) -> 
     return conn
 
 
-def disable_autocheckpoint(conn: sqlite3.Connection) -> None:
-    """No checkpoint inside this connection's commits: someone else runs them."""
+def disable_auto_wal_flush(conn: sqlite3.Connection) -> None:
+    """No WAL flush (SQLite's "checkpoint") inside this connection's commits: someone else
+    runs them."""
     conn.execute("PRAGMA wal_autocheckpoint = 0")
 
 
-def checkpoint_connection(path: str) -> sqlite3.Connection:
-    """A second connection to a store, only for checkpoints (it never writes rows).
+def wal_flush_connection(path: str) -> sqlite3.Connection:
+    """A second connection to a store, only for WAL flushes (it never writes rows).
 
     `mode=rw`: a database deleted meanwhile is an error here, never a new empty file.
     """
     conn = sqlite3.connect(f"{Path(path).resolve().as_uri()}?mode=rw", uri=True)
     conn.isolation_level = None
-    # A passive checkpoint never waits for a lock, so it needs no busy handler.
+    # A passive flush never waits for a lock, so it needs no busy handler.
     conn.execute("PRAGMA busy_timeout = 0")
     return conn
 
 
-def checkpoint(conn: sqlite3.Connection) -> None:
+def flush_wal(conn: sqlite3.Connection) -> None:
     """Copy what it can from the WAL into the database without waiting for anyone."""
     conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
 

@@ -132,12 +132,14 @@ def _line_of(loc: tuple[int | str, ...], lines: Lines, key: str | None) -> int:
 
 
 def expect_line(lines: Lines, step: int, n: int) -> int:
-    """The line of the n-th inline table of a step's `expect`."""
+    """The line of a step's n-th expectation: its inline table, or its `[[step.expect]]`."""
     at = lines.entry_key("step", step, "expect")
     block = lines.block("step", step)
     if block is None:
         return at
     found = lines.nth_brace(at, block[1], n)
+    if found is None:
+        found = lines.nth_sub_block("step", step, "expect", n)
     return found if found is not None else at
 
 

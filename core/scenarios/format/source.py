@@ -114,6 +114,21 @@ class Lines:
                 return start, end
         return None
 
+    def nth_sub_block(self, name: str, index: int, sub: str, n: int) -> int | None:
+        """The header line of the n-th `[[name.sub]]` inside the index-th `[[name]]` entry
+        (which runs until the next `[[name]]` header), or None."""
+        block = self.block(name, index)
+        if block is None:
+            return None
+        nxt = self.block(name, index + 1)
+        end = nxt[0] if nxt is not None else self.total + 1
+        inside = [
+            start
+            for start, _end, block_name, is_array, _i in self.blocks
+            if block_name == f"{name}.{sub}" and is_array and block[0] < start < end
+        ]
+        return inside[n] if n < len(inside) else None
+
     def key_in(self, start: int, end: int, key: str) -> int | None:
         pattern = re.compile(
             r"^\s*(?:" + re.escape(key) + r"|\"" + re.escape(key) + r"\"|'"
