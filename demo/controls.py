@@ -255,7 +255,7 @@ CONTROLS: tuple[Control, ...] = (
         help=HelpLine(
             "s",
             "save transcript, screenshot, scenario (borrowed-keys-out/)",
-            "保存登记簿、截图、场景（borrowed-keys-out/）",
+            "保存回放记录、截图、场景（borrowed-keys-out/）",
         ),
     ),
     Control(
@@ -296,7 +296,7 @@ CONTROLS: tuple[Control, ...] = (
         "show_workers",
         "workers",
         "tip_workers",
-        help=HelpLine("0", "back to the worker panes", "回到工作者面板"),
+        help=HelpLine("0", "back to the worker panes", "回到执行者面板"),
     ),
     Control(
         "palette",

@@ -134,7 +134,7 @@ WORDS: dict[str, tuple[str, str]] = {
     "tip_help": ("The five ideas and where they show", "五个概念以及它们在屏幕上的位置"),
     "tip_save": (
         "Save the transcript (JSON Lines), a screenshot (SVG) and the run as a scenario",
-        "保存登记簿（JSON Lines）、截图（SVG），并把这一局存为场景",
+        "保存回放记录（JSON Lines）、截图（SVG），并把这一局存为场景",
     ),
     "tip_quit": ("Leave the app", "退出"),
     "tip_pause": ("Pause (presentation remote)", "暂停（演示遥控器）"),
@@ -179,7 +179,7 @@ WORDS.update(
         "undo": ("Undo", "撤销"),
         "timeline_legend": (
             "each letter = who held it · ✕ lease expired · ! write rejected",
-            "每个字母 = 当时的持有者 · ✕ 租约过期 · ! 写入被拒",
+            "每个字母 = 当时的持有人 · ✕ 租约过期 · ! 写入被拒",
         ),
         "undone": ("Undone: {act} (and the time after it)", "已撤销：{act}（以及之后流逝的时间）"),
         "nothing_to_undo": ("Nothing to undo yet", "还没有可撤销的动作"),
@@ -190,8 +190,8 @@ WORDS.update(
         ),
         "yes": ("Yes, go on (y)", "继续（y）"),
         "no": ("No (n)", "取消（n）"),
-        "workers": ("Workers", "工作者"),
-        "tip_workers": ("Back to the worker panes (key 0)", "回到工作者面板（按键 0）"),
+        "workers": ("Workers", "执行者"),
+        "tip_workers": ("Back to the worker panes (key 0)", "回到执行者面板（按键 0）"),
         "filter": ("Filter", "筛选"),
         "tip_filter": (
             "Rejected panel: one reason at a time, then all",
@@ -200,7 +200,7 @@ WORDS.update(
         "panels": ("panels", "面板"),
         "speed_word": ("speed", "速度"),
         "palette": ("all acts", "全部动作"),
-        "tip_add_worker": ("Add a worker to the run", "往这一局里加一位工作者"),
+        "tip_add_worker": ("Add a worker to the run", "往这一局里加一位执行者"),
         "palette_act": ("{act}", "{act}"),
         "palette_act_help": (
             "Do it now (a playback forks and records it)",
@@ -219,7 +219,7 @@ WORDS.update(
         ),
         "palette_panel": ("Show panel: {panel}", "显示面板：{panel}"),
         "kind_ledger": ("pages into the master ledger", "往总册里写页"),
-        "kind_browser": ("a browser agent's clicks", "浏览器代理的点击"),
+        "kind_browser": ("a browser agent's clicks", "浏览器 Agent的点击"),
         "kind_tools": ("tool calls with side effects", "带副作用的工具调用"),
         "kind_approval": ("work that waits for a person's approval", "要等人批准的活"),
     }
@@ -242,10 +242,8 @@ def act_words(action: "Action", lang: str) -> str:
 
 
 def tr(key: str, lang: str, **fmt: object) -> str:
-    """The word for `key` in `lang` (en or zh)."""
-    en, zh = WORDS[key]
-    text = zh if lang == "zh" else en
-    return text.format(**fmt) if fmt else text
+    """A word of the app's table, by the glossary's one lookup."""
+    return glossary.lookup(WORDS, key, lang, **fmt)
 
 
 # The glossary's lookups, under the names the widgets use.

@@ -403,13 +403,16 @@ async def test_heartbeat_line_is_the_one_stored_and_heard(
     assert heard[-1] == stored
     expires = None if mode is Mode.NO_EXPIRY else 20_000 + TTL
     assert renewed.expires_at == expires
+    # without expiry a heartbeat extends nothing: its line says what it wrote
     assert (stored.event, stored.task_id, stored.worker_id, stored.at) == (
-        "renewed",
+        "renewed" if expires is not None else "heartbeat_noted",
         "t1",
         "w1",
         20_000,
     )
-    assert stored.detail == ({} if expires is None else {"expires_at": expires})
+    assert stored.detail == (
+        {"last_heartbeat_at": 20_000} if expires is None else {"expires_at": expires}
+    )
 
 
 async def test_batch_lines_are_the_ones_stored_and_heard(

@@ -121,3 +121,14 @@ def test_lookups_fall_back_to_the_name() -> None:
     assert glossary.person_name("w7", "zh") is None
     assert glossary.person_name("acheng", "en") == "Acheng"
     assert glossary.person_name("laojiang", "zh") == "老绛"
+
+
+def test_every_table_is_read_by_the_one_lookup() -> None:
+    """The transcript's and the app's words go through glossary.lookup, as the glossary's do."""
+    from core.scenarios import player
+
+    assert player.word("step", "zh", n=3) == glossary.lookup(glossary.TRANSCRIPT, "step", "zh", n=3)
+    assert i18n.tr("kill", "zh") == glossary.lookup(i18n.WORDS, "kill", "zh") == "杀死"
+    assert glossary.event_word("claimed", "zh") == glossary.lookup(glossary.EVENTS, "claimed", "zh")
+    assert glossary.lookup(glossary.EVENTS, "not_a_word", "zh") == "not_a_word"
+    assert not hasattr(player, "WORDS")

@@ -112,7 +112,26 @@ def test_the_cli_prints_the_seeds_sql_beside_ours(capsys: pytest.CaptureFixture[
     assert SEED_STATEMENTS["heartbeat"] in out
     assert "status = 'running'" in out  # ours, compiled for SQLite
     assert cli_main(["sql", "--mode", "seed_sql"]) == 0
-    assert "lease_expires_at >= :now" not in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "lease_expires_at >= :now" not in out
+
+
+def test_sql_says_line_by_line_what_the_store_adds_to_the_seed(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Every column the claim sets beyond the seed's has a line saying why, and the
+    claim's subquery (the fence counter) does not break its layout."""
+    assert cli_main(["sql", "--mode", "seed_sql"]) == 0
+    out = capsys.readouterr().out
+    claim = out.split("-- claim: what this store runs")[1].split("-- heartbeat:")[0]
+    for added in ("fence_token:", "renew_deadline:", "max_attempts:", ":now:", ":ttl:"):
+        assert f"--   + {added}" in claim
+    assert (
+        "\nWHERE task_id = :task_id\n  AND (status = 'queued' OR lease_expires_at < :judge_now)"
+        in claim
+    )
+    heartbeat = out.split("-- heartbeat: what this store runs")[1].split("-- complete:")[0]
+    assert "--   + renew_deadline:" in heartbeat and "--   + fence_token" not in heartbeat
 
 
 def test_the_fuzzer_finds_completed_twice_under_seed_sql(tmp_path: Path) -> None:
@@ -309,12 +328,20 @@ def test_no_expiry_task_has_no_version_in_the_snapshot() -> None:
     sim.close()
 
 
-def test_no_checkpoint_saves_the_box_and_the_successor_walks_past_it() -> None:
+def test_no_checkpoint_never_saves_a_box_and_the_successor_starts_blank() -> None:
+    """Mistake four as the seed writes it: nothing is saved, the successor starts at 1."""
     sim = played("10_mistake_no_checkpoint.toml")
-    (ignored,) = named(sim, "checkpoint_ignored")
-    assert (ignored.worker_id, ignored.detail["step"]) == ("linzhou", 3)
-    assert len(named(sim, "checkpoint_saved", worker_id="acheng")) == 3
+    assert named(sim, "checkpoint_saved") == []
+    assert named(sim, "checkpoint_ignored") == []
+    assert sim.snapshot().checkpoints == ()
+    keys = [e.detail["key"] for e in named(sim, "write_accepted", worker_id="linzhou")]
+    assert keys[0] == "floor6/1"
     sim.close()
+    unread = played("10_mistake_no_checkpoint.toml", Mode.UNREAD_CHECKPOINT)
+    (ignored,) = named(unread, "checkpoint_ignored")
+    assert (ignored.worker_id, ignored.detail["step"]) == ("linzhou", 3)
+    assert len(named(unread, "checkpoint_saved", worker_id="acheng")) == 3
+    unread.close()
     twin = played("10_mistake_no_checkpoint.toml", Mode.CORRECT)
     assert named(twin, "checkpoint_ignored") == []
     keys = [e.detail["key"] for e in named(twin, "write_accepted", worker_id="linzhou")]

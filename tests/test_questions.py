@@ -109,3 +109,37 @@ def test_questions_round_trip_through_the_writer() -> None:
     original = load_scenario(INTERVIEW)
     again = parse_scenario(dump(original), "again.toml")
     assert again.steps == original.steps
+
+
+# -- an interview's worth: a question in every engineering scenario ---------------------------
+
+ENGINEERING = sorted(
+    p
+    for p in (HERE.parent / "scenarios").glob("*.toml")
+    if p.name[:2].isdigit() and p.name[:2] != "00"
+)
+
+
+def test_every_engineering_scenario_asks_at_least_one_question_with_its_why() -> None:
+    assert len(ENGINEERING) >= 18
+    for path in ENGINEERING:
+        questions = [s.question for s in load_scenario(path).steps if s.question is not None]
+        assert questions, path.name
+        for q in questions:
+            assert q.why_in("en") and q.why_in("zh") != q.why_in("en"), path.name
+            assert q.choices and len(q.choices_zh) == len(q.choices), path.name
+
+
+def test_no_answer_gives_itself_away() -> None:
+    """The right choice is not the one long, careful answer among short straw men, and it
+    is not always in the same place."""
+    places = []
+    for path in ENGINEERING:
+        for q in (s.question for s in load_scenario(path).steps if s.question is not None):
+            assert q.answer is not None
+            places.append(q.answer)
+            for choices in (q.choices, q.choices_zh):
+                right = len(choices[q.answer - 1])
+                longest_wrong = max(len(c) for i, c in enumerate(choices, 1) if i != q.answer)
+                assert right <= 1.4 * longest_wrong, (path.name, choices)
+    assert len(set(places)) == 3 and max(places.count(p) for p in set(places)) < len(places) / 2

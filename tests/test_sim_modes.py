@@ -8,6 +8,7 @@ import pytest
 from core.engine.config import LeaseConfig, Mode
 from core.sim.simulation import Simulation
 from core.sim.spec import (
+    ACTION_TYPES,
     WORKER_ACTIONS,
     Action,
     Advance,
@@ -251,6 +252,38 @@ def test_a_task_orphaned_by_a_crash_is_stuck_even_after_its_worker_restarts() ->
     advance(sim, 400)
     snap = sim.snapshot()
     assert snap.violations == {} and snap.task("t").row.status == "done"  # type: ignore[union-attr]
+
+
+def test_no_expiry_a_call_on_a_task_another_has_claimed_since_is_a_rejection() -> None:
+    """Without expiry no claim writes a token (all stay 0): after linzhou's `fail` put the
+    task back and acheng claimed it, linzhou's lease (0, 0) was issued and is now someone
+    else's round. His call is refused and recorded, like any other rejection."""
+    sim = make_sim(mode=Mode.NO_EXPIRY, manual=("acheng", "linzhou"))
+    act(sim, "claim", worker="linzhou")
+    act(sim, "fail", worker="linzhou", retry=True)
+    act(sim, "claim", worker="acheng")
+    result = sim.apply(ACTION_TYPES["heartbeat"](worker="linzhou"))
+    assert not result.ok
+    (ev,) = named(sim, "renew_rejected")
+    assert (ev.worker_id, ev.reason, ev.lease_token) == ("linzhou", "superseded", 0)
+    task = sim.snapshot().task("floor6")
+    assert task is not None and task.row.owner_id == "acheng"
+
+
+def test_no_expiry_a_heartbeat_renews_nothing_and_says_what_it_writes() -> None:
+    sim = kill_the_holder(Mode.NO_EXPIRY)
+    assert named(sim, "renewed") == []
+    noted = named(sim, "heartbeat_noted")
+    assert noted and all(set(e.detail) == {"last_heartbeat_at"} for e in noted)
+    sim.close()
+
+
+def test_no_idempotency_the_effect_carries_no_key() -> None:
+    sim = kill_after_api_call(Mode.NO_IDEMPOTENCY)
+    applied = named(sim, "effect_applied")
+    assert len(applied) == 2 and all("key" not in e.detail and e.detail["call"] for e in applied)
+    twin = kill_after_api_call(Mode.CORRECT)
+    assert all("key" in e.detail and "call" not in e.detail for e in named(twin, "effect_applied"))
 
 
 # -- stuck_task: out of reach for too long while someone looks for work --------------------

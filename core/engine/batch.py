@@ -236,10 +236,13 @@ def _build(dialect: Dialect, policy: Policy) -> BatchStatements:
     if policy.expiry:
         claim_values.update(
             lease_token=case((has_attempts, t.c.lease_token + 1), else_=t.c.lease_token),
-            fence_token=case((has_attempts, picked.c.fence), else_=t.c.fence_token),
             lease_expires_at=case((has_attempts, now + ttl), else_=null()),
             renew_deadline=case((has_attempts, now + deadline), else_=null()),
         )
+        if policy.fence_tokens:  # none before the fence tag
+            claim_values["fence_token"] = case(
+                (has_attempts, picked.c.fence), else_=t.c.fence_token
+            )
     claim_many = (
         update(t).where(t.c.task_id == picked.c.task_id).values(claim_values).returning(*returning)
     )

@@ -16,6 +16,7 @@ class Policy:
 
     expiry: bool = True
     fencing: bool = True
+    fence_tokens: bool = True  # False: no claim issues one (the world before the fence tag)
     idempotency: bool = True
     guards: bool = True
 
@@ -57,7 +58,8 @@ def policy_for(mode: Mode) -> Policy:
     """The safety mechanisms a mode leaves on."""
     return Policy(
         expiry=mode is not Mode.NO_EXPIRY,
-        fencing=mode is not Mode.NO_FENCING,
+        fencing=mode not in (Mode.NO_FENCING, Mode.BEFORE_FENCE),
+        fence_tokens=mode is not Mode.BEFORE_FENCE,
         idempotency=mode is not Mode.NO_IDEMPOTENCY,
         guards=mode is not Mode.SEED_SQL,
     )

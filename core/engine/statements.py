@@ -403,10 +403,11 @@ def _lease_statements(c: _Common, next_fence: Any) -> dict[str, Stmt]:
     if policy.expiry:
         claim_values.update(
             lease_token=case((has_attempts, t.c.lease_token + 1), else_=t.c.lease_token),
-            fence_token=case((has_attempts, next_fence), else_=t.c.fence_token),
             lease_expires_at=case((has_attempts, now + ttl), else_=null()),
             renew_deadline=case((has_attempts, now + deadline), else_=null()),
         )
+        if policy.fence_tokens:
+            claim_values["fence_token"] = case((has_attempts, next_fence), else_=t.c.fence_token)
     out: dict[str, Stmt] = {}
     out["claim_any"] = c.sql(
         update(t).where(t.c.task_id == pick).values(claim_values).returning(*returning)

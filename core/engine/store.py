@@ -154,7 +154,7 @@ class LeaseStore(StoreReads, BatchOperations):
         def run(conn: Any) -> Any:
             # Read the clock once the write lock is held: a time read before waiting for
             # the lock could be older than a competing commit that already happened.
-            txn = _Txn(self.sql, conn, self._now(conn))
+            txn = _Txn(self.sql, conn, self._now(conn), fence_tokens=self.policy.fence_tokens)
             txn_holder.append(txn)
             try:
                 return body(txn)
@@ -177,6 +177,10 @@ class LeaseStore(StoreReads, BatchOperations):
             raise UnknownTask(lease.task_id)
         status, owner, cur_lease, cur_fence = current
         if lease.lease_token < cur_lease:
+            return RejectReason.SUPERSEDED
+        if not self.policy.expiry and owner is not None and owner != lease.owner_id:
+            # Without expiry no claim writes a token (every lease is 0, 0): another owner
+            # is the only trace of a claim made since, so the caller's round is over.
             return RejectReason.SUPERSEDED
         if (
             lease.lease_token > cur_lease
@@ -330,7 +334,7 @@ class LeaseStore(StoreReads, BatchOperations):
                         return None
                     continue
                 lease = _lease(row)
-                if self.sql.fence_issued is not None:
+                if self.sql.fence_issued is not None and self.policy.fence_tokens:
                     self.sql.fence_issued.run(txn.conn, {"fence_token": lease.fence_token})
                 txn.lease_event(
                     EventKind.CLAIMED,
@@ -349,8 +353,13 @@ class LeaseStore(StoreReads, BatchOperations):
 
         def body(txn: _Txn) -> Lease:
             params = self._gate_params(lease, txn.now)
-            if self.batch_sql.renew_logged is not None:
-                # PostgreSQL: the renewal and its register line in one statement.
+            if (
+                self.batch_sql.renew_logged is not None
+                and self.policy.expiry
+                and self.policy.fence_tokens
+            ):
+                # PostgreSQL: the renewal and its register line in one statement (its line
+                # is `renewed` with both tokens, so not for a run that has neither).
                 logged = renew_logged(self, txn, lease, params)
                 if logged is None:
                     raise self._reject(txn, lease, Operation.HEARTBEAT)
@@ -359,11 +368,10 @@ class LeaseStore(StoreReads, BatchOperations):
             if row is None:
                 raise self._reject(txn, lease, Operation.HEARTBEAT)
             renewed = _lease(row)
-            txn.lease_event(
-                EventKind.RENEWED,
-                lease,
-                expires_at=renewed.expires_at,
-            )
+            if self.policy.expiry:
+                txn.lease_event(EventKind.RENEWED, lease, expires_at=renewed.expires_at)
+            else:
+                txn.lease_event(EventKind.HEARTBEAT_NOTED, lease, last_heartbeat_at=txn.now)
             return renewed
 
         result: Lease = await self._write(body)
@@ -580,7 +588,9 @@ class LeaseStore(StoreReads, BatchOperations):
             txn.lease_event(
                 EventKind.EFFECT_APPLIED if applied else EventKind.EFFECT_DEDUPLICATED,
                 lease,
-                key=idempotency_key,
+                # Without idempotency the call carries no key: the register names the call.
+                **({"key": idempotency_key} if self.policy.idempotency else {}),
+                call=None if self.policy.idempotency else idempotency_key,
                 effect=effect,
             )
             return EffectOutcome(applied, json.loads(stored[0]) if stored else outcome)

@@ -31,8 +31,9 @@ def lease_of(row: tuple[Any, ...]) -> Lease:
 class Txn:
     """Collects the events of one transaction, to hand to listeners after it commits."""
 
-    def __init__(self, sql: Statements, conn: Any, now: int) -> None:
+    def __init__(self, sql: Statements, conn: Any, now: int, *, fence_tokens: bool = True) -> None:
         self.sql = sql
+        self.fence_tokens = fence_tokens  # False: the world before the fence tag
         self.conn = conn
         self.now = now
         self.events: list[EventRow] = []
@@ -69,6 +70,10 @@ class Txn:
         **detail: Any,
     ) -> EventRow:
         clean = {k: v for k, v in detail.items() if v is not None}
+        if not self.fence_tokens:
+            # The world before the fence tag: no line of the register names a fence token.
+            fence_token = None
+            clean = {k: v for k, v in clean.items() if "fence" not in k}
         # Plain strings in the row, as a row read back from the database has them.
         event = str(kind)
         if reason is not None:

@@ -31,6 +31,10 @@ class EventKind(enum.StrEnum):
     CLAIMED = "claimed"
     CLAIM_REJECTED = "claim_rejected"
     RENEWED = "renewed"
+    # Without expiry (mistake one: "running 只说明任务一度在运行。它没有过期时间，也没有版本")
+    # a heartbeat has nothing to extend: it only writes `last_heartbeat_at`, and the register
+    # says exactly that.
+    HEARTBEAT_NOTED = "heartbeat_noted"
     RENEW_REJECTED = "renew_rejected"
     LEASE_EXPIRED = "lease_expired"
     CHECKPOINT_SAVED = "checkpoint_saved"

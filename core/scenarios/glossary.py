@@ -9,6 +9,7 @@ English of events, reasons, statuses, worker states and violations is the name i
 an English transcript shows exactly what `--json` and the scenario files spell.
 """
 
+import re
 from collections.abc import Mapping
 from typing import Final
 
@@ -16,14 +17,19 @@ Word = tuple[str, str]  # (en, zh)
 
 
 def pick(word: Word, lang: str) -> str:
-    """The word in `lang` ("zh" or anything else for English)."""
+    """One (en, zh) pair in `lang` ("zh" or anything else for English)."""
     return word[1] if lang == "zh" else word[0]
 
 
-def _lookup(table: Mapping[str, Word], name: str, lang: str) -> str:
-    """`name` in `lang`, or `name` itself when the glossary does not have it."""
+def lookup(table: Mapping[str, Word], name: str, lang: str, /, **fmt: object) -> str:
+    """The one lookup of every word table (this module's, the transcript's, the app's):
+    `name` in `lang`, its `{fields}` filled from `fmt`; a name the table does not have is
+    shown as itself (a word the code writes before any table knows it)."""
     word = table.get(name)
-    return name if word is None else pick(word, lang)
+    if word is None:
+        return name
+    text = pick(word, lang)
+    return text.format(**fmt) if fmt else text
 
 
 # -- the ideas and the things on screen --------------------------------------------------------
@@ -37,6 +43,9 @@ CONCEPTS: Final[dict[str, Word]] = {
     "expires_in": ("Expires in", "剩余租期"),
     "heartbeat": ("Heartbeat", "心跳续约"),
     "expired": ("Expired", "已过期"),
+    # A running task whose lease has run out, until someone claims it: "他把第六层的钥匙状态
+    # 改成'可再借出'".
+    "lendable": ("lendable again", "可再借出"),
     "fence": ("Fence", "围栏令牌"),
     "fencing_token": ("Fencing token", "围栏令牌"),
     "ledger": ("Ledger", "总册"),
@@ -69,7 +78,7 @@ COLUMNS: Final[dict[str, Word]] = {
     "task": ("Task", "任务"),
     "kind": ("kind", "类型"),
     "status": ("status", "状态"),
-    "owner": ("owner", "持有者"),
+    "owner": ("owner", "持有人"),
     "attempt": ("attempt", "尝试次数"),
     "lease_token": ("lease_token", "租约号"),
     "fence_token": ("fence", "围栏令牌"),
@@ -90,6 +99,7 @@ COLUMNS: Final[dict[str, Word]] = {
     "worker": ("Worker", "执行者"),
     "step": ("step", "步骤"),
     "seq": ("#", "#"),
+    "inside": ("inside the box", "木匣里装着"),
 }
 
 # The task table's narrow columns, with their headers on two lines.
@@ -127,6 +137,7 @@ EVENTS: Final[dict[str, Word]] = {
     "claimed": ("claimed", "借出租约"),
     "claim_rejected": ("claim_rejected", "领取被拒"),
     "renewed": ("renewed", "心跳续约"),
+    "heartbeat_noted": ("heartbeat_noted", "心跳已记下（无可续期）"),
     "renew_rejected": ("renew_rejected", "续约被拒"),
     "lease_expired": ("lease_expired", "租约过期"),
     "checkpoint_saved": ("checkpoint_saved", "存入检查点"),
@@ -192,16 +203,24 @@ MODES: Final[dict[str, Word]] = {
     "long_lease": ("mistake two: a very long lease", "误区二：租期拉得极长"),
     "no_fencing": ("mistake three: heartbeats but no fence", "误区三：只有心跳，没有围栏"),
     "no_checkpoint": ("mistake four: no checkpoint", "误区四：只回收资格，不保存中间结果"),
+    "unread_checkpoint": (
+        "a second lesson: the box saved, then walked past",
+        "另一课：木匣存了，接手者却不读",
+    ),
     "client_clock": (
         "mistake five: the client's clock judges expiry",
         "误区五：用客户端时钟判断过期",
     ),
     "no_idempotency": ("no idempotency: side effects repeat", "缺少幂等：副作用会重复"),
-    "seed_sql": ("the design's three statements as printed", "原文的三条 SQL，一字不改"),
+    "seed_sql": (
+        "the seed's three statements with their guards as printed",
+        "原文的三条 SQL，守卫照原文",
+    ),
     "heartbeat_in_work": (
         "the heartbeat sent from the work loop",
         "心跳和业务逻辑绑在一起",
     ),
+    "before_fence": ("the world before the fence tag", "围栏签出现之前"),
 }
 
 # Actions (a scenario's `do`) and the operations the Rejected panel names.
@@ -232,6 +251,85 @@ ACTIONS: Final[dict[str, Word]] = {
     "park": ("park", "挂起待批"),
 }
 
+# What a box (checkpoint) holds, by the keys of each task kind's state. The browser's are
+# the seed's four: "已打开到哪个 URL；已完成哪些操作；当前截图或 DOM 摘要在哪；下一步计划是什么".
+BOX: Final[dict[str, Word]] = {
+    "url": ("URL", "网址"),
+    "actions": ("actions done", "已做操作"),
+    "dom_summary": ("DOM summary", "DOM 摘要"),
+    "screenshot": ("screenshot", "截图"),
+    "next_action": ("next step", "下一步"),
+    "calls": ("calls done", "已做调用"),
+    "documents": ("documents", "文档数"),
+    "artifacts": ("artifacts", "产物"),
+    "reconciled": ("pages reconciled", "已对齐页数"),
+    "total": ("running total", "累计"),
+    "last": ("last item", "最后一项"),
+    "done": ("steps done", "已做步骤"),
+}
+
+
+def box_contents(state: Mapping[str, object], lang: str) -> str:
+    """What is inside a box, in a line: each known part by its word, a list by its last
+    item and its length ("actions done: 4:screenshot (4)")."""
+    parts = []
+    for key, (en, zh) in BOX.items():
+        if key not in state or state[key] in (None, "", []):
+            continue
+        value = state[key]
+        shown = f"{value[-1]} ({len(value)})" if isinstance(value, list) else str(value)
+        if key == "last":
+            shown = lookup(VILLAGES, shown, lang)
+        parts.append(f"{zh if lang == 'zh' else en}: {shown}")
+    return " · ".join(parts)
+
+
+# A ledger page is data written once in English (the scenario files and `--json` keep it
+# so); a Chinese run shows it in Chinese. The villages of the ledger kind, and the verbs of
+# the browser's and the tools' pages.
+VILLAGES: Final[dict[str, Word]] = {
+    "north bank": ("north bank", "北岸"),
+    "south bank": ("south bank", "南岸"),
+    "west ferry": ("west ferry", "西渡口"),
+    "east flat": ("east flat", "东滩"),
+    "stone bridge": ("stone bridge", "石桥"),
+    "willow bay": ("willow bay", "柳湾"),
+    "pine mouth": ("pine mouth", "松口"),
+    "deer creek": ("deer creek", "鹿溪"),
+    "bluestone": ("bluestone", "青石"),
+    "maple wood": ("maple wood", "枫林"),
+}
+PAGE_VERBS: Final[dict[str, Word]] = {
+    "open": ("open", "打开"),
+    "act": ("act", "操作"),
+    "extract": ("extract", "提取"),
+    "screenshot": ("screenshot", "截图"),
+    "retrieve": ("retrieve", "检索"),
+    "call_api": ("call_api", "调用 API"),
+    "produce": ("produce", "生成结果"),
+    "draft": ("draft", "起草"),
+    "apply": ("apply", "执行"),
+}
+_LEDGER_VALUE = re.compile(
+    r"^page (?P<n>\d+): (?P<village>[a-z ]+?),? (?P<grain>\d+) dan(?: \(total (?P<total>\d+)\))?$"
+)
+
+
+def ledger_value(value: str, lang: str) -> str:
+    """A ledger page's text in `lang`: "page 3: west ferry 73 dan (total 288)" is
+    "第 3 页：西渡口 73 石（累计 288）" in Chinese; a page of another shape has its verb
+    translated ("open https://..." is "打开 https://..."), anything else stays as written."""
+    if lang != "zh":
+        return value
+    found = _LEDGER_VALUE.match(value)
+    if found is not None:
+        village = lookup(VILLAGES, found["village"], lang)
+        total = f"（累计 {found['total']}）" if found["total"] else ""
+        return f"第 {found['n']} 页：{village} {found['grain']} 石{total}"
+    verb, sep, rest = value.partition(" ")
+    return f"{lookup(PAGE_VERBS, verb, lang)}{sep}{rest}" if verb in PAGE_VERBS else value
+
+
 # -- the story -------------------------------------------------------------------------------------
 
 # The story's people, by the worker ids the scenarios give them.
@@ -256,10 +354,31 @@ STORY: Final[dict[str, Word]] = {
     "rejected": ("the counting house refuses it", "账房拒收"),
     "checkpoint": ("the numbered box on the shelf by the stairs", "暂存木匣，楼梯口的暂存架"),
     "event_log": ("the loan register", "借出登记簿"),
+    # The story has no idempotency: its counting house refuses stale pages by the fence tag.
     "idempotency": (
-        "the ledger that refuses stale pages, and never pays twice",
-        "拒收旧页、也不会付两次钱的账房",
+        "(the story has none: the counting house refuses stale pages by the fence tag)",
+        "（故事里没有：账房拒收旧页，靠的是围栏签，不是幂等）",
     ),
+}
+
+
+# The transcript's own words (the player's readable output).
+TRANSCRIPT: Final[dict[str, Word]] = {
+    "step": ("Step", "第{n}步"),
+    "lease": TOKENS["lease"],
+    "fence": TOKENS["fence"],
+    "pass": ("pass", "通过"),
+    "fail": ("FAIL", "未通过"),
+    "found": ("found", "实际"),
+    "passed": ("passed", "通过"),
+    "failed": ("failed", "未通过"),
+    "violations": ("violations", "安全违规"),
+    "none": ("none", "无"),
+    "start": ("start", "开始"),
+    "mode": ("mode", "模式"),
+    "seed": ("seed", "种子"),
+    "ask": ("Q:", "问："),
+    "answer": ("A:", "答："),
 }
 
 
@@ -267,46 +386,47 @@ STORY: Final[dict[str, Word]] = {
 
 
 def event_word(name: str, lang: str) -> str:
-    return _lookup(EVENTS, name, lang)
+    return lookup(EVENTS, name, lang)
 
 
 def reason_word(name: str, lang: str) -> str:
-    return _lookup(REASONS, name, lang)
+    """A register line's reason: a refusal's, or the violation a `violation` line names."""
+    return lookup(REASONS if name in REASONS else VIOLATIONS, name, lang)
 
 
 def status_word(name: str, lang: str) -> str:
-    return _lookup(TASK_STATUSES, name, lang)
+    return lookup(TASK_STATUSES, name, lang)
 
 
 def state_word(name: str, lang: str) -> str:
-    return _lookup(WORKER_STATES, name, lang)
+    return lookup(WORKER_STATES, name, lang)
 
 
 def violation_word(name: str, lang: str) -> str:
-    return _lookup(VIOLATIONS, name, lang)
+    return lookup(VIOLATIONS, name, lang)
 
 
 def mode_word(name: str, lang: str) -> str:
     """What a mode means ("mistake three: heartbeats but no fence"), or its name."""
-    return _lookup(MODES, name, lang)
+    return lookup(MODES, name, lang)
 
 
 def action_word(name: str, lang: str) -> str:
     """An action or a refused operation (write, checkpoint, ...)."""
-    return _lookup(ACTIONS, name, lang)
+    return lookup(ACTIONS, name, lang)
 
 
 def token_word(name: str, lang: str) -> str:
     """ "lease" or "fence" as the label beside a token's number."""
-    return _lookup(TOKENS, name, lang)
+    return lookup(TOKENS, name, lang)
 
 
 def concept_word(name: str, lang: str) -> str:
-    return _lookup(CONCEPTS, name, lang)
+    return lookup(CONCEPTS, name, lang)
 
 
 def story_word(name: str, lang: str) -> str:
-    return _lookup(STORY, name, lang)
+    return lookup(STORY, name, lang)
 
 
 def person_name(worker_id: str, lang: str) -> str | None:

@@ -23,7 +23,16 @@ from core.scenarios.format import (
     Subject,
     instant_text,
 )
-from core.scenarios.glossary import TOKENS, event_word, mode_word, reason_word, violation_word
+from core.scenarios.glossary import (
+    TRANSCRIPT,
+    box_contents,
+    concept_word,
+    event_word,
+    lookup,
+    mode_word,
+    reason_word,
+    violation_word,
+)
 from core.scenarios.writer import action_items
 from core.sim.snapshot import Snapshot
 from core.sim.spec import Action, SimSettings
@@ -85,9 +94,12 @@ def _check_task(exp: Expectation, snap: Snapshot) -> tuple[bool, str]:
     if view is None:
         return False, f'no task "{exp.value}"'
     row = view.row
+    boxes = [c for c in snap.checkpoints if c.task_id == exp.value]
+    newest = max(boxes, key=lambda c: c.seq) if boxes else None
     return _compare(
         exp,
         {
+            "box": "" if newest is None else box_contents(newest.state, "en"),
             "status": row.status,
             "owner": row.owner_id or "",
             "attempt": row.attempt,
@@ -319,28 +331,10 @@ def question_record(question: Question, lang: str = "en") -> Record:
 
 # -- the readable transcript -----------------------------------------------------------------
 
-# The transcript's own words; the tokens', events' and reasons' come from the glossary.
-WORDS: dict[str, tuple[str, str]] = {
-    "step": ("Step", "第{n}步"),
-    "lease": TOKENS["lease"],
-    "fence": TOKENS["fence"],
-    "pass": ("pass", "通过"),
-    "fail": ("FAIL", "未通过"),
-    "found": ("found", "实际"),
-    "passed": ("passed", "通过"),
-    "failed": ("failed", "未通过"),
-    "violations": ("violations", "安全违规"),
-    "none": ("none", "无"),
-    "start": ("start", "开始"),
-    "mode": ("mode", "模式"),
-    "seed": ("seed", "种子"),
-    "ask": ("Q:", "问："),
-    "answer": ("A:", "答："),
-}
-
 _GOOD = {
     EventKind.CLAIMED,
     EventKind.RENEWED,
+    EventKind.HEARTBEAT_NOTED,
     EventKind.CHECKPOINT_SAVED,
     EventKind.WRITE_ACCEPTED,
     EventKind.EFFECT_APPLIED,
@@ -358,9 +352,8 @@ _NOTE = {
 
 
 def word(key: str, lang: str, **fmt: object) -> str:
-    en, zh = WORDS[key]
-    text = zh if lang == "zh" else en
-    return text.format(**fmt) if fmt else text
+    """A word of the transcript's table, by the glossary's one lookup."""
+    return lookup(TRANSCRIPT, key, lang, **fmt)
 
 
 def event_label(name: str, lang: str) -> str:
@@ -448,13 +441,16 @@ def render_line(record: Record, lang: str = "en") -> list[tuple[str, str]]:
         if record.get("fence_token"):
             rest.append(f"{word('fence', lang)} {record['fence_token']}")
         detail = record.get("detail") or {}
-        for key in ("key", "step"):
+        for key in ("key", "call", "step"):
             if key in detail and detail[key] is not None:
                 rest.append(f"{key}={detail[key]}")
         reason = record.get("reason")
         if reason:
             reason = str(reason)
             rest.append(reason_label(reason, lang))
+        if name == EventKind.LEASE_EXPIRED:
+            # the task is claimable from this instant until someone claims it
+            rest.append(f"→ {concept_word('lendable', lang)}")
         return [
             (parts[0], "dim"),
             (parts[1], event_style(name)),

@@ -64,6 +64,7 @@ class SafetyChecker:
     wasted_steps: int = 0
     recovery_time_ms: int = 0
     _newest_fence: dict[str, int] = field(default_factory=dict)  # task -> newest issued
+    _newest_lease: dict[str, int] = field(default_factory=dict)  # task -> newest issued
     _leases: dict[str, list[_LeaseRecord]] = field(default_factory=dict)
     _effects: Counter[str] = field(default_factory=Counter)
     _completions: dict[str, set[int]] = field(default_factory=dict)
@@ -90,14 +91,19 @@ class SafetyChecker:
             # Stale: the task has issued a newer fence token than the writer's, whoever
             # wrote this page before (or nobody did).
             key = str(ev.detail.get("key"))
-            token = ev.fence_token or 0
-            newest = self._newest_fence.get(task, 0)
+            if ev.fence_token is None and ev.lease_token is not None:
+                # The world before the fence tag issues none: a newer lease token is the
+                # same sign that someone has claimed the task since.
+                token, newest, which = ev.lease_token, self._newest_lease.get(task, 0), "lease"
+            else:
+                token, newest = ev.fence_token or 0, self._newest_fence.get(task, 0)
+                which = "fence"
             if token < newest:
                 out.append(
                     self._violate(
                         ViolationKind.STALE_WRITE_ACCEPTED,
                         ev,
-                        f"{key} accepted fence {token} while {task}'s newest is {newest}",
+                        f"{key} accepted {which} {token} while {task}'s newest is {newest}",
                     )
                 )
             self._count_step_run(key)
@@ -106,7 +112,7 @@ class SafetyChecker:
             self._count_step_run(str(ev.detail.get("key")))
         elif name == EventKind.CLAIMED:
             out.extend(self._on_claim(ev))
-        elif name == EventKind.RENEWED:
+        elif name in (EventKind.RENEWED, EventKind.HEARTBEAT_NOTED):
             for lease in self._leases.get(task, []):
                 if lease.lease_token == ev.lease_token:
                     lease.expires_at = int(ev.detail.get("expires_at", lease.expires_at))
@@ -130,7 +136,7 @@ class SafetyChecker:
             for lease in self._leases.get(task, []):
                 lease.released = True
         elif name == EventKind.EFFECT_APPLIED:
-            key = str(ev.detail.get("key"))
+            key = str(ev.detail.get("key", ev.detail.get("call")))
             self._effects[key] += 1
             if self._effects[key] > 1:
                 out.append(
@@ -165,6 +171,7 @@ class SafetyChecker:
         task = ev.task_id or ""
         worker = ev.worker_id or ""
         self._newest_fence[task] = max(self._newest_fence.get(task, 0), ev.fence_token or 0)
+        self._newest_lease[task] = max(self._newest_lease.get(task, 0), ev.lease_token or 0)
         history = self._leases.setdefault(task, [])
         for old in history:
             if old.released or old.worker_id == worker:

@@ -125,6 +125,8 @@ def _browser_step(task_id: str, step: int, steps: int, state: State) -> StepOutp
     new_state = {"url": url, "actions": done, "dom_summary": dom, "next_action": next_action}
     if action == "screenshot":
         new_state["screenshot"] = f"shot-{task_id}-{step}.png"
+    elif state.get("screenshot"):
+        new_state["screenshot"] = state["screenshot"]  # where the current one is
     return StepOutput(page=f"{action} {url}", state=new_state)
 
 
@@ -144,7 +146,10 @@ _TOOL_STEPS = ("retrieve", "extract", "call_api", "produce")
 def _tools_step(task_id: str, step: int, steps: int, state: State) -> StepOutput:
     tool = _TOOL_STEPS[(step - 1) % len(_TOOL_STEPS)]
     calls = [*state.get("calls", []), f"{step}:{tool}"]
-    new_state = {"calls": calls, "documents": state.get("documents", 0)}
+    # "Artifact Store 让工具输出别只存在于上下文里": each tool's output is kept outside the
+    # context, and the box holds only where it went.
+    artifacts = [*state.get("artifacts", []), f"artifact://{task_id}/{step}-{tool}.json"]
+    new_state = {"calls": calls, "documents": state.get("documents", 0), "artifacts": artifacts}
     effect = None
     payload: Any = None
     if tool == "retrieve":
@@ -153,14 +158,17 @@ def _tools_step(task_id: str, step: int, steps: int, state: State) -> StepOutput
         effect = "api_call"
         payload = {"task": task_id, "step": step, "documents": new_state["documents"]}
     return StepOutput(
-        page=f"{tool} #{step}", state=new_state, effect=effect, effect_payload=payload
+        page=f"{tool} #{step} -> {artifacts[-1]}",
+        state=new_state,
+        effect=effect,
+        effect_payload=payload,
     )
 
 
 TOOLS = TaskKind(
     name="tools",
     summary="multi-step tool calling: retrieve, extract, call an internal API, produce a result",
-    initial_state=lambda task_id, steps: {"calls": [], "documents": 0},
+    initial_state=lambda task_id, steps: {"calls": [], "documents": 0, "artifacts": []},
     run_step=_tools_step,
     result=lambda task_id, state: {"calls": len(state["calls"]), "documents": state["documents"]},
 )

@@ -373,6 +373,11 @@ class Simulation:
         # poll, a freshly enqueued task) runs before anyone looks at the screen.
         self._flush()
         self.runtime.run_until(self.now_ms, after_each=self._flush)
+        # A kill, stall, restart or heal past the 3 x ttl mark can make a task stuck at this
+        # very instant: judge it now, while the idle worker is still idle; a look one poll
+        # later could find it busy with other work and never report the violation.
+        self._pending_violations.extend(self.checker.check_stuck(self.now_ms, self._idle_map()))
+        self._flush()
         self._schedule_stuck_look()
 
     def _apply(self, a: Action) -> ActionResult:
@@ -570,6 +575,7 @@ class Simulation:
         self._task_views = views
         tasks = tuple(views.values())
         workers = []
+        fenced = self.store.policy.fence_tokens
         for w in self.workers.values():
             lease = w.lease
             store_remaining = believed = age = None
@@ -592,7 +598,8 @@ class Simulation:
                     task_id=lease.task_id if lease else None,
                     step=w.step if lease else None,
                     lease_token=lease.lease_token if lease else None,
-                    fence_token=lease.fence_token if lease else None,
+                    # before the fence tag a worker holds no fence token, not a token 0
+                    fence_token=lease.fence_token if lease and fenced else None,
                     believed_remaining_ms=believed,
                     store_remaining_ms=store_remaining,
                     heartbeat_age_ms=age,

@@ -387,8 +387,9 @@ class Worker:
     ) -> Work:
         """Read the latest checkpoint before touching the ledger.
 
-        In no_checkpoint mode the box is there and a worker taking over walks past it (mistake
-        four); that is said in the register, so the screen shows the saved work ignored.
+        In no_checkpoint mode (mistake four) no box was ever sealed, so there is nothing to
+        read. In unread_checkpoint mode the box is there and a worker taking over walks past
+        it; that is said in the register, so the screen shows the saved work ignored.
         """
         if task is None:
             task = await self.store.task(lease.task_id)
@@ -396,7 +397,7 @@ class Worker:
         steps = int(payload.get("steps", 5))
         kind: TaskKind = KINDS.get(task.kind, LEDGER)
         checkpoint = await self.store.load_checkpoint(lease.task_id)
-        if checkpoint is not None and self.mode is Mode.NO_CHECKPOINT:
+        if checkpoint is not None and self.mode is Mode.UNREAD_CHECKPOINT:
             if taking_over:
                 await self.record(
                     EventKind.CHECKPOINT_IGNORED,
@@ -466,14 +467,16 @@ class Worker:
                     await self.env.sleep(EFFECT_LATENCY_MS)
                     if not self._still_mine(claimed):
                         return
-                await self.call(
-                    Operation.CHECKPOINT,
-                    self.store.save_checkpoint,
-                    lease,
-                    step,
-                    out.state,
-                    retry=True,
-                )
+                if self.mode is not Mode.NO_CHECKPOINT:
+                    # Mistake four: "只回收资格，不保存中间结果": the work is never sealed.
+                    await self.call(
+                        Operation.CHECKPOINT,
+                        self.store.save_checkpoint,
+                        lease,
+                        step,
+                        out.state,
+                        retry=True,
+                    )
                 state = out.state
                 work.did(step, state)
             lease = self._current(claimed)

@@ -145,13 +145,54 @@ def _split_top(text: str, sep: str) -> list[str]:
     return parts
 
 
+def _partition_top(text: str, sep: str) -> tuple[str, str, str]:
+    """str.partition at the first `sep` outside parentheses (a subquery has its own WHERE)."""
+    parts = _split_top(text, sep)
+    return (parts[0], sep, sep.join(parts[1:])) if len(parts) > 1 else (text, "", "")
+
+
+# What this store's statements hold that the seed's do not, and why: `sql` says it line by
+# line under each statement, so "exactly as printed" never hides an addition.
+SQL_ADDITIONS: tuple[tuple[str, str], ...] = (
+    (":now", "NOW() is the store's clock, read once per transaction (a virtual one in a play)"),
+    (":ttl", "INTERVAL '60 seconds' is the configured lease_ttl"),
+    (
+        ":judge_now",
+        "the clock that judges expiry: the store's (a worker's own only in client_clock mode)",
+    ),
+    (
+        "max_attempts",
+        "a dead letter the seed does not have: out of attempts, the task goes to 'dead'",
+    ),
+    (
+        "fence_token=",
+        'the seed\'s production field "fence_token 只增不减的围栏令牌", drawn from one counter',
+    ),
+    (
+        "renew_deadline=",
+        'the seed\'s fourth minimum field "renew_deadline 下一次续约必须发生在什么时候"',
+    ),
+    ("result=", "the result is kept inline here, where the seed keeps a result_uri"),
+    ("RETURNING", "the lease comes back to the caller in the same statement"),
+)
+
+
+def sql_additions(ours: str, seed: str) -> list[str]:
+    """The comment lines naming what `ours` adds to `seed`, each with its reason."""
+    return [
+        f"--   + {needle.strip('=')}: {why}"
+        for needle, why in SQL_ADDITIONS
+        if needle in ours and needle not in seed
+    ]
+
+
 def _pretty_sql(sql: str) -> str:
     """One compiled statement laid out like the seed's: SET and WHERE one item a line."""
     # One table: its name on every column only hides the conditions being compared.
     flat = " ".join(sql.split()).replace("agent_tasks.", "")
     head, _, rest = flat.partition(" SET ")
-    values, _, tail = rest.partition(" WHERE ")
-    where, _, returning = tail.partition(" RETURNING ")
+    values, _, tail = _partition_top(rest, " WHERE ")
+    where, _, returning = _partition_top(tail, " RETURNING ")
     lines = [head, "SET"]
     lines += [f"  {item}," for item in _split_top(values, ", ")]
     lines[-1] = lines[-1].rstrip(",")
@@ -176,6 +217,10 @@ def cmd_sql(args: argparse.Namespace) -> int:
         print(seed_text)
         print(f"-- {name}: what this store runs in {mode.value} mode (SQLite)")
         print(_pretty_sql(compiled[name].sql))
+        added = sql_additions(compiled[name].sql, seed_text)
+        if added:
+            print(f"-- {name}: what it adds to the seed's, and why")
+            print("\n".join(added))
         print()
     return EXIT_OK
 

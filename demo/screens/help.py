@@ -23,7 +23,7 @@ IDEAS: tuple[tuple[str, str, Prose, Prose], ...] = (
         "lease",
         (
             "Ownership with an end: owner, lease token, expires_at, judged by the store's clock.",
-            "有期限的所有权：持有者、{lease_token}、到期时刻，由存储的时钟裁定。",
+            "有期限的所有权：持有人、{lease_token}、到期时刻，由存储的时钟裁定。",
         ),
         (
             "Task table ({owner}, {lease_token}, {expires_in}, {expires_at}); each worker pane's "
@@ -37,7 +37,7 @@ IDEAS: tuple[tuple[str, str, Prose, Prose], ...] = (
         "heartbeat",
         (
             "The holder renews before the sand runs out, on its own path, apart from the work.",
-            "持有者在沙漏流尽之前续约，走自己的路，与干活分开。",
+            "持有人在沙漏流尽之前续约，走自己的路，与干活分开。",
         ),
         (
             "Pane pulse (♥ age), {last_heartbeat} column; {freeze_heartbeat} stops it.",
@@ -51,7 +51,7 @@ IDEAS: tuple[tuple[str, str, Prose, Prose], ...] = (
             "Every new holder gets a higher number; the ledger, in the same database as the "
             "leases, takes a page only from the current, live lease with the task's newest "
             "fence token. A system outside can only refuse numbers below the highest it has seen.",
-            "每换一位持有者，编号就更大；总册和租约同在一个数据库里，只收当前有效租约、带着最新"
+            "每换一位持有人，编号就更大；总册和租约同在一个数据库里，只收当前有效租约、带着最新"
             "围栏令牌的页，编号落后的一律拒收。数据库之外的系统只能记住见过的最大编号，拒收更小的。",
         ),
         (
@@ -84,6 +84,92 @@ IDEAS: tuple[tuple[str, str, Prose, Prose], ...] = (
         (
             "{effects} tab: {effect_applied} against {effect_deduplicated}.",
             "{effects}页签：{effect_applied}对比{effect_deduplicated}。",
+        ),
+    ),
+)
+
+
+# The seed's lessons beyond the five ideas: the lease card, the skeleton with its formula and
+# rule, and the portfolio demo mapped to where each item lives. (title, lines), en and zh.
+Section = tuple[Prose, tuple[Prose, ...]]
+LESSONS: tuple[Section, ...] = (
+    (
+        ("The lease card", "租约卡片"),
+        (
+            # "一个可用的 Lease 至少要有四个字段 …… 如果要把它做成生产可用，通常还会再加两个"
+            ("The seed's four minimum fields:", "原文说至少要有四个字段："),
+            ("owner_id: who holds it ({owner} column)", "owner_id：谁拿到了执行权（{owner}列）"),
+            (
+                "lease_token: which round ({lease_token} column, the pane's lease N)",
+                "lease_token：本轮租约（{lease_token}列，面板上的租约号）",
+            ),
+            (
+                "expires_at: when the right ends, by the store clock ({expires_in}, {expires_at})",
+                "expires_at：资格失效的时刻，按存储的时钟（{expires_in}、{expires_at}）",
+            ),
+            (
+                "renew_deadline: when the next renewal must come (the pane's renew-by line)",
+                "renew_deadline：下一次续约必须发生的时刻（面板上的续约截止）",
+            ),
+            ("and two for production:", "生产可用再加两个："),
+            ("attempt: which try ({attempt} column)", "attempt：第几次尝试（{attempt}列）"),
+            (
+                "fence_token: only grows ({fence_token} column, {ledger} tab)",
+                "fence_token：只增不减（{fence_token}列、{ledger}页签）",
+            ),
+        ),
+    ),
+    (
+        ("Durable execution", "可恢复执行"),
+        (
+            (
+                "Lease: who may do it now. Checkpoint: where the next one carries on. "
+                "Idempotency: doing it again breaks nothing. Fencing Token: an old holder "
+                "cannot change the new world.",
+                "Lease 负责“谁现在能做”，Checkpoint 负责“下一位从哪接着做”，Idempotency "
+                "负责“重复做时别把世界打坏”，Fencing Token 负责“旧人回来也改不了新世界”。",
+            ),
+            (
+                "durable execution = bounded ownership + heartbeat renewal + fencing token "
+                "+ intermediate results saved + idempotent side effects",
+                "可恢复执行 = 有限所有权 + 心跳续约 + 围栏令牌 + 中间结果落盘 + 幂等副作用",
+            ),
+            (
+                "A long task keeps the right to run only while it can prove it is alive; once "
+                "the proof is gone, the right must be reclaimable, and the old holder must "
+                "lose the right to write.",
+                "一个长任务只有在“能证明自己还活着”时才继续拥有执行权；一旦证明消失，"
+                "资格必须可回收，旧持有人也必须失去改写权。",
+            ),
+        ),
+    ),
+    (
+        ("The seed's portfolio demo, and where each part lives", "原文的作品集 Demo，各部分在哪"),
+        (
+            (
+                "a task queue table: agent_tasks (core/engine/models.py); the task table",
+                "一个任务队列表：agent_tasks（core/engine/models.py）；任务表",
+            ),
+            (
+                "a claim interface: LeaseStore.claim; borrowed-keys sql prints its SQL",
+                "一个 worker claim 接口：LeaseStore.claim；borrowed-keys sql 打印它的 SQL",
+            ),
+            (
+                "a heartbeat interface: LeaseStore.heartbeat, from the worker's own loop",
+                "一个 heartbeat 续约接口：LeaseStore.heartbeat，由执行者单独的心跳循环发出",
+            ),
+            (
+                "a checkpoint store: LeaseStore.save_checkpoint; the {checkpoints} tab",
+                "一个 checkpoint 存储：LeaseStore.save_checkpoint；{checkpoints}页签",
+            ),
+            (
+                "a fence-token test: tests/test_fence_rule.py",
+                "一个 fence token 校验过期写入的测试：tests/test_fence_rule.py",
+            ),
+            (
+                "the fault demo (A stalls, B takes over, A's write is refused): scenario 13",
+                "一个故障演示（A 卡死，B 接手，A 恢复后写入被拒）：场景 13",
+            ),
         ),
     ),
 )
@@ -125,7 +211,7 @@ def help_renderable(lang: str, width: int = 100) -> Text:
     """The five ideas, each a block: its names, then story, meaning and place on screen.
 
     Wrapped here, not by Rich: Rich breaks Chinese at any character, which put a lone
-    "。" or "，" at the start of a line and split words like 租约令牌 across two.
+    "。" or "，" at the start of a line and split words like 租约号 across two.
     """
     zh = lang == "zh"
     label_w = max(cell_len(label) for label in LABELS[lang]) + 2
@@ -145,6 +231,11 @@ def help_renderable(lang: str, width: int = 100) -> Text:
                 head = label if n == 0 else ""
                 text.append("  " + head + " " * (label_w - cell_len(head)), style="dim")
                 text.append(line + "\n", style=style)
+    for title, lines in LESSONS:
+        text.append("\n" + glossary.pick(title, lang) + "\n", style="bold underline")
+        for prose in lines:
+            for n, line in enumerate(wrap(_fill(prose, lang), width - 4)):
+                text.append(("  · " if n == 0 else "    ") + line + "\n")
     return text
 
 

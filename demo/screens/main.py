@@ -381,7 +381,9 @@ class MainScreen(Screen[None]):
             said.append(self._message, style="red")
         self.query_one("#narration", NarrationPanel).show(said)
         self._show_workers(snap)
-        self.query_one("#tasks", TaskTable).show(snap.tasks, snap.now_ms, lang)
+        self.query_one("#tasks", TaskTable).show(
+            snap.tasks, snap.now_ms, lang, fenced=Mode(snap.mode).issues_fence_tokens
+        )
         self._label_rejected(snap)
         self._show_active_panel()
 

@@ -8,15 +8,28 @@ from rich.style import Style
 from rich.text import Text
 from textual.widgets import RichLog
 
+from core.engine.config import Mode
 from core.engine.durations import format_clock
 from core.engine.records import EventRow
 from core.engine.vocabulary import EventKind
+from core.scenarios.glossary import box_contents, ledger_value
 from core.scenarios.player import event_style
 from core.sim.snapshot import Rejection, Snapshot
 from demo.i18n import event_word, operation_word, reason_word, tr
 from demo.widgets.keyed_table import KeyedTable, Row
 
 HIGHLIGHT_REFRESHES = 30  # a new rejection stays highlighted this many refreshes
+
+
+def _fenced(
+    snap: Snapshot, columns: list[tuple[str, str]], rows: Iterable[tuple[str, Row]]
+) -> tuple[list[tuple[str, str]], list[tuple[str, Row]]]:
+    """The columns and rows as given, or without the fence column in a run that issues no
+    fence token (the world before the fence tag, or one with no version at all)."""
+    if Mode(snap.mode).issues_fence_tokens:
+        return columns, list(rows)
+    at = [k for k, _ in columns].index("fence")
+    return columns[:at] + columns[at + 1 :], [(k, r[:at] + r[at + 1 :]) for k, r in rows]
 
 
 class LedgerTable(KeyedTable):
@@ -37,12 +50,17 @@ class LedgerTable(KeyedTable):
             "fence": tr("fence_token", lang),
             "writer": tr("writer", lang),
         }
+        # a page's text in the run's language (the data stays as written)
+        values = [ledger_value(p.value, lang) for p in pages]
         cells = {
             "at": [format_clock(p.updated_at) for p in pages],
             "key": [p.key for p in pages],
             "fence": [str(p.fence_token) for p in pages],
             "writer": [p.writer for p in pages],
         }
+        fenced = Mode(snap.mode).issues_fence_tokens
+        if not fenced:  # no fence token before the fence tag
+            del cells["fence"]
         widths = {
             name: max([cell_len(labels[name]), *map(cell_len, values)])
             for name, values in cells.items()
@@ -50,9 +68,9 @@ class LedgerTable(KeyedTable):
         width = self.scrollable_content_region.width or self.size.width or 120
         # every column has one cell of padding either side; the value has the rest
         rest = width - sum(w + 2 for w in widths.values()) - 2
-        longest = max([cell_len(labels["value"]), *(cell_len(p.value) for p in pages)])
+        longest = max([cell_len(labels["value"]), *map(cell_len, values)])
         widths["value"] = max(VALUE_MIN, min(longest, rest))
-        order = ("at", "key", "value", "fence", "writer")
+        order = tuple(c for c in ("at", "key", "value", "fence", "writer") if c in widths)
         self.set_columns([(c, labels[c]) for c in order], {c: widths[c] for c in order})
         value_w = widths["value"]
         self.sync(
@@ -61,12 +79,12 @@ class LedgerTable(KeyedTable):
                 (
                     format_clock(p.updated_at),
                     p.key,
-                    _fit(p.value, value_w),
-                    str(p.fence_token),
+                    _fit(value, value_w),
+                    *((str(p.fence_token),) if fenced else ()),
                     p.writer,
                 ),
             )
-            for p in pages
+            for p, value in zip(pages, values, strict=True)
         )
 
 
@@ -87,7 +105,9 @@ class CheckpointTable(KeyedTable):
     ORDERED = True
 
     def show(self, snap: Snapshot, lang: str, writers: Mapping[tuple[str, int], str]) -> None:
-        self.set_columns(
+        ordered = sorted(snap.checkpoints, key=lambda c: (c.task_id, -c.seq))
+        columns, rows = _fenced(
+            snap,
             [
                 ("task", tr("task", lang)),
                 ("seq", "#"),
@@ -95,23 +115,26 @@ class CheckpointTable(KeyedTable):
                 ("fence", tr("fence_token", lang)),
                 ("by", tr("writer", lang)),
                 ("at", tr("time", lang)),
-            ]
-        )
-        ordered = sorted(snap.checkpoints, key=lambda c: (c.task_id, -c.seq))
-        self.sync(
-            (
-                f"{c.task_id}#{c.seq}",
+                ("inside", tr("inside", lang)),
+            ],
+            [
                 (
-                    c.task_id,
-                    str(c.seq),
-                    str(c.step),
-                    str(c.fence_token),
-                    writers.get((c.task_id, c.seq), ""),
-                    format_clock(c.created_at),
-                ),
-            )
-            for c in ordered
+                    f"{c.task_id}#{c.seq}",
+                    (
+                        c.task_id,
+                        str(c.seq),
+                        str(c.step),
+                        str(c.fence_token),
+                        writers.get((c.task_id, c.seq), ""),
+                        format_clock(c.created_at),
+                        box_contents(c.state, lang),
+                    ),
+                )
+                for c in ordered
+            ],
         )
+        self.set_columns(columns)
+        self.sync(rows)
 
 
 def checkpoint_writers(events: Iterable[EventRow], into: dict[tuple[str, int], str]) -> None:
@@ -273,17 +296,15 @@ class EffectsTable(KeyedTable):
     """Side effects: how often applied, how often a repeat was deduplicated."""
 
     def show(self, snap: Snapshot, lang: str) -> None:
-        self.set_columns(
-            [
-                ("key", tr("key", lang)),
-                ("task", tr("task", lang)),
-                ("effect", tr("effect", lang)),
-                ("fence", tr("fence_token", lang)),
-                ("applied", tr("effect_applied", lang)),
-                ("dedup", tr("effect_deduplicated", lang)),
-            ]
-        )
-        rows = []
+        columns = [
+            ("key", tr("key", lang)),
+            ("task", tr("task", lang)),
+            ("effect", tr("effect", lang)),
+            ("fence", tr("fence_token", lang)),
+            ("applied", tr("effect_applied", lang)),
+            ("dedup", tr("effect_deduplicated", lang)),
+        ]
+        rows: list[tuple[str, Row]] = []
         for e in snap.effects:
             applied = Text(
                 str(e.applied_count), style="bold red" if e.applied_count > 1 else "green"
@@ -301,6 +322,8 @@ class EffectsTable(KeyedTable):
                     ),
                 )
             )
+        columns, rows = _fenced(snap, columns, rows)
+        self.set_columns(columns)
         self.sync(rows)
 
 
@@ -317,7 +340,7 @@ def event_line(ev: EventRow, lang: str) -> Text:
         rest.append(f"L{ev.lease_token}")
     if ev.fence_token is not None:
         rest.append(f"F{ev.fence_token}")
-    for key in ("key", "step"):
+    for key in ("key", "call", "step"):
         if ev.detail.get(key) is not None:
             rest.append(f"{key}={ev.detail[key]}")
     if ev.reason:

@@ -60,10 +60,14 @@ def task_row(view: TaskView, now_ms: int, lang: str) -> Row:
         else short(now_ms - row.last_heartbeat_at)
     )
     result = row.result if row.result not in (None, "null") else (row.error_code or "")
+    status = Text(status_word(row.status, lang), style=STATUS_STYLES.get(row.status, ""))
+    if running and remaining is not None and remaining <= 0:
+        # The keeper's word at the instant the sand runs out, until someone claims it.
+        status = Text(tr("lendable", lang), style="bold cyan")
     return (
         Text(row.task_id, style="bold"),
         row.kind,
-        Text(status_word(row.status, lang), style=STATUS_STYLES.get(row.status, "")),
+        status,
         row.owner_id or "",
         str(row.attempt),
         # Token 0 was never issued: a queued task, or mistake one's task with no version.
@@ -159,9 +163,14 @@ class TaskTable(KeyedTable):
         self._made[row.task_id] = (view, lang, tick, cells)
         return cells
 
-    def show(self, tasks: tuple[TaskView, ...], now_ms: int, lang: str) -> None:
+    def show(
+        self, tasks: tuple[TaskView, ...], now_ms: int, lang: str, *, fenced: bool = True
+    ) -> None:
+        """`fenced=False`: a run that issues no fence token has no fence column."""
         width = self.scrollable_content_region.width or self.size.width or 160
         widths = fit_columns(width)
+        if not fenced:
+            widths.pop("fence_token", None)
         columns = [c for c in COLUMNS if c in widths]
         self.set_columns([(c, header(c, lang)) for c in columns], widths)
         if len(self._made) > 2 * len(tasks) + 64:

@@ -330,9 +330,10 @@ class WorkerPane(Widget):
             else:
                 text.append(f"{token_word('lease', lang)} ", style="dim")
                 text.append(f"{v.lease_token}", style="bold")
-                text.append("  ")
-                text.append(f"{token_word('fence', lang)} ", style="dim")
-                text.append(f"{v.fence_token}", style="bold")
+                if v.fence_token is not None:  # none before the fence tag
+                    text.append("  ")
+                    text.append(f"{token_word('fence', lang)} ", style="dim")
+                    text.append(f"{v.fence_token}", style="bold")
         return text
 
     def _live(self, v: WorkerView, state: PaneState) -> list[Text]:

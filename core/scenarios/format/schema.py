@@ -315,6 +315,8 @@ class _TaskExpect(_ExpectTable):
     # task, or mistake one's task with no version)
     expires_at: Instant = ""
     renew_deadline: Instant = ""
+    # what the newest box holds, as the Checkpoints tab says it in English ("" = no box)
+    box: Text = ""
 
 
 class _WorkerExpect(_ExpectTable):

@@ -1,0 +1,260 @@
+"""The story chapters teach what the seed teaches, to the letter: no fence before the fence
+tag, the keeper's "lendable again" at the instant the sand runs out, a box only after a
+renewal, the seed's chapter numbers and times, and mistake four as the seed writes it."""
+
+import json
+from importlib.resources import files
+from pathlib import Path
+
+import pytest
+from rich.text import Text
+
+from core.engine.config import Mode
+from core.scenarios.format import load_scenario
+from core.scenarios.player import play, render_line
+from core.sim.simulation import Simulation
+from core.sim.snapshot import Snapshot
+from demo.widgets.panels import _fenced
+from demo.widgets.task_table import task_row
+
+BEFORE_THE_FENCE = ("00_story_1_keeper", "00_story_2_fog", "00_story_3_box", "00_story_4a_fire")
+
+
+def path(name: str) -> str:
+    return str(files("scenarios") / f"{name}.toml")
+
+
+def played(name: str) -> Simulation:
+    scenario = load_scenario(path(name))
+    sim = Simulation(scenario.settings)
+    for step in scenario.steps:
+        if step.action is not None:
+            sim.apply(step.action)
+    return sim
+
+
+@pytest.mark.parametrize("name", BEFORE_THE_FENCE)
+def test_no_fence_token_appears_before_the_fence_tag(name: str) -> None:
+    """ "从那天起……还会附上一枚细长的铜片……城里把它叫'围栏签'": before that, no fence at all."""
+    scenario = load_scenario(path(name))
+    assert scenario.settings.mode is Mode.BEFORE_FENCE
+    for step in scenario.steps:
+        for exp in step.expects:
+            assert "fence_token" not in dict(exp.params), f"{name}:{exp.line}"
+    sim = played(name)
+    for ev in sim.events():
+        assert ev.fence_token is None, ev
+        assert not any("fence" in k for k in ev.detail), ev
+    snap = sim.snapshot()
+    assert all(w.fence_token is None for w in snap.workers)
+    assert all(t.row.fence_token == 0 for t in snap.tasks)  # never issued
+    shown = [r for r in play(scenario) if r["type"] in ("event", "expect")]
+    lines = [render_line(r, lang) for r in shown for lang in ("en", "zh")]
+    text = "".join(t for line in lines for t, _ in line)
+    assert "fence " not in text and "围栏令牌" not in text
+    sim.close()
+
+
+def test_the_ledger_checkpoint_and_effect_columns_drop_the_fence_before_the_fence() -> None:
+    sim = played("00_story_3_box")
+    snap = sim.snapshot()
+    columns = [("key", "key"), ("fence", "fence"), ("writer", "writer")]
+    rows = [("a", ("a", "0", "acheng"))]
+    assert _fenced(snap, columns, rows) == (
+        [("key", "key"), ("writer", "writer")],
+        [("a", ("a", "acheng"))],
+    )
+    fenced = Snapshot(
+        now_ms=0,
+        mode="correct",
+        tasks=(),
+        workers=(),
+        ledger=(),
+        checkpoints=(),
+        effects=(),
+        rejections=(),
+    )
+    assert _fenced(fenced, columns, rows) == (columns, rows)
+    sim.close()
+
+
+def test_the_task_is_lendable_again_from_the_instant_its_lease_expires() -> None:
+    """ "他把第六层的钥匙状态改成'可再借出'": the table says so until someone claims it."""
+    scenario = load_scenario(path("00_story_2_fog"))
+    sim = Simulation(scenario.settings)
+    words: list[str] = []
+    for step in scenario.steps:
+        if step.action is not None:
+            sim.apply(step.action)
+        snap = sim.snapshot()
+        view = snap.task("floor6")
+        assert view is not None
+        cell = task_row(view, snap.now_ms, "zh")[2]
+        words.append(cell.plain if isinstance(cell, Text) else str(cell))
+    # running while Acheng's sand runs, lendable from 0:01:50 until Linzhou claims it
+    lendable = [i for i, w in enumerate(words) if w == "可再借出"]
+    assert lendable, words
+    claim_step = next(
+        i
+        for i, s in enumerate(scenario.steps)
+        if s.action is not None
+        and s.action.name == "claim"
+        and getattr(s.action, "worker", "") == "linzhou"
+    )
+    assert max(lendable) < claim_step and words[claim_step] == "运行中"
+    transcript = "".join(t for r in play(scenario) for t, _ in render_line(r, "zh"))
+    assert "租约过期  floor6  acheng  租约号 1  → 可再借出" in transcript
+    sim.close()
+
+
+def test_the_seed_times_of_chapter_two() -> None:
+    """One 时辰 = 40 s: 辰时一刻 to 午时三刻 is 2¼ 时辰 (90 s); a renewal every half 时辰
+    (20 s) pushes the return time by half a 时辰."""
+    settings = load_scenario(path("00_story_2_fog")).settings
+    assert (settings.config.ttl_ms, settings.config.heartbeat_ms) == (90_000, 20_000)
+    sim = played("00_story_2_fog")
+    renewed = [e for e in sim.events() if e.event == "renewed"]
+    claimed = [e for e in sim.events() if e.event == "claimed"]
+    assert renewed[0].detail["expires_at"] - claimed[0].detail["expires_at"] == 20_000
+    resumed = next(e for e in sim.events() if e.event == "resumed")
+    assert resumed.at - claimed[1].at == 80_000  # "两个时辰后，雾散了"
+    sim.close()
+
+
+def test_a_box_is_sealed_only_after_the_key_has_been_renewed() -> None:
+    """ "只要钥匙续过沙，持有人就可以把……中间结果封进一个带编号的木匣"."""
+    sim = played("00_story_3_box")
+    renewed: set[tuple[str, int]] = set()
+    saved = 0
+    for ev in sim.events():
+        if ev.event == "renewed":
+            renewed.add((ev.task_id or "", ev.lease_token or 0))
+        if ev.event == "checkpoint_saved":
+            saved += 1
+            assert (ev.task_id, ev.lease_token) in renewed, ev
+    assert saved == 8
+    sim.close()
+
+
+def test_chapter_titles_follow_the_seed_numbers() -> None:
+    titles = {
+        n: load_scenario(path(n)).title_zh or ""
+        for n in (
+            "00_story_1_keeper",
+            "00_story_2_fog",
+            "00_story_3_box",
+            "00_story_4a_fire",
+            "00_story_4b_fence",
+            "00_story_5_lessons",
+        )
+    }
+    assert [t.split("：")[0] for t in titles.values()] == [
+        "故事·一",
+        "故事·二",
+        "故事·三（上）",
+        "故事·三（下）",
+        "故事·三（下·续）",
+        "故事·四",
+    ]
+
+
+@pytest.mark.parametrize("name", ["00_story_4a_fire", "00_story_4b_fence"])
+def test_what_the_seed_only_supposes_is_named_a_what_if(name: str) -> None:
+    scenario = load_scenario(path(name))
+    assert any("what-if" in (s.say or "") for s in scenario.steps)
+    assert any("假设" in (s.say_zh or "") for s in scenario.steps)
+
+
+def test_the_lessons_chapter_ends_on_the_skeleton_the_formula_and_the_rule() -> None:
+    last = load_scenario(path("00_story_5_lessons")).steps[-1]
+    assert "可恢复执行 = 有限所有权 + 心跳续约 + 围栏令牌 + 中间结果落盘 + 幂等副作用" in (
+        last.say_zh or ""
+    )
+    assert "一旦证明消失，资格必须可回收，旧持有人也必须失去改写权" in (last.say_zh or "")
+    for part in ("Lease", "Checkpoint", "Idempotency", "Fencing Token"):
+        assert part in (last.say or "")
+
+
+def test_mistake_four_leaves_the_successor_a_blank_scene() -> None:
+    """ "误区四：只回收资格，不保存中间结果……下一位拿到的只是空白现场"."""
+    sim = played("10_mistake_no_checkpoint")
+    snap = sim.snapshot()
+    assert snap.checkpoints == ()
+    assert [e for e in sim.events() if e.event.startswith("checkpoint")] == []
+    records = [
+        json.loads(json.dumps(r)) for r in play(load_scenario(path("10_mistake_no_checkpoint")))
+    ]
+    assert all(r.get("event") != "checkpoint_saved" for r in records)
+    sim.close()
+
+
+def test_the_browser_box_shows_what_the_seed_lists() -> None:
+    """ "已打开到哪个 URL；已完成哪些操作；当前截图或 DOM 摘要在哪；下一步计划是什么"."""
+    from core.scenarios.glossary import box_contents
+
+    sim = Simulation(load_scenario(path("05_browser_agent")).settings)
+    scenario = load_scenario(path("05_browser_agent"))
+    assert scenario.steps[0].action is not None
+    sim.apply(scenario.steps[0].action)
+    (box, *_) = sorted(sim.snapshot().checkpoints, key=lambda c: -c.seq)
+    shown = box_contents(box.state, "zh")
+    for part in ("网址: https://archive.example/crawl/page/1", "已做操作: 4:screenshot (4)"):
+        assert part in shown
+    assert "DOM 摘要: " in shown and "截图: shot-crawl-4.png" in shown and "下一步: open" in shown
+    sim.close()
+
+
+def test_tool_outputs_go_to_the_artifact_store_and_the_box_keeps_their_addresses() -> None:
+    sim = played("06_tool_calling")
+    (box, *_) = sorted(sim.snapshot().checkpoints, key=lambda c: -c.seq)
+    assert box.state["artifacts"][0] == "artifact://agent/1-retrieve.json"
+    assert len(box.state["artifacts"]) == 4
+    sim.close()
+
+
+async def test_the_app_shows_no_fence_before_the_fence_tag(tmp_path: Path) -> None:
+    """The task table, the panes and the Ledger and Checkpoints tabs of chapter 3."""
+    from core.scenarios.library import open_scenario
+    from demo.app import BorrowedKeysApp
+    from demo.screens.main import MainScreen
+    from demo.widgets.panels import CheckpointTable, LedgerTable
+    from demo.widgets.task_table import TaskTable
+
+    app = BorrowedKeysApp(
+        open_scenario("00_story_3_box"),
+        open_directly=True,
+        lang="zh",
+        live_clock=False,
+        save_dir=tmp_path,
+    )
+    async with app.run_test(size=(160, 50)) as pilot:
+        for _ in range(3):
+            await pilot.press("n")
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, MainScreen)
+        for key, table in (("0", TaskTable), ("1", LedgerTable), ("2", CheckpointTable)):
+            await pilot.press(key)
+            await pilot.pause()
+            widget = screen.query_one(table)
+            labels = [str(c.label) for c in widget.columns.values()]
+            assert widget.row_count and not any("围栏" in label for label in labels), labels
+        await pilot.press("0")
+        await pilot.pause()
+        panes = " ".join(str(w.render()) for w in screen.query(".worker-pane"))
+        assert "围栏" not in panes
+
+
+def test_a_box_expectation_checks_what_the_box_holds() -> None:
+    from core.scenarios.format import parse_scenario
+
+    text = (Path(path("05_browser_agent"))).read_text("utf-8")
+    wrong = text.replace("next step: open", "next step: act", 1)
+    assert wrong != text
+    results = {
+        name: [
+            r["ok"] for r in play(parse_scenario(t.encode(), "05.toml")) if r["type"] == "expect"
+        ]
+        for name, t in (("right", text), ("wrong", wrong))
+    }
+    assert all(results["right"]) and results["wrong"].count(False) == 1
