@@ -5,7 +5,9 @@ else goes through `apply(action)`; screens read `snapshot()` and `events(since)`
 logic lives outside core/, so the app and the player cannot disagree.
 """
 
+import copy
 import os
+import sqlite3
 from collections import deque
 from collections.abc import Collection, Coroutine
 from dataclasses import dataclass
@@ -64,7 +66,7 @@ from core.sim.spec import (
     WorkerState,
     Write,
 )
-from core.sim.worker import Partitioned, Work, Worker
+from core.sim.worker import Partitioned, Work, Worker, WorkerFaults
 
 T = TypeVar("T")
 
@@ -132,6 +134,49 @@ def effective_config(settings: SimSettings) -> LeaseConfig:
             poll_every_ms=cfg.poll_every_ms,
         )
     return cfg.validated()
+
+
+@dataclass(frozen=True, slots=True)
+class _WorkerMemory:
+    """One manual worker as a saved run keeps it: what it remembers and its faults."""
+
+    id: str
+    self_fencing: bool
+    faults: WorkerFaults
+    lease: Lease | None
+    work: Work | None
+    step: int | None
+    last_renew_at: int | None
+    fenced_out: bool
+    last_empty_poll_at: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class SavedRun:
+    """A run's whole state at one instant, to go back to with `Simulation.restore`.
+
+    The database is SQLite's own copy of itself (`Connection.serialize`); the rest is what
+    the simulation and its checker remember. Taken only from runs whose workers are all
+    manual: an autopilot worker is a coroutine in mid-flight, and those cannot be copied.
+    """
+
+    database: bytes
+    now_ms: int
+    workers: tuple[_WorkerMemory, ...]
+    checker: SafetyChecker
+    live_leases: tuple[tuple[str, tuple[int, int, str | None, int]], ...]
+    rejections: tuple[Rejection, ...]
+    recent: tuple[EventRow, ...]
+    stuck_look_at: int | None
+    stuck_looks: int
+    last_seq: int
+
+
+def _copy_work(work: Work | None) -> Work | None:
+    if work is None:
+        return None
+    states = {step: dict(state) for step, state in work.states.items()}
+    return Work(work.task_id, work.kind, work.steps, states)
 
 
 class Simulation:
@@ -713,6 +758,93 @@ class Simulation:
             last_event_seq=self._last_seq,
             recent_events=tuple(self._recent),
         )
+
+    # -- branching ------------------------------------------------------------------------
+
+    def _connection(self) -> sqlite3.Connection:
+        conn = getattr(self.store.driver, "conn", None)
+        if not isinstance(conn, sqlite3.Connection):
+            raise ActionError("only a run on SQLite can be saved and restored")
+        return conn
+
+    def save(self) -> SavedRun:
+        """The run's state now, for `restore` to return to (all workers must be manual)."""
+        if any(w.autopilot for w in self.workers.values()):
+            raise ActionError("a run with autopilot workers cannot be saved")
+        memories = tuple(
+            _WorkerMemory(
+                id=w.id,
+                self_fencing=w.self_fencing,
+                faults=copy.copy(w.faults),
+                lease=w.lease,
+                work=_copy_work(w.work),
+                step=w.step,
+                last_renew_at=w.last_renew_at,
+                fenced_out=w.fenced_out,
+                last_empty_poll_at=w.last_empty_poll_at,
+            )
+            for w in self.workers.values()
+        )
+        return SavedRun(
+            database=self._connection().serialize(),
+            now_ms=self.now_ms,
+            workers=memories,
+            checker=self.checker.copy(),
+            live_leases=tuple(self._live_leases.items()),
+            rejections=tuple(self._rejections),
+            recent=tuple(self._recent),
+            stuck_look_at=self._stuck_look_at,
+            stuck_looks=self._stuck_looks,
+            last_seq=self._last_seq,
+        )
+
+    def restore(self, saved: SavedRun) -> None:
+        """Go back to a state `save` took from this run; the same actions then give the same
+        history as they did from there (the keeper's and the checker's pending looks are
+        booked again from what the run remembers, the only thing the scheduler held)."""
+        self._connection().deserialize(saved.database)
+        self.clock = VirtualClock(saved.now_ms)
+        self.store.clock = self.clock
+        self.runtime = VirtualRuntime(self.clock)
+        self.checker = saved.checker.copy()
+        self.workers = {}
+        for m in saved.workers:
+            worker = Worker(
+                m.id,
+                store=self.store,
+                env=self.runtime,
+                config=self.config,
+                mode=self.mode,
+                autopilot=False,
+                self_fencing=m.self_fencing,
+                skew_ms=m.faults.skew_ms,
+            )
+            worker.faults = copy.copy(m.faults)
+            worker.lease = m.lease
+            worker.work = _copy_work(m.work)
+            worker.step = m.step
+            worker.last_renew_at = m.last_renew_at
+            worker.fenced_out = m.fenced_out
+            worker.last_empty_poll_at = m.last_empty_poll_at
+            self.workers[m.id] = worker
+        self._live_leases = dict(saved.live_leases)
+        self._rejections = list(saved.rejections)
+        self._recent = deque(saved.recent, maxlen=RECENT_EVENTS)
+        self._task_views = {}
+        self._pending_violations = []
+        self._last_seq = saved.last_seq
+        self._stuck_looks = saved.stuck_looks
+        self._stuck_look_at = saved.stuck_look_at
+        for task, (lease_token, expires, _, _) in sorted(
+            self._live_leases.items(), key=lambda item: item[1][1]
+        ):
+            self.runtime.call_at(
+                expires + 1,
+                lambda t=task, lt=lease_token, e=expires: self._keeper_look(t, lt, e),
+            )
+        if saved.stuck_look_at is not None:
+            number = saved.stuck_looks
+            self.runtime.call_at(saved.stuck_look_at, lambda: self._stuck_look(number))
 
     def close(self) -> None:
         """End every worker coroutine and close the database."""
