@@ -5,7 +5,6 @@ else goes through `apply(action)`; screens read `snapshot()` and `events(since)`
 logic lives outside core/, so the app and the player cannot disagree.
 """
 
-import copy
 import os
 import sqlite3
 from collections import deque
@@ -775,7 +774,7 @@ class Simulation:
             _WorkerMemory(
                 id=w.id,
                 self_fencing=w.self_fencing,
-                faults=copy.copy(w.faults),
+                faults=w.faults.copy(),
                 lease=w.lease,
                 work=_copy_work(w.work),
                 step=w.step,
@@ -819,7 +818,7 @@ class Simulation:
                 self_fencing=m.self_fencing,
                 skew_ms=m.faults.skew_ms,
             )
-            worker.faults = copy.copy(m.faults)
+            worker.faults = m.faults.copy()
             worker.lease = m.lease
             worker.work = _copy_work(m.work)
             worker.step = m.step

@@ -26,7 +26,7 @@ import time
 import zlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from itertools import permutations
+from itertools import groupby, permutations
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +36,7 @@ from core.engine.vocabulary import EventKind, TaskStatus
 from core.scenarios.glossary import Word
 from core.sim.checker import ViolationKind
 from core.sim.simulation import SavedRun, Simulation, run_inline
+from core.sim.worker import Work
 from core.sim.spec import (
     Action,
     Advance,
@@ -281,6 +282,11 @@ def read(sim: Simulation) -> _Reading:
     )
 
 
+def _knows(work: Work) -> tuple[str, int, str]:
+    last = max(work.states)
+    return (work.task_id, last, dump_json(work.states[last]))
+
+
 def canonical(sim: Simulation, reading: _Reading) -> bytes:
     """A digest of the state up to renaming interchangeable workers (all explored workers
     start alike; a skew is part of a worker's state, so it is kept, not compared away).
@@ -303,35 +309,52 @@ def canonical(sim: Simulation, reading: _Reading) -> bytes:
     for cp in reading.checkpoints:  # only the latest is ever read back
         if cp.task_id not in latest or cp.seq > latest[cp.task_id].seq:
             latest[cp.task_id] = cp
-    checker = sim.checker.memory(now, horizon)
-    ids = sorted(sim.workers)
+    fixed = repr(
+        (
+            # who wrote a page, and under which lease an effect went out, is shown on
+            # screen but read by no statement: the page's fence token and the key are
+            tuple((p.key, p.value, p.fence_token) for p in reading.ledger),
+            tuple(
+                (t, cp.step, cp.fence_token, dump_json(cp.state))
+                for t, cp in sorted(latest.items())
+            ),
+            tuple((e.idempotency_key, min(e.applied_count, 2)) for e in reading.effects),
+            rel(sim.runtime.next_due()),
+        )
+    )
+    newest, leases, effects, completions, down, stuck, pairs = sim.checker.memory(now, horizon)
+    own: dict[str, str] = {}
+    for wid, w in sim.workers.items():
+        f = w.faults
+        lease = w.lease
+        work = w.work
+        own[wid] = repr(
+            (
+                f.dead,
+                f.stalled,
+                f.partitioned,
+                f.heartbeat_frozen,
+                f.skew_ms,
+                # what it believes about the lease's end judges nothing: the store does
+                None if lease is None else (lease.task_id, lease.lease_token, lease.fence_token),
+                # what it knows, not how it learnt it: resumed at a checkpoint of step k
+                # or having done steps 1..k itself, it works on from the same state
+                None if work is None or not work.states else _knows(work),
+            )
+        )
+    # Workers in the order of what they are; only workers alike in themselves need their
+    # orders tried (they differ, if at all, in what the rows and the checker say of them).
+    ids = sorted(sim.workers, key=lambda wid: own[wid])
+    groups = [list(g) for _, g in groupby(ids, key=lambda wid: own[wid])]
     keys = []
-    for order in permutations(ids):
-        name = {wid: str(i) for i, wid in enumerate(order)}
+    for order in _orders(groups):
+        name = {wid: i for i, wid in enumerate(order)}
 
-        def n(wid: str | None, name: dict[str, str] = name) -> str | None:
+        def n(wid: str | None, name: dict[str, int] = name) -> int | str | None:
             return None if wid is None else name.get(wid, wid)
 
-        workers = []
-        for wid in order:
-            w = sim.workers[wid]
-            f = w.faults
-            lease = w.lease
-            work = w.work
-            workers.append(
-                (
-                    f.dead,
-                    f.stalled,
-                    f.partitioned,
-                    f.heartbeat_frozen,
-                    f.skew_ms,
-                    # what it believes about the lease's end judges nothing: the store does
-                    None if lease is None else (lease.task_id, lease.lease_token, lease.fence_token),
-                    None if work is None else (work.task_id, dump_json(work.states)),
-                )
-            )
-        newest, leases, effects, completions, down, stuck, pairs = checker
         key = (
+            tuple(own[wid] for wid in order),
             tuple(
                 (
                     r.task_id,
@@ -345,13 +368,6 @@ def canonical(sim: Simulation, reading: _Reading) -> bytes:
                 )
                 for r in reading.rows
             ),
-            tuple((p.key, p.value, p.fence_token, n(p.writer)) for p in reading.ledger),
-            tuple(
-                (t, cp.step, cp.fence_token, dump_json(cp.state))
-                for t, cp in sorted(latest.items())
-            ),
-            tuple((e.idempotency_key, e.fence_token, e.applied_count) for e in reading.effects),
-            tuple(workers),
             newest,
             tuple((t, n(str(wid)), *rest) for t, wid, *rest in leases),  # type: ignore[misc]
             effects,
@@ -359,10 +375,19 @@ def canonical(sim: Simulation, reading: _Reading) -> bytes:
             tuple(sorted((n(str(wid)), s) for wid, s in down)),  # type: ignore[misc]
             stuck,
             pairs,
-            rel(sim.runtime.next_due()),
         )
         keys.append(repr(key))
-    return hashlib.blake2b(min(keys).encode(), digest_size=16).digest()
+    return hashlib.blake2b((fixed + min(keys)).encode(), digest_size=16).digest()
+
+
+def _orders(groups: Sequence[Sequence[str]]) -> Iterator[tuple[str, ...]]:
+    """Every order of the workers that keeps the groups in place and shuffles within each."""
+    if not groups:
+        yield ()
+        return
+    for head in permutations(groups[0]):
+        for tail in _orders(groups[1:]):
+            yield (*head, *tail)
 
 
 def judge(
@@ -684,30 +709,23 @@ def explore(
             for node, children in zip(nodes, level, strict=True):
                 for child in children:
                     report.transitions += 1
-                    if child.crash is not None:
-                        if ENGINE_ERROR not in found:
-                            found[ENGINE_ERROR] = Counterexample(
-                                ENGINE_ERROR,
+                    # A rule is broken by a transition, not by a state: one into a state
+                    # already seen can still break one, and is the shortest if it is first.
+                    for rule in child.broken:
+                        if rule not in found:
+                            found[rule] = Counterexample(
+                                rule,
                                 (*trace(node), child.action),
                                 states_before=len(seen),
                                 elapsed_s=time.perf_counter() - started,
-                                detail=child.crash,
+                                detail=child.crash or "",
                             )
-                        continue
-                    if child.key in seen or full:
+                    if child.crash is not None or child.key in seen or full:
                         continue
                     seen.add(child.key)
                     index = len(parent)
                     parent.append(node)
                     via.append(child.action)
-                    for rule in child.broken:
-                        if rule not in found:
-                            found[rule] = Counterexample(
-                                rule,
-                                trace(index),
-                                states_before=len(seen) - 1,
-                                elapsed_s=time.perf_counter() - started,
-                            )
                     assert child.handle is not None
                     following.append((index, child.handle))
                     if params.max_states is not None and len(seen) >= params.max_states:
