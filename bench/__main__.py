@@ -25,6 +25,7 @@ from rich.console import Console
 from rich.table import Table
 
 from bench import BENCHES
+from bench.explore import explore_bench
 from bench.postgres import postgres_bench
 from bench.tui import tui_bench
 from core.engine.backends import sqlite as backend
@@ -37,6 +38,7 @@ __all__ = ["BENCHES", "main"]
 
 BENCHES.append(tui_bench)
 BENCHES.append(postgres_bench)
+BENCHES.append(explore_bench)
 
 TASKS = 2_000
 HEARTBEATS = 3

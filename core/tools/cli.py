@@ -257,9 +257,10 @@ def build_parser(prog: str = "borrowed-keys") -> argparse.ArgumentParser:
     )
     q.set_defaults(handler=cmd_sql)
 
-    from core.tools import chaos_cli, realworker  # their options and handlers live there
+    from core.tools import chaos_cli, explore_cli, realworker  # their options live there
 
     chaos_cli.add_parser(sub)
+    explore_cli.add_parser(sub)
     realworker.add_parser(sub)
     return parser
 

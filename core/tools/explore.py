@@ -137,6 +137,9 @@ class ExploreParams:
     heartbeat_ms: int = HEARTBEAT_MS
     restore: Restore = Restore.SNAPSHOT
     max_states: int | None = None  # stop (not exhausted) once this many are found
+    # stop (not exhausted) at the end of the level that passes this time (benchmarks only:
+    # it makes the result depend on the machine)
+    max_seconds: float | None = None
 
     def settings(self) -> SimSettings:
         names = [*WORKER_NAMES, *(f"w{i + 1}" for i in range(len(WORKER_NAMES), self.workers))]
@@ -288,7 +291,12 @@ def _knows(work: Work) -> tuple[str, int, str]:
 
 
 def canonical(sim: Simulation, reading: _Reading) -> bytes:
-    """A digest of the state up to renaming interchangeable workers (all explored workers
+    """The digest of `canonical_text`: what the search keeps of each state it has seen."""
+    return hashlib.blake2b(canonical_text(sim, reading).encode(), digest_size=16).digest()
+
+
+def canonical_text(sim: Simulation, reading: _Reading) -> str:
+    """The state up to renaming interchangeable workers (all explored workers
     start alike; a skew is part of a worker's state, so it is kept, not compared away).
 
     It holds what a later choice, guard or rule can depend on: the rows as the statements
@@ -309,20 +317,57 @@ def canonical(sim: Simulation, reading: _Reading) -> bytes:
     for cp in reading.checkpoints:  # only the latest is ever read back
         if cp.task_id not in latest or cp.seq > latest[cp.task_id].seq:
             latest[cp.task_id] = cp
+    newest, leases, effects, completions, down, stuck, pairs = sim.checker.memory(now, horizon)
+    # Tokens are only ever compared with one another (equal, older, newer) and a claim
+    # draws one above them all, so each is replaced by its rank among those the state
+    # holds: the fence tokens together, each task's lease tokens apart. A task parked,
+    # approved and claimed again (an approval grants one more attempt) then comes back to
+    # a state already seen, instead of counting up for ever.
+    fences: set[int] = {0}
+    lease_tokens: dict[str, set[int]] = {}
+
+    def saw(task: str, token: int) -> None:
+        lease_tokens.setdefault(task, {0}).add(token)
+
+    for r in reading.rows:
+        fences.add(r.fence_token)
+        saw(r.task_id, r.lease_token)
+    fences.update(p.fence_token for p in reading.ledger)
+    fences.update(cp.fence_token for cp in latest.values())
+    for w in sim.workers.values():
+        if w.lease is not None:
+            fences.add(w.lease.fence_token)
+            saw(w.lease.task_id, w.lease.lease_token)
+    fences.update(f for _, f in newest)
+    for task, _, token, fence, *_ in leases:  # type: ignore[misc]
+        fences.add(fence)
+        saw(task, token)
+    for task, token in stuck:  # type: ignore[misc]
+        saw(task, token)
+    for task, old, new in pairs:  # type: ignore[misc]
+        saw(task, old)
+        saw(task, new)
+    fence = {v: i for i, v in enumerate(sorted(fences))}
+    token = {t: {v: i for i, v in enumerate(sorted(vs))} for t, vs in lease_tokens.items()}
+
     fixed = repr(
         (
             # who wrote a page, and under which lease an effect went out, is shown on
             # screen but read by no statement: the page's fence token and the key are
-            tuple((p.key, p.value, p.fence_token) for p in reading.ledger),
+            tuple((p.key, p.value, fence[p.fence_token]) for p in reading.ledger),
             tuple(
-                (t, cp.step, cp.fence_token, dump_json(cp.state))
+                (t, cp.step, fence[cp.fence_token], dump_json(cp.state))
                 for t, cp in sorted(latest.items())
             ),
             tuple((e.idempotency_key, min(e.applied_count, 2)) for e in reading.effects),
             rel(sim.runtime.next_due()),
+            tuple((t, fence[f]) for t, f in newest),  # type: ignore[misc]
+            effects,
+            completions,
+            tuple((t, token[t][k]) for t, k in stuck),  # type: ignore[misc]
+            tuple((t, token[t][a], token[t][b]) for t, a, b in pairs),  # type: ignore[misc]
         )
     )
-    newest, leases, effects, completions, down, stuck, pairs = sim.checker.memory(now, horizon)
     own: dict[str, str] = {}
     for wid, w in sim.workers.items():
         f = w.faults
@@ -336,7 +381,13 @@ def canonical(sim: Simulation, reading: _Reading) -> bytes:
                 f.heartbeat_frozen,
                 f.skew_ms,
                 # what it believes about the lease's end judges nothing: the store does
-                None if lease is None else (lease.task_id, lease.lease_token, lease.fence_token),
+                None
+                if lease is None
+                else (
+                    lease.task_id,
+                    token[lease.task_id][lease.lease_token],
+                    fence[lease.fence_token],
+                ),
                 # what it knows, not how it learnt it: resumed at a checkpoint of step k
                 # or having done steps 1..k itself, it works on from the same state
                 None if work is None or not work.states else _knows(work),
@@ -360,24 +411,22 @@ def canonical(sim: Simulation, reading: _Reading) -> bytes:
                     r.task_id,
                     r.status,
                     n(r.owner_id),
-                    r.attempt,
-                    r.lease_token,
-                    r.fence_token,
+                    r.max_attempts - r.attempt,  # what the claim compares
+                    token[r.task_id][r.lease_token],
+                    fence[r.fence_token],
                     rel(r.lease_expires_at),  # the renew deadline and last heartbeat judge
                     r.approved_at is not None,  # nothing for a manual worker
                 )
                 for r in reading.rows
             ),
-            newest,
-            tuple((t, n(str(wid)), *rest) for t, wid, *rest in leases),  # type: ignore[misc]
-            effects,
-            completions,
+            tuple(
+                (t, n(str(wid)), token[t][k], fence[fc], *rest)
+                for t, wid, k, fc, *rest in leases  # type: ignore[misc]
+            ),
             tuple(sorted((n(str(wid)), s) for wid, s in down)),  # type: ignore[misc]
-            stuck,
-            pairs,
         )
         keys.append(repr(key))
-    return hashlib.blake2b((fixed + min(keys)).encode(), digest_size=16).digest()
+    return fixed + min(keys)
 
 
 def _orders(groups: Sequence[Sequence[str]]) -> Iterator[tuple[str, ...]]:
@@ -733,6 +782,8 @@ def explore(
             depth += 1
             if len(seen) > known:
                 report.depth = depth
+            if params.max_seconds is not None and following:
+                full = full or time.perf_counter() - started > params.max_seconds
             frontier = following
             lv = Level(depth, len(seen), report.transitions, time.perf_counter() - started)
             report.levels.append(lv)
