@@ -28,7 +28,9 @@ def _run(params: ExploreParams, jobs: int = 1) -> ExploreReport:
 
 
 def restore_table(console: Console) -> None:
-    table = Table(title=f"restoring a state: correct, 2 workers, 1 task of 2 steps, depth {RESTORE_DEPTH}")
+    table = Table(
+        title=f"restoring a state: correct, 2 workers, 1 task of 2 steps, depth {RESTORE_DEPTH}"
+    )
     table.add_column("restore")
     table.add_column("states", justify="right")
     table.add_column("transitions", justify="right")
@@ -47,7 +49,9 @@ def restore_table(console: Console) -> None:
 
 
 def rate_table(console: Console) -> None:
-    table = Table(title=f"distinct states/s: correct, 2 workers, 1 task of 2 steps, depth {RATE_DEPTH}")
+    table = Table(
+        title=f"distinct states/s: correct, 2 workers, 1 task of 2 steps, depth {RATE_DEPTH}"
+    )
     table.add_column("jobs", justify="right")
     table.add_column("states", justify="right")
     table.add_column("time (s)", justify="right")
@@ -121,7 +125,9 @@ def mode_table(console: Console, depth: int) -> None:
         if r.ok:
             table.add_row(mode.value, "none", "", f"{r.states:,} (all)", f"{r.elapsed_s:.1f}")
         for c in r.counterexamples:
-            table.add_row(mode.value, c.rule, str(c.length), f"{c.states_before:,}", f"{c.elapsed_s:.2f}")
+            table.add_row(
+                mode.value, c.rule, str(c.length), f"{c.states_before:,}", f"{c.elapsed_s:.2f}"
+            )
     console.print(table)
 
 

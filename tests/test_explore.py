@@ -11,7 +11,7 @@ import pytest
 from core.engine.config import Mode
 from core.scenarios.format import parse_scenario
 from core.sim.simulation import ActionError, Simulation
-from core.sim.spec import Advance, Claim, SimSettings, WorkerSpec, Write
+from core.sim.spec import Action, Advance, Claim, SimSettings, WorkerSpec, Write
 from core.tools import explore as ex
 from core.tools.cli import main
 from core.tools.explore import ExploreParams, Restore, explore
@@ -109,12 +109,12 @@ def test_a_restored_run_goes_on_as_the_original_did() -> None:
     sim = Simulation(settings)
     sim.apply(Claim("acheng"))
     saved = sim.save()
-    steps = [Advance(30_001), Claim("linzhou"), Write("acheng", "t1/1", "late")]
+    steps: list[Action] = [Advance(30_001), Claim("linzhou"), Write("acheng", "t1/1", "late")]
     for a in steps:
         sim.apply(a)
     expected = [(e.event, e.at, e.worker_id, e.reason) for e in sim.events()]
     sim.restore(saved)
-    sim.apply(Write("linzhou", "t1/9", "a branch not taken"))
+    sim.apply(Write("acheng", "t1/9", "a branch not taken"))
     sim.restore(saved)
     for a in steps:
         sim.apply(a)

@@ -9,6 +9,7 @@ import enum
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from core.engine.errors import RejectReason
 from core.engine.records import EventRow
@@ -39,6 +40,30 @@ class Violation:
     task_id: str | None
     worker_id: str | None
     detail: str
+
+
+class LeaseMemory(NamedTuple):
+    """An unreleased lease as the checker remembers it, instants relative to now."""
+
+    task_id: str
+    worker_id: str
+    lease_token: int
+    fence_token: int
+    expires_in: int
+    renewed_ago: int  # negative: since the last renewal
+    orphaned: bool
+
+
+class CheckerMemory(NamedTuple):
+    """What the checker's later verdicts depend on (see `SafetyChecker.memory`)."""
+
+    newest_fence: tuple[tuple[str, int], ...]
+    leases: tuple[LeaseMemory, ...]
+    effects: tuple[tuple[str, int], ...]  # key, times applied (2 for more)
+    completions: tuple[tuple[str, int], ...]  # task, leases that completed it (2 for more)
+    down: tuple[tuple[str, str], ...]  # worker, why
+    stuck: tuple[tuple[str, int], ...]  # task, lease token already reported
+    pairs: tuple[tuple[str, int, int], ...]  # task, lease tokens already reported
 
 
 @dataclass
@@ -103,7 +128,7 @@ class SafetyChecker:
             _pairs_reported=set(self._pairs_reported),
         )
 
-    def memory(self, now_ms: int, horizon_ms: int) -> tuple[object, ...]:
+    def memory(self, now_ms: int, horizon_ms: int) -> CheckerMemory:
         """What the checker's later verdicts depend on, with instants relative to `now_ms`
         and any further back than `horizon_ms` taken as equally long ago (no rule looks
         further back than that). Worker ids are left as they are; the caller renames them.
@@ -118,7 +143,7 @@ class SafetyChecker:
             return max(at - now_ms, -horizon_ms)
 
         leases = tuple(
-            (
+            LeaseMemory(
                 task,
                 r.worker_id,
                 r.lease_token,
@@ -131,14 +156,16 @@ class SafetyChecker:
             for r in rs
             if not r.released
         )
-        return (
-            tuple(sorted(self._newest_fence.items())),
-            leases,
-            tuple(sorted((k, min(n, 2)) for k, n in self._effects.items() if n)),
-            tuple(sorted((t, min(len(tokens), 2)) for t, tokens in self._completions.items())),
-            tuple(sorted(self._down.items())),
-            tuple(sorted(self._stuck_reported)),
-            tuple(sorted(self._pairs_reported)),
+        return CheckerMemory(
+            newest_fence=tuple(sorted(self._newest_fence.items())),
+            leases=leases,
+            effects=tuple(sorted((k, min(n, 2)) for k, n in self._effects.items() if n)),
+            completions=tuple(
+                sorted((t, min(len(tokens), 2)) for t, tokens in self._completions.items())
+            ),
+            down=tuple(sorted((w, str(why)) for w, why in self._down.items())),
+            stuck=tuple(sorted(self._stuck_reported)),
+            pairs=tuple(sorted(self._pairs_reported)),
         )
 
     def _violate(self, name: ViolationKind, ev: EventRow, detail: str) -> Violation:

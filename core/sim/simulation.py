@@ -26,6 +26,7 @@ from core.engine.records import CheckpointRow, EventRow, Lease
 from core.engine.store import LeaseStore
 from core.engine.vocabulary import REJECTIONS, EventKind, TaskStatus
 from core.sim.checker import SafetyChecker, Violation
+from core.sim.kinds import KINDS
 from core.sim.runtime import VirtualRuntime
 from core.sim.snapshot import (
     SNAPSHOT_PARTS,
@@ -136,6 +137,27 @@ def effective_config(settings: SimSettings) -> LeaseConfig:
 
 
 @dataclass(frozen=True, slots=True)
+class _WorkMemory:
+    """A worker's `Work` by its kind's name, so a saved run can cross to another process."""
+
+    task_id: str
+    kind: str
+    steps: int
+    states: tuple[tuple[int, dict[str, Any]], ...]
+
+    @classmethod
+    def of(cls, work: Work | None) -> "_WorkMemory | None":
+        if work is None:
+            return None
+        states = tuple((step, dict(state)) for step, state in work.states.items())
+        return cls(work.task_id, work.kind.name, work.steps, states)
+
+    def work(self) -> Work:
+        states = {step: dict(state) for step, state in self.states}
+        return Work(self.task_id, KINDS[self.kind], self.steps, states)
+
+
+@dataclass(frozen=True, slots=True)
 class _WorkerMemory:
     """One manual worker as a saved run keeps it: what it remembers and its faults."""
 
@@ -143,7 +165,7 @@ class _WorkerMemory:
     self_fencing: bool
     faults: WorkerFaults
     lease: Lease | None
-    work: Work | None
+    work: _WorkMemory | None
     step: int | None
     last_renew_at: int | None
     fenced_out: bool
@@ -169,13 +191,6 @@ class SavedRun:
     stuck_look_at: int | None
     stuck_looks: int
     last_seq: int
-
-
-def _copy_work(work: Work | None) -> Work | None:
-    if work is None:
-        return None
-    states = {step: dict(state) for step, state in work.states.items()}
-    return Work(work.task_id, work.kind, work.steps, states)
 
 
 class Simulation:
@@ -776,7 +791,7 @@ class Simulation:
                 self_fencing=w.self_fencing,
                 faults=w.faults.copy(),
                 lease=w.lease,
-                work=_copy_work(w.work),
+                work=_WorkMemory.of(w.work),
                 step=w.step,
                 last_renew_at=w.last_renew_at,
                 fenced_out=w.fenced_out,
@@ -820,7 +835,7 @@ class Simulation:
             )
             worker.faults = m.faults.copy()
             worker.lease = m.lease
-            worker.work = _copy_work(m.work)
+            worker.work = None if m.work is None else m.work.work()
             worker.step = m.step
             worker.last_renew_at = m.last_renew_at
             worker.fenced_out = m.fenced_out
@@ -837,13 +852,23 @@ class Simulation:
         for task, (lease_token, expires, _, _) in sorted(
             self._live_leases.items(), key=lambda item: item[1][1]
         ):
-            self.runtime.call_at(
-                expires + 1,
-                lambda t=task, lt=lease_token, e=expires: self._keeper_look(t, lt, e),
-            )
+            self._book_keeper_look(task, lease_token, expires)
         if saved.stuck_look_at is not None:
             number = saved.stuck_looks
             self.runtime.call_at(saved.stuck_look_at, lambda: self._stuck_look(number))
+
+    @property
+    def next_look_ms(self) -> int | None:
+        """When the keeper or the checker next looks at the register of its own accord (a
+        lease running out, a task held too long), or None; looks that would find nothing
+        changed since they were booked are not counted."""
+        times = [expires + 1 for _, expires, _, _ in self._live_leases.values()]
+        if self._stuck_look_at is not None:
+            times.append(self._stuck_look_at)
+        return min(times, default=None)
+
+    def _book_keeper_look(self, task: str, lease_token: int, expires: int) -> None:
+        self.runtime.call_at(expires + 1, lambda: self._keeper_look(task, lease_token, expires))
 
     def close(self) -> None:
         """End every worker coroutine and close the database."""

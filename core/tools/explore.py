@@ -24,19 +24,16 @@ import hashlib
 import multiprocessing
 import time
 import zlib
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from itertools import groupby, permutations
-from pathlib import Path
 from typing import Any
 
 from core.engine.config import LeaseConfig, Mode
 from core.engine.records import CheckpointRow, EffectRow, EventRow, LedgerRow, TaskRow, dump_json
 from core.engine.vocabulary import EventKind, TaskStatus
 from core.scenarios.glossary import Word
-from core.sim.checker import ViolationKind
 from core.sim.simulation import SavedRun, Simulation, run_inline
-from core.sim.worker import Work
 from core.sim.spec import (
     Action,
     Advance,
@@ -46,12 +43,9 @@ from core.sim.spec import (
     Complete,
     Effect,
     Fail,
-    FreezeHeartbeat,
-    Heal,
     Heartbeat,
     Kill,
     Park,
-    Partition,
     Reject,
     Restart,
     Resume,
@@ -62,6 +56,7 @@ from core.sim.spec import (
     WorkerSpec,
     Write,
 )
+from core.sim.worker import Work
 
 # The explored world's workers take the story's names while there are enough of them.
 WORKER_NAMES = ("acheng", "linzhou", "elder")
@@ -208,7 +203,7 @@ def time_choices(sim: Simulation, rows: Sequence[TaskRow]) -> list[int]:
     stuck = sim.checker.next_stuck_check()
     if stuck is not None:
         at.update((stuck - 1, stuck) if several else (stuck,))
-    due = sim.runtime.next_due()
+    due = sim.next_look_ms
     if due is not None:
         at.add(due)
     return sorted(t - now for t in at if t > now)
@@ -339,33 +334,33 @@ def canonical_text(sim: Simulation, reading: _Reading) -> str:
             fences.add(w.lease.fence_token)
             saw(w.lease.task_id, w.lease.lease_token)
     fences.update(f for _, f in newest)
-    for task, _, token, fence, *_ in leases:  # type: ignore[misc]
+    for task, _, token, fence, *_ in leases:
         fences.add(fence)
         saw(task, token)
-    for task, token in stuck:  # type: ignore[misc]
+    for task, token in stuck:
         saw(task, token)
-    for task, old, new in pairs:  # type: ignore[misc]
+    for task, old, new in pairs:
         saw(task, old)
         saw(task, new)
-    fence = {v: i for i, v in enumerate(sorted(fences))}
-    token = {t: {v: i for i, v in enumerate(sorted(vs))} for t, vs in lease_tokens.items()}
+    fence_rank = {v: i for i, v in enumerate(sorted(fences))}
+    token_rank = {t: {v: i for i, v in enumerate(sorted(vs))} for t, vs in lease_tokens.items()}
 
     fixed = repr(
         (
             # who wrote a page, and under which lease an effect went out, is shown on
             # screen but read by no statement: the page's fence token and the key are
-            tuple((p.key, p.value, fence[p.fence_token]) for p in reading.ledger),
+            tuple((p.key, p.value, fence_rank[p.fence_token]) for p in reading.ledger),
             tuple(
-                (t, cp.step, fence[cp.fence_token], dump_json(cp.state))
+                (t, cp.step, fence_rank[cp.fence_token], dump_json(cp.state))
                 for t, cp in sorted(latest.items())
             ),
             tuple((e.idempotency_key, min(e.applied_count, 2)) for e in reading.effects),
-            rel(sim.runtime.next_due()),
-            tuple((t, fence[f]) for t, f in newest),  # type: ignore[misc]
+            rel(sim.next_look_ms),
+            tuple((t, fence_rank[f]) for t, f in newest),
             effects,
             completions,
-            tuple((t, token[t][k]) for t, k in stuck),  # type: ignore[misc]
-            tuple((t, token[t][a], token[t][b]) for t, a, b in pairs),  # type: ignore[misc]
+            tuple((t, token_rank[t][k]) for t, k in stuck),
+            tuple((t, token_rank[t][a], token_rank[t][b]) for t, a, b in pairs),
         )
     )
     own: dict[str, str] = {}
@@ -385,8 +380,8 @@ def canonical_text(sim: Simulation, reading: _Reading) -> str:
                 if lease is None
                 else (
                     lease.task_id,
-                    token[lease.task_id][lease.lease_token],
-                    fence[lease.fence_token],
+                    token_rank[lease.task_id][lease.lease_token],
+                    fence_rank[lease.fence_token],
                 ),
                 # what it knows, not how it learnt it: resumed at a checkpoint of step k
                 # or having done steps 1..k itself, it works on from the same state
@@ -412,18 +407,18 @@ def canonical_text(sim: Simulation, reading: _Reading) -> str:
                     r.status,
                     n(r.owner_id),
                     r.max_attempts - r.attempt,  # what the claim compares
-                    token[r.task_id][r.lease_token],
-                    fence[r.fence_token],
+                    token_rank[r.task_id][r.lease_token],
+                    fence_rank[r.fence_token],
                     rel(r.lease_expires_at),  # the renew deadline and last heartbeat judge
                     r.approved_at is not None,  # nothing for a manual worker
                 )
                 for r in reading.rows
             ),
             tuple(
-                (t, n(str(wid)), token[t][k], fence[fc], *rest)
-                for t, wid, k, fc, *rest in leases  # type: ignore[misc]
+                (t, n(str(wid)), token_rank[t][k], fence_rank[fc], *rest)
+                for t, wid, k, fc, *rest in leases
             ),
-            tuple(sorted((n(str(wid)), s) for wid, s in down)),  # type: ignore[misc]
+            tuple(sorted((n(str(wid)), s) for wid, s in down)),
         )
         keys.append(repr(key))
     return fixed + min(keys)
@@ -570,7 +565,7 @@ def expand(
         found = len(sim.checker.found)
         try:
             sim.apply(action)
-        except Exception as crash:  # noqa: BLE001 - the engine failing is what to report
+        except Exception as crash:  # the engine failing is what to report
             # Not a verdict but a crash: the store raised instead of refusing. The state
             # after it is not one to trust, so the branch ends here.
             crashed = f"{ENGINE_ERROR}: {type(crash).__name__}: {crash}"

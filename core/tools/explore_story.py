@@ -89,7 +89,11 @@ def _refusal(done: _Done, lang: str) -> str:
     word = pick(OUTCOME["refused"], lang)
     if reason is None:
         return word
-    return f"{word} ({reason_word(reason, lang)})" if lang == "en" else f"{word}（{reason_word(reason, lang)}）"
+    return (
+        f"{word} ({reason_word(reason, lang)})"
+        if lang == "en"
+        else f"{word}（{reason_word(reason, lang)}）"
+    )
 
 
 def _first(done: _Done, kind: EventKind) -> EventRow | None:
@@ -143,20 +147,40 @@ def narrate(done: _Done, lang: str) -> str:
                     f"围栏令牌 {claimed.fence_token}，{until}"
                 )
             else:
-                outcome = pick(OUTCOME["nothing"], lang) if done.result.rejection is None else _refusal(done, lang)
-                text = f"At {clock} {who} asks for {what}: {outcome}" if en else f"{clock}，{who}想领取{what}：{outcome}"
+                outcome = (
+                    pick(OUTCOME["nothing"], lang)
+                    if done.result.rejection is None
+                    else _refusal(done, lang)
+                )
+                text = (
+                    f"At {clock} {who} asks for {what}: {outcome}"
+                    if en
+                    else f"{clock}，{who}想领取{what}：{outcome}"
+                )
         case Heartbeat():
             renewed = _first(done, EventKind.RENEWED)
             outcome = (
-                (f"accepted, {_until(renewed.detail.get('expires_at'), lang)}" if en else f"成功，{_until(renewed.detail.get('expires_at'), lang)}")
+                (
+                    f"accepted, {_until(renewed.detail.get('expires_at'), lang)}"
+                    if en
+                    else f"成功，{_until(renewed.detail.get('expires_at'), lang)}"
+                )
                 if renewed is not None
                 else _refusal(done, lang)
             )
-            text = f"At {clock} {who}{holding} renews it: {outcome}" if en else f"{clock}，{who}{holding}心跳续约：{outcome}"
+            text = (
+                f"At {clock} {who}{holding} renews it: {outcome}"
+                if en
+                else f"{clock}，{who}{holding}心跳续约：{outcome}"
+            )
         case Write(key=key):
             page = key.rsplit("/", 1)[-1]
             outcome = pick(OUTCOME["accepted"], lang) if ok else _refusal(done, lang)
-            text = f"At {clock} {who}{holding} writes page {page}: {outcome}" if en else f"{clock}，{who}{holding}写下第 {page} 页：{outcome}"
+            text = (
+                f"At {clock} {who}{holding} writes page {page}: {outcome}"
+                if en
+                else f"{clock}，{who}{holding}写下第 {page} 页：{outcome}"
+            )
         case Checkpoint(step=step):
             outcome = pick(OUTCOME["saved"], lang) if ok else _refusal(done, lang)
             text = (
@@ -179,9 +203,15 @@ def narrate(done: _Done, lang: str) -> str:
             )
         case Complete():
             outcome = pick(OUTCOME["done"], lang) if ok else _refusal(done, lang)
-            text = f"At {clock} {who}{holding} completes the task: {outcome}" if en else f"{clock}，{who}{holding}完成任务：{outcome}"
+            text = (
+                f"At {clock} {who}{holding} completes the task: {outcome}"
+                if en
+                else f"{clock}，{who}{holding}完成任务：{outcome}"
+            )
         case Fail(retry=retry):
-            outcome = pick(OUTCOME["queued" if retry else "dead"], lang) if ok else _refusal(done, lang)
+            outcome = (
+                pick(OUTCOME["queued" if retry else "dead"], lang) if ok else _refusal(done, lang)
+            )
             text = (
                 f"At {clock} {who}{holding} reports the task failed: {outcome}"
                 if en
@@ -201,7 +231,11 @@ def narrate(done: _Done, lang: str) -> str:
                 else f"{clock}，{who}停顿了（一次很长的停顿），脑子里的东西都还在"
             )
         case Resume():
-            text = f"At {clock} {who} wakes up, remembering what it knew" if en else f"{clock}，{who}醒了过来，记得之前知道的一切"
+            text = (
+                f"At {clock} {who} wakes up, remembering what it knew"
+                if en
+                else f"{clock}，{who}醒了过来，记得之前知道的一切"
+            )
         case Kill():
             text = (
                 f"At {clock} {who}'s process is killed: what it remembered is lost, and its "
@@ -210,7 +244,11 @@ def narrate(done: _Done, lang: str) -> str:
                 else f"{clock}，{who}的进程被杀：记忆全部丢失，租约留在库房里直到过期"
             )
         case Restart():
-            text = f"At {clock} {who} restarts with an empty memory" if en else f"{clock}，{who}重启，记忆一片空白"
+            text = (
+                f"At {clock} {who} restarts with an empty memory"
+                if en
+                else f"{clock}，{who}重启，记忆一片空白"
+            )
         case Skew(by_ms=by):
             span = format_duration(by)
             text = (
@@ -247,7 +285,9 @@ def _task_of(done: _Done, rows: Sequence[TaskRow]) -> str:
     return rows[0].task_id
 
 
-def replay(params: ExploreParams, actions: Sequence[Action]) -> tuple[list[_Done], list[list[TaskRow]], Simulation]:
+def replay(
+    params: ExploreParams, actions: Sequence[Action]
+) -> tuple[list[_Done], list[list[TaskRow]], Simulation]:
     """Play a trace from the start; each step's record and the rows after it."""
     sim = Simulation(params.settings())
     events: list[EventRow] = []
