@@ -271,13 +271,29 @@ class _Reading:
     effects: tuple[EffectRow, ...]
 
 
-def read(sim: Simulation) -> _Reading:
-    return _Reading(
-        tuple(run_inline(sim.store.tasks())),
-        tuple(run_inline(sim.store.ledger())),
-        tuple(run_inline(sim.store.checkpoints())),
-        tuple(run_inline(sim.store.effects())),
-    )
+def read(
+    sim: Simulation, before: _Reading | None = None, events: Sequence[EventRow] = ()
+) -> _Reading:
+    """The rows, the ledger, the checkpoints and the effects. Given the reading `before` a
+    transition and the events it wrote, a table no event says was written is taken from
+    `before`: the store writes the event of every change in the change's transaction."""
+    rows = tuple(run_inline(sim.store.tasks()))
+    if before is None:
+        return _Reading(
+            rows,
+            tuple(run_inline(sim.store.ledger())),
+            tuple(run_inline(sim.store.checkpoints())),
+            tuple(run_inline(sim.store.effects())),
+        )
+    kinds = {ev.event for ev in events}
+    ledger, checkpoints, effects = before.ledger, before.checkpoints, before.effects
+    if EventKind.WRITE_ACCEPTED in kinds:
+        ledger = tuple(run_inline(sim.store.ledger()))
+    if EventKind.CHECKPOINT_SAVED in kinds:
+        checkpoints = tuple(run_inline(sim.store.checkpoints()))
+    if EventKind.EFFECT_APPLIED in kinds:
+        effects = tuple(run_inline(sim.store.effects()))
+    return _Reading(rows, ledger, checkpoints, effects)
 
 
 def _knows(work: Work) -> tuple[str, int, str]:
@@ -573,7 +589,7 @@ def expand(
             branches.goto(handle)
             sim = branches.sim
             continue
-        after = read(sim)
+        after = read(sim, before, branches.events)
         broken = tuple(broken_rules(sim, found, before.rows, branches.events, after.rows))
         key = canonical(sim, after)
         kept = None if key in seen else branches.here(path, action)
