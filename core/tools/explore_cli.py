@@ -116,8 +116,9 @@ def _print(console: Any, report: ExploreReport) -> None:
     console.print(f"borrowed-keys explore: {p.mode.value} mode")
     console.print(f"  {report.claim()}")
     console.print(
-        f"  {report.elapsed_s:.1f} s with {report.jobs} job(s), "
-        f"{report.states_per_s:,.0f} distinct states/s"
+        f"  {report.elapsed_s:.1f} s with {report.jobs} job(s) ({report.cpu_s:.1f} s of "
+        f"processor time): {report.states_per_s:,.0f} distinct states/s, "
+        f"{report.states_per_cpu_s:,.0f} per processor second"
     )
     for c in report.counterexamples:
         where = c.path or "(not written)"
