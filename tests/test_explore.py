@@ -9,13 +9,13 @@ from pathlib import Path
 import pytest
 
 from core.engine.config import Mode
+from core.scenarios import explore as ex
+from core.scenarios.explore import ExploreParams, Restore, explore
+from core.scenarios.explore_story import scenario_text, verify, write_counterexamples
 from core.scenarios.format import parse_scenario
 from core.sim.simulation import ActionError, Simulation
 from core.sim.spec import Action, Advance, Claim, SimSettings, WorkerSpec, Write
-from core.tools import explore as ex
 from core.tools.cli import main
-from core.tools.explore import ExploreParams, Restore, explore
-from core.tools.explore_story import scenario_text, verify, write_counterexamples
 
 # The shortest trace to each rule each mistake mode breaks, in 2 workers, 1 task of 2 steps.
 # A change that makes the search miss a shorter trace (or find a longer one first) fails.

@@ -1,6 +1,7 @@
 """`borrowed-keys explore` on the command line: its options, its progress and its result.
 
-The search is core/tools/explore.py; the counterexample files are core/tools/explore_story.py.
+The search is core/scenarios/explore.py; the counterexample files are
+core/scenarios/explore_story.py.
 Exit 0 when no rule is broken, 1 when one is, 2 for bad options (as `chaos`).
 """
 
@@ -10,7 +11,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from core.engine.config import Mode
-from core.tools.explore import DEFAULT_DEPTH, ExploreParams, ExploreReport, Level, explore
+from core.scenarios.explore import DEFAULT_DEPTH, ExploreParams, ExploreReport, Level, explore
 
 EXIT_OK = 0
 EXIT_FOUND = 1
@@ -93,7 +94,7 @@ def command(args: Any) -> int:
 
 
 def _run(args: Any, mode: Mode, err: Any) -> ExploreReport:
-    from core.tools.explore_story import write_counterexamples
+    from core.scenarios.explore_story import write_counterexamples
 
     params = ExploreParams(
         mode=mode, workers=args.workers, tasks=args.tasks, steps=args.steps, depth=args.depth

@@ -1,5 +1,7 @@
 """Explore every interleaving of a small world, breadth first, on the real engine (the
-`explore` command's engine; its options and output are core/tools/explore_cli.py).
+`explore` command's engine, and the app's "Explore this mode…"; the command's options and
+output are core/tools/explore_cli.py). It sits with the scenarios, below both the tools
+and the app, since what it hands back is scenarios.
 
 The world is W manual workers and T ledger tasks of S steps, run by the real simulation:
 the real `LeaseStore` and its statements on SQLite, the real safety checker, on the virtual

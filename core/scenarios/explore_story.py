@@ -13,6 +13,7 @@ from pathlib import Path
 from core.engine.durations import format_clock, format_duration
 from core.engine.records import EventRow, TaskRow
 from core.engine.vocabulary import EventKind
+from core.scenarios.explore import RULE_WORDS, Counterexample, ExploreParams, SeedRule
 from core.scenarios.format import Expectation, Step, parse_scenario
 from core.scenarios.glossary import (
     Word,
@@ -45,7 +46,6 @@ from core.sim.spec import (
     Stall,
     Write,
 )
-from core.tools.explore import RULE_WORDS, Counterexample, ExploreParams, SeedRule
 
 LANGS = ("en", "zh")
 
