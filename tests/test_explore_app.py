@@ -52,6 +52,3 @@ async def test_exploring_the_correct_mode_says_no_rule_was_broken(tmp_path: Path
         options = screen.query_one(OptionList)
         assert options.option_count == 1
         assert "3 步之内没有违反任何规则" in str(options.get_option_at_index(0).prompt)
-        await pilot.press("escape")
-        await pilot.pause()
-        assert isinstance(app.screen, MainScreen)
