@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-test
 
-.PHONY: demo test test-min lint typecheck imports pytest bench clean
+.PHONY: demo test test-min lint typecheck imports pytest bench preview clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -52,13 +52,21 @@ test-min: $(MIN_STAMP)
 	@echo "lowest declared versions: $$(tr '\n' ' ' < $(MIN_VENV)/lowest.txt)"
 	$(MIN_VENV)/bin/pytest -n 2 -p no:cacheprovider -m "not slow"
 
-# The bench extra adds procrastinate, which the PostgreSQL section measures against.
+# The bench extra adds pgqueuer and procrastinate, which the PostgreSQL section measures
+# against. `make bench ARGS=--quick` runs the smaller points.
 $(VENV)/.installed-bench: $(STAMP)
 	$(BIN)/python -m pip install -q -e '.[test,bench]'
 	touch $@
 
 bench: $(VENV)/.installed-bench
-	$(BIN)/python -m bench
+	$(BIN)/python -m bench $(ARGS)
+
+# The preview of scenario 13 that docs/portfolio.md shows: the frames of its exported page
+# as an animated GIF. The page itself is written to borrowed-keys-out/13_portfolio_demo/.
+PREVIEW_GIF := docs/screenshots/portfolio-13.gif
+
+preview: $(STAMP)
+	$(BIN)/borrowed-keys export 13_portfolio_demo --lang en --preview $(PREVIEW_GIF)
 
 clean:
 	rm -rf $(VENV) $(MIN_VENV) .pytest_cache .mypy_cache .ruff_cache

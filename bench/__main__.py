@@ -6,11 +6,16 @@
     database-clock reads and fence-counter bumps included, run by raw sqlite3 in the same way
     (one transaction per operation).
 (b) The time of one claim with 1,000 and with 20,000 finished tasks in the table.
+Then the sections in `BENCHES`: the TUI's refresh (bench/tui.py), PostgreSQL (bench/postgres.py:
+the cycle, claims beside pgqueuer and procrastinate, claim cost in history) and heartbeats as
+the fleet grows (bench/scale.py). `--quick` (or `BK_BENCH_QUICK=1`) runs the smaller points of
+the last two.
 
 The last line is always `ratio core/raw: 0.NN` (core on AsyncSqliteDriver over raw sqlite3).
 """
 
 import asyncio
+import os
 import statistics
 import sys
 import tempfile
@@ -25,19 +30,23 @@ from rich.console import Console
 from rich.table import Table
 
 from bench import BENCHES
+from bench import export as _export_bench  # noqa: F401  (joins BENCHES: the portfolio export)
 from bench.explore import explore_bench
 from bench.postgres import postgres_bench
+from bench.scale import scale_bench
 from bench.tui import tui_bench
 from core.engine.backends import sqlite as backend
 from core.engine.clock import DatabaseClock
+from core.engine.policies import Policy
 from core.engine.records import dump_json
-from core.engine.statements import Policy, statements_for
+from core.engine.statements import statements_for
 from core.engine.store import LeaseStore
 
 __all__ = ["BENCHES", "main"]
 
 BENCHES.append(tui_bench)
 BENCHES.append(postgres_bench)
+BENCHES.append(scale_bench)
 BENCHES.append(explore_bench)
 
 TASKS = 2_000
@@ -314,6 +323,9 @@ def hop_us() -> float:
 
 
 def main() -> int:
+    if "--quick" in sys.argv[1:]:
+        # Fewer and smaller points where a section has a quick form (bench/scale.py).
+        os.environ["BK_BENCH_QUICK"] = "1"
     console = Console()
     console.print(
         f"thread round trip (no-op), median: {hop_us():.0f} us "

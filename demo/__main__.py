@@ -1,7 +1,7 @@
-"""`python -m demo [FILE] [--lang en|zh]`: the terminal app."""
+"""`python -m demo [FILE] [--lang en|zh] ...`: the terminal app (`borrowed-keys tui`)."""
 
 import sys
 
-from demo.app import run_app
+from demo.cli import main
 
-sys.exit(run_app(sys.argv[1:]))
+sys.exit(main(["tui", *sys.argv[1:]]))

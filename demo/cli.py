@@ -1,63 +1,130 @@
-"""The `borrowed-keys` console script: the TUI by default, `serve` for a browser, the headless
-commands otherwise."""
+"""The `borrowed-keys` console script: one argparse tree, the app's commands in front.
 
+`tui` (the terminal app, also what no command or options alone mean) and `serve` (the app
+in a web browser) are declared here, with the options they share declared once; the
+headless commands come from core/tools/cli.py. This module stays light: textual, and the
+web server's packages, load only in the handler of the command that needs them.
+"""
+
+import argparse
 import sys
 from collections.abc import Sequence
+from typing import Any
 
-TUI_COMMANDS = ("tui",)
+from core.engine.config import Mode
+from core.tools.cli import Register
+from core.tools.cli import main as tree_main
+from demo.export.cli import add_parser as add_export
+from demo.i18n import LANGS
 
-
-def _take_db(argv: list[str]) -> tuple[str | None, list[str]]:
-    """Take `--db URL` (or `--db=URL`) out of the app's arguments."""
-    rest: list[str] = []
-    db: str | None = None
-    items = iter(argv)
-    for arg in items:
-        if arg == "--db":
-            db = next(items, "")
-        elif arg.startswith("--db="):
-            db = arg.removeprefix("--db=")
-        else:
-            rest.append(arg)
-    return db, rest
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 8000
+# Each tab is an app process of about 75 MB: room for a few presenters and viewers.
+DEFAULT_MAX_SESSIONS = 8
+EXIT_BAD_INPUT = 2
 
 
-def run_tui(argv: Sequence[str]) -> int:
-    """Start the Textual app (imported only here, so headless commands never load textual).
+def add_app_options(parser: argparse.ArgumentParser) -> None:
+    """What the app opens and how: the same for `tui` and for every tab of `serve`."""
+    parser.add_argument("file", nargs="?", metavar="FILE", help="a scenario (or bundled name)")
+    parser.add_argument("--lang", choices=LANGS, default=None, help="en or zh (default: locale)")
+    parser.add_argument(
+        "--mode",
+        choices=[m.value for m in Mode],
+        default=None,
+        help="the engine's mode to start in",
+    )
+    parser.add_argument("--sandbox", action="store_true", help="open the sandbox directly")
+    parser.add_argument(
+        "--db",
+        default=None,
+        metavar="URL",
+        help="postgresql://... to keep every run on PostgreSQL, each in a fresh schema "
+        "(default: SQLite in memory)",
+    )
+
+
+def add_tui(sub: Any) -> None:
+    p = sub.add_parser(
+        "tui",
+        help="the terminal app (also what no command, or options alone, open)",
+        description="The Borrowed Keys terminal app.",
+    )
+    add_app_options(p)
+    p.set_defaults(handler=run_tui)
+
+
+def add_serve(sub: Any) -> None:
+    p = sub.add_parser(
+        "serve",
+        help="serve the app to a web browser, one app per tab (for presenting over a call)",
+        description="Serve the Borrowed Keys app to a web browser (one app per browser tab).",
+    )
+    add_app_options(p)
+    p.add_argument(
+        "--host",
+        default=DEFAULT_HOST,
+        help=f"address to listen on (default {DEFAULT_HOST}: this machine only)",
+    )
+    p.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT})")
+    p.add_argument(
+        "--max-sessions",
+        type=int,
+        default=DEFAULT_MAX_SESSIONS,
+        metavar="N",
+        help=f"browser tabs served at once, one app each (default {DEFAULT_MAX_SESSIONS})",
+    )
+    p.set_defaults(handler=run_serve)
+
+
+# The app's commands, listed first by `--help`. A new one is one line here.
+APP_COMMANDS: tuple[Register, ...] = (add_tui, add_serve, add_export)
+
+
+def db_problem(args: argparse.Namespace, command: str) -> bool:
+    """Say (one line) why `--db` cannot hold the app's runs; False when it can."""
+    if args.db is None:
+        return False
+    from core.tools.database_option import check_run_database
+
+    problem = check_run_database(args.db, many_runs=True) if args.db else "--db needs a URL"
+    if problem is None:
+        return False
+    print(f"borrowed-keys {command}: {problem}", file=sys.stderr)
+    return True
+
+
+def run_tui(args: argparse.Namespace) -> int:
+    """The Textual app, imported only here so that headless commands never load textual.
 
     `--db postgresql://...` keeps every run the app plays on PostgreSQL, each in a fresh
     schema; without it, runs are in SQLite in memory.
     """
-    db, args = _take_db(list(argv))
-    if db is not None:
+    if db_problem(args, "tui"):
+        return EXIT_BAD_INPUT
+    if args.db is not None:
         from core.sim.simulation import use_database
-        from core.tools.cli import check_run_database
 
-        problem = check_run_database(db, many_runs=True) if db else "--db needs a URL"
-        if problem is not None:
-            print(f"borrowed-keys tui: {problem}", file=sys.stderr)
-            return 2
-        use_database(db)
+        use_database(args.db)
     from demo.app import run_app
 
     return run_app(args)
 
 
+def run_serve(args: argparse.Namespace) -> int:
+    if db_problem(args, "serve"):
+        return EXIT_BAD_INPUT
+    from demo.serve import serve  # the web server's packages load for `serve` alone
+
+    return serve(args)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
-    if not args or args[0] in TUI_COMMANDS:
-        return run_tui(args[1:])
-    if args[0] == "serve":
-        # Imported only here: the web server's packages load for `serve` alone.
-        from demo.serve import main as serve_main
-
-        return serve_main(args[1:])
-    if args[0].startswith("--") and args[0] not in ("--help", "--version"):
+    if not args or (args[0].startswith("-") and args[0] not in ("-h", "--help")):
         # `borrowed-keys --lang zh` opens the picker in Chinese: options alone mean the app.
-        return run_tui(args)
-    from core.tools.cli import main as headless_main
-
-    return headless_main(args)
+        args = ["tui", *args]
+    return tree_main(args, first=APP_COMMANDS)
 
 
 if __name__ == "__main__":

@@ -1,66 +1,373 @@
-"""Every key of the main screen, in one table: the screen binds it, the app's command palette
-lists it and the help page prints it. Its own module, so the screens, the help page and the
-app can all import it without importing one another."""
+"""Every control of the main screen, one row each: its keys, action, words, tip, where it
+shows (key bar, button bar, palette) and its line on the help page.
+
+The screen's bindings, its buttons, its key bar, the command palette (`demo.commands`) and
+the help page's keys table are all derived from `CONTROLS`; a new control is one row here.
+Its own module, so the screens, the palette and the help page can all import it without
+importing one another.
+"""
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from enum import Enum
+
+from textual.binding import Binding
 
 from core.scenarios import glossary
+from demo.i18n import tr
 
-# (binding id, keys, action, word key, tooltip key, shown in the footer)
-CONTROLS: tuple[tuple[str, str, str, str, str, bool], ...] = (
-    ("play_pause", "space", "play_pause", "play_pause", "tip_play", True),
-    ("next", "n,right", "next_step", "next", "tip_next", True),
-    ("previous", "p,left", "previous_step", "previous", "tip_previous", True),
-    ("restart", "r", "restart", "restart", "tip_restart", True),
-    ("slower", "minus", "slower", "slower", "tip_speed", True),
-    ("faster", "plus,equals_sign", "faster", "faster", "tip_speed", True),
-    ("language", "l", "language", "language", "tip_lang", True),
-    ("mode", "m", "next_mode", "mode_next", "tip_mode", True),
-    ("approve", "a", "approve", "approve", "tip_approve", True),
-    ("reject", "x", "reject", "reject", "tip_reject", True),
-    ("enqueue", "e", "enqueue", "enqueue", "tip_enqueue", True),
-    ("reveal", "v", "reveal", "reveal", "tip_reveal", True),
-    ("help", "question_mark", "help", "help", "tip_help", True),
-    ("save", "s", "save", "save", "tip_save", True),
-    ("quit", "q", "quit", "quit", "tip_quit", True),
-    ("remote.next", "pagedown", "next_step", "next", "tip_next", False),
-    ("remote.previous", "pageup", "previous_step", "previous", "tip_previous", False),
-    ("remote.pause", "full_stop", "pause", "pause", "tip_pause", False),
-    # 1-6 open the panels, so a walkthrough can show the Rejected tab without a mouse.
-    ("tab.ledger", "1", "show_tab('tab-ledger')", "ledger", "tip_tab", False),
-    ("tab.checkpoints", "2", "show_tab('tab-checkpoints')", "checkpoints", "tip_tab", False),
-    ("tab.rejected", "3", "show_tab('tab-rejected')", "rejected", "tip_tab", False),
-    ("tab.effects", "4", "show_tab('tab-effects')", "effects", "tip_tab", False),
-    ("tab.events", "5", "show_tab('tab-events')", "event_log", "tip_tab", False),
-    ("tab.timeline", "6", "show_tab('tab-timeline')", "timeline", "tip_tab", False),
-    ("workers", "0", "show_workers", "workers", "tip_workers", False),
-    ("filter", "f", "filter_rejected", "filter", "tip_filter", False),
+
+class Moment(Enum):
+    """What the run waits for; a control that answers it goes first in the button bar."""
+
+    TASK_WAITS = "task_waits"  # a task waits for a person's approval
+    QUESTION = "question"  # a step's question waits to be revealed
+
+
+@dataclass(frozen=True, slots=True)
+class Hint:
+    """A control's item in the key bar: the key as shown, its word, its priority (lower
+    stays when the bar is short)."""
+
+    key: str
+    word: str
+    priority: int
+
+
+@dataclass(frozen=True, slots=True)
+class HelpLine:
+    """A control's line on the help page: the keys as typed, what they do (en, zh)."""
+
+    keys: str
+    en: str
+    zh: str
+
+
+@dataclass(frozen=True, slots=True)
+class Control:
+    """One control: a key binding, maybe a button, a key-bar item, a palette entry."""
+
+    id: str
+    keys: str  # Textual key names, comma-separated; "" = no binding of the screen's own
+    action: str  # the screen's action ("next_step", "show_tab('tab-ledger')", "app.…")
+    word: str  # word key of its label
+    tip: str  # word key of its tooltip
+    hint: Hint | None = None
+    button: int | None = None  # button-bar priority (lower first); None: no button
+    moment: Moment | None = None  # in this moment the button goes first
+    only_in_moment: bool = False  # the button shows in its moment only
+    palette: str | None = "{word}  [{key}]"  # the palette title (word key or a form), or None
+    help: HelpLine | None = None
+
+    @property
+    def button_id(self) -> str:
+        return f"btn-{self.id}"
+
+    @property
+    def first_key(self) -> str:
+        """The first key as a person types it ("?", "-", "+")."""
+        key = self.keys.split(",")[0]
+        return KEY_SHOWN.get(key, key)
+
+    def palette_title(self, lang: str) -> str:
+        assert self.palette is not None
+        form = tr(self.palette, lang, panel=tr(self.word, lang)) if "{" not in self.palette else ""
+        return form or self.palette.format(word=tr(self.word, lang), key=self.first_key)
+
+
+KEY_SHOWN = {"question_mark": "?", "minus": "-", "plus": "+", "space": "space", "full_stop": "."}
+
+_PANELS = "1 … 6"
+# Each panel tab is a control (keys 1-6); the first carries the key bar's and help's line.
+_TABS = (
+    ("ledger", "1", "tab-ledger", "ledger"),
+    ("checkpoints", "2", "tab-checkpoints", "checkpoints"),
+    ("rejected", "3", "tab-rejected", "rejected"),
+    ("effects", "4", "tab-effects", "effects"),
+    ("events", "5", "tab-events", "event_log"),
+    ("timeline", "6", "tab-timeline", "timeline"),
 )
 
-# For the help page's keys table: (keys as typed, en, zh)
-CONTROL_KEYS: tuple[tuple[str, str, str], ...] = (
-    ("space", "play / pause", "播放 / 暂停"),
-    ("n  →  PgDn", "next step", "下一步"),
-    ("p  ←  PgUp", "previous step (replays from the start)", "上一步（从头重放）"),
-    ("r", "restart", "重来"),
-    ("-  +", "slower / faster", "慢一点 / 快一点"),
-    ("l", "language: English / 中文", "语言：English / 中文"),
-    ("m", "mode: a mistake, then its correct twin", "模式：错误做法与它正确的孪生版本互换"),
-    ("a  x", "approve / reject the selected waiting task", "批准 / 驳回选中的待批任务"),
-    ("f", "Rejected panel: show one reason, the next, all", "拒收面板：只看一种原因，下一种，全部"),
-    ("e", "enqueue a task", "任务入队"),
-    ("v", "reveal the answer to the step's question", "揭晓本步问题的答案"),
-    (
+CONTROLS: tuple[Control, ...] = (
+    Control(
+        "add_worker",
+        "",
+        "add_worker",
+        "add_worker",
+        "tip_add_worker",
+        button=9,
+        palette="{word}",
+    ),
+    Control(
+        "play",
+        "space",
+        "play_pause",
+        "play_pause",
+        "tip_play",
+        hint=Hint("␣", "play_pause", 2),
+        button=2,
+        help=HelpLine("space", "play / pause", "播放 / 暂停"),
+    ),
+    Control(
+        "previous",
+        "p,left",
+        "previous_step",
+        "previous",
+        "tip_previous",
+        hint=Hint("p", "previous", 1),
+        button=1,
+        help=HelpLine(
+            "p  ←  PgUp",
+            "previous step (sandbox and after a fork: undo the last act)",
+            "上一步（沙盒里和分叉之后：撤销上一个动作）",
+        ),
+    ),
+    Control(
+        "next",
+        "n,right",
+        "next_step",
+        "next",
+        "tip_next",
+        hint=Hint("n", "next", 0),
+        button=0,
+        help=HelpLine("n  →  PgDn", "next step", "下一步"),
+    ),
+    Control(
+        "reveal",
+        "v",
+        "reveal",
+        "reveal",
+        "tip_reveal",
+        button=0,
+        moment=Moment.QUESTION,
+        only_in_moment=True,
+        help=HelpLine("v", "reveal the answer to the step's question", "揭晓本步问题的答案"),
+    ),
+    Control(
+        "toml",
+        "t",
+        "toggle_toml",
+        "toml_form",
+        "tip_toml",
+        help=HelpLine(
+            "t",
+            "expectations: as sentences / as the file spells them",
+            "预期：显示成句子 / 按文件的写法",
+        ),
+    ),
+    Control(
+        "jump",
+        "g",
+        "jump",
+        "jump",
+        "tip_jump",
+        hint=Hint("g", "jump", 11),
+        help=HelpLine(
+            "g", "go to a step: type its number, then Enter", "跳到某一步：输入步数再回车"
+        ),
+    ),
+    Control(
+        "restart",
+        "r",
+        "restart",
+        "restart",
+        "tip_restart",
+        hint=Hint("r", "restart", 5),
+        button=3,
+        help=HelpLine("r", "restart", "重来"),
+    ),
+    Control(
+        "slower",
+        "minus",
+        "slower",
+        "slower",
+        "tip_speed",
+        hint=Hint("-/+", "speed_word", 8),
+        button=8,
+        help=HelpLine("-  +", "slower / faster", "慢一点 / 快一点"),
+    ),
+    Control("faster", "plus,equals_sign", "faster", "faster", "tip_speed", button=7),
+    Control(
+        "language",
+        "l",
+        "language",
+        "language",
+        "tip_lang",
+        hint=Hint("l", "language", 6),
+        button=4,
+        help=HelpLine("l", "language: English / 中文", "语言：English / 中文"),
+    ),
+    Control(
+        "mode",
+        "m",
+        "next_mode",
+        "mode_next",
+        "tip_mode",
+        hint=Hint("m", "mode_next", 9),
+        button=6,
+        help=HelpLine(
+            "m", "mode: a mistake, then its correct twin", "模式：错误做法与它正确的孪生版本互换"
+        ),
+    ),
+    Control(
+        "approve",
+        "a",
+        "approve",
+        "approve",
+        "tip_approve",
+        button=10,
+        moment=Moment.TASK_WAITS,
+        help=HelpLine(
+            "a  x", "approve / reject the selected waiting task", "批准 / 驳回选中的待批任务"
+        ),
+    ),
+    Control("reject", "x", "reject", "reject", "tip_reject", button=11, moment=Moment.TASK_WAITS),
+    Control(
+        "enqueue",
+        "e",
+        "enqueue",
+        "enqueue",
+        "tip_enqueue",
+        button=12,
+        moment=Moment.TASK_WAITS,
+        help=HelpLine("e", "enqueue a task", "任务入队"),
+    ),
+    Control(
+        "filter",
+        "f",
+        "filter_rejected",
+        "filter",
+        "tip_filter",
+        help=HelpLine(
+            "f",
+            "Rejected panel: show one reason, the next, all",
+            "拒收面板：只看一种原因，下一种，全部",
+        ),
+    ),
+    Control(
+        "save",
         "s",
-        "save transcript, screenshot, scenario (borrowed-keys-out/)",
-        "保存登记簿、截图、场景（borrowed-keys-out/）",
+        "save",
+        "save",
+        "tip_save",
+        hint=Hint("s", "save", 10),
+        button=13,
+        help=HelpLine(
+            "s",
+            "save transcript, screenshot, scenario (borrowed-keys-out/)",
+            "保存登记簿、截图、场景（borrowed-keys-out/）",
+        ),
     ),
-    (".", "pause (presentation remote)", "暂停（演示遥控器）"),
-    (
-        "1 … 6",
-        "panels: " + ", ".join(en.lower() for en, _zh in glossary.PANELS.values()),
-        "面板：" + "、".join(zh for _en, zh in glossary.PANELS.values()),
+    Control(
+        "remote.pause",
+        "full_stop",
+        "pause",
+        "pause",
+        "tip_pause",
+        palette=None,
+        help=HelpLine(".", "pause (presentation remote)", "暂停（演示遥控器）"),
     ),
-    ("0", "back to the worker panes", "回到工作者面板"),
-    ("ctrl+p", "every act by name: faults on each worker, modes, tasks", "按名字找每个动作"),
-    ("?", "help", "帮助"),
-    ("q", "quit", "退出"),
+    Control("remote.next", "pagedown", "next_step", "next", "tip_next", palette=None),
+    Control("remote.previous", "pageup", "previous_step", "previous", "tip_previous", palette=None),
+    *(
+        Control(
+            f"tab.{name}",
+            key,
+            f"show_tab('{pane}')",
+            word,
+            "tip_tab",
+            palette="palette_panel",
+            hint=Hint("1-6", "panels", 4) if key == "1" else None,
+            help=(
+                HelpLine(
+                    _PANELS,
+                    "panels: " + ", ".join(en.lower() for en, _zh in glossary.PANELS.values()),
+                    "面板：" + "、".join(zh for _en, zh in glossary.PANELS.values()),
+                )
+                if key == "1"
+                else None
+            ),
+        )
+        for name, key, pane, word in _TABS
+    ),
+    Control(
+        "workers",
+        "0",
+        "show_workers",
+        "workers",
+        "tip_workers",
+        help=HelpLine("0", "back to the worker panes", "回到工作者面板"),
+    ),
+    Control(
+        "palette",
+        "",
+        "app.command_palette",
+        "palette",
+        "tip_palette",
+        hint=Hint("^p", "palette", 3),
+        palette=None,
+        help=HelpLine(
+            "ctrl+p", "every act by name: faults on each worker, modes, tasks", "按名字找每个动作"
+        ),
+    ),
+    Control(
+        "help",
+        "question_mark",
+        "help",
+        "help",
+        "tip_help",
+        hint=Hint("?", "help", 3),
+        button=5,
+        help=HelpLine("?", "help", "帮助"),
+    ),
+    Control(
+        "quit",
+        "q",
+        "quit",
+        "quit",
+        "tip_quit",
+        hint=Hint("q", "quit", 7),
+        button=14,
+        help=HelpLine("q", "quit", "退出"),
+    ),
 )
+
+TABS: tuple[tuple[str, str], ...] = tuple((pane, word) for _name, _key, pane, word in _TABS)
+
+
+def bindings(lang: str) -> list[Binding]:
+    """The screen's key bindings, labelled in `lang`; each keeps its control's id."""
+    return [
+        Binding(
+            c.keys,
+            c.action,
+            tr(c.word, lang),
+            show=c.hint is not None or c.button is not None,
+            tooltip=tr(c.tip, lang),
+            id=c.id,
+            priority=True,
+            key_display="␣" if c.keys == "space" else None,
+        )
+        for c in CONTROLS
+        if c.keys and not c.action.startswith("app.")
+    ]
+
+
+def buttons() -> Iterator[Control]:
+    """The controls with a button, in the bar's order."""
+    return (c for c in CONTROLS if c.button is not None)
+
+
+def button_order(moments: frozenset[Moment]) -> list[Control]:
+    """The buttons by priority now: those that answer the moment first, then the rest; a
+    moment-only button is left out when its moment is not on."""
+    shown = [c for c in buttons() if not c.only_in_moment or c.moment in moments]
+    return sorted(shown, key=lambda c: (c.moment not in moments, c.button or 0))
+
+
+def help_lines() -> Iterator[HelpLine]:
+    return (c.help for c in CONTROLS if c.help is not None)
+
+
+def by_id(control_id: str) -> Control:
+    return next(c for c in CONTROLS if c.id == control_id)

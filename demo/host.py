@@ -22,7 +22,10 @@ class Host(Protocol):
         ...
 
     def save_all(self, session: Session) -> list[Path]:
-        """Save the transcript, a screenshot and the session as a scenario; their paths."""
+        """Save the transcript, a screenshot and the session as a scenario; their paths.
+
+        Raises demo.saves.SaveLimitReached when this app may save no more.
+        """
         ...
 
 

@@ -53,7 +53,7 @@ WORDS: dict[str, tuple[str, str]] = {
     "tip_tab": ("Show this panel (keys 1-6)", "显示这个面板（按键 1-6）"),
     "playing": ("▶ playing", "▶ 播放中"),
     "paused": ("‖ paused", "‖ 已暂停"),
-    "sandbox": ("Sandbox", "沙盒"),
+    "sandbox": ("Small sandbox: two tasks", "小沙盒：两项任务"),
     "sandbox_summary": (
         "Three scribes, two tasks, nothing scripted: the clock runs live and every button acts.",
         "三位抄写员、两项任务，没有脚本：时钟实时走，每个按钮都能用。",
@@ -63,18 +63,18 @@ WORDS: dict[str, tuple[str, str]] = {
     "before_start": ("Press → or n for the first step.", "按 → 或 n 开始第一步。"),
     "end_of_script": ("End of the script.", "脚本结束。"),
     "forked_note": (
-        "You acted, so the rest of the script was dropped: this run is yours now. "
-        "Acts recorded: {n}.",
-        "你动手了，剩下的脚本就此放下：这一局归你。已录制 {n} 个动作。",
+        "You acted, so the rest of the script was dropped: this run is yours now "
+        "({n} of your acts recorded so far).",
+        "你动手了，剩下的脚本就此放下：这一局归你（已录下你的 {n} 个动作）。",
     ),
     "after_script_note": (
-        "The script is over; time runs on and your acts are recorded: {n}. "
-        "Save as scenario with s.",
-        "脚本已演完；时间继续走，你的动作都会录下：已录制 {n} 个。按 s 存为场景。",
+        "The script is over; time runs on and what you do is recorded "
+        "({n} acts so far). s saves it as a scenario.",
+        "脚本已演完；时间继续走，你做的都会录下（已录 {n} 个动作）。按 s 存为场景。",
     ),
     "sandbox_note": (
-        "Sandbox: acts recorded: {n}. Save as scenario with s.",
-        "沙盒：已录制 {n} 个动作。按 s 存为场景。",
+        "Sandbox: what you do is recorded ({n} acts so far). s saves it as a scenario.",
+        "沙盒：你做的都会录下（已录 {n} 个动作）。按 s 存为场景。",
     ),
     "mode_notice": (
         "Mode {mode}: {meaning}. This text describes {own_meaning} (mode {own}); "
@@ -140,6 +140,20 @@ WORDS: dict[str, tuple[str, str]] = {
     "tip_pause": ("Pause (presentation remote)", "暂停（演示遥控器）"),
     # picker
     "pick_title": ("Borrowed Keys — choose a scenario", "借来的钥匙 — 选一个场景"),
+    # the pages `serve` answers a browser with
+    "app_name": ("Borrowed Keys", "借来的钥匙"),
+    "serve_full_title": ("{name}: all sessions in use", "{name}：会话已满"),
+    "serve_full_heading": ("{name} is full", "{name} 已满"),
+    "serve_full_text": (
+        "This server runs at most {limit} session(s) at once (one per browser tab), and all "
+        "are in use. Close a tab that shows the app, then reload this page.",
+        "这台服务器同时最多运行 {limit} 个会话（每个浏览器标签页一个），现在都在使用中。"
+        "请关掉一个显示本应用的标签页，再刷新此页。",
+    ),
+    "serve_full_more": (
+        "Whoever started it can allow more with",
+        "启动它的人可以用这个选项放宽上限：",
+    ),
     "pick_hint": (
         "Enter opens · l language · ? help · q quit",
         "回车打开 · l 切换语言 · ? 帮助 · q 退出",
@@ -148,6 +162,10 @@ WORDS: dict[str, tuple[str, str]] = {
     "no_bundled": ("(no bundled scenarios found)", "（没有找到内置场景）"),
     # notifications
     "saved": ("Saved in {folder}\n{names}", "已保存到 {folder}\n{names}"),
+    "save_limit": (
+        "Not saved: this session has saved {n} times, the most one may",
+        "未保存：本会话已保存 {n} 次，已达上限",
+    ),
     "no_waiting": ("No waiting task to {what}", "没有待批任务可{what}"),
     "mode_now": ("Mode: {mode}, {meaning} (restarted)", "模式：{mode}，{meaning}（已重来）"),
     "help_title": ("The five ideas", "五个概念"),
@@ -246,3 +264,42 @@ def worker_name(worker_id: str, lang: str) -> str:
     if name is None:
         return worker_id
     return f"{name} · {worker_id}" if lang == "zh" else name
+
+
+# The presenter's words: jumping to a step, the palette key, questions and forks.
+WORDS.update(
+    {
+        "jump": ("Go to step", "跳到某步"),
+        "tip_jump": (
+            "Go straight to a step (replays from the start, like stepping back)",
+            "直接跳到某一步（从头重放，和上一步一样准确）",
+        ),
+        "tip_palette": ("Every act by name", "按名字找每个动作"),
+        "forked_word": ("FORKED", "已分叉"),
+        "on_their_own": ("workers on their own", "执行者自己接着干"),
+        "saved_transcript": ("transcript", "登记簿"),
+        "saved_screenshot": ("screenshot", "截图"),
+        "saved_scenario": ("scenario", "场景"),
+        "save_picker": (
+            "Nothing to save here: open a scenario or the sandbox, then s saves that run",
+            "这里没有可保存的：先打开一个场景或沙盒，再按 s 保存那一局",
+        ),
+        "at_step": ("{mark} at step {k}:", "第 {k} 步时{mark}："),
+        "question_n": (
+            "The step asks first: v reveals the answer and plays it",
+            "这一步先提问：按 v 揭晓答案并播放这一步",
+        ),
+        "toml_form": ("TOML", "TOML"),
+        "tip_toml": (
+            "The expectations as the scenario file spells them, or as sentences",
+            "按场景文件的写法显示预期，或显示成句子",
+        ),
+        "jump_start": ("The start, before step 1", "开头，第 1 步之前"),
+        "jump_nothing": ("No script to jump in: this run has no steps", "这一局没有脚本步骤可跳"),
+        "jumped": ("At step {k} of {n}", "到了第 {k} 步 / 共 {n} 步"),
+        "jump_title": (
+            "Go to step (0-{n}): type its number or move to it, then Enter · Esc cancels",
+            "跳到第几步（0-{n}）：输入步数或移到那一行，再按回车 · Esc 取消",
+        ),
+    }
+)

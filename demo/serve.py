@@ -3,51 +3,46 @@
 textual-serve runs a web server; every browser tab that opens the page gets its own copy of
 the app, started as a child process with the options given here (`python -m demo ...`).
 Whoever reaches the port drives that copy, so the server listens on loopback unless told
-otherwise, and says so in one line when it is told otherwise.
+otherwise, and says so in one line when it is told otherwise. Whatever a browser does, the
+server holds: it answers only requests that name it by a loopback name, the `--host` name
+or a numeric address (a page whose own name was made to resolve to 127.0.0.1 is refused),
+runs at most `--max-sessions` apps at once, never gives an app a screen larger than
+MAX_COLUMNS x MAX_ROWS, and ends every app when its connection ends.
 """
 
 import argparse
+import asyncio
+import base64
+import contextlib
 import errno
 import ipaddress
+import json
 import logging
+import os
 import shlex
 import socket
 import sys
-from collections.abc import Sequence
+from pathlib import Path
 from urllib.parse import urlsplit
 
 import aiohttp_jinja2
-from aiohttp import web
+from aiohttp import WSMsgType, web
+from textual_serve.app_service import AppService
 from textual_serve.server import Server
 
-from core.engine.config import Mode
 from core.scenarios.format import ScenarioError
-from demo.i18n import LANGS
+from demo.i18n import tr
+from demo.saves import SAVE_FOLDER
+from demo.serve_internals import app_process
 
 PROG = "borrowed-keys serve"
-DEFAULT_HOST = "127.0.0.1"
-DEFAULT_PORT = 8000
 EXIT_BAD_INPUT = 2
-
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog=PROG,
-        description="Serve the Borrowed Keys app to a web browser (one app per browser tab).",
-    )
-    parser.add_argument("file", nargs="?", metavar="FILE", help="a scenario to open directly")
-    parser.add_argument(
-        "--host",
-        default=DEFAULT_HOST,
-        help=f"address to listen on (default {DEFAULT_HOST}: this machine only)",
-    )
-    parser.add_argument(
-        "--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT})"
-    )
-    parser.add_argument("--lang", choices=LANGS, default=None, help="en or zh (default: locale)")
-    parser.add_argument("--mode", choices=[m.value for m in Mode], default=None)
-    parser.add_argument("--sandbox", action="store_true", help="open the sandbox directly")
-    return parser
+QUIT_GRACE_S = 3.0  # an app asked to quit has this long before it is made to
+# Larger than any screen shows; a page asking for more gets this (a frame of millions of
+# cells takes an app hundreds of megabytes).
+MAX_COLUMNS = 500
+MAX_ROWS = 200
+PAGE_FOLDER = Path(__file__).resolve().parent / "serve_page"
 
 
 def app_command(args: argparse.Namespace) -> str:
@@ -61,7 +56,11 @@ def app_command(args: argparse.Namespace) -> str:
         argv += ["--mode", args.mode]
     if args.sandbox:
         argv.append("--sandbox")
-    return shlex.join(argv)
+    if args.db:
+        argv += ["--db", args.db]
+    # `exec`: the shell textual-serve starts becomes the app, so that ending the process
+    # it knows ends the app.
+    return "exec " + shlex.join(argv)
 
 
 def url_for(host: str, port: int) -> str:
@@ -115,16 +114,109 @@ def describe_bind_error(exc: OSError, host: str, port: int) -> str:
     return f"cannot listen on {url_for(host, port)}: {exc.strerror or exc}"
 
 
-class AppServer(Server):
-    """textual-serve's server with a one-line banner and URLs taken from the request.
+class BoundedAppService(AppService):
+    """One tab's app process, which can neither be made huge nor outlive its connection.
 
-    The stock page writes the WebSocket address from the host and port the server was
-    started with; behind an ssh tunnel on another local port, or when listening on 0.0.0.0,
-    that address is wrong for the browser. Here it is the address the browser used.
+    textual-serve stops reading an app's output when a write to a closed connection fails;
+    an app in the middle of a large frame then waits on its pipe forever and never reads the
+    request to quit. Output for a connection that has gone is read and dropped instead, so
+    the app reads that request and leaves; `end` makes sure of it.
     """
 
-    def __init__(self, command: str, host: str, port: int) -> None:
-        super().__init__(command, host=host, port=port, title="Borrowed Keys")
+    def __init__(self, command: str, websocket: web.WebSocketResponse, server: Server) -> None:
+        async def close() -> None:
+            await websocket.close()
+
+        super().__init__(
+            command,
+            write_bytes=websocket.send_bytes,
+            write_str=websocket.send_str,
+            close=close,
+            download_manager=server.download_manager,
+            debug=server.debug,
+        )
+        self.websocket = websocket
+
+    async def on_data(self, payload: bytes) -> None:
+        if self.websocket.closed:
+            return
+        with contextlib.suppress(ConnectionError):
+            await super().on_data(payload)
+
+    async def set_terminal_size(self, width: int, height: int) -> None:
+        await super().set_terminal_size(*clamp_size(width, height))
+
+    async def end(self) -> None:
+        """Ask the app to quit; after a grace period, make it. Returns once it has gone."""
+        with contextlib.suppress(TimeoutError, ConnectionError):
+            await asyncio.wait_for(self.stop(), QUIT_GRACE_S)
+        process = app_process(self)
+        if process is None:
+            return
+        # Nobody reads the app's output any more: read and drop it, so that an app halfway
+        # through a frame can finish writing it, and its pipes close when it exits.
+        drain = asyncio.gather(*(_read_to_end(p) for p in (process.stdout, process.stderr)))
+        for stop in (None, process.terminate, process.kill):
+            if stop is not None and process.returncode is None:
+                with contextlib.suppress(ProcessLookupError):
+                    stop()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(process.wait(), QUIT_GRACE_S)
+            if process.returncode is not None:
+                break
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(drain, QUIT_GRACE_S)
+
+
+async def _read_to_end(pipe: asyncio.StreamReader | None) -> None:
+    while pipe is not None and await pipe.read(65536):
+        pass
+
+
+def clamp_size(width: int, height: int) -> tuple[int, int]:
+    """A terminal size a screen can have: a page may ask for anything."""
+    return max(1, min(width, MAX_COLUMNS)), max(1, min(height, MAX_ROWS))
+
+
+def host_allowed(host: str, *, given: str) -> bool:
+    """Whether a request's Host (name or address, with or without port) is one to answer.
+
+    A page on any site can make the browser talk to this server, and by DNS rebinding
+    (its own name made to resolve to 127.0.0.1) even with a Host and an Origin that agree:
+    only the name tells. Answered are loopback names, the name given with `--host`, and
+    addresses written as numbers (a rebinding needs a name the attacker controls; a number
+    cannot be pointed anywhere else).
+    """
+    name = urlsplit(f"//{host}").hostname if host else None
+    if not name:
+        return False
+    if name == "localhost" or name.endswith(".localhost") or name == given.lower().strip("[]"):
+        return True  # browsers resolve *.localhost to loopback themselves
+    try:
+        ipaddress.ip_address(name)
+    except ValueError:
+        return False
+    return True
+
+
+class AppServer(Server):
+    """textual-serve's server, made safe to open to a browser.
+
+    Only requests that name this server as `host_allowed` says are answered; a WebSocket
+    only from the server's own page; at most `max_sessions` apps run
+    at once, and the next browser gets a page saying so; every app ends with its connection.
+    The page's WebSocket address is the one the browser used (behind an ssh tunnel on
+    another local port, or when listening on 0.0.0.0, the stock page's address is wrong).
+    """
+
+    def __init__(self, command: str, host: str, port: int, *, max_sessions: int, lang: str) -> None:
+        super().__init__(
+            command, host=host, port=port, title=tr("app_name", lang), templates_path=PAGE_FOLDER
+        )
+        self.max_sessions = max_sessions
+        self.sessions = 0
+        self.lang = lang
+        self.fork_font = base64.b64encode((PAGE_FOLDER / "fork.ttf").read_bytes()).decode()
 
     def initialize_logging(self) -> None:
         # Warnings only: no request log scrolling past the presenter's terminal.
@@ -132,11 +224,33 @@ class AppServer(Server):
 
     async def on_startup(self, app: web.Application) -> None:
         print(
-            f"Serving Borrowed Keys at {url_for(self.host, self.port)} — Ctrl+C to stop",
+            f"Serving Borrowed Keys at {url_for(self.host, self.port)} — Ctrl+C to stop\n"
+            f"  at most {self.max_sessions} tabs at once (--max-sessions); "
+            f"`s` saves into {Path.cwd() / SAVE_FOLDER}{os.sep}",
             flush=True,
         )
 
+    def _check_host(self, request: web.Request) -> None:
+        if not host_allowed(request.host, given=self.host):
+            raise web.HTTPForbidden(text="this server answers only to its own address")
+
+    def _full(self, request: web.Request) -> web.Response:
+        lang, name = self.lang, self.title
+        context = {
+            "lang": lang,
+            "title": tr("serve_full_title", lang, name=name),
+            "heading": tr("serve_full_heading", lang, name=name),
+            "text": tr("serve_full_text", lang, limit=self.max_sessions),
+            "more": tr("serve_full_more", lang),
+        }
+        response = aiohttp_jinja2.render_template("full.html", request, context, status=503)
+        response.headers["Retry-After"] = "10"
+        return response
+
     async def handle_index(self, request: web.Request) -> web.Response:
+        self._check_host(request)
+        if self.sessions >= self.max_sessions:
+            return self._full(request)
         base = f"{request.scheme}://{request.host}"
         websocket = ("wss" if request.scheme == "https" else "ws") + f"://{request.host}/ws"
         context = {
@@ -144,16 +258,70 @@ class AppServer(Server):
             "app_websocket_url": websocket,
             "config": {"static": {"url": f"{base}/static/"}},
             "application": {"name": self.title},
+            "fork_font": self.fork_font,
+            "lang": self.lang,
         }
         return aiohttp_jinja2.render_template("app_index.html", request, context)
 
+    async def handle_download(self, request: web.Request) -> web.StreamResponse:
+        self._check_host(request)
+        return await super().handle_download(request)
+
     async def handle_websocket(self, request: web.Request) -> web.WebSocketResponse:
+        self._check_host(request)
         # A page on another site open in the presenter's browser could otherwise open this
         # socket and drive the app (which can save files): browsers always send Origin.
         origin = request.headers.get("Origin")
         if origin is not None and urlsplit(origin).netloc != request.host:
             raise web.HTTPForbidden(text="this app only talks to its own page")
-        return await super().handle_websocket(request)
+        if self.sessions >= self.max_sessions:
+            raise web.HTTPServiceUnavailable(text="every session is in use")
+        self.sessions += 1  # counted before the first await: no two tabs take the last place
+        try:
+            return await self._run_session(request)
+        finally:
+            self.sessions -= 1
+
+    async def _run_session(self, request: web.Request) -> web.WebSocketResponse:
+        websocket = web.WebSocketResponse(heartbeat=15)
+        width, height = clamp_size(
+            _int_or(request.query.get("width", ""), 80),
+            _int_or(request.query.get("height", ""), 24),
+        )
+        await websocket.prepare(request)
+        service = BoundedAppService(self.command, websocket, self)
+        try:
+            await service.start(width, height)
+            await relay(websocket, service)
+        except asyncio.CancelledError:  # the server is stopping
+            await websocket.close()
+        finally:
+            await service.end()
+        return websocket
+
+
+async def relay(websocket: web.WebSocketResponse, service: AppService) -> None:
+    """Pass what the browser sends to its app until the connection ends."""
+    async for message in websocket:
+        if message.type != WSMsgType.TEXT:
+            continue
+        try:
+            kind, *rest = json.loads(message.data)
+        except (ValueError, TypeError):
+            continue  # not a message the page sends: ignored, like any other
+        data = rest[0] if rest else None
+        if kind == "stdin" and isinstance(data, str):
+            await service.send_bytes(data.encode("utf-8", "replace"))
+        elif kind == "resize" and isinstance(data, dict):
+            width, height = data.get("width"), data.get("height")
+            if isinstance(width, int) and isinstance(height, int):
+                await service.set_terminal_size(width, height)
+        elif kind == "ping":
+            await websocket.send_json(["pong", data])
+        elif kind == "blur":
+            await service.blur()
+        elif kind == "focus":
+            await service.focus()
 
 
 def _int_or(text: str, default: int) -> int:
@@ -167,10 +335,13 @@ def say(line: str) -> None:
     print(f"{PROG}: {line}", file=sys.stderr, flush=True)
 
 
-def main(argv: Sequence[str]) -> int:
-    args = build_parser().parse_args(list(argv))
+def serve(args: argparse.Namespace) -> int:
+    """`borrowed-keys serve` with its options parsed (demo/cli.py declares them)."""
     if not 0 < args.port < 65536:
         say(f"--port must be between 1 and 65535, not {args.port}")
+        return EXIT_BAD_INPUT
+    if not 0 < args.max_sessions <= 1000:
+        say(f"--max-sessions must be between 1 and 1000, not {args.max_sessions}")
         return EXIT_BAD_INPUT
     if args.file:
         # Refuse a bad file here, once, rather than in every browser tab that connects.
@@ -190,7 +361,13 @@ def main(argv: Sequence[str]) -> int:
             f"warning: listening on {args.host}: anyone who can reach port {args.port} "
             "controls the app"
         )
-    server = AppServer(app_command(args), args.host, args.port)
+    server = AppServer(
+        app_command(args),
+        args.host,
+        args.port,
+        max_sessions=args.max_sessions,
+        lang=args.lang or "en",
+    )
     try:
         server.serve()
     except OSError as exc:  # the port was taken after bind_problem looked

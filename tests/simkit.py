@@ -2,7 +2,7 @@
 
 from core.engine.config import LeaseConfig, Mode
 from core.engine.records import EventRow
-from core.sim.simulation import Simulation
+from core.sim.simulation import ActionResult, Simulation
 from core.sim.spec import ACTION_TYPES, Advance, SimSettings, TaskSpec, WorkerSpec
 
 
@@ -29,9 +29,18 @@ def make_sim(
     )
 
 
-def act(sim: Simulation, name: str, **kw: object) -> None:
+def act(sim: Simulation, name: str, **kw: object) -> ActionResult:
+    """Apply an action that must succeed (a refusal fails the test: use `refused`)."""
     result = sim.apply(ACTION_TYPES[name](**kw))
-    assert result.ok or name not in ("advance",), result.message
+    assert result.ok, f"{name} {kw} was refused: {result.message}"
+    return result
+
+
+def refused(sim: Simulation, name: str, **kw: object) -> ActionResult:
+    """Apply an action that must be refused; the result says how."""
+    result = sim.apply(ACTION_TYPES[name](**kw))
+    assert not result.ok, f"{name} {kw} was expected to be refused, and it was not"
+    return result
 
 
 def advance(sim: Simulation, seconds: float) -> None:

@@ -11,6 +11,7 @@ import pytest
 from core.engine import models
 from core.engine.backends import sqlite as backend
 from core.engine.clock import VirtualClock
+from core.engine.config import Mode
 from core.engine.errors import SchemaVersionError, StoreError, UnknownTask
 from core.engine.store import LeaseStore
 
@@ -322,7 +323,6 @@ async def test_a_version_1_store_is_migrated_above_every_token_it_remembers(
 
 
 async def test_statements_are_compiled_once_per_dialect_and_policy(clock: VirtualClock) -> None:
-    from core.engine.config import Mode
 
     first = LeaseStore.open_inline(clock=clock)
     second = LeaseStore.open_inline(clock=clock)
@@ -349,3 +349,43 @@ def test_the_store_schema_is_its_own_metadata_not_sqlmodels_global_one() -> None
         models.metadata.tables
     )
     SQLModel.metadata.remove(HostTable.__table__)  # type: ignore[attr-defined]
+
+
+def test_a_busy_error_that_already_rolled_the_transaction_back_is_retried(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # SQLite may roll a transaction back by itself on SQLITE_BUSY (and on FULL, IOERR,
+    # NOMEM); the retry must not trip over a ROLLBACK with no transaction left.
+    monkeypatch.setattr(time, "sleep", lambda _s: None)
+    conn = backend.connect(":memory:")
+    backend.create_schema(conn)
+    calls: list[int] = []
+
+    def fn(c: sqlite3.Connection) -> int:
+        calls.append(1)
+        if len(calls) == 1:
+            c.execute("ROLLBACK")  # what SQLite's automatic rollback leaves behind
+            raise sqlite3.OperationalError("database is locked")
+        c.execute("INSERT INTO store_meta (key, value) VALUES ('probe', 'x')")
+        return 7
+
+    assert backend.run_write(conn, fn) == 7
+    assert len(calls) == 2 and not conn.in_transaction
+    assert conn.execute("SELECT value FROM store_meta WHERE key = 'probe'").fetchall() == [("x",)]
+    conn.close()
+
+
+def test_a_statement_that_stays_busy_is_reported_as_a_store_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(time, "sleep", lambda _s: None)
+    conn = backend.connect(":memory:")
+    backend.create_schema(conn)
+
+    def fn(c: sqlite3.Connection) -> None:
+        raise sqlite3.OperationalError("database is locked")
+
+    with pytest.raises(StoreError, match="busy"):
+        backend.run_write(conn, fn)
+    assert not conn.in_transaction
+    conn.close()

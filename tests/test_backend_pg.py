@@ -16,10 +16,11 @@ import pytest
 
 from core.engine import models
 from core.engine.backends import postgresql as backend
+from core.engine.backends import sqlite_path
 from core.engine.clock import VirtualClock
 from core.engine.errors import SchemaVersionError, StoreError
 from core.engine.records import Lease
-from core.engine.store import LeaseStore, sqlite_path
+from core.engine.store import LeaseStore
 from core.sim.simulation import run_inline
 from tests.pgserver_kit import with_schema
 

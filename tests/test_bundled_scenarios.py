@@ -34,7 +34,7 @@ def test_the_library_has_the_story_first_then_the_fourteen_scenarios() -> None:
 
 
 def test_the_library_has_the_lessons_of_the_new_modes() -> None:
-    # issue 9: the seed's SQL, heartbeat in the work loop, self-fencing, a lease too short
+    # the later lessons: the seed's SQL, heartbeat in the work loop, self-fencing, a short lease
     for name in ("15_seed_sql", "16_heartbeat_in_work", "17_self_fencing", "18_lease_too_short"):
         assert name in BUNDLED
 

@@ -1,6 +1,7 @@
 """The headless CLI, called in-process: play, check, list, exit codes, JSON determinism."""
 
 import json
+from argparse import Namespace
 from pathlib import Path
 
 import pytest
@@ -126,14 +127,72 @@ def test_real_bundled_library_is_listed(capsys: pytest.CaptureFixture[str]) -> N
 
 def test_options_alone_open_the_app(monkeypatch: pytest.MonkeyPatch) -> None:
     import demo.app
-    from demo.cli import main as console_main
 
-    opened: list[list[str]] = []
-    monkeypatch.setattr(demo.app, "run_app", lambda argv=(): opened.append(list(argv)) or 0)
-    assert console_main(["--lang", "zh"]) == 0
-    assert console_main(["tui", "01_fog"]) == 0
-    assert console_main([]) == 0
-    assert opened == [["--lang", "zh"], ["01_fog"], []]
+    opened: list[tuple[str | None, str | None, bool]] = []
+
+    def run_app(args: Namespace) -> int:
+        opened.append((args.file, args.lang, args.sandbox))
+        return 0
+
+    monkeypatch.setattr(demo.app, "run_app", run_app)
+    assert main(["--lang", "zh"]) == 0
+    assert main(["tui", "01_fog"]) == 0
+    assert main([]) == 0
+    assert main(["--sandbox"]) == 0
+    assert opened == [
+        (None, "zh", False),
+        ("01_fog", None, False),
+        (None, None, False),
+        (None, None, True),
+    ]
+
+
+def test_python_m_demo_opens_the_app_with_its_options(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`python -m demo FILE --lang zh` (what every browser tab of `serve` runs) is `tui`."""
+    import runpy
+
+    import demo.app
+
+    opened: list[Namespace] = []
+    monkeypatch.setattr(demo.app, "run_app", lambda args: opened.append(args) or 0)
+    monkeypatch.setattr("sys.argv", ["demo", "01_fog", "--lang", "zh"])
+    with pytest.raises(SystemExit) as done:
+        runpy.run_module("demo", run_name="__main__")
+    assert done.value.code == 0
+    assert (opened[0].command, opened[0].file, opened[0].lang) == ("tui", "01_fog", "zh")
+
+
+def test_help_lists_the_app_commands_beside_the_others(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit) as caught:
+        main(["--help"])
+    assert caught.value.code == 0
+    out = capsys.readouterr().out
+    listed = [line.split()[0] for line in out.splitlines() if line.startswith("    ")]
+    assert listed[:2] == ["tui", "serve"]
+    for command in ("play", "check", "list", "sql", "chaos", "worker", "enqueue"):
+        assert command in listed
+
+
+def test_tui_and_serve_share_one_declaration_of_the_app_options() -> None:
+    from core.tools.cli import build_parser
+    from demo.cli import APP_COMMANDS
+
+    parser = build_parser(first=APP_COMMANDS)
+    tui = parser.parse_args(["tui", "01_fog", "--lang", "zh", "--mode", "no_fencing"])
+    served = parser.parse_args(["serve", "01_fog", "--lang", "zh", "--mode", "no_fencing"])
+    shared = ("file", "lang", "mode", "sandbox", "db")
+    assert {k: getattr(tui, k) for k in shared} == {k: getattr(served, k) for k in shared}
+    assert served.max_sessions > 0 and served.host == "127.0.0.1"
+
+
+def test_a_bad_db_for_the_app_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["tui", "--db", ""]) == 2
+    assert main(["serve", "--db", "some.db"]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert err[0] == "borrowed-keys tui: --db needs a URL"
+    assert err[1].startswith("borrowed-keys serve: --db some.db: each run needs a store")
 
 
 def test_usage_errors(capsys: pytest.CaptureFixture[str]) -> None:

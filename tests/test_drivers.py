@@ -1,4 +1,4 @@
-"""The asyncio driver: close ordered after every call, every call yields, checkpoints off the
+"""The asyncio driver: close ordered after every call, every call yields, WAL flushes off the
 loop, what a cancelled call does, and the database's clock judging.
 
 No test waits for time: where a transaction must be held on the driver's thread, another
@@ -129,7 +129,7 @@ async def test_stores_and_drivers_are_async_context_managers(tmp_path: Path) -> 
     await store.close()  # closing twice is harmless
 
 
-# -- yielding and checkpoints -----------------------------------------------------------------
+# -- yielding and WAL flushes ----------------------------------------------------------------
 
 
 async def test_every_call_lets_other_tasks_run(tmp_path: Path) -> None:
@@ -154,7 +154,7 @@ async def test_every_call_lets_other_tasks_run(tmp_path: Path) -> None:
     assert ran >= 2_000
 
 
-async def test_checkpoints_run_on_another_connection_never_inside_a_loop_commit(
+async def test_wal_flushes_run_on_another_connection_never_inside_a_loop_commit(
     tmp_path: Path,
 ) -> None:
     store = await LeaseStore.open_async(tmp_path / "keys.db", clock=VirtualClock())
@@ -164,15 +164,15 @@ async def test_checkpoints_run_on_another_connection_never_inside_a_loop_commit(
         lambda c: c.execute("PRAGMA wal_autocheckpoint").fetchone()[0]
     )
     assert autocheckpoint == 0
-    checkpointer = driver.checkpointer
-    assert checkpointer is not None
-    for i in range(3 * drivers.CHECKPOINT_EVERY):
+    flusher = driver.wal_flusher
+    assert flusher is not None
+    for i in range(3 * drivers.WAL_FLUSH_EVERY):
         await store.enqueue(f"t{i}")
-    await store.close()  # waits for the checkpoint still running, if any
-    assert checkpointer.done >= 1
-    # An in-memory database has no WAL and needs no checkpointer.
+    await store.close()  # waits for the flush still running, if any
+    assert flusher.done >= 1
+    # An in-memory database has no WAL and needs no flusher.
     memory = await AsyncSqliteDriver.open(":memory:")
-    assert memory.checkpointer is None
+    assert memory.wal_flusher is None
     await memory.close()
 
 

@@ -1,4 +1,4 @@
-"""Issue 9's lessons: each new mode (or setting) beside its correct twin, under the same fault.
+"""The later lessons: each new mode (or setting) beside its correct twin, under the same fault.
 
 The seed's SQL as printed, the heartbeat sent by the work loop, self-fencing, lease sizing,
 mistake one's task with no version and mistake four's ignored box; and the bundled mistake
@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from core.engine.config import LeaseConfig, Mode
-from core.engine.statements import SEED_STATEMENTS, statements_for
-from core.engine.store import policy_for
+from core.engine.policies import SEED_STATEMENTS, policy_for
+from core.engine.statements import statements_for
 from core.scenarios.format import load_scenario
 from core.scenarios.session import Session
 from core.sim.simulation import Simulation

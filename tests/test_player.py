@@ -7,6 +7,7 @@ import pytest
 from core.engine.records import EffectRow, LedgerRow, TaskRow
 from core.scenarios.format import Expectation, ScenarioError, load_scenario, parse_scenario
 from core.scenarios.player import PlayResult, check_expectation, play, render_line
+from core.scenarios.session import Session
 from core.sim.snapshot import Metrics, Rejection, Snapshot, TaskView, WorkerView
 
 HERE = Path(__file__).parent
@@ -190,3 +191,48 @@ expect = [{ task = "t1", expires_at = "60s" }, { task = "t1", expires_at = "" }]
     assert [r["ok"] for r in records] == [True, False]
     with pytest.raises(ScenarioError, match="expires_at"):
         parse_scenario(text.replace('"60s"', '"soon"').encode(), "x.toml")
+
+
+def test_every_subject_the_format_knows_has_one_check() -> None:
+    from core.scenarios.format import EXPECT_SUBJECTS, Subject
+    from core.scenarios.player import _CHECKS
+
+    assert set(EXPECT_SUBJECTS) == set(Subject) == set(_CHECKS)
+
+
+IGNORED_DECISION = """
+title = "approve too early"
+lease_ttl = "60s"
+
+[[workers]]
+id = "w1"
+
+[[tasks]]
+id = "t1"
+
+[[step]]
+do = "advance"
+by = "1s"
+
+[[step]]
+do = "reject"
+task = "t1"
+expect = [{ rejected = "any", count = 0 }, { task = "t1", status = "running" }]
+"""
+
+
+def test_the_player_and_the_session_say_the_decision_was_ignored() -> None:
+    scenario = parse_scenario(IGNORED_DECISION, "early.toml")
+    result = PlayResult()
+    records = list(play(scenario, result=result))
+    assert (result.passed, result.failed) == (2, 0)
+    (ignored,) = [r for r in records if r.get("event") == "reject_ignored"]
+    line = "".join(text for text, _ in render_line(ignored))
+    assert "reject_ignored" in line and "t1" in line and "not_waiting" in line
+    zh = "".join(text for text, _ in render_line(ignored, "zh"))
+    assert "驳回被忽略" in zh
+    session = Session(scenario)
+    session.next_step()
+    outcome = session.next_step()
+    assert outcome is not None and outcome.ok
+    assert outcome.result is not None and outcome.result.ignored

@@ -323,7 +323,11 @@ def test_a_reader_process_sees_a_consistent_state_while_workers_write(fleet: Fle
     )
     fleet.start("w1")
     fleet.start("w2")
-    time.sleep(0.5)
+    # The reader starts once the workers are at work (a task held), not after a guess.
+    deadline = time.monotonic() + 20
+    while not holders(fleet.db) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert holders(fleet.db), "no worker claimed a task within 20 s"
     reader = subprocess.run(
         [sys.executable, "-c", script, str(fleet.db), str(ROOT)],
         capture_output=True,
@@ -348,6 +352,22 @@ def test_sigterm_stops_a_worker_cleanly(fleet: Fleet) -> None:
     assert "Traceback" not in fleet.stderr()
     out = (fleet.logs / "w1.out").read_text()
     assert "claimed" in out
+
+
+def test_a_worker_whose_database_is_deleted_stops_with_one_line(fleet: Fleet) -> None:
+    fleet.start("w1")
+    deadline = time.monotonic() + 20
+    while "w1" not in holders(fleet.db) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert "w1" in holders(fleet.db)
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{fleet.db}{suffix}").unlink(missing_ok=True)
+    code = fleet.procs["w1"].wait(timeout=20)
+    err = fleet.stderr()
+    assert code == 2, err
+    assert err.count("\n") == 1 and "was deleted while this store had it open" in err
+    assert "Error" not in err  # words, not a class name
+    assert not fleet.db.exists()  # and no fresh, empty database in its place
 
 
 def _worker(db: Path, *extra: str) -> subprocess.CompletedProcess[str]:

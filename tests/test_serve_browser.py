@@ -8,25 +8,19 @@ Debian's `chromium`, driven by Playwright from PyPI through its executable path;
 is skipped, with the reason, where either cannot be found.
 """
 
-import contextlib
 import os
+import shlex
 import shutil
-import signal
 import socket
-import subprocess
-import sys
-import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from core.scenarios.library import bundled_files
+from tests.servekit import free_port, handshake, start_serve
 
-START_TIMEOUT_S = 30.0  # the server answering on its port
 SCREEN_TIMEOUT_MS = 30_000  # the page showing an expected text after a key
-STOP_TIMEOUT_S = 10.0
 
 # This machine reaches nothing but package registries: without these flags Chromium spends
 # its time (and the test's) on update checks, sync and field trials that never answer.
@@ -73,6 +67,32 @@ CAPTURE_TERMINAL = """
 """
 
 
+# xterm.js types what its hidden textarea receives.
+TYPING_GOES_TO_THE_TERMINAL = """
+document.activeElement === document.querySelector(".textual-terminal textarea")
+"""
+
+# Whether a character draws in the terminal's font as something other than the box a
+# missing glyph gets: drawn on a canvas beside a private-use character no font has.
+GLYPH_DRAWS = """
+async (ch) => {
+  const family = window.__bkTerminal.options.fontFamily;
+  await document.fonts.load(`32px ${family}`, ch);
+  const draw = (text) => {
+    const canvas = document.createElement("canvas");
+    canvas.width = canvas.height = 48;
+    const g = canvas.getContext("2d");
+    g.font = `32px ${family}`;
+    g.fillText(text, 4, 36);
+    return Array.from(g.getImageData(0, 0, 48, 48).data).join(",");
+  };
+  const blank = draw("");
+  const glyph = draw(ch);
+  return glyph !== blank && glyph !== draw("\\ue000");
+}
+"""
+
+
 FOG_INDEX = [f.name for f in bundled_files()].index("01_fog.toml")
 
 
@@ -86,37 +106,6 @@ def find_chromium() -> str | None:
     return None
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _wait_for_port(proc: "subprocess.Popen[str]", port: int) -> None:
-    deadline = time.monotonic() + START_TIMEOUT_S
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            out, err = proc.communicate()
-            pytest.fail(f"serve exited with {proc.returncode}: {out} {err}")
-        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.5):
-            return
-        time.sleep(0.1)  # wall-clock poll for a real process, bounded by the deadline
-    pytest.fail(f"serve did not listen on port {port} within {START_TIMEOUT_S:.0f}s")
-
-
-def _stop(proc: "subprocess.Popen[str]") -> None:
-    """Stop the server and every app it started (they share its new process group)."""
-    if proc.poll() is None:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGTERM)
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            proc.wait(STOP_TIMEOUT_S)
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(proc.pid, signal.SIGKILL)  # apps still closing after the server left
-    with contextlib.suppress(subprocess.TimeoutExpired):
-        proc.communicate(timeout=STOP_TIMEOUT_S)
-
-
 @pytest.fixture
 def chromium() -> str:
     pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
@@ -127,19 +116,9 @@ def chromium() -> str:
 
 
 @pytest.fixture
-def served(request: pytest.FixtureRequest) -> Iterator[str]:
-    """`borrowed-keys serve` on a free loopback port; yields the page's URL."""
-    port = free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "demo.cli", "serve", "--port", str(port), "--lang", "en"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,  # its own process group: the finalizer stops the apps too
-    )
-    request.addfinalizer(lambda: _stop(proc))
-    _wait_for_port(proc, port)
-    yield f"http://127.0.0.1:{port}/"
+def served(request: pytest.FixtureRequest) -> str:
+    """`borrowed-keys serve` on a free loopback port; the page's URL."""
+    return start_serve(request)[1]
 
 
 def screen(page: Any) -> str:
@@ -203,8 +182,13 @@ def test_serve_walks_scenario_01_to_the_fence_rejection_in_a_browser(
             page.goto(served, wait_until="load", timeout=SCREEN_TIMEOUT_MS)
 
             wait_for_screen(page, "The fog: a frozen heartbeat")  # the picker
-            # Keyboard focus without a click: a click would pick whichever scenario is under it.
-            page.evaluate("window.__bkTerminal.focus()")
+            # No click, no tab: the keys go to the terminal as soon as the page is there (a
+            # click would pick whichever scenario is under it).
+            assert page.evaluate(TYPING_GOES_TO_THE_TERMINAL), page.evaluate(
+                "document.activeElement.outerHTML.slice(0, 80)"
+            )
+            assert page.title() == "Borrowed Keys"
+            assert page.evaluate(GLYPH_DRAWS, "\u2442"), "the fork (U+2442) draws as an empty box"
             # The story's chapters come first in the picker; 01_fog follows them.
             for _ in range(FOG_INDEX):
                 page.keyboard.press("ArrowDown")
@@ -266,19 +250,27 @@ def test_only_a_non_loopback_address_gets_the_warning(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from demo import serve
+    from demo.cli import main
 
     started: list[str] = []
     monkeypatch.setattr(
         serve.AppServer, "serve", lambda self, debug=False: started.append(self.command)
     )
-    assert serve.main(["--host", "127.0.0.1", "--port", str(free_port())]) == 0
+    assert main(["serve", "--host", "127.0.0.1", "--port", str(free_port())]) == 0
     assert capsys.readouterr().err == ""
-    assert serve.main(["--host", "0.0.0.0", "--port", str(free_port()), "--lang", "zh"]) == 0
+    assert main(["serve", "--host", "0.0.0.0", "--port", str(free_port()), "--lang", "zh"]) == 0
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "warning" in err and "controls the app" in err
     assert serve.is_loopback("localhost") and not serve.is_loopback("0.0.0.0")
-    # Each browser tab gets this app with the same options, not some other program.
-    assert started[-1].split()[1:] == ["-m", "demo", "--lang", "zh"]
+    # Each browser tab gets this app with the same options, not some other program (the
+    # shell that starts it becomes it).
+    assert shlex.split(started[-1])[:1] + shlex.split(started[-1])[2:] == [
+        "exec",
+        "-m",
+        "demo",
+        "--lang",
+        "zh",
+    ]
 
 
 def test_the_page_points_its_socket_at_the_address_the_browser_used(served: str) -> None:
@@ -294,20 +286,9 @@ def test_the_page_points_its_socket_at_the_address_the_browser_used(served: str)
 
 def _handshake_status(served: str, origin: str) -> str:
     """The status line the server answers a WebSocket handshake from `origin` with."""
-    host = served.removeprefix("http://").rstrip("/")
-    request = (
-        "GET /ws HTTP/1.1\r\n"
-        f"Host: {host}\r\n"
-        f"Origin: {origin}\r\n"
-        "Connection: Upgrade\r\n"
-        "Upgrade: websocket\r\n"
-        "Sec-WebSocket-Version: 13\r\n"
-        "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n"
-    )
-    address, port = host.split(":")
-    with socket.create_connection((address, int(port)), timeout=10) as conn:
-        conn.sendall(request.encode())
-        return conn.makefile("rb").readline().decode().strip()
+    conn, status = handshake(served, origin=origin)
+    conn.close()
+    return status
 
 
 def test_a_page_from_another_site_cannot_open_the_socket(served: str) -> None:

@@ -278,3 +278,97 @@ def test_acting_after_the_script_records_without_dropping_anything() -> None:
     s.act(Stall(worker=s.settings.workers[0].id))
     assert s.forked and not s.dropped_script
     assert len(s.recorded) == 1
+
+
+# -- a fork hands the script's workers over to themselves; p undoes in every sandbox ------
+
+
+def bundled(name: str) -> Path:
+    return Path(__file__).parent.parent / "scenarios" / name
+
+
+def test_after_a_fork_the_scripts_workers_go_on_by_themselves(tmp_path: Path) -> None:
+    s = Session(load_scenario(bundled("01_fog.toml")))
+    for _ in range(4):
+        s.next_step()  # to step 4: Acheng, driven by hand, holds floor6; the fog is on
+    acheng = s.snapshot().worker("acheng")
+    assert acheng is not None and not acheng.autopilot
+    s.act(Enqueue(task="extra"))  # e: the playback forks
+    assert s.handed_over == ("acheng",)
+    assert s.acts_count == 1  # the hand-over is the fork's, not the person's act
+    for _ in range(40):
+        s.tick(5_000)  # 200 s of free play
+    snap = s.snapshot()
+    assert snap.worker("acheng").autopilot  # type: ignore[union-attr]
+    statuses = {t.task_id: t.row.status for t in snap.tasks}
+    assert statuses["extra"] != "queued"  # taken up: the world did not stand still
+    assert statuses["floor6"] == "running" or statuses["floor6"] == "done"
+    # the saved run replays exactly, the hand-over included
+    again = load_scenario(s.save_as_scenario(tmp_path / "fork.toml"))
+    replayed = [r for r in play(again) if r["type"] == "event"]
+    assert replayed == [event_record(e) for e in s.events(0)]
+
+
+BY_HAND = """
+title = "One page by hand"
+lease_ttl = "60s"
+heartbeat_every = "20s"
+
+[[workers]]
+id = "acheng"
+autopilot = false
+
+[[tasks]]
+id = "t"
+steps = 3
+step_time = "10s"
+
+[[step]]
+do = "claim"
+worker = "acheng"
+
+[[step]]
+do = "write"
+worker = "acheng"
+key = "t/1"
+value = "page 1: north bank, 120 dan"
+"""
+
+
+def test_a_worker_handed_over_keeps_its_memory_of_the_work() -> None:
+    # Acheng wrote page 1 by hand and saved no checkpoint: her memory holds step 1. On her
+    # own she goes on with page 2, not again from the checkpoint's nothing.
+    s = Session(parse_scenario(BY_HAND, "by_hand.toml"))
+    while s.next_step():
+        pass
+    s.act(Enqueue(task="extra"))  # the fork
+    s.tick(60_000)
+    keys = [str(e.detail.get("key")) for e in s.events(0) if e.event == "write_accepted"]
+    assert keys[:3] == ["t/1", "t/2", "t/3"], keys
+    assert s.snapshot().task("t").row.status == "done"  # type: ignore[union-attr]
+
+
+def test_p_in_a_sandbox_with_nothing_to_undo_changes_nothing() -> None:
+    s = Session()
+    s.act(Enqueue(task="extra"))
+    assert s.previous_step()  # the only act undone
+    s.tick(37_000)  # the clock runs on to 0:00:37
+    before = history(s)
+    assert not s.previous_step()  # nothing to undo: the run is not restarted
+    assert s.now_ms == 37_000 and history(s) == before
+
+
+def test_p_undoes_one_act_after_a_finished_scripts_free_play() -> None:
+    s = Session(load_scenario(bundled("14_sandbox.toml")))
+    while s.next_step():
+        pass
+    s.tick(2_000)
+    s.act(Kill(worker="acheng"))
+    s.tick(3_000)
+    s.act(Enqueue(task="extra"))
+    assert s.undoes and s.undo_target == Enqueue(task="extra")
+    assert s.previous_step()  # undoes the enqueue only, as in the picker's sandbox
+    assert s.forked and s.snapshot().task("extra") is None
+    assert s.snapshot().worker("acheng").state == "dead"  # type: ignore[union-attr]
+    assert s.previous_step()  # undoes the kill: no act left, back where the fork began
+    assert not s.forked and s.recorded == []

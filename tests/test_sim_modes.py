@@ -5,7 +5,7 @@ import random
 
 import pytest
 
-from core.engine.config import Mode
+from core.engine.config import LeaseConfig, Mode
 from core.sim.simulation import Simulation
 from core.sim.spec import (
     WORKER_ACTIONS,
@@ -118,6 +118,8 @@ def test_idempotency_key_deduplicates_the_repeated_api_call() -> None:
     (effect,) = snap.effects
     assert effect.idempotency_key == "agent/3/api_call" and effect.applied_count == 1
     assert named(sim, "effect_deduplicated", worker_id="linzhou")
+    # the simulation counts the repeats itself: the snapshot needs no patching after
+    assert snap.dedup == {"agent/3/api_call": 1}
 
 
 def test_no_idempotency_applies_the_api_call_twice() -> None:
@@ -249,3 +251,42 @@ def test_a_task_orphaned_by_a_crash_is_stuck_even_after_its_worker_restarts() ->
     advance(sim, 400)
     snap = sim.snapshot()
     assert snap.violations == {} and snap.task("t").row.status == "done"  # type: ignore[union-attr]
+
+
+# -- stuck_task: out of reach for too long while someone looks for work --------------------
+
+
+def _stuck_after_kill(mode: Mode) -> Simulation:
+    sim = make_sim(
+        ("w1", "w2"), (TaskSpec("t1"),), mode=mode, manual=("w1", "w2"), config=LeaseConfig(10_000)
+    )
+    act(sim, "claim", worker="w1")
+    act(sim, "kill", worker="w1")
+    advance(sim, 31)
+    return sim
+
+
+def test_a_claimable_task_is_not_stuck() -> None:
+    """The lease ran out at 10 s; from then on anyone may claim it, so nothing is stuck
+    even if nobody does (both workers here are manual)."""
+    sim = _stuck_after_kill(Mode.CORRECT)
+    assert sim.snapshot().violations == {}
+    advance(sim, 600)
+    assert sim.snapshot().violations == {}
+
+
+def test_a_task_whose_lease_cannot_expire_is_stuck() -> None:
+    sim = _stuck_after_kill(Mode.NO_EXPIRY)
+    assert sim.snapshot().violations == {"stuck_task": 1}
+
+
+def test_a_long_lease_is_out_of_reach_until_it_expires() -> None:
+    """long_lease: one hour of lease, three of bound; the dead holder's task is claimable
+    after the hour, so it is never stuck, only slow to recover."""
+    sim = make_sim(("w1", "w2"), (TaskSpec("t1", steps=3),), mode=Mode.LONG_LEASE)
+    advance(sim, 5)
+    act(sim, "kill", worker=next(iter(named(sim, "claimed"))).worker_id)
+    advance(sim, 4 * 3600)
+    assert sim.snapshot().violations == {}
+    task = sim.snapshot().task("t1")
+    assert task is not None and task.row.status == "done"

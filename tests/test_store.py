@@ -812,6 +812,34 @@ def test_ttl_error_is_clear() -> None:
         LeaseConfig(ttl_ms=0).validated()
 
 
+@pytest.mark.parametrize(
+    ("config", "keys"),
+    [
+        (LeaseConfig(ttl_ms=2), ("lease_ttl",)),
+        (LeaseConfig(ttl_ms=10_000, renew_deadline_ms=10_000), ("renew_deadline", "lease_ttl")),
+        (
+            LeaseConfig(ttl_ms=10_000, renew_deadline_ms=5_000, heartbeat_every_ms=5_000),
+            ("heartbeat_every", "renew_deadline", "lease_ttl"),
+        ),
+    ],
+)
+def test_a_timing_error_names_its_keys(config: LeaseConfig, keys: tuple[str, ...]) -> None:
+    with pytest.raises(ConfigError) as caught:
+        config.validated()
+    assert caught.value.keys == keys
+
+
+def test_long_lease_keeps_the_heartbeat_and_poll_under_an_hour() -> None:
+    config = LeaseConfig(ttl_ms=30_000, heartbeat_every_ms=10_000, poll_every_ms=2_000)
+    assert config.in_mode(Mode.CORRECT) is config
+    long = config.in_mode(Mode.LONG_LEASE)
+    assert (long.ttl_ms, long.heartbeat_ms, long.poll_every_ms) == (3_600_000, 10_000, 2_000)
+    slow = LeaseConfig(ttl_ms=86_400_000, heartbeat_every_ms=3_000_000)
+    with pytest.raises(ConfigError, match="long_lease's renew deadline") as caught:
+        slow.in_mode(Mode.LONG_LEASE)
+    assert caught.value.keys == ("heartbeat_every", "lease_ttl")
+
+
 async def test_config_drives_the_lease_times(make_store: MakeStore, clock: VirtualClock) -> None:
     config = LeaseConfig(ttl_ms=9_000)
     assert (config.deadline_ms, config.heartbeat_ms) == (6_000, 3_000)
@@ -909,3 +937,87 @@ def test_every_record_field_is_a_column_of_its_table() -> None:
     # A task row is the whole task but its place in the queue, which is the store's own.
     assert set(st.tasks.c.keys()) - set(st.TASK_COLUMNS) == {"queue_seq"}
     assert set(st.events.c.keys()) == set(st.EVENT_COLUMNS)
+
+
+def test_every_operation_has_its_refusal_line_and_no_other() -> None:
+    from core.engine.vocabulary import REFUSED_OPERATION, REJECTIONS, EventKind, Operation
+
+    assert {op.rejected for op in Operation} == REJECTIONS
+    assert all(REFUSED_OPERATION[op.rejected] is op for op in Operation)
+    assert Operation.HEARTBEAT.rejected is EventKind.RENEW_REJECTED
+
+
+def test_each_manual_action_is_the_operation_of_its_name() -> None:
+    from core.engine.vocabulary import Operation
+    from core.sim.spec import MANUAL_ACTIONS
+
+    assert [a.operation for a in MANUAL_ACTIONS] == list(Operation)
+    assert all(a.name == a.operation for a in MANUAL_ACTIONS)
+
+
+# -- queue order: first in, first out -------------------------------------------------------
+
+
+async def test_an_untargeted_claim_takes_the_task_enqueued_first(store: LeaseStore) -> None:
+    for task_id in ("zeta", "alpha", "mu"):
+        await store.enqueue(task_id)  # the same millisecond: only the order tells them apart
+    claimed = [await store.claim(w) for w in ("w1", "w2", "w3")]
+    assert [(c.task_id, c.fence_token) for c in claimed if c] == [
+        ("zeta", 1),
+        ("alpha", 2),
+        ("mu", 3),
+    ]
+
+
+async def test_a_task_back_in_the_queue_goes_behind_those_waiting(
+    store: LeaseStore, clock: VirtualClock
+) -> None:
+    await store.enqueue("first")
+    await store.enqueue("second")
+    lease = await store.claim("w1")
+    assert lease is not None and lease.task_id == "first"
+    assert await store.fail(lease, "flaky", retry=True) == "queued"
+    await store.enqueue("third")
+    order = [await store.claim(w) for w in ("w2", "w3", "w4")]
+    assert [c.task_id for c in order if c] == ["second", "first", "third"]
+
+
+async def test_an_approved_task_queues_behind_those_waiting(store: LeaseStore) -> None:
+    await store.enqueue("grant")
+    lease = await store.claim("w1")
+    assert lease is not None
+    await store.park(lease)
+    await store.enqueue("other")
+    await store.approve("grant")
+    order = [await store.claim(w) for w in ("w2", "w3")]
+    assert [c.task_id for c in order if c] == ["other", "grant"]
+
+
+async def test_an_expired_task_is_rescued_before_the_queue(
+    store: LeaseStore, clock: VirtualClock
+) -> None:
+    await store.enqueue("held")
+    lease = await store.claim("w1")
+    assert lease is not None
+    await store.enqueue("waiting")
+    clock.advance(TTL + 1)
+    rescued = await store.claim("w2")
+    assert rescued is not None and rescued.task_id == "held"
+
+
+def test_the_claim_and_the_queue_draw_read_the_queue_index(store: LeaseStore, backend: str) -> None:
+    if backend != "sqlite":
+        pytest.skip("reads SQLite's EXPLAIN QUERY PLAN")
+    conn = store.driver.conn  # type: ignore[attr-defined]
+    names = ("now", "judge_now", "ttl", "deadline", "worker_id", "task_id", "kind")
+    params = dict.fromkeys(names, 0) | {"max_attempts": 1, "input_payload": "null"}
+    for stmt in (store.sql.claim_any, store.sql.enqueue, store.sql.approve, store.sql.fail):
+        plan = " | ".join(
+            str(row[3])
+            for row in conn.execute(
+                "EXPLAIN QUERY PLAN " + stmt.sql,
+                params | {"retry": 1, "error_code": "", "lease_token": 0, "fence_token": 0},
+            )
+        )
+        assert "ix_agent_tasks_queue" in plan, plan
+        assert "SCAN agent_tasks |" not in plan + " |"  # never the whole table

@@ -173,3 +173,40 @@ async def test_a_directly_painted_row_clicks_shows_the_cursor_and_repaints() -> 
         assert table.render_line(header + 2).text.split() == ["row2", "2"]
         painted_cells = table._painted[RowKey("k3")][0]  # painted by the fast path
         assert [str(c) for c in painted_cells] == ["row3", "9"]
+
+
+# -- the private binding parts (demo/widgets/binding_internals.py) ---------------------------
+
+
+def test_every_binding_internal_the_app_uses_is_still_there() -> None:
+    from textual.binding import BindingsMap
+    from textual.widget import Widget
+
+    from demo.widgets import binding_internals as bi
+
+    widget = Widget()
+    missing = [name for name in bi.INTERNALS if not hasattr(widget, name)]
+    assert missing == [], f"Textual's DOMNode no longer has {missing}"
+    assert isinstance(widget._bindings, BindingsMap)
+
+
+async def test_relabelled_bindings_show_their_new_words(tmp_path: Path) -> None:
+    from typing import ClassVar
+
+    from textual.binding import Binding, BindingType
+
+    from demo.widgets.binding_internals import relabel_bindings
+
+    class Keyed(App[None]):
+        BINDINGS: ClassVar[list[BindingType]] = [
+            Binding("k", "bell", "Ring", tooltip="Ring once", id="ring")
+        ]
+
+    app = Keyed()
+    async with app.run_test(size=(40, 5)) as pilot:
+        relabel_bindings(app, lambda b: ("响铃", "响一下") if b.id == "ring" else None)
+        await pilot.pause()
+        active = {b.binding.id: b for b in app.screen.active_bindings.values()}
+        assert active["ring"].binding.description == "响铃"
+        assert active["ring"].tooltip == "响一下"
+        await pilot.press("k")  # the binding still runs its action

@@ -3,6 +3,7 @@
 from collections.abc import Iterator
 from pathlib import Path
 
+import psycopg
 import pytest
 
 from core.scenarios.format import load_scenario
@@ -30,10 +31,54 @@ async def test_a_scenario_in_the_app_on_postgresql_equals_the_player_on_sqlite(
     async with app.run_test(size=(160, 48)) as pilot:
         screen = app.screen
         assert isinstance(screen, MainScreen)
-        assert "bk_run_" in str(screen.session.sim.store.driver.session.target.schema)  # type: ignore[attr-defined]
+        schema = str(screen.session.sim.store.driver.session.target.schema)  # type: ignore[attr-defined]
+        assert "bk_run_" in schema
+        assert screen.runner.off_loop  # the session works on a thread, not on the loop
         while not screen.session.at_end:
-            await pilot.press("n")
+            # n steps; at a question only v reveals (and plays) the step
+            await pilot.press("v" if screen.session.question is not None else "n")
+            while screen.runner.busy:  # the step's statements, off the loop
+                await pilot.pause(0.01)
         mine = [event_record(e) for e in screen.session.events(0)]
+        await pilot.press("q")
+    # The app ended: its run schema went with it (not only when the process exits).
+    with psycopg.connect(on_postgresql) as conn:
+        left = conn.execute("SELECT 1 FROM pg_namespace WHERE nspname = %s", (schema,))
+        assert left.fetchone() is None
     simulation.use_database(":memory:")
     on_sqlite = [r for r in play(load_scenario(FOG)) if r["type"] == "event"]
     assert mine == on_sqlite
+
+
+async def test_on_postgresql_the_screen_never_runs_the_sessions_statements(
+    on_postgresql: str, tmp_path: Path
+) -> None:
+    import threading
+
+    app = BorrowedKeysApp(
+        load_scenario(FOG), open_directly=True, lang="en", live_clock=False, save_dir=tmp_path
+    )
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = app.screen
+        assert isinstance(screen, MainScreen)
+        loop_thread = threading.current_thread()
+        store = screen.session.sim.store
+        seen: list[threading.Thread] = []
+        read, write = store.driver.read, store.driver.write
+
+        async def watched_read(fn):  # type: ignore[no-untyped-def]
+            seen.append(threading.current_thread())
+            return await read(fn)
+
+        async def watched_write(fn):  # type: ignore[no-untyped-def]
+            seen.append(threading.current_thread())
+            return await write(fn)
+
+        store.driver.read, store.driver.write = watched_read, watched_write  # type: ignore[method-assign]
+        for key in ("n", "n", "e", "n", "1", "p"):  # steps, an act, time, a panel, an undo
+            await pilot.press(key)
+            while screen.runner.busy:
+                await pilot.pause(0.01)
+        assert seen and loop_thread not in seen  # every statement ran off the loop
+        assert screen.session.position == 2  # the act undone: back where the fork began
+        assert not screen.session.forked and screen.session.acts_count == 0

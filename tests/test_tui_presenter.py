@@ -12,7 +12,8 @@ from textual.widgets import TabbedContent
 from core.scenarios.library import open_scenario
 from core.scenarios.session import Session
 from core.sim.spec import Advance, Enqueue, Kill, Partition
-from demo.app import BorrowedKeysApp, main_screen_commands
+from demo.app import BorrowedKeysApp
+from demo.commands import main_screen_commands
 from demo.screens.confirm import ConfirmScreen
 from demo.screens.help import HelpScreen
 from demo.screens.main import MainScreen
@@ -207,7 +208,7 @@ async def test_after_a_fork_the_first_step_hint_is_gone(tmp_path: Path) -> None:
         await pilot.press("e")  # an act before the first step
         await pilot.pause()
         text = str(screen.query_one("#narration").content)
-        assert "first step" not in text and "Acts recorded: 1" in text
+        assert "first step" not in text and "1 of your acts recorded" in text.replace("\n", " ")
 
 
 def test_last_heartbeat_stops_on_a_finished_task() -> None:
@@ -228,7 +229,8 @@ async def test_ledger_rows_are_in_time_order(tmp_path: Path) -> None:
     async with app.run_test(size=(120, 40)) as pilot:
         screen = screen_of(app)
         while not screen.session.at_end:
-            await pilot.press("n")
+            # n steps; at a question only v reveals (and plays) the step
+            await pilot.press("v" if screen.session.question is not None else "n")
         await pilot.press("1")
         await pilot.pause()
         ledger = screen.query_one("#ledger")
@@ -240,7 +242,8 @@ async def test_ledger_rows_are_in_time_order(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("width", [30, 41, 57, 70, 100])
 def test_chinese_help_wraps_without_a_lone_full_stop_or_a_split_word(width: int) -> None:
-    from demo.screens.help import IDEAS, NO_LINE_START, help_renderable, wrap
+    from demo.screens.help import IDEAS, help_renderable
+    from demo.widgets.cjk_wrap import NO_LINE_START, wrap
 
     for _idea, story, meaning, where in IDEAS:
         for value in (story[1], meaning[1], where[1]):
@@ -310,7 +313,8 @@ async def test_result_and_kind_are_whole_at_140_and_200_columns(tmp_path: Path, 
     async with app.run_test(size=(width, 50)) as pilot:
         screen = screen_of(app)
         while not screen.session.at_end:
-            await pilot.press("n")
+            # n steps; at a question only v reveals (and plays) the step
+            await pilot.press("v" if screen.session.question is not None else "n")
         await pilot.pause()
         table = screen.query_one("#tasks", TaskTable)
         widths = {c.key.value: c.width for c in table.columns.values()}
@@ -319,3 +323,287 @@ async def test_result_and_kind_are_whole_at_140_and_200_columns(tmp_path: Path, 
             result = str(table.get_cell(key, "result"))
             assert cell_len(kind) <= widths["kind"], kind
             assert cell_len(result) <= widths["result"], result
+
+
+async def test_the_palette_provider_finds_an_act_and_runs_it(tmp_path: Path) -> None:
+    from textual.command import CommandPalette
+
+    app = app_for("01_fog", tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("n")  # the claim: Acheng holds the task
+        await pilot.press("ctrl+p")  # the palette, with the main screen's provider
+        await pilot.pause()
+        assert isinstance(app.screen, CommandPalette)
+        await pilot.press(*"kill acheng")  # typed: the provider's search
+        await pilot.pause(0.3)
+        await pilot.press("enter")  # the best hit: Kill: Acheng
+        await pilot.pause()
+        screen = screen_of(app)
+        assert screen.session.forked
+        assert screen.session.snapshot().worker("acheng").state == "dead"  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+async def test_g_and_a_number_go_to_that_step_as_exactly_as_stepping(
+    tmp_path: Path, lang: str
+) -> None:
+    from core.scenarios.player import event_record
+    from demo.screens.jump import JumpScreen
+
+    stepped = Session(open_scenario("01_fog"))
+    for _ in range(4):
+        stepped.next_step()
+    app = app_for("01_fog", tmp_path, lang)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = screen_of(app)
+        for _ in range(9):
+            await pilot.press("n")  # well past the fog
+        await pilot.press("g")  # the step list
+        await pilot.pause()
+        assert isinstance(app.screen, JumpScreen)
+        await pilot.press("4", "enter")  # step 4, where the fog starts
+        await pilot.pause()
+        assert app.screen is screen and screen.session.position == 4
+        mine = [event_record(e) for e in screen.session.events(0)]
+        assert mine == [event_record(e) for e in stepped.events(0)]
+        assert screen.session.now_ms == stepped.now_ms
+        await pilot.press("g", "1", "4", "enter")  # two digits: step 14
+        await pilot.pause()
+        assert screen.session.position == 14
+        await pilot.press("g", "escape")  # cancelled: nothing moves
+        await pilot.pause()
+        assert app.screen is screen and screen.session.position == 14
+    stepped.close()
+
+
+async def test_s_on_the_picker_says_why_nothing_is_saved(tmp_path: Path) -> None:
+    app = BorrowedKeysApp(live_clock=False, save_dir=tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("s")  # s on the picker: there is no run to save yet
+        await pilot.pause()
+        said = [str(n.message) for n in app._notifications]
+        assert any("Nothing to save here" in m for m in said), said
+        assert not any(tmp_path.iterdir())  # and nothing half-written
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+async def test_the_save_toast_keeps_each_file_name_on_one_line(tmp_path: Path, lang: str) -> None:
+    from textual.widgets._toast import Toast
+
+    app = app_for("01_fog", tmp_path, lang)
+    async with app.run_test(size=(80, 24), notifications=True) as pilot:
+        await pilot.press("n")  # the claim
+        await pilot.press("s")  # save: transcript, screenshot, scenario
+        await pilot.pause()
+        await pilot.pause(0.2)
+        toast = app.screen.query(Toast).last()
+        lines = [toast.render_line(y).text for y in range(toast.size.height)]
+        names = sorted(p.name for p in tmp_path.iterdir())
+        assert len(names) == 3
+        for name in names:
+            assert any(name in line for line in lines), (name, lines)
+
+
+@pytest.mark.parametrize("size", [(80, 24), (100, 30), (200, 60)])
+async def test_the_header_never_wraps_inside_a_field_and_shows_fork_and_recording(
+    tmp_path: Path, size: tuple[int, int]
+) -> None:
+    from demo.widgets.status_header import StatusHeader
+
+    for lang in ("en", "zh"):
+        app = app_for("01_fog", tmp_path, lang)
+        async with app.run_test(size=size) as pilot:
+            await pilot.press("n", "n", "n")  # three steps of the script
+            await pilot.press("e")  # an act: the playback forks and records
+            await pilot.pause()
+            header = screen_of(app).query_one("#status", StatusHeader)
+            lines = [header.render_line(y).text.rstrip() for y in range(header.size.height)]
+            shown = "\n".join(lines)
+            assert ("FORKED" if lang == "en" else "已分叉") in shown, shown
+            assert ("recording" if lang == "en" else "录制中") in shown, shown
+            for line in lines:  # every line is whole fields, no field cut in two
+                assert not line.rstrip().endswith("│"), lines
+                assert not line.lstrip().startswith("│"), lines
+
+
+async def test_the_task_table_reads_in_natural_order_and_keeps_running_tasks_in_view(
+    tmp_path: Path,
+) -> None:
+    from core.sim.spec import SimSettings, TaskSpec, WorkerSpec
+
+    settings = SimSettings(
+        workers=(WorkerSpec("w1"), WorkerSpec("w2")),
+        tasks=tuple(
+            TaskSpec(f"task-{i}", steps=1, step_time_ms=1_000) for i in (*range(1, 61), 7000)
+        ),
+    )
+    app = BorrowedKeysApp(open_directly=True, live_clock=False, save_dir=tmp_path)
+    async with app.run_test(size=(200, 60)) as pilot:
+        screen = screen_of(app)
+        screen.session = Session(settings=settings)
+        screen.refresh_view(force=True)
+        await pilot.pause()
+        table = screen.query_one("#tasks", TaskTable)
+        keys = table.row_keys_shown()
+        assert keys[:11] == [f"task-{i}" for i in range(1, 12)]  # task-7 before task-10
+        assert keys[-1] == "task-7000"
+        assert table.size.height >= 18  # a third of a tall screen, not a fixed dozen rows
+        scrolled = 0
+        for _ in range(40):
+            screen.action_advance(1_000)  # tasks finish two by two; later ones start
+            await pilot.pause()
+            running = [
+                n
+                for n, k in enumerate(table.row_keys_shown())
+                if str(table.get_cell(k, "status")) == "running"
+            ]
+            top = table.scroll_y
+            bottom = top + table.scrollable_content_region.height - table.header_height
+            assert not running or any(top <= n < bottom for n in running), (top, running)
+            scrolled = max(scrolled, top)
+        assert scrolled > 0  # the table followed the work down
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+async def test_ledger_writers_whole_and_checkpoints_say_who_saved_them(
+    tmp_path: Path, lang: str
+) -> None:
+    from demo.widgets.panels import CheckpointTable, LedgerTable
+
+    app = app_for("01_fog", tmp_path, lang)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = screen_of(app)
+        for _ in range(13):
+            await pilot.press("n")  # to step 13: pages by Acheng and by Linzhou
+        await pilot.press("1")  # the Ledger
+        await pilot.pause()
+        ledger = screen.query_one("#ledger", LedgerTable)
+        lines = [ledger.render_line(y).text for y in range(ledger.size.height)]
+        assert sum("acheng" in line for line in lines) == 2, lines
+        assert any("linzhou" in line for line in lines), lines
+        assert all(line.rstrip() == line.rstrip()[: ledger.size.width] for line in lines)
+        await pilot.press("2")  # the Checkpoints
+        await pilot.pause()
+        table = screen.query_one("#checkpoints", CheckpointTable)
+        writers = [str(table.get_row_at(i)[4]) for i in range(table.row_count)]
+        assert writers == ["linzhou", "acheng", "acheng"]  # newest first
+        await pilot.press("l")  # the other language: the writers are read again
+        await pilot.pause()
+        writers = [str(table.get_row_at(i)[4]) for i in range(table.row_count)]
+        assert writers == ["linzhou", "acheng", "acheng"]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+async def test_after_a_fork_a_mark_is_rechecked_or_dated_never_stale(
+    tmp_path: Path, lang: str
+) -> None:
+    app = app_for("01_fog", tmp_path, lang)
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = screen_of(app)
+        for _ in range(8):
+            await pilot.press("n")  # step 8: Linzhou arrives, idle
+        said = str(screen.query_one("#narration").content).replace("\n", " ")
+        idle = "Linzhou is idle" if lang == "en" else "临舟空闲"
+        assert f"✓ {idle}" in said
+        await pilot.press("e")  # an act: the playback forks, the workers go on alone
+        for _ in range(6):
+            await pilot.press("n")  # in a fork, n lets 5 s pass
+        await pilot.pause()
+        assert screen.session.snapshot().worker("linzhou").state == "working"  # type: ignore[union-attr]
+        said = str(screen.query_one("#narration").content).replace("\n", " ")
+        assert f"✓ {idle}" not in said.replace("○ ✓", "")  # no stale ✓ beside his pane
+        assert "○" in said and ("at step 8" if lang == "en" else "第 8 步时") in said
+        header = str(screen.query_one("#status").content)
+        assert ("workers on their own" if lang == "en" else "执行者自己接着干") in header
+
+
+async def test_at_a_question_n_does_not_reveal_and_v_lets_auto_play_go_on(
+    tmp_path: Path,
+) -> None:
+    app = app_for(str(Path(__file__).parent / "scenarios_ok" / "interview.toml"), tmp_path)
+    async with app.run_test(size=(100, 30), notifications=True) as pilot:
+        screen = screen_of(app)
+        s = screen.session
+        await pilot.press("n")  # step 1 plays
+        await pilot.press("space")  # auto-play
+        assert screen.playing
+        screen._autoplay_wall = -1e9  # the next beat is due (the live clock is off here)
+        screen.on_tick()  # step 2 asks first: auto-play stops on the question
+        await pilot.pause()
+        assert s.question is not None and not screen.playing and s.position == 1
+        said = str(screen.query_one("#narration").content)
+        assert said.startswith("Step 2 of")  # the question sits under the step it asks about
+        await pilot.press("n")  # by habit: it must not give the answer away
+        await pilot.pause()
+        assert s.question is not None and s.position == 1
+        assert any("v reveals" in str(n.message) for n in app._notifications)
+        await pilot.press("v")  # reveal: the step plays and the run goes on
+        await pilot.pause()
+        assert s.question is None and s.position == 2 and screen.playing
+        said = str(screen.query_one("#narration").content)
+        why = s.steps[1].question.why_in("en")  # type: ignore[union-attr]
+        assert why and why.split()[0] in said  # the why is shown with the answer
+
+
+async def test_p_undoes_in_every_sandbox_and_the_key_bar_says_so(tmp_path: Path) -> None:
+    from textual.widgets import Button
+
+    for name in (None, "14_sandbox"):
+        app = app_for(name, tmp_path)
+        async with app.run_test(size=(100, 30)) as pilot:
+            screen = screen_of(app)
+            if name is not None:
+                await pilot.press("n")  # the bundled sandbox's one narrated step
+            await pilot.press("e")  # an act
+            await pilot.pause()
+            bar = screen.query_one("#keybar").render_line(0).text
+            assert "p Undo" in bar, (name, bar)
+            assert str(screen.query_one("#btn-previous", Button).label) == "Undo"
+            await pilot.press("p")  # undo it: no question about losing recorded acts
+            await pilot.pause()
+            assert not isinstance(app.screen, ConfirmScreen)
+            assert screen.session.acts_count == 0
+
+
+@pytest.mark.parametrize("size", [(80, 24), (100, 30)])
+async def test_while_a_task_waits_approve_reject_and_enqueue_lead_the_buttons(
+    tmp_path: Path, size: tuple[int, int]
+) -> None:
+    from textual.widgets import Button
+
+    for lang in ("en", "zh"):
+        app = app_for("04_human_approval", tmp_path, lang)
+        async with app.run_test(size=size) as pilot:
+            screen = screen_of(app)
+            await pilot.press("n")  # step 1: the grant parks, waiting for a person
+            await pilot.pause()
+            shown = [b.id for b in screen.query_one("#controls").query(Button) if b.display]
+            assert shown[:3] == ["btn-approve", "btn-reject", "btn-enqueue"], shown
+            await pilot.press("a")  # approved: nothing waits any more
+            await pilot.pause()
+            shown = [b.id for b in screen.query_one("#controls").query(Button) if b.display]
+            assert shown[0] != "btn-approve", shown
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+async def test_at_80x24_every_step_is_whole_and_chinese_wraps_by_its_rules(
+    tmp_path: Path, lang: str
+) -> None:
+    from demo.widgets.cjk_wrap import NO_LINE_START
+    from demo.widgets.narration import NarrationPanel
+
+    app = app_for("01_fog", tmp_path, lang)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = screen_of(app)
+        while not screen.session.at_end:
+            # n steps; at a question only v reveals (and plays) the step
+            await pilot.press("v" if screen.session.question is not None else "n")
+            await pilot.pause()
+            box = screen.query_one("#narration-box")
+            assert box.max_scroll_y == 0, screen.session.position  # the whole step in sight
+            panel = screen.query_one("#narration", NarrationPanel)
+            lines = [panel.render_line(y).text for y in range(panel.size.height)]  # as drawn
+            for line in lines:
+                assert line.strip()[:1] not in NO_LINE_START, line
+                assert not line.rstrip().endswith(("围栏令牌", "租约令牌", "第")), line
+        assert screen.session.position == 17

@@ -52,3 +52,34 @@ def test_fence_rejection_at_every_size(snap_compare: Any, lang: str, size: tuple
     assert snap_compare(
         app_for("01_fog.toml", lang), press=["n"] * 14 + ["v", "3"], terminal_size=size
     )
+
+
+SIZES = [(80, 24), (100, 30), (200, 60)]
+SIZE_IDS = ["80x24", "100x30", "200x60"]
+
+
+@pytest.mark.parametrize("size", SIZES, ids=SIZE_IDS)
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_fork_at_every_size(snap_compare: Any, lang: str, size: tuple[int, int]) -> None:
+    # n x 8: to step 8, Linzhou arrives idle; e: enqueue a task, the playback forks and the
+    # script's workers go on by themselves; n x 4: 20 s of the fork's live time pass
+    assert snap_compare(
+        app_for("01_fog.toml", lang), press=["n"] * 8 + ["e"] + ["n"] * 4, terminal_size=size
+    )
+
+
+@pytest.mark.parametrize("size", SIZES, ids=SIZE_IDS)
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_question_under_the_step_it_asks_about(
+    snap_compare: Any, lang: str, size: tuple[int, int]
+) -> None:
+    # n x 14: step 14 asks the audience first; n once more: it does not give the answer away
+    assert snap_compare(app_for("01_fog.toml", lang), press=["n"] * 15, terminal_size=size)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_step_list(snap_compare: Any, lang: str) -> None:
+    # n x 3: three steps; g: the step list, at step 3
+    assert snap_compare(
+        app_for("01_fog.toml", lang), press=["n", "n", "n", "g"], terminal_size=(100, 30)
+    )

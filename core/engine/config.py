@@ -64,24 +64,61 @@ class LeaseConfig:
         return self.ttl_ms * 2 // 3
 
     def validated(self) -> "LeaseConfig":
-        """Return self if the timing rules hold; raise ConfigError otherwise."""
+        """Return self if the timing rules hold; raise ConfigError (naming the key) otherwise."""
         if self.ttl_ms <= 0:
-            raise ConfigError(f"lease_ttl must be positive, got {format_duration(self.ttl_ms)}")
-        if self.heartbeat_ms <= 0:
-            raise ConfigError("heartbeat_every must be positive")
+            raise ConfigError(
+                f"lease_ttl must be positive, got {format_duration(self.ttl_ms)}", "lease_ttl"
+            )
+        if self.heartbeat_every_ms is not None and self.heartbeat_every_ms <= 0:
+            raise ConfigError("heartbeat_every must be positive", "heartbeat_every")
+        if self.renew_deadline_ms is not None and self.renew_deadline_ms <= 0:
+            raise ConfigError("renew_deadline must be positive", "renew_deadline")
         if self.poll_every_ms <= 0:
-            raise ConfigError("poll_every must be positive")
+            raise ConfigError("poll_every must be positive", "poll_every")
+        if self.heartbeat_ms <= 0 or self.deadline_ms <= 0:
+            # A ttl of a millisecond or two leaves a third or two thirds of it at zero.
+            raise ConfigError("lease_ttl is too short to divide into beats", "lease_ttl")
+        # The seed: "renew_deadline   下一次续约必须发生在什么时候" (when the next renewal
+        # must happen): before the lease runs out, or the deadline protects nothing.
         if not self.ttl_ms > self.deadline_ms:
             raise ConfigError(
                 f"lease_ttl ({format_duration(self.ttl_ms)}) must be longer than "
-                f"renew_deadline ({format_duration(self.deadline_ms)})"
+                f"renew_deadline ({format_duration(self.deadline_ms)})",
+                "renew_deadline",
+                "lease_ttl",
             )
         if not self.deadline_ms > self.heartbeat_ms:
             raise ConfigError(
                 f"renew_deadline ({format_duration(self.deadline_ms)}) must be longer than "
-                f"heartbeat_every ({format_duration(self.heartbeat_ms)})"
+                f"heartbeat_every ({format_duration(self.heartbeat_ms)})",
+                "heartbeat_every",
+                "renew_deadline",
+                "lease_ttl",
             )
         return self
+
+    def in_mode(self, mode: Mode) -> "LeaseConfig":
+        """The validated timing a run in `mode` uses: long_lease swaps in a one-hour ttl.
+
+        The seed: "租期太长会把恢复时间也一起拉长" (a lease too long stretches the recovery
+        time with it) — mistake two keeps this config's heartbeat and poll under that ttl."""
+        self.validated()
+        if mode is not Mode.LONG_LEASE:
+            return self
+        long = LeaseConfig(
+            ttl_ms=LONG_LEASE_TTL_MS,
+            heartbeat_every_ms=self.heartbeat_ms,
+            renew_deadline_ms=None,
+            poll_every_ms=self.poll_every_ms,
+        )
+        if long.heartbeat_ms >= long.deadline_ms:
+            raise ConfigError(
+                f"heartbeat_every ({format_duration(long.heartbeat_ms)}) must be shorter "
+                f"than long_lease's renew deadline ({format_duration(long.deadline_ms)})",
+                "heartbeat_every",
+                "lease_ttl",
+            )
+        return long.validated()
 
     def timing_warnings(self) -> list[str]:
         """Rules of thumb this configuration breaks (it still runs)."""

@@ -12,9 +12,10 @@ A transaction is a plain function over a DB-API connection. A driver decides whe
   of this driver is already on its thread) on the thread, where it may wait. An
   uncontended SQLite transaction in WAL mode takes tens of microseconds, less than one hop
   to another thread (75-100 us measured here), so the fast path blocks the loop less than
-  the hop would; a lock held elsewhere never blocks it. WAL checkpoints never run on the
-  loop: the connection's auto-checkpoint is off and a second connection on a second
-  thread checkpoints every `CHECKPOINT_EVERY` commits.
+  the hop would; a lock held elsewhere never blocks it. WAL flushes (copying the
+  write-ahead log into the database file, what SQLite calls a checkpoint; nothing to do
+  with a task's checkpoint) never run on the loop: the connection's automatic one is off
+  and a second connection on a second thread flushes every `WAL_FLUSH_EVERY` commits.
 
 Both drivers are async context managers, and `close()` is ordered after every call that
 entered before it; a call entering after `close()` began raises `StoreClosed`.
@@ -35,10 +36,14 @@ from core.engine.errors import StoreClosed
 
 T = TypeVar("T")
 
-# With SQLite's default of 1,000 pages, a checkpoint ran inside a commit on the loop about
-# every 250 of ours and stalled it up to 10 ms. A passive checkpoint on another thread every
+# With SQLite's default of 1,000 pages, a WAL flush ran inside a commit on the loop about
+# every 250 of ours and stalled it up to 10 ms. A passive flush on another thread every
 # 200 commits keeps the WAL file near the same size and costs the loop nothing.
-CHECKPOINT_EVERY = 200
+WAL_FLUSH_EVERY = 200
+# A write reads the store's name back this often (one indexed row), to notice a file
+# rewritten in place with another store; a file deleted or renamed over is noticed by the
+# stat before every call (about 2 us).
+CHECK_STORE_EVERY = 100
 
 
 class Driver(Protocol):
@@ -51,10 +56,22 @@ class Driver(Protocol):
     async def close(self) -> None: ...
 
 
-def _connect_with_schema(path: str | os.PathLike[str]) -> sqlite3.Connection:
+def _connect_with_schema(
+    path: str | os.PathLike[str], use: backend.StoreUse = backend.StoreUse.WORKERS
+) -> sqlite3.Connection:
+    made = backend.is_file_backed(path) and not os.path.exists(path)
     conn = backend.connect(path, check_same_thread=False)
     try:
-        backend.create_schema(conn)
+        backend.create_schema(conn, use=use, target=str(path))
+    except backend.DiskFull:
+        conn.close()
+        # A store the full disk would not let be made leaves no half of a file. (Only
+        # then: after any other failure another process may be making the same file.)
+        if made:
+            for suffix in ("", "-wal", "-shm"):
+                with contextlib.suppress(OSError):
+                    os.remove(f"{path}{suffix}")
+        raise
     except BaseException:
         conn.close()
         raise
@@ -73,8 +90,12 @@ class InlineDriver:
         self._closed = False
 
     @classmethod
-    def open(cls, path: str | os.PathLike[str] = ":memory:") -> "InlineDriver":
-        return cls(_connect_with_schema(path))
+    def open(
+        cls, path: str | os.PathLike[str] = ":memory:", *, simulation: bool = False
+    ) -> "InlineDriver":
+        """`simulation`: a virtual run, refused a store file that real workers use."""
+        use = backend.StoreUse.SIMULATIONS if simulation else backend.StoreUse.WORKERS
+        return cls(_connect_with_schema(path, use))
 
     async def write(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         if self._closed:
@@ -101,28 +122,28 @@ class InlineDriver:
         await self.close()
 
 
-class _Checkpointer:
-    """Checkpoints the WAL on a thread and a connection of its own, never on the loop."""
+class _WalFlusher:
+    """Flushes the WAL on a thread and a connection of its own, never on the loop."""
 
     def __init__(self, path: str) -> None:
         self._path = path
-        self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="bk-checkpoint")
+        self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="bk-wal-flush")
         self._conn: sqlite3.Connection | None = None
         self._pending: asyncio.Future[None] | None = None
-        self.done = 0  # checkpoints run (for tests and curiosity)
+        self.done = 0  # flushes run (for tests and curiosity)
 
-    def _checkpoint(self) -> None:
+    def _flush(self) -> None:
         if self._conn is None:
-            self._conn = backend.checkpoint_connection(self._path)
-        backend.checkpoint(self._conn)
+            self._conn = backend.wal_flush_connection(self._path)
+        backend.flush_wal(self._conn)
         self.done += 1
 
     def request(self) -> None:
-        """Start a checkpoint unless one is still running (one is as good as two)."""
+        """Start a flush unless one is still running (one is as good as two)."""
         if self._pending is not None and not self._pending.done():
             return
-        self._pending = asyncio.get_running_loop().run_in_executor(self._thread, self._checkpoint)
-        # A failed checkpoint is harmless (the next one catches up); do not log it as lost.
+        self._pending = asyncio.get_running_loop().run_in_executor(self._thread, self._flush)
+        # A failed flush is harmless (the next one catches up); do not log it as lost.
         self._pending.add_done_callback(lambda f: f.cancelled() or f.exception())
 
     async def close(self) -> None:
@@ -194,7 +215,8 @@ class AsyncSqliteDriver:
         self._closing = False
         self._closed: asyncio.Future[None] | None = None
         self._commits = 0
-        self.checkpointer = _Checkpointer(path) if path is not None else None
+        self.wal_flusher = _WalFlusher(path) if path is not None else None
+        self._guard = backend.FileGuard(path, conn) if path is not None else None
 
     @classmethod
     async def open(cls, path: str | os.PathLike[str]) -> "AsyncSqliteDriver":
@@ -207,7 +229,7 @@ class AsyncSqliteDriver:
             raise
         file_backed = backend.is_file_backed(path)
         if file_backed:
-            backend.disable_autocheckpoint(conn)
+            backend.disable_auto_wal_flush(conn)
         return cls(conn, thread, str(path) if file_backed else None)
 
     # -- the guard every call passes --------------------------------------------------------
@@ -215,8 +237,22 @@ class AsyncSqliteDriver:
     def _enter(self, what: str) -> None:
         if self._closing:
             raise _closed_error(f"{what} on {self._path}")
+        if self._guard is not None:
+            self._guard.check_file()
         self._active += 1
         self._idle.clear()
+
+    def _guarded(self, fn: Callable[[sqlite3.Connection], T]) -> Callable[[sqlite3.Connection], T]:
+        """fn, checking now and then first that the file still holds the store it opened."""
+        guard = self._guard
+        if guard is None or self._commits % CHECK_STORE_EVERY:
+            return fn
+
+        def checked(conn: sqlite3.Connection) -> T:
+            guard.check_store(conn)
+            return fn(conn)
+
+        return checked
 
     def _leave(self) -> None:
         self._active -= 1
@@ -225,8 +261,8 @@ class AsyncSqliteDriver:
 
     def _committed(self) -> None:
         self._commits += 1
-        if self.checkpointer is not None and self._commits % CHECKPOINT_EVERY == 0:
-            self.checkpointer.request()
+        if self.wal_flusher is not None and self._commits % WAL_FLUSH_EVERY == 0:
+            self.wal_flusher.request()
 
     # -- the two paths ----------------------------------------------------------------------
 
@@ -277,6 +313,7 @@ class AsyncSqliteDriver:
         try:
             # The one suspension point of the loop path, before anything is written.
             await asyncio.sleep(0)
+            fn = self._guarded(fn)
             result = self._now(backend.write_once, fn)
             if isinstance(result, backend.Busy):
                 result = await self._on_own_thread(backend.run_write, fn)
@@ -307,9 +344,9 @@ class AsyncSqliteDriver:
 
     async def _close(self) -> None:
         await self._idle.wait()
-        if self.checkpointer is not None:
-            await self.checkpointer.close()
-        # On the thread: closing the last connection checkpoints the WAL, which takes time.
+        if self.wal_flusher is not None:
+            await self.wal_flusher.close()
+        # On the thread: closing the last connection flushes the WAL, which takes time.
         await asyncio.get_running_loop().run_in_executor(self._thread, self._conn.close)
         self._thread.shutdown(wait=False)
 

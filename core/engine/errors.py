@@ -2,13 +2,22 @@
 
 import enum
 
+from core.engine.vocabulary import Operation
+
 
 class BorrowedKeysError(Exception):
     """Base of every error the core raises on purpose."""
 
 
 class ConfigError(BorrowedKeysError):
-    """Lease timing or settings that break the rules (ttl > renew deadline > heartbeat)."""
+    """Lease timing or settings that break the rules (ttl > renew deadline > heartbeat).
+
+    `keys` names the settings the broken rule is about, the one to change first, so a
+    scenario file can point at the line that holds it."""
+
+    def __init__(self, message: str, *keys: str) -> None:
+        super().__init__(message)
+        self.keys = keys
 
 
 class StoreError(BorrowedKeysError):
@@ -41,6 +50,10 @@ class DuplicateTask(BorrowedKeysError):
 
 class InvalidPayload(BorrowedKeysError):
     """A payload or state that cannot be stored as JSON."""
+
+
+class InvalidId(InvalidPayload):
+    """An id that is not one line of printable text (see core.engine.ids)."""
 
 
 class LeaseMismatch(BorrowedKeysError):
@@ -79,7 +92,7 @@ class LeaseRejected(BorrowedKeysError):
         self,
         reason: RejectReason,
         *,
-        operation: str,
+        operation: Operation,
         task_id: str,
         worker_id: str,
         lease_token: int,

@@ -74,7 +74,7 @@ class AgentTask(StoreTable, table=True):
 
 
 class Checkpoint(StoreTable, table=True):
-    """The numbered box by the stairs: a holder's half-done work, append-only."""
+    """A checkpoint: a holder's half-done work after a step, append-only."""
 
     __tablename__ = "checkpoints"
 

@@ -4,6 +4,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from core.engine.errors import InvalidPayload
+
 # Built once: building an encoder per call was a visible share of an event row's cost.
 # NaN and Infinity are refused, since they are not JSON and another reader would choke.
 _ENCODER = json.JSONEncoder(
@@ -14,6 +16,22 @@ _ENCODER = json.JSONEncoder(
 def dump_json(value: Any) -> str:
     """Canonical JSON: sorted keys and no spaces, so equal values give equal bytes."""
     return _ENCODER.encode(value)
+
+
+def stored_json(value: Any, what: str) -> str:
+    """`dump_json` of a caller's value (a payload, a state, a result), or InvalidPayload in
+    one line for what no database would take: not JSON, nested too deep, not UTF-8 text."""
+    try:
+        text = dump_json(value)
+        # A lone surrogate (bytes that were not UTF-8) passes the encoder but no database.
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidPayload(f"{what} holds a lone surrogate: it is not UTF-8 text") from None
+    except (TypeError, ValueError) as exc:
+        raise InvalidPayload(f"{what} is not JSON-serialisable: {exc}") from None
+    except RecursionError:
+        raise InvalidPayload(f"{what} is nested too deeply to store as JSON") from None
+    return text
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,7 +1,8 @@
 """The store's statements, as SQLAlchemy expressions compiled once per dialect and policy.
 
 Compiling once matters: the ORM session costs ~40x a raw statement on this path (measured
-in issue 2), so SQLModel defines the tables and these strings run on the DB-API connection.
+when this module was written), so SQLModel defines the tables and these strings run on the
+DB-API connection.
 """
 
 import dataclasses
@@ -42,6 +43,7 @@ from core.engine.models import (
     FenceCounter,
     LedgerEntry,
 )
+from core.engine.policies import Policy
 from core.engine.records import CheckpointRow, EffectRow, EventRow, LedgerRow, TaskRow
 from core.engine.vocabulary import TaskStatus
 
@@ -95,54 +97,6 @@ TASK_STATE_COLUMNS = TaskState._fields
 
 # The PostgreSQL sequence fence tokens come from (created with the schema).
 FENCE_SEQUENCE = "fence_tokens"
-
-
-@dataclass(frozen=True, slots=True)
-class Policy:
-    """Which safety mechanisms are on; each `False` is one of the seed's mistakes.
-
-    `expiry=False` is mistake one whole: `running` is the only sign of ownership, so a
-    claim writes no expiry, no renew deadline and no new tokens (a task has no version).
-    `guards=False` runs the seed's Claim, Heartbeat and Complete exactly as printed.
-    """
-
-    expiry: bool = True
-    fencing: bool = True
-    idempotency: bool = True
-    guards: bool = True
-
-
-# The seed's three statements, exactly as printed (its INTERVAL is the configured ttl
-# here). `borrowed-keys sql` prints them beside the statements this store runs.
-SEED_STATEMENTS: dict[str, str] = {
-    "claim": """UPDATE agent_tasks
-SET
-  status = 'running',
-  owner_id = :worker_id,
-  attempt = attempt + 1,
-  lease_token = lease_token + 1,
-  lease_expires_at = NOW() + INTERVAL '60 seconds',
-  last_heartbeat_at = NOW(),
-  updated_at = NOW()
-WHERE task_id = :task_id
-  AND (status = 'queued' OR lease_expires_at < NOW());""",
-    "heartbeat": """UPDATE agent_tasks
-SET
-  lease_expires_at = NOW() + INTERVAL '60 seconds',
-  last_heartbeat_at = NOW(),
-  updated_at = NOW()
-WHERE task_id = :task_id
-  AND owner_id = :worker_id
-  AND lease_token = :lease_token;""",
-    "complete": """UPDATE agent_tasks
-SET
-  status = 'done',
-  result_uri = :result_uri,
-  updated_at = NOW()
-WHERE task_id = :task_id
-  AND owner_id = :worker_id
-  AND lease_token = :lease_token;""",
-}
 
 
 class Stmt(NamedTuple):
@@ -578,7 +532,7 @@ def _task_reads(c: _Common) -> dict[str, Stmt]:
 
 
 def _checkpoint_statements(c: _Common) -> dict[str, Stmt]:
-    """checkpoints: the numbered box by the stairs, append-only."""
+    """checkpoints: a holder's half-done work, step by step, append-only."""
     cp = checkpoints
     cp_cols = [cp.c[name] for name in CHECKPOINT_COLUMNS]
     return {

@@ -1,4 +1,4 @@
-"""The lease store: Laojiang the keeper, his clock, and the ledger downstairs.
+"""The lease store: tasks and their leases on the database's clock, checkpoints, the fenced ledger.
 
 Each operation is one transaction. Claim, heartbeat and complete are one conditional
 `UPDATE ... RETURNING` each (plus the event row), as in the seed. Every rejection raises a
@@ -11,12 +11,11 @@ from collections.abc import Callable
 from types import TracebackType
 from typing import Any, Self
 
-from sqlalchemy.engine import Dialect
-
-from core.engine.backends import sqlite as sqlite_backend
+from core.engine.batch import BatchOperations, batch_statements_for, renew_logged
 from core.engine.clock import Clock, DatabaseClock
 from core.engine.config import LeaseConfig, Mode
-from core.engine.drivers import AsyncSqliteDriver, Driver, InlineDriver
+from core.engine.connect import async_driver, dialect_of, inline_driver
+from core.engine.drivers import Driver
 from core.engine.errors import (
     DuplicateTask,
     FencedWrite,
@@ -28,156 +27,29 @@ from core.engine.errors import (
     TaskStateError,
     UnknownTask,
 )
+from core.engine.ids import check_id, check_text
+from core.engine.policies import policy_for
+from core.engine.reads import StoreReads
 from core.engine.records import (
     CheckpointRow,
     EffectOutcome,
-    EffectRow,
     EventRow,
     Lease,
     LedgerRow,
     TaskRow,
     dump_json,
 )
-from core.engine.statements import LeaseReturned, Policy, Stmt, TaskState, statements_for
-from core.engine.vocabulary import EventKind, TaskStatus
+from core.engine.statements import LeaseReturned, TaskState, statements_for
+from core.engine.transaction import Rejected as _Rejected
+from core.engine.transaction import Txn as _Txn
+from core.engine.transaction import lease_of as _lease
+from core.engine.transaction import to_json as _json
+from core.engine.vocabulary import EventKind, Operation, TaskStatus
 
 EventListener = Callable[[EventRow], None]
 
-SQLITE_URL_PREFIX = "sqlite:///"
-POSTGRESQL_URL_PREFIXES = ("postgresql://", "postgres://")
 
-
-def sqlite_path(target: str | os.PathLike[str]) -> str | os.PathLike[str] | None:
-    """The SQLite file a database name means, or None for a PostgreSQL URL.
-
-    One name chooses the backend everywhere: `postgresql://...` (or `postgres://...`) is
-    PostgreSQL; `sqlite:///PATH` or a plain path is a SQLite file (`:memory:` for none).
-    """
-    if isinstance(target, str):
-        if target.startswith(POSTGRESQL_URL_PREFIXES):
-            return None
-        if target.startswith(SQLITE_URL_PREFIX):
-            return target.removeprefix(SQLITE_URL_PREFIX) or ":memory:"
-    return target
-
-
-def _dialect_of(driver: Driver) -> Dialect:
-    found: Dialect | None = getattr(driver, "dialect", None)
-    return found if found is not None else sqlite_backend.dialect()
-
-
-def policy_for(mode: Mode) -> Policy:
-    """The safety mechanisms a mode leaves on."""
-    return Policy(
-        expiry=mode is not Mode.NO_EXPIRY,
-        fencing=mode is not Mode.NO_FENCING,
-        idempotency=mode is not Mode.NO_IDEMPOTENCY,
-        guards=mode is not Mode.SEED_SQL,
-    )
-
-
-def _json(value: Any, what: str) -> str:
-    try:
-        return dump_json(value)
-    except (TypeError, ValueError) as exc:
-        raise InvalidPayload(f"{what} is not JSON-serialisable: {exc}") from None
-
-
-def _lease(row: tuple[Any, ...]) -> Lease:
-    r = LeaseReturned._make(row)
-    assert r.owner_id is not None  # a lease statement returns a row only to its holder
-    return Lease(
-        task_id=r.task_id,
-        owner_id=r.owner_id,
-        lease_token=r.lease_token,
-        fence_token=r.fence_token,
-        attempt=r.attempt,
-        expires_at=r.lease_expires_at,
-        renew_deadline=r.renew_deadline,
-        kind=r.kind,
-    )
-
-
-class _Txn:
-    """Collects the events of one transaction, to hand to listeners after it commits."""
-
-    def __init__(self, store: "LeaseStore", conn: Any, now: int) -> None:
-        self.store = store
-        self.conn = conn
-        self.now = now
-        self.events: list[EventRow] = []
-
-    def one(self, stmt: Stmt, params: dict[str, Any]) -> tuple[Any, ...] | None:
-        rows = stmt.run(self.conn, params)
-        return tuple(rows[0]) if rows else None
-
-    def task_state(self, task_id: str) -> TaskState | None:
-        rows = self.store.sql.task_state.run(self.conn, {"task_id": task_id})
-        return TaskState._make(rows[0]) if rows else None
-
-    def lease_event(self, event: EventKind, lease: Lease, **detail: Any) -> EventRow:
-        """An event about one lease: its task, holder and both tokens."""
-        return self.event(
-            event,
-            task_id=lease.task_id,
-            worker_id=lease.owner_id,
-            lease_token=lease.lease_token,
-            fence_token=lease.fence_token,
-            **detail,
-        )
-
-    def event(
-        self,
-        kind: EventKind,
-        /,
-        *,
-        task_id: str | None = None,
-        worker_id: str | None = None,
-        lease_token: int | None = None,
-        fence_token: int | None = None,
-        reason: str | None = None,
-        **detail: Any,
-    ) -> EventRow:
-        clean = {k: v for k, v in detail.items() if v is not None}
-        # Plain strings in the row, as a row read back from the database has them.
-        event = str(kind)
-        if reason is not None:
-            reason = str(reason)
-        params = {
-            "at": self.now,
-            "event": event,
-            "task_id": task_id,
-            "worker_id": worker_id,
-            "lease_token": lease_token,
-            "fence_token": fence_token,
-            "reason": reason,
-            "detail": dump_json(clean) if clean else "{}",
-        }
-        row = self.one(self.store.sql.event_insert, params)
-        assert row is not None
-        ev = EventRow(
-            seq=row[0],
-            at=self.now,
-            event=event,
-            task_id=task_id,
-            worker_id=worker_id,
-            lease_token=lease_token,
-            fence_token=fence_token,
-            reason=reason,
-            detail=clean,
-        )
-        self.events.append(ev)
-        return ev
-
-
-class _Rejected(Exception):
-    """Carries a rejection out of a transaction function after its event is written."""
-
-    def __init__(self, error: LeaseRejected) -> None:
-        self.error = error
-
-
-class LeaseStore:
+class LeaseStore(StoreReads, BatchOperations):
     """Claims, heartbeats, checkpoints, fenced writes and effects over one database.
 
     Use it as `async with` (or call `close()`): closing waits for every call in flight and
@@ -199,7 +71,8 @@ class LeaseStore:
         self.config = (config or LeaseConfig()).validated()
         self.mode = mode
         self.policy = policy_for(mode)
-        self.sql = statements_for(_dialect_of(driver), self.policy)
+        self.sql = statements_for(dialect_of(driver), self.policy)
+        self.batch_sql = batch_statements_for(dialect_of(driver), self.policy)
         # A database clock is read inside each transaction, under the write lock; a
         # virtual clock (simulations) is read in Python, so playback stays exact.
         self._db_clock = isinstance(clock, DatabaseClock)
@@ -220,18 +93,12 @@ class LeaseStore:
     ) -> "LeaseStore":
         """A store whose calls never suspend: for virtual-time simulations and tests.
 
-        `path` is a SQLite file, `sqlite:///PATH` or a `postgresql://` URL. With `scratch`,
-        a store on PostgreSQL works in a new schema of its own, dropped on close (a SQLite
-        store is already private unless two runs are given the same file).
+        `path` is a SQLite file, `sqlite:///PATH` or a `postgresql://` URL. With `scratch`
+        (a simulation), a store on PostgreSQL works in a new schema of its own, dropped on
+        close; a SQLite file is refused if real workers use it.
         """
         config = (config or LeaseConfig()).validated()
-        file = sqlite_path(path)
-        if file is None:
-            # psycopg is imported only by stores on PostgreSQL.
-            from core.engine.drivers_pg import PgInlineDriver
-
-            return cls(PgInlineDriver.open(str(path), scratch=scratch), clock, config, mode)
-        return cls(InlineDriver.open(file), clock, config, mode)
+        return cls(inline_driver(path, scratch=scratch), clock, config, mode)
 
     @classmethod
     async def open_async(
@@ -246,14 +113,7 @@ class LeaseStore:
         """A store for real-clock workers in an asyncio program: AsyncSqliteDriver on
         SQLite, a psycopg connection on a thread of its own on PostgreSQL."""
         config = (config or LeaseConfig()).validated()
-        file = sqlite_path(path)
-        if file is None:
-            from core.engine.drivers_pg import PgThreadDriver
-
-            driver: Driver = await PgThreadDriver.open(str(path), scratch=scratch)
-        else:
-            driver = await AsyncSqliteDriver.open(file)
-        return cls(driver, clock, config, mode)
+        return cls(await async_driver(path, scratch=scratch), clock, config, mode)
 
     async def close(self) -> None:
         """Wait for every call in flight, then close; later calls raise StoreClosed."""
@@ -266,6 +126,10 @@ class LeaseStore:
         self, _t: type[BaseException] | None, _e: BaseException | None, _tb: TracebackType | None
     ) -> None:
         await self.close()
+
+    @property
+    def has_listeners(self) -> bool:
+        return bool(self._listeners)
 
     def add_listener(self, listener: EventListener) -> None:
         """Call listener with every event after its transaction commits."""
@@ -290,7 +154,7 @@ class LeaseStore:
         def run(conn: Any) -> Any:
             # Read the clock once the write lock is held: a time read before waiting for
             # the lock could be older than a competing commit that already happened.
-            txn = _Txn(self, conn, self._now(conn))
+            txn = _Txn(self.sql, conn, self._now(conn))
             txn_holder.append(txn)
             try:
                 return body(txn)
@@ -332,8 +196,7 @@ class LeaseStore:
         self,
         txn: _Txn,
         lease: Lease,
-        operation: str,
-        event: EventKind,
+        operation: Operation,
         *,
         key: str | None = None,
         current: TaskState | None = None,
@@ -350,12 +213,9 @@ class LeaseStore:
         status, _owner, cur_lease, cur_fence = current
         if current_fence is None:
             current_fence = cur_fence
-        txn.event(
-            event,
-            task_id=lease.task_id,
-            worker_id=lease.owner_id,
-            lease_token=lease.lease_token,
-            fence_token=lease.fence_token,
+        txn.lease_event(
+            operation.rejected,
+            lease,
             reason=reason,
             operation=operation,
             key=key,
@@ -400,8 +260,8 @@ class LeaseStore:
         max_attempts: int = 5,
     ) -> None:
         """Add a queued task."""
-        if not task_id or not isinstance(task_id, str):
-            raise InvalidPayload("task_id must be a non-empty string")
+        check_id(task_id, "task id")
+        check_id(kind, "task kind")
         if max_attempts < 1:
             raise InvalidPayload(f"max_attempts must be at least 1, got {max_attempts}")
         body_json = _json(payload, "payload")
@@ -435,6 +295,9 @@ class LeaseStore:
         `judge_now_ms` replaces the store clock for the expiry judgement only; the
         simulation passes a worker's own clock in client_clock mode (mistake five).
         """
+        check_id(worker_id, "worker id")
+        if task_id is not None:
+            check_id(task_id, "task id")
 
         def body(txn: _Txn) -> Lease | None:
             params = {
@@ -469,12 +332,9 @@ class LeaseStore:
                 lease = _lease(row)
                 if self.sql.fence_issued is not None:
                     self.sql.fence_issued.run(txn.conn, {"fence_token": lease.fence_token})
-                txn.event(
+                txn.lease_event(
                     EventKind.CLAIMED,
-                    task_id=lease.task_id,
-                    worker_id=worker_id,
-                    lease_token=lease.lease_token,
-                    fence_token=lease.fence_token,
+                    lease,
                     attempt=lease.attempt,
                     expires_at=lease.expires_at,
                     judged_by="client" if judge_now_ms is not None else None,
@@ -488,9 +348,16 @@ class LeaseStore:
         """Renew a live lease; raise LeaseRejected (superseded, expired, not_running)."""
 
         def body(txn: _Txn) -> Lease:
-            row = txn.one(self.sql.heartbeat, self._gate_params(lease, txn.now))
+            params = self._gate_params(lease, txn.now)
+            if self.batch_sql.renew_logged is not None:
+                # PostgreSQL: the renewal and its register line in one statement.
+                logged = renew_logged(self, txn, lease, params)
+                if logged is None:
+                    raise self._reject(txn, lease, Operation.HEARTBEAT)
+                return logged
+            row = txn.one(self.sql.heartbeat, params)
             if row is None:
-                raise self._reject(txn, lease, "heartbeat", EventKind.RENEW_REJECTED)
+                raise self._reject(txn, lease, Operation.HEARTBEAT)
             renewed = _lease(row)
             txn.lease_event(
                 EventKind.RENEWED,
@@ -503,7 +370,7 @@ class LeaseStore:
         return result
 
     async def save_checkpoint(self, lease: Lease, step: int, state: Any) -> CheckpointRow:
-        """Put half-done work in the box by the stairs, if the lease is still current."""
+        """Save half-done work as a checkpoint, if the lease is still current."""
         state_json = _json(state, "checkpoint state")
 
         def body(txn: _Txn) -> CheckpointRow:
@@ -513,7 +380,7 @@ class LeaseStore:
             params["checkpoint_uri"] = f"checkpoint://{lease.task_id}/{seq}"
             row = txn.one(self.sql.checkpoint_gate, params)
             if row is None:
-                raise self._reject(txn, lease, "checkpoint", EventKind.CHECKPOINT_REJECTED)
+                raise self._reject(txn, lease, Operation.CHECKPOINT)
             self.sql.checkpoint_insert.run(
                 txn.conn,
                 {
@@ -558,7 +425,7 @@ class LeaseStore:
             params = self._gate_params(lease, txn.now)
             params["result"] = result_json
             if txn.one(self.sql.complete, params) is None:
-                raise self._reject(txn, lease, "complete", EventKind.COMPLETE_REJECTED)
+                raise self._reject(txn, lease, Operation.COMPLETE)
             txn.lease_event(
                 EventKind.COMPLETED,
                 lease,
@@ -568,13 +435,14 @@ class LeaseStore:
 
     async def fail(self, lease: Lease, error_code: str, retry: bool = True) -> str:
         """Give the task up: back to the queue (if retry and attempts remain) or dead."""
+        check_id(error_code, "error code")
 
         def body(txn: _Txn) -> str:
             params = self._gate_params(lease, txn.now)
             params.update(error_code=error_code, retry=1 if retry else 0)
             row = txn.one(self.sql.fail, params)
             if row is None:
-                raise self._reject(txn, lease, "fail", EventKind.FAIL_REJECTED)
+                raise self._reject(txn, lease, Operation.FAIL)
             status = str(LeaseReturned._make(row).status)
             txn.lease_event(
                 EventKind.FAILED if status == TaskStatus.QUEUED else EventKind.DEAD_LETTERED,
@@ -590,10 +458,11 @@ class LeaseStore:
 
     async def park(self, lease: Lease, reason: str = "awaiting_approval") -> None:
         """Release the lease while a human decides; nothing expires while waiting."""
+        check_id(reason, "reason")
 
         def body(txn: _Txn) -> None:
             if txn.one(self.sql.park, self._gate_params(lease, txn.now)) is None:
-                raise self._reject(txn, lease, "park", EventKind.PARK_REJECTED)
+                raise self._reject(txn, lease, Operation.PARK)
             txn.lease_event(
                 EventKind.PARKED,
                 lease,
@@ -603,6 +472,7 @@ class LeaseStore:
         await self._write(body)
 
     async def _decide(self, task_id: str, approved: bool) -> None:
+        check_id(task_id, "task id")
         name = "approve" if approved else "reject"
         done, ignored = (
             (EventKind.APPROVED, EventKind.APPROVE_IGNORED)
@@ -647,6 +517,8 @@ class LeaseStore:
         behind either is `fenced`; otherwise the lease gate's reason (superseded, expired,
         not_running). In no_fencing mode the ledger takes any write.
         """
+        check_id(key, "ledger key")
+        check_text(value, "ledger value")
 
         def body(txn: _Txn) -> LedgerRow:
             params = self._gate_params(lease, txn.now)
@@ -663,8 +535,7 @@ class LeaseStore:
                 raise self._reject(
                     txn,
                     lease,
-                    "write",
-                    EventKind.WRITE_REJECTED,
+                    Operation.WRITE,
                     key=key,
                     current=current,
                     reason=reason,
@@ -686,6 +557,8 @@ class LeaseStore:
         self, lease: Lease, idempotency_key: str, effect: str, payload: Any = None
     ) -> EffectOutcome:
         """Apply a side effect once per idempotency key; repeats return the stored result."""
+        check_id(idempotency_key, "idempotency key")
+        check_id(effect, "effect")
         payload_json = _json(payload, "effect payload")
 
         def body(txn: _Txn) -> EffectOutcome:
@@ -704,12 +577,9 @@ class LeaseStore:
             }
             applied = txn.one(self.sql.effect_apply, params) is not None
             stored = None if applied else txn.one(self.sql.effect_result, params)
-            txn.event(
+            txn.lease_event(
                 EventKind.EFFECT_APPLIED if applied else EventKind.EFFECT_DEDUPLICATED,
-                task_id=lease.task_id,
-                worker_id=lease.owner_id,
-                lease_token=lease.lease_token,
-                fence_token=lease.fence_token,
+                lease,
                 key=idempotency_key,
                 effect=effect,
             )
@@ -744,103 +614,3 @@ class LeaseStore:
 
         result: EventRow = await self._write(body)
         return result
-
-    # -- reads ------------------------------------------------------------------------------
-
-    async def task(self, task_id: str) -> TaskRow:
-        """One task's row; UnknownTask if there is none."""
-
-        def body(conn: Any) -> TaskRow:
-            rows = self.sql.task_one.run(conn, {"task_id": task_id})
-            if not rows:
-                raise UnknownTask(task_id)
-            return TaskRow(*rows[0])
-
-        return await self.driver.read(body)
-
-    async def tasks(self) -> list[TaskRow]:
-        """Every task, by id."""
-
-        def body(conn: Any) -> list[TaskRow]:
-            known, fresh = self._task_rows, {}
-            rows = []
-            for raw in self.sql.task_all.run(conn):
-                values = tuple(raw)
-                row = known.get(values)
-                if row is None:
-                    row = TaskRow(*values)
-                fresh[values] = row
-                rows.append(row)
-            self._task_rows = fresh
-            return rows
-
-        return await self.driver.read(body)
-
-    async def ledger(self) -> list[LedgerRow]:
-        """Every page of the ledger, by key."""
-        return await self.driver.read(
-            lambda conn: [LedgerRow(*r) for r in self.sql.ledger_all.run(conn)]
-        )
-
-    async def checkpoints(self) -> list[CheckpointRow]:
-        """Every checkpoint, per task, newest first."""
-
-        def body(conn: Any) -> list[CheckpointRow]:
-            return [
-                CheckpointRow(t, seq, step, json.loads(state), fence, created)
-                for t, seq, step, state, fence, created in self.sql.checkpoint_all.run(conn)
-            ]
-
-        return await self.driver.read(body)
-
-    async def checkpoint_steps(self) -> dict[str, int]:
-        """The step of each task's newest checkpoint (no checkpoint state is decoded)."""
-
-        def body(conn: Any) -> dict[str, int]:
-            latest: dict[str, int] = {}
-            for task_id, step in self.sql.checkpoint_steps.run(conn):
-                latest.setdefault(task_id, step)
-            return latest
-
-        return await self.driver.read(body)
-
-    async def effects(self) -> list[EffectRow]:
-        """Every effect with how many times it was really applied."""
-
-        def body(conn: Any) -> list[EffectRow]:
-            return [
-                EffectRow(k, t, e, f, json.loads(r), at, n)
-                for k, t, e, f, r, at, n in self.sql.effect_all.run(conn)
-            ]
-
-        return await self.driver.read(body)
-
-    async def events(self, since_seq: int = 0) -> list[EventRow]:
-        """Events after since_seq, in order."""
-
-        def body(conn: Any) -> list[EventRow]:
-            return [
-                EventRow(seq, at, ev, t, w, lt, ft, reason, json.loads(detail))
-                for seq, at, ev, t, w, lt, ft, reason, detail in self.sql.event_since.run(
-                    conn, {"since": since_seq}
-                )
-            ]
-
-        return await self.driver.read(body)
-
-    async def next_expiry(self) -> int | None:
-        """The earliest expiry among live running leases (for the keeper's next look)."""
-
-        def body(conn: Any) -> int | None:
-            rows = self.sql.next_expiry.run(conn, {"now": self._now(conn)})
-            return None if not rows or rows[0][0] is None else int(rows[0][0])
-
-        return await self.driver.read(body)
-
-    async def expired_leases(self) -> list[tuple[str, str, int, int, int]]:
-        """Running tasks whose lease has expired by the store clock and not been re-claimed."""
-        return await self.driver.read(
-            lambda conn: [
-                tuple(r) for r in self.sql.expired_running.run(conn, {"now": self._now(conn)})
-            ]
-        )

@@ -64,9 +64,41 @@ class EventKind(enum.StrEnum):
     SLOWED = "slowed"
     SKEWED = "skewed"
     WORKER_ADDED = "worker_added"
+    AUTOPILOT = "autopilot"  # a manual worker goes on by itself from where it stands
     CALL_DROPPED = "call_dropped"
     SELF_FENCED = "self_fenced"
 
 
-# The register's refusals of a holder's call (`<operation>_rejected`): each carries a reason.
-REJECTIONS = frozenset(kind for kind in EventKind if kind.endswith("_rejected"))
+class Operation(enum.StrEnum):
+    """A lease holder's call to the register; a refusal of it is written as its own line."""
+
+    CLAIM = "claim"
+    HEARTBEAT = "heartbeat"
+    CHECKPOINT = "checkpoint"
+    WRITE = "write"
+    EFFECT = "effect"
+    COMPLETE = "complete"
+    FAIL = "fail"
+    PARK = "park"
+
+    @property
+    def rejected(self) -> EventKind:
+        """The register's line for a refusal of this call."""
+        return _REJECTED_AS[self]
+
+
+_REJECTED_AS: dict[Operation, EventKind] = {
+    Operation.CLAIM: EventKind.CLAIM_REJECTED,
+    Operation.HEARTBEAT: EventKind.RENEW_REJECTED,
+    Operation.CHECKPOINT: EventKind.CHECKPOINT_REJECTED,
+    Operation.WRITE: EventKind.WRITE_REJECTED,
+    Operation.EFFECT: EventKind.EFFECT_REJECTED,
+    Operation.COMPLETE: EventKind.COMPLETE_REJECTED,
+    Operation.FAIL: EventKind.FAIL_REJECTED,
+    Operation.PARK: EventKind.PARK_REJECTED,
+}
+# The operation each refusal line is about.
+REFUSED_OPERATION: dict[EventKind, Operation] = {e: op for op, e in _REJECTED_AS.items()}
+
+# The register's refusals of a holder's call: each carries a reason.
+REJECTIONS = frozenset(REFUSED_OPERATION)

@@ -14,7 +14,7 @@ from core.engine.durations import format_clock, format_duration
 from core.engine.records import EventRow, TaskRow
 from core.engine.vocabulary import EventKind
 from core.scenarios.explore import RULE_WORDS, Counterexample, ExploreParams, SeedRule
-from core.scenarios.format import Expectation, Step, parse_scenario
+from core.scenarios.format import Expectation, Step, Subject, parse_scenario
 from core.scenarios.glossary import (
     Word,
     mode_word,
@@ -275,7 +275,7 @@ def _row_expect(row: TaskRow) -> Expectation:
     params += [("lease_token", row.lease_token), ("fence_token", row.fence_token)]
     if row.lease_expires_at is not None:
         params.append(("expires_at", row.lease_expires_at))
-    return Expectation("task", row.task_id, tuple(params))
+    return Expectation(Subject.TASK, row.task_id, tuple(params))
 
 
 def _task_of(done: _Done, rows: Sequence[TaskRow]) -> str:
@@ -316,14 +316,16 @@ def scenario_text(params: ExploreParams, cex: Counterexample) -> str:
         proof: list[Expectation] = []
         if cex.rule in set(ViolationKind):
             proof.append(
-                Expectation("violation", cex.rule, (("count", sim.checker.violations[cex.rule]),))
+                Expectation(
+                    Subject.VIOLATION, cex.rule, (("count", sim.checker.violations[cex.rule]),)
+                )
             )
         proof.append(_row_expect(after))
         if isinstance(last.action, Write):
             page = next(p for p in run_inline(sim.store.ledger()) if p.key == last.action.key)
             proof.append(
                 Expectation(
-                    "ledger",
+                    Subject.LEDGER,
                     page.key,
                     (("writer", page.writer), ("fence_token", page.fence_token)),
                 )

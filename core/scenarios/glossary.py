@@ -1,6 +1,6 @@
 """The one glossary: every word the transcript, the app and the help page show, en and zh.
 
-Pure data and lookups, no drawing. The words follow /work/shared/glossary.md and the seed:
+Pure data and lookups, no drawing. The words follow the project's glossary and the seed:
 the screen speaks the essay's terms (租约, 心跳续约, 围栏令牌, 检查点, 总册), the story
 chapters speak the story's (租牌, 续沙, 围栏签, 暂存木匣). A worker is a worker or 执行者.
 
@@ -158,6 +158,7 @@ EVENTS: Final[dict[str, Word]] = {
     "slowed": ("slowed", "变慢"),
     "skewed": ("skewed", "时钟偏移"),
     "worker_added": ("worker_added", "新增执行者"),
+    "autopilot": ("autopilot", "自己接着干"),
     "call_dropped": ("call_dropped", "调用未送达"),
     "self_fenced": ("self_fenced", "主动停手"),
     "checkpoint_ignored": ("checkpoint_ignored", "无视检查点"),
@@ -214,6 +215,7 @@ ACTIONS: Final[dict[str, Word]] = {
     "resume": ("resume", "恢复"),
     "restart": ("restart", "重启"),
     "add_worker": ("add_worker", "加入执行者"),
+    "autopilot": ("autopilot", "自己接着干"),
     "slow": ("slow", "变慢"),
     "skew": ("skew", "时钟偏移"),
     "enqueue": ("enqueue", "入队"),

@@ -8,7 +8,7 @@ the pure function `check_expectation(exp, snapshot)`.
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Final, Protocol
 
 from core.engine.durations import format_clock, format_duration
 from core.engine.errors import BorrowedKeysError
@@ -20,6 +20,7 @@ from core.scenarios.format import (
     Question,
     Scenario,
     ScenarioError,
+    Subject,
     instant_text,
 )
 from core.scenarios.glossary import TOKENS, event_word, mode_word, reason_word, violation_word
@@ -76,94 +77,122 @@ def _compare(exp: Expectation, found: dict[str, object]) -> tuple[bool, str]:
     return ok, ", ".join(parts)
 
 
+Check = Callable[[Expectation, Snapshot], tuple[bool, str]]
+
+
+def _check_task(exp: Expectation, snap: Snapshot) -> tuple[bool, str]:
+    view = snap.task(exp.value)
+    if view is None:
+        return False, f'no task "{exp.value}"'
+    row = view.row
+    return _compare(
+        exp,
+        {
+            "status": row.status,
+            "owner": row.owner_id or "",
+            "attempt": row.attempt,
+            "lease_token": row.lease_token,
+            "fence_token": row.fence_token,
+            "checkpoint_step": view.checkpoint_step or 0,
+            # the virtual instants the lease ends and must be renewed by, by the store's
+            # clock; "" for none
+            "expires_at": "" if row.lease_expires_at is None else row.lease_expires_at,
+            "renew_deadline": "" if row.renew_deadline is None else row.renew_deadline,
+        },
+    )
+
+
+def _check_worker(exp: Expectation, snap: Snapshot) -> tuple[bool, str]:
+    worker = snap.worker(exp.value)
+    if worker is None:
+        return False, f'no worker "{exp.value}"'
+    # the tokens are those the worker believes it holds, which may be stale
+    return _compare(
+        exp,
+        {
+            "state": worker.state,
+            "holds": worker.task_id or "",
+            "lease_token": worker.lease_token,
+            "fence_token": worker.fence_token,
+        },
+    )
+
+
+def _check_ledger(exp: Expectation, snap: Snapshot) -> tuple[bool, str]:
+    page = next((p for p in snap.ledger if p.key == exp.value), None)
+    if page is None:
+        return False, f'no page "{exp.value}" in the ledger'
+    return _compare(
+        exp, {"value": page.value, "fence_token": page.fence_token, "writer": page.writer}
+    )
+
+
+def _check_rejected(exp: Expectation, snap: Snapshot) -> tuple[bool, str]:
+    value = exp.value
+    worker_filter, task_filter = exp.get("worker"), exp.get("task")
+    matching = [
+        r
+        for r in snap.rejections
+        if (value == "any" or r.reason == value)
+        and (worker_filter is None or (r.worker_id or "") == worker_filter)
+        and (task_filter is None or (r.task_id or "") == task_filter)
+    ]
+    count = len(matching)
+    want = exp.get("count")
+    ok = count == want if want is not None else count >= 1
+    found = f"count = {count}"
+    if not ok and snap.rejections:
+        found += "; all rejections so far: " + _tally(r.reason for r in snap.rejections)
+    return ok, found
+
+
+def _check_effect(exp: Expectation, snap: Snapshot) -> tuple[bool, str]:
+    effect = next((e for e in snap.effects if e.idempotency_key == exp.value), None)
+    applied = effect.applied_count if effect is not None else 0
+    want = exp.get("applied")
+    ok = applied == want if want is not None else applied >= 1
+    return ok, f"applied = {applied}"
+
+
+def _check_violation(exp: Expectation, snap: Snapshot) -> tuple[bool, str]:
+    every = snap.violations
+    count = sum(every.values()) if exp.value == "any" else every.get(exp.value, 0)
+    want = exp.get("count")
+    ok = count == want if want is not None else count >= 1
+    found = f"count = {count}"
+    if exp.value == "any" and count:
+        found += f" ({_tally_counts(snap.violations)})"
+    return ok, found
+
+
+def _check_metric(exp: Expectation, snap: Snapshot) -> tuple[bool, str]:
+    if exp.value == "recovery_time":
+        number = snap.metrics.recovery_time_ms
+        shown = _q(format_duration(number))
+    else:
+        number = snap.metrics.wasted_steps
+        shown = str(number)
+    low, high = exp.get("min"), exp.get("max")
+    ok = (not isinstance(low, int) or number >= low) and (
+        not isinstance(high, int) or number <= high
+    )
+    return ok, f"{exp.value} = {shown}"
+
+
+_CHECKS: Final[dict[Subject, Check]] = {
+    Subject.TASK: _check_task,
+    Subject.WORKER: _check_worker,
+    Subject.LEDGER: _check_ledger,
+    Subject.REJECTED: _check_rejected,
+    Subject.EFFECT: _check_effect,
+    Subject.VIOLATION: _check_violation,
+    Subject.METRIC: _check_metric,
+}
+
+
 def check_expectation(exp: Expectation, snap: Snapshot) -> tuple[bool, str]:
     """Whether `exp` holds in `snap`, and what was found (in the file's own spelling)."""
-    subject, value = exp.subject, exp.value
-    if subject == "task":
-        view = snap.task(value)
-        if view is None:
-            return False, f'no task "{value}"'
-        row = view.row
-        return _compare(
-            exp,
-            {
-                "status": row.status,
-                "owner": row.owner_id or "",
-                "attempt": row.attempt,
-                "lease_token": row.lease_token,
-                "fence_token": row.fence_token,
-                "checkpoint_step": view.checkpoint_step or 0,
-                # the virtual instants the lease ends and must be renewed by, by the store's
-                # clock; "" for none
-                "expires_at": "" if row.lease_expires_at is None else row.lease_expires_at,
-                "renew_deadline": "" if row.renew_deadline is None else row.renew_deadline,
-            },
-        )
-    if subject == "worker":
-        worker = snap.worker(value)
-        if worker is None:
-            return False, f'no worker "{value}"'
-        # the tokens are those the worker believes it holds, which may be stale
-        return _compare(
-            exp,
-            {
-                "state": worker.state,
-                "holds": worker.task_id or "",
-                "lease_token": worker.lease_token,
-                "fence_token": worker.fence_token,
-            },
-        )
-    if subject == "ledger":
-        page = next((p for p in snap.ledger if p.key == value), None)
-        if page is None:
-            return False, f'no page "{value}" in the ledger'
-        return _compare(
-            exp, {"value": page.value, "fence_token": page.fence_token, "writer": page.writer}
-        )
-    if subject == "rejected":
-        worker_filter, task_filter = exp.get("worker"), exp.get("task")
-        matching = [
-            r
-            for r in snap.rejections
-            if (value == "any" or r.reason == value)
-            and (worker_filter is None or (r.worker_id or "") == worker_filter)
-            and (task_filter is None or (r.task_id or "") == task_filter)
-        ]
-        count = len(matching)
-        want = exp.get("count")
-        ok = count == want if want is not None else count >= 1
-        found = f"count = {count}"
-        if not ok and snap.rejections:
-            found += "; all rejections so far: " + _tally(r.reason for r in snap.rejections)
-        return ok, found
-    if subject == "effect":
-        effect = next((e for e in snap.effects if e.idempotency_key == value), None)
-        applied = effect.applied_count if effect is not None else 0
-        want = exp.get("applied")
-        ok = applied == want if want is not None else applied >= 1
-        return ok, f"applied = {applied}"
-    if subject == "violation":
-        every = snap.violations
-        count = sum(every.values()) if value == "any" else every.get(value, 0)
-        want = exp.get("count")
-        ok = count == want if want is not None else count >= 1
-        found = f"count = {count}"
-        if value == "any" and count:
-            found += f" ({_tally_counts(snap.violations)})"
-        return ok, found
-    if subject == "metric":
-        if value == "recovery_time":
-            number = snap.metrics.recovery_time_ms
-            shown = _q(format_duration(number))
-        else:
-            number = snap.metrics.wasted_steps
-            shown = str(number)
-        low, high = exp.get("min"), exp.get("max")
-        ok = (not isinstance(low, int) or number >= low) and (
-            not isinstance(high, int) or number <= high
-        )
-        return ok, f"{value} = {shown}"
-    return False, f"unknown subject {subject!r}"
+    return _CHECKS[exp.subject](exp, snap)
 
 
 def _tally(names: Iterator[str] | Any) -> str:

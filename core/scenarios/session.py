@@ -16,18 +16,18 @@ from pathlib import Path
 from core.engine.config import LeaseConfig, Mode
 from core.engine.durations import format_clock
 from core.engine.records import EventRow, dump_json
-from core.engine.vocabulary import EventKind
-from core.scenarios.format import Expectation, Question, Scenario, Step
+from core.scenarios.format import Expectation, Question, Scenario, Step, Subject
 from core.scenarios.glossary import action_word
 from core.scenarios.player import check_expectation, event_record
 from core.scenarios.writer import dump_scenario
 from core.sim.checker import ViolationKind
 from core.sim.simulation import ActionError, ActionResult, Simulation
-from core.sim.snapshot import SNAPSHOT_PARTS, Rejection, Snapshot, SnapshotPart
-from core.sim.spec import Action, Advance, SimSettings, TaskSpec, WorkerSpec
+from core.sim.snapshot import SNAPSHOT_PARTS, Snapshot, SnapshotPart
+from core.sim.spec import Action, Advance, Autopilot, SimSettings, TaskSpec, WorkerSpec
 
-SANDBOX_TITLE = "Sandbox"
-SANDBOX_TITLE_ZH = "沙盒"
+# Named by what sets it apart from scenario 14, the full sandbox (six tasks of four kinds).
+SANDBOX_TITLE = "Small sandbox: two tasks"
+SANDBOX_TITLE_ZH = "小沙盒：两项任务"
 
 
 def sandbox_settings(mode: Mode = Mode.CORRECT) -> SimSettings:
@@ -66,20 +66,36 @@ class StepOutcome:
 
 
 @dataclass(frozen=True, slots=True)
+class Mark:
+    """One expectation of the last step played, as the screen shows it now.
+
+    `now` is the same expectation judged again against the run as it is now, once the run
+    has moved on from the step (a fork, a sandbox's time): a ✓ that no longer holds is
+    then shown dated ("at step 8"), never as a stale ✓ beside a pane that says otherwise.
+    None while the run stands where the step left it.
+    """
+
+    check: CheckResult  # as judged right after the step
+    now: CheckResult | None
+    step: int  # the step's number, from 1
+
+    @property
+    def holds(self) -> bool:
+        """Whether the mark is true of what the screen shows now."""
+        return self.check.ok if self.now is None else self.now.ok
+
+
+@dataclass(frozen=True, slots=True)
 class Recorded:
-    """An action the person did (or time that passed) after the fork, at virtual time `at_ms`."""
+    """An action the person did (or time that passed) after the fork, at virtual time `at_ms`.
+
+    `handed_over`: not the person's act but the fork's own: a worker the script drove
+    going on by itself (`autopilot`), recorded so the saved run replays exactly.
+    """
 
     at_ms: int
     action: Action
-
-
-def _newest_rejection(rejections: Sequence[Rejection], after_seq: int) -> Rejection | None:
-    """The latest rejection written after event `after_seq` (the one an act just caused)."""
-    for r in reversed(rejections):
-        if r.seq <= after_seq:
-            return None
-        return r
-    return None
+    handed_over: bool = False
 
 
 def judge(expects: Sequence[Expectation], snapshot: Snapshot) -> tuple[CheckResult, ...]:
@@ -95,9 +111,9 @@ def figures_expectations(violations: dict[str, int]) -> tuple[Expectation, ...]:
     """The safety checker's figures as `expect` lines: zero overall, or each name's count."""
     counted = {name: n for name, n in violations.items() if n}
     if not counted:
-        return (Expectation("violation", "any", (("count", 0),)),)
+        return (Expectation(Subject.VIOLATION, "any", (("count", 0),)),)
     return tuple(
-        Expectation("violation", name.value, (("count", counted[name]),))
+        Expectation(Subject.VIOLATION, name.value, (("count", counted[name]),))
         for name in ViolationKind
         if name in counted
     )
@@ -118,11 +134,7 @@ class Session:
         if mode is not None:
             base = dataclasses.replace(base, mode=mode)
         self.settings = base
-        # Bumped whenever the simulation is rebuilt (a step back, a restart, a new mode): a
-        # screen that keeps things between refreshes (an event log, highlights) starts over.
-        self.generation = 0
-        self._dedup: dict[str, int] = {}  # effect key -> times a repeat was deduplicated
-        self.sim = self._new_simulation()
+        self.sim = Simulation(self.settings, generation=1)
         self.position = 0  # script steps played
         self.forked = False
         self.recorded: list[Recorded] = []
@@ -130,20 +142,12 @@ class Session:
         self._unsaved = False  # acts recorded since the last save
         # The next step's question is on screen and the step has not been played yet.
         self.asking = False
+        # Where the run stood when the last step's expectations were judged (clock, event).
+        self._judged_at: tuple[int, int] = (0, 0)
+        self._marks: tuple[tuple[int, int, int], tuple[Mark, ...]] | None = None
 
     def _new_simulation(self) -> Simulation:
-        sim = Simulation(self.settings)
-        self.generation += 1
-        self._dedup = {}
-        dedup = self._dedup
-
-        def count(ev: EventRow) -> None:
-            if ev.event == EventKind.EFFECT_DEDUPLICATED:
-                key = str(ev.detail.get("key", ""))
-                dedup[key] = dedup.get(key, 0) + 1
-
-        sim.store.add_listener(count)
-        return sim
+        return Simulation(self.settings, generation=self.sim.generation + 1)
 
     # -- what the session is -----------------------------------------------------------------
 
@@ -186,6 +190,12 @@ class Session:
         return self.sim.now_ms
 
     @property
+    def generation(self) -> int:
+        """Bumped whenever the simulation is rebuilt (a step back, a restart, a new mode): a
+        screen that keeps things between refreshes (an event log, highlights) starts over."""
+        return self.sim.generation
+
+    @property
     def last_event_seq(self) -> int:
         return self.sim.last_event_seq
 
@@ -197,7 +207,9 @@ class Session:
     @property
     def acts_count(self) -> int:
         """The person's acts recorded since the fork (time passing is not an act)."""
-        return sum(1 for r in self.recorded if not isinstance(r.action, Advance))
+        return sum(
+            1 for r in self.recorded if not isinstance(r.action, Advance) and not r.handed_over
+        )
 
     @property
     def has_unsaved_acts(self) -> bool:
@@ -206,11 +218,17 @@ class Session:
 
     @property
     def undo_target(self) -> Action | None:
-        """What `previous_step` would undo in the sandbox: the last act (None: nothing)."""
-        if not self.is_sandbox:
+        """What `previous_step` would undo in the sandbox or after a fork: the person's
+        last act (None: nothing)."""
+        if not self.undoes:
             return None
         return next(
-            (r.action for r in reversed(self.recorded) if not isinstance(r.action, Advance)), None
+            (
+                r.action
+                for r in reversed(self.recorded)
+                if not isinstance(r.action, Advance) and not r.handed_over
+            ),
+            None,
         )
 
     def new_task_id(self, prefix: str = "task") -> str:
@@ -223,7 +241,7 @@ class Session:
 
     def new_worker_id(self, prefix: str = "w") -> str:
         """A worker id not used in this run: wN."""
-        taken = set(self.sim.workers)
+        taken = set(self.sim.worker_ids())
         n = len(taken) + 1
         while f"{prefix}{n}" in taken:
             n += 1
@@ -236,28 +254,36 @@ class Session:
 
     def snapshot(self, include: Collection[SnapshotPart] = SNAPSHOT_PARTS) -> Snapshot:
         """The simulation's snapshot; `include` may leave out lists nobody looks at now."""
-        snap = self.sim.snapshot(include)
-        return dataclasses.replace(snap, generation=self.generation, dedup=dict(self._dedup))
+        return self.sim.snapshot(include)
 
     def events(self, since_seq: int = 0) -> list[EventRow]:
         return self.sim.events(since_seq)
 
     # -- playback ----------------------------------------------------------------------------
 
-    def _apply(self, action: Action) -> ActionResult:
-        """Apply an action; a refusal carries the Rejected panel's row for it, if any."""
-        before = self.sim.last_event_seq
-        result = self.sim.apply(action)
-        if result.ok or result.rejection is not None or self.sim.last_event_seq == before:
-            return result
-        rejection = _newest_rejection(self.sim.snapshot(()).rejections, before)
-        return dataclasses.replace(result, rejection=rejection)
-
     def _play(self, index: int) -> StepOutcome:
         step = self.steps[index]
-        result = self._apply(step.action) if step.action is not None else None
+        result = self.sim.apply(step.action) if step.action is not None else None
         checks = judge(step.expects, self.sim.snapshot()) if step.expects else ()
+        self._judged_at = (self.sim.now_ms, self.sim.last_event_seq)
         return StepOutcome(index, step, result, checks)
+
+    def marks(self) -> tuple[Mark, ...]:
+        """The last step's expectations as they stand now: judged again on every new
+        instant or event once the run has moved on from the step."""
+        outcome = self.last_outcome
+        if outcome is None or not outcome.checks:
+            return ()
+        where = (self.sim.now_ms, self.sim.last_event_seq)
+        number = outcome.index + 1
+        if where == self._judged_at:
+            return tuple(Mark(c, None, number) for c in outcome.checks)
+        key = (self.generation, *where)
+        if self._marks is None or self._marks[0] != key:
+            again = judge([c.expectation for c in outcome.checks], self.sim.snapshot())
+            marks = tuple(Mark(c, n, number) for c, n in zip(outcome.checks, again, strict=True))
+            self._marks = (key, marks)
+        return self._marks[1]
 
     @property
     def question(self) -> Question | None:
@@ -296,37 +322,56 @@ class Session:
             self.last_outcome = self._play(index)
             self.position += 1
 
-    def previous_step(self) -> bool:
-        """Step back. After a fork: back to the fork point, with the recording dropped.
+    @property
+    def on_network(self) -> bool:
+        """Whether the run's store is across a network: a screen does its work off its loop."""
+        return self.sim.on_network
 
-        In the sandbox, the last act (and the time after it) is undone. An unrevealed
-        question is taken back first. Returns whether anything changed.
+    @property
+    def undoes(self) -> bool:
+        """Whether `previous_step` undoes an act (the sandbox, and any run after a fork, a
+        finished script's free play included) rather than stepping back in the script."""
+        return self.is_sandbox or self.forked
+
+    def previous_step(self) -> bool:
+        """Step back. An unrevealed question is taken back first.
+
+        In the sandbox and after a fork, one meaning: the last act (and the time after it)
+        is undone; with no act left after a fork, back to the fork point. A sandbox with no
+        act to undo is left exactly as it is. Returns whether anything changed.
         """
         if self.asking:
             self.asking = False
             return True
-        if self.forked:
-            self.forked = False
-            self._drop_recording()
-            self._rebuild(self.position)
-            return True
-        if self.is_sandbox:
-            if not self.recorded:
-                return False
-            while self.recorded and isinstance(self.recorded[-1].action, Advance):
+        if self.undoes:
+            if self.undo_target is None:
+                if not self.forked:
+                    return False  # nothing to undo: the run goes on untouched
+                self._unfork()
+                return True
+            while self.recorded and (
+                isinstance(self.recorded[-1].action, Advance) or self.recorded[-1].handed_over
+            ):
                 self.recorded.pop()
-            if self.recorded:
-                self.recorded.pop()
-            self._replay_sandbox()
+            self.recorded.pop()
+            if self.forked and self.undo_target is None:
+                self._unfork()  # the fork's first act undone: the script is back
+            else:
+                self._replay_recording()
             return True
         if self.position == 0:
             return False
         self._rebuild(self.position - 1)
         return True
 
-    def _replay_sandbox(self) -> None:
-        self.sim.close()
-        self.sim = self._new_simulation()
+    def _unfork(self) -> None:
+        self.forked = False
+        self._drop_recording()
+        self._rebuild(self.position)
+
+    def _replay_recording(self) -> None:
+        """The script as far as it was played, then what was recorded after it."""
+        self._rebuild(self.position)
         for entry in self.recorded:
             self.sim.apply(entry.action)
 
@@ -388,12 +433,13 @@ class Session:
         at = self.sim.now_ms  # when the act began: an advance ends later
         before = self.sim.last_event_seq
         try:
-            result = self._apply(action)
+            result = self.sim.apply(action)
         except ActionError as err:
             return ActionResult(False, str(err))
         if not result.ok and self.sim.last_event_seq == before:
             return result
-        if not self.is_sandbox:
+        forks = not self.is_sandbox and not self.forked
+        if forks:
             self.forked = True
             self.asking = False
         if isinstance(action, Advance):
@@ -401,7 +447,26 @@ class Session:
         else:
             self.recorded.append(Recorded(at, action))
             self._unsaved = True
+        if forks:
+            self._hand_over()
         return result
+
+    def _hand_over(self) -> None:
+        """The fork: the workers the script drove by hand go on by themselves from where
+        they stand (their memory, stale or not, kept), so the world does not stand still
+        waiting for a script that was dropped."""
+        at = self.sim.now_ms
+        for view in self.sim.snapshot(()).workers:
+            if view.autopilot:
+                continue
+            action = Autopilot(view.id)
+            self.sim.apply(action)
+            self.recorded.append(Recorded(at, action, handed_over=True))
+
+    @property
+    def handed_over(self) -> tuple[str, ...]:
+        """The workers the fork handed over to themselves (the header says so)."""
+        return tuple(str(getattr(r.action, "worker", "")) for r in self.recorded if r.handed_over)
 
     def tick(self, ms: int) -> None:
         """Let live virtual time pass (sandbox or forked); recorded as coalesced `advance`."""
@@ -437,7 +502,7 @@ class Session:
         final = Step(
             say="The safety checker's figures at the end.",
             say_zh="结束时安全检查器的数字。",
-            expects=figures_expectations(dict(self.sim.checker.violations)),
+            expects=figures_expectations(self.sim.violations()),
         )
         steps.append(final)
         base = self.scenario

@@ -1,8 +1,10 @@
 """The real-clock `Env`: the same Worker coroutines under asyncio, for worker processes.
 
 On the virtual runtime a sleep yields to the scheduler; here it is `asyncio.sleep`, spawn is
-`create_task` and cancel is `Task.cancel`. Store calls go through the `AsyncSqliteDriver`,
-whose every call lets the other tasks (the heartbeat) run once.
+`create_task` and cancel is `Task.cancel`. Store calls go through the store's asyncio
+driver: on SQLite the `AsyncSqliteDriver`, whose every call lets the other tasks (the
+heartbeat) run once; on PostgreSQL the `PgThreadDriver`, whose every call waits on its
+thread, so the loop runs the other tasks meanwhile.
 """
 
 import asyncio

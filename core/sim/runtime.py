@@ -39,7 +39,7 @@ class CoroutineSuspendedElsewhere(RuntimeError):
 
 @dataclass(eq=False)
 class Process:
-    """One coroutine under the scheduler, owned by a worker (or by the keeper)."""
+    """One coroutine under the scheduler, owned by a worker."""
 
     owner: str
     name: str
@@ -72,9 +72,9 @@ class VirtualRuntime:
         return process
 
     def call_at(self, at_ms: int, callback: Callable[[], None]) -> None:
-        """Run a plain callback at an instant (the keeper's and the checker's looks).
+        """Run a plain callback at an instant (the looks at expiries and stuck tasks).
 
-        Callbacks run before any worker due at the same instant: the keeper notes an expiry
+        Callbacks run before any worker due at the same instant: an expiry is noted
         before a poll at that instant can claim the task, whatever order they were booked in.
         """
         order = next(self._order) - _CALLBACKS_FIRST

@@ -1,19 +1,23 @@
-"""The facade: one object that the TUI and the headless player both drive.
+"""The facade: one object that the TUI, the headless player and the fuzzer all drive.
 
-`Simulation(settings)` builds a store on a virtual clock, its workers and tasks. Everything
-else goes through `apply(action)`; screens read `snapshot()` and `events(since)`. No lease
-logic lives outside core/, so the app and the player cannot disagree.
+`Simulation(settings)` builds a store on a virtual clock, its workers and tasks. Every change
+goes through `apply(action)`, which says what happened (a refusal with the Rejected panel's
+row for it); screens read `snapshot()` and `events(since)`, and the few figures a caller
+needs between snapshots (`task_statuses`, `worker_faults`, `violations`, ...) have methods of
+their own. The store, the workers and the checker inside are this module's business. No
+lease logic lives outside core/, so the app and the player cannot disagree.
 """
 
+import dataclasses
 import os
 import sqlite3
-from collections import deque
+from collections import Counter
 from collections.abc import Collection, Coroutine
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from core.engine.clock import VirtualClock
-from core.engine.config import LONG_LEASE_TTL_MS, LeaseConfig, Mode
+from core.engine.config import LeaseConfig, Mode
 from core.engine.errors import (
     BorrowedKeysError,
     DuplicateTask,
@@ -24,7 +28,7 @@ from core.engine.errors import (
 )
 from core.engine.records import CheckpointRow, EventRow, Lease
 from core.engine.store import LeaseStore
-from core.engine.vocabulary import REJECTIONS, EventKind, TaskStatus
+from core.engine.vocabulary import REFUSED_OPERATION, REJECTIONS, EventKind, Operation, TaskStatus
 from core.sim.checker import SafetyChecker, Violation
 from core.sim.kinds import KINDS
 from core.sim.runtime import VirtualRuntime
@@ -42,6 +46,7 @@ from core.sim.spec import (
     AddWorker,
     Advance,
     Approve,
+    Autopilot,
     Checkpoint,
     Claim,
     Complete,
@@ -66,11 +71,9 @@ from core.sim.spec import (
     WorkerState,
     Write,
 )
-from core.sim.worker import Partitioned, Work, Worker, WorkerFaults
+from core.sim.worker import NoLease, Work, Worker, WorkerFaults
 
 T = TypeVar("T")
-
-RECENT_EVENTS = 200
 
 # Where this process's simulations keep their store unless told otherwise: SQLite in
 # memory, or a PostgreSQL URL (`--db`), where each run gets a schema of its own.
@@ -116,24 +119,9 @@ def run_inline(coro: Coroutine[Any, Any, T]) -> T:
     raise RuntimeError("a store call suspended; the simulation needs the inline driver")
 
 
-def _step_of(key: str, task_id: str) -> int | None:
-    """The step a page key names for `task_id` (`<task>/<step>`), or None: free-form keys
-    are pages too, but not steps of the task's work."""
-    prefix, _, step = key.rpartition("/")
-    return int(step) if prefix == task_id and step.isdigit() and int(step) > 0 else None
-
-
 def effective_config(settings: SimSettings) -> LeaseConfig:
     """The lease timing a run uses: long_lease swaps in a one-hour ttl (mistake two)."""
-    cfg = settings.config
-    if settings.mode is Mode.LONG_LEASE:
-        cfg = LeaseConfig(
-            ttl_ms=LONG_LEASE_TTL_MS,
-            heartbeat_every_ms=cfg.heartbeat_ms,
-            renew_deadline_ms=None,
-            poll_every_ms=cfg.poll_every_ms,
-        )
-    return cfg.validated()
+    return settings.config.in_mode(settings.mode)
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,17 +175,26 @@ class SavedRun:
     checker: SafetyChecker
     live_leases: tuple[tuple[str, tuple[int, int, str | None, int]], ...]
     rejections: tuple[Rejection, ...]
-    recent: tuple[EventRow, ...]
+    dedup: tuple[tuple[str, int], ...]
     stuck_look_at: int | None
     stuck_looks: int
     last_seq: int
 
 
 class Simulation:
-    """A run: store, virtual clock, workers, keeper and safety checker."""
+    """A run: store, virtual clock, workers, expiry watch and safety checker."""
 
-    def __init__(self, settings: SimSettings, *, db_path: str | os.PathLike[str] | None = None):
+    def __init__(
+        self,
+        settings: SimSettings,
+        *,
+        db_path: str | os.PathLike[str] | None = None,
+        generation: int = 0,
+    ):
         self.settings = settings
+        # Which rebuild of a run this is (a session makes a new one to step back): a screen
+        # that keeps things between refreshes starts over when it changes.
+        self.generation = generation
         self.mode = settings.mode
         self.config = effective_config(settings)
         self.clock = VirtualClock(0)
@@ -216,23 +213,28 @@ class Simulation:
         self.workers: dict[str, Worker] = {}
         self._live_leases: dict[str, tuple[int, int, str | None, int]] = {}
         self._rejections: list[Rejection] = []
-        self._recent: deque[EventRow] = deque(maxlen=RECENT_EVENTS)
+        self._dedup: Counter[str] = Counter()  # effect key -> repeats deduplicated
         self._task_views: dict[str, TaskView] = {}  # the last snapshot's, by task id
         self._pending_violations: list[Violation] = []
         self._stuck_look_at: int | None = None  # when the pending stuck-task look runs
         self._stuck_looks = 0  # looks scheduled so far; only the latest one is live
         self._last_seq = 0
         self.store.add_listener(self._on_event)
-        for task in settings.tasks:
-            self._enqueue(task)
-        for spec in settings.workers:
-            self._add_worker(
-                spec.id,
-                autopilot=spec.autopilot,
-                skew_ms=spec.skew_ms,
-                self_fencing=spec.self_fencing,
-            )
-        self._settle()
+        try:
+            for task in settings.tasks:
+                self._enqueue(task)
+            for spec in settings.workers:
+                self._add_worker(
+                    spec.id,
+                    autopilot=spec.autopilot,
+                    skew_ms=spec.skew_ms,
+                    self_fencing=spec.self_fencing,
+                )
+            self._settle()
+        except BaseException:
+            # A run that cannot start leaves nothing behind (on PostgreSQL, its schema).
+            self.close()
+            raise
 
     # -- time -------------------------------------------------------------------------------
 
@@ -247,13 +249,14 @@ class Simulation:
         self.runtime.run_until(self.now_ms + by_ms, after_each=self._flush)
         self._flush()
 
-    # -- events, checker, keeper --------------------------------------------------------------
+    # -- events, checker, expiries --------------------------------------------------------------
 
     def _on_event(self, ev: EventRow) -> None:
         self._last_seq = ev.seq
-        self._recent.append(ev)
         if ev.event == EventKind.VIOLATION:
             return
+        if ev.event == EventKind.EFFECT_DEDUPLICATED:
+            self._dedup[str(ev.detail.get("key", ""))] += 1
         self._pending_violations.extend(self.checker.observe(ev))
         if ev.event in REJECTIONS and ev.reason is not None:
             self._rejections.append(
@@ -262,7 +265,9 @@ class Simulation:
                     at=ev.at,
                     worker_id=ev.worker_id,
                     task_id=ev.task_id,
-                    operation=str(ev.detail.get("operation", ev.event.removesuffix("_rejected"))),
+                    operation=Operation(
+                        ev.detail.get("operation", REFUSED_OPERATION[EventKind(ev.event)])
+                    ),
                     reason=ev.reason,
                     lease_token=ev.lease_token,
                     fence_token=ev.fence_token,
@@ -278,8 +283,8 @@ class Simulation:
             expires = int(ev.detail["expires_at"])
             lease_token = ev.lease_token or 0
             self._live_leases[task] = (lease_token, expires, ev.worker_id, ev.fence_token or 0)
-            # Laojiang looks at the register the moment the sand runs out (now > expires_at).
-            self.runtime.call_at(expires + 1, lambda: self._keeper_look(task, lease_token, expires))
+            # The expiry is written the moment the lease runs out (now > expires_at).
+            self.runtime.call_at(expires + 1, lambda: self._expiry_look(task, lease_token, expires))
         elif ev.event in (
             EventKind.COMPLETED,
             EventKind.PARKED,
@@ -288,7 +293,7 @@ class Simulation:
         ):
             self._live_leases.pop(task, None)
 
-    def _keeper_look(self, task: str, lease_token: int, expires: int) -> None:
+    def _expiry_look(self, task: str, lease_token: int, expires: int) -> None:
         current = self._live_leases.get(task)
         if current is None or current[0] != lease_token or current[1] != expires:
             return
@@ -399,23 +404,15 @@ class Simulation:
         return self.workers[worker_id]
 
     def _fault_event(self, name: EventKind, worker: Worker, **detail: Any) -> None:
-        lease = worker.lease
-        run_inline(
-            self.store.record(
-                name,
-                worker_id=worker.id,
-                task_id=lease.task_id if lease else None,
-                lease_token=lease.lease_token if lease else None,
-                fence_token=lease.fence_token if lease else None,
-                **detail,
-            )
-        )
+        run_inline(worker.record(name, worker.lease, **detail))
 
     def _processes(self, worker: Worker) -> list[Any]:
         return [p for p in (worker.work_process, worker.heartbeat_process) if p is not None]
 
     def apply(self, action: Action) -> ActionResult:
-        """Apply one action; rejections by the store are recorded, not raised."""
+        """Apply one action; rejections by the store are recorded, not raised. A refusal the
+        store wrote comes back with its row (the newest rejection this action caused)."""
+        before = len(self._rejections)
         try:
             result = self._apply(action)
         except LeaseRejected as refused:
@@ -426,6 +423,8 @@ class Simulation:
             self._settle()
             raise ActionError(f"{action.name}: {bad}") from None
         self._settle()
+        if not result.ok and result.rejection is None and len(self._rejections) > before:
+            result = dataclasses.replace(result, rejection=self._rejections[-1])
         return result
 
     def _settle(self) -> None:
@@ -458,6 +457,13 @@ class Simulation:
                 return ActionResult()
         worker = self._worker(a)
         f = worker.faults
+        if isinstance(a, Autopilot):
+            worker.go_on_alone()
+            if worker.faults.stalled:  # a stalled worker's new loop waits like its others
+                for process in self._processes(worker):
+                    self.runtime.suspend(process)
+            self._fault_event(EventKind.AUTOPILOT, worker)
+            return ActionResult()
         if isinstance(a, Restart):
             skew = f.skew_ms
             if not f.dead:
@@ -536,140 +542,11 @@ class Simulation:
 
     def _manual(self, worker: Worker, a: ManualAction) -> ActionResult:
         """A manual call with the lease the worker remembers (which may be stale)."""
-        if worker.faults.stalled:
-            self._fault_event(
-                EventKind.CALL_DROPPED, worker, reason=WorkerState.STALLED, operation=a.name
-            )
-            return ActionResult(False, f"{worker.id} is stalled; resume it first")
-        store = self.store
         try:
-            if isinstance(a, Claim):
-                judge = worker.local_now() if self.mode is Mode.CLIENT_CLOCK else None
-                lease = run_inline(
-                    worker.call(
-                        "claim",
-                        EventKind.CLAIM_REJECTED,
-                        store.claim,
-                        worker.id,
-                        a.task,
-                        judge_now_ms=judge,
-                        retry=False,
-                        claiming=a.task,
-                    )
-                )
-                if lease is None:
-                    return ActionResult(False, "nothing to claim")
-                worker.hold(lease)
-                run_inline(worker.recall(lease, taking_over=True))
-                return ActionResult()
-            lease = worker.lease
-            if lease is None:
-                raise ActionError(f"{a.name}: {worker.id} holds no lease in its memory")
-            held: Lease = lease
-            match a:
-                case Heartbeat():
-                    if worker.faults.heartbeat_frozen:
-                        self._fault_event(
-                            EventKind.CALL_DROPPED,
-                            worker,
-                            reason=WorkerState.FROZEN,
-                            operation="heartbeat",
-                        )
-                        return ActionResult(False, f"{worker.id}'s heartbeat is frozen")
-                    renewed = run_inline(
-                        worker.call(
-                            "heartbeat",
-                            EventKind.RENEW_REJECTED,
-                            store.heartbeat,
-                            held,
-                            retry=False,
-                        )
-                    )
-                    worker.lease = renewed
-                    worker.last_renew_at = self.now_ms
-                case Checkpoint(step=step):
-                    # The box holds what the worker knows after `step`: everything a
-                    # successor needs to go on (the running total, ...), as the
-                    # autopilot's would.
-                    run_inline(
-                        worker.call(
-                            "checkpoint",
-                            EventKind.CHECKPOINT_REJECTED,
-                            store.save_checkpoint,
-                            held,
-                            step,
-                            self._work_of(worker, held).state_at(step),
-                            retry=False,
-                        )
-                    )
-                case Write(key=key, value=value):
-                    page_step = _step_of(key, held.task_id)
-                    if page_step is not None:
-                        # The worker did this step by hand: it knows what its page says,
-                        # whether or not the ledger takes it.
-                        self._work_of(worker, held).wrote(page_step, value)
-                    run_inline(
-                        worker.call(
-                            "write",
-                            EventKind.WRITE_REJECTED,
-                            store.fenced_write,
-                            held,
-                            key,
-                            value,
-                            retry=False,
-                        )
-                    )
-                case Effect(key=key):
-                    effect = key.rsplit("/", 1)[-1]
-                    run_inline(
-                        worker.call(
-                            "effect",
-                            EventKind.EFFECT_REJECTED,
-                            store.apply_effect,
-                            held,
-                            key,
-                            effect,
-                            {"by": worker.id},
-                            retry=False,
-                        )
-                    )
-                case Complete():
-                    run_inline(
-                        worker.call(
-                            "complete",
-                            EventKind.COMPLETE_REJECTED,
-                            store.complete,
-                            held,
-                            {"by": worker.id},
-                            retry=False,
-                        )
-                    )
-                case Fail(retry=retry):
-                    run_inline(
-                        worker.call(
-                            "fail",
-                            EventKind.FAIL_REJECTED,
-                            store.fail,
-                            held,
-                            "manual_failure",
-                            retry,
-                            retry=False,
-                        )
-                    )
-                case Park():
-                    run_inline(
-                        worker.call("park", EventKind.PARK_REJECTED, store.park, held, retry=False)
-                    )
-        except Partitioned:
-            return ActionResult(False, f"{worker.id} is partitioned from the store")
-        return ActionResult()
-
-    def _work_of(self, worker: Worker, held: Lease) -> Work:
-        """The worker's memory of the task it holds, read from the checkpoint if it has none."""
-        work = worker.work
-        if work is None or work.task_id != held.task_id:
-            work = run_inline(worker.recall(held))
-        return work
+            refused = run_inline(worker.by_hand(a))
+        except NoLease as missing:
+            raise ActionError(str(missing)) from None
+        return ActionResult() if refused is None else ActionResult(False, refused)
 
     # -- reading ------------------------------------------------------------------------------
 
@@ -680,6 +557,35 @@ class Simulation:
     @property
     def last_event_seq(self) -> int:
         return self._last_seq
+
+    def worker_ids(self) -> tuple[str, ...]:
+        """Every worker of the run, in the order they were added (dead ones included)."""
+        return tuple(self.workers)
+
+    def worker_faults(self) -> dict[str, WorkerFaults]:
+        """Each worker's faults as they are now (copies: changing one changes nothing)."""
+        return {wid: dataclasses.replace(w.faults) for wid, w in self.workers.items()}
+
+    def task_statuses(self) -> dict[str, TaskStatus]:
+        """Each task's status by the store, without the rest of a snapshot."""
+        return {row.task_id: TaskStatus(row.status) for row in run_inline(self.store.tasks())}
+
+    @property
+    def rejections(self) -> tuple[Rejection, ...]:
+        """Every refusal the store wrote so far, oldest first."""
+        return tuple(self._rejections)
+
+    def violations(self) -> dict[str, int]:
+        """The safety checker's counts so far, by violation name."""
+        return dict(self.checker.violations)
+
+    def violations_found(self) -> tuple[Violation, ...]:
+        """Every violation found so far, with when and where, in the order found."""
+        return tuple(self.checker.found)
+
+    def metrics(self) -> Metrics:
+        """The cost figures so far (wasted steps, the longest recovery)."""
+        return Metrics(self.checker.wasted_steps, self.checker.recovery_time_ms)
 
     def snapshot(self, include: Collection[SnapshotPart] = SNAPSHOT_PARTS) -> Snapshot:
         """Everything a screen shows, now.
@@ -768,10 +674,17 @@ class Simulation:
             effects=tuple(run_inline(self.store.effects())) if "effects" in include else (),
             rejections=tuple(self._rejections),
             violations=dict(self.checker.violations),
-            metrics=Metrics(self.checker.wasted_steps, self.checker.recovery_time_ms),
+            metrics=self.metrics(),
             last_event_seq=self._last_seq,
-            recent_events=tuple(self._recent),
+            generation=self.generation,
+            dedup=dict(self._dedup),
         )
+
+    @property
+    def on_network(self) -> bool:
+        """Whether the store is across a network (PostgreSQL): each call takes a round trip."""
+        dialect = getattr(self.store.driver, "dialect", None)
+        return dialect is not None and dialect.name != "sqlite"
 
     # -- branching ------------------------------------------------------------------------
 
@@ -806,7 +719,7 @@ class Simulation:
             checker=self.checker.copy(),
             live_leases=tuple(self._live_leases.items()),
             rejections=tuple(self._rejections),
-            recent=tuple(self._recent),
+            dedup=tuple(self._dedup.items()),
             stuck_look_at=self._stuck_look_at,
             stuck_looks=self._stuck_looks,
             last_seq=self._last_seq,
@@ -843,7 +756,7 @@ class Simulation:
             self.workers[m.id] = worker
         self._live_leases = dict(saved.live_leases)
         self._rejections = list(saved.rejections)
-        self._recent = deque(saved.recent, maxlen=RECENT_EVENTS)
+        self._dedup = Counter(dict(saved.dedup))
         self._task_views = {}
         self._pending_violations = []
         self._last_seq = saved.last_seq
@@ -852,7 +765,7 @@ class Simulation:
         for task, (lease_token, expires, _, _) in sorted(
             self._live_leases.items(), key=lambda item: item[1][1]
         ):
-            self._book_keeper_look(task, lease_token, expires)
+            self._book_expiry_look(task, lease_token, expires)
         if saved.stuck_look_at is not None:
             number = saved.stuck_looks
             self.runtime.call_at(saved.stuck_look_at, lambda: self._stuck_look(number))
@@ -867,8 +780,8 @@ class Simulation:
             times.append(self._stuck_look_at)
         return min(times, default=None)
 
-    def _book_keeper_look(self, task: str, lease_token: int, expires: int) -> None:
-        self.runtime.call_at(expires + 1, lambda: self._keeper_look(task, lease_token, expires))
+    def _book_expiry_look(self, task: str, lease_token: int, expires: int) -> None:
+        self.runtime.call_at(expires + 1, lambda: self._expiry_look(task, lease_token, expires))
 
     def close(self) -> None:
         """End every worker coroutine and close the database."""

@@ -5,7 +5,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
-from core.engine.records import CheckpointRow, EffectRow, EventRow, LedgerRow, TaskRow
+from core.engine.records import CheckpointRow, EffectRow, LedgerRow, TaskRow
+from core.engine.vocabulary import Operation
 from core.sim.spec import WorkerState
 
 # The lists a snapshot may leave out (`Simulation.snapshot(include=...)`); all by default.
@@ -81,7 +82,7 @@ class Rejection:
     at: int
     worker_id: str | None
     task_id: str | None
-    operation: str
+    operation: Operation
     reason: str
     lease_token: int | None
     fence_token: int | None
@@ -113,8 +114,7 @@ class Snapshot:
     violations: dict[str, int] = field(default_factory=dict)
     metrics: Metrics = field(default_factory=Metrics)
     last_event_seq: int = 0
-    recent_events: tuple[EventRow, ...] = ()
-    generation: int = 0  # which rebuild of the run this is (a Session bumps it)
+    generation: int = 0  # which rebuild of the run this is (a session steps back by one)
     dedup: Mapping[str, int] = field(default_factory=dict)  # effect key -> repeats deduplicated
 
     @property

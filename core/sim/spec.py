@@ -6,11 +6,14 @@ simulation consumes them. Times are integer milliseconds.
 
 import enum
 from dataclasses import MISSING, dataclass, field, fields
-from typing import Any, ClassVar
+from typing import Any, ClassVar, get_args
 
 from core.engine.config import LeaseConfig, Mode
+from core.engine.vocabulary import Operation
+from core.sim.kinds import KINDS
 
-TASK_KINDS = ("ledger", "browser", "tools", "approval")
+# The kinds a task may be, by name (their work is in core.sim.kinds).
+TASK_KINDS = tuple(KINDS)
 
 
 class WorkerState(enum.StrEnum):
@@ -74,7 +77,7 @@ class Advance:
 
 @dataclass(frozen=True, slots=True)
 class FreezeHeartbeat:
-    """The worker keeps working but its heartbeats stop (the sand stops running)."""
+    """The worker keeps working but its heartbeats stop."""
 
     name: ClassVar[str] = "freeze_heartbeat"
     worker: str
@@ -125,6 +128,15 @@ class Restart:
     """A fresh process under the same id, with an empty memory."""
 
     name: ClassVar[str] = "restart"
+    worker: str
+
+
+@dataclass(frozen=True, slots=True)
+class Autopilot:
+    """The worker goes on by itself from where it stands: the lease and the work it
+    remembers, stale or not, are kept (what a playback's manual workers do once it forks)."""
+
+    name: ClassVar[str] = "autopilot"
     worker: str
 
 
@@ -202,6 +214,7 @@ class Claim:
     """Claim the oldest queued task, or `task` if given."""
 
     name: ClassVar[str] = "claim"
+    operation: ClassVar[Operation] = Operation.CLAIM
     worker: str
     task: str | None = None
 
@@ -209,12 +222,14 @@ class Claim:
 @dataclass(frozen=True, slots=True)
 class Heartbeat:
     name: ClassVar[str] = "heartbeat"
+    operation: ClassVar[Operation] = Operation.HEARTBEAT
     worker: str
 
 
 @dataclass(frozen=True, slots=True)
 class Checkpoint:
     name: ClassVar[str] = "checkpoint"
+    operation: ClassVar[Operation] = Operation.CHECKPOINT
     worker: str
     step: int
 
@@ -224,6 +239,7 @@ class Write:
     """A fenced write of `value` to the ledger page `key`."""
 
     name: ClassVar[str] = "write"
+    operation: ClassVar[Operation] = Operation.WRITE
     worker: str
     key: str
     value: str
@@ -234,6 +250,7 @@ class Effect:
     """An external side effect under the idempotency key `key`."""
 
     name: ClassVar[str] = "effect"
+    operation: ClassVar[Operation] = Operation.EFFECT
     worker: str
     key: str
 
@@ -241,6 +258,7 @@ class Effect:
 @dataclass(frozen=True, slots=True)
 class Complete:
     name: ClassVar[str] = "complete"
+    operation: ClassVar[Operation] = Operation.COMPLETE
     worker: str
 
 
@@ -249,6 +267,7 @@ class Fail:
     """Report a failure; with retry the task is queued again, without it it is dead."""
 
     name: ClassVar[str] = "fail"
+    operation: ClassVar[Operation] = Operation.FAIL
     worker: str
     retry: bool = True
 
@@ -258,9 +277,12 @@ class Park:
     """Put the task aside until a human approves or rejects it."""
 
     name: ClassVar[str] = "park"
+    operation: ClassVar[Operation] = Operation.PARK
     worker: str
 
 
+# Every class appears once in one of the unions below; the tables are read off them.
+ManualAction = Claim | Heartbeat | Checkpoint | Write | Effect | Complete | Fail | Park
 Action = (
     Advance
     | FreezeHeartbeat
@@ -270,33 +292,16 @@ Action = (
     | Heal
     | Resume
     | Restart
+    | Autopilot
     | AddWorker
     | Slow
     | Skew
     | Enqueue
     | Approve
     | Reject
-    | Claim
-    | Heartbeat
-    | Checkpoint
-    | Write
-    | Effect
-    | Complete
-    | Fail
-    | Park
+    | ManualAction
 )
-
-ManualAction = Claim | Heartbeat | Checkpoint | Write | Effect | Complete | Fail | Park
-MANUAL_ACTIONS: tuple[type[ManualAction], ...] = (
-    Claim,
-    Heartbeat,
-    Checkpoint,
-    Write,
-    Effect,
-    Complete,
-    Fail,
-    Park,
-)
+MANUAL_ACTIONS: tuple[type[ManualAction], ...] = get_args(ManualAction)
 
 # The acts whose only field is the worker they are done to: a button or a fuzzer's pick
 # names one of these and a worker, and nothing else.
@@ -312,21 +317,7 @@ OnWorker = (
     | Complete
     | Park
 )
-WORKER_ACTIONS: dict[str, type[OnWorker]] = {
-    cls.name: cls
-    for cls in (
-        FreezeHeartbeat,
-        Stall,
-        Kill,
-        Partition,
-        Heal,
-        Resume,
-        Restart,
-        Heartbeat,
-        Complete,
-        Park,
-    )
-}
+WORKER_ACTIONS: dict[str, type[OnWorker]] = {cls.name: cls for cls in get_args(OnWorker)}
 
 
 def action_fields(action: Action) -> dict[str, Any]:
@@ -340,30 +331,4 @@ def action_fields(action: Action) -> dict[str, Any]:
     return out
 
 
-ACTION_TYPES: dict[str, type[Action]] = {
-    cls.name: cls
-    for cls in (
-        Advance,
-        FreezeHeartbeat,
-        Stall,
-        Kill,
-        Partition,
-        Heal,
-        Resume,
-        Restart,
-        AddWorker,
-        Slow,
-        Skew,
-        Enqueue,
-        Approve,
-        Reject,
-        Claim,
-        Heartbeat,
-        Checkpoint,
-        Write,
-        Effect,
-        Complete,
-        Fail,
-        Park,
-    )
-}
+ACTION_TYPES: dict[str, type[Action]] = {cls.name: cls for cls in get_args(Action)}

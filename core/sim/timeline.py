@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from core.engine.records import EventRow
-from core.engine.vocabulary import REJECTIONS, EventKind
+from core.engine.vocabulary import REFUSED_OPERATION, REJECTIONS, EventKind
 
 _RELEASES = frozenset(
     {EventKind.COMPLETED, EventKind.PARKED, EventKind.FAILED, EventKind.DEAD_LETTERED}
@@ -106,7 +106,7 @@ class Timeline:
                 self._close(line, at, "expired")
                 changed = True
             elif name in REJECTIONS and name != EventKind.CLAIM_REJECTED:
-                operation = str(ev.detail.get("operation", name.removesuffix("_rejected")))
+                operation = str(ev.detail.get("operation", REFUSED_OPERATION[EventKind(name)]))
                 self._line(ev.task_id).marks.append(
                     Mark(ev.at, "rejected", ev.worker_id, operation)
                 )

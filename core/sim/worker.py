@@ -10,6 +10,7 @@ With self-fencing on, the heartbeat task also watches the renew deadline: a hold
 not renewed by then stops by itself, before its lease can expire and be handed on.
 """
 
+import contextlib
 import json
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
@@ -19,9 +20,20 @@ from core.engine.config import LeaseConfig, Mode
 from core.engine.errors import LeaseRejected, RegisterReason, RejectReason
 from core.engine.records import Lease, TaskRow
 from core.engine.store import LeaseStore
-from core.engine.vocabulary import EventKind
+from core.engine.vocabulary import EventKind, Operation
 from core.sim.kinds import KINDS, LEDGER, State, TaskKind
-from core.sim.spec import WorkerState
+from core.sim.spec import (
+    Checkpoint,
+    Claim,
+    Complete,
+    Effect,
+    Fail,
+    Heartbeat,
+    ManualAction,
+    Park,
+    WorkerState,
+    Write,
+)
 
 T = TypeVar("T")
 
@@ -47,6 +59,10 @@ class Partitioned(Exception):
 
 class SelfFenced(Exception):
     """The worker passed its own renew deadline and gave the task up by itself."""
+
+
+class NoLease(Exception):
+    """A manual call that needs a lease, by a worker that remembers none."""
 
 
 @dataclass
@@ -163,6 +179,19 @@ class Worker:
         if self.autopilot:
             self.work_process = self.env.spawn(self.work_loop(), owner=self.id, name="work")
 
+    def go_on_alone(self) -> None:
+        """Manual until now, the worker goes on by itself from where it stands: the lease
+        it remembers (live or stale) is worked on with the work it remembers, then it polls
+        as any autopilot worker. A dead worker comes back on autopilot when restarted."""
+        if self.autopilot:
+            return
+        self.autopilot = True
+        if self.faults.dead:
+            return
+        self.work_process = self.env.spawn(
+            self.work_loop(resume=self.lease), owner=self.id, name="work"
+        )
+
     def stop(self) -> None:
         """Kill: every coroutine ends and the memory is lost; the lease is left to expire."""
         for handle in (self.heartbeat_process, self.work_process):
@@ -178,25 +207,20 @@ class Worker:
 
     # -- store calls, through the worker's network ----------------------------------------
 
-    async def _note_partitioned(
-        self, operation: str, event: EventKind, claiming: str | None
-    ) -> None:
+    async def _note_partitioned(self, operation: Operation, claiming: str | None) -> None:
         # A claim is about the task it asked for (or none), never the lease the worker holds.
-        lease = self.lease if operation != "claim" else None
-        await self.store.record(
-            event,
-            task_id=lease.task_id if lease else claiming,
-            worker_id=self.id,
-            lease_token=lease.lease_token if lease else None,
-            fence_token=lease.fence_token if lease else None,
+        lease = self.lease if operation is not Operation.CLAIM else None
+        await self.record(
+            operation.rejected,
+            lease,
+            task_id=claiming,
             reason=RejectReason.PARTITIONED,
             operation=operation,
         )
 
     async def call(
         self,
-        operation: str,
-        event: EventKind,
+        operation: Operation,
         fn: Callable[..., Awaitable[T]],
         *args: Any,
         retry: bool,
@@ -208,7 +232,7 @@ class Worker:
         `claiming`: the task a claim asks for (None: any task).
         """
         while self.faults.partitioned:
-            await self._note_partitioned(operation, event, claiming)
+            await self._note_partitioned(operation, claiming)
             if not retry:
                 raise Partitioned(operation)
             await self.env.sleep(self.config.poll_every_ms)
@@ -218,19 +242,26 @@ class Worker:
 
     # -- autopilot ------------------------------------------------------------------------
 
-    async def work_loop(self) -> None:
-        """Poll for work, claim, run the task, repeat."""
+    async def work_loop(self, resume: Lease | None = None) -> None:
+        """Poll for work, claim, run the task, repeat; first the lease `resume`, if given
+        (a manual worker that goes on alone), with the work it remembers."""
+        if resume is not None:
+            if self.mode is not Mode.HEARTBEAT_IN_WORK:
+                self.heartbeat_process = self.env.spawn(
+                    self.heartbeat_loop(resume.lease_token, resume.task_id),
+                    owner=self.id,
+                    name="heartbeat",
+                )
+            try:
+                await self.run_task(resume, remembered=self.work)
+            finally:
+                self.drop()
         while True:
             looked = True
             try:
                 judge = self.local_now() if self.mode is Mode.CLIENT_CLOCK else None
                 lease = await self.call(
-                    "claim",
-                    EventKind.CLAIM_REJECTED,
-                    self.store.claim,
-                    self.id,
-                    judge_now_ms=judge,
-                    retry=False,
+                    Operation.CLAIM, self.store.claim, self.id, judge_now_ms=judge, retry=False
                 )
             except Partitioned:
                 lease, looked = None, False
@@ -296,20 +327,30 @@ class Worker:
                 return
             beat_at = now + self.config.heartbeat_ms
             if self.faults.heartbeat_frozen:
-                continue  # the fog: the apprentice cannot reach the keeper
+                continue  # frozen: the heartbeat never reaches the store
             try:
-                renewed = await self.call(
-                    "heartbeat", EventKind.RENEW_REJECTED, self.store.heartbeat, lease, retry=False
-                )
+                await self.renew(lease)
             except Partitioned:
                 continue
             except LeaseRejected:
                 # Lost. The work loop finds out when its current step ends and drops the task.
-                self.lease = None
                 return
-            if self.lease is not None and _same_lease(self.lease, task_id, lease_token):
-                self.lease = renewed
-                self.last_renew_at = self.store.clock.now_ms()
+
+    async def renew(self, lease: Lease, *, forget_if_refused: bool = True) -> Lease:
+        """One heartbeat with `lease`. The renewed lease becomes the worker's memory, if that
+        is still the lease it holds; a refusal means the lease is lost, and the worker
+        forgets it unless told not to (a manual holder keeps its stale copy and may try it
+        again). Partitioned and LeaseRejected go on to the caller."""
+        try:
+            renewed = await self.call(Operation.HEARTBEAT, self.store.heartbeat, lease, retry=False)
+        except LeaseRejected:
+            if forget_if_refused:
+                self.lease = None
+            raise
+        if self._still_mine(lease):
+            self.lease = renewed
+            self.last_renew_at = self.store.clock.now_ms()
+        return renewed
 
     async def _fence_self(self, lease: Lease) -> None:
         """Give the lease up by itself: past the renew deadline, before the lease expires.
@@ -319,12 +360,9 @@ class Worker:
         """
         self.lease = None
         self.fenced_out = True
-        await self.store.record(
+        await self.record(
             EventKind.SELF_FENCED,
-            task_id=lease.task_id,
-            worker_id=self.id,
-            lease_token=lease.lease_token,
-            fence_token=lease.fence_token,
+            lease,
             reason=RegisterReason.RENEW_DEADLINE_PASSED,
             renew_deadline=lease.renew_deadline,
             expires_at=lease.expires_at,
@@ -351,23 +389,13 @@ class Worker:
         """
         if self.faults.heartbeat_frozen:
             return
-        lease = self._current(claimed)
-        try:
-            renewed = await self.call(
-                "heartbeat", EventKind.RENEW_REJECTED, self.store.heartbeat, lease, retry=False
-            )
-        except Partitioned:
-            return
-        except LeaseRejected:
-            self.lease = None
-            raise
-        self.lease = renewed
-        self.last_renew_at = self.store.clock.now_ms()
+        with contextlib.suppress(Partitioned):
+            await self.renew(self._current(claimed))
 
     async def recall(
         self, lease: Lease, task: TaskRow | None = None, *, taking_over: bool = False
     ) -> Work:
-        """Read the box by the stairs (the latest checkpoint) before touching the ledger.
+        """Read the latest checkpoint before touching the ledger.
 
         In no_checkpoint mode the box is there and a worker taking over walks past it (mistake
         four); that is said in the register, so the screen shows the saved work ignored.
@@ -380,12 +408,9 @@ class Worker:
         checkpoint = await self.store.load_checkpoint(lease.task_id)
         if checkpoint is not None and self.mode is Mode.NO_CHECKPOINT:
             if taking_over:
-                await self.store.record(
+                await self.record(
                     EventKind.CHECKPOINT_IGNORED,
-                    task_id=lease.task_id,
-                    worker_id=self.id,
-                    lease_token=lease.lease_token,
-                    fence_token=lease.fence_token,
+                    lease,
                     step=checkpoint.step,
                     saved_by_fence_token=checkpoint.fence_token,
                 )
@@ -399,13 +424,17 @@ class Worker:
             self.work = work
         return work
 
-    async def run_task(self, claimed: Lease) -> None:
-        """Resume from the latest checkpoint and work the remaining steps."""
+    async def run_task(self, claimed: Lease, remembered: Work | None = None) -> None:
+        """Resume from the latest checkpoint (or from the work `remembered`, a manual
+        worker's own memory of this task) and work the remaining steps."""
         task = await self.store.task(claimed.task_id)
         payload = json.loads(task.input_payload or "null") or {}
         steps = int(payload.get("steps", 5))
         step_time = int(payload.get("step_time_ms", 10_000))
-        work = await self.recall(claimed, task, taking_over=True)
+        if remembered is not None and remembered.task_id == claimed.task_id:
+            work = remembered
+        else:
+            work = await self.recall(claimed, task, taking_over=True)
         kind = work.kind
         last = max(work.states)
         first, state = last + 1, work.states[last]
@@ -414,9 +443,7 @@ class Worker:
             for step in range(first, steps + 1):
                 if park_after is not None and step == park_after + 1 and task.approved_at is None:
                     lease = self._current(claimed)
-                    await self.call(
-                        "park", EventKind.PARK_REJECTED, self.store.park, lease, retry=True
-                    )
+                    await self.call(Operation.PARK, self.store.park, lease, retry=True)
                     return
                 self.step = step
                 await self.env.sleep(round(step_time * self.faults.slow_factor))
@@ -428,8 +455,7 @@ class Worker:
                 lease = self._current(claimed)
                 key = f"{claimed.task_id}/{step}"
                 await self.call(
-                    "write",
-                    EventKind.WRITE_REJECTED,
+                    Operation.WRITE,
                     self.store.fenced_write,
                     lease,
                     key,
@@ -439,8 +465,7 @@ class Worker:
                 if out.effect is not None:
                     effect = out.effect
                     await self.call(
-                        "effect",
-                        EventKind.EFFECT_REJECTED,
+                        Operation.EFFECT,
                         self.store.apply_effect,
                         lease,
                         f"{key}/{effect}",
@@ -452,8 +477,7 @@ class Worker:
                     if not self._still_mine(claimed):
                         return
                 await self.call(
-                    "checkpoint",
-                    EventKind.CHECKPOINT_REJECTED,
+                    Operation.CHECKPOINT,
                     self.store.save_checkpoint,
                     lease,
                     step,
@@ -464,18 +488,118 @@ class Worker:
                 work.did(step, state)
             lease = self._current(claimed)
             result = kind.result(claimed.task_id, state)
-            await self.call(
-                "complete",
-                EventKind.COMPLETE_REJECTED,
-                self.store.complete,
-                lease,
-                result,
-                retry=True,
-            )
+            await self.call(Operation.COMPLETE, self.store.complete, lease, result, retry=True)
         except LeaseRejected:
             return  # the store said no and wrote why; this worker lost the task
         except SelfFenced:
             return  # it gave the task up by itself at its renew deadline
+
+    # -- by hand ----------------------------------------------------------------------------
+
+    async def by_hand(self, action: ManualAction) -> str | None:
+        """One manual call with the lease the worker remembers (which may be stale).
+
+        Returns None when the store took it, or why it never got there (stalled, frozen,
+        partitioned, nothing to claim); a call that reaches no store is written down as
+        dropped. LeaseRejected: the store refused it (and wrote why). NoLease: the call needs
+        a lease and the worker remembers none.
+        """
+        if self.faults.stalled:
+            await self._drop_call(action.operation, WorkerState.STALLED)
+            return f"{self.id} is stalled; resume it first"
+        store = self.store
+        try:
+            if isinstance(action, Claim):
+                judge = self.local_now() if self.mode is Mode.CLIENT_CLOCK else None
+                claimed = await self.call(
+                    Operation.CLAIM,
+                    store.claim,
+                    self.id,
+                    action.task,
+                    judge_now_ms=judge,
+                    retry=False,
+                    claiming=action.task,
+                )
+                if claimed is None:
+                    return "nothing to claim"
+                self.hold(claimed)
+                await self.recall(claimed, taking_over=True)
+                return None
+            if self.lease is None:
+                raise NoLease(f"{action.name}: {self.id} holds no lease in its memory")
+            held: Lease = self.lease
+            match action:
+                case Heartbeat():
+                    if self.faults.heartbeat_frozen:
+                        await self._drop_call(Operation.HEARTBEAT, WorkerState.FROZEN)
+                        return f"{self.id}'s heartbeat is frozen"
+                    await self.renew(held, forget_if_refused=False)
+                case Checkpoint(step=step):
+                    # The box holds what the worker knows after `step`: everything a
+                    # successor needs to go on (the running total, ...), as the
+                    # autopilot's would.
+                    state = (await self._work_for(held)).state_at(step)
+                    await self.call(
+                        Operation.CHECKPOINT, store.save_checkpoint, held, step, state, retry=False
+                    )
+                case Write(key=key, value=value):
+                    page_step = _step_of(key, held.task_id)
+                    if page_step is not None:
+                        # The worker did this step by hand: it knows what its page says,
+                        # whether or not the ledger takes it.
+                        (await self._work_for(held)).wrote(page_step, value)
+                    await self.call(
+                        Operation.WRITE, store.fenced_write, held, key, value, retry=False
+                    )
+                case Effect(key=key):
+                    effect = key.rsplit("/", 1)[-1]
+                    await self.call(
+                        Operation.EFFECT,
+                        store.apply_effect,
+                        held,
+                        key,
+                        effect,
+                        {"by": self.id},
+                        retry=False,
+                    )
+                case Complete():
+                    await self.call(
+                        Operation.COMPLETE, store.complete, held, {"by": self.id}, retry=False
+                    )
+                case Fail(retry=retry):
+                    await self.call(
+                        Operation.FAIL, store.fail, held, "manual_failure", retry, retry=False
+                    )
+                case Park():
+                    await self.call(Operation.PARK, store.park, held, retry=False)
+        except Partitioned:
+            return f"{self.id} is partitioned from the store"
+        return None
+
+    async def _drop_call(self, operation: Operation, why: WorkerState) -> None:
+        """A call the worker cannot make (it is down or its heartbeat is frozen)."""
+        await self.record(EventKind.CALL_DROPPED, self.lease, reason=why, operation=operation)
+
+    async def record(
+        self, event: EventKind, lease: Lease | None, *, task_id: str | None = None, **detail: Any
+    ) -> None:
+        """Write one of this worker's events about `lease` (its tokens and task), or about no
+        lease (then `task_id` names the task it concerns, if any)."""
+        await self.store.record(
+            event,
+            worker_id=self.id,
+            task_id=lease.task_id if lease else task_id,
+            lease_token=lease.lease_token if lease else None,
+            fence_token=lease.fence_token if lease else None,
+            **detail,
+        )
+
+    async def _work_for(self, held: Lease) -> Work:
+        """The worker's memory of the task it holds, read from the checkpoint if it has none."""
+        work = self.work
+        if work is None or work.task_id != held.task_id:
+            work = await self.recall(held)
+        return work
 
     def _current(self, claimed: Lease) -> Lease:
         """The worker's latest copy of its lease (renewals move the expiry, not the tokens)."""
@@ -491,3 +615,10 @@ def _same_lease(lease: Lease, task_id: str | None, lease_token: int) -> bool:
     Lease tokens count per task, so the token alone does not tell two tasks' leases apart.
     """
     return lease.lease_token == lease_token and (task_id is None or lease.task_id == task_id)
+
+
+def _step_of(key: str, task_id: str) -> int | None:
+    """The step a page key names for `task_id` (`<task>/<step>`), or None: free-form keys
+    are pages too, but not steps of the task's work."""
+    prefix, _, step = key.rpartition("/")
+    return int(step) if prefix == task_id and step.isdigit() and int(step) > 0 else None

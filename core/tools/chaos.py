@@ -21,6 +21,7 @@ actions that still break it, and written as a scenario file whose last step expe
 
 import math
 import multiprocessing
+import os
 import random
 import time
 from collections import Counter
@@ -31,11 +32,10 @@ from typing import Any
 
 from core.engine.config import LeaseConfig, Mode
 from core.engine.durations import format_duration
-from core.engine.records import EventRow
-from core.engine.vocabulary import REJECTIONS, RESTING_STATUSES, TaskStatus
-from core.scenarios.format import Expectation, Step, parse_scenario
+from core.engine.vocabulary import RESTING_STATUSES, TaskStatus
+from core.scenarios.format import Expectation, Step, Subject, parse_scenario
 from core.scenarios.writer import dump_scenario
-from core.sim.simulation import Simulation, run_inline
+from core.sim.simulation import Simulation
 from core.sim.spec import (
     TASK_KINDS,
     WORKER_ACTIONS,
@@ -51,6 +51,7 @@ from core.sim.spec import (
     TaskSpec,
     WorkerSpec,
 )
+from core.sim.worker import WorkerFaults
 
 # How often each fault is drawn (approvals are drawn only when a task is waiting).
 FAULT_WEIGHTS: dict[str, float] = {
@@ -272,47 +273,30 @@ def liveness_bound_ms(settings: SimSettings) -> int:
     return 3 * cfg.ttl_ms + work + 2 * cfg.poll_every_ms
 
 
-class _Tally:
-    """Counts rejections by reason from the event stream (cheaper than snapshots)."""
-
-    def __init__(self) -> None:
-        self.rejections: Counter[str] = Counter()
-
-    def __call__(self, ev: EventRow) -> None:
-        if ev.reason is not None and ev.event in REJECTIONS:
-            self.rejections[ev.reason] += 1
-
-
-def _statuses(sim: Simulation) -> dict[str, str]:
-    return {row.task_id: row.status for row in run_inline(sim.store.tasks())}
+def _faulty(f: WorkerFaults) -> bool:
+    """Whether a resume would end something for this worker."""
+    return f.heartbeat_frozen or f.stalled or f.partitioned or f.slow_factor != 1.0
 
 
 def _pick_fault(rng: random.Random, sim: Simulation, ttl: int) -> Action | None:
-    workers = sim.workers
+    workers = sim.worker_faults()
     names = list(FAULT_WEIGHTS)
     name = rng.choices(names, weights=[FAULT_WEIGHTS[n] for n in names])[0]
-    alive = [w for w in workers.values() if not w.faults.dead]
+    alive = [wid for wid, f in workers.items() if not f.dead]
     if name == "restart":
-        pool = list(workers.values())
+        pool = list(workers)
     elif name == "heal":
-        pool = [w for w in alive if w.faults.partitioned]
+        pool = [wid for wid in alive if workers[wid].partitioned]
     elif name == "resume":
-        pool = [
-            w
-            for w in alive
-            if w.faults.heartbeat_frozen
-            or w.faults.stalled
-            or w.faults.partitioned
-            or w.faults.slow_factor != 1.0
-        ]
+        pool = [wid for wid in alive if _faulty(workers[wid])]
     else:
         pool = alive
     if not pool:
-        dead = [w for w in workers.values() if w.faults.dead]
+        dead = [wid for wid, f in workers.items() if f.dead]
         if not dead:
             return None
         name, pool = "restart", dead
-    worker = rng.choice(sorted(pool, key=lambda w: w.id)).id
+    worker = rng.choice(sorted(pool))
     if name == "slow":
         return Slow(worker, factor=rng.choice(SLOW_FACTORS))
     if name == "skew":
@@ -327,8 +311,6 @@ def generate(params: ChaosParams, seed: int) -> tuple[Schedule, RunResult]:
     rng = random.Random(seed)
     settings = make_settings(params, rng, seed)
     sim = Simulation(settings)
-    tally = _Tally()
-    sim.store.add_listener(tally)
     ttl = settings.config.ttl_ms
     timed: list[Timed] = []
 
@@ -342,7 +324,7 @@ def generate(params: ChaosParams, seed: int) -> tuple[Schedule, RunResult]:
     for at in instants:
         if at > sim.now_ms:
             sim.apply(Advance(at - sim.now_ms))
-        waiting = [t for t, s in sorted(_statuses(sim).items()) if s == TaskStatus.WAITING]
+        waiting = [t for t, s in sorted(sim.task_statuses().items()) if s == TaskStatus.WAITING]
         total = sum(FAULT_WEIGHTS.values())
         if waiting and rng.random() < APPROVAL_WEIGHT / (APPROVAL_WEIGHT + total):
             verdict = Approve if rng.random() < 0.75 else Reject
@@ -353,16 +335,16 @@ def generate(params: ChaosParams, seed: int) -> tuple[Schedule, RunResult]:
             act(fault)
 
     # The faults stop: every worker comes back, clocks are set right, some approvals come.
-    for wid in sorted(sim.workers):
-        f = sim.workers[wid].faults
+    for wid in sorted(sim.worker_ids()):
+        f = sim.worker_faults()[wid]
         if f.dead:
             act(Restart(wid))
-            f = sim.workers[wid].faults
-        elif f.heartbeat_frozen or f.stalled or f.partitioned or f.slow_factor != 1.0:
+            f = sim.worker_faults()[wid]
+        elif _faulty(f):
             act(Resume(wid))
         if f.skew_ms:
             act(Skew(wid, by_ms=0))
-    for task, status in sorted(_statuses(sim).items()):
+    for task, status in sorted(sim.task_statuses().items()):
         if status == TaskStatus.WAITING and rng.random() < 0.5:
             act(Approve(task))
 
@@ -370,7 +352,7 @@ def generate(params: ChaosParams, seed: int) -> tuple[Schedule, RunResult]:
     last_fault = sim.now_ms
     deadline = last_fault + liveness_bound_ms(settings)
     settle: int | None = None
-    statuses = _statuses(sim)
+    statuses = sim.task_statuses()
     while True:
         if all(s in RESTING_STATUSES for s in statuses.values()):
             settle = sim.now_ms - last_fault
@@ -378,9 +360,10 @@ def generate(params: ChaosParams, seed: int) -> tuple[Schedule, RunResult]:
         if sim.now_ms >= deadline:
             break
         sim.apply(Advance(min(ttl, deadline - sim.now_ms)))
-        statuses = _statuses(sim)
+        statuses = sim.task_statuses()
     schedule = Schedule(settings, tuple(timed), sim.now_ms)
     counts = Counter(statuses.values())
+    metrics = sim.metrics()
     result = RunResult(
         index=0,
         seed=seed,
@@ -388,10 +371,10 @@ def generate(params: ChaosParams, seed: int) -> tuple[Schedule, RunResult]:
         done=counts[TaskStatus.DONE],
         dead=counts[TaskStatus.DEAD],
         waiting=counts[TaskStatus.WAITING],
-        rejections=dict(tally.rejections),
-        violations=dict(sim.checker.violations),
-        recovery_time_ms=sim.checker.recovery_time_ms,
-        wasted_steps=sim.checker.wasted_steps,
+        rejections=dict(Counter(r.reason for r in sim.rejections)),
+        violations=sim.violations(),
+        recovery_time_ms=metrics.recovery_time_ms,
+        wasted_steps=metrics.wasted_steps,
         settle_ms=settle,
         stuck={t: s for t, s in statuses.items() if s not in RESTING_STATUSES},
     )
@@ -419,16 +402,16 @@ def replay(schedule: Schedule, failure: Failure) -> Replay:
             if at > now:
                 sim.apply(Advance(at - now))
                 now = at
-            if failure.violation is not None and sim.checker.violations[failure.violation]:
+            if failure.violation is not None and sim.violations().get(failure.violation):
                 break
             if sim.apply(action).ok:
                 kept.append((at, action))
         if schedule.end_ms > now:
             sim.apply(Advance(schedule.end_ms - now))
         if failure.violation is not None:
-            found = [v.at for v in sim.checker.found if v.name == failure.violation]
+            found = [v.at for v in sim.violations_found() if v.name == failure.violation]
             return Replay(bool(found), min(found) if found else None, tuple(kept))
-        status = _statuses(sim).get(failure.task or "")
+        status = sim.task_statuses().get(failure.task or "")
         return Replay(status == failure.status, None, tuple(kept))
     finally:
         sim.close()
@@ -507,11 +490,13 @@ def shrink(schedule: Schedule, failure: Failure) -> tuple[Schedule, int]:
 def scenario_text(schedule: Schedule, failure: Failure, *, run: int, seed: int, faults: int) -> str:
     """The schedule as a scenario file whose last step expects the failure."""
     if failure.violation is not None:
-        expect = Expectation(subject="violation", value=failure.violation)
+        expect = Expectation(subject=Subject.VIOLATION, value=failure.violation)
         what = f"the {failure.violation} violation"
     else:
         expect = Expectation(
-            subject="task", value=failure.task or "", params=(("status", failure.status or ""),)
+            subject=Subject.TASK,
+            value=failure.task or "",
+            params=(("status", failure.status or ""),),
         )
         what = (
             f"task {failure.task} still {failure.status} "
@@ -550,8 +535,8 @@ def verify_text(text: str, failure: Failure) -> bool:
             if step.action is not None:
                 sim.apply(step.action)
         if failure.violation is not None:
-            return sim.checker.violations[failure.violation] > 0
-        return _statuses(sim).get(failure.task or "") == failure.status
+            return sim.violations().get(failure.violation, 0) > 0
+        return sim.task_statuses().get(failure.task or "") == failure.status
     finally:
         sim.close()
 
@@ -604,6 +589,39 @@ def _reproduce(job: tuple[int, int, Failure, str | None]) -> tuple[Reproducer, s
     return rep, text
 
 
+def out_dir_problem(out_dir: str | Path) -> str | None:
+    """Why reproducers could not be written under `out_dir`, or None if they could.
+
+    Asked before the runs, so that a folder that cannot be made or written is one line
+    at once, not a traceback after hours of runs.
+    """
+    folder = Path(out_dir)
+    probe = folder
+    while not probe.exists():
+        if probe.parent == probe:
+            break
+        probe = probe.parent
+    if not probe.is_dir():
+        return f"--out {out_dir}: {probe} is not a folder"
+    if not os.access(probe, os.W_OK | os.X_OK):
+        return f"--out {out_dir}: cannot write in {probe}"
+    if probe != folder:
+        # Root may write anywhere os.access says; a pseudo-filesystem still says no.
+        try:
+            folder.mkdir(parents=True)
+        except OSError as exc:
+            return f"--out {out_dir}: cannot make this folder: {exc.strerror or exc}"
+        _remove_made(folder, probe)
+    return None
+
+
+def _remove_made(folder: Path, kept: Path) -> None:
+    """Remove the empty folders just made to try, from `folder` up to `kept`."""
+    while folder != kept:
+        folder.rmdir()
+        folder = folder.parent
+
+
 def _imap(
     fn: Callable[[Any], Any], jobs_in: Sequence[Any], params: ChaosParams, jobs: int
 ) -> Iterator[Any]:
@@ -648,14 +666,14 @@ def run_chaos(
     chosen: list[tuple[int, int, Failure, str | None]] = []
     seen: Counter[str] = Counter()
     out = str(out_dir) if out_dir is not None else None
-    if out is not None:
-        Path(out).mkdir(parents=True, exist_ok=True)
     for r in report.results:
         for failure in r.failures:
             key = failure.violation or "liveness"
             if seen[key] < repros_per_failure:
                 seen[key] += 1
                 chosen.append((r.index, r.seed, failure, out))
+    if out is not None and chosen:  # no folder when there is nothing to put in it
+        Path(out).mkdir(parents=True, exist_ok=True)
     for rep, _text in _imap(_reproduce, chosen, params, jobs):
         report.reproducers.append(rep)
         if on_reproducer is not None:

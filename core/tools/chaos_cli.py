@@ -80,8 +80,12 @@ def command(args: Any) -> int:
 
     err = Console(stderr=True)
     problem = _check_args(args)
+    if problem is None and args.repros:
+        from core.tools.chaos import out_dir_problem
+
+        problem = out_dir_problem(args.out)
     if problem is None and args.db is not None:
-        from core.tools.cli import check_run_database
+        from core.tools.database_option import check_run_database
 
         problem = check_run_database(args.db, many_runs=True)
     if problem is not None:
@@ -95,6 +99,9 @@ def command(args: Any) -> int:
     mode = Mode(args.mode)
     try:
         report = _run_with_progress(args, mode, err)
+    except OSError as exc:  # the folder changed under the run (removed, made read-only)
+        print(f"borrowed-keys chaos: --out {args.out}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
     finally:
         if before is not None:
             use_database(before)

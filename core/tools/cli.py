@@ -1,4 +1,7 @@
-"""The headless commands: `play`, `check`, `list` and `sql` (demo/cli.py adds the TUI on top).
+"""The command line's one parser, and the headless commands `play`, `check`, `list` and `sql`.
+
+`chaos`, `worker` and `enqueue` register from their own modules; demo/cli.py adds the app's
+`tui` and `serve` in front.
 
 `main(argv)` returns the exit status: 0 when every expectation holds, 1 when one fails, 2 for
 a file that cannot be played (one line `FILE:LINE: what is wrong` on stderr, no traceback).
@@ -7,13 +10,16 @@ a file that cannot be played (one line `FILE:LINE: what is wrong` on stderr, no 
 import argparse
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from core.engine.config import Mode
 from core.scenarios import library
 from core.scenarios.format import Scenario, ScenarioError, parse_scenario
 from core.scenarios.player import PlayResult, Record, SimulationLike, play, render_line
 from core.sim.spec import SimSettings
+from core.tools import chaos_cli, explore_cli, realworker
+from core.tools.database_option import add_db_option
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -124,47 +130,6 @@ def cmd_list(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def add_db_option(parser: argparse.ArgumentParser) -> None:
-    """`--db URL` for commands that play virtual-time runs (each in a store of its own)."""
-    parser.add_argument(
-        "--db",
-        default=":memory:",
-        metavar="URL",
-        help=(
-            "where each run keeps its store: a SQLite file, sqlite:///PATH, or "
-            "postgresql://... (each run in a fresh schema, dropped after it); "
-            "default: SQLite in memory"
-        ),
-    )
-
-
-def check_run_database(target: str, *, many_runs: bool) -> str | None:
-    """Why `target` cannot hold this command's runs, or None if it can (opened once to see).
-
-    Commands that start many runs (`chaos`, the app's resets) need a store per run: SQLite
-    in memory, or PostgreSQL, where each run gets a schema of its own.
-    """
-    from core.engine.clock import VirtualClock
-    from core.engine.errors import BorrowedKeysError
-    from core.engine.store import LeaseStore, sqlite_path
-
-    file = sqlite_path(target)
-    if many_runs and file is not None and str(file) != ":memory:":
-        return (
-            f"--db {target}: each run needs a store of its own; give a postgresql:// URL "
-            f"(a fresh schema per run) or leave --db out (SQLite in memory)"
-        )
-    if file is None:
-        try:
-            store = LeaseStore.open_inline(target, clock=VirtualClock(), scratch=True)
-        except BorrowedKeysError as exc:
-            return f"--db: {exc}"
-        from core.sim.simulation import run_inline
-
-        run_inline(store.close())
-    return None
-
-
 def _split_top(text: str, sep: str) -> list[str]:
     """Split on `sep` where no parenthesis is open (a SET list holds CASE (...) values)."""
     parts, depth, start, i = [], 0, 0, 0
@@ -200,8 +165,8 @@ def _pretty_sql(sql: str) -> str:
 
 def cmd_sql(args: argparse.Namespace) -> int:
     from core.engine.backends.sqlite import dialect
-    from core.engine.statements import SEED_STATEMENTS, statements_for
-    from core.engine.store import policy_for
+    from core.engine.policies import SEED_STATEMENTS, policy_for
+    from core.engine.statements import statements_for
 
     mode = Mode(args.mode)
     ours = statements_for(dialect(), policy_for(mode))
@@ -215,18 +180,11 @@ def cmd_sql(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def build_parser(prog: str = "borrowed-keys") -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog=prog,
-        description="Leases, heartbeats, fence tokens and checkpoints, played out.",
-        epilog=(
-            "With no command, or `tui [FILE] [--lang en|zh] [--mode MODE] [--sandbox]`, "
-            "it opens the terminal app; `serve [--host H] [--port P] [FILE]` serves it to a "
-            "web browser."
-        ),
-    )
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+# One command: puts its parser (options and `handler`) on the subparsers it is given.
+Register = Callable[[Any], None]
 
+
+def add_play(sub: Any) -> None:
     p = sub.add_parser("play", help="play a scenario file (or a bundled scenario's name)")
     p.add_argument("file", metavar="FILE", help="a scenario file, or a name from `list`")
     p.add_argument(
@@ -236,16 +194,22 @@ def build_parser(prog: str = "borrowed-keys") -> argparse.ArgumentParser:
     add_db_option(p)
     p.set_defaults(handler=cmd_play)
 
+
+def add_check(sub: Any) -> None:
     c = sub.add_parser("check", help="validate scenario files without playing them")
     c.add_argument("files", metavar="FILE", nargs="+", help="scenario files to validate")
     c.set_defaults(handler=cmd_check)
 
+
+def add_list(sub: Any) -> None:
     ls = sub.add_parser("list", help="the bundled scenarios and their titles")
     ls.add_argument(
         "--lang", choices=("en", "zh"), default="en", help="title language (default en)"
     )
     ls.set_defaults(handler=cmd_list)
 
+
+def add_sql(sub: Any) -> None:
     q = sub.add_parser(
         "sql", help="the seed's Claim, Heartbeat and Complete beside the statements run here"
     )
@@ -257,16 +221,36 @@ def build_parser(prog: str = "borrowed-keys") -> argparse.ArgumentParser:
     )
     q.set_defaults(handler=cmd_sql)
 
-    from core.tools import chaos_cli, explore_cli, realworker  # their options live there
 
-    chaos_cli.add_parser(sub)
-    explore_cli.add_parser(sub)
-    realworker.add_parser(sub)
+# Every headless command, in the order `--help` lists them. A new command is one line here:
+# its module's `add_parser` (the app's own commands are added by demo/cli.py).
+COMMANDS: tuple[Register, ...] = (
+    add_play,
+    add_check,
+    add_list,
+    add_sql,
+    chaos_cli.add_parser,
+    explore_cli.add_parser,
+    realworker.add_parser,
+)
+
+
+def build_parser(
+    prog: str = "borrowed-keys", first: Sequence[Register] = ()
+) -> argparse.ArgumentParser:
+    """The one parser of `borrowed-keys`: `first` (the app's commands), then COMMANDS."""
+    parser = argparse.ArgumentParser(
+        prog=prog,
+        description="Leases, heartbeats, fence tokens and checkpoints, played out.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for register in (*first, *COMMANDS):
+        register(sub)
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+def main(argv: Sequence[str] | None = None, first: Sequence[Register] = ()) -> int:
+    parser = build_parser(first=first)
     args = parser.parse_args(list(argv) if argv is not None else None)
     handler = getattr(args, "handler", None)
     if handler is None:

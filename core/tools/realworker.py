@@ -16,7 +16,8 @@ SIGKILL needs no help: its lease simply expires and another worker takes over.
 
 Errors (a path that cannot be written, a file that is not a database, a database from a
 newer version, bad options) are one line on stderr and exit status 2; the file is left as
-it was.
+it was. So is a database that cannot be used any more while the worker runs (a damaged
+file, a full disk, the file deleted or replaced under it): the worker stops.
 """
 
 import argparse
@@ -32,7 +33,8 @@ from typing import Any, TextIO
 from core.engine.clock import DatabaseClock
 from core.engine.config import LeaseConfig, Mode
 from core.engine.durations import DurationError, format_duration, parse_duration
-from core.engine.errors import BorrowedKeysError, ConfigError
+from core.engine.errors import BorrowedKeysError, ConfigError, StoreError
+from core.engine.ids import id_problem
 from core.engine.records import EventRow
 from core.engine.store import LeaseStore
 from core.engine.vocabulary import RESTING_STATUSES
@@ -113,12 +115,16 @@ async def run_worker(options: WorkerOptions, out: TextIO = sys.stdout) -> int:
                 await asyncio.wait_for(stop.wait(), look_every)
             if env.errors:
                 error = env.errors[0]
+                # The store's own errors say what is wrong in words; a database that cannot
+                # be used any more is the same answer as one that could not be opened.
+                status = EXIT_BAD_INPUT if isinstance(error, StoreError) else EXIT_FAILED
+                why = str(error)
+                if not isinstance(error, BorrowedKeysError):
+                    why = f"{type(error).__name__}: {why}"
                 print(
-                    f"borrowed-keys worker {options.worker_id}: stopped: "
-                    f"{type(error).__name__}: {' '.join(str(error).split())}",
+                    f"borrowed-keys worker {options.worker_id}: stopped: {' '.join(why.split())}",
                     file=sys.stderr,
                 )
-                status = EXIT_FAILED
                 break
             if deadline is not None and loop.time() >= deadline:
                 break
@@ -234,8 +240,8 @@ def worker_command(args: argparse.Namespace) -> int:
         ).validated()
         if args.max_seconds is not None and not 0 < args.max_seconds < 10**7:
             raise _BadOption(f"--max-seconds must be positive, got {args.max_seconds}")
-        if not args.worker_id.strip():
-            raise _BadOption("--id must not be empty")
+        if (problem := id_problem(args.worker_id)) is not None:
+            raise _BadOption(f"--id {args.worker_id!a} {problem}")
     except (_BadOption, ConfigError) as exc:
         return _fail("worker", str(exc))
     options = WorkerOptions(
@@ -263,6 +269,8 @@ def enqueue_command(args: argparse.Namespace) -> int:
             raise _BadOption(f"--steps must be between 1 and 1000, got {args.steps}")
         if not 1 <= args.max_attempts <= 100:
             raise _BadOption(f"--max-attempts must be between 1 and 100, got {args.max_attempts}")
+        if (problem := id_problem(args.task)) is not None:
+            raise _BadOption(f"--task {args.task!a} {problem}")
     except _BadOption as exc:
         return _fail("enqueue", str(exc))
     try:

@@ -1,6 +1,7 @@
 """A yes/no question over the main screen (before losing acts that were not saved)."""
 
-from typing import ClassVar
+from collections.abc import Callable
+from typing import TYPE_CHECKING, ClassVar
 
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -9,6 +10,9 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
 from demo.i18n import tr
+
+if TYPE_CHECKING:
+    from textual.app import App
 
 
 class ConfirmScreen(ModalScreen[bool]):
@@ -36,3 +40,19 @@ class ConfirmScreen(ModalScreen[bool]):
 
     def action_answer(self, yes: bool) -> None:
         self.dismiss(yes)
+
+
+def ask_then(
+    app: "App[object]", unsaved: bool, acts: int, what: str, lang: str, then: Callable[[], None]
+) -> None:
+    """Run `then`, after asking when it would lose `acts` recorded and not yet saved."""
+    if not unsaved:
+        then()
+        return
+
+    def answered(yes: bool | None) -> None:
+        if yes:
+            then()
+
+    question = tr("discard_question", lang, n=acts, what=what)
+    app.push_screen(ConfirmScreen(question, lang), answered)

@@ -11,6 +11,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from core.scenarios import glossary
+from demo.widgets.cjk_wrap import wrap
 
 # (idea, its story word, what it means, where it shows). The idea's and the story's words
 # are the glossary's; `{name}` in the last two is a glossary word (a column, a panel, a
@@ -94,65 +95,6 @@ def _fill(prose: Prose, lang: str) -> str:
     words = {**glossary.CONCEPTS, **glossary.COLUMNS, **glossary.PANELS}
     words["freeze_heartbeat"] = ("Freeze heartbeat", glossary.ACTIONS["freeze_heartbeat"][1])
     return text.format(**{k: glossary.pick(v, lang) for k, v in words.items()})
-
-
-# A line never starts with these (closing punctuation) nor ends with the opening ones.
-NO_LINE_START = set("，。、；：！？）》」』”’…·")
-NO_LINE_END = set("（《「『“‘")
-
-
-def _protected_terms() -> list[str]:
-    """The glossary's Chinese words, longest first: a wrap never splits one ("租约令 / 牌")."""
-    from demo.i18n import WORDS
-
-    terms = {zh for _en, zh in WORDS.values() if 2 <= len(zh) <= 6 and _all_cjk(zh)}
-    terms |= {"租约令牌", "围栏令牌", "围栏签", "暂存木匣", "暂存架", "存储", "持有者"}
-    terms |= {"进度条", "裁定", "停下", "从头再来", "多久前", "页签", "中断处", "到期时刻"}
-    return sorted(terms, key=len, reverse=True)
-
-
-def _all_cjk(text: str) -> bool:
-    return all("\u4e00" <= ch <= "\u9fff" for ch in text)
-
-
-def _tokens(text: str, terms: list[str]) -> list[str]:
-    """Unbreakable pieces: Latin words (with their space), glossary terms, single characters;
-    closing punctuation sticks to the piece before it, opening to the piece after."""
-    out: list[str] = []
-    i = 0
-    while i < len(text):
-        ch = text[i]
-        if ch.isascii() and not ch.isspace():
-            j = i
-            while j < len(text) and text[j].isascii() and not text[j].isspace():
-                j += 1
-            piece = text[i:j]
-            i = j
-        else:
-            term = next((t for t in terms if text.startswith(t, i)), None)
-            piece = term or ch
-            i += len(piece)
-        if out and (piece in NO_LINE_START or out[-1][-1:] in NO_LINE_END):
-            out[-1] += piece
-        else:
-            out.append(piece)
-    return out
-
-
-def wrap(text: str, width: int) -> list[str]:
-    """Greedy wrapping by display cells that respects the rules above, for zh and en alike."""
-    terms = _protected_terms()
-    lines: list[str] = []
-    line = ""
-    for piece in _tokens(text, terms):
-        if line and cell_len(line + piece.rstrip()) > width:
-            lines.append(line.rstrip())
-            line = piece.lstrip()
-        else:
-            line += piece
-    if line.strip():
-        lines.append(line.rstrip())
-    return lines
 
 
 LABELS = {"en": ("In the story", "Meaning", "On screen"), "zh": ("故事里", "意思", "屏幕上")}
@@ -253,10 +195,10 @@ def hint_text(lang: str) -> str:
 
 
 def keys_text(lang: str) -> Text:
-    from demo.controls import CONTROL_KEYS  # the table the main screen binds
+    from demo.controls import help_lines  # the table the main screen binds
 
     text = Text()
-    for keys, en, zh_text in CONTROL_KEYS:
-        text.append(f"{keys:<14}", style="bold")
-        text.append((zh_text if lang == "zh" else en) + "\n")
+    for line in help_lines():
+        text.append(f"{line.keys:<14}", style="bold")
+        text.append((line.zh if lang == "zh" else line.en) + "\n")
     return text

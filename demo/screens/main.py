@@ -10,60 +10,72 @@ a row collapse into one) and the handler redraws; `playing` is a reactive. The f
 timer only lets live time pass and redraws.
 """
 
-import dataclasses
 import os
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import ClassVar
 
-from rich.cells import cell_len
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.command import Provider
+from textual.containers import Vertical, VerticalScroll
 from textual.message import Message
 from textual.reactive import reactive
 from textual.screen import Screen
-from textual.widgets import Button, TabbedContent, TabPane
+from textual.widgets import TabbedContent, TabPane
 
 from core.engine.config import Mode
 from core.engine.records import EventRow
+from core.engine.vocabulary import TaskStatus
 from core.scenarios import glossary
 from core.scenarios.session import Session
 from core.sim.live import LivePacer
+from core.sim.simulation import ActionResult
 from core.sim.snapshot import Snapshot, SnapshotPart
 from core.sim.spec import WORKER_ACTIONS, Action, AddWorker, Advance, Approve, Enqueue, Reject
 from core.sim.timeline import Timeline
-from demo.controls import CONTROLS
+from demo.commands import MainCommands
+from demo.controls import CONTROLS, TABS, Moment, bindings
 from demo.host import Host, host
 from demo.i18n import act_words, reason_word, tr
-from demo.screens.confirm import ConfirmScreen
+from demo.saves import MAX_SAVES, SaveLimitReached
+from demo.screens.confirm import ask_then
+from demo.screens.session_runner import (
+    Frame,
+    Reading,
+    SessionIdle,
+    SessionRunner,
+    SessionWorked,
+    Then,
+)
+from demo.widgets.binding_internals import relabel_bindings
+from demo.widgets.body import Body
+from demo.widgets.control_bar import ControlBar
 from demo.widgets.keybar import Hint, KeyBar
-from demo.widgets.narration import NarrationPanel, narration_text, refusal_text
+from demo.widgets.narration import NarrationPanel, refusal_text
 from demo.widgets.panels import (
     CheckpointTable,
     EffectsTable,
     EventLog,
     LedgerTable,
     RejectedTable,
+    checkpoint_writers,
 )
 from demo.widgets.status_header import HeaderState, StatusHeader
 from demo.widgets.task_table import TaskTable
 from demo.widgets.timeline_view import OwnershipTimeline
-from demo.widgets.worker_pane import PaneState, WorkerGrid, WorkerPane
+from demo.widgets.worker_pane import WorkerGrid, WorkerPane, pane_states
+
+
+def _nothing() -> None:
+    """A job that only reads the frame after it."""
+
 
 REFRESH_S = 0.1  # the fixed refresh interval (10 Hz)
 SANDBOX_STEP_MS = 5_000  # "next" in a live run lets this much virtual time pass
 AUTOPLAY_S = 3.0  # seconds between steps of an auto-playing script at x1
-
-TABS = (
-    ("tab-ledger", "ledger"),
-    ("tab-checkpoints", "checkpoints"),
-    ("tab-rejected", "rejected"),
-    ("tab-effects", "effects"),
-    ("tab-events", "event_log"),
-    ("tab-timeline", "timeline"),
-)
 
 # The snapshot lists each panel needs; the others are not read while it is shown.
 PANEL_PARTS: dict[str, frozenset[SnapshotPart]] = {
@@ -72,93 +84,18 @@ PANEL_PARTS: dict[str, frozenset[SnapshotPart]] = {
     "tab-effects": frozenset({"effects"}),
 }
 
-# (id, action, word key, tooltip key); the bar shows the ones that fit, by BUTTON_PRIORITY
-BUTTONS = (
-    ("btn-play", "play_pause", "play_pause", "tip_play"),
-    ("btn-previous", "previous_step", "previous", "tip_previous"),
-    ("btn-next", "next_step", "next", "tip_next"),
-    ("btn-restart", "restart", "restart", "tip_restart"),
-    ("btn-slower", "slower", "slower", "tip_speed"),
-    ("btn-faster", "faster", "faster", "tip_speed"),
-    ("btn-language", "language", "language", "tip_lang"),
-    ("btn-mode", "next_mode", "mode_next", "tip_mode"),
-    ("btn-approve", "approve", "approve", "tip_approve"),
-    ("btn-reject", "reject", "reject", "tip_reject"),
-    ("btn-enqueue", "enqueue", "enqueue", "tip_enqueue"),
-    ("btn-save", "save", "save", "tip_save"),
-    ("btn-help", "help", "help", "tip_help"),
-    ("btn-quit", "quit", "quit", "tip_quit"),
-)
-BUTTON_PRIORITY = (
-    "btn-next",
-    "btn-previous",
-    "btn-play",
-    "btn-restart",
-    "btn-language",
-    "btn-help",
-    "btn-mode",
-    "btn-faster",
-    "btn-slower",
-    "add-worker",
-    "btn-enqueue",
-    "btn-approve",
-    "btn-reject",
-    "btn-save",
-    "btn-quit",
-)
-
-# The key bar: (key shown, word key, priority); lower priorities stay when space is short.
-KEY_HINTS = (
-    ("n", "next", 0),
-    ("p", "previous", 1),
-    ("␣", "play_pause", 2),
-    ("1-6", "panels", 4),
-    ("r", "restart", 5),
-    ("-/+", "speed_word", 8),
-    ("l", "language", 6),
-    ("m", "mode_next", 9),
-    ("s", "save", 10),
-    ("?", "help", 3),
-    ("^p", "palette", 3),
-    ("q", "quit", 7),
-)
-
 NARROW_WIDTH = 120  # below this (or NARROW_HEIGHT) the body scrolls as one column
 NARROW_HEIGHT = 36
+TASK_ROWS_MIN = 8  # the task table's least height (its two header lines included)
+NARRATION_SPARE = 9  # rows a small screen keeps for the header, the body and the bars
 SHORT_HEIGHT = 30  # below this the panes leave out their fault buttons (in the palette)
-
-
-def make_bindings(lang: str) -> list[BindingType]:
-    return [
-        Binding(
-            keys,
-            action,
-            tr(word, lang),
-            show=show,
-            tooltip=tr(tip, lang),
-            id=bid,
-            priority=True,
-            key_display="␣" if keys == "space" else None,
-        )
-        for bid, keys, action, word, tip, show in CONTROLS
-    ]
-
-
-class Body(VerticalScroll):
-    """The panes, the task table and the panels; on a small screen it scrolls.
-
-    There a panel brought into view (keys 1-6) fills the whole visible body, tabs and rows.
-    """
-
-    def on_resize(self) -> None:
-        if self.screen.has_class("-narrow"):
-            self.query_one("#panels").styles.height = max(8, self.size.height)
 
 
 class MainScreen(Screen[None]):
     """One run: a scenario in playback (maybe forked) or the sandbox."""
 
-    BINDINGS: ClassVar[list[BindingType]] = make_bindings("en")
+    BINDINGS: ClassVar[list[BindingType]] = list(bindings("en"))
+    COMMANDS: ClassVar[set[type[Provider] | Callable[[], type[Provider]]]] = {MainCommands}
 
     class Changed(Message):
         """The run or the screen's state changed: redraw from one new snapshot.
@@ -185,9 +122,15 @@ class MainScreen(Screen[None]):
         self.refresh_count = 0
         self._snap: Snapshot | None = None
         self._pending_events: list[EventRow] = []
+        self._checkpoint_writers: dict[tuple[str, int], str] = {}
         self._rejections_seen = 0
         self._rejected_now = -1
-        self._hinted_question = False  # whether the key bar offers `v` (reveal)
+        # what the key bar was made for: a question waiting (`v` leads), p undoing
+        self._hinted: tuple[bool, bool] = (False, False)
+        self._toml = False  # expectations in the file's form instead of as sentences
+        self._resume_after_reveal = False  # auto-play stopped at a question: v goes on
+        self.runner = SessionRunner(self, off_loop=session.on_network)
+        self._owed_ms = 0  # live time not yet handed to a busy off-loop session
 
     @property
     def bk_app(self) -> Host:
@@ -220,11 +163,7 @@ class MainScreen(Screen[None]):
                     yield EventLog(id="events")
                 with TabPane(tr("timeline", "en"), id="tab-timeline"), VerticalScroll():
                     yield OwnershipTimeline(id="timeline")
-        with Horizontal(id="controls"):
-            # outside the grid, so it stays in sight however many panes there are
-            yield Button("+ Worker", id="add-worker", action="screen.add_worker", compact=True)
-            for bid, action, word, _tip in BUTTONS:
-                yield Button(word, id=bid, action=f"screen.{action}", compact=True)
+        yield ControlBar(id="controls")
         yield KeyBar(id="keybar")
 
     def on_mount(self) -> None:
@@ -234,31 +173,46 @@ class MainScreen(Screen[None]):
             self.set_interval(REFRESH_S, self.on_tick)
         self.query_one("#tasks", TaskTable).focus(scroll_visible=False)
 
+    def on_unmount(self) -> None:
+        # The run ends with its screen, however the app ends (`q`, an error, the picker):
+        # its store is closed, and on PostgreSQL its run schema dropped (after any job
+        # still under way: the worker thread's jobs are in order).
+        if self.runner.busy:
+            self.runner.do(self.session.close, None, None)
+        else:
+            self.session.close()
+
     def on_resize(self) -> None:
         width, height = self.size
         narrow = width < NARROW_WIDTH or height < NARROW_HEIGHT
         self.set_class(narrow, "-narrow")
         self.set_class(height < SHORT_HEIGHT, "-short")
-        # The narration shows all of a step (its ✓ lines too) up to 40% of a small screen.
+        # The narration grows to show a step whole (its ✓ lines, the answer and why): on a
+        # small screen it may leave the body only a few rows (the body scrolls, keys 0-6
+        # bring a part into view), on a large one a third of the height.
         box = self.query_one("#narration-box")
-        box.styles.max_height = max(5, height * 2 // 5) if narrow else 10
+        box.styles.max_height = max(5, height - NARRATION_SPARE) if narrow else max(10, height // 3)
         if not narrow:
             self.query_one("#panels").styles.height = "1fr"
+        # The task table takes a third of the height (more rows on a tall screen, not a
+        # fixed dozen with empty lines below); the panels have the rest.
+        self.query_one("#tasks").styles.max_height = max(TASK_ROWS_MIN, height // 3)
         self._fit_controls(width)
         self.post_message(self.Changed())
 
+    def _moments(self) -> frozenset[Moment]:
+        """What the run waits for now: the buttons that answer it go first."""
+        moments = set()
+        if self.session.question is not None:
+            moments.add(Moment.QUESTION)
+        snap = self._snap
+        if snap is not None and any(t.row.status == TaskStatus.WAITING for t in snap.tasks):
+            moments.add(Moment.TASK_WAITS)
+        return frozenset(moments)
+
     def _fit_controls(self, width: int) -> None:
         """Show the buttons that fit whole, by priority; the rest stay keys and palette entries."""
-        buttons = {b.id: b for b in self.query_one("#controls").query(Button)}
-        used = 0
-        for bid in BUTTON_PRIORITY:
-            button = buttons.get(bid)
-            if button is None:
-                continue
-            size = cell_len(str(button.label)) + 2 + 1
-            button.display = used + size <= width
-            if button.display:
-                used += size
+        self.query_one("#controls", ControlBar).fit(width, self._moments())
 
     # -- the clock ---------------------------------------------------------------------------
 
@@ -267,15 +221,48 @@ class MainScreen(Screen[None]):
         now = time.monotonic()
         if self.playing and self.session.live:
             self.pacer.paused = False
-            self.session.tick(self.pacer.tick(now))
+            self._owed_ms += self.pacer.tick(now)
+            if not self.runner.busy:  # off the loop, time owed goes with the next tick
+                ms, self._owed_ms = self._owed_ms, 0
+                self._work(partial(self.session.tick, ms))
         else:
             self.pacer.paused = True
             self.pacer.tick(now)
-            if self.playing and now - self._autoplay_wall >= AUTOPLAY_S / self.pacer.speed:
+            due = now - self._autoplay_wall >= AUTOPLAY_S / self.pacer.speed
+            if self.playing and due and not self.runner.busy:
                 self._autoplay_wall = now
-                if self.session.next_step() is None:
-                    self.playing = False
+                self._work(self.session.next_step, self._auto_stepped)
         self.refresh_view()
+
+    def _auto_stepped(self, outcome: object) -> None:
+        if outcome is None:
+            # a question (or the end) stops the run; revealing it (v) lets it go on
+            self._resume_after_reveal = self.session.question is not None
+            self.playing = False
+
+    def _work(self, work: Callable[[], object], then: Then | None = None) -> None:
+        """The session's work: inline on SQLite, on a thread of its own when the store is
+        across a network (`SessionRunner`); `then` gets the result, on the loop."""
+        if not self.runner.off_loop:
+            result = work()
+            if then is not None:
+                then(result)
+            return
+        self.runner.do(work, then, self._reading())
+
+    def _reading(self) -> Reading:
+        return Reading(PANEL_PARTS.get(self._active_tab(), frozenset()), self.lang, self._toml)
+
+    def on_session_worked(self, message: SessionWorked) -> None:
+        if message.error is not None:
+            raise message.error
+        if message.then is not None:
+            message.then(message.result)
+        if message.frame is not None:
+            self.draw(message.frame)
+
+    def on_session_idle(self, _message: SessionIdle) -> None:
+        self.runner.idle()
 
     # -- drawing -----------------------------------------------------------------------------
 
@@ -291,50 +278,43 @@ class MainScreen(Screen[None]):
         self.changed()
 
     def relabel(self) -> None:
-        """Words that change only with the language (tabs, buttons, key bar)."""
+        """Words that change only with the language (tabs, buttons, key bar, bindings)."""
         lang = self.lang
         tabs = self.query_one("#panels", TabbedContent)
         for pane_id, word in TABS:
             tabs.get_tab(pane_id).label = tr(word, lang)
-        for bid, _action, word, tip in BUTTONS:
-            button = self.query_one(f"#{bid}", Button)
-            button.label = tr(word, lang)
-            button.tooltip = tr(tip, lang)
-        add = self.query_one("#add-worker", Button)
-        add.label = tr("add_worker", lang)
-        add.tooltip = tr("tip_add_worker", lang)
-        for button in self.query_one("#controls").query(Button):
-            # a new label does not resize the button: size it from the label's cells
-            # (a CJK character is two), or 下一步 shows as 下一 and English as Engl
-            button.styles.width = cell_len(str(button.label)) + 2
+        self.query_one("#controls", ControlBar).relabel(lang)
         self._fit_controls(self.size.width)
-        by_id = {c[0]: c for c in CONTROLS}
-        bindings = self._bindings.key_to_bindings
-        for key, items in bindings.items():
-            fresh = []
-            for b in items:
-                spec = by_id.get(b.id or "")
-                if spec is not None:
-                    b = dataclasses.replace(
-                        b, description=tr(spec[3], lang), tooltip=tr(spec[4], lang)
-                    )
-                fresh.append(b)
-            bindings[key] = fresh
-        self.refresh_bindings()
+        controls = {c.id: c for c in CONTROLS}
+
+        def words(binding: Binding) -> tuple[str, str] | None:
+            c = controls.get(binding.id or "")
+            return None if c is None else (tr(c.word, lang), tr(c.tip, lang))
+
+        relabel_bindings(self, words)
         self._set_key_hints()
+
+    def _hint_moment(self) -> tuple[bool, bool]:
+        return (self.session.question is not None, self.session.undoes)
 
     def _set_key_hints(self) -> None:
         lang = self.lang
-        self._hinted_question = self.session.question is not None
+        self._hinted = self._hint_moment()
         hints = []
-        if self._hinted_question:
+        if self._hinted[0]:
             # interview mode: while a question waits, `v` (reveal) leads the bar
             hints.append(Hint("v", tr("reveal", lang), 0))
-        for key, word, priority in KEY_HINTS:
-            if word == "previous" and self.session.is_sandbox:
+        for c in CONTROLS:
+            if c.hint is None:
+                continue
+            word = c.hint.word
+            if word == "previous" and self.session.undoes:
                 word = "undo"
-            hints.append(Hint(key, tr(word, lang), priority))
+            hints.append(Hint(c.hint.key, tr(word, lang), c.hint.priority))
         self.query_one("#keybar", KeyBar).set_items(hints)
+        # p has one meaning in every sandbox and after a fork; its button says the same
+        undo = "undo" if self.session.undoes else "previous"
+        self.query_one("#controls", ControlBar).say("previous", undo, lang)
 
     def _reset_incremental(self, generation: int) -> None:
         self._generation = generation
@@ -342,6 +322,7 @@ class MainScreen(Screen[None]):
         self.timeline = Timeline()
         self.query_one("#events", EventLog).clear()
         self._pending_events = []
+        self._checkpoint_writers.clear()
         self._rejections_seen = 0
         self.query_one("#rejected", RejectedTable).reset()
         self.query_one("#timeline", OwnershipTimeline).reset()
@@ -359,31 +340,46 @@ class MainScreen(Screen[None]):
             self.pacer.speed,
             self._message,
             self._active_tab(),
+            self._toml,
         )
         if not force and frame == self._frame_key:
             return
         self._frame_key = frame
+        if not self.runner.off_loop:
+            self.draw(self.runner.read(self._reading()))
+        elif not self.runner.busy:
+            self.runner.do(_nothing, None, self._reading())  # a read, off the loop
+        else:
+            self._frame_key = None  # the job under way brings a frame; look again next time
+
+    def draw(self, frame: Frame) -> None:
+        """Bring every widget on screen up to one frame of the session."""
+        session = self.session
         self.refresh_count += 1
-        if session.generation != self._generation:
-            self._reset_incremental(session.generation)
+        if frame.generation != self._generation:
+            self._reset_incremental(frame.generation)
         lang = self.lang
-        snap = session.snapshot(PANEL_PARTS.get(self._active_tab(), frozenset()))
+        snap = frame.snap
         self._snap = snap
-        if snap.last_event_seq > self._seen_seq:
-            new_events = session.events(self._seen_seq)
-            if new_events:
-                self._seen_seq = new_events[-1].seq
-                self.timeline.feed(new_events)
-                self._pending_events.extend(new_events)
-                del self._pending_events[:-2000]
-        self._show_header(snap)
-        if (session.question is not None) != self._hinted_question:
+        new_events = [e for e in frame.events if e.seq > self._seen_seq]
+        if new_events:
+            self._seen_seq = new_events[-1].seq
+            self.timeline.feed(new_events)
+            checkpoint_writers(new_events, self._checkpoint_writers)
+            self._pending_events.extend(new_events)
+            del self._pending_events[:-2000]
+        self._show_header(frame)
+        self._fit_controls(self.size.width)  # what the moment needs first (cached)
+        if self._hint_moment() != self._hinted:
             self._set_key_hints()
         narration = self.query_one("#narration-box")
         narration.display = not session.is_sandbox or bool(self._message) or session.acts_count > 0
-        self.query_one("#narration", NarrationPanel).show(
-            narration_text(session, lang, self._message)
-        )
+        said = frame.narration
+        if self._message:
+            said = said.copy()
+            said.append("\n")
+            said.append(self._message, style="red")
+        self.query_one("#narration", NarrationPanel).show(said)
         self._show_workers(snap)
         self.query_one("#tasks", TaskTable).show(snap.tasks, snap.now_ms, lang)
         self._label_rejected(snap)
@@ -414,7 +410,9 @@ class MainScreen(Screen[None]):
         if active == "tab-ledger":
             self.query_one("#ledger", LedgerTable).show(snap, lang)
         elif active == "tab-checkpoints":
-            self.query_one("#checkpoints", CheckpointTable).show(snap, lang)
+            self.query_one("#checkpoints", CheckpointTable).show(
+                snap, lang, self._checkpoint_writers
+            )
         elif active == "tab-rejected":
             self._rejections_seen = len(snap.rejections)
             self.query_one("#rejected", RejectedTable).show(
@@ -430,45 +428,27 @@ class MainScreen(Screen[None]):
         elif active == "tab-timeline":
             self.query_one("#timeline", OwnershipTimeline).show(self.timeline, snap.now_ms, lang)
 
-    def _show_header(self, snap: Snapshot) -> None:
+    def _show_header(self, frame: Frame) -> None:
+        snap = frame.snap
         violations = tuple((k, v) for k, v in sorted(snap.violations.items()) if v)
         self.query_one("#status", StatusHeader).show(
             HeaderState(
-                title=self.session.title(self.lang),
+                title=frame.title,
                 now_ms=snap.now_ms,
                 speed=self.pacer.speed,
                 mode=snap.mode,
                 playing=self.playing,
-                forked=self.session.forked,
-                dropped_script=self.session.dropped_script,
+                forked=frame.forked,
+                dropped_script=frame.dropped_script,
+                on_their_own=frame.on_their_own,
                 violations=violations,
                 lang=self.lang,
             )
         )
 
     def _show_workers(self, snap: Snapshot) -> None:
-        cfg = self.session.config
-        held = {w.task_id for w in snap.workers if w.task_id is not None}
-        steps = {t.task_id: t.total_steps for t in snap.tasks if t.task_id in held}
         # read once, not once a pane: `lang` asks the app through a runtime-checked protocol
-        lang, faults = self.lang, not self.has_class("-short")
-        client_clock = snap.mode == Mode.CLIENT_CLOCK.value
-        states = [
-            PaneState(
-                view=w,
-                expires_at_ms=(
-                    None if w.store_remaining_ms is None else snap.now_ms + w.store_remaining_ms
-                ),
-                ttl_ms=cfg.ttl_ms,
-                heartbeat_ms=cfg.heartbeat_ms,
-                deadline_ms=cfg.deadline_ms,
-                total_steps=steps.get(w.task_id or ""),
-                client_clock=client_clock,
-                lang=lang,
-                faults=faults,
-            )
-            for w in snap.workers
-        ]
+        states = pane_states(snap, self.session.config, self.lang, not self.has_class("-short"))
         self.query_one("#workers", WorkerGrid).sync(states)
 
     def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
@@ -476,22 +456,32 @@ class MainScreen(Screen[None]):
 
     # -- acting --------------------------------------------------------------------------------
 
-    def act(self, action: Action) -> bool:
-        """An act of the person: forks a playback (if it happened), is recorded, shows at once."""
-        result = self.session.act(action)
+    def act(self, action: Action | Callable[[], Action]) -> None:
+        """An act of the person: forks a playback (if it happened), is recorded, shows at once.
+
+        `action` may be made when the act runs (a new task's id reads the store)."""
+        session = self.session
+
+        def work() -> ActionResult:
+            return session.act(action() if callable(action) else action)
+
+        self._work(work, self._acted)
+
+    def _acted(self, result: object) -> None:
+        assert isinstance(result, ActionResult)
         self._message = None if result.ok else refusal_text(result, self.lang)
         if not result.ok:
             self.notify(self._message or result.message, severity="warning", timeout=4)
         elif result.ignored:
             self.notify(tr("ignored", self.lang, msg=result.message), timeout=4)
         self.changed()
-        return result.ok
 
     def on_worker_pane_fault_requested(self, message: WorkerPane.FaultRequested) -> None:
         self.act(WORKER_ACTIONS[message.action](message.worker_id))
 
     def action_play_pause(self) -> None:
         self._autoplay_wall = time.monotonic()
+        self._resume_after_reveal = False
         self.playing = not self.playing
 
     def action_show_tab(self, pane_id: str) -> None:
@@ -506,16 +496,7 @@ class MainScreen(Screen[None]):
 
     def action_filter_rejected(self) -> None:
         """Show one reason in the Rejected panel, then the next, then all again."""
-        table = self.query_one("#rejected", RejectedTable)
-        reasons = table.reasons()
-        if table.reason_filter is None:
-            table.reason_filter = reasons[0] if reasons else None
-        elif table.reason_filter in reasons and reasons.index(table.reason_filter) + 1 < len(
-            reasons
-        ):
-            table.reason_filter = reasons[reasons.index(table.reason_filter) + 1]
-        else:
-            table.reason_filter = None
+        self.query_one("#rejected", RejectedTable).next_filter()
         self.action_show_tab("tab-rejected")
 
     def set_rejected_filter(self, reason: str | None) -> None:
@@ -527,32 +508,80 @@ class MainScreen(Screen[None]):
 
     def action_next_step(self) -> None:
         self._message = None
-        if self.session.live:
-            self.session.tick(SANDBOX_STEP_MS)
-        else:
-            self.session.next_step()
+        session = self.session
+
+        def work() -> bool:
+            if session.question is not None:
+                return False  # interview mode: n by habit must not give the answer away
+            if session.live:
+                session.tick(SANDBOX_STEP_MS)
+            else:
+                session.next_step()
+            return True
+
+        def then(played: object) -> None:
+            if not played:
+                self.notify(tr("question_n", self.lang), timeout=4)  # only v reveals
+
+        self._work(work, then)
         self.changed()
 
     def action_reveal(self) -> None:
         """Interview mode: the step waits on its question until the presenter reveals it."""
         self._message = None
-        if self.session.reveal() is None:
+        self._work(self.session.reveal, self._revealed)
+
+    def _revealed(self, outcome: object) -> None:
+        if outcome is None:
             self.notify(tr("nothing_to_reveal", self.lang), timeout=3)
+        elif self._resume_after_reveal:
+            self._autoplay_wall = time.monotonic()  # the revealed step stays a full beat
+            self.playing = True
+        self._resume_after_reveal = False
+        self.changed()
+
+    def action_toggle_toml(self) -> None:
+        """The expectations as the scenario file spells them, or as sentences again."""
+        self._toml = not self._toml
         self.changed()
 
     def action_previous_step(self) -> None:
-        if self.session.forked:  # back to the fork point: the whole recording goes
-            self._discard_then(tr("previous", self.lang), self._previous_step)
-        else:
-            self._previous_step()
-
-    def _previous_step(self) -> None:
+        """One meaning in every sandbox and after any fork: undo the last act (it says
+        which); with none, a sandbox stays as it is and a fork goes back to where it began.
+        In a playback, the previous step."""
         self._message = None
-        undone = self.session.undo_target
-        if self.session.previous_step() and undone is not None:
-            self.notify(tr("undone", self.lang, act=act_words(undone, self.lang)), timeout=4)
-        elif self.session.is_sandbox and undone is None:
-            self.notify(tr("nothing_to_undo", self.lang), timeout=3)
+        session = self.session
+        undone = session.undo_target
+        asking = session.question is not None
+
+        def stepped(changed: object) -> None:
+            if undone is not None and changed and not asking:
+                self.notify(tr("undone", self.lang, act=act_words(undone, self.lang)), timeout=4)
+            elif session.is_sandbox and not changed:
+                self.notify(tr("nothing_to_undo", self.lang), timeout=3)
+            self.changed()
+
+        self._work(session.previous_step, stepped)
+
+    def action_jump(self) -> None:
+        """Go to any step in one act: a list of the steps, by number or by moving to one."""
+        from demo.screens.jump import JumpScreen
+
+        session = self.session
+        if not session.steps:
+            self.notify(tr("jump_nothing", self.lang), timeout=3)
+            return
+
+        def chosen(position: int | None) -> None:
+            if position is not None:
+                self._discard_then(tr("jump", self.lang), lambda: self._jump(position))
+
+        self.app.push_screen(JumpScreen(session.steps, session.position, self.lang), chosen)
+
+    def _jump(self, position: int) -> None:
+        self._message = None
+        self.playing = False
+        self._work(partial(self.session.goto, position))
         self.changed()
 
     def action_restart(self) -> None:
@@ -560,26 +589,18 @@ class MainScreen(Screen[None]):
 
     def _restart(self) -> None:
         self._message = None
-        self.session.restart()
+        self._work(self.session.restart)
         self.changed()
 
     def _discard_then(self, what: str, then: "Callable[[], None]") -> None:
         """Run `then`, after asking when it would lose acts recorded and not yet saved."""
-        if not self.session.has_unsaved_acts:
-            then()
-            return
-
-        def answered(yes: bool | None) -> None:
-            if yes:
-                then()
-
-        question = tr("discard_question", self.lang, n=self.session.acts_count, what=what)
-        self.app.push_screen(ConfirmScreen(question, self.lang), answered)
+        s = self.session
+        ask_then(self.app, s.has_unsaved_acts, s.acts_count, what, self.lang, then)
 
     def action_advance(self, ms: int) -> None:
         """Let `ms` of virtual time pass (a live run; tests drive time with this)."""
         if self.session.live:
-            self.session.tick(ms)
+            self._work(partial(self.session.tick, ms))
         else:
             self.act(Advance(ms))
         self.changed()
@@ -600,6 +621,7 @@ class MainScreen(Screen[None]):
         self.relabel()
         seen = self._rejections_seen
         self._generation = 0  # rewrite the event log in the new language
+        self.runner.forget_events()
         self.refresh_view(force=True)
         # the same run: rejections already looked at stay seen
         self._rejections_seen = max(seen, self._rejections_seen)
@@ -610,15 +632,19 @@ class MainScreen(Screen[None]):
     def set_mode(self, mode: Mode) -> None:
         def switch() -> None:
             self._message = None
-            self.session.set_mode(mode)
+            self._work(partial(self.session.set_mode, mode))
             meaning = glossary.mode_word(mode.value, self.lang)
             self.notify(tr("mode_now", self.lang, mode=mode.value, meaning=meaning), timeout=3)
             self.changed()
 
         self._discard_then(tr("mode", self.lang), switch)
 
+    def shown_snapshot(self) -> Snapshot:
+        """The snapshot on screen (read off the loop on PostgreSQL, like every frame)."""
+        return self._snap if self._snap is not None else self.session.snapshot(())
+
     def _waiting_task(self, what: str) -> str | None:
-        tasks = self._snap.tasks if self._snap is not None else self.session.snapshot(()).tasks
+        tasks = self.shown_snapshot().tasks
         task = self.query_one("#tasks", TaskTable).waiting_selected(tasks)
         if task is None:
             self.notify(tr("no_waiting", self.lang, what=tr(what, self.lang)), severity="warning")
@@ -635,10 +661,12 @@ class MainScreen(Screen[None]):
             self.act(Reject(task))
 
     def action_enqueue(self, kind: str = "ledger") -> None:
-        self.act(Enqueue(self.session.new_task_id(), kind=kind))
+        session = self.session
+        self.act(lambda: Enqueue(session.new_task_id(), kind=kind))
 
     def action_add_worker(self) -> None:
-        self.act(AddWorker(self.session.new_worker_id()))
+        session = self.session
+        self.act(lambda: AddWorker(session.new_worker_id()))
 
     def action_help(self) -> None:
         from demo.screens.help import HelpScreen
@@ -646,9 +674,16 @@ class MainScreen(Screen[None]):
         self.app.push_screen(HelpScreen(self.lang))
 
     def action_save(self) -> list[Path]:
-        paths = self.bk_app.save_all(self.session)
+        try:
+            paths = self.bk_app.save_all(self.session)
+        except SaveLimitReached:
+            self.notify(tr("save_limit", self.lang, n=MAX_SAVES), severity="warning")
+            return []
         folder = f"{paths[0].parent}{os.sep}"
-        names = "\n".join(f"  {p.name}" for p in paths)
+        roles = ("saved_transcript", "saved_screenshot", "saved_scenario")
+        names = "\n".join(
+            f"  {p.name}  ({tr(role, self.lang)})" for p, role in zip(paths, roles, strict=True)
+        )
         self.notify(tr("saved", self.lang, folder=folder, names=names), timeout=8)
         self.changed()
         return paths

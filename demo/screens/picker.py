@@ -44,6 +44,7 @@ class PickerScreen(Screen[None]):
         Binding("l", "language", "Language", tooltip="English / 中文", id="picker.language"),
         Binding("question_mark", "help", "Help", id="picker.help"),
         Binding("q", "app.quit", "Quit", id="picker.quit"),
+        Binding("s", "save", "Save", id="picker.save"),
     ]
 
     def __init__(self) -> None:
@@ -93,6 +94,10 @@ class PickerScreen(Screen[None]):
 
     def on_language_changed(self) -> None:
         self.fill()
+
+    def action_save(self) -> None:
+        """`s` saves a run; the picker has none yet, and says so rather than nothing."""
+        self.notify(tr("save_picker", self.bk_app.lang), severity="warning", timeout=5)
 
     def action_help(self) -> None:
         from demo.screens.help import HelpScreen

@@ -5,9 +5,11 @@ from textual.widgets import Static
 
 from core.scenarios import glossary
 from core.scenarios.format import Question
-from core.scenarios.session import Session, StepOutcome
+from core.scenarios.sentences import action_sentence, expectation_sentence
+from core.scenarios.session import Mark, Session, StepOutcome
 from core.sim.simulation import ActionResult
 from demo.i18n import mode_word, operation_word, reason_word, tr
+from demo.widgets.cjk_wrap import wrap_text
 
 
 def refusal_text(result: ActionResult, lang: str) -> str:
@@ -54,14 +56,20 @@ def mode_notice(session: Session, lang: str) -> str | None:
     )
 
 
-def narration_text(session: Session, lang: str, message: str | None = None) -> Text:
+def narration_text(
+    session: Session, lang: str, message: str | None = None, *, toml: bool = False
+) -> Text:
+    """What the narration box says now; `toml` shows each expectation in the file's form
+    instead of as a sentence."""
     text = Text()
     outcome: StepOutcome | None = session.last_outcome
     n = session.step_count
+    asked = session.question
     if session.is_sandbox:
         text.append(tr("sandbox_note", lang, n=session.acts_count), style="italic")
     else:
-        k = session.position
+        # a question belongs to the step it asks about: "Step 14 of 17" above step 14's
+        k = session.position + (1 if asked is not None else 0)
         text.append(tr("step_k_of_n", lang, k=k, n=n), style="bold")
         if session.forked:
             text.append("  ")
@@ -72,38 +80,14 @@ def narration_text(session: Session, lang: str, message: str | None = None) -> T
         if notice:
             text.append(notice, style="bold yellow")
             text.append("\n")
-        asked = session.question
         if asked is not None:
-            _question(text, asked, lang, revealed=False)
+            _question(text, asked, lang)
         elif k == 0 and session.forked:
             pass  # the script was dropped before its first step: nothing of it to narrate
         elif k == 0:
             text.append(tr("before_start", lang), style="italic")
         elif outcome is not None:
-            said = outcome.step.narration(lang)
-            if said:
-                text.append(said, style="italic")
-            elif outcome.step.action is not None:
-                text.append(f"→ {outcome.step.action.name}", style="italic dim")
-            if outcome.result is not None and not outcome.result.ok:
-                text.append("\n")
-                refused = refusal_text(outcome.result, lang)
-                text.append(refused, style="red")
-            elif outcome.result is not None and outcome.result.ignored:
-                text.append("\n")
-                text.append(tr("ignored", lang, msg=outcome.result.message), style="yellow")
-            for check in outcome.checks:
-                text.append("\n")
-                if check.ok:
-                    text.append(" ✓ ", style="bold green")
-                else:
-                    text.append(" ✗ ", style="bold red")
-                text.append(check.expectation.to_toml())
-                if not check.ok:
-                    text.append(f"  ({check.found})", style="red")
-            if outcome.step.question is not None:
-                text.append("\n")
-                _answer(text, outcome.step.question, lang, said=bool(outcome.step.narration(lang)))
+            _outcome(text, session, outcome, lang, toml=toml)
             if k >= n and not session.forked:
                 text.append("\n")
                 text.append(tr("end_of_script", lang), style="dim")
@@ -113,46 +97,92 @@ def narration_text(session: Session, lang: str, message: str | None = None) -> T
     return text
 
 
-def _answer(text: Text, question: Question, lang: str, *, said: bool) -> None:
-    """A revealed question in one line after the ✓ lines (they must stay in sight on a small
-    screen): the right choice, and why only when the step's own narration does not explain."""
-    text.append(f"{tr('answer', lang)}: ", style="bold green")
-    choices = question.choices_in(lang)
-    if choices and question.answer is not None:
-        text.append(f"{question.answer}. {choices[question.answer - 1]}", style="bold green")
-    why = question.why_in(lang)
-    if why and not (said and choices):
-        text.append(f" — {why}" if choices else why)
+def _outcome(text: Text, session: Session, outcome: StepOutcome, lang: str, *, toml: bool) -> None:
+    """The step just played: what it says (or its act), a refusal, its marks, the answer."""
+    said = outcome.step.narration(lang)
+    if said:
+        text.append(said, style="italic")
+    elif outcome.step.action is not None:
+        text.append(f"→ {action_sentence(outcome.step.action, lang)}", style="italic")
+    if outcome.result is not None and not outcome.result.ok:
+        text.append("\n")
+        text.append(refusal_text(outcome.result, lang), style="red")
+    elif outcome.result is not None and outcome.result.ignored:
+        text.append("\n")
+        text.append(tr("ignored", lang, msg=outcome.result.message), style="yellow")
+    for mark in session.marks():
+        text.append("\n")
+        _mark(text, mark, lang, toml=toml)
+    if outcome.step.question is not None:
+        text.append("\n")
+        _answer(text, outcome.step.question, lang)
 
 
-def _question(text: Text, question: Question, lang: str, *, revealed: bool) -> None:
-    """Interview mode: the question and its choices, before the step plays."""
-    text.append(f"{tr('question', lang)}: {question.text(lang)}", style="bold cyan")
-    if not revealed:  # on the question's own line: the narration box may be short
-        text.append(f"  {tr('question_hint', lang)}", style="dim")
-    choices = question.choices_in(lang)
-    for n, choice in enumerate(choices, start=1):
-        right = revealed and n == question.answer
-        text.append(f"\n  {n}. {choice}", style="bold green" if right else "cyan")
-        if right:
-            text.append(" ✓", style="bold green")
-    if not revealed:
+def _mark(text: Text, mark: Mark, lang: str, *, toml: bool) -> None:
+    """One expectation: ✓ / ✗ while the run stands where its step left it (or while it
+    still holds); once the run has moved on and it no longer holds, dated and dim."""
+    exp = mark.check.expectation
+    said = exp.to_toml() if toml else expectation_sentence(exp, lang)
+    if mark.now is not None and not mark.now.ok:
+        # no stale ✓: it held at its step, the panes now say otherwise
+        was = "✓" if mark.check.ok else "✗"
+        dated = tr("at_step", lang, k=mark.step, mark=was)
+        text.append(f" ○ {dated}" + ("" if dated.endswith("：") else " "), style="dim")
+        text.append(said, style="dim")
         return
+    if mark.holds:
+        text.append(" ✓ ", style="bold green")
+        text.append(said)
+        return
+    text.append(" ✗ ", style="bold red")
+    text.append(said)
+    text.append(f"  ({mark.check.found})", style="red")
+
+
+def _answer(text: Text, question: Question, lang: str) -> None:
+    """A revealed question: the right choice, then why, as the presenter reveals them."""
+    text.append(f"{tr('answer', lang)}: ", style="bold green")
+    right = question.right_choice(lang)
+    if right is not None and question.answer is not None:
+        text.append(f"{question.answer}. {right}", style="bold green")
     why = question.why_in(lang)
     if why:
-        text.append(f"\n{tr('answer', lang)}: ", style="bold green")
-        text.append(why)
+        if right is not None:
+            text.append("\n")
+        text.append(why, style="green")
+
+
+def _question(text: Text, question: Question, lang: str) -> None:
+    """Interview mode: the question and its choices, before the step plays."""
+    text.append(f"{tr('question', lang)}: {question.text(lang)}", style="bold cyan")
+    # on the question's own line: the narration box may be short
+    text.append(f"  {tr('question_hint', lang)}", style="dim")
+    for n, choice in enumerate(question.choices_in(lang), start=1):
+        text.append(f"\n  {n}. {choice}", style="cyan")
 
 
 class NarrationPanel(Static):
-    """Shows the current step; updated after every step, not on every tick."""
+    """Shows the current step, wrapped by Chinese rules (`cjk_wrap`) to its width; redrawn
+    only when what it says or its width changed."""
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__("", id=id)
-        self._shown: Text | None = None
+        self._text: Text | None = None
+        self._shown: tuple[str, int] | None = None
 
     def show(self, text: Text) -> None:
-        if self._shown is not None and text.plain == self._shown.plain:
+        self._text = text
+        self._draw()
+
+    def on_resize(self) -> None:
+        self._draw()
+
+    def _draw(self) -> None:
+        text = self._text
+        if text is None:
             return
-        self._shown = text
-        self.update(text)
+        width = self.content_region.width or self.size.width or 80
+        if self._shown == (text.plain, width):
+            return
+        self._shown = (text.plain, width)
+        self.update(wrap_text(text, width))

@@ -1,14 +1,16 @@
 """The tabbed panels: Ledger, Checkpoints, Rejected, Effects and the Event log."""
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from rich.cells import cell_len, set_cell_size
 from rich.style import Style
 from rich.text import Text
 from textual.widgets import RichLog
 
 from core.engine.durations import format_clock
 from core.engine.records import EventRow
+from core.engine.vocabulary import EventKind
 from core.scenarios.player import event_style
 from core.sim.snapshot import Rejection, Snapshot
 from demo.i18n import event_word, operation_word, reason_word, tr
@@ -18,33 +20,73 @@ HIGHLIGHT_REFRESHES = 30  # a new rejection stays highlighted this many refreshe
 
 
 class LedgerTable(KeyedTable):
-    """Pages in the order they were (last) written: a rewritten page moves to the end."""
+    """Pages in the order they were (last) written: a rewritten page moves to the end.
+
+    The columns fit the panel's width: the value takes what the others leave and ends in
+    "…" when longer, so the writer is never cut ("ache" for acheng at 80 columns)."""
 
     ORDERED = True
+    AUTO_WIDTH = False
 
     def show(self, snap: Snapshot, lang: str) -> None:
-        self.set_columns(
-            [
-                ("at", tr("time", lang)),
-                ("key", tr("key", lang)),
-                ("value", tr("value", lang)),
-                ("fence", tr("fence_token", lang)),
-                ("writer", tr("writer", lang)),
-            ]
-        )
         pages = sorted(snap.ledger, key=lambda p: (p.updated_at, p.key))
+        labels = {
+            "at": tr("time", lang),
+            "key": tr("key", lang),
+            "value": tr("value", lang),
+            "fence": tr("fence_token", lang),
+            "writer": tr("writer", lang),
+        }
+        cells = {
+            "at": [format_clock(p.updated_at) for p in pages],
+            "key": [p.key for p in pages],
+            "fence": [str(p.fence_token) for p in pages],
+            "writer": [p.writer for p in pages],
+        }
+        widths = {
+            name: max([cell_len(labels[name]), *map(cell_len, values)])
+            for name, values in cells.items()
+        }
+        width = self.scrollable_content_region.width or self.size.width or 120
+        # every column has one cell of padding either side; the value has the rest
+        rest = width - sum(w + 2 for w in widths.values()) - 2
+        longest = max([cell_len(labels["value"]), *(cell_len(p.value) for p in pages)])
+        widths["value"] = max(VALUE_MIN, min(longest, rest))
+        order = ("at", "key", "value", "fence", "writer")
+        self.set_columns([(c, labels[c]) for c in order], {c: widths[c] for c in order})
+        value_w = widths["value"]
         self.sync(
-            (p.key, (format_clock(p.updated_at), p.key, p.value, str(p.fence_token), p.writer))
+            (
+                p.key,
+                (
+                    format_clock(p.updated_at),
+                    p.key,
+                    _fit(p.value, value_w),
+                    str(p.fence_token),
+                    p.writer,
+                ),
+            )
             for p in pages
         )
 
 
+VALUE_MIN = 10  # the ledger's value column is never narrower than this
+
+
+def _fit(text: str, width: int) -> str:
+    """`text` in at most `width` cells, ending in "…" when cut."""
+    if cell_len(text) <= width:
+        return text
+    return set_cell_size(text, width - 1) + "…"
+
+
 class CheckpointTable(KeyedTable):
-    """Per task, newest first (the store's own order)."""
+    """Per task, newest first (the store's own order); the writer is the holder whose
+    lease saved it (from the register's checkpoint_saved events)."""
 
     ORDERED = True
 
-    def show(self, snap: Snapshot, lang: str) -> None:
+    def show(self, snap: Snapshot, lang: str, writers: Mapping[tuple[str, int], str]) -> None:
         self.set_columns(
             [
                 ("task", tr("task", lang)),
@@ -64,12 +106,21 @@ class CheckpointTable(KeyedTable):
                     str(c.seq),
                     str(c.step),
                     str(c.fence_token),
-                    str(c.state.get("by", "")),
+                    writers.get((c.task_id, c.seq), ""),
                     format_clock(c.created_at),
                 ),
             )
             for c in ordered
         )
+
+
+def checkpoint_writers(events: Iterable[EventRow], into: dict[tuple[str, int], str]) -> None:
+    """Who saved each checkpoint, by (task, seq), from checkpoint_saved events."""
+    for ev in events:
+        if ev.event == EventKind.CHECKPOINT_SAVED and ev.task_id is not None:
+            seq = ev.detail.get("seq")
+            if isinstance(seq, int) and ev.worker_id:
+                into[(ev.task_id, seq)] = ev.worker_id
 
 
 def tokens(lease: int | None, fence: int | None) -> str:
@@ -131,6 +182,17 @@ class RejectedTable(KeyedTable):
     def reasons(self) -> list[str]:
         """The reasons refused so far, in order of first appearance."""
         return list(dict.fromkeys(g.first.reason for g in self._groups.values()))
+
+    def next_filter(self) -> None:
+        """Show one reason, then the next, then all again."""
+        reasons = self.reasons()
+        at = reasons.index(self.reason_filter) if self.reason_filter in reasons else None
+        if self.reason_filter is None:
+            self.reason_filter = reasons[0] if reasons else None
+        elif at is not None and at + 1 < len(reasons):
+            self.reason_filter = reasons[at + 1]
+        else:
+            self.reason_filter = None
 
     def row_style(self, row_index: int) -> Style | None:
         rows = self.ordered_rows

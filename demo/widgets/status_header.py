@@ -18,6 +18,7 @@ class HeaderState:
     playing: bool
     forked: bool
     dropped_script: bool
+    on_their_own: bool  # the fork handed the script's workers over to themselves
     violations: tuple[tuple[str, int], ...]
     lang: str
 
@@ -26,51 +27,84 @@ def speed_text(speed: float) -> str:
     return f"x{speed:g}"
 
 
+def header_fields(state: HeaderState) -> list[Text]:
+    """The header's fields, each kept whole on one line: title, clock, speed, mode, play
+    state, the safety light, and the fork and recording marks."""
+    lang = state.lang
+    mode_style = "bold green" if state.mode == "correct" else "bold magenta"
+    fields = [
+        Text(state.title, style="bold"),
+        Text(format_clock(state.now_ms), style="bold cyan"),
+        Text(f"{tr('speed', lang)} {speed_text(state.speed)}"),
+        Text.assemble(f"{tr('mode', lang)} ", (state.mode, mode_style)),
+        Text(tr("playing" if state.playing else "paused", lang)),
+    ]
+    if state.violations:
+        spelled = " ".join(f"{name}×{n}" for name, n in state.violations)
+        fields.append(Text.assemble((" ● ", "bold white on red"), (f" {spelled}", "bold red")))
+    else:
+        fields.append(
+            Text.assemble((" ● ", "bold white on green"), (f" {tr('safe', lang)}", "bold green"))
+        )
+    if state.forked:
+        # a fork and its recording are two facts: both stay in sight
+        if state.dropped_script:
+            fields.append(Text(f" ⑂ {tr('forked_word', lang)} ", style="bold black on yellow"))
+        fields.append(Text(f" ● {tr('recording', lang)} ", style="bold black on red"))
+    if state.on_their_own:
+        fields.append(Text(f"⟳ {tr('on_their_own', lang)}", style="bold cyan"))
+    return fields
+
+
+SEPARATOR = " │ "
+
+
+def lay_out(fields: list[Text], width: int) -> Text:
+    """The fields on as few lines as fit `width`, a line breaking only between fields."""
+    text = Text(no_wrap=True, overflow="ellipsis", end="")
+    used = 0
+    for n, field in enumerate(fields):
+        size = field.cell_len
+        if n and used + len(SEPARATOR) + size > width:
+            text.append("\n ")
+            used = 1
+        elif n:
+            # a run of its own (see WorkerPane: SVG drops leading spaces)
+            text.append(SEPARATOR, style="dim")
+            used += len(SEPARATOR)
+        else:
+            text.append(" ")
+            used = 1
+        text.append_text(field)
+        used += size
+    return text
+
+
 class StatusHeader(Static):
-    """One or two lines at the top; redrawn only when what it shows has changed."""
+    """One or two lines at the top; redrawn only when what it shows (or its width) changed."""
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__("", id=id)
-        self._shown: HeaderState | None = None
-        self._plain = ""
+        self._state: HeaderState | None = None
+        self._shown: tuple[HeaderState, int] | None = None
+        self._lines = 0
 
     def show(self, state: HeaderState) -> None:
-        if state == self._shown:
+        self._state = state
+        self._draw()
+
+    def on_resize(self) -> None:
+        self._draw()
+
+    def _draw(self) -> None:
+        state = self._state
+        width = self.size.width or 80
+        if state is None or self._shown == (state, width):
             return
-        self._shown = state
-        lang = state.lang
-        text = Text(no_wrap=False, overflow="fold")
-        text.append(" ")
-        text.append(state.title, style="bold")
-        text.append("  ")  # a run of its own (see WorkerPane: SVG drops leading spaces)
-        text.append("│ ", style="dim")
-        text.append(format_clock(state.now_ms), style="bold cyan")
-        text.append(" ")
-        text.append("│ ", style="dim")
-        text.append(f"{tr('speed', lang)} {speed_text(state.speed)}")
-        text.append(" ")
-        text.append("│ ", style="dim")
-        mode_style = "bold green" if state.mode == "correct" else "bold magenta"
-        text.append(f"{tr('mode', lang)} ", style="")
-        text.append(state.mode, style=mode_style)
-        text.append(" ")
-        text.append("│ ", style="dim")
-        text.append(tr("playing" if state.playing else "paused", lang))
-        text.append(" ")
-        text.append("│ ", style="dim")
-        if state.violations:
-            spelled = " ".join(f"{name}×{n}" for name, n in state.violations)
-            text.append(" ● ", style="bold white on red")
-            text.append(f" {spelled}", style="bold red")
-        else:
-            text.append(" ● ", style="bold white on green")
-            text.append(f" {tr('safe', lang)}", style="bold green")
-        if state.forked:
-            text.append("  ")
-            if state.dropped_script:
-                text.append(f" ⑂ {tr('forked', lang)} ", style="bold black on yellow")
-            else:
-                text.append(f" ● {tr('recording', lang)} ", style="bold black on yellow")
+        self._shown = (state, width)
         self.set_class(bool(state.violations), "-unsafe")
-        self.update(text, layout=len(text.plain) // 60 != len(self._plain) // 60)
-        self._plain = text.plain
+        text = lay_out(header_fields(state), width)
+        lines = text.plain.count("\n") + 1
+        # a new height costs a layout: only when the number of lines changed
+        self.update(text, layout=lines != self._lines)
+        self._lines = lines

@@ -1,5 +1,7 @@
 """The task table: one row per task, keyed by task_id, cells updated in place."""
 
+import re
+
 from rich.text import Text
 
 from core.engine.durations import format_clock
@@ -114,10 +116,22 @@ def fit_columns(width: int) -> dict[str, int]:
     return shown
 
 
+def natural_key(task_id: str) -> tuple[tuple[int, int | str], ...]:
+    """The order a person reads ids in: task-7 before task-10 (not byte order)."""
+    return tuple(
+        (0, int(part)) if part.isdigit() else (1, part) for part in _DIGITS.split(task_id) if part
+    )
+
+
+_DIGITS = re.compile(r"(\d+)")
+
+
 class TaskTable(KeyedTable):
-    """Live task table; `show` touches only the cells that changed."""
+    """Live task table in natural order of the ids; `show` touches only the cells that
+    changed, and brings a task that starts running into view."""
 
     AUTO_WIDTH = False
+    ORDERED = True  # natural order, the same wherever a row came from (a rebuild, a resize)
 
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
@@ -127,6 +141,8 @@ class TaskTable(KeyedTable):
         # is most of the cost. The snapshot hands back the same view object for an unchanged
         # task, so most checks are one `is`.
         self._made: dict[str, tuple[TaskView, str, int | None, Row]] = {}
+        self._running_ids: set[str] = set()  # the running tasks at the last refresh
+        self._order: tuple[tuple[str, ...], tuple[int, ...]] = ((), ())  # ids -> natural order
 
     def _row(self, view: TaskView, now_ms: int, lang: str) -> Row:
         row = view.row
@@ -150,6 +166,17 @@ class TaskTable(KeyedTable):
         self.set_columns([(c, header(c, lang)) for c in columns], widths)
         if len(self._made) > 2 * len(tasks) + 64:
             self._made.clear()
+        ids = tuple(t.task_id for t in tasks)
+        if ids != self._order[0]:  # the same ids as last time: the same order (most refreshes)
+            perm = sorted(range(len(ids)), key=lambda i: natural_key(ids[i]))
+            self._order = (ids, tuple(perm))
+        tasks = tuple(tasks[i] for i in self._order[1])
+        self._sync_rows(tasks, columns, now_ms, lang)
+        self._keep_running_in_view(tasks)
+
+    def _sync_rows(
+        self, tasks: tuple[TaskView, ...], columns: list[str], now_ms: int, lang: str
+    ) -> None:
         index = [COLUMNS.index(c) for c in columns]
         if len(index) == len(COLUMNS):
             self.sync((t.task_id, self._row(t, now_ms, lang)) for t in tasks)
@@ -159,6 +186,22 @@ class TaskTable(KeyedTable):
             for t in tasks
             for cells in (self._row(t, now_ms, lang),)
         )
+
+    def _keep_running_in_view(self, tasks: tuple[TaskView, ...]) -> None:
+        """A task that starts running while out of sight is scrolled into view (once: the
+        presenter may scroll away again); one already in sight is left where it is."""
+        running = {t.task_id for t in tasks if t.row.status == TaskStatus.RUNNING}
+        started = running - self._running_ids
+        self._running_ids = running
+        if not started or self.max_scroll_y == 0:
+            return
+        row_of = {t.task_id: n for n, t in enumerate(tasks)}
+        first = self.scroll_y
+        last = first + self.scrollable_content_region.height - self.header_height
+        if any(first <= row_of[k] < last for k in running):
+            return
+        target = min(row_of[k] for k in started)
+        self.scroll_to(y=max(0, target - 1), animate=False)
 
     def waiting_selected(self, tasks: tuple[TaskView, ...]) -> str | None:
         """The selected task if it waits for approval, else the first waiting one."""

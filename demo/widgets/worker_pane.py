@@ -13,8 +13,9 @@ from textual.strip import Strip
 from textual.visual import Visual, visualize
 from textual.widget import Widget
 
+from core.engine.config import LeaseConfig, Mode
 from core.engine.durations import format_clock, format_duration
-from core.sim.snapshot import WorkerView
+from core.sim.snapshot import Snapshot, WorkerView
 from core.sim.spec import WorkerState
 from demo.i18n import state_word, token_word, tr, worker_name
 
@@ -434,10 +435,33 @@ class WorkerGrid(Container):
         self._draw()
 
     def columns(self) -> int:
-        """As many columns as panes (at least three), each at least 36 cells wide: on a wide
-        screen three panes share the width instead of leaving columns empty."""
-        return max(1, min(self.size.width // 36, max(len(self.panes), 3)))
+        """As many columns as panes, each at least 36 cells wide: the panes share the
+        screen's width (two workers on a wide screen take half each, not two thirds)."""
+        return max(1, min(self.size.width // 36, len(self.panes)))
 
     def on_resize(self) -> None:
         self.styles.grid_size_columns = self.columns()
         self.call_after_refresh(self._draw)
+
+
+def pane_states(snap: Snapshot, cfg: LeaseConfig, lang: str, faults: bool) -> list[PaneState]:
+    """Every worker's pane state in one snapshot; `faults`: the panes show fault buttons."""
+    held = {w.task_id for w in snap.workers if w.task_id is not None}
+    steps = {t.task_id: t.total_steps for t in snap.tasks if t.task_id in held}
+    client_clock = snap.mode == Mode.CLIENT_CLOCK.value
+    return [
+        PaneState(
+            view=w,
+            expires_at_ms=(
+                None if w.store_remaining_ms is None else snap.now_ms + w.store_remaining_ms
+            ),
+            ttl_ms=cfg.ttl_ms,
+            heartbeat_ms=cfg.heartbeat_ms,
+            deadline_ms=cfg.deadline_ms,
+            total_steps=steps.get(w.task_id or ""),
+            client_clock=client_clock,
+            lang=lang,
+            faults=faults,
+        )
+        for w in snap.workers
+    ]

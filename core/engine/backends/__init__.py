@@ -1,5 +1,7 @@
 """Database backends: everything specific to one database lives in its module."""
 
+import os
+
 from core.engine import models
 from core.engine.errors import SchemaVersionError, StoreError
 
@@ -49,3 +51,21 @@ def check_stamp(
             f"{where}: schema version {stamp} is older than any borrowed-keys store on "
             f"{database} ({oldest}); {untouched}"
         )
+
+
+SQLITE_URL_PREFIX = "sqlite:///"
+POSTGRESQL_URL_PREFIXES = ("postgresql://", "postgres://")
+
+
+def sqlite_path(target: str | os.PathLike[str]) -> str | os.PathLike[str] | None:
+    """The SQLite file a database name means, or None for a PostgreSQL URL.
+
+    One name chooses the backend everywhere: `postgresql://...` (or `postgres://...`) is
+    PostgreSQL; `sqlite:///PATH` or a plain path is a SQLite file (`:memory:` for none).
+    """
+    if isinstance(target, str):
+        if target.startswith(POSTGRESQL_URL_PREFIXES):
+            return None
+        if target.startswith(SQLITE_URL_PREFIX):
+            return target.removeprefix(SQLITE_URL_PREFIX) or ":memory:"
+    return target

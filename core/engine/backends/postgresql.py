@@ -14,14 +14,21 @@ function per transaction. What differs is what can go wrong:
   or the transaction is run again. A caller never sees a half-written or doubled
   operation, and never an "outcome unknown".
 - Past the bounds the error is a `StoreError` with one line, as on SQLite.
+- A worker starting up must never stall the others: the catalog is read first and nothing
+  is locked when the store is complete; schema work waits at most a short `lock_timeout`
+  for each lock and tries again; the server ends a session left idle inside a transaction
+  (`idle_in_transaction_session_timeout`), so a stopped process frees its locks.
 
 A store lives in one schema (`public` unless the URL says `?schema=NAME`). A schema that
 has tables but no `store_meta` is someone else's: it is refused and left untouched.
 """
 
+import atexit
 import contextlib
+import hashlib
 import re
 import secrets
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -50,6 +57,23 @@ CONNECT_TIMEOUT_S = 10
 RECONNECT_FOR_S = 15.0
 # Held while creating tables, so workers starting together do not race on the catalog.
 DDL_LOCK_KEY = 0x626B5F736368  # "bk_sch"
+# Schema work waits at most this long for any lock, then lets go and tries again after a
+# pause. While a DDL statement waits for a table's lock, every later request for that
+# table queues behind it: a heartbeat then waits as long as the DDL does. Half a second is
+# what one heartbeat may lose to a starting worker, inside the renew window of any lease of
+# a few seconds or more.
+DDL_LOCK_TIMEOUT_MS = 500
+# A starting worker that cannot get its locks for this long gives up with one line.
+DDL_GIVE_UP_S = 60.0
+# "锁更适合短临界区" (a lock suits a short critical section): the server ends a session of
+# ours that sits inside a transaction this long without sending anything, rolling it back
+# and freeing its locks. A store's transaction is a few statements sent back to back
+# (milliseconds); one idle for seconds belongs to a process that is stopped, swapped out or
+# hung, and the rows it locked must not wait for it. Five seconds is far above any
+# transaction's gaps and well below a lease's renew window at the default ttl (60 s). The
+# client that wakes up finds its connection gone and runs the transaction again whole, as
+# after any lost connection.
+IDLE_IN_TRANSACTION_TIMEOUT_MS = 5_000
 FENCE_SEQUENCE = "fence_tokens"
 SCRATCH_PREFIX = "bk_run_"
 
@@ -70,6 +94,8 @@ class Target:
     shown: str  # for messages: the URL without its password
     # Statements every (re)opened connection runs first, e.g. SET synchronous_commit.
     settings: tuple[str, ...] = ()
+    # A run schema of this process: every connection holds its run lock (see run_lock_key).
+    owned: bool = False
 
     @classmethod
     def parse(cls, url: str) -> "Target":
@@ -101,6 +127,7 @@ class Target:
             scratch_schema_name(),
             self.shown,
             (*self.settings, "SET synchronous_commit = off"),
+            owned=True,
         )
 
 
@@ -132,15 +159,31 @@ def _open(target: Target) -> DBConnection:
     return conn
 
 
+class ConnectionLost(StoreError):
+    """The connection went away while the store was being opened: worth trying again."""
+
+
 def connect(target: Target) -> DBConnection:
     """A connection whose search_path is the store's schema, checked before any write."""
     conn = _open(target)
     try:
-        conn.execute(pg_sql.SQL("SET search_path TO {}").format(pg_sql.Identifier(target.schema)))
+        conn.execute(
+            pg_sql.SQL(
+                "SET search_path TO {}; SET idle_in_transaction_session_timeout = {}"
+            ).format(
+                pg_sql.Identifier(target.schema), pg_sql.Literal(IDLE_IN_TRANSACTION_TIMEOUT_MS)
+            )
+        )
+        for setting in target.settings:
+            conn.execute(setting)
+        if target.owned:
+            _take_run_lock(conn, target)
         _check_version(conn, target)
     except psycopg.Error as exc:
+        lost = conn.broken
         conn.close()
-        raise StoreError(f"{target.shown}: {_one_line(exc)}") from None
+        error = ConnectionLost if lost else StoreError
+        raise error(f"{target.shown}: {_one_line(exc)}") from None
     except BaseException:
         conn.close()
         raise
@@ -170,8 +213,9 @@ def _check_version(conn: DBConnection, target: Target) -> None:
     )
 
 
-def _ddl() -> list[str]:
-    """CREATE statements for every table, text columns in the "C" collation.
+def _ddl() -> list[tuple[str, str]]:
+    """(relation, CREATE statement) for every table, index and the fence sequence, text
+    columns in the "C" collation.
 
     SQLite compares text byte by byte; PostgreSQL's default collation follows the server's
     locale. Ordering by task id must be the same on both, or the same scenario would claim
@@ -179,42 +223,96 @@ def _ddl() -> list[str]:
     """
     d = dialect()
     copy = MetaData()
-    statements: list[str] = []
+    statements: list[tuple[str, str]] = []
     for table in models.metadata.sorted_tables:
         t = table.to_metadata(copy)
         for column in t.columns:
             if isinstance(column.type, String):
                 column.type = String(collation="C")
-        statements.append(str(CreateTable(t, if_not_exists=True).compile(dialect=d)))
+        statements.append((t.name, str(CreateTable(t, if_not_exists=True).compile(dialect=d))))
         for index in t.indexes:
-            statements.append(str(CreateIndex(index, if_not_exists=True).compile(dialect=d)))
-    statements.append(f"CREATE SEQUENCE IF NOT EXISTS {FENCE_SEQUENCE}")
+            assert isinstance(index.name, str)
+            sql = str(CreateIndex(index, if_not_exists=True).compile(dialect=d))
+            statements.append((index.name, sql))
+    statements.append((FENCE_SEQUENCE, f"CREATE SEQUENCE IF NOT EXISTS {FENCE_SEQUENCE}"))
     return statements
 
 
+def _missing(conn: DBConnection, target: Target, statements: list[tuple[str, str]]) -> list[str]:
+    """The statements whose relation is not there yet, and the stamp if it is missing.
+
+    Read from the catalog, which takes no lock on any table: a worker starting on a store
+    that is complete touches none of the tables the lease path uses.
+    """
+    found = {
+        name
+        for (name,) in conn.execute(
+            "SELECT c.relname FROM pg_class AS c JOIN pg_namespace AS n "
+            "ON n.oid = c.relnamespace WHERE n.nspname = %s",
+            (target.schema,),
+        )
+    }
+    todo = [sql for name, sql in statements if name not in found]
+    if not todo:
+        stamped = conn.execute("SELECT 1 FROM store_meta WHERE key = 'schema_version'")
+        if stamped.fetchone() is None:
+            todo.append("")  # nothing to create, only the stamp to write
+    return todo
+
+
 def create_schema(conn: DBConnection, target: Target) -> None:
-    """Create the schema, tables, indexes and fence sequence if missing; stamp the version."""
+    """Create the schema, tables, indexes and fence sequence if missing; stamp the version.
+
+    "续约写入要足够轻。心跳本身如果需要重数据库事务、跨区域 RPC 或大对象序列化，它会先把自己
+    变成新的瓶颈。" A heartbeat that waits for a starting worker's lock is such a bottleneck:
+    a starting worker must never make the fleet's heartbeats wait. So the catalog is read first and
+    nothing is locked when the store is complete (`CREATE INDEX IF NOT EXISTS` takes a
+    ShareLock on its table even when the index exists, and holds it to COMMIT); and what
+    must be created waits at most DDL_LOCK_TIMEOUT_MS for each lock, then steps aside and
+    tries again.
+    """
     statements = _ddl()
+    give_up = time.monotonic() + DDL_GIVE_UP_S
+    delay = 0.05
+    while True:
+        try:
+            todo = _missing(conn, target, statements)
+            if not todo:
+                return
 
-    def ddl(c: DBConnection) -> None:
-        c.execute("SELECT pg_advisory_xact_lock(%s)", (DDL_LOCK_KEY,))
-        c.execute(
-            pg_sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(pg_sql.Identifier(target.schema))
-        )
-        for sql in statements:
-            c.execute(sql)
-        c.execute(
-            "INSERT INTO store_meta (key, value) VALUES ('schema_version', %s) "
-            "ON CONFLICT (key) DO NOTHING",
-            (str(models.SCHEMA_VERSION),),
-        )
+            def ddl(c: DBConnection) -> None:
+                c.execute(f"SET LOCAL lock_timeout = {DDL_LOCK_TIMEOUT_MS}")
+                c.execute("SELECT pg_advisory_xact_lock(%s)", (DDL_LOCK_KEY,))
+                c.execute(
+                    pg_sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(
+                        pg_sql.Identifier(target.schema)
+                    )
+                )
+                # Another worker may have created them while this one waited for the lock.
+                for sql in _missing(c, target, statements):
+                    if sql:
+                        c.execute(sql)
+                c.execute(
+                    "INSERT INTO store_meta (key, value) VALUES ('schema_version', %s) "
+                    "ON CONFLICT (key) DO NOTHING",
+                    (str(models.SCHEMA_VERSION),),
+                )
 
-    try:
-        _transaction(conn, ddl)
-    except psycopg.Error as exc:
-        raise StoreError(
-            f"{target.shown}: cannot create the store's tables: {_one_line(exc)}"
-        ) from None
+            _transaction(conn, ddl)
+            return
+        except pg_errors.LockNotAvailable as exc:
+            if time.monotonic() >= give_up:
+                raise StoreError(
+                    f"{target.shown}: cannot create the store's tables: a lock stayed taken "
+                    f"for {DDL_GIVE_UP_S:.0f} s ({_one_line(exc)})"
+                ) from None
+            time.sleep(delay)
+            delay = min(delay * 2, 1.0)
+        except psycopg.Error as exc:
+            error = ConnectionLost if conn.broken else StoreError
+            raise error(
+                f"{target.shown}: cannot create the store's tables: {_one_line(exc)}"
+            ) from None
 
 
 def drop_schema(conn: DBConnection, schema: str) -> None:
@@ -224,6 +322,67 @@ def drop_schema(conn: DBConnection, schema: str) -> None:
 def scratch_schema_name() -> str:
     """A schema name no other run uses: each simulation on PostgreSQL gets its own."""
     return SCRATCH_PREFIX + secrets.token_hex(8)
+
+
+# -- whose run schema is it ---------------------------------------------------------------
+#
+# A run schema belongs to the process whose connections hold the schema's run lock (a
+# session-level advisory lock, shared: one run may open several connections, and the
+# cleaner's exclusive try fails while any of them is alive). The server lets it go when a
+# connection ends, however the process ended (SIGKILL, a crash, a machine that went away):
+# a run schema whose lock is free has no owner left, and the next run cleans it up. The
+# one moment an owner is alive without its lock is while it reconnects after a lost
+# connection; should its schema be dropped then, its next statement fails with one line,
+# never silently.
+
+
+def run_lock_key(schema: str) -> int:
+    """The advisory lock key of a run schema (a signed 64-bit number from its name)."""
+    digest = hashlib.blake2b(schema.encode(), digest_size=8, person=b"bk-run").digest()
+    return int.from_bytes(digest, "big", signed=True)
+
+
+def _take_run_lock(conn: DBConnection, target: Target) -> None:
+    row = conn.execute("SELECT pg_try_advisory_lock_shared(%s)", (run_lock_key(target.schema),))
+    taken = row.fetchone()
+    if taken is None or not taken[0]:
+        # Only a cleaner holds it exclusively, for the moment it checks a schema: try again.
+        raise StoreError(f"{target.shown}: run schema {target.schema} is held by another run")
+
+
+def drop_stale_runs(conn: DBConnection, keep: str) -> list[str]:
+    """Drop the run schemas on this server whose run has ended (never `keep`, the caller's
+    own); the names dropped.
+
+    Never one whose owner is alive: the owner's run lock is taken here first (without
+    waiting), and a schema whose lock is held is left alone.
+    """
+    dropped: list[str] = []
+    names = [
+        name
+        for (name,) in conn.execute(
+            "SELECT nspname FROM pg_namespace WHERE starts_with(nspname, %s)", (SCRATCH_PREFIX,)
+        )
+        if name != keep
+    ]
+    for name in names:
+        key = run_lock_key(name)
+        row = conn.execute("SELECT pg_try_advisory_lock(%s)", (key,)).fetchone()
+        if row is None or not row[0]:
+            continue  # its run is alive
+        try:
+            # Nobody should be using a stale schema; if someone is, it waits for next time.
+            conn.execute(f"SET lock_timeout = {DDL_LOCK_TIMEOUT_MS}")
+            drop_schema(conn, name)
+            dropped.append(name)
+        except psycopg.Error:
+            if conn.broken:
+                raise
+        finally:
+            if not conn.broken:
+                conn.execute("RESET lock_timeout")
+                conn.execute("SELECT pg_advisory_unlock(%s)", (key,))
+    return dropped
 
 
 def _transaction(conn: DBConnection, fn: Callable[[DBConnection], T]) -> T:
@@ -284,19 +443,34 @@ class Session:
     Not thread-safe: one thread at a time (the drivers see to it).
     """
 
-    def __init__(self, target: Target, conn: DBConnection) -> None:
+    def __init__(self, target: Target, conn: DBConnection | None) -> None:
         self.target = target
         self.conn: DBConnection | None = conn
 
     @classmethod
     def open(cls, target: Target) -> "Session":
-        conn = connect(target)
+        """Connect and make sure the store's tables are there.
+
+        A first connection that fails is an answer (a wrong URL, no server): one line. Once
+        connected, a connection lost while the store is checked or created is retried like
+        any other.
+        """
         try:
-            create_schema(conn, target)
+            conn: DBConnection | None = connect(target)
+        except ConnectionLost:
+            conn = None  # connected, then lost: reconnected below like any other
+        session = cls(target, conn)
+        try:
+            for attempt in range(RETRIES + 1):
+                try:
+                    create_schema(session._connection(), target)
+                    return session
+                except ConnectionLost as exc:
+                    session._lost("while opening the store", exc, attempt)
         except BaseException:
-            conn.close()
+            session.close()
             raise
-        return cls(target, conn)
+        raise StoreError(f"{target.shown}: opening the store kept failing")  # pragma: no cover
 
     def _connection(self) -> DBConnection:
         conn = self.conn
@@ -421,16 +595,46 @@ class Session:
             self.conn = None
 
 
+# Run schemas of this process not dropped yet: dropped at exit if their run never closed
+# (an app quit without closing its run, a command that failed while starting one).
+_open_runs: set[Session] = set()
+_open_runs_lock = threading.Lock()
+
+
 def open_scratch(target: Target) -> Session:
-    """A session in a brand-new schema of its own (dropped by `drop_scratch`)."""
-    return Session.open(target.scratch())
+    """A session in a brand-new schema of its own (dropped by `drop_scratch`, or at exit).
+
+    Run schemas left by runs that ended without dropping theirs are dropped first.
+    """
+    session = Session.open(target.scratch())
+    with _open_runs_lock:
+        _open_runs.add(session)
+    # Best effort: a clean-up that fails now is tried again by the next run.
+    with contextlib.suppress(psycopg.Error, StoreError):
+        drop_stale_runs(session._connection(), session.target.schema)
+    return session
 
 
-def drop_scratch(session: Session) -> None:
-    """Drop a scratch session's schema and close it; a lost server is not an error here."""
+def drop_scratch(session: Session, *, reconnect: bool = True) -> None:
+    """Drop a scratch session's schema and close it; a lost server is not an error here
+    (without `reconnect`, a lost connection leaves the schema to the next run's clean-up)."""
     schema = session.target.schema
     if not schema.startswith(SCRATCH_PREFIX):  # pragma: no cover - a caller's bug
         raise ValueError(f"{schema} is not a scratch schema")
-    with contextlib.suppress(psycopg.Error, StoreError):
-        drop_schema(session._connection(), schema)
+    with _open_runs_lock:
+        _open_runs.discard(session)
+    conn = session.conn
+    usable = conn is not None and not conn.closed and not conn.broken
+    if usable or reconnect:
+        with contextlib.suppress(psycopg.Error, StoreError):
+            drop_schema(session._connection(), schema)
     session.close()
+
+
+@atexit.register
+def _drop_open_runs() -> None:
+    with _open_runs_lock:
+        left = list(_open_runs)
+    for session in left:
+        # At exit, no waiting for a server that went away.
+        drop_scratch(session, reconnect=False)

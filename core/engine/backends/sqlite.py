@@ -5,7 +5,9 @@ DB-API connection inside one function per transaction. A PostgreSQL backend woul
 psycopg connection, the postgresql dialect and its own `Backend`, and reuse the rest.
 """
 
+import enum
 import os
+import secrets
 import sqlite3
 import time
 from collections.abc import Callable
@@ -28,6 +30,22 @@ BUSY_TIMEOUT_MS = 2_000
 BUSY_RETRIES = 20
 
 DBConnection = sqlite3.Connection
+
+# store_meta's rows besides the schema version: the store's own name, given when it is
+# created (which store a file holds), and what kind of work writes into it.
+STORE_ID = "store_id"
+USED_BY = "used_by"
+
+
+# How often an open store looks at its file's identity (see FileGuard).
+FILE_CHECK_EVERY_S = 0.05
+
+
+class StoreUse(enum.StrEnum):
+    """Who writes into a store file: real worker processes, or virtual-time simulations."""
+
+    WORKERS = "workers"
+    SIMULATIONS = "simulations"
 
 
 def dialect() -> Dialect:
@@ -84,20 +102,25 @@ def connect(path: str | os.PathLike[str], *, check_same_thread: bool = True) -> 
     return conn
 
 
-def disable_autocheckpoint(conn: sqlite3.Connection) -> None:
-    """No checkpoint inside this connection's commits: someone else runs them."""
+def disable_auto_wal_flush(conn: sqlite3.Connection) -> None:
+    """No WAL flush (SQLite's "checkpoint") inside this connection's commits: someone else
+    runs them."""
     conn.execute("PRAGMA wal_autocheckpoint = 0")
 
 
-def checkpoint_connection(path: str) -> sqlite3.Connection:
-    """A second connection to a store, only for checkpoints (it never writes rows)."""
-    conn = sqlite3.connect(path, isolation_level=None)
-    # A passive checkpoint never waits for a lock, so it needs no busy handler.
+def wal_flush_connection(path: str) -> sqlite3.Connection:
+    """A second connection to a store, only for WAL flushes (it never writes rows).
+
+    `mode=rw`: a database deleted meanwhile is an error here, never a new empty file.
+    """
+    conn = sqlite3.connect(f"{Path(path).resolve().as_uri()}?mode=rw", uri=True)
+    conn.isolation_level = None
+    # A passive flush never waits for a lock, so it needs no busy handler.
     conn.execute("PRAGMA busy_timeout = 0")
     return conn
 
 
-def checkpoint(conn: sqlite3.Connection) -> None:
+def flush_wal(conn: sqlite3.Connection) -> None:
     """Copy what it can from the WAL into the database without waiting for anyone."""
     conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
 
@@ -133,8 +156,29 @@ _MIGRATE_1_TO_2 = (
 _FENCED = ("agent_tasks", "checkpoints", "ledger", "effects", "events")
 
 
-def create_schema(conn: sqlite3.Connection) -> None:
-    """Create the tables and indexes if missing, migrate an older store, stamp the version."""
+def _refuse_simulation(conn: sqlite3.Connection, target: str) -> None:
+    """A simulation never writes into a store that real workers use (or used)."""
+    row = conn.execute("SELECT value FROM store_meta WHERE key = ?", (USED_BY,)).fetchone()
+    used_by = None if row is None else row[0]
+    # A store from before this stamp holding tasks: real work until shown otherwise.
+    if used_by is None and conn.execute("SELECT 1 FROM agent_tasks LIMIT 1").fetchone():
+        used_by = StoreUse.WORKERS
+    if used_by == StoreUse.WORKERS:
+        raise StoreError(
+            "this store holds real work (worker processes use it); a simulation "
+            "never writes into it: give another file, or a postgresql:// URL (a schema "
+            "of its own per run); file left untouched"
+        )
+
+
+def create_schema(
+    conn: sqlite3.Connection, *, use: StoreUse = StoreUse.WORKERS, target: str = "database"
+) -> None:
+    """Create the tables and indexes if missing, migrate an older store, stamp the version.
+
+    The store is stamped with a name of its own and with who writes into it (`use`); a
+    simulation is refused a store that real workers use, before anything is written.
+    """
     d = dialect()
     tables: list[str] = []
     indexes: list[str] = []
@@ -146,6 +190,8 @@ def create_schema(conn: sqlite3.Connection) -> None:
     def ddl(c: sqlite3.Connection) -> None:
         for sql in tables:
             c.execute(sql)
+        if use is StoreUse.SIMULATIONS:
+            _refuse_simulation(c, target)
         row = c.execute("SELECT value FROM store_meta WHERE key = 'schema_version'").fetchone()
         if row is not None and int(row[0]) < 2:
             for sql in _MIGRATE_1_TO_2:
@@ -161,8 +207,10 @@ def create_schema(conn: sqlite3.Connection) -> None:
             + ")",
             (models.FENCE_COUNTER,),
         )
+        # Nothing is written when the store is already complete and current: opening a
+        # store (even a damaged one) must not change its file.
         c.execute(
-            "INSERT OR REPLACE INTO store_meta (key, value) VALUES ('schema_version', ?)",
+            "INSERT OR IGNORE INTO store_meta (key, value) VALUES ('schema_version', ?)",
             (str(models.SCHEMA_VERSION),),
         )
         # Older versions have been brought up to this one just above.
@@ -171,16 +219,52 @@ def create_schema(conn: sqlite3.Connection) -> None:
             " AND CAST(value AS INTEGER) < ?",
             (str(models.SCHEMA_VERSION), models.SCHEMA_VERSION),
         )
+        c.execute(
+            "INSERT OR IGNORE INTO store_meta (key, value) VALUES (?, ?)",
+            (STORE_ID, secrets.token_hex(8)),
+        )
+        # Real work marks a store for good; simulations mark only a store nobody marked.
+        change = " DO UPDATE SET value = excluded.value WHERE value <> excluded.value"
+        c.execute(
+            "INSERT INTO store_meta (key, value) VALUES (?, ?) ON CONFLICT (key)"
+            + (change if use is StoreUse.WORKERS else " DO NOTHING"),
+            (USED_BY, str(use)),
+        )
 
     try:
         run_write(conn, ddl)
     except sqlite3.Error as exc:
-        raise StoreError(f"cannot create the store's tables: {exc}") from None
+        raise StoreError(f"{target}: cannot create the store's tables: {exc}") from None
+    except StoreError as exc:
+        raise type(exc)(f"{target}: {exc}") from None
 
 
-def _is_busy(exc: sqlite3.OperationalError) -> bool:
+def _is_busy(exc: sqlite3.Error) -> bool:
     text = str(exc).lower()
-    return "locked" in text or "busy" in text
+    return isinstance(exc, sqlite3.OperationalError) and ("locked" in text or "busy" in text)
+
+
+class DiskFull(StoreError):
+    """The disk (or the file's allowed size) is full: the transaction was not written."""
+
+
+def store_error(exc: sqlite3.Error) -> StoreError:
+    """What a driver error means for the store, in one line (no driver class names)."""
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code == sqlite3.SQLITE_CORRUPT or "malformed" in text:
+        return StoreError(
+            f"the database file is damaged ({text}); nothing more was written to it: "
+            f"restore it from a copy"
+        )
+    if code == sqlite3.SQLITE_FULL or "disk is full" in text:
+        return DiskFull(
+            f"the disk is full ({text}); this transaction was not written, and the "
+            f"database holds what was committed before it"
+        )
+    if code == sqlite3.SQLITE_IOERR or "disk i/o error" in text.lower():
+        return StoreError(f"the database file cannot be read or written ({text})")
+    return StoreError(f"database error: {text}")
 
 
 def run_write(conn: sqlite3.Connection, fn: Callable[[sqlite3.Connection], T]) -> T:
@@ -190,33 +274,42 @@ def run_write(conn: sqlite3.Connection, fn: Callable[[sqlite3.Connection], T]) -
         try:
             # IMMEDIATE takes the write lock up front: no deadlock on lock upgrade.
             conn.execute("BEGIN IMMEDIATE")
-        except sqlite3.OperationalError as exc:
+        except sqlite3.Error as exc:
             if _is_busy(exc) and attempt < BUSY_RETRIES:
                 time.sleep(delay)
                 delay = min(delay * 2, 0.1)
                 continue
-            raise StoreError(f"database stayed busy: {exc}") from None
+            if _is_busy(exc):
+                raise StoreError(f"database stayed busy: {exc}") from None
+            raise store_error(exc) from None
         try:
             result = fn(conn)
             conn.execute("COMMIT")
             return result
-        except sqlite3.OperationalError as exc:
+        except sqlite3.Error as exc:
             # SQLite may already have rolled back by itself (on BUSY, FULL, IOERR, NOMEM);
             # a ROLLBACK then would fail and hide the real error.
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
+            _rollback(conn)
             if _is_busy(exc):
                 if attempt < BUSY_RETRIES:
                     time.sleep(delay)
                     delay = min(delay * 2, 0.1)
                     continue
                 raise StoreError(f"database stayed busy: {exc}") from None
-            raise
+            raise store_error(exc) from None
         except BaseException:
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
             raise
     raise StoreError("database stayed busy")  # pragma: no cover - loop always returns or raises
+
+
+def _rollback(conn: sqlite3.Connection) -> None:
+    if conn.in_transaction:
+        try:
+            conn.execute("ROLLBACK")
+        except sqlite3.Error as exc:  # a damaged file may refuse even that
+            raise store_error(exc) from None
 
 
 class Busy:
@@ -235,12 +328,11 @@ def try_now(
     conn.execute("PRAGMA busy_timeout = 0")
     try:
         return run(conn, fn)
-    except sqlite3.OperationalError as exc:
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
+    except sqlite3.Error as exc:
+        _rollback(conn)
         if _is_busy(exc):
             return BUSY
-        raise
+        raise store_error(exc) from None
     finally:
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
 
@@ -259,9 +351,75 @@ def write_once(conn: sqlite3.Connection, fn: Callable[[sqlite3.Connection], T]) 
 
 
 def run_read(conn: sqlite3.Connection, fn: Callable[[sqlite3.Connection], T]) -> T:
-    """Run fn in one read transaction, so several SELECTs see one consistent state."""
-    conn.execute("BEGIN")
+    """Run fn in one read transaction, so several SELECTs see one consistent state.
+
+    A busy lock surfaces as OperationalError (for `try_now`); any other driver error as a
+    StoreError.
+    """
     try:
-        return fn(conn)
-    finally:
-        conn.execute("COMMIT")
+        conn.execute("BEGIN")
+        try:
+            return fn(conn)
+        finally:
+            conn.execute("COMMIT")
+    except sqlite3.Error as exc:
+        if _is_busy(exc):
+            raise
+        _rollback(conn)
+        raise store_error(exc) from None
+
+
+def store_id(conn: sqlite3.Connection) -> str | None:
+    row = conn.execute("SELECT value FROM store_meta WHERE key = ?", (STORE_ID,)).fetchone()
+    return None if row is None else str(row[0])
+
+
+def _identity(path: str) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return st.st_dev, st.st_ino
+
+
+class FileGuard:
+    """Notices that the file under an open store was deleted or replaced.
+
+    An open SQLite connection keeps writing into the file it opened even after that file
+    is unlinked or another is renamed over its name, and nobody else ever reads it: work
+    done there is lost without a word. The file's identity (device and inode, which no
+    other file can take while this one is held open) is compared before a transaction, at
+    most every FILE_CHECK_EVERY_S (a stat costs a few microseconds, a tenth of a heartbeat;
+    a transaction in that window goes where it would have gone had the file been deleted
+    a moment later), and the store's own name (in store_meta) now and then, for a file
+    rewritten in place.
+    """
+
+    def __init__(self, path: str, conn: sqlite3.Connection) -> None:
+        self.path = path
+        self.identity = _identity(path)
+        self.store_id = store_id(conn)
+        self._next_look = 0.0
+        self._lost: StoreError | None = None  # once gone, gone for good
+
+    def _gone(self, what: str) -> StoreError:
+        self._lost = StoreError(
+            f"{self.path}: the database file was {what} while this store had it open; "
+            f"stopping, so that no work goes into a file nobody else reads"
+        )
+        return self._lost
+
+    def check_file(self) -> None:
+        if self._lost is not None:
+            raise self._lost
+        clock = time.monotonic()
+        if clock < self._next_look:
+            return
+        self._next_look = clock + FILE_CHECK_EVERY_S
+        now = _identity(self.path)
+        if now != self.identity:
+            raise self._gone("deleted" if now is None else "replaced")
+
+    def check_store(self, conn: sqlite3.Connection) -> None:
+        if store_id(conn) != self.store_id:
+            raise self._gone("replaced by another store")

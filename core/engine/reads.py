@@ -1,0 +1,121 @@
+"""The store's reads: one task, every row of a table (for a screen or a test), the event
+log, and the expiries a watcher looks for. A mixin of `LeaseStore`, whose connection,
+statements and clock they use; they write nothing."""
+
+import json
+from typing import Any
+
+from core.engine.drivers import Driver
+from core.engine.errors import UnknownTask
+from core.engine.records import CheckpointRow, EffectRow, EventRow, LedgerRow, TaskRow
+from core.engine.statements import Statements
+
+
+class StoreReads:
+    driver: Driver
+    sql: Statements
+    # each row of the last `tasks()` by its raw values: a screen reads all tasks ten
+    # times a second and most rows have not changed, so their TaskRow is reused
+    _task_rows: dict[tuple[Any, ...], TaskRow]
+
+    def _now(self, conn: Any) -> int:
+        """The store's clock, as the store reads it (LeaseStore defines it)."""
+        raise NotImplementedError
+
+    async def task(self, task_id: str) -> TaskRow:
+        """One task's row; UnknownTask if there is none."""
+
+        def body(conn: Any) -> TaskRow:
+            rows = self.sql.task_one.run(conn, {"task_id": task_id})
+            if not rows:
+                raise UnknownTask(task_id)
+            return TaskRow(*rows[0])
+
+        return await self.driver.read(body)
+
+    async def tasks(self) -> list[TaskRow]:
+        """Every task, by id."""
+
+        def body(conn: Any) -> list[TaskRow]:
+            known, fresh = self._task_rows, {}
+            rows = []
+            for raw in self.sql.task_all.run(conn):
+                values = tuple(raw)
+                row = known.get(values)
+                if row is None:
+                    row = TaskRow(*values)
+                fresh[values] = row
+                rows.append(row)
+            self._task_rows = fresh
+            return rows
+
+        return await self.driver.read(body)
+
+    async def ledger(self) -> list[LedgerRow]:
+        """Every page of the ledger, by key."""
+        return await self.driver.read(
+            lambda conn: [LedgerRow(*r) for r in self.sql.ledger_all.run(conn)]
+        )
+
+    async def checkpoints(self) -> list[CheckpointRow]:
+        """Every checkpoint, per task, newest first."""
+
+        def body(conn: Any) -> list[CheckpointRow]:
+            return [
+                CheckpointRow(t, seq, step, json.loads(state), fence, created)
+                for t, seq, step, state, fence, created in self.sql.checkpoint_all.run(conn)
+            ]
+
+        return await self.driver.read(body)
+
+    async def checkpoint_steps(self) -> dict[str, int]:
+        """The step of each task's newest checkpoint (no checkpoint state is decoded)."""
+
+        def body(conn: Any) -> dict[str, int]:
+            latest: dict[str, int] = {}
+            for task_id, step in self.sql.checkpoint_steps.run(conn):
+                latest.setdefault(task_id, step)
+            return latest
+
+        return await self.driver.read(body)
+
+    async def effects(self) -> list[EffectRow]:
+        """Every effect with how many times it was really applied."""
+
+        def body(conn: Any) -> list[EffectRow]:
+            return [
+                EffectRow(k, t, e, f, json.loads(r), at, n)
+                for k, t, e, f, r, at, n in self.sql.effect_all.run(conn)
+            ]
+
+        return await self.driver.read(body)
+
+    async def events(self, since_seq: int = 0) -> list[EventRow]:
+        """Events after since_seq, in order."""
+
+        def body(conn: Any) -> list[EventRow]:
+            return [
+                EventRow(seq, at, ev, t, w, lt, ft, reason, json.loads(detail))
+                for seq, at, ev, t, w, lt, ft, reason, detail in self.sql.event_since.run(
+                    conn, {"since": since_seq}
+                )
+            ]
+
+        return await self.driver.read(body)
+
+    async def next_expiry(self) -> int | None:
+        """The earliest expiry among live running leases (for the next look at expiries)."""
+
+        def body(conn: Any) -> int | None:
+            rows = self.sql.next_expiry.run(conn, {"now": self._now(conn)})
+            return None if not rows or rows[0][0] is None else int(rows[0][0])
+
+        return await self.driver.read(body)
+
+    async def expired_leases(self) -> list[tuple[str, str, int, int, int]]:
+        """Running tasks whose lease has expired by the store clock and not been re-claimed."""
+        return await self.driver.read(
+            lambda conn: [
+                tuple(r) for r in self.sql.expired_running.run(conn, {"now": self._now(conn)})
+            ]
+        )

@@ -1,0 +1,107 @@
+"""One store transaction: the rows it reads and the events it writes, handed to the store's
+listeners once it commits; and the small conversions every operation shares."""
+
+from typing import Any
+
+from core.engine.errors import LeaseRejected
+from core.engine.records import EventRow, Lease, dump_json, stored_json
+from core.engine.statements import LeaseReturned, Statements, Stmt, TaskState
+from core.engine.vocabulary import EventKind
+
+
+def to_json(value: Any, what: str) -> str:
+    return stored_json(value, what)
+
+
+def lease_of(row: tuple[Any, ...]) -> Lease:
+    r = LeaseReturned._make(row)
+    assert r.owner_id is not None  # a lease statement returns a row only to its holder
+    return Lease(
+        task_id=r.task_id,
+        owner_id=r.owner_id,
+        lease_token=r.lease_token,
+        fence_token=r.fence_token,
+        attempt=r.attempt,
+        expires_at=r.lease_expires_at,
+        renew_deadline=r.renew_deadline,
+        kind=r.kind,
+    )
+
+
+class Txn:
+    """Collects the events of one transaction, to hand to listeners after it commits."""
+
+    def __init__(self, sql: Statements, conn: Any, now: int) -> None:
+        self.sql = sql
+        self.conn = conn
+        self.now = now
+        self.events: list[EventRow] = []
+
+    def one(self, stmt: Stmt, params: dict[str, Any]) -> tuple[Any, ...] | None:
+        rows = stmt.run(self.conn, params)
+        return tuple(rows[0]) if rows else None
+
+    def task_state(self, task_id: str) -> TaskState | None:
+        rows = self.sql.task_state.run(self.conn, {"task_id": task_id})
+        return TaskState._make(rows[0]) if rows else None
+
+    def lease_event(self, event: EventKind, lease: Lease, **detail: Any) -> EventRow:
+        """An event about one lease: its task, holder and both tokens."""
+        return self.event(
+            event,
+            task_id=lease.task_id,
+            worker_id=lease.owner_id,
+            lease_token=lease.lease_token,
+            fence_token=lease.fence_token,
+            **detail,
+        )
+
+    def event(
+        self,
+        kind: EventKind,
+        /,
+        *,
+        task_id: str | None = None,
+        worker_id: str | None = None,
+        lease_token: int | None = None,
+        fence_token: int | None = None,
+        reason: str | None = None,
+        **detail: Any,
+    ) -> EventRow:
+        clean = {k: v for k, v in detail.items() if v is not None}
+        # Plain strings in the row, as a row read back from the database has them.
+        event = str(kind)
+        if reason is not None:
+            reason = str(reason)
+        params = {
+            "at": self.now,
+            "event": event,
+            "task_id": task_id,
+            "worker_id": worker_id,
+            "lease_token": lease_token,
+            "fence_token": fence_token,
+            "reason": reason,
+            "detail": dump_json(clean) if clean else "{}",
+        }
+        row = self.one(self.sql.event_insert, params)
+        assert row is not None
+        ev = EventRow(
+            seq=row[0],
+            at=self.now,
+            event=event,
+            task_id=task_id,
+            worker_id=worker_id,
+            lease_token=lease_token,
+            fence_token=fence_token,
+            reason=reason,
+            detail=clean,
+        )
+        self.events.append(ev)
+        return ev
+
+
+class Rejected(Exception):
+    """Carries a rejection out of a transaction function after its event is written."""
+
+    def __init__(self, error: LeaseRejected) -> None:
+        self.error = error

@@ -1,0 +1,167 @@
+"""The values of the format: the checks and the annotated types the tables are built from."""
+
+import math
+from collections.abc import Callable, Sequence
+from typing import Annotated, Any
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    Strict,
+    StringConstraints,
+)
+from pydantic_core import PydanticCustomError
+
+from core.engine.config import Mode
+from core.engine.durations import DurationError, format_duration, parse_duration
+from core.engine.ids import id_problem
+from core.scenarios.format.model import (
+    MAX_ATTEMPTS,
+    MAX_CHOICE_LENGTH,
+    MAX_CHOICES,
+    MAX_DURATION_MS,
+    MAX_FACTOR,
+    MAX_ID_LENGTH,
+    MAX_TASK_STEPS,
+    MIN_CHOICES,
+    show,
+    suggest,
+    type_name,
+)
+from core.sim.spec import TASK_KINDS
+
+# -- the format, declared ----------------------------------------------------------------------
+#
+# The models say which keys each table has and what each value must be; pydantic checks a
+# parsed document against them and reports every problem with its location, e.g.
+# ("step", 3, "do", "kill", "by"). The explainer turns the first problem into this format's
+# own words and `Lines` finds its line. What the models cannot see (ids used before they
+# exist, timings that do not fit together, the size of the run) the loader checks after, in
+# file order.
+
+
+def field_error(rest: str) -> PydanticCustomError:
+    """A problem with one value; the text follows its key: `by` + ` must not be negative`."""
+    return PydanticCustomError("scenario_field", "{rest}", {"rest": rest})
+
+
+def table_error(message: str, key: str | None = None) -> PydanticCustomError:
+    """A problem with a whole table; `key` names the line it is about."""
+    return PydanticCustomError("scenario", "{message}", {"message": message, "key": key})
+
+
+def field_error_whole(message: str) -> PydanticCustomError:
+    """A problem with one value, told in full (the key's name is not put in front)."""
+    return PydanticCustomError("scenario_value", "{message}", {"message": message})
+
+
+def not_blank(value: str) -> str:
+    if not value.strip():
+        raise field_error(" must not be empty")
+    return value
+
+
+def printable_id(value: str) -> str:
+    """The store's own rule for ids (one line of printable text), told on the id's line."""
+    problem = id_problem(value)
+    if problem is not None:
+        raise field_error(f" {problem}")
+    return value
+
+
+def member_of(valid: Sequence[str], what: str, listing: str = "use one of") -> Callable[[str], str]:
+    def check(value: str) -> str:
+        if value not in valid:
+            raise field_error_whole(
+                f'unknown {what} "{value}"{suggest(value, valid)}; {listing} ' + ", ".join(valid)
+            )
+        return value
+
+    return check
+
+
+def duration(*, allow_negative: bool = False, allow_zero: bool = False) -> Callable[[Any], int]:
+    def check(value: Any) -> int:
+        if isinstance(value, float) and not math.isfinite(value):
+            raise field_error(f" must be a finite duration, got {value}")
+        if not isinstance(value, str | int | float) or isinstance(value, bool):
+            raise field_error(f' must be a duration like "10s", got {type_name(value)}')
+        try:
+            ms = parse_duration(value, allow_negative=True)
+        except DurationError as exc:
+            raise field_error(f": {exc}") from None
+        except (OverflowError, ValueError):
+            raise field_error(f": duration {show(value)} is far too large") from None
+        if ms < 0 and not allow_negative:
+            raise field_error(f" must not be negative, got {show(value)}")
+        if ms == 0 and not allow_zero:
+            raise field_error(f" must be longer than zero, got {show(value)}")
+        if abs(ms) > MAX_DURATION_MS:
+            shown = format_duration(ms) if abs(ms) < 10**15 else show(value)
+            raise field_error(f" is too long: {shown} (at most 1 day, 24h)")
+        return ms
+
+    return check
+
+
+def _instant(value: Any) -> int | str:
+    """An instant of virtual time, as a duration since the start; "" for none."""
+    return "" if value == "" else duration(allow_zero=True)(value)
+
+
+def positive_factor(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise field_error(f" must be a number, got {type_name(value)}")
+    if not math.isfinite(value) or value <= 0:
+        raise field_error(f" must be above zero, got {value}")
+    if value > MAX_FACTOR:
+        raise field_error(f" is too large: {value} (at most {MAX_FACTOR:g})")
+    return float(value)
+
+
+def bounded(low: int, high: int) -> Any:
+    return Field(ge=low, le=high, strict=True)
+
+
+Text = Annotated[str, Strict()]
+Ident = Annotated[
+    str,
+    Strict(),
+    StringConstraints(max_length=MAX_ID_LENGTH),
+    AfterValidator(not_blank),
+    AfterValidator(printable_id),
+]
+NonBlank = Annotated[str, Strict(), AfterValidator(not_blank)]
+Flag = Annotated[bool, Strict()]
+Duration = Annotated[int, BeforeValidator(duration())]
+Instant = Annotated[int | str, BeforeValidator(_instant)]
+SignedDuration = Annotated[int, BeforeValidator(duration(allow_negative=True, allow_zero=True))]
+Count = Annotated[int, bounded(0, 2**62)]
+TaskSteps = Annotated[int, bounded(1, MAX_TASK_STEPS)]
+Attempts = Annotated[int, bounded(1, MAX_ATTEMPTS)]
+Kind = Annotated[str, Strict(), AfterValidator(member_of(TASK_KINDS, "kind", "kinds are"))]
+ModeName = Annotated[
+    str, Strict(), AfterValidator(member_of([m.value for m in Mode], "mode", "modes are"))
+]
+Choice = Annotated[
+    str, Strict(), StringConstraints(max_length=MAX_CHOICE_LENGTH), AfterValidator(not_blank)
+]
+Choices = Annotated[list[Choice], Field(min_length=MIN_CHOICES, max_length=MAX_CHOICES)]
+
+
+class Table(BaseModel):
+    """A TOML table: only the keys declared, each checked strictly (no "7" for 7)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+def keys_of(model: type[BaseModel], *, leave_out: Sequence[str] = ()) -> tuple[str, ...]:
+    """The keys a table of this model may have, as the file spells them, in order."""
+    return tuple(
+        key
+        for name, info in model.model_fields.items()
+        if (key := info.alias or name) not in leave_out
+    )

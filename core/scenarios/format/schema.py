@@ -1,0 +1,563 @@
+"""The format declared: one pydantic model per table, action and expectation subject."""
+
+from typing import Annotated, Any, ClassVar, Final, Literal, get_args
+
+from pydantic import (
+    AfterValidator,
+    BeforeValidator,
+    Discriminator,
+    Field,
+    PrivateAttr,
+    Strict,
+    Tag,
+    model_validator,
+)
+from pydantic_core import PydanticCustomError
+
+from core.engine.config import Mode
+from core.scenarios.format.fields import (
+    Attempts,
+    Choices,
+    Count,
+    Duration,
+    Flag,
+    Ident,
+    Instant,
+    Kind,
+    ModeName,
+    NonBlank,
+    SignedDuration,
+    Table,
+    TaskSteps,
+    Text,
+    bounded,
+    duration,
+    field_error,
+    keys_of,
+    member_of,
+    positive_factor,
+    table_error,
+)
+from core.scenarios.format.model import (
+    MAX_CHOICES,
+    MAX_PLAYBACK_STEPS,
+    MAX_SEED,
+    MAX_TASKS,
+    MAX_WORKERS,
+    METRICS,
+    REJECT_REASONS,
+    TASK_STATUSES,
+    VIOLATIONS,
+    WORKER_STATES,
+    Expectation,
+    Question,
+    Subject,
+    show,
+    suggest,
+    type_name,
+)
+from core.sim.spec import ACTION_TYPES, Action, Enqueue, TaskSpec, WorkerSpec
+
+# -- workers and tasks ----
+
+
+class WorkerTable(Table):
+    id: Ident
+    autopilot: Flag = True
+    skew_ms: SignedDuration = Field(0, alias="skew")
+    self_fencing: Flag = False
+
+    def spec(self) -> WorkerSpec:
+        return WorkerSpec(
+            id=self.id,
+            autopilot=self.autopilot,
+            skew_ms=self.skew_ms,
+            self_fencing=self.self_fencing,
+        )
+
+
+class _TaskFields(Table):
+    kind: Kind | None = None
+    steps: TaskSteps | None = None
+    step_time_ms: Duration | None = Field(None, alias="step_time")
+    max_attempts: Attempts | None = None
+
+    def given(self) -> dict[str, Any]:
+        """The keys the file gave, by their Python names; the rest keep TaskSpec's defaults."""
+        return self.model_dump(exclude_unset=True, exclude={"do", "id", "task"})
+
+
+class TaskTable(_TaskFields):
+    id: Ident
+
+    def spec(self) -> TaskSpec:
+        return TaskSpec(id=self.id, **self.given())
+
+
+# -- actions: one model per action, its fields named as the action's dataclass fields ----
+
+
+class _ActionTable(Table):
+    do: str
+
+    def to_action(self) -> Action:
+        given = self.model_dump(exclude_unset=True, exclude={"do"})
+        return ACTION_TYPES[self.do](**given)
+
+
+class _OnWorker(_ActionTable):
+    worker: Ident
+
+
+class _Advance(_ActionTable):
+    do: Literal["advance"]
+    by_ms: Duration = Field(alias="by")
+
+
+class _FreezeHeartbeat(_OnWorker):
+    do: Literal["freeze_heartbeat"]
+
+
+class _Stall(_OnWorker):
+    do: Literal["stall"]
+
+
+class _Kill(_OnWorker):
+    do: Literal["kill"]
+
+
+class _Partition(_OnWorker):
+    do: Literal["partition"]
+
+
+class _Heal(_OnWorker):
+    do: Literal["heal"]
+
+
+class _Resume(_OnWorker):
+    do: Literal["resume"]
+
+
+class _Restart(_OnWorker):
+    do: Literal["restart"]
+
+
+class _AddWorker(_OnWorker):
+    do: Literal["add_worker"]
+    skew_ms: SignedDuration = Field(0, alias="skew")
+    autopilot: Flag = True
+
+
+class _Slow(_OnWorker):
+    do: Literal["slow"]
+    factor: Annotated[float, BeforeValidator(positive_factor)]
+
+
+class _Skew(_OnWorker):
+    do: Literal["skew"]
+    by_ms: SignedDuration = Field(alias="by")
+
+
+class _Enqueue(_TaskFields, _ActionTable):
+    do: Literal["enqueue"]
+    task: Ident
+
+    def to_action(self) -> Action:
+        return Enqueue(task=self.task, **self.given())
+
+
+class _Approve(_ActionTable):
+    do: Literal["approve"]
+    task: Ident
+
+
+class _Reject(_ActionTable):
+    do: Literal["reject"]
+    task: Ident
+
+
+class _Claim(_OnWorker):
+    do: Literal["claim"]
+    task: Ident | None = None
+
+
+class _Heartbeat(_OnWorker):
+    do: Literal["heartbeat"]
+
+
+class _Checkpoint(_OnWorker):
+    do: Literal["checkpoint"]
+    step: TaskSteps
+
+
+class _Write(_OnWorker):
+    do: Literal["write"]
+    key: Ident
+    value: Text
+
+
+class _Effect(_OnWorker):
+    do: Literal["effect"]
+    key: Ident
+
+
+class _Complete(_OnWorker):
+    do: Literal["complete"]
+
+
+class _Fail(_OnWorker):
+    do: Literal["fail"]
+    retry: Flag = True
+
+
+class _Park(_OnWorker):
+    do: Literal["park"]
+
+
+class _Autopilot(_OnWorker):
+    do: Literal["autopilot"]
+
+
+_ACTION_TABLES: Final[tuple[type[_ActionTable], ...]] = (
+    _Advance,
+    _FreezeHeartbeat,
+    _Stall,
+    _Kill,
+    _Partition,
+    _Heal,
+    _Resume,
+    _Restart,
+    _AddWorker,
+    _Slow,
+    _Skew,
+    _Enqueue,
+    _Approve,
+    _Reject,
+    _Claim,
+    _Heartbeat,
+    _Checkpoint,
+    _Write,
+    _Effect,
+    _Complete,
+    _Fail,
+    _Park,
+    _Autopilot,
+)
+# Each action's keys, `do` left out; every key any action may carry in its [[step]] table.
+ACTION_KEYS_OF: Final = {
+    get_args(t.model_fields["do"].annotation)[0]: keys_of(t, leave_out=("do",))
+    for t in _ACTION_TABLES
+}
+ACTION_KEYS: Final = tuple(dict.fromkeys(k for keys in ACTION_KEYS_OF.values() for k in keys))
+
+
+_AnyAction = Annotated[
+    _Advance
+    | _FreezeHeartbeat
+    | _Stall
+    | _Kill
+    | _Partition
+    | _Heal
+    | _Resume
+    | _Restart
+    | _AddWorker
+    | _Slow
+    | _Skew
+    | _Enqueue
+    | _Approve
+    | _Reject
+    | _Claim
+    | _Heartbeat
+    | _Checkpoint
+    | _Write
+    | _Effect
+    | _Complete
+    | _Fail
+    | _Park
+    | _Autopilot,
+    Discriminator("do"),
+]
+
+
+# -- expectations: one model per subject ----
+
+
+class _ExpectTable(Table):
+    subject: ClassVar[Subject]
+    # The keys whose value is the id of a worker or a task, which must exist by the step.
+    names: ClassVar[dict[str, Subject]] = {}
+    _order: tuple[str, ...] = PrivateAttr(default=())
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _keep_order(cls, data: Any, handler: Any) -> Any:
+        model = handler(data)
+        model._order = tuple(data)  # the file's order, for messages and the writer
+        return model
+
+    def to_expectation(self, line: int) -> Expectation:
+        values = self.model_dump(by_alias=True)
+        params = tuple((k, values[k]) for k in self._order if k != self.subject)
+        return Expectation(self.subject, values[self.subject], params, line=line)
+
+
+class _TaskExpect(_ExpectTable):
+    subject: ClassVar[Subject] = Subject.TASK
+    names: ClassVar[dict[str, Subject]] = {"task": Subject.TASK, "owner": Subject.WORKER}
+    task: Ident
+    status: Annotated[str, Strict(), AfterValidator(member_of(TASK_STATUSES, "task status"))] = ""
+    owner: Text = ""
+    attempt: Count = 0
+    lease_token: Count = 0
+    fence_token: Count = 0
+    checkpoint_step: Count = 0
+    # virtual instants as durations since the start; "" = none (no lease, e.g. a finished
+    # task, or mistake one's task with no version)
+    expires_at: Instant = ""
+    renew_deadline: Instant = ""
+
+
+class _WorkerExpect(_ExpectTable):
+    subject: ClassVar[Subject] = Subject.WORKER
+    names: ClassVar[dict[str, Subject]] = {"worker": Subject.WORKER, "holds": Subject.TASK}
+    worker: Ident
+    state: Annotated[str, Strict(), AfterValidator(member_of(WORKER_STATES, "worker state"))] = ""
+    holds: Text = ""
+    # the tokens the worker believes it holds (they may be stale)
+    lease_token: Count = 0
+    fence_token: Count = 0
+
+
+class _LedgerExpect(_ExpectTable):
+    subject: ClassVar[Subject] = Subject.LEDGER
+    names: ClassVar[dict[str, Subject]] = {"writer": Subject.WORKER}
+    ledger: Ident
+    value: Text = ""
+    fence_token: Count = 0
+    writer: Text = ""
+
+
+class _RejectedExpect(_ExpectTable):
+    subject: ClassVar[Subject] = Subject.REJECTED
+    names: ClassVar[dict[str, Subject]] = {"worker": Subject.WORKER, "task": Subject.TASK}
+    rejected: Annotated[
+        Ident, AfterValidator(member_of((*REJECT_REASONS, "any"), "rejection reason"))
+    ]
+    worker: Text = ""
+    task: Text = ""
+    count: Count = 0
+
+
+class _EffectExpect(_ExpectTable):
+    subject: ClassVar[Subject] = Subject.EFFECT
+    effect: Ident
+    applied: Count = 0
+
+
+class _ViolationExpect(_ExpectTable):
+    subject: ClassVar[Subject] = Subject.VIOLATION
+    violation: Annotated[Ident, AfterValidator(member_of((*VIOLATIONS, "any"), "violation"))]
+    count: Count = 0
+
+
+_MetricBound = Annotated[int, BeforeValidator(duration(allow_zero=True))]
+
+
+class _MetricExpect(_ExpectTable):
+    subject: ClassVar[Subject] = Subject.METRIC
+    metric: Annotated[Ident, AfterValidator(member_of(METRICS, "metric"))]
+    # recovery_time's bounds are durations, wasted_steps' are counts: read once the metric
+    # is known (in _bounds), so both are taken as they come here.
+    min: Any = None
+    max: Any = None
+
+    @model_validator(mode="after")
+    def _bounds(self) -> "_MetricExpect":
+        for key in ("min", "max"):
+            raw = getattr(self, key)
+            if raw is None:
+                continue
+            try:
+                if self.metric == "recovery_time":
+                    value = duration(allow_zero=True)(raw)
+                else:
+                    value = _int_in(raw, 0, 2**62)
+            except PydanticCustomError as err:
+                raise table_error(f"{key}{err.context['rest'] if err.context else ''}") from None
+            setattr(self, key, value)
+        if isinstance(self.min, int) and isinstance(self.max, int) and self.min > self.max:
+            raise table_error(f"metric {self.metric}: min is above max")
+        return self
+
+
+def _int_in(value: Any, low: int, high: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise field_error(f" must be an integer, got {show(value)}")
+    if value < low:
+        raise field_error(f" must be at least {low}, got {value}")
+    if value > high:
+        raise field_error(f" is too large: {value} (at most {high})")
+    return value
+
+
+_EXPECT_TABLES: Final[tuple[type[_ExpectTable], ...]] = (
+    _TaskExpect,
+    _WorkerExpect,
+    _LedgerExpect,
+    _RejectedExpect,
+    _EffectExpect,
+    _ViolationExpect,
+    _MetricExpect,
+)
+# Each expectation subject, with the other keys its inline table may have.
+EXPECT_SUBJECTS: Final = {t.subject: keys_of(t, leave_out=(t.subject,)) for t in _EXPECT_TABLES}
+# Each subject's keys that name a worker or a task (the subject's own key included).
+EXPECT_NAMES: Final = {t.subject: t.names for t in _EXPECT_TABLES}
+_ALL_EXPECT_KEYS: Final = tuple(
+    dict.fromkeys(k for subject, keys in EXPECT_SUBJECTS.items() for k in (subject, *keys))
+)
+
+
+def _subject_of(item: Any) -> Subject | None:
+    """Which subject an expectation names (`rejected` wins: it may also name a worker)."""
+    if not isinstance(item, dict):
+        return None
+    if Subject.REJECTED in item:
+        return Subject.REJECTED
+    named = [k for k in item if k in EXPECT_SUBJECTS]
+    return Subject(named[0]) if len(named) == 1 else None
+
+
+def _one_subject(item: Any) -> Any:
+    if not isinstance(item, dict):
+        raise table_error(f"each expectation must be an inline table, got {type_name(item)}")
+    if _subject_of(item) is not None:
+        return item
+    named = [k for k in item if k in EXPECT_SUBJECTS]
+    if len(named) > 1:
+        raise table_error(
+            f'an expectation names one subject, this one names "{named[0]}" and "{named[1]}"'
+        )
+    first = next(iter(item), None)
+    if first is not None and first not in _ALL_EXPECT_KEYS:
+        raise table_error(
+            f'unknown key "{first}" in an expectation{suggest(first, _ALL_EXPECT_KEYS)}'
+        )
+    raise table_error("an expectation needs a subject: one of " + ", ".join(EXPECT_SUBJECTS))
+
+
+_AnyExpect = Annotated[
+    Annotated[
+        Annotated[_TaskExpect, Tag(Subject.TASK)]
+        | Annotated[_WorkerExpect, Tag(Subject.WORKER)]
+        | Annotated[_LedgerExpect, Tag(Subject.LEDGER)]
+        | Annotated[_RejectedExpect, Tag(Subject.REJECTED)]
+        | Annotated[_EffectExpect, Tag(Subject.EFFECT)]
+        | Annotated[_ViolationExpect, Tag(Subject.VIOLATION)]
+        | Annotated[_MetricExpect, Tag(Subject.METRIC)],
+        Discriminator(_subject_of),
+    ],
+    BeforeValidator(_one_subject),
+]
+
+
+# -- playback steps ----
+
+_QUESTION_PARTS: Final = ("choices", "choices_zh", "answer", "why", "why_zh")
+
+
+class StepTable(Table):
+    say: Text | None = None
+    say_zh: Text | None = None
+    action: _AnyAction | None = Field(None, alias="do")
+    expect: list[_AnyExpect] | None = None
+    ask: NonBlank | None = None
+    ask_zh: NonBlank | None = None
+    choices: Choices | None = None
+    choices_zh: Choices | None = None
+    answer: Annotated[int, bounded(1, MAX_CHOICES)] | None = None
+    why: Text | None = None
+    why_zh: Text | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _gather_action(cls, data: Any) -> Any:
+        """`do` and its keys sit flat in the [[step]] table; the action model reads them as
+        one table. Without `do`, an action's key stays behind and is reported as such."""
+        if not isinstance(data, dict) or "do" not in data:
+            return data
+        own = {k: v for k, v in data.items() if k not in ACTION_KEYS}
+        own["do"] = {"do": data["do"], **{k: v for k, v in data.items() if k in ACTION_KEYS}}
+        return own
+
+    @model_validator(mode="after")
+    def _whole(self) -> "StepTable":
+        asked = self.ask is not None or self.ask_zh is not None
+        content = (self.say, self.say_zh, self.action, self.expect, self.ask, self.ask_zh)
+        if all(part is None for part in content):
+            raise table_error("empty step: give it say, do or expect")
+        for key in _QUESTION_PARTS:
+            if getattr(self, key) is not None and not asked:
+                raise table_error(f'"{key}" without a question: add ask = "..."', key)
+        n = len(self.choices) if self.choices is not None else None
+        if self.choices_zh is not None and n is None:
+            raise table_error('"choices_zh" without choices: add choices = [...]', "choices_zh")
+        if self.answer is not None and n is None:
+            raise table_error('"answer" without choices: add choices = [...]', "answer")
+        if n is not None and self.answer is None:
+            raise table_error(
+                f"choices need an answer: add answer = N, the right one's number (1 to {n})",
+                "choices",
+            )
+        if n is not None and self.answer is not None and self.answer > n:
+            raise table_error(
+                f"answer must be one of the choices, 1 to {n}, got {self.answer}", "answer"
+            )
+        if n is not None and self.choices_zh is not None and len(self.choices_zh) != n:
+            raise table_error(
+                f"choices_zh has {len(self.choices_zh)} answers, choices has {n}: "
+                "give both the same answers in the same order",
+                "choices_zh",
+            )
+        return self
+
+    def question(self) -> Question | None:
+        if self.ask is None and self.ask_zh is None:
+            return None
+        return Question(
+            ask=self.ask,
+            ask_zh=self.ask_zh,
+            choices=tuple(self.choices or ()),
+            choices_zh=tuple(self.choices_zh or ()),
+            answer=self.answer,
+            why=self.why,
+            why_zh=self.why_zh,
+        )
+
+
+# -- the document ----
+
+
+class ScenarioFile(Table):
+    title: NonBlank
+    title_zh: Text | None = None
+    summary: Text | None = None
+    summary_zh: Text | None = None
+    mode: ModeName = Mode.CORRECT.value
+    seed: Annotated[int, bounded(-MAX_SEED, MAX_SEED)] = 0
+    lease_ttl: Duration | None = None
+    heartbeat_every: Duration | None = None
+    poll_every: Duration | None = None
+    renew_deadline: Duration | None = None
+    self_fencing: Flag = False
+    workers: list[WorkerTable] = Field(default_factory=list, max_length=MAX_WORKERS)
+    tasks: list[TaskTable] = Field(default_factory=list, max_length=MAX_TASKS)
+    step: list[StepTable] = Field(default_factory=list, max_length=MAX_PLAYBACK_STEPS)
+
+
+TOP_KEYS: Final = keys_of(ScenarioFile)
+WORKER_KEYS: Final = keys_of(WorkerTable)
+TASK_KEYS: Final = keys_of(TaskTable)
+STEP_KEYS: Final = keys_of(StepTable) + ACTION_KEYS
+# The tables written as arrays of tables, and the word for one entry.
+ARRAYS: Final = {"workers": "worker", "tasks": "task", "step": "step"}

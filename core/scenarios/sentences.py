@@ -1,0 +1,298 @@
+"""An expectation as a sentence an audience reads, in English or Chinese.
+
+`{ rejected = "fenced", worker = "acheng", count = 1 }` is the file's form; on screen (and
+in anything exported for people) it reads "Acheng was refused once: fenced" /
+"阿澄被拒收一次：围栏令牌落后". The words are the glossary's (names, statuses, states,
+reasons, violations); the sentence forms are below. The TOML form stays what the file
+holds, and the app shows it on demand.
+"""
+
+import re
+from collections.abc import Callable
+from typing import Final
+
+from core.engine.durations import format_clock, format_duration
+from core.scenarios import glossary
+from core.scenarios.format import Expectation, ExpectValue
+from core.scenarios.glossary import Word
+from core.sim.spec import Action, Advance
+
+FORMS: Final[dict[str, Word]] = {
+    # a task: "{task} is running, held by Acheng, fence token 2"
+    "task_status": ("{task} is {status}", "{task} {status}"),
+    "task_head": ("{task}:", "{task}："),
+    "task_owner": ("held by {who}", "由{who}持有"),
+    "task_no_owner": ("held by nobody", "无人持有"),
+    "task_attempt": ("attempt {n}", "第 {n} 次尝试"),
+    "task_lease_token": ("lease token {n}", "租约令牌 {n}"),
+    "task_fence_token": ("fence token {n}", "围栏令牌 {n}"),
+    "task_checkpoint_step": ("checkpoint at step {n}", "检查点在第 {n} 步"),
+    "task_no_checkpoint": ("no checkpoint", "还没有检查点"),
+    "task_expires_at": ("lease ends at {at}", "租约 {at} 到期"),
+    "task_renew_deadline": ("renew by {at}", "须在 {at} 前续约"),
+    "task_no_expires_at": ("no lease end", "没有到期时刻"),
+    "task_no_renew_deadline": ("no renew deadline", "没有续约截止时刻"),
+    "task_no_lease_token": ("no lease token", "没有租约令牌"),
+    "task_no_fence_token": ("no fence token", "没有围栏令牌"),
+    # a worker: "Acheng is working, holds river-tax"
+    "worker_state": ("{who} is {state}", "{who}{state}"),
+    "worker_head": ("{who}", "{who}"),
+    "worker_holds": ("holds {task}", "持有 {task}"),
+    "worker_holds_nothing": ("holds nothing", "手里没有任务"),
+    "worker_lease_token": ("remembers lease token {n}", "记得租约令牌 {n}"),
+    "worker_fence_token": ("remembers fence token {n}", "记得围栏令牌 {n}"),
+    # a ledger page: "Page floor6/1: written by Acheng, fence token 1"
+    "ledger_head": ("page {page}:", "{page} 页："),
+    "ledger_page": ("page {page} is in the ledger", "总册里有 {page} 页"),
+    "ledger_writer": ("written by {who}", "由{who}写下"),
+    "ledger_value": ("says “{value}”", "写着“{value}”"),
+    "ledger_fence_token": ("fence token {n}", "围栏令牌 {n}"),
+    # refusals: "Acheng was refused once: fenced"
+    "rejected_who": ("{who} was refused {times}: {reason}", "{who}被拒收{times}：{reason}"),
+    "rejected_some": ("{who} was refused: {reason}", "{who}被拒收：{reason}"),
+    "rejected_task": ("a call on {task}", "对 {task} 的调用"),
+    "rejected_anyone": ("a call", "有调用"),
+    "rejected_none": ("{who} was never refused ({reason})", "{who}没有被拒收过（{reason}）"),
+    "rejected_nothing": ("nothing was refused", "没有任何调用被拒收"),
+    "rejected_nothing_for": ("nothing was refused ({reason})", "没有调用被拒收（{reason}）"),
+    "any_reason": ("any reason", "任何原因"),
+    # effects: "Effect grant/3/pay was applied once"
+    "effect_applied": ("effect {page} was applied {times}", "副作用 {page} 执行了{times}"),
+    "effect_never": ("effect {page} was never applied", "副作用 {page} 从未执行"),
+    "effect_some": ("effect {page} was applied", "副作用 {page} 已执行"),
+    # the safety checker: "No safety violation"
+    "violation_none": ("no safety violation", "没有安全违规"),
+    "violation_none_of": ("no {name}", "没有“{name}”"),
+    "violation_count": ("{name}: {times}", "{name}：{times}"),
+    "violation_some": ("at least one {name}", "至少一次“{name}”"),
+    "any_violation": ("safety violation", "安全违规"),
+    "recovery_time": ("recovery took {bounds}", "恢复用时{bounds}"),
+    "wasted_steps": ("steps done twice: {bounds}", "重做的步数：{bounds}"),
+    "at_least": ("at least {low}", "至少 {low}"),
+    "at_most": ("at most {high}", "至多 {high}"),
+    "between": ("between {low} and {high}", "在 {low} 到 {high} 之间"),
+    "exactly": ("exactly {low}", "正好 {low}"),
+    "once": ("once", "一次"),
+    "twice": ("twice", "两次"),
+    "times": ("{n} times", " {n} 次"),
+    "and": (", ", "，"),
+}
+
+
+_LATIN_CJK = re.compile(r"([A-Za-z0-9])([\u4e00-\u9fff])")
+_CJK_LATIN = re.compile(r"([\u4e00-\u9fff])([A-Za-z0-9])")
+
+
+def _form(key: str, lang: str, **fill: object) -> str:
+    return glossary.pick(FORMS[key], lang).format(**fill)
+
+
+def _who(worker_id: str, lang: str) -> str:
+    """The story's people by their names (阿澄, Acheng); other workers by their ids."""
+    return glossary.person_name(worker_id, lang) or worker_id
+
+
+def _times(n: int, lang: str) -> str:
+    if n == 1:
+        return _form("once", lang)
+    if n == 2 and lang != "zh":
+        return _form("twice", lang)
+    return _form("times", lang, n=n)
+
+
+def _bounds(low: ExpectValue | None, high: ExpectValue | None, lang: str, timed: bool) -> str:
+    def shown(v: ExpectValue | None) -> str:
+        return format_duration(v) if timed and isinstance(v, int) else str(v)
+
+    if low is not None and low == high:
+        return _form("exactly", lang, low=shown(low))
+    if low is not None and high is not None:
+        return _form("between", lang, low=shown(low), high=shown(high))
+    if high is not None:
+        return _form("at_most", lang, high=shown(high))
+    return _form("at_least", lang, low=shown(low))
+
+
+def _clock(ms: int) -> str:
+    """An instant as the header shows it, without milliseconds when there are none."""
+    text = format_clock(ms)
+    return text.removesuffix(".000")
+
+
+def _sentence(head: str | None, tails: list[str], lang: str, *, after: str) -> str:
+    """`head` and the phrases after it: "X is running, held by Acheng"; with no head,
+    `after` (ending in ":" or a name) leads: "X: held by Acheng"."""
+    joiner = _form("and", lang)
+    if head is not None:
+        return joiner.join([head, *tails])
+    gap = "" if lang == "zh" or after.endswith("：") else " "
+    return after + gap + joiner.join(tails)
+
+
+def _task(exp: Expectation, lang: str) -> str:
+    task = exp.value
+    head: str | None = None
+    tails = []
+    for key, v in exp.params:
+        if key == "status":
+            head = _form("task_status", lang, task=task, status=glossary.status_word(str(v), lang))
+        elif key == "owner":
+            who = _who(str(v), lang)
+            tails.append(_form("task_owner", lang, who=who) if v else _form("task_no_owner", lang))
+        elif key == "checkpoint_step" and v == 0:
+            tails.append(_form("task_no_checkpoint", lang))
+        elif key in ("expires_at", "renew_deadline"):
+            if isinstance(v, int):
+                tails.append(_form(f"task_{key}", lang, at=_clock(v)))
+            else:
+                tails.append(_form(f"task_no_{key}", lang))
+        elif key in ("lease_token", "fence_token") and v == 0:
+            tails.append(_form(f"task_no_{key}", lang))  # token 0 is never issued
+        else:
+            tails.append(_form(f"task_{key}", lang, n=v))
+    return _sentence(head, tails, lang, after=_form("task_head", lang, task=task))
+
+
+def _worker(exp: Expectation, lang: str) -> str:
+    who = _who(exp.value, lang)
+    head: str | None = None
+    tails = []
+    for key, v in exp.params:
+        if key == "state":
+            head = _form("worker_state", lang, who=who, state=glossary.state_word(str(v), lang))
+        elif key == "holds":
+            tails.append(
+                _form("worker_holds", lang, task=v) if v else _form("worker_holds_nothing", lang)
+            )
+        else:
+            tails.append(_form(f"worker_{key}", lang, n=v))
+    return _sentence(head, tails, lang, after=_form("worker_head", lang, who=who))
+
+
+def _ledger(exp: Expectation, lang: str) -> str:
+    page = exp.value
+    tails = []
+    for name, v in exp.params:
+        if name == "writer":
+            tails.append(_form("ledger_writer", lang, who=_who(str(v), lang)))
+        elif name == "value":
+            tails.append(_form("ledger_value", lang, value=v))
+        else:
+            tails.append(_form("ledger_fence_token", lang, n=v))
+    if not tails:
+        return _form("ledger_page", lang, page=page)
+    return _sentence(None, tails, lang, after=_form("ledger_head", lang, page=page))
+
+
+def _rejected(exp: Expectation, lang: str) -> str:
+    reason = (
+        _form("any_reason", lang) if exp.value == "any" else glossary.reason_word(exp.value, lang)
+    )
+    worker, task, count = exp.get("worker"), exp.get("task"), exp.get("count")
+    if worker is not None:
+        who = _who(str(worker), lang)
+    elif task is not None:
+        who = _form("rejected_task", lang, task=task)
+    else:
+        who = _form("rejected_anyone", lang)
+    if count == 0 and worker is None and task is None:
+        if exp.value == "any":
+            return _form("rejected_nothing", lang)
+        return _form("rejected_nothing_for", lang, reason=reason)
+    if count == 0:
+        return _form("rejected_none", lang, who=who, reason=reason)
+    if isinstance(count, int):
+        return _form("rejected_who", lang, who=who, times=_times(count, lang), reason=reason)
+    return _form("rejected_some", lang, who=who, reason=reason)
+
+
+def _effect(exp: Expectation, lang: str) -> str:
+    applied = exp.get("applied")
+    if applied == 0:
+        return _form("effect_never", lang, page=exp.value)
+    if isinstance(applied, int):
+        return _form("effect_applied", lang, page=exp.value, times=_times(applied, lang))
+    return _form("effect_some", lang, page=exp.value)
+
+
+def _violation(exp: Expectation, lang: str) -> str:
+    count = exp.get("count")
+    if exp.value == "any":
+        if count == 0:
+            return _form("violation_none", lang)
+        name = _form("any_violation", lang)
+    else:
+        name = glossary.violation_word(exp.value, lang)
+        if count == 0:
+            return _form("violation_none_of", lang, name=name)
+    if isinstance(count, int):
+        return _form("violation_count", lang, name=name, times=_times(count, lang).strip())
+    return _form("violation_some", lang, name=name)
+
+
+def _metric(exp: Expectation, lang: str) -> str:
+    timed = exp.value == "recovery_time"
+    bounds = _bounds(exp.get("min"), exp.get("max"), lang, timed)
+    return _form("recovery_time" if timed else "wasted_steps", lang, bounds=bounds)
+
+
+# One sentence maker for each subject of `expect`.
+SUBJECTS: Final[dict[str, Callable[[Expectation, str], str]]] = {
+    "task": _task,
+    "worker": _worker,
+    "ledger": _ledger,
+    "rejected": _rejected,
+    "effect": _effect,
+    "violation": _violation,
+    "metric": _metric,
+}
+
+
+def expectation_sentence(exp: Expectation, lang: str = "en") -> str:
+    """The expectation as one sentence in `lang` (en or zh); its TOML form for a subject
+    this module does not know."""
+    make = SUBJECTS.get(str(exp.subject))
+    if make is None:
+        return exp.to_toml()
+    sentence = make(exp, lang)
+    if lang == "zh":
+        # a space between Latin letters or digits and Chinese ("A 被拒收", not "A被拒收")
+        sentence = _LATIN_CJK.sub(r"\1 \2", _CJK_LATIN.sub(r"\1 \2", sentence))
+    ids = tuple(str(v) for _k, v in exp.items() if v != "")
+    if lang != "zh" and sentence and not sentence.startswith(ids):
+        sentence = sentence[0].upper() + sentence[1:]  # not an id: a task, a worker, a page
+    return sentence
+
+
+ACTION_FORMS: Final[dict[str, Word]] = {
+    "advance": ("{span} pass", "过了 {span}"),
+    "seconds": ("{n} s", "{n} 秒"),
+    "by": ("{who}: {verb}", "{who}：{verb}"),
+    "by_on": ("{who}: {verb} {what}", "{who}：{verb} {what}"),
+    "on": ("{verb} {what}", "{verb} {what}"),
+}
+
+
+def action_sentence(action: Action, lang: str = "en") -> str:
+    """A step's act in a few words, for a step that says nothing itself: "10s pass",
+    "Acheng: write floor6/2", "临舟：领取 floor6"."""
+    if isinstance(action, Advance):
+        whole, rest = divmod(action.by_ms, 1000)
+        span = (
+            glossary.pick(ACTION_FORMS["seconds"], lang).format(n=whole)
+            if not rest and whole < 600
+            else format_duration(action.by_ms)
+        )
+        return glossary.pick(ACTION_FORMS["advance"], lang).format(span=span)
+    verb = glossary.action_word(action.name, lang)
+    if lang != "zh":
+        verb = verb.replace("_", " ")
+    worker = getattr(action, "worker", None)
+    what = getattr(action, "key", None) or getattr(action, "task", None) or ""
+    if worker is None:
+        said = glossary.pick(ACTION_FORMS["on"], lang).format(verb=verb, what=what).strip()
+        return said[:1].upper() + said[1:]
+    form = "by_on" if what else "by"
+    return glossary.pick(ACTION_FORMS[form], lang).format(
+        who=_who(worker, lang), verb=verb, what=what
+    )

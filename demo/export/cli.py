@@ -1,0 +1,239 @@
+"""`borrowed-keys export SCENARIO`: a scenario as one self-contained web page.
+
+The design's last advice is a demo for a portfolio, ending with "一个故障演示：worker A
+卡死，worker B 接手，A 恢复后写入被拒。": this makes that demo a page an interviewer can
+open before the call.
+
+    borrowed-keys export 01_fog [--out DIR] [--lang en|zh|both] [--size COLSxROWS]
+                                [--preview FILE.gif]
+
+Plays the scenario (a bundled name, or any scenario file: a saved exploration, a chaos
+reproducer) in the real app, headless, and writes DIR/index.html; with --preview, an
+animated GIF of the frames as well. Bad input is one line and exit 2, and nothing is
+written unless the whole export succeeded.
+"""
+
+import argparse
+import asyncio
+import os
+import re
+import shlex
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from demo.export import DEFAULT_SIZE
+
+# The console script builds every command's parser on each run: this module stays light,
+# and textual (the app, the frames) loads in the handler only.
+if TYPE_CHECKING:
+    from core.scenarios.format import Scenario
+    from demo.export.frames import Recording
+
+PROG = "borrowed-keys export"
+DESCRIPTION = "A scenario as one self-contained web page, played in the real app."
+LANG_CHOICES = ("en", "zh", "both")
+MIN_SIZE = (80, 24)  # the smallest screen the app lays out for
+MAX_SIZE = (400, 150)
+
+
+def parse_size(text: str) -> tuple[int, int]:
+    """COLSxROWS, within the sizes the app is drawn for."""
+    m = re.fullmatch(r"(\d+)x(\d+)", text.strip().lower())
+    if m is None:
+        raise argparse.ArgumentTypeError(f"{text!r} is not COLSxROWS (for example 160x48)")
+    cols, rows = int(m.group(1)), int(m.group(2))
+    if not (MIN_SIZE[0] <= cols <= MAX_SIZE[0] and MIN_SIZE[1] <= rows <= MAX_SIZE[1]):
+        raise argparse.ArgumentTypeError(
+            f"{text} is outside {MIN_SIZE[0]}x{MIN_SIZE[1]} .. {MAX_SIZE[0]}x{MAX_SIZE[1]}"
+        )
+    return cols, rows
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("scenario", metavar="SCENARIO", help="a scenario file or a bundled name")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="the folder to write (default: borrowed-keys-out/SCENARIO, beside the app's saves)",
+    )
+    parser.add_argument(
+        "--lang", choices=LANG_CHOICES, default="both", help="en, zh or both (default: both)"
+    )
+    parser.add_argument(
+        "--size",
+        type=parse_size,
+        default=DEFAULT_SIZE,
+        metavar="COLSxROWS",
+        help=f"the app's screen (default {DEFAULT_SIZE[0]}x{DEFAULT_SIZE[1]})",
+    )
+    parser.add_argument(
+        "--preview", type=Path, default=None, metavar="FILE.gif", help="also an animated GIF"
+    )
+
+
+def add_parser(subparsers: Any) -> None:
+    """Register `export` on the console script's subcommands (its handler runs it)."""
+    parser = subparsers.add_parser(
+        "export", help="a scenario as a self-contained web page", description=DESCRIPTION
+    )
+    add_arguments(parser)
+    parser.set_defaults(handler=run)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog=PROG, description=DESCRIPTION)
+    add_arguments(parser)
+    return parser
+
+
+@dataclass(frozen=True, slots=True)
+class Exported:
+    page: Path
+    page_bytes: int
+    preview: Path | None
+    preview_bytes: int
+    steps: int
+    seconds: float
+
+
+def langs_of(choice: str) -> tuple[str, ...]:
+    return ("en", "zh") if choice == "both" else (choice,)
+
+
+def command_line(name: str, langs: Sequence[str], size: tuple[int, int]) -> str:
+    """How the page was made, as one would type it (the defaults left out)."""
+    words = ["borrowed-keys", "export", name]
+    if tuple(langs) != ("en", "zh"):
+        words += ["--lang", langs[0]]
+    if size != DEFAULT_SIZE:
+        words += ["--size", f"{size[0]}x{size[1]}"]
+    return shlex.join(words)
+
+
+async def record_all(
+    scenario: "Scenario", langs: Sequence[str], size: tuple[int, int], steps: int | None = None
+) -> "list[Recording]":
+    """One app a language, run side by side: while one waits for its screen to settle, the
+    other works (the frames are the same as one after the other, a test compares them)."""
+    from demo.export.frames import record
+
+    return list(
+        await asyncio.gather(*(record(scenario, lang, size, steps=steps) for lang in langs))
+    )
+
+
+def _write_atomically(path: Path, data: bytes) -> None:
+    """Write to a temporary file beside `path`, then rename: never a half-written file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        # mkstemp makes it private (0600); a page to publish gets the usual mode
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def export(
+    scenario: "Scenario",
+    out: Path,
+    *,
+    name: str,
+    langs: Sequence[str] = ("en", "zh"),
+    size: tuple[int, int] = DEFAULT_SIZE,
+    preview: Path | None = None,
+    steps: int | None = None,
+) -> Exported:
+    """Play, render and write. `steps` keeps only the first steps (the tests' short pages)."""
+    from demo.export.page import build_page
+
+    started = time.perf_counter()
+    recordings = asyncio.run(record_all(scenario, langs, size, steps))
+    html = build_page(scenario, recordings, command=command_line(name, langs, size))
+    gif = b""
+    if preview is not None:
+        from demo.export.preview import preview_gif
+
+        gif = preview_gif(recordings[0])
+    page = out / "index.html"
+    data = html.encode("utf-8")
+    _write_atomically(page, data)
+    if preview is not None:
+        _write_atomically(preview, gif)
+    return Exported(
+        page,
+        len(data),
+        preview,
+        len(gif),
+        len(recordings[0].frames) - 1,
+        time.perf_counter() - started,
+    )
+
+
+def _problem(args: argparse.Namespace, out: Path) -> str | None:
+    """What is wrong with the places to write, before anything is played."""
+    if out.exists() and not out.is_dir():
+        return f"{out}: exists and is not a folder"
+    if args.preview is not None:
+        if args.preview.suffix.lower() != ".gif":
+            return f"{args.preview}: the preview is a .gif file"
+        if args.preview.is_dir():
+            return f"{args.preview}: is a folder"
+        from demo.export.preview import PreviewError, font_files
+
+        try:
+            font_files()
+        except PreviewError as exc:
+            return str(exc)
+    return None
+
+
+def run(args: argparse.Namespace) -> int:
+    from core.scenarios.format import ScenarioError
+    from core.scenarios.library import open_scenario
+    from demo.saves import SAVE_FOLDER
+
+    try:
+        scenario = open_scenario(args.scenario)
+    except (ScenarioError, OSError) as exc:
+        print(f"{PROG}: {exc}", file=sys.stderr)
+        return 2
+    stem = Path(args.scenario).name.removesuffix(".toml")
+    out: Path = args.out if args.out is not None else Path(SAVE_FOLDER) / stem
+    problem = _problem(args, out)
+    if problem is not None:
+        print(f"{PROG}: {problem}", file=sys.stderr)
+        return 2
+    try:
+        done = export(
+            scenario,
+            out,
+            name=args.scenario,
+            langs=langs_of(args.lang),
+            size=args.size,
+            preview=args.preview,
+        )
+    except OSError as exc:
+        print(f"{PROG}: {exc}", file=sys.stderr)
+        return 2
+    print(f"{done.page}: {done.steps} steps, {done.page_bytes / 1e6:.1f} MB, {done.seconds:.1f} s")
+    if done.preview is not None:
+        print(f"{done.preview}: {done.preview_bytes / 1e6:.2f} MB")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(list(argv) if argv is not None else None)
+    return run(args)

@@ -1,0 +1,147 @@
+"""Where the main screen's session does its work: inline, or off the event loop.
+
+On SQLite in memory a step is microseconds and must stay deterministic for the tests, so
+the work runs inline and the screen redraws at once. On PostgreSQL every step's statements
+travel the network; run on the event loop they would freeze the screen (keys, the clock,
+the toasts) for as long. There the work runs on a worker thread, one job after another in
+the order asked, and the thread reads the frame the screen then draws (every read of the
+store included), and posts it back as a past-tense message (`SessionWorked`), as
+Harlequin does with its queries.
+"""
+
+from collections import deque
+from collections.abc import Callable, Collection
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from rich.text import Text
+from textual.message import Message
+
+from core.engine.records import EventRow
+from core.scenarios.session import Session
+from core.sim.snapshot import Snapshot, SnapshotPart
+from demo.widgets.narration import narration_text
+
+if TYPE_CHECKING:
+    from demo.screens.main import MainScreen
+
+Then = Callable[[Any], None]
+
+
+@dataclass(frozen=True, slots=True)
+class Frame:
+    """Everything a refresh reads from the session, read at one instant."""
+
+    generation: int
+    snap: Snapshot
+    events: tuple[EventRow, ...]  # the events after the previous frame's
+    narration: Text
+    title: str
+    forked: bool
+    dropped_script: bool
+    on_their_own: bool
+    question_waits: bool
+    undoes: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Reading:
+    """What the frame is read for: the lists the panel on screen needs, the language, and
+    how expectations are shown (read on the loop, before the work is handed off)."""
+
+    parts: Collection[SnapshotPart]
+    lang: str
+    toml: bool
+
+
+def read_frame(session: Session, reading: Reading, since: tuple[int, int]) -> Frame:
+    """One frame; `since` is the (generation, event seq) the previous frame was read at."""
+    snap = session.snapshot(reading.parts)
+    generation = session.generation
+    seen = since[1] if since[0] == generation else 0
+    events = tuple(session.events(seen)) if snap.last_event_seq > seen else ()
+    return Frame(
+        generation=generation,
+        snap=snap,
+        events=events,
+        narration=narration_text(session, reading.lang, toml=reading.toml),
+        title=session.title(reading.lang),
+        forked=session.forked,
+        dropped_script=session.dropped_script,
+        on_their_own=bool(session.handed_over),
+        question_waits=session.question is not None,
+        undoes=session.undoes,
+    )
+
+
+class SessionWorked(Message):
+    """The session did a job off the loop: its result, what to do with it, the frame after."""
+
+    def __init__(
+        self, result: object, then: Then | None, frame: Frame | None, error: BaseException | None
+    ) -> None:
+        super().__init__()
+        self.result = result
+        self.then = then
+        self.frame = frame
+        self.error = error
+
+
+class SessionIdle(Message):
+    """The worker thread ran every job it was given."""
+
+
+class SessionRunner:
+    """Runs the screen's session jobs inline, or (`off_loop`) one at a time on a thread."""
+
+    def __init__(self, screen: "MainScreen", *, off_loop: bool) -> None:
+        self.screen = screen
+        self.off_loop = off_loop
+        self._jobs: deque[tuple[Callable[[], object], Then | None, Reading | None]] = deque()
+        self._running = False
+        self._since = (0, 0)  # the (generation, seq) of the last frame read
+
+    @property
+    def busy(self) -> bool:
+        return self._running or bool(self._jobs)
+
+    def forget_events(self) -> None:
+        """The next frame brings every event again (the log is rewritten)."""
+        self._since = (0, 0)
+
+    def read(self, reading: Reading) -> Frame:
+        frame = read_frame(self.screen.session, reading, self._since)
+        if frame.events:
+            self._since = (frame.generation, frame.events[-1].seq)
+        elif self._since[0] != frame.generation:
+            self._since = (frame.generation, 0)
+        return frame
+
+    def do(self, work: Callable[[], object], then: Then | None, reading: Reading | None) -> None:
+        """On the thread: run `work` and read the frame after it (none without `reading`);
+        on the loop, `then(result)` and the frame drawn."""
+        self._jobs.append((work, then, reading))
+        if not self._running:
+            self._running = True
+            self.screen.run_worker(self._drain, thread=True, group="session", exit_on_error=False)
+
+    def _drain(self) -> None:
+        """On the worker thread: every job queued, in order; each posts its frame."""
+        while self._jobs:
+            work, then, reading = self._jobs.popleft()
+            result: object = None
+            error: BaseException | None = None
+            try:
+                result = work()
+            except Exception as exc:  # handed to the loop, where it is raised as inline
+                error = exc
+            frame = self.read(reading) if reading is not None and error is None else None
+            self.screen.post_message(SessionWorked(result, then, frame, error))
+        self.screen.post_message(SessionIdle())
+
+    def idle(self) -> None:
+        """On the loop: the thread has stopped; start it again if a job came meanwhile."""
+        self._running = False
+        if self._jobs:
+            self._running = True
+            self.screen.run_worker(self._drain, thread=True, group="session", exit_on_error=False)

@@ -1,0 +1,162 @@
+"""Line breaking that follows Chinese rules, for English and Chinese alike.
+
+Rich breaks Chinese at any character: that put a lone "。" or "，" at the start of a line,
+split words like 租约令牌 across two, and left a number on the line after its word
+("围栏令牌 / 1"). Here a line never starts with closing punctuation nor ends with an
+opening one, a glossary word is never split, and a number stays with the word before it
+and the unit after it ("围栏令牌 1", "第 2 页", "80 秒").
+"""
+
+import functools
+
+from rich.cells import cell_len
+from rich.text import Text
+
+# A line never starts with these (closing punctuation) nor ends with the opening ones.
+NO_LINE_START = set("，。、；：！？）》」』”’…·")
+NO_LINE_END = set("（《「『“‘")
+# Units a number keeps on its line: "80 秒", "第 2 页", "3 次".
+UNITS = set("秒分钟步页次个位号层天时毫份条张项遍")
+
+
+def _all_cjk(text: str) -> bool:
+    return all(_is_cjk(ch) for ch in text)
+
+
+def _is_cjk(ch: str) -> bool:
+    return "\u4e00" <= ch <= "\u9fff"
+
+
+@functools.cache
+def protected_terms() -> tuple[str, ...]:
+    """The glossary's Chinese words, longest first: a wrap never splits one ("租约令 / 牌")."""
+    from demo.i18n import WORDS
+
+    terms = {zh for _en, zh in WORDS.values() if 2 <= len(zh) <= 6 and _all_cjk(zh)}
+    terms |= {"租约令牌", "围栏令牌", "围栏签", "暂存木匣", "暂存架", "存储", "持有者"}
+    terms |= {"进度条", "裁定", "停下", "从头再来", "多久前", "页签", "中断处", "到期时刻"}
+    return tuple(sorted(terms, key=len, reverse=True))
+
+
+def _is_number(piece: str) -> bool:
+    return piece[:1].isdigit()
+
+
+def tokens(text: str, terms: tuple[str, ...] | None = None) -> list[str]:
+    """Unbreakable pieces: Latin words, glossary terms, single characters, spaces; closing
+    punctuation sticks to the piece before it, opening to the piece after, a number to the
+    Chinese word before it and the Chinese unit after it."""
+    terms = protected_terms() if terms is None else terms
+    out: list[str] = []
+    i = 0
+    while i < len(text):
+        ch = text[i]
+        if ch.isascii() and not ch.isspace():
+            j = i
+            while j < len(text) and text[j].isascii() and not text[j].isspace():
+                j += 1
+            piece = text[i:j]
+            i = j
+        else:
+            term = next((t for t in terms if text.startswith(t, i)), None)
+            piece = term or ch
+            i += len(piece)
+        if out and (piece[0] in NO_LINE_START or out[-1][-1:] in NO_LINE_END):
+            out[-1] += piece
+        elif _is_number(piece) and len(out) >= 2 and out[-1] == " " and _is_cjk(out[-2][-1]):
+            out[-2] += " " + piece  # 围栏令牌 1
+            out.pop()
+        elif _is_number(piece) and out and _is_cjk(out[-1][-1]):
+            out[-1] += piece
+        elif piece[0] in UNITS and out and _number_end(out):
+            _glue_unit(out, piece)
+        else:
+            out.append(piece)
+    return out
+
+
+def _number_end(out: list[str]) -> bool:
+    """Whether the pieces end with a number, maybe then one space (before a unit)."""
+    last = out[-1]
+    if last == " " and len(out) >= 2:
+        last = out[-2]
+    return last[-1:].isdigit()
+
+
+def _glue_unit(out: list[str], piece: str) -> None:
+    unit, rest = piece[0], piece[1:]
+    if out[-1] == " ":
+        out.pop()
+        out[-1] += " " + unit
+    else:
+        out[-1] += unit
+    if rest:
+        out.append(rest)
+
+
+def wrap(text: str, width: int) -> list[str]:
+    """Greedy wrapping by display cells that respects the rules above, for zh and en alike."""
+    lines: list[str] = []
+    for paragraph in text.split("\n"):
+        line = ""
+        for piece in tokens(paragraph):
+            if line and cell_len(line + piece.rstrip()) > width:
+                lines.append(line.rstrip())
+                line = piece.lstrip()
+            else:
+                line += piece
+        lines.append(line.rstrip())
+    return lines
+
+
+def hanging_indent(line: str) -> int:
+    """Where a wrapped line's continuation starts: under the text of a ✓ / ✗ line or of a
+    numbered choice, at the margin otherwise."""
+    stripped = line.lstrip(" ")
+    lead = len(line) - len(stripped)
+    if stripped[:1] in ("✓", "✗", "○", "·") and stripped[1:2] == " ":
+        return lead + 2
+    number = len(stripped) - len(stripped.lstrip("0123456789"))
+    if number and stripped[number : number + 2] == ". ":
+        return lead + number + 2
+    return 0
+
+
+def wrap_text(text: Text, width: int) -> Text:
+    """`text` broken into lines of at most `width` cells by the rules above, its styles
+    kept; a ✓ line or a numbered choice continues under its own text (`hanging_indent`)."""
+    if width <= 8:
+        return text
+    out = Text(end="")
+    for n, line in enumerate(text.split("\n", allow_blank=True)):
+        if n:
+            out.append("\n")
+        plain = line.plain
+        indent = hanging_indent(plain)
+        pos = 0
+        for k, piece in enumerate(_line_breaks(plain, width, indent)):
+            body = piece if k == 0 else piece.lstrip()
+            start = plain.find(body, pos) if body else pos
+            if start < 0:  # cannot happen: the pieces are the line's own, in order
+                start = pos
+            end = start + len(body)
+            if k:
+                out.append("\n" + " " * indent)
+            out.append_text(line[start:end])
+            pos = end
+    return out
+
+
+def _line_breaks(plain: str, width: int, indent: int) -> list[str]:
+    lines: list[str] = []
+    line = ""
+    limit = width
+    for piece in tokens(plain):
+        if line.strip() and cell_len(line + piece.rstrip()) > limit:
+            lines.append(line.rstrip())
+            line = piece.lstrip()
+            limit = width - indent
+        else:
+            line += piece
+    lines.append(line.rstrip())
+    return lines

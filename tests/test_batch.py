@@ -1,0 +1,498 @@
+"""`heartbeat_many`, `complete_many` and `claim_many`: many leases in one transaction, each
+judged as if alone.
+
+Every test runs on SQLite and on PostgreSQL. The strongest checks are twins: the same
+history played once through the batch call and once through the one-lease calls must leave
+the same rows and the same register lines (only their order within one batch may differ).
+"""
+
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from core.engine.backends import postgresql as pg_backend
+from core.engine.clock import VirtualClock
+from core.engine.config import Mode
+from core.engine.errors import (
+    InvalidId,
+    InvalidPayload,
+    LeaseMismatch,
+    LeaseRejected,
+    RejectReason,
+)
+from core.engine.records import EventRow, Lease
+from core.engine.store import LeaseStore
+from tests.conftest import MakeStore
+
+TTL = 60_000
+DEADLINE = 40_000
+
+
+def lines(events: list[EventRow]) -> list[tuple[Any, ...]]:
+    """The register lines without their numbers, in a fixed order (a batch writes its
+    renewals before its refusals; one call at a time interleaves them)."""
+    return sorted(
+        (
+            e.at,
+            e.event,
+            e.task_id,
+            e.worker_id,
+            e.lease_token,
+            e.fence_token,
+            e.reason,
+            sorted(e.detail.items()),
+        )
+        for e in events
+    )
+
+
+async def queued(store: LeaseStore, n: int, prefix: str = "t", **options: Any) -> list[str]:
+    ids = [f"{prefix}{i}" for i in range(n)]
+    for task_id in ids:
+        await store.enqueue(task_id, **options)
+    return ids
+
+
+async def claim_each(store: LeaseStore, worker: str, n: int) -> list[Lease]:
+    got = []
+    for _ in range(n):
+        lease = await store.claim(worker)
+        if lease is None:
+            break
+        got.append(lease)
+    return got
+
+
+async def heartbeat_each(store: LeaseStore, leases: list[Lease]) -> list[Lease | LeaseRejected]:
+    out: list[Lease | LeaseRejected] = []
+    for lease in leases:
+        try:
+            out.append(await store.heartbeat(lease))
+        except LeaseRejected as exc:
+            out.append(exc)
+    return out
+
+
+def outcome(results: list[Lease | LeaseRejected]) -> list[Any]:
+    return [
+        r if isinstance(r, Lease) else (r.reason, r.task_id, r.current_lease_token, str(r))
+        for r in results
+    ]
+
+
+# -- heartbeat_many ---------------------------------------------------------------------------
+
+
+async def test_heartbeat_many_renews_every_live_lease_in_one_transaction(
+    store: LeaseStore, clock: VirtualClock
+) -> None:
+    await queued(store, 5)
+    leases = await claim_each(store, "w1", 5)
+    clock.advance(20_000)
+    writes = 0
+    write = store.driver.write
+
+    async def counted(fn: Callable[[Any], Any]) -> Any:
+        nonlocal writes
+        writes += 1
+        return await write(fn)
+
+    store.driver.write = counted  # type: ignore[method-assign]
+    before = len(await store.events())
+    renewed = await store.heartbeat_many(leases)
+    assert writes == 1
+    assert renewed == [
+        Lease(
+            x.task_id,
+            "w1",
+            x.lease_token,
+            x.fence_token,
+            x.attempt,
+            20_000 + TTL,
+            20_000 + DEADLINE,
+        )
+        for x in leases
+    ]
+    for row in await store.tasks():
+        assert (row.lease_expires_at, row.renew_deadline, row.last_heartbeat_at) == (
+            20_000 + TTL,
+            20_000 + DEADLINE,
+            20_000,
+        )
+    new = (await store.events())[before:]
+    assert [(e.event, e.task_id, e.fence_token, e.detail) for e in new] == [
+        ("renewed", x.task_id, x.fence_token, {"expires_at": 20_000 + TTL}) for x in leases
+    ]
+
+
+async def test_heartbeat_many_judges_each_lease_as_heartbeat_does(
+    make_store: MakeStore,
+) -> None:
+    """Live, expired, superseded and finished leases in one batch: the same verdicts, rows
+    and register lines as one heartbeat per lease."""
+
+    async def history(renew_many: bool) -> Any:
+        clock = VirtualClock()
+        store = make_store(clock=clock)
+
+        async def renew(leases: list[Lease]) -> list[Lease | LeaseRejected]:
+            if renew_many:
+                return await store.heartbeat_many(leases)
+            return await heartbeat_each(store, leases)
+
+        await queued(store, 4)
+        a, b, c, d = await claim_each(store, "w1", 4)
+        clock.advance(30_000)
+        renewed = await renew([a, d])  # a and d live on; b and c will expire
+        assert all(isinstance(x, Lease) for x in renewed)
+        await store.complete(d)  # d's task is done
+        clock.advance(TTL - 30_000 + 1)
+        assert await store.claim("w2", "t2") is not None  # c is superseded
+        clock.advance(1)
+        result = await renew([a, b, c, d])
+        return outcome(result), await store.tasks(), lines(await store.events())
+
+    batch, single = await history(True), await history(False)
+    assert [r[:3] for r in batch[0][1:]] == [
+        (RejectReason.EXPIRED, "t1", 1),
+        (RejectReason.SUPERSEDED, "t2", 2),
+        (RejectReason.NOT_RUNNING, "t3", 1),
+    ]
+    assert batch == single
+
+
+async def test_heartbeat_many_refuses_a_lease_never_issued_and_writes_nothing(
+    store: LeaseStore,
+) -> None:
+    await queued(store, 2)
+    a, b = await claim_each(store, "w1", 2)
+    forged = Lease(b.task_id, "w1", b.lease_token, b.fence_token + 7, b.attempt, None, None)
+    before = (await store.tasks(), await store.events())
+    with pytest.raises(LeaseMismatch):
+        await store.heartbeat_many([a, forged])
+    assert (await store.tasks(), await store.events()) == before
+
+
+async def test_heartbeat_many_bad_input(store: LeaseStore) -> None:
+    assert await store.heartbeat_many([]) == []
+    await queued(store, 1)
+    [a] = await claim_each(store, "w1", 1)
+    with pytest.raises(InvalidPayload, match="twice"):
+        await store.heartbeat_many([a, a])
+    with pytest.raises(InvalidPayload, match="takes leases"):
+        await store.heartbeat_many([a, "t0"])  # type: ignore[list-item]
+
+
+async def test_heartbeat_many_events_reach_listeners_as_stored(
+    store: LeaseStore, clock: VirtualClock
+) -> None:
+    heard: list[EventRow] = []
+    await queued(store, 3)
+    leases = await claim_each(store, "w1", 3)
+    store.add_listener(heard.append)
+    clock.advance(TTL + 1)
+    await store.heartbeat_many(leases[:1])  # expired: a refusal
+    assert [e.event for e in heard] == ["renew_rejected"]
+    assert heard == (await store.events())[-1:]
+
+
+async def test_heartbeat_many_listeners_hear_renewals_with_their_numbers(
+    store: LeaseStore, clock: VirtualClock
+) -> None:
+    heard: list[EventRow] = []
+    await queued(store, 3)
+    leases = await claim_each(store, "w1", 3)
+    store.add_listener(heard.append)
+    clock.advance(1_000)
+    await store.heartbeat_many(leases)
+    assert heard == (await store.events())[-3:]
+    assert [e.event for e in heard] == ["renewed"] * 3
+
+
+# -- complete_many ------------------------------------------------------------------------------
+
+
+async def test_complete_many_judges_each_lease_as_complete_does(make_store: MakeStore) -> None:
+    """Live, expired and superseded leases finishing in one batch: the same verdicts, rows
+    and register lines as one complete per lease."""
+
+    async def history(many: bool) -> Any:
+        clock = VirtualClock()
+        store = make_store(clock=clock)
+        await queued(store, 4)
+        a, b, c, d = await claim_each(store, "w1", 4)
+        clock.advance(30_000)
+        [a2, d2] = await store.heartbeat_many([a, d])
+        assert isinstance(a2, Lease) and isinstance(d2, Lease)
+        clock.advance(TTL - 30_000 + 1)  # b and c expired
+        assert await store.claim("w2", "t2") is not None  # c superseded
+        leases, results = [a, b, c, d], [{"pages": 1}, None, [2], "four"]
+        out: list[Any] = []
+        if many:
+            out = await store.complete_many(leases, results)
+        else:
+            for lease, result in zip(leases, results, strict=True):
+                try:
+                    await store.complete(lease, result)
+                    out.append(None)
+                except LeaseRejected as exc:
+                    out.append(exc)
+        verdicts = [None if r is None else (r.reason, r.task_id) for r in out]
+        return verdicts, await store.tasks(), lines(await store.events())
+
+    batch, single = await history(True), await history(False)
+    assert batch[0] == [
+        None,
+        (RejectReason.EXPIRED, "t1"),
+        (RejectReason.SUPERSEDED, "t2"),
+        None,
+    ]
+    assert [r.result for r in batch[1]] == ['{"pages":1}', None, None, '"four"']
+    assert batch == single
+
+
+async def test_complete_many_bad_input_writes_nothing(store: LeaseStore) -> None:
+    assert await store.complete_many([]) == []
+    await queued(store, 2)
+    a, b = await claim_each(store, "w1", 2)
+    before = (await store.tasks(), await store.events())
+    with pytest.raises(InvalidPayload, match="results"):
+        await store.complete_many([a, b], [None])
+    with pytest.raises(InvalidPayload, match="JSON"):
+        await store.complete_many([a], [object()])
+    deep: list[Any] = []
+    for _ in range(100_000):
+        deep = [deep]
+    with pytest.raises(InvalidPayload, match="nested too deeply"):
+        await store.complete_many([a], [deep])
+    with pytest.raises(InvalidPayload, match="twice"):
+        await store.complete_many([a, a])
+    forged = Lease(b.task_id, "w9", b.lease_token, b.fence_token, b.attempt, None, None)
+    with pytest.raises(LeaseMismatch):
+        await store.complete_many([a, forged])
+    assert (await store.tasks(), await store.events()) == before
+
+
+# -- claim_many -------------------------------------------------------------------------------
+
+
+async def test_claim_many_takes_the_queue_in_order_with_a_fence_token_each(
+    store: LeaseStore,
+) -> None:
+    await queued(store, 5)
+    first = await store.claim_many("w1", 3)
+    assert [x.task_id for x in first] == ["t0", "t1", "t2"]
+    assert [x.fence_token for x in first] == [1, 2, 3]
+    assert {x.owner_id for x in first} == {"w1"} and {x.lease_token for x in first} == {1}
+    rest = await store.claim_many("w2", 10)  # fewer left than asked
+    assert [(x.task_id, x.fence_token) for x in rest] == [("t3", 4), ("t4", 5)]
+    assert await store.claim_many("w3", 2) == []
+    # The global counter knows every token drawn: the next claim draws above them.
+    await store.enqueue("t5")
+    nxt = await store.claim("w4")
+    assert nxt is not None and nxt.fence_token == 6
+
+
+async def test_claim_many_rescues_expired_leases_first(
+    store: LeaseStore, clock: VirtualClock
+) -> None:
+    await queued(store, 2, prefix="old")
+    await claim_each(store, "w1", 2)
+    clock.advance(5_000)
+    await queued(store, 2, prefix="new")
+    clock.advance(TTL)  # both old leases expired
+    got = await store.claim_many("w2", 3)
+    assert [(x.task_id, x.lease_token, x.attempt) for x in got] == [
+        ("old0", 2, 2),
+        ("old1", 2, 2),
+        ("new0", 1, 1),
+    ]
+
+
+async def test_claim_many_is_n_claims_in_one(make_store: MakeStore) -> None:
+    """Expired, exhausted and queued tasks: the same leases, rows and register lines as
+    n claims one after another."""
+
+    async def history(many: bool) -> Any:
+        clock = VirtualClock()
+        store = make_store(clock=clock)
+        await store.enqueue("a", max_attempts=1)
+        await store.enqueue("b")
+        await claim_each(store, "w1", 2)
+        await queued(store, 3)
+        clock.advance(TTL + 1)  # a (no attempt left) and b expire
+        if many:
+            got = await store.claim_many("w2", 3)
+        else:
+            got = await claim_each(store, "w2", 3)
+        return got, await store.tasks(), lines(await store.events())
+
+    batch, single = await history(True), await history(False)
+    assert [x.task_id for x in batch[0]] == ["b", "t0", "t1"]
+    assert batch == single
+
+
+async def test_claim_many_bad_input(store: LeaseStore) -> None:
+    for n in (0, -1, True, 1.5):
+        with pytest.raises(InvalidPayload):
+            await store.claim_many("w1", n)  # type: ignore[arg-type]
+    for bad in ("", "w\nEVIL 0:00:00 completed a", "w\x00", b"w"):
+        with pytest.raises(InvalidId):
+            await store.claim_many(bad, 1)  # type: ignore[arg-type]
+    assert await store.tasks() == [] and await store.events() == []
+
+
+async def test_claim_many_passes_over_rows_another_claim_holds(
+    backend: str, postgres_url: str, make_store: MakeStore
+) -> None:
+    """PostgreSQL: a claim that holds the queue's first rows does not make another wait."""
+    if backend != "postgresql":
+        pytest.skip("row locks are PostgreSQL's (SQLite has one writer)")
+    store = make_store()
+    await queued(store, 5)
+    driver: Any = store.driver
+    target = driver.session.target
+    other = pg_backend.connect(target)
+    try:
+        other.execute("BEGIN")
+        other.execute("SELECT task_id FROM agent_tasks WHERE task_id IN ('t0', 't1') FOR UPDATE")
+        got: list[Lease] = []
+
+        done = threading.Event()
+        failed: list[BaseException] = []
+
+        def claim() -> None:
+            import asyncio
+
+            try:
+                got.extend(asyncio.run(store.claim_many("w1", 2)))
+            except BaseException as exc:  # pragma: no cover - reported below
+                failed.append(exc)
+            done.set()
+
+        thread = threading.Thread(target=claim)
+        thread.start()
+        finished = done.wait(timeout=20)
+        other.execute("ROLLBACK")
+        thread.join(timeout=20)
+        assert finished, "claim_many waited on rows another transaction holds"
+        assert not failed
+        assert [x.task_id for x in got] == ["t2", "t3"]
+    finally:
+        other.close()
+
+
+# -- heartbeat: one statement for the renewal and its line on PostgreSQL ------------------------
+
+
+@pytest.mark.parametrize("mode", [Mode.CORRECT, Mode.NO_EXPIRY, Mode.SEED_SQL])
+async def test_heartbeat_line_is_the_one_stored_and_heard(
+    make_store: MakeStore, clock: VirtualClock, mode: Mode
+) -> None:
+    store = make_store(mode=mode)
+    heard: list[EventRow] = []
+    store.add_listener(heard.append)
+    await store.enqueue("t1")
+    lease = await store.claim("w1")
+    assert lease is not None
+    clock.advance(20_000)
+    renewed = await store.heartbeat(lease)
+    stored = (await store.events())[-1]
+    assert heard[-1] == stored
+    expires = None if mode is Mode.NO_EXPIRY else 20_000 + TTL
+    assert renewed.expires_at == expires
+    assert (stored.event, stored.task_id, stored.worker_id, stored.at) == (
+        "renewed",
+        "t1",
+        "w1",
+        20_000,
+    )
+    assert stored.detail == ({} if expires is None else {"expires_at": expires})
+
+
+async def test_batch_lines_are_the_ones_stored_and_heard(
+    store: LeaseStore, clock: VirtualClock
+) -> None:
+    heard: list[EventRow] = []
+    store.add_listener(heard.append)
+    await store.enqueue("spent", max_attempts=1)
+    assert await store.claim("w0") is not None
+    await queued(store, 3)
+    clock.advance(TTL + 1)  # "spent" expires with no attempt left: dead-lettered on the way
+    mark = len(heard)
+    leases = await store.claim_many("w1", 3)
+    clock.advance(1_000)
+    assert await store.complete_many(leases) == [None] * 3
+    assert [e.event for e in heard[mark:]] == ["dead_lettered"] + ["claimed"] * 3 + [
+        "completed"
+    ] * 3
+    assert heard[mark:] == (await store.events())[mark:]
+
+
+async def test_a_batch_costs_the_same_statements_for_5_leases_as_for_20(
+    backend: str, make_store: MakeStore
+) -> None:
+    """Renewals, refusals, claims and completes: no statement per lease (counted on SQLite,
+    whose connection reports every statement it runs)."""
+    if backend != "sqlite":
+        pytest.skip("statements are counted through sqlite3's trace callback")
+
+    async def statements(n: int) -> list[int]:
+        clock = VirtualClock()
+        store = make_store(clock=clock)
+        conn: Any = store.driver.conn  # type: ignore[attr-defined]
+        ran: list[str] = []
+        await queued(store, 2 * n)
+        conn.set_trace_callback(ran.append)
+        counts = []
+        leases = await store.claim_many("w1", 2 * n)
+        counts.append(len(ran))
+        clock.advance(TTL + 1)
+        live = await store.claim_many("w2", n)  # n of the 2n expired, rescued
+        counts.append(len(ran) - sum(counts))
+        results = await store.heartbeat_many(leases)  # all 2n refused: n superseded, n expired
+        assert all(isinstance(r, LeaseRejected) for r in results)
+        counts.append(len(ran) - sum(counts))
+        assert await store.complete_many(live) == [None] * n
+        counts.append(len(ran) - sum(counts))
+        conn.set_trace_callback(None)
+        return counts
+
+    assert await statements(5) == await statements(20)
+
+
+def test_rows_are_read_in_the_order_the_statements_return() -> None:
+    """The batch reads a lease statement's row by position (tens of thousands a call)."""
+    from core.engine.statements import LEASE_RETURNING
+
+    assert LEASE_RETURNING == (
+        "task_id",
+        "status",
+        "owner_id",
+        "attempt",
+        "lease_token",
+        "fence_token",
+        "lease_expires_at",
+        "renew_deadline",
+        "kind",
+    )
+
+
+async def test_a_large_claim_many_takes_the_same_tasks_and_writes_the_same_lines(
+    make_store: MakeStore,
+) -> None:
+    """Over LOGGED_CLAIM_MAX tasks a claim writes its lines in a second statement."""
+    from core.engine.batch import LOGGED_CLAIM_MAX
+
+    async def history(n: int, step: int) -> Any:
+        store = make_store(clock=VirtualClock())
+        await queued(store, n)
+        got: list[Lease] = []
+        while len(got) < n:
+            got.extend(await store.claim_many("w1", step))
+        return got, lines(await store.events())
+
+    big = LOGGED_CLAIM_MAX + 5
+    assert await history(big, big) == await history(big, 7)
