@@ -52,3 +52,21 @@ async def test_exploring_the_correct_mode_says_no_rule_was_broken(tmp_path: Path
         options = screen.query_one(OptionList)
         assert options.option_count == 1
         assert "3 步之内没有违反任何规则" in str(options.get_option_at_index(0).prompt)
+
+
+async def test_the_palette_offers_explore_this_mode(tmp_path: Path) -> None:
+    from demo.commands import main_screen_commands
+
+    app = BorrowedKeysApp(open_directly=True, lang="en", live_clock=False, save_dir=tmp_path)
+    async with app.run_test(size=SMALL) as pilot:
+        main = app.screen
+        assert isinstance(main, MainScreen)
+        entry = next(c for c in main_screen_commands(main, "en") if c.title == "Explore this mode…")
+        entry.callback()
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, ExploreScreen)
+        assert screen.mode is main.session.mode and screen.out_dir == tmp_path / "explore"
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert screen.report is not None and screen.report.ok

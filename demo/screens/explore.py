@@ -6,12 +6,12 @@ finish and opens a chosen counterexample like any scenario.
 """
 
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
-from textual.screen import ModalScreen
+from textual.screen import ModalScreen, Screen
 from textual.widgets import OptionList, ProgressBar, Static
 from textual.widgets.option_list import Option
 
@@ -167,3 +167,11 @@ class ExploreScreen(ModalScreen[None]):
     def action_close(self) -> None:
         self._closed = True
         self.dismiss()
+
+
+def open_explore(main: Screen[Any], mode: Mode, lang: str) -> None:
+    """Push the Explore screen over `main`, for the mode the session runs now; its files go
+    where the app saves (`s`), in a folder of their own."""
+    saves = getattr(main.app, "save_dir", None)
+    out = (Path(saves) if saves is not None else Path.cwd()) / "explore"
+    main.app.push_screen(ExploreScreen(mode, lang, out))
