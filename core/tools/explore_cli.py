@@ -124,8 +124,9 @@ def _print(console: Any, report: ExploreReport) -> None:
     for c in report.counterexamples:
         where = c.path or "(not written)"
         state = {True: "verified", False: "NOT VERIFIED", None: ""}[c.verified]
+        steps = f"{c.length} step" + ("" if c.length == 1 else "s")
         console.print(
-            f"  {c.rule}: {c.length} steps, after {c.states_before} states, "
+            f"  {c.rule}: {steps}, after {c.states_before} states, "
             f"{c.elapsed_s:.1f} s: {where} {state}".rstrip()
         )
         if c.detail:
