@@ -31,6 +31,7 @@ from rich.table import Table
 
 from bench import BENCHES
 from bench import export as _export_bench  # noqa: F401  (joins BENCHES: the portfolio export)
+from bench.explore import explore_bench
 from bench.postgres import postgres_bench
 from bench.scale import scale_bench
 from bench.tui import tui_bench
@@ -46,6 +47,7 @@ __all__ = ["BENCHES", "main"]
 BENCHES.append(tui_bench)
 BENCHES.append(postgres_bench)
 BENCHES.append(scale_bench)
+BENCHES.append(explore_bench)
 
 TASKS = 2_000
 HEARTBEATS = 3

@@ -18,6 +18,7 @@ from core.engine.vocabulary import TaskStatus
 from core.sim.spec import TASK_KINDS, WORKER_ACTIONS, WorkerState
 from demo.controls import CONTROLS
 from demo.i18n import WORDS, mode_description, reason_word, tr, worker_name
+from demo.screens.explore import open_explore
 
 if TYPE_CHECKING:
     from demo.screens.main import MainScreen
@@ -64,6 +65,7 @@ def main_screen_commands(screen: "MainScreen", lang: str) -> Iterator[Command]:
             mode_description(mode.value, lang),
             partial(screen.set_mode, mode),
         )
+    yield Command(tr("explore", lang), tr("tip_explore", lang), partial(_explore, screen, lang))
     for kind in TASK_KINDS:
         yield Command(
             tr("palette_enqueue", lang, kind=kind),
@@ -97,6 +99,10 @@ def main_screen_commands(screen: "MainScreen", lang: str) -> Iterator[Command]:
             tr("palette_filter_help", lang),
             partial(screen.set_rejected_filter, None),
         )
+
+
+def _explore(screen: "MainScreen", lang: str) -> None:
+    open_explore(screen, screen.session.mode, lang)
 
 
 class MainCommands(Provider):

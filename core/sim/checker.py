@@ -9,6 +9,7 @@ import enum
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from core.engine.errors import RejectReason
 from core.engine.records import EventRow
@@ -41,6 +42,30 @@ class Violation:
     detail: str
 
 
+class LeaseMemory(NamedTuple):
+    """An unreleased lease as the checker remembers it, instants relative to now."""
+
+    task_id: str
+    worker_id: str
+    lease_token: int
+    fence_token: int
+    expires_in: int
+    renewed_ago: int  # negative: since the last renewal
+    orphaned: bool
+
+
+class CheckerMemory(NamedTuple):
+    """What the checker's later verdicts depend on (see `SafetyChecker.memory`)."""
+
+    newest_fence: tuple[tuple[str, int], ...]
+    leases: tuple[LeaseMemory, ...]
+    effects: tuple[tuple[str, int], ...]  # key, times applied (2 for more)
+    completions: tuple[tuple[str, int], ...]  # task, leases that completed it (2 for more)
+    down: tuple[tuple[str, str], ...]  # worker, why
+    stuck: tuple[tuple[str, int], ...]  # task, lease token already reported
+    pairs: tuple[tuple[str, int, int], ...]  # task, lease tokens already reported
+
+
 @dataclass
 class _LeaseRecord:
     worker_id: str
@@ -51,6 +76,18 @@ class _LeaseRecord:
     last_renew_at: int
     released: bool = False
     orphaned: bool = False  # its holder crashed: no incarnation of it will renew this lease
+
+    def copy(self) -> "_LeaseRecord":
+        return _LeaseRecord(
+            self.worker_id,
+            self.lease_token,
+            self.fence_token,
+            self.claimed_at,
+            self.expires_at,
+            self.last_renew_at,
+            self.released,
+            self.orphaned,
+        )
 
 
 @dataclass
@@ -72,6 +109,65 @@ class SafetyChecker:
     _down: dict[str, WorkerState] = field(default_factory=dict)  # worker -> DEAD | STALLED
     _stuck_reported: set[tuple[str, int]] = field(default_factory=set)
     _pairs_reported: set[tuple[str, int, int]] = field(default_factory=set)
+
+    def copy(self) -> "SafetyChecker":
+        """An independent checker that remembers what this one does (to branch a run)."""
+        return SafetyChecker(
+            ttl_ms=self.ttl_ms,
+            expiry_enabled=self.expiry_enabled,
+            violations=Counter(self.violations),
+            found=list(self.found),
+            wasted_steps=self.wasted_steps,
+            recovery_time_ms=self.recovery_time_ms,
+            _newest_fence=dict(self._newest_fence),
+            _leases={task: [r.copy() for r in rs] for task, rs in self._leases.items()},
+            _effects=Counter(self._effects),
+            _completions={task: set(tokens) for task, tokens in self._completions.items()},
+            _step_runs=Counter(self._step_runs),
+            _down=dict(self._down),
+            _stuck_reported=set(self._stuck_reported),
+            _pairs_reported=set(self._pairs_reported),
+        )
+
+    def memory(self, now_ms: int, horizon_ms: int) -> CheckerMemory:
+        """What the checker's later verdicts depend on, with instants relative to `now_ms`
+        and any further back than `horizon_ms` taken as equally long ago (no rule looks
+        further back than that). Worker ids are left as they are; the caller renames them.
+
+        Released leases are left out: no rule looks at them again. The counts of violations
+        and wasted steps are not verdicts to come, and are left out too; so is how often an
+        effect was applied or a task completed past the second time, which no rule tells
+        from the second.
+        """
+
+        def rel(at: int) -> int:
+            return max(at - now_ms, -horizon_ms)
+
+        leases = tuple(
+            LeaseMemory(
+                task,
+                r.worker_id,
+                r.lease_token,
+                r.fence_token,
+                rel(r.expires_at),
+                rel(r.last_renew_at),
+                r.orphaned,
+            )
+            for task, rs in sorted(self._leases.items())
+            for r in rs
+            if not r.released
+        )
+        return CheckerMemory(
+            newest_fence=tuple(sorted(self._newest_fence.items())),
+            leases=leases,
+            effects=tuple(sorted((k, min(n, 2)) for k, n in self._effects.items() if n)),
+            completions=tuple(
+                sorted((t, min(len(tokens), 2)) for t, tokens in self._completions.items())
+            ),
+            down=tuple(sorted((w, str(why)) for w, why in self._down.items())),
+            stuck=tuple(sorted(self._stuck_reported)),
+            pairs=tuple(sorted(self._pairs_reported)),
+        )
 
     def _violate(self, name: ViolationKind, ev: EventRow, detail: str) -> Violation:
         v = Violation(name, ev.at, ev.task_id, ev.worker_id, detail)

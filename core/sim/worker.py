@@ -107,6 +107,16 @@ class WorkerFaults:
     slow_factor: float = 1.0
     skew_ms: int = 0
 
+    def copy(self) -> "WorkerFaults":
+        return WorkerFaults(
+            self.heartbeat_frozen,
+            self.stalled,
+            self.partitioned,
+            self.dead,
+            self.slow_factor,
+            self.skew_ms,
+        )
+
 
 class Worker:
     """One worker's memory: the lease it believes it holds, and its faults."""

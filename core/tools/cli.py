@@ -18,7 +18,7 @@ from core.scenarios import library
 from core.scenarios.format import Scenario, ScenarioError, parse_scenario
 from core.scenarios.player import PlayResult, Record, SimulationLike, play, render_line
 from core.sim.spec import SimSettings
-from core.tools import chaos_cli, realworker
+from core.tools import chaos_cli, explore_cli, realworker
 from core.tools.database_option import add_db_option
 
 EXIT_OK = 0
@@ -275,6 +275,7 @@ COMMANDS: tuple[Register, ...] = (
     add_list,
     add_sql,
     chaos_cli.add_parser,
+    explore_cli.add_parser,
     realworker.add_parser,
 )
 

@@ -1,0 +1,144 @@
+"""The explorer's speed: distinct states per second, the two ways to restore a state, how
+the count grows with workers, tasks and steps, and which worlds are exhausted in what time.
+
+Targets (issue figures): at least 5,000 distinct states/s per core, and the world of 2
+workers and 1 task of 2 steps exhausted in under a minute on 2 cores with 2 jobs. Each
+figure is printed beside its target, met or not. "Per core" is states per second of
+processor time (this process's and its workers'): on a shared machine the wall-clock rate
+says more about the other jobs than about the explorer.
+"""
+
+import sys
+
+from rich.console import Console
+from rich.table import Table
+
+from core.engine.config import Mode
+from core.scenarios.explore import ExploreParams, ExploreReport, Restore, explore
+
+RATE_TARGET = 5_000  # distinct states/s per core
+EXHAUST_TARGET_S = 60.0
+RATE_DEPTH = 7
+RESTORE_DEPTH = 5
+GROWTH_DEPTH = 6
+GROWTH_WORLDS = ((1, 1, 1), (1, 1, 2), (2, 1, 1), (2, 1, 2), (3, 1, 2), (2, 2, 1), (2, 1, 3))
+EXHAUST_WORLDS = ((1, 1, 1), (1, 1, 2), (2, 1, 1), (2, 1, 2))
+
+
+def _run(params: ExploreParams, jobs: int = 1) -> ExploreReport:
+    return explore(params, jobs=jobs)
+
+
+def restore_table(console: Console) -> None:
+    table = Table(
+        title=f"restoring a state: correct, 2 workers, 1 task of 2 steps, depth {RESTORE_DEPTH}"
+    )
+    table.add_column("restore")
+    table.add_column("states", justify="right")
+    table.add_column("transitions", justify="right")
+    table.add_column("time (s)", justify="right")
+    table.add_column("states/s", justify="right")
+    table.add_column("states per CPU s", justify="right")
+    for restore in Restore:
+        r = _run(ExploreParams(depth=RESTORE_DEPTH, restore=restore))
+        table.add_row(
+            restore.value,
+            f"{r.states:,}",
+            f"{r.transitions:,}",
+            f"{r.elapsed_s:.2f}",
+            f"{r.states_per_s:,.0f}",
+            f"{r.states_per_cpu_s:,.0f}",
+        )
+    console.print(table)
+
+
+def rate_table(console: Console) -> None:
+    table = Table(
+        title=f"distinct states/s: correct, 2 workers, 1 task of 2 steps, depth {RATE_DEPTH}"
+    )
+    table.add_column("jobs", justify="right")
+    table.add_column("states", justify="right")
+    table.add_column("time (s)", justify="right")
+    table.add_column("states/s", justify="right")
+    table.add_column("per CPU second", justify="right")
+    for jobs in (1, 2):
+        r = _run(ExploreParams(depth=RATE_DEPTH), jobs)
+        per_core = r.states_per_cpu_s
+        verdict = "ok" if per_core >= RATE_TARGET else f"below {RATE_TARGET:,}"
+        table.add_row(
+            str(jobs),
+            f"{r.states:,}",
+            f"{r.elapsed_s:.1f}",
+            f"{r.states_per_s:,.0f}",
+            f"{per_core:,.0f} ({verdict})",
+        )
+    console.print(table)
+
+
+def growth_table(console: Console) -> None:
+    table = Table(title=f"distinct states by depth (correct), up to depth {GROWTH_DEPTH}")
+    table.add_column("workers x tasks x steps")
+    for d in range(1, GROWTH_DEPTH + 1):
+        table.add_column(f"d{d}", justify="right")
+    table.add_column("CPU (s)", justify="right")
+    for w, t, s in GROWTH_WORLDS:
+        r = _run(ExploreParams(workers=w, tasks=t, steps=s, depth=GROWTH_DEPTH))
+        cells = [f"{lv.states:,}" for lv in r.levels]
+        cells += [""] * (GROWTH_DEPTH - len(cells))
+        table.add_row(f"{w} x {t} x {s}", *cells, f"{r.cpu_s:.1f}")
+    console.print(table)
+
+
+def exhaust_table(console: Console, budget_s: float) -> None:
+    table = Table(title=f"exhausting a world (correct, 2 jobs, at most {budget_s:.0f} s each)")
+    table.add_column("workers x tasks x steps")
+    table.add_column("states", justify="right")
+    table.add_column("transitions", justify="right")
+    table.add_column("depth", justify="right")
+    table.add_column("time (s)", justify="right")
+    table.add_column("CPU (s)", justify="right")
+    table.add_column("exhausted")
+    for w, t, s in EXHAUST_WORLDS:
+        params = ExploreParams(workers=w, tasks=t, steps=s, depth=200, max_seconds=budget_s)
+        r = _run(params, jobs=2)
+        table.add_row(
+            f"{w} x {t} x {s}",
+            f"{r.states:,}",
+            f"{r.transitions:,}",
+            str(r.depth),
+            f"{r.elapsed_s:.1f}",
+            f"{r.cpu_s:.1f}",
+            "yes" if r.exhausted else "no (time budget spent)",
+        )
+    console.print(table)
+
+
+def explore_bench(console: Console) -> None:
+    console.print("explorer (borrowed-keys explore):")
+    restore_table(console)
+    rate_table(console)
+    growth_table(console)
+    exhaust_table(console, EXHAUST_TARGET_S)
+
+
+def mode_table(console: Console, depth: int) -> None:
+    """Each mode's shortest counterexamples (for docs/explore.md; not run by `make bench`)."""
+    table = Table(title=f"shortest counterexamples, 2 workers, 1 task of 2 steps, depth {depth}")
+    for col in ("mode", "rule", "length", "states before", "time (s)"):
+        table.add_column(col)
+    for mode in Mode:
+        r = _run(ExploreParams(mode=mode, depth=depth))
+        if r.ok:
+            table.add_row(mode.value, "none", "", f"{r.states:,} (bound)", f"{r.elapsed_s:.1f}")
+        for c in r.counterexamples:
+            table.add_row(
+                mode.value, c.rule, str(c.length), f"{c.states_before:,}", f"{c.elapsed_s:.2f}"
+            )
+    console.print(table)
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["modes"]:
+        mode_table(Console(), int(sys.argv[2]) if len(sys.argv) > 2 else 5)
+    else:
+        explore_bench(Console())

@@ -1,0 +1,413 @@
+"""A shortest counterexample as a scenario file: one step per choice, narrated in English
+and Chinese from what the engine did, with expectations that prove the broken rule.
+
+The trace is replayed on a fresh simulation (the explorer's states are restored copies;
+the file must hold for anyone who plays it from the start), and the written text is
+played back with the scenario player before it counts as verified.
+"""
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from core.engine.durations import format_clock, format_duration
+from core.engine.records import EventRow, TaskRow
+from core.engine.vocabulary import EventKind
+from core.scenarios.explore import RULE_WORDS, Counterexample, ExploreParams, SeedRule
+from core.scenarios.format import Expectation, Step, Subject, parse_scenario
+from core.scenarios.glossary import (
+    Word,
+    mode_word,
+    person_name,
+    pick,
+    reason_word,
+    violation_word,
+)
+from core.scenarios.player import PlayResult, play
+from core.scenarios.writer import dump_scenario
+from core.sim.checker import ViolationKind
+from core.sim.simulation import ActionResult, Simulation, run_inline
+from core.sim.spec import (
+    Action,
+    Advance,
+    Approve,
+    Checkpoint,
+    Claim,
+    Complete,
+    Effect,
+    Fail,
+    Heartbeat,
+    Kill,
+    Park,
+    Reject,
+    Restart,
+    Resume,
+    Skew,
+    Stall,
+    Write,
+)
+
+LANGS = ("en", "zh")
+
+OUTCOME: dict[str, Word] = {
+    "accepted": ("accepted", "收下"),
+    "saved": ("saved", "已存入"),
+    "done": ("done", "已完成"),
+    "waiting": ("waiting for a human", "等待审批"),
+    "queued": ("queued again", "重新排队"),
+    "dead": ("given up", "已放弃"),
+    "applied": ("applied", "已执行"),
+    "deduplicated": ("deduplicated", "已去重"),
+    "refused": ("refused", "被拒"),
+    "nothing": ("nothing to claim", "没有可领的任务"),
+}
+
+
+def _who(worker_id: str, lang: str) -> str:
+    return person_name(worker_id, lang) or worker_id
+
+
+def rule_word(rule: str, lang: str) -> str:
+    """A broken rule's name in `lang`: the checker's words, or the seed's rules'."""
+    word = RULE_WORDS.get(rule)
+    return pick(word, lang) if word is not None else violation_word(rule, lang)
+
+
+@dataclass(frozen=True, slots=True)
+class _Done:
+    """One step replayed: the action, what the facade answered, the events it wrote."""
+
+    action: Action
+    result: ActionResult
+    events: tuple[EventRow, ...]
+    now_ms: int
+    lease: tuple[int, int] | None  # the tokens the actor remembered before acting
+
+
+def _refusal(done: _Done, lang: str) -> str:
+    reason = done.result.rejection.reason if done.result.rejection is not None else None
+    word = pick(OUTCOME["refused"], lang)
+    if reason is None:
+        return word
+    return (
+        f"{word} ({reason_word(reason, lang)})"
+        if lang == "en"
+        else f"{word}（{reason_word(reason, lang)}）"
+    )
+
+
+def _first(done: _Done, kind: EventKind) -> EventRow | None:
+    return next((ev for ev in done.events if ev.event == kind), None)
+
+
+def _until(at: object, lang: str) -> str:
+    if not isinstance(at, int):
+        return "with no end" if lang == "en" else "没有到期时刻"
+    return f"until {format_clock(at)}" if lang == "en" else f"到 {format_clock(at)} 为止"
+
+
+def narrate(done: _Done, lang: str) -> str:
+    """One sentence for one step, from what the engine did."""
+    a = done.action
+    clock = format_clock(done.now_ms)
+    en = lang == "en"
+    who = _who(getattr(a, "worker", ""), lang) if hasattr(a, "worker") else ""
+    held = done.lease
+    holding = ""
+    if held is not None:
+        holding = (
+            f", holding lease {held[0]} (fence token {held[1]}) in memory,"
+            if en
+            else f"手里记着租约 {held[0]}（围栏令牌 {held[1]}），"
+        )
+    ok = done.result.ok and not done.result.ignored
+    text: str
+    match a:
+        case Advance():
+            expired = [ev for ev in done.events if ev.event == EventKind.LEASE_EXPIRED]
+            text = f"Time passes to {clock}" if en else f"时间来到 {clock}"
+            for ev in expired:
+                gone = _who(ev.worker_id or "", lang)
+                at = format_clock(int(ev.detail.get("expired_at", done.now_ms)))
+                text += (
+                    f"; {gone}'s lease {ev.lease_token} ran out at {at}"
+                    if en
+                    else f"；{gone}的租约 {ev.lease_token} 在 {at} 到期"
+                )
+        case Claim(task=task):
+            what = task or ("any task" if en else "任务")
+            claimed = _first(done, EventKind.CLAIMED)
+            if claimed is not None:
+                until = _until(claimed.detail.get("expires_at"), lang)
+                text = (
+                    f"At {clock} {who} claims {what}: lease {claimed.lease_token}, "
+                    f"fence token {claimed.fence_token}, {until}"
+                    if en
+                    else f"{clock}，{who}领取{what}：租约 {claimed.lease_token}，"
+                    f"围栏令牌 {claimed.fence_token}，{until}"
+                )
+            else:
+                outcome = (
+                    pick(OUTCOME["nothing"], lang)
+                    if done.result.rejection is None
+                    else _refusal(done, lang)
+                )
+                text = (
+                    f"At {clock} {who} asks for {what}: {outcome}"
+                    if en
+                    else f"{clock}，{who}想领取{what}：{outcome}"
+                )
+        case Heartbeat():
+            renewed = _first(done, EventKind.RENEWED)
+            outcome = (
+                (
+                    f"accepted, {_until(renewed.detail.get('expires_at'), lang)}"
+                    if en
+                    else f"成功，{_until(renewed.detail.get('expires_at'), lang)}"
+                )
+                if renewed is not None
+                else _refusal(done, lang)
+            )
+            text = (
+                f"At {clock} {who}{holding} renews it: {outcome}"
+                if en
+                else f"{clock}，{who}{holding}心跳续约：{outcome}"
+            )
+        case Write(key=key):
+            page = key.rsplit("/", 1)[-1]
+            outcome = pick(OUTCOME["accepted"], lang) if ok else _refusal(done, lang)
+            text = (
+                f"At {clock} {who}{holding} writes page {page}: {outcome}"
+                if en
+                else f"{clock}，{who}{holding}写下第 {page} 页：{outcome}"
+            )
+        case Checkpoint(step=step):
+            outcome = pick(OUTCOME["saved"], lang) if ok else _refusal(done, lang)
+            text = (
+                f"At {clock} {who}{holding} saves the checkpoint of step {step}: {outcome}"
+                if en
+                else f"{clock}，{who}{holding}存下第 {step} 步的检查点：{outcome}"
+            )
+        case Effect(key=key):
+            if _first(done, EventKind.EFFECT_APPLIED) is not None:
+                outcome = pick(OUTCOME["applied"], lang)
+            elif _first(done, EventKind.EFFECT_DEDUPLICATED) is not None:
+                outcome = pick(OUTCOME["deduplicated"], lang)
+            else:
+                outcome = _refusal(done, lang)
+            text = (
+                f"At {clock} {who}{holding} calls the outside service under the idempotency "
+                f"key {key}: {outcome}"
+                if en
+                else f"{clock}，{who}{holding}以幂等键 {key} 调用外部服务：{outcome}"
+            )
+        case Complete():
+            outcome = pick(OUTCOME["done"], lang) if ok else _refusal(done, lang)
+            text = (
+                f"At {clock} {who}{holding} completes the task: {outcome}"
+                if en
+                else f"{clock}，{who}{holding}完成任务：{outcome}"
+            )
+        case Fail(retry=retry):
+            outcome = (
+                pick(OUTCOME["queued" if retry else "dead"], lang) if ok else _refusal(done, lang)
+            )
+            text = (
+                f"At {clock} {who}{holding} reports the task failed: {outcome}"
+                if en
+                else f"{clock}，{who}{holding}上报任务失败：{outcome}"
+            )
+        case Park():
+            outcome = pick(OUTCOME["waiting"], lang) if ok else _refusal(done, lang)
+            text = (
+                f"At {clock} {who}{holding} parks the task for a human's approval: {outcome}"
+                if en
+                else f"{clock}，{who}{holding}挂起任务，等人审批：{outcome}"
+            )
+        case Stall():
+            text = (
+                f"At {clock} {who} stalls (a long pause), keeping everything in memory"
+                if en
+                else f"{clock}，{who}停顿了（一次很长的停顿），脑子里的东西都还在"
+            )
+        case Resume():
+            text = (
+                f"At {clock} {who} wakes up, remembering what it knew"
+                if en
+                else f"{clock}，{who}醒了过来，记得之前知道的一切"
+            )
+        case Kill():
+            text = (
+                f"At {clock} {who}'s process is killed: what it remembered is lost, and its "
+                "lease stays in the store until it expires"
+                if en
+                else f"{clock}，{who}的进程被杀：记忆全部丢失，租约留在库房里直到过期"
+            )
+        case Restart():
+            text = (
+                f"At {clock} {who} restarts with an empty memory"
+                if en
+                else f"{clock}，{who}重启，记忆一片空白"
+            )
+        case Skew(by_ms=by):
+            span = format_duration(by)
+            text = (
+                f"At {clock} {who}'s own clock runs {span} ahead of the store's"
+                if en
+                else f"{clock}，{who}自己的时钟比库房快了 {span}"
+            )
+        case Approve(task=task) | Reject(task=task):
+            verdict = isinstance(a, Approve)
+            text = (
+                f"At {clock} a human {'approves' if verdict else 'rejects'} {task}"
+                if en
+                else f"{clock}，审批人{'批准' if verdict else '驳回'}了 {task}"
+            )
+        case _:  # pragma: no cover - the explorer makes no other choice
+            text = f"{clock} {a.name}"
+    return text + ("." if en else "。")
+
+
+def _row_expect(row: TaskRow) -> Expectation:
+    params: list[tuple[str, str | int]] = [("status", row.status)]
+    if row.owner_id is not None:
+        params.append(("owner", row.owner_id))
+    params += [("lease_token", row.lease_token), ("fence_token", row.fence_token)]
+    if row.lease_expires_at is not None:
+        params.append(("expires_at", row.lease_expires_at))
+    return Expectation(Subject.TASK, row.task_id, tuple(params))
+
+
+def _task_of(done: _Done, rows: Sequence[TaskRow]) -> str:
+    for ev in done.events:
+        if ev.task_id is not None:
+            return ev.task_id
+    return rows[0].task_id
+
+
+def replay(
+    params: ExploreParams, actions: Sequence[Action]
+) -> tuple[list[_Done], list[list[TaskRow]], Simulation]:
+    """Play a trace from the start; each step's record and the rows after it."""
+    sim = Simulation(params.settings())
+    events: list[EventRow] = []
+    sim.store.add_listener(events.append)
+    steps: list[_Done] = []
+    rows = [list(run_inline(sim.store.tasks()))]
+    for action in actions:
+        events.clear()
+        worker = sim.workers.get(getattr(action, "worker", ""))
+        lease = worker.lease if worker is not None else None
+        remembered = None if lease is None else (lease.lease_token, lease.fence_token)
+        result = sim.apply(action)
+        steps.append(_Done(action, result, tuple(events), sim.now_ms, remembered))
+        rows.append(list(run_inline(sim.store.tasks())))
+    return steps, rows, sim
+
+
+def scenario_text(params: ExploreParams, cex: Counterexample) -> str:
+    """The counterexample as a scenario file whose last step proves the broken rule."""
+    steps, rows, sim = replay(params, cex.actions)
+    try:
+        last = steps[-1]
+        task = _task_of(last, rows[-1])
+        after = next(r for r in rows[-1] if r.task_id == task)
+        before = next(r for r in rows[-2] if r.task_id == task)
+        proof: list[Expectation] = []
+        if cex.rule in set(ViolationKind):
+            proof.append(
+                Expectation(
+                    Subject.VIOLATION, cex.rule, (("count", sim.checker.violations[cex.rule]),)
+                )
+            )
+        proof.append(_row_expect(after))
+        if isinstance(last.action, Write):
+            page = next(p for p in run_inline(sim.store.ledger()) if p.key == last.action.key)
+            proof.append(
+                Expectation(
+                    Subject.LEDGER,
+                    page.key,
+                    (("writer", page.writer), ("fence_token", page.fence_token)),
+                )
+            )
+    finally:
+        sim.close()
+    mode = params.mode.value
+    out: list[Step] = []
+    for i, done in enumerate(steps):
+        say = {lang: narrate(done, lang) for lang in LANGS}
+        expects: tuple[Expectation, ...] = ()
+        if i == len(steps) - 2:
+            expects = (_row_expect(before),)
+        if i == len(steps) - 1:
+            expects = tuple(proof)
+            say["en"] += f" Broken: {rule_word(cex.rule, 'en')}."
+            say["zh"] += f"违反规则：{rule_word(cex.rule, 'zh')}。"
+        out.append(Step(say=say["en"], say_zh=say["zh"], action=done.action, expects=expects))
+    world = (
+        f"{params.workers} workers, {params.tasks} task(s) of {params.steps} steps, "
+        f"lease {format_duration(params.ttl_ms)}"
+    )
+    return dump_scenario(
+        f"Explorer: the shortest way to {rule_word(cex.rule, 'en')} in {mode} mode "
+        f"({cex.length} steps)",
+        params.settings(),
+        out,
+        title_zh=f"穷举搜索：{mode_word(mode, 'zh')}下最短的“{rule_word(cex.rule, 'zh')}”"
+        f"（{cex.length} 步）",
+        summary=(
+            f"Found by borrowed-keys explore: of every interleaving of {world} in {mode} "
+            f"mode ({mode_word(mode, 'en')}), none breaks the rule in fewer steps. "
+            f"{cex.states_before} distinct states were explored before this one."
+        ),
+        summary_zh=(
+            f"由 borrowed-keys explore 找到：在{mode_word(mode, 'zh')}下，"
+            f"{params.workers} 个执行者、{params.tasks} 个 {params.steps} 步任务的所有交错里，"
+            f"没有更短的违规路径。找到它之前已探索 {cex.states_before} 个不同状态。"
+        ),
+        comments=(
+            f"borrowed-keys explore: mode {mode}, {world}",
+            f"shortest trace to {cex.rule}: {cex.length} steps, after "
+            f"{cex.states_before} distinct states",
+            "replay: borrowed-keys play THIS_FILE",
+        ),
+    )
+
+
+def verify(text: str) -> bool:
+    """Play the text with the scenario player: do all its expectations hold?"""
+    scenario = parse_scenario(text, "<explore>")
+    result = PlayResult()
+    for _ in play(scenario, result=result):
+        pass
+    return result.failed == 0 and result.passed > 0
+
+
+def file_name(params: ExploreParams, rule: str) -> str:
+    return f"explore-{params.mode.value}-{rule}.toml"
+
+
+def write_counterexamples(
+    params: ExploreParams, found: Sequence[Counterexample], out_dir: str | Path | None
+) -> list[Counterexample]:
+    """Each counterexample's file, written to `out_dir` (if given) and verified."""
+    from dataclasses import replace
+
+    written: list[Counterexample] = []
+    if out_dir is not None:
+        Path(out_dir).mkdir(parents=True, exist_ok=True)
+    for cex in found:
+        if cex.rule == "engine_error":
+            written.append(cex)  # a crash is reported, not played
+            continue
+        text = scenario_text(params, cex)
+        path = None
+        if out_dir is not None:
+            target = Path(out_dir) / file_name(params, cex.rule)
+            target.write_text(text, encoding="utf-8")
+            path = str(target)
+        written.append(replace(cex, path=path, verified=verify(text)))
+    return written
+
+
+__all__ = ["SeedRule", "narrate", "scenario_text", "verify", "write_counterexamples"]

@@ -1,0 +1,149 @@
+"""`borrowed-keys explore` on the command line: its options, its progress and its result.
+
+The search is core/scenarios/explore.py; the counterexample files are
+core/scenarios/explore_story.py.
+Exit 0 when no rule is broken, 1 when one is, 2 for bad options (as `chaos`).
+"""
+
+import json
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from core.engine.config import Mode
+from core.scenarios.explore import DEFAULT_DEPTH, ExploreParams, ExploreReport, Level, explore
+
+EXIT_OK = 0
+EXIT_FOUND = 1
+EXIT_BAD_ARGS = 2
+
+
+def add_parser(subparsers: Any) -> None:
+    """Register `explore` on an argparse subparsers object."""
+    p = subparsers.add_parser(
+        "explore",
+        help="enumerate every interleaving of a small world; write each mistake's shortest "
+        "counterexample as a scenario",
+        description=(
+            "Breadth-first search of every state a small world of manual workers reaches on "
+            "the real engine, judged by the safety checker and the seed's rules. Exit 0 if "
+            "no rule is broken within the bound, 1 if one is (its shortest trace is written "
+            "to --out), 2 for bad options."
+        ),
+    )
+    which = p.add_mutually_exclusive_group()
+    which.add_argument(
+        "--mode",
+        default=Mode.CORRECT.value,
+        choices=[m.value for m in Mode],
+        help="the engine's mode (default correct)",
+    )
+    which.add_argument("--all-modes", action="store_true", help="explore every mode in turn")
+    p.add_argument("--workers", type=int, default=2, help="manual workers (default 2)")
+    p.add_argument("--tasks", type=int, default=1, help="tasks (default 1)")
+    p.add_argument("--steps", type=int, default=2, help="steps per task (default 2)")
+    p.add_argument(
+        "--depth",
+        type=int,
+        default=DEFAULT_DEPTH,
+        help=f"the most choices in a trace (default {DEFAULT_DEPTH})",
+    )
+    p.add_argument("--jobs", type=int, default=1, help="processes to use (default 1)")
+    p.add_argument(
+        "--out",
+        default="explore-out",
+        help="folder for counterexample scenario files (default ./explore-out)",
+    )
+    p.add_argument("--json", action="store_true", help="print a JSON summary on stdout")
+    p.set_defaults(handler=command)
+
+
+def _check_args(args: Any) -> str | None:
+    limits = (
+        ("workers", args.workers, 1, 4),
+        ("tasks", args.tasks, 1, 4),
+        ("steps", args.steps, 1, 6),
+        ("depth", args.depth, 1, 200),
+        ("jobs", args.jobs, 1, 64),
+    )
+    for name, value, low, high in limits:
+        if not low <= value <= high:
+            return f"--{name} must be between {low} and {high}, got {value}"
+    return None
+
+
+def command(args: Any) -> int:
+    """`borrowed-keys explore`: 0 no rule broken, 1 one is, 2 bad options."""
+    from rich.console import Console
+
+    problem = _check_args(args)
+    if problem is not None:
+        print(f"borrowed-keys explore: {problem}", file=sys.stderr)
+        return EXIT_BAD_ARGS
+    modes = list(Mode) if args.all_modes else [Mode(args.mode)]
+    err = Console(stderr=True, highlight=False)
+    reports = [_run(args, mode, err) for mode in modes]
+    if args.json:
+        doc: Any = [r.summary() for r in reports]
+        print(json.dumps(doc if args.all_modes else doc[0], indent=2, ensure_ascii=False))
+    else:
+        out = Console(highlight=False, soft_wrap=True)
+        for r in reports:
+            _print(out, r)
+    return EXIT_OK if all(r.ok for r in reports) else EXIT_FOUND
+
+
+def _run(args: Any, mode: Mode, err: Any) -> ExploreReport:
+    from core.scenarios.explore_story import write_counterexamples
+
+    params = ExploreParams(
+        mode=mode, workers=args.workers, tasks=args.tasks, steps=args.steps, depth=args.depth
+    )
+
+    def progress(lv: Level) -> None:
+        rate = lv.states / lv.elapsed_s if lv.elapsed_s > 0 else 0.0
+        err.print(
+            f"explore {mode.value}: depth {lv.depth}, {lv.states} states, "
+            f"{lv.transitions} transitions, {rate:,.0f} states/s, {lv.elapsed_s:.1f} s"
+        )
+
+    report = explore(params, jobs=args.jobs, on_level=progress)
+    report.counterexamples = write_counterexamples(params, report.counterexamples, args.out)
+    return report
+
+
+def _print(console: Any, report: ExploreReport) -> None:
+    p = report.params
+    console.print(f"borrowed-keys explore: {p.mode.value} mode")
+    console.print(f"  {report.claim()}")
+    console.print(
+        f"  {report.elapsed_s:.1f} s with {report.jobs} job(s) ({report.cpu_s:.1f} s of "
+        f"processor time): {report.states_per_s:,.0f} distinct states/s, "
+        f"{report.states_per_cpu_s:,.0f} per processor second"
+    )
+    for c in report.counterexamples:
+        where = c.path or "(not written)"
+        state = {True: "verified", False: "NOT VERIFIED", None: ""}[c.verified]
+        steps = f"{c.length} step" + ("" if c.length == 1 else "s")
+        console.print(
+            f"  {c.rule}: {steps}, after {c.states_before} states, "
+            f"{c.elapsed_s:.1f} s: {where} {state}".rstrip()
+        )
+        if c.detail:
+            console.print(f"    {c.detail}")
+            console.print(f"    trace: {', '.join(repr(a) for a in c.actions)}")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="borrowed-keys")
+    sub = parser.add_subparsers(dest="command", required=True)
+    add_parser(sub)
+    args = parser.parse_args(argv)
+    handler: Callable[[Any], int] = args.handler
+    return handler(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,177 @@
+"""Explore this mode: every interleaving of a small world, searched in a worker thread,
+with a progress bar, and each mistake's shortest counterexample listed to play.
+
+The search is core/scenarios/explore.py; this screen only starts it, shows its levels as they
+finish and opens a chosen counterexample like any scenario.
+"""
+
+from pathlib import Path
+from typing import Any, ClassVar
+
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical
+from textual.screen import ModalScreen, Screen
+from textual.widgets import OptionList, ProgressBar, Static
+from textual.widgets.option_list import Option
+
+from core.engine.config import Mode
+from core.scenarios.explore import ENGINE_ERROR, Counterexample, ExploreParams, ExploreReport, Level
+from core.scenarios.explore import explore as run_explore
+from core.scenarios.explore_story import rule_word, write_counterexamples
+from core.scenarios.format import ScenarioError
+from core.scenarios.library import open_scenario
+from demo.host import host
+from demo.i18n import WORDS, mode_word, tr
+
+# Deep enough for every mistake's shortest trace in the default world (the longest is 5).
+APP_DEPTH = 5
+
+WORDS.update(
+    {
+        "explore": ("Explore this mode…", "穷举这个模式…"),
+        "tip_explore": (
+            "Search every interleaving of 2 workers and 1 task of 2 steps in this mode, "
+            "and list the shortest way to each broken rule",
+            "在这个模式下搜索 2 个执行者、1 个 2 步任务的所有交错，列出每条被违反规则的最短路径",
+        ),
+        "explore_title": ("Exploring {mode}: {meaning}", "穷举 {mode}：{meaning}"),
+        "explore_level": (
+            "depth {depth}/{bound} · {states:,} states · {rate:,.0f} states/s",
+            "深度 {depth}/{bound} · {states:,} 个状态 · 每秒 {rate:,.0f} 个",
+        ),
+        "explore_none": (
+            "No rule broken within {bound} steps ({states:,} states)",
+            "{bound} 步之内没有违反任何规则（{states:,} 个状态）",
+        ),
+        "explore_found": ("{rule} · {length} steps", "{rule} · {length} 步"),
+        "explore_crash": (
+            "{rule} · {length} steps (not playable)",
+            "{rule} · {length} 步（不能播放）",
+        ),
+        "explore_hint": (
+            "Enter plays the chosen trace · Esc closes",
+            "回车播放所选路径 · Esc 关闭",
+        ),
+        "explore_searching": ("searching…", "搜索中…"),
+    }
+)
+
+
+class _Closed(Exception):
+    """The screen closed while the search ran: stop at the end of the current level."""
+
+
+class ExploreScreen(ModalScreen[None]):
+    """The search of one mode; choosing a counterexample plays it on a new main screen."""
+
+    DEFAULT_CSS = """
+    ExploreScreen { align: center middle; }
+    #explore-box {
+        width: 76; max-width: 100%; height: auto; max-height: 100%;
+        border: round $accent; background: $surface; padding: 0 1;
+    }
+    #explore-progress { margin: 1 0 0 0; }
+    #explore-found { height: auto; max-height: 10; margin: 1 0 0 0; }
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "close", "Close", id="explore.close"),
+    ]
+
+    def __init__(self, mode: Mode, lang: str, out_dir: Path, *, depth: int = APP_DEPTH) -> None:
+        super().__init__()
+        self.mode = mode
+        self.lang = lang
+        self.out_dir = out_dir
+        self.params = ExploreParams(mode=mode, depth=depth)
+        self.found: list[Counterexample] = []
+        self.report: ExploreReport | None = None
+        self._closed = False
+
+    def compose(self) -> ComposeResult:
+        lang = self.lang
+        meaning = mode_word(self.mode.value, lang)
+        with Vertical(id="explore-box"):
+            yield Static(tr("explore_title", lang, mode=self.mode.value, meaning=meaning))
+            yield ProgressBar(total=self.params.depth, show_eta=False, id="explore-progress")
+            yield Static(tr("explore_searching", lang), id="explore-status")
+            yield OptionList(id="explore-found")
+            yield Static(tr("explore_hint", lang), id="explore-hint")
+
+    def on_mount(self) -> None:
+        self.run_worker(self._search, thread=True, exclusive=True, group="explore")
+
+    # -- the search, on its own thread ----------------------------------------------------------
+
+    def _search(self) -> None:
+        def level(lv: Level) -> None:
+            if self._closed:
+                raise _Closed
+            self.app.call_from_thread(self._show_level, lv)
+
+        try:
+            report = run_explore(self.params, on_level=level)
+        except _Closed:
+            return
+        found = write_counterexamples(self.params, report.counterexamples, self.out_dir)
+        if not self._closed:
+            self.app.call_from_thread(self._show_result, report, found)
+
+    # -- back on the app's thread ---------------------------------------------------------------
+
+    def _show_level(self, lv: Level) -> None:
+        rate = lv.states / lv.elapsed_s if lv.elapsed_s > 0 else 0.0
+        self.query_one(ProgressBar).update(progress=lv.depth)
+        status = tr(
+            "explore_level",
+            self.lang,
+            depth=lv.depth,
+            bound=self.params.depth,
+            states=lv.states,
+            rate=rate,
+        )
+        self.query_one("#explore-status", Static).update(status)
+
+    def _show_result(self, report: ExploreReport, found: list[Counterexample]) -> None:
+        self.report = report
+        self.found = found
+        self.query_one(ProgressBar).update(progress=self.params.depth)
+        options = self.query_one(OptionList)
+        options.clear_options()
+        if not found:
+            none = tr("explore_none", self.lang, bound=self.params.depth, states=report.states)
+            options.add_option(Option(none, disabled=True))
+            return
+        for i, c in enumerate(found):
+            key = "explore_crash" if c.path is None else "explore_found"
+            label = tr(key, self.lang, rule=rule_word(c.rule, self.lang), length=c.length)
+            options.add_option(Option(label, id=str(i), disabled=c.path is None))
+        options.focus()
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        index = event.option.id
+        if index is None:
+            return
+        chosen = self.found[int(index)]
+        if chosen.path is None or chosen.rule == ENGINE_ERROR:
+            return
+        try:
+            scenario = open_scenario(chosen.path)
+        except ScenarioError as exc:
+            self.notify(str(exc), severity="error")
+            return
+        self.dismiss()
+        host(self.app).open_session(scenario)
+
+    def action_close(self) -> None:
+        self._closed = True
+        self.dismiss()
+
+
+def open_explore(main: Screen[Any], mode: Mode, lang: str) -> None:
+    """Push the Explore screen over `main`, for the mode the session runs now; its files go
+    where the app saves (`s`), in a folder of their own."""
+    saves = getattr(main.app, "save_dir", None)
+    out = (Path(saves) if saves is not None else Path.cwd()) / "explore"
+    main.app.push_screen(ExploreScreen(mode, lang, out))

@@ -1,0 +1,170 @@
+"""The explorer: breadth-first search of every state of a small world on the real engine.
+
+Bounds are small (depth 3 to 5, a few hundred states each) so the file stays fast; the
+figures for larger worlds are measured by `make bench` (bench/explore.py).
+"""
+
+from pathlib import Path
+
+import pytest
+
+from core.engine.config import Mode
+from core.scenarios import explore as ex
+from core.scenarios.explore import ExploreParams, Restore, explore
+from core.scenarios.explore_story import scenario_text, verify, write_counterexamples
+from core.scenarios.format import parse_scenario
+from core.sim.simulation import ActionError, Simulation
+from core.sim.spec import Action, Advance, Claim, SimSettings, WorkerSpec, Write
+from core.tools.cli import main
+
+# The shortest trace to each rule each mistake mode breaks, in 2 workers, 1 task of 2 steps.
+# A change that makes the search miss a shorter trace (or find a longer one first) fails.
+SHORTEST: dict[Mode, dict[str, int]] = {
+    Mode.NO_FENCING: {"page_without_live_lease": 3, "stale_write_accepted": 4},
+    Mode.SEED_SQL: {"reclaimed_after_end": 4, "completed_twice": 5},
+    Mode.NO_IDEMPOTENCY: {"duplicate_effect": 4},
+    Mode.CLIENT_CLOCK: {"double_owner": 4, "two_live_leases": 4},
+    Mode.NO_EXPIRY: {"fence_not_newer": 1, "stuck_task": 3},
+}
+
+
+def _found(report: ex.ExploreReport) -> dict[str, int]:
+    return {c.rule: c.length for c in report.counterexamples if c.rule != ex.ENGINE_ERROR}
+
+
+def test_correct_breaks_no_rule_within_the_bound() -> None:
+    report = explore(ExploreParams(mode=Mode.CORRECT, depth=4))
+    assert report.ok and report.counterexamples == []
+    assert report.depth == 4 and not report.exhausted
+    assert report.states == report.levels[-1].states > 100
+    assert report.claim().endswith("no violation; bounded at depth 4, not exhausted")
+
+
+@pytest.mark.parametrize("mode", list(SHORTEST))
+def test_every_mistake_is_found_by_its_shortest_trace(mode: Mode) -> None:
+    depth = max(SHORTEST[mode].values())
+    report = explore(ExploreParams(mode=mode, depth=depth))
+    assert _found(report) == SHORTEST[mode]
+    assert not report.ok
+
+
+def test_a_small_world_is_exhausted() -> None:
+    """One worker, one task of one step: the search runs out of new states before the
+    bound, and the claim is then every interleaving."""
+    report = explore(ExploreParams(workers=1, steps=1, depth=60))
+    assert report.exhausted and report.ok
+    assert report.depth < 60
+    assert "every interleaving (exhausted)" in report.claim()
+
+
+def test_the_written_counterexample_plays_and_its_expectations_hold(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    params = ExploreParams(mode=Mode.NO_FENCING, depth=4)
+    report = explore(params)
+    written = write_counterexamples(params, report.counterexamples, tmp_path)
+    assert [c.verified for c in written] == [True, True]
+    stale = next(c for c in written if c.rule == "stale_write_accepted")
+    assert stale.path is not None
+    assert main(["play", stale.path]) == 0
+    assert "stale_write_accepted" in capsys.readouterr().out
+    scenario = parse_scenario(Path(stale.path).read_bytes(), stale.path)
+    assert len(scenario.steps) == stale.length == 4
+    assert all(s.say and s.say_zh for s in scenario.steps)
+    last = scenario.steps[-1]
+    assert {e.subject for e in last.expects} >= {"violation", "ledger", "task"}
+    # The expectations prove the violation: the same steps on the fenced ledger fail them.
+    text = Path(stale.path).read_text(encoding="utf-8")
+    assert not verify(text.replace('mode = "no_fencing"', 'mode = "correct"'))
+
+
+def test_the_same_run_gives_the_same_states_and_the_same_files(tmp_path: Path) -> None:
+    params = ExploreParams(mode=Mode.SEED_SQL, depth=4)
+    first, second = explore(params), explore(params)
+    assert first.summary() == second.summary()
+    a = write_counterexamples(params, first.counterexamples, tmp_path / "a")
+    b = write_counterexamples(params, second.counterexamples, tmp_path / "b")
+    assert [c.rule for c in a] == [c.rule for c in b] == ["reclaimed_after_end"]
+    for x, y in zip(a, b, strict=True):
+        assert x.path and y.path
+        assert Path(x.path).read_bytes() == Path(y.path).read_bytes()
+
+
+def test_two_jobs_give_what_one_gives(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(ex, "PARALLEL_FROM", 1)  # fork even for this small world's levels
+    params = ExploreParams(mode=Mode.NO_FENCING, depth=4)
+    one, two = explore(params, jobs=1), explore(params, jobs=2)
+    assert two.summary() == one.summary()
+    assert [c.actions for c in two.counterexamples] == [c.actions for c in one.counterexamples]
+
+
+def test_restoring_a_copy_is_exactly_replaying_from_the_root() -> None:
+    snap = explore(ExploreParams(mode=Mode.CLIENT_CLOCK, depth=3))
+    replay = explore(ExploreParams(mode=Mode.CLIENT_CLOCK, depth=3, restore=Restore.REPLAY))
+    assert snap.summary() == replay.summary()
+
+
+def test_a_restored_run_goes_on_as_the_original_did() -> None:
+    settings = ExploreParams().settings()
+    sim = Simulation(settings)
+    sim.apply(Claim("acheng"))
+    saved = sim.save()
+    steps: list[Action] = [Advance(30_001), Claim("linzhou"), Write("acheng", "t1/1", "late")]
+    for a in steps:
+        sim.apply(a)
+    expected = [(e.event, e.at, e.worker_id, e.reason) for e in sim.events()]
+    sim.restore(saved)
+    sim.apply(Write("acheng", "t1/9", "a branch not taken"))
+    sim.restore(saved)
+    for a in steps:
+        sim.apply(a)
+    assert [(e.event, e.at, e.worker_id, e.reason) for e in sim.events()] == expected
+    sim.close()
+
+
+def test_a_run_with_autopilot_workers_cannot_be_saved() -> None:
+    sim = Simulation(SimSettings(workers=(WorkerSpec("w1"),)))
+    with pytest.raises(ActionError, match="autopilot"):
+        sim.save()
+    sim.close()
+
+
+def test_the_command_exits_0_when_no_rule_is_broken(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["explore", "--depth", "3", "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "no violation" in out
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_command_exits_1_and_writes_the_counterexample(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(["explore", "--mode", "no_idempotency", "--depth", "4", "--out", str(tmp_path)])
+    assert code == 1
+    assert "duplicate_effect: 4 steps" in capsys.readouterr().out
+    assert [p.name for p in tmp_path.iterdir()] == ["explore-no_idempotency-duplicate_effect.toml"]
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["--depth", "0"], ["--workers", "9"], ["--jobs", "0"], ["--steps", "0"]],
+)
+def test_bad_arguments_exit_2_with_one_line(
+    argv: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["explore", *argv, "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "must be between" in err
+    assert not (tmp_path / "out").exists()
+
+
+def test_the_narration_says_what_the_engine_did() -> None:
+    params = ExploreParams(mode=Mode.CLIENT_CLOCK, depth=4)
+    report = explore(params)
+    double = next(c for c in report.counterexamples if c.rule == "double_owner")
+    text = scenario_text(params, double)
+    assert "Linzhou's own clock runs 15s ahead" in text
+    assert "临舟自己的时钟比库房快了 15s" in text
+    assert "Broken: double_owner." in text
