@@ -16,6 +16,8 @@ ROOT = Path(__file__).resolve().parent.parent
 TABLE_MODULES = (
     "core/scenarios/glossary.py",
     "core/scenarios/player.py",
+    "core/scenarios/sentences.py",
+    "demo/widgets/cjk_wrap.py",
     "demo/i18n.py",
     "demo/controls.py",
     "demo/screens/help.py",

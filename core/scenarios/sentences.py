@@ -24,22 +24,23 @@ FORMS: Final[dict[str, Word]] = {
     "task_owner": ("held by {who}", "由{who}持有"),
     "task_no_owner": ("held by nobody", "无人持有"),
     "task_attempt": ("attempt {n}", "第 {n} 次尝试"),
-    "task_lease_token": ("lease token {n}", "租约令牌 {n}"),
+    "task_lease_token": ("lease token {n}", "租约号 {n}"),
     "task_fence_token": ("fence token {n}", "围栏令牌 {n}"),
     "task_checkpoint_step": ("checkpoint at step {n}", "检查点在第 {n} 步"),
     "task_no_checkpoint": ("no checkpoint", "还没有检查点"),
+    "task_box": ("its newest checkpoint holds {box}", "最新的检查点里是 {box}"),
     "task_expires_at": ("lease ends at {at}", "租约 {at} 到期"),
     "task_renew_deadline": ("renew by {at}", "须在 {at} 前续约"),
     "task_no_expires_at": ("no lease end", "没有到期时刻"),
     "task_no_renew_deadline": ("no renew deadline", "没有续约截止时刻"),
-    "task_no_lease_token": ("no lease token", "没有租约令牌"),
+    "task_no_lease_token": ("no lease token", "没有租约号"),
     "task_no_fence_token": ("no fence token", "没有围栏令牌"),
     # a worker: "Acheng is working, holds river-tax"
     "worker_state": ("{who} is {state}", "{who}{state}"),
     "worker_head": ("{who}", "{who}"),
     "worker_holds": ("holds {task}", "持有 {task}"),
     "worker_holds_nothing": ("holds nothing", "手里没有任务"),
-    "worker_lease_token": ("remembers lease token {n}", "记得租约令牌 {n}"),
+    "worker_lease_token": ("remembers lease token {n}", "记得租约号 {n}"),
     "worker_fence_token": ("remembers fence token {n}", "记得围栏令牌 {n}"),
     # a ledger page: "Page floor6/1: written by Acheng, fence token 1"
     "ledger_head": ("page {page}:", "{page} 页："),
@@ -139,8 +140,10 @@ def _task(exp: Expectation, lang: str) -> str:
         elif key == "owner":
             who = _who(str(v), lang)
             tails.append(_form("task_owner", lang, who=who) if v else _form("task_no_owner", lang))
-        elif key == "checkpoint_step" and v == 0:
+        elif (key == "checkpoint_step" and v == 0) or (key == "box" and v == ""):
             tails.append(_form("task_no_checkpoint", lang))
+        elif key == "box":
+            tails.append(_form("task_box", lang, box=f"“{v}”"))
         elif key in ("expires_at", "renew_deadline"):
             if isinstance(v, int):
                 tails.append(_form(f"task_{key}", lang, at=_clock(v)))

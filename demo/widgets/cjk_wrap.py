@@ -1,7 +1,7 @@
 """Line breaking that follows Chinese rules, for English and Chinese alike.
 
 Rich breaks Chinese at any character: that put a lone "。" or "，" at the start of a line,
-split words like 租约令牌 across two, and left a number on the line after its word
+split words like 围栏令牌 across two, and left a number on the line after its word
 ("围栏令牌 / 1"). Here a line never starts with closing punctuation nor ends with an
 opening one, a glossary word is never split, and a number stays with the word before it
 and the unit after it ("围栏令牌 1", "第 2 页", "80 秒").
@@ -33,7 +33,7 @@ def protected_terms() -> tuple[str, ...]:
     from demo.i18n import WORDS
 
     terms = {zh for _en, zh in WORDS.values() if 2 <= len(zh) <= 6 and _all_cjk(zh)}
-    terms |= {"租约令牌", "围栏令牌", "围栏签", "暂存木匣", "暂存架", "存储", "持有者"}
+    terms |= {"租约号", "围栏令牌", "围栏签", "暂存木匣", "暂存架", "存储", "持有人"}
     terms |= {"进度条", "裁定", "停下", "从头再来", "多久前", "页签", "中断处", "到期时刻"}
     return tuple(sorted(terms, key=len, reverse=True))
 
