@@ -10,7 +10,6 @@ lease logic lives outside core/, so the app and the player cannot disagree.
 
 import dataclasses
 import os
-import sqlite3
 from collections import Counter
 from collections.abc import Collection, Coroutine
 from dataclasses import dataclass
@@ -19,19 +18,20 @@ from typing import Any, TypeVar
 from core.engine.clock import VirtualClock
 from core.engine.config import LeaseConfig, Mode
 from core.engine.errors import (
-    BorrowedKeysError,
     DuplicateTask,
     InvalidPayload,
     LeaseRejected,
     TaskStateError,
     UnknownTask,
 )
-from core.engine.records import CheckpointRow, EventRow, Lease
+from core.engine.records import CheckpointRow, EventRow
 from core.engine.store import LeaseStore
 from core.engine.vocabulary import REFUSED_OPERATION, REJECTIONS, EventKind, Operation, TaskStatus
 from core.sim.checker import SafetyChecker, Violation
-from core.sim.kinds import KINDS
 from core.sim.runtime import VirtualRuntime
+from core.sim.saving import ActionError as ActionError
+from core.sim.saving import SavedRun as SavedRun
+from core.sim.saving import SaveRestore
 from core.sim.snapshot import (
     SNAPSHOT_PARTS,
     Metrics,
@@ -71,7 +71,7 @@ from core.sim.spec import (
     WorkerState,
     Write,
 )
-from core.sim.worker import NoLease, Work, Worker, WorkerFaults
+from core.sim.worker import NoLease, Worker, WorkerFaults
 
 T = TypeVar("T")
 
@@ -86,10 +86,6 @@ def use_database(target: str) -> str:
     global _database
     before, _database = _database, target
     return before
-
-
-class ActionError(BorrowedKeysError):
-    """An action that cannot apply to this run (an unknown worker, a call with no lease)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,64 +120,7 @@ def effective_config(settings: SimSettings) -> LeaseConfig:
     return settings.config.in_mode(settings.mode)
 
 
-@dataclass(frozen=True, slots=True)
-class _WorkMemory:
-    """A worker's `Work` by its kind's name, so a saved run can cross to another process."""
-
-    task_id: str
-    kind: str
-    steps: int
-    states: tuple[tuple[int, dict[str, Any]], ...]
-
-    @classmethod
-    def of(cls, work: Work | None) -> "_WorkMemory | None":
-        if work is None:
-            return None
-        states = tuple((step, dict(state)) for step, state in work.states.items())
-        return cls(work.task_id, work.kind.name, work.steps, states)
-
-    def work(self) -> Work:
-        states = {step: dict(state) for step, state in self.states}
-        return Work(self.task_id, KINDS[self.kind], self.steps, states)
-
-
-@dataclass(frozen=True, slots=True)
-class _WorkerMemory:
-    """One manual worker as a saved run keeps it: what it remembers and its faults."""
-
-    id: str
-    self_fencing: bool
-    faults: WorkerFaults
-    lease: Lease | None
-    work: _WorkMemory | None
-    step: int | None
-    last_renew_at: int | None
-    fenced_out: bool
-    last_empty_poll_at: int | None
-
-
-@dataclass(frozen=True, slots=True)
-class SavedRun:
-    """A run's whole state at one instant, to go back to with `Simulation.restore`.
-
-    The database is SQLite's own copy of itself (`Connection.serialize`); the rest is what
-    the simulation and its checker remember. Taken only from runs whose workers are all
-    manual: an autopilot worker is a coroutine in mid-flight, and those cannot be copied.
-    """
-
-    database: bytes
-    now_ms: int
-    workers: tuple[_WorkerMemory, ...]
-    checker: SafetyChecker
-    live_leases: tuple[tuple[str, tuple[int, int, str | None, int]], ...]
-    rejections: tuple[Rejection, ...]
-    dedup: tuple[tuple[str, int], ...]
-    stuck_look_at: int | None
-    stuck_looks: int
-    last_seq: int
-
-
-class Simulation:
+class Simulation(SaveRestore):
     """A run: store, virtual clock, workers, expiry watch and safety checker."""
 
     def __init__(
@@ -694,88 +633,6 @@ class Simulation:
         return dialect is not None and dialect.name != "sqlite"
 
     # -- branching ------------------------------------------------------------------------
-
-    def _connection(self) -> sqlite3.Connection:
-        conn = getattr(self.store.driver, "conn", None)
-        if not isinstance(conn, sqlite3.Connection):
-            raise ActionError("only a run on SQLite can be saved and restored")
-        return conn
-
-    def save(self) -> SavedRun:
-        """The run's state now, for `restore` to return to (all workers must be manual)."""
-        if any(w.autopilot for w in self.workers.values()):
-            raise ActionError("a run with autopilot workers cannot be saved")
-        memories = tuple(
-            _WorkerMemory(
-                id=w.id,
-                self_fencing=w.self_fencing,
-                faults=w.faults.copy(),
-                lease=w.lease,
-                work=_WorkMemory.of(w.work),
-                step=w.step,
-                last_renew_at=w.last_renew_at,
-                fenced_out=w.fenced_out,
-                last_empty_poll_at=w.last_empty_poll_at,
-            )
-            for w in self.workers.values()
-        )
-        return SavedRun(
-            database=self._connection().serialize(),
-            now_ms=self.now_ms,
-            workers=memories,
-            checker=self.checker.copy(),
-            live_leases=tuple(self._live_leases.items()),
-            rejections=tuple(self._rejections),
-            dedup=tuple(self._dedup.items()),
-            stuck_look_at=self._stuck_look_at,
-            stuck_looks=self._stuck_looks,
-            last_seq=self._last_seq,
-        )
-
-    def restore(self, saved: SavedRun) -> None:
-        """Go back to a state `save` took from this run; the same actions then give the same
-        history as they did from there (the keeper's and the checker's pending looks are
-        booked again from what the run remembers, the only thing the scheduler held)."""
-        self._connection().deserialize(saved.database)
-        self.clock = VirtualClock(saved.now_ms)
-        self.store.clock = self.clock
-        self.runtime = VirtualRuntime(self.clock)
-        self.checker = saved.checker.copy()
-        self.workers = {}
-        for m in saved.workers:
-            worker = Worker(
-                m.id,
-                store=self.store,
-                env=self.runtime,
-                config=self.config,
-                mode=self.mode,
-                autopilot=False,
-                self_fencing=m.self_fencing,
-                skew_ms=m.faults.skew_ms,
-            )
-            worker.faults = m.faults.copy()
-            worker.lease = m.lease
-            worker.work = None if m.work is None else m.work.work()
-            worker.step = m.step
-            worker.last_renew_at = m.last_renew_at
-            worker.fenced_out = m.fenced_out
-            worker.last_empty_poll_at = m.last_empty_poll_at
-            self.workers[m.id] = worker
-        self._live_leases = dict(saved.live_leases)
-        self._rejections = list(saved.rejections)
-        self._dedup = Counter(dict(saved.dedup))
-        self._task_views = {}
-        self._pending_violations = []
-        self._last_seq = saved.last_seq
-        self._stuck_looks = saved.stuck_looks
-        self._stuck_look_at = saved.stuck_look_at
-        for task, (lease_token, expires, _, _) in sorted(
-            self._live_leases.items(), key=lambda item: item[1][1]
-        ):
-            self._book_expiry_look(task, lease_token, expires)
-        if saved.stuck_look_at is not None:
-            number = saved.stuck_looks
-            self.runtime.call_at(saved.stuck_look_at, lambda: self._stuck_look(number))
 
     @property
     def next_look_ms(self) -> int | None:
