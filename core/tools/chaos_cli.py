@@ -12,6 +12,7 @@ from typing import Any
 from core.engine.config import Mode
 from core.engine.durations import format_duration
 from core.tools.chaos import ChaosReport, Reproducer, RunResult, run_chaos
+from core.tools.options import out_of_range
 
 # Failing runs whose seeds are printed while running (--json lists them all).
 MAX_SEEDS_SHOWN = 20
@@ -61,17 +62,15 @@ def add_parser(subparsers: Any) -> None:
 
 
 def _check_args(args: Any) -> str | None:
-    limits = (
-        ("runs", args.runs, 1, 10_000_000),
-        ("workers", args.workers, 1, 50),
-        ("tasks", args.tasks, 1, 200),
-        ("jobs", args.jobs, 1, 256),
-        ("repros", args.repros, 0, 1000),
+    return out_of_range(
+        (
+            ("runs", args.runs, 1, 10_000_000),
+            ("workers", args.workers, 1, 50),
+            ("tasks", args.tasks, 1, 200),
+            ("jobs", args.jobs, 1, 256),
+            ("repros", args.repros, 0, 1000),
+        )
     )
-    for name, value, low, high in limits:
-        if not low <= value <= high:
-            return f"--{name} must be between {low} and {high}, got {value}"
-    return None
 
 
 def command(args: Any) -> int:

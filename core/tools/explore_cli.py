@@ -12,6 +12,7 @@ from typing import Any
 
 from core.engine.config import Mode
 from core.scenarios.explore import DEFAULT_DEPTH, ExploreParams, ExploreReport, Level, explore
+from core.tools.options import out_of_range
 
 EXIT_OK = 0
 EXIT_FOUND = 1
@@ -59,17 +60,15 @@ def add_parser(subparsers: Any) -> None:
 
 
 def _check_args(args: Any) -> str | None:
-    limits = (
-        ("workers", args.workers, 1, 4),
-        ("tasks", args.tasks, 1, 4),
-        ("steps", args.steps, 1, 6),
-        ("depth", args.depth, 1, 200),
-        ("jobs", args.jobs, 1, 64),
+    return out_of_range(
+        (
+            ("workers", args.workers, 1, 4),
+            ("tasks", args.tasks, 1, 4),
+            ("steps", args.steps, 1, 6),
+            ("depth", args.depth, 1, 200),
+            ("jobs", args.jobs, 1, 64),
+        )
     )
-    for name, value, low, high in limits:
-        if not low <= value <= high:
-            return f"--{name} must be between {low} and {high}, got {value}"
-    return None
 
 
 def command(args: Any) -> int:
