@@ -34,6 +34,7 @@ from core.engine.statements import (
     TASK_STATE_COLUMNS,
     Stmt,
     _sql,
+    claim_set,
     events,
     fence_counter,
     tasks,
@@ -204,27 +205,7 @@ def _build(dialect: Dialect, policy: Policy) -> BatchStatements:
             .limit(n)
             .cte("picked")
         )
-    has_attempts = t.c.attempt < t.c.max_attempts
-    claim_values: dict[str, Any] = {
-        "status": case((has_attempts, TaskStatus.RUNNING.value), else_=TaskStatus.DEAD.value),
-        "owner_id": case((has_attempts, bindparam("worker_id")), else_=null()),
-        "attempt": case((has_attempts, t.c.attempt + 1), else_=t.c.attempt),
-        "last_heartbeat_at": case((has_attempts, now), else_=t.c.last_heartbeat_at),
-        "error_code": case(
-            (has_attempts, t.c.error_code), else_=RegisterReason.ATTEMPTS_EXHAUSTED.value
-        ),
-        "updated_at": now,
-    }
-    if policy.expiry:
-        claim_values.update(
-            lease_token=case((has_attempts, t.c.lease_token + 1), else_=t.c.lease_token),
-            lease_expires_at=case((has_attempts, now + ttl), else_=null()),
-            renew_deadline=case((has_attempts, now + deadline), else_=null()),
-        )
-        if policy.fence_tokens:  # none before the fence tag
-            claim_values["fence_token"] = case(
-                (has_attempts, picked.c.fence), else_=t.c.fence_token
-            )
+    claim_values = claim_set(t, policy, now, ttl, deadline, picked.c.fence)
     claim_many = (
         update(t).where(t.c.task_id == picked.c.task_id).values(claim_values).returning(*returning)
     )

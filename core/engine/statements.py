@@ -322,6 +322,36 @@ def _fence_counter(c: _Common) -> tuple[Any, Stmt | None]:
     return next_fence, fence_issued
 
 
+def claim_set(
+    t: Any, policy: Policy, now: Any, ttl: Any, deadline: Any, fence: Any
+) -> dict[str, Any]:
+    """What a claim writes to the task row it takes, `fence` being the new fence token's
+    expression: one rule for the single claims and `claim_many`, so they cannot drift."""
+    has_attempts = t.c.attempt < t.c.max_attempts
+    # Without expiry (mistake one) a claim writes `running` and an owner, nothing more:
+    # no expiry, no renew deadline, no new lease or fence token (below).
+    claim_values: dict[str, Any] = {
+        # A CASE branch has no column to take its type from: plain strings (.value).
+        "status": case((has_attempts, TaskStatus.RUNNING.value), else_=TaskStatus.DEAD.value),
+        "owner_id": case((has_attempts, bindparam("worker_id")), else_=null()),
+        "attempt": case((has_attempts, t.c.attempt + 1), else_=t.c.attempt),
+        "last_heartbeat_at": case((has_attempts, now), else_=t.c.last_heartbeat_at),
+        "error_code": case(
+            (has_attempts, t.c.error_code), else_=RegisterReason.ATTEMPTS_EXHAUSTED.value
+        ),
+        "updated_at": now,
+    }
+    if policy.expiry:
+        claim_values.update(
+            lease_token=case((has_attempts, t.c.lease_token + 1), else_=t.c.lease_token),
+            lease_expires_at=case((has_attempts, now + ttl), else_=null()),
+            renew_deadline=case((has_attempts, now + deadline), else_=null()),
+        )
+        if policy.fence_tokens:  # none before the fence tag
+            claim_values["fence_token"] = case((has_attempts, fence), else_=t.c.fence_token)
+    return claim_values
+
+
 def _lease_statements(c: _Common, next_fence: Any) -> dict[str, Stmt]:
     """agent_tasks, the lease's life: claim, heartbeat, complete, fail, park, the
     checkpoint's gate, a human's decision, enqueue."""
@@ -386,28 +416,7 @@ def _lease_statements(c: _Common, next_fence: Any) -> dict[str, Stmt]:
         t.c.status == TaskStatus.QUEUED,
         expired_named if policy.expiry else false(),
     )
-    has_attempts = t.c.attempt < t.c.max_attempts
-    # Without expiry (mistake one) a claim writes `running` and an owner, nothing more:
-    # no expiry, no renew deadline, no new lease or fence token (below).
-    claim_values: dict[str, Any] = {
-        # A CASE branch has no column to take its type from: plain strings (.value).
-        "status": case((has_attempts, TaskStatus.RUNNING.value), else_=TaskStatus.DEAD.value),
-        "owner_id": case((has_attempts, bindparam("worker_id")), else_=null()),
-        "attempt": case((has_attempts, t.c.attempt + 1), else_=t.c.attempt),
-        "last_heartbeat_at": case((has_attempts, now), else_=t.c.last_heartbeat_at),
-        "error_code": case(
-            (has_attempts, t.c.error_code), else_=RegisterReason.ATTEMPTS_EXHAUSTED.value
-        ),
-        "updated_at": now,
-    }
-    if policy.expiry:
-        claim_values.update(
-            lease_token=case((has_attempts, t.c.lease_token + 1), else_=t.c.lease_token),
-            lease_expires_at=case((has_attempts, now + ttl), else_=null()),
-            renew_deadline=case((has_attempts, now + deadline), else_=null()),
-        )
-        if policy.fence_tokens:
-            claim_values["fence_token"] = case((has_attempts, next_fence), else_=t.c.fence_token)
+    claim_values = claim_set(t, policy, now, ttl, deadline, next_fence)
     out: dict[str, Stmt] = {}
     out["claim_any"] = c.sql(
         update(t).where(t.c.task_id == pick).values(claim_values).returning(*returning)
