@@ -499,3 +499,33 @@ async def test_a_large_claim_many_takes_the_same_tasks_and_writes_the_same_lines
 
     big = LOGGED_CLAIM_MAX + 5
     assert await history(big, big) == await history(big, 7)
+
+
+@pytest.mark.parametrize("mode", list(Mode))
+async def test_heartbeat_many_writes_what_one_heartbeat_writes_in_every_mode(
+    make_store: MakeStore, mode: Mode
+) -> None:
+    """The batch renewal and the single one agree in every mode: the same leases back, the
+    same rows and the same register lines, heard as stored. In `no_expiry` a heartbeat has
+    nothing to extend, so neither form writes `renewed`: both note the heartbeat."""
+
+    async def history(many: bool) -> Any:
+        clock = VirtualClock()
+        store = make_store(clock=clock, mode=mode)
+        heard: list[EventRow] = []
+        store.add_listener(heard.append)
+        await queued(store, 2)
+        leases = await claim_each(store, "w1", 2)
+        clock.advance(20_000)
+        if many:
+            renewed = await store.heartbeat_many(leases)
+        else:
+            renewed = await heartbeat_each(store, leases)
+        stored = await store.events()
+        assert heard == stored[-len(heard) :]
+        return outcome(renewed), await store.tasks(), lines(stored)
+
+    batch, single = await history(True), await history(False)
+    assert batch == single
+    kinds = {line[1] for line in batch[2] if line[0] == 20_000}
+    assert kinds == ({"heartbeat_noted"} if mode is Mode.NO_EXPIRY else {"renewed"})
