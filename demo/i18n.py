@@ -42,7 +42,7 @@ WORDS: dict[str, tuple[str, str]] = {
     "slow": ("slow x{factor}", "变慢 x{factor}"),
     "self_fencing": ("self-fencing", "自我围栏"),
     "renew_by": ("renew by {at}", "续约截止 {at}"),
-    "no_version": ("running only: no expiry, no version", "只有 running：无过期、无版本"),
+    "no_version": ("running only: no expiry, no version", "只有“运行中”：无过期、无版本"),
     "dedup_count": ("deduplicated", "已去重"),
     # header
     "safe": ("safe", "安全"),

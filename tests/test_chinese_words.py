@@ -37,6 +37,45 @@ def _cjk(text: str) -> bool:
     return any("\u4e00" <= ch <= "\u9fff" for ch in text)
 
 
+def _codes() -> tuple[str, ...]:
+    from core.engine.config import Mode
+    from core.engine.errors import RejectReason
+    from core.engine.vocabulary import EventKind, TaskStatus
+    from core.sim.checker import ViolationKind
+
+    kinds = (EventKind, TaskStatus, RejectReason, Mode, ViolationKind)
+    return tuple(sorted({str(m.value) for kind in kinds for m in kind}, key=len, reverse=True))
+
+
+# The engine's codes (statuses, reasons, events, modes, violations) as the register and the
+# files spell them. In Chinese prose a code is glossed where it first appears, as the glossary
+# writes it: "（superseded：已有新租约）", or "running（运行中）". One quoted as SQL
+# ("status = 'running'") is code, not prose.
+CODE = re.compile(r"(?<![A-Za-z_])(" + "|".join(map(re.escape, _codes())) + r")(?![A-Za-z_])")
+
+
+def unglossed(text: str) -> list[str]:
+    """The codes of a Chinese text left without a gloss (a later mention of one glossed
+    before in the same text may stay bare)."""
+    text = re.sub(r"\{[^{}]*\}", "", text)  # a table's placeholders are not prose
+    glossed: set[str] = set()
+    found = []
+    for m in CODE.finditer(text):
+        code, before, after = m[1], text[: m.start()], text[m.end() :]
+        if (before.endswith("（") and after.startswith("：")) or (
+            after.startswith("（") and _cjk(after[1:2])
+        ):
+            glossed.add(code)
+        elif not (before.endswith("'") and after.startswith("'")) and code not in glossed:
+            found.append(code)
+    return found
+
+
+def _chinese_prose(text: str) -> bool:
+    """A string of a table, not a docstring (English that may quote a Chinese word)."""
+    return not text.startswith(('"""', "'''"))
+
+
 def module_strings(path: Path) -> Iterator[tuple[int, str]]:
     """The Chinese string literals of a module, with their lines (comments left out)."""
     for tok in tokenize.generate_tokens(io.StringIO(path.read_text("utf-8")).readline):
@@ -90,6 +129,45 @@ def test_the_check_finds_a_planted_wrong_word(tmp_path: Path) -> None:
     planted.write_text('WORDS = {"w": ("worker", "工作者"), "t": ("token", "租约 2，到期")}\n')
     hits = [why for _line, text in module_strings(planted) for why, p in WRONG if p.search(text)]
     assert hits == ["a worker is 执行者", "the lease token is 租约号"]
+
+
+@pytest.mark.parametrize("module", TABLE_MODULES)
+def test_no_bilingual_table_leaves_an_english_code_unglossed_in_chinese(module: str) -> None:
+    found = [
+        f"{module}:{line}: {code} unglossed: {text}"
+        for line, text in module_strings(ROOT / module)
+        if _chinese_prose(text)
+        for code in unglossed(text)
+    ]
+    assert found == []
+
+
+@pytest.mark.parametrize("path", SCENARIOS, ids=lambda p: p.stem)
+def test_no_scenario_leaves_an_english_code_unglossed_in_chinese(path: Path) -> None:
+    found = [
+        f"{where}: {code} unglossed: {text[:60]}"
+        for where, text in scenario_strings(path)
+        for code in unglossed(text)
+    ]
+    assert found == []
+
+
+def test_the_check_finds_a_planted_unglossed_code(tmp_path: Path) -> None:
+    assert unglossed("账房拒收（fenced）。") == ["fenced"]
+    assert unglossed("心跳被拒：已经有了更新的租约（superseded）") == ["superseded"]
+    assert unglossed("那一行写着 running，没有东西会过期") == ["running"]
+    assert unglossed("被拒（superseded：已有新租约），之后又是 superseded") == []
+    assert unglossed("写着 running（运行中），永远停在 running") == []
+    assert unglossed("原文只写 status = 'done'") == []
+    planted = tmp_path / "words.py"
+    planted.write_text('WORDS = {"r": ("refused (fenced)", "账房拒收（fenced）")}\n')
+    hits = [
+        c
+        for _line, text in module_strings(planted)
+        if _chinese_prose(text)
+        for c in unglossed(text)
+    ]
+    assert hits == ["fenced"]
 
 
 def test_ledger_pages_read_in_chinese_in_a_chinese_run() -> None:

@@ -199,7 +199,7 @@ VIOLATIONS: Final[dict[str, Word]] = {
 # The engine's modes: the correct one, or one of the seed's mistakes switched on.
 MODES: Final[dict[str, Word]] = {
     "correct": ("the correct run", "正确做法"),
-    "no_expiry": ("mistake one: `running` taken as ownership", "误区一：把 running 当成所有权"),
+    "no_expiry": ("mistake one: `running` taken as ownership", "误区一：把“运行中”当成所有权"),
     "long_lease": ("mistake two: a very long lease", "误区二：租期拉得极长"),
     "no_fencing": ("mistake three: heartbeats but no fence", "误区三：只有心跳，没有围栏"),
     "no_checkpoint": ("mistake four: no checkpoint", "误区四：只回收资格，不保存中间结果"),
