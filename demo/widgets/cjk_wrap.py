@@ -4,7 +4,7 @@ Rich breaks Chinese at any character: that put a lone "。" or "，" at the star
 split words like 围栏令牌 across two, and left a number on the line after its word
 ("围栏令牌 / 1"). Here a line never starts with closing punctuation nor ends with an
 opening one, a glossary word is never split, and a number stays with the word before it
-and the unit after it ("围栏令牌 1", "第 2 页", "80 秒").
+and the unit after it ("围栏令牌 1", "第 2 页", "80 秒", "120 石").
 """
 
 import functools
@@ -15,8 +15,8 @@ from rich.text import Text
 # A line never starts with these (closing punctuation) nor ends with the opening ones.
 NO_LINE_START = set("，。、；：！？）》」』”’…·")
 NO_LINE_END = set("（《「『“‘")
-# Units a number keeps on its line: "80 秒", "第 2 页", "3 次".
-UNITS = set("秒分钟步页次个位号层天时毫份条张项遍")
+# Units a number keeps on its line: "80 秒", "第 2 页", "3 次", a page's "120 石" (dan).
+UNITS = set("秒分钟步页次个位号层天时毫份条张项遍石刻倍岁年行轮")
 
 
 def _all_cjk(text: str) -> bool:
@@ -30,12 +30,34 @@ def _is_cjk(ch: str) -> bool:
 @functools.cache
 def protected_terms() -> tuple[str, ...]:
     """The glossary's Chinese words, longest first: a wrap never splits one ("租约令 / 牌")."""
+    from core.scenarios.glossary import PEOPLE, VILLAGES
     from demo.i18n import WORDS
 
-    terms = {zh for _en, zh in WORDS.values() if 2 <= len(zh) <= 6 and _all_cjk(zh)}
+    words = (*WORDS.values(), *PEOPLE.values(), *VILLAGES.values())
+    terms = {zh for _en, zh in words if 2 <= len(zh) <= 6 and _all_cjk(zh)}
     terms |= {"租约号", "围栏令牌", "围栏签", "暂存木匣", "暂存架", "存储", "持有人"}
-    terms |= {"进度条", "裁定", "停下", "从头再来", "多久前", "页签", "中断处", "到期时刻"}
+    terms |= {
+        "进度条",
+        "裁定",
+        "停下",
+        "从头再来",
+        "多久前",
+        "页签",
+        "中断处",
+        "到期时刻",
+        "时辰",
+        "账房",
+    }
     return tuple(sorted(terms, key=len, reverse=True))
+
+
+@functools.cache
+def _by_first(terms: tuple[str, ...]) -> dict[str, tuple[str, ...]]:
+    """The terms by their first character, longest first: one look per character."""
+    out: dict[str, list[str]] = {}
+    for term in terms:
+        out.setdefault(term[0], []).append(term)
+    return {ch: tuple(found) for ch, found in out.items()}
 
 
 def _is_number(piece: str) -> bool:
@@ -46,7 +68,7 @@ def tokens(text: str, terms: tuple[str, ...] | None = None) -> list[str]:
     """Unbreakable pieces: Latin words, glossary terms, single characters, spaces; closing
     punctuation sticks to the piece before it, opening to the piece after, a number to the
     Chinese word before it and the Chinese unit after it."""
-    terms = protected_terms() if terms is None else terms
+    starting = _by_first(protected_terms() if terms is None else terms)
     out: list[str] = []
     i = 0
     while i < len(text):
@@ -58,7 +80,7 @@ def tokens(text: str, terms: tuple[str, ...] | None = None) -> list[str]:
             piece = text[i:j]
             i = j
         else:
-            term = next((t for t in terms if text.startswith(t, i)), None)
+            term = next((t for t in starting.get(ch, ()) if text.startswith(t, i)), None)
             piece = term or ch
             i += len(piece)
         if out and (piece[0] in NO_LINE_START or out[-1][-1:] in NO_LINE_END):
@@ -84,14 +106,12 @@ def _number_end(out: list[str]) -> bool:
 
 
 def _glue_unit(out: list[str], piece: str) -> None:
-    unit, rest = piece[0], piece[1:]
+    """The unit (or the glossary word it begins, "页签") joins the number before it."""
     if out[-1] == " ":
         out.pop()
-        out[-1] += " " + unit
+        out[-1] += " " + piece
     else:
-        out[-1] += unit
-    if rest:
-        out.append(rest)
+        out[-1] += piece
 
 
 def wrap(text: str, width: int) -> list[str]:
