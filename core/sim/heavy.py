@@ -33,7 +33,8 @@ _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([a-z]*)\s*$", re.IGNORECASE)
 
 
 class SizeError(ValueError):
-    """A payload size that cannot be read."""
+    """A payload size that cannot be read; the text follows the key's name (`size must not
+    be negative, got -5`)."""
 
 
 @dataclass
@@ -54,18 +55,18 @@ def heartbeat_cost_ms(payload_bytes: int, load: float) -> int:
 def parse_size(value: str | int) -> int:
     """A payload size in bytes: `"2MB"`, `"512KB"`, `"1.5MB"`, `"300B"`, `0` (decimal units)."""
     if isinstance(value, bool):
-        raise SizeError(f'a size like "2MB", got {value}')
+        raise SizeError(f'must be a size like "2MB", got {value}')
     if isinstance(value, int):
         if value < 0:
-            raise SizeError(f"a size cannot be negative, got {value}")
+            raise SizeError(f"must not be negative, got {value}")
         size = value
     else:
         found = _SIZE.match(value)
         if found is None or found[2].lower() not in _UNITS:
-            raise SizeError(f'a size like "2MB", "512KB" or "0", got "{value}"')
+            raise SizeError(f'must be a size like "2MB", "512KB" or "0", got "{value}"')
         size = round(float(found[1]) * _UNITS[found[2].lower()])
     if size > MAX_PAYLOAD_BYTES:
-        raise SizeError(f"a payload of {format_size(size)} is too large (at most 1GB)")
+        raise SizeError(f"is too large: {format_size(size)} (at most 1GB)")
     return size
 
 

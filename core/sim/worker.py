@@ -381,9 +381,27 @@ class Worker:
                 payload=format_size(payload),
                 lands_at=self.store.clock.now_ms() + cost,
             )
+        deadline_at = self._deadline_due_at(lease)
+        if deadline_at is not None and self.store.clock.now_ms() + cost > deadline_at:
+            # Still on its way at the renew deadline: a self-fencing holder does not wait
+            # for it ("renew_deadline   下一次续约必须发生在什么时候").
+            self.env.spawn(self._fence_at_deadline(lease), owner=self.id, name="deadline")
         if cost:
             await self.env.sleep(cost)
         return await self.store.heartbeat(lease)
+
+    async def _fence_at_deadline(self, lease: Lease) -> None:
+        """Stop at the renew deadline unless a renewal has moved it meanwhile. The heartbeat
+        may still land after and renew the row; the holder has let go by then, and the lease
+        expires unrenewed."""
+        deadline_at = self._deadline_due_at(lease)
+        if deadline_at is None:
+            return
+        await self.env.sleep(max(0, deadline_at - self.store.clock.now_ms()))
+        held = self.lease
+        if held is None or held != lease or self.faults.stalled or self.faults.dead:
+            return  # renewed, dropped, or not running any code of its own right now
+        await self._fence_self(held)
 
     async def _fence_self(self, lease: Lease) -> None:
         """Give the lease up by itself: past the renew deadline, before the lease expires.

@@ -130,7 +130,7 @@ def size(value: Any) -> int:
     try:
         return parse_size(value)
     except SizeError as exc:
-        raise field_error(f" must be {exc}") from None
+        raise field_error(f" {exc}") from None
 
 
 def bounded(low: int, high: int) -> Any:
