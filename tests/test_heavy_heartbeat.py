@@ -20,6 +20,7 @@ from core.sim.heavy import (
 )
 from core.sim.simulation import Simulation
 from core.sim.spec import (
+    Action,
     Advance,
     HeartbeatPayload,
     Load,
@@ -34,6 +35,12 @@ LOAD = 100.0  # at this load a heartbeat takes 25 ms per KB: 40 bytes per millis
 CLAIM_EXPIRES = 60_000  # the first lease: claimed at 0, ttl 60 s
 FIRST_BEAT = 20_000  # heartbeat_every: a third of the ttl
 RENEW_DEADLINE = 40_000  # two thirds of the ttl
+
+
+def holding(sim: Simulation) -> str | None:
+    view = sim.snapshot().worker("acheng")
+    assert view is not None
+    return view.task_id
 
 
 def payload_landing_after(trip_ms: int) -> int:
@@ -97,7 +104,7 @@ def test_a_heavy_heartbeat_is_judged_at_the_instant_it_lands(lands_at: int, rene
         assert refusal.at == lands_at and refusal.reason == "expired"
         assert named(sim, EventKind.RENEWED) == []
         assert row.row.last_heartbeat_at == 0  # the claim's: the heavy one never wrote
-        assert sim.snapshot().worker("acheng").task_id is None  # a healthy worker lost it
+        assert holding(sim) is None  # a healthy worker lost it
 
 
 def test_a_heartbeat_past_its_renew_deadline_still_renews_a_live_lease() -> None:
@@ -120,7 +127,7 @@ def test_a_self_fencing_holder_stops_at_its_renew_deadline_while_a_heartbeat_is_
     sim = heavy(lands_at - FIRST_BEAT, self_fencing=True)
     advance(sim, 45)
     stops = named(sim, EventKind.SELF_FENCED, worker_id="acheng")
-    holds = sim.snapshot().worker("acheng").task_id
+    holds = holding(sim)
     if fenced:
         [stop] = stops
         assert stop.at == RENEW_DEADLINE and holds is None
@@ -143,7 +150,7 @@ def test_the_cheap_heartbeat_never_misses_under_the_same_load() -> None:
         assert named(sim, EventKind.RENEW_REJECTED) == []
         assert named(sim, EventKind.LEASE_EXPIRED) == []
         assert named(sim, EventKind.HEARTBEAT_SENT) == []  # nothing to announce: no payload
-        assert sim.snapshot().worker("acheng").task_id == "floor6"
+        assert holding(sim) == "floor6"
 
 
 def test_the_same_heavy_heartbeat_lands_in_time_on_a_quiet_store() -> None:
@@ -222,7 +229,7 @@ def test_the_new_keys_and_acts_round_trip_through_the_writer() -> None:
         workers=(WorkerSpec("acheng", heartbeat_payload_bytes=2 * MB),),
         tasks=(TaskSpec("floor6"),),
     )
-    acts = [
+    acts: list[Action] = [
         HeartbeatPayload(worker="acheng", size_bytes=512_000),
         Load(factor=100.0),
         Advance(by_ms=1_000),
