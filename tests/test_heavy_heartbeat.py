@@ -252,3 +252,13 @@ def test_the_scenario_shows_the_four_columns_and_the_flap() -> None:
     acts = [s.action.name for s in scenario.steps if s.action is not None]
     assert acts.count("heartbeat_payload") == 2 and "load" in acts
     assert any(s.question is not None for s in scenario.steps)
+
+
+def test_a_heavy_heartbeat_on_its_way_when_the_bridge_goes_down_never_lands() -> None:
+    sim = heavy(10_000)
+    advance(sim, 25)  # sent at 20 s, due at 30 s
+    act(sim, "partition", worker="acheng")
+    advance(sim, 6)
+    [lost] = named(sim, EventKind.RENEW_REJECTED, worker_id="acheng")
+    assert lost.at == 30_000 and lost.reason == "partitioned"
+    assert named(sim, EventKind.RENEWED) == []

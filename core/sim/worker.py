@@ -388,6 +388,9 @@ class Worker:
             self.env.spawn(self._fence_at_deadline(lease), owner=self.id, name="deadline")
         if cost:
             await self.env.sleep(cost)
+            if self.faults.partitioned:  # the bridge went down while it was on its way
+                await self._note_partitioned(Operation.HEARTBEAT, None)
+                raise Partitioned(Operation.HEARTBEAT)
         return await self.store.heartbeat(lease)
 
     async def _fence_at_deadline(self, lease: Lease) -> None:
