@@ -94,6 +94,7 @@ def test_a_heavy_heartbeat_is_judged_at_the_instant_it_lands(lands_at: int, rene
     if renewed:
         [renewal] = named(sim, EventKind.RENEWED)
         assert renewal.at == lands_at
+        assert renewal.detail == {"expires_at": lands_at + 60_000}  # the store saw no payload
         # the cheap statement ran when it landed, and wrote what any renewal writes
         assert row.row.last_heartbeat_at == lands_at
         assert row.row.lease_expires_at == lands_at + 60_000
