@@ -11,6 +11,7 @@ from core.scenarios.player import event_record, play
 from demo.app import BorrowedKeysApp
 from demo.screens.main import MainScreen
 from demo.widgets.panels import event_line
+from demo.widgets.worker_pane import WorkerGrid
 
 SCENARIO = Path(__file__).parent.parent / "scenarios" / "20_heavy_heartbeat.toml"
 
@@ -48,3 +49,31 @@ async def test_scenario_20_plays_through_the_app_as_in_the_player(
     assert ("重心跳发出" if lang == "zh" else "heartbeat_sent") in shown
     loaded = next(e for e in events if e.event == EventKind.STORE_LOADED)
     assert ("存储负载变化" if lang == "zh" else "store_loaded") in event_line(loaded, lang).plain
+
+
+@pytest.mark.parametrize(
+    ("lang", "carries", "lands"),
+    [("en", "heartbeat carries 2MB", "lands 0:01:50"), ("zh", "心跳夹带 2MB", "0:01:50 送到")],
+)
+async def test_the_pane_shows_the_payload_and_the_heartbeat_on_its_way(
+    tmp_path: Path, lang: str, carries: str, lands: str
+) -> None:
+    app = BorrowedKeysApp(
+        load_scenario(SCENARIO), open_directly=True, lang=lang, live_clock=False, save_dir=tmp_path
+    )
+    async with app.run_test(size=(160, 48)) as pilot:
+        screen = app.screen
+        assert isinstance(screen, MainScreen)
+        session = screen.session
+        while session.position < 4:  # up to the store getting busy
+            await pilot.press("v" if session.question is not None else "n")
+            await pilot.pause()
+        screen.action_advance(49_000)  # 0:01:30: the 2 MB heartbeat left at 0:01:00
+        await pilot.pause()
+        pane = screen.query_one("#workers", WorkerGrid).panes["acheng"]
+        assert carries in pane.text.plain
+        assert lands in pane.live_text.plain
+        assert lands not in screen.query_one("#workers", WorkerGrid).panes["linzhou"].text.plain
+        screen.action_advance(21_000)  # it has landed (and been refused)
+        await pilot.pause()
+        assert lands not in pane.text.plain

@@ -627,6 +627,8 @@ class Simulation(SaveRestore):
                     stalled=w.faults.stalled,
                     renew_deadline=lease.renew_deadline if lease else None,
                     self_fencing=w.self_fencing,
+                    heartbeat_payload_bytes=w.faults.heartbeat_payload_bytes,
+                    heartbeat_lands_at=w.heartbeat_lands_at,
                 )
             )
         return Snapshot(

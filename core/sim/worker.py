@@ -162,6 +162,8 @@ class Worker:
         # When the work loop last asked the store for work and got none (None while it
         # holds a task, or has not looked since): what makes a worker truly idle.
         self.last_empty_poll_at: int | None = None
+        # When the heavy heartbeat on its way lands, by the store's clock (None: none is).
+        self.heartbeat_lands_at: int | None = None
 
     # -- what the worker can see ----------------------------------------------------------
 
@@ -212,6 +214,7 @@ class Worker:
         self.step = None
         self.last_renew_at = None
         self.last_empty_poll_at = None
+        self.heartbeat_lands_at = None
         self.faults.dead = True
 
     # -- store calls, through the worker's network ----------------------------------------
@@ -304,6 +307,7 @@ class Worker:
         if self.heartbeat_process is not None:
             self.env.cancel(self.heartbeat_process)
             self.heartbeat_process = None
+        self.heartbeat_lands_at = None  # a heartbeat on its way went with its loop
         self.lease = None
         self.work = None
         self.step = None
@@ -375,11 +379,12 @@ class Worker:
         payload = self.faults.heartbeat_payload_bytes
         cost = heartbeat_cost_ms(payload, self.store_load.factor)
         if payload:
+            self.heartbeat_lands_at = self.store.clock.now_ms() + cost
             await self.record(
                 EventKind.HEARTBEAT_SENT,
                 lease,
                 payload=format_size(payload),
-                lands_at=self.store.clock.now_ms() + cost,
+                lands_at=self.heartbeat_lands_at,
             )
         deadline_at = self._deadline_due_at(lease)
         if deadline_at is not None and self.store.clock.now_ms() + cost > deadline_at:
@@ -388,9 +393,10 @@ class Worker:
             self.env.spawn(self._fence_at_deadline(lease), owner=self.id, name="deadline")
         if cost:
             await self.env.sleep(cost)
-            if self.faults.partitioned:  # the bridge went down while it was on its way
-                await self._note_partitioned(Operation.HEARTBEAT, None)
-                raise Partitioned(Operation.HEARTBEAT)
+        self.heartbeat_lands_at = None
+        if cost and self.faults.partitioned:  # the bridge went down while it was on its way
+            await self._note_partitioned(Operation.HEARTBEAT, None)
+            raise Partitioned(Operation.HEARTBEAT)
         return await self.store.heartbeat(lease)
 
     async def _fence_at_deadline(self, lease: Lease) -> None:
