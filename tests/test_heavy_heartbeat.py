@@ -5,6 +5,8 @@ judges it when it lands; a cheap one under the same load renews on time."""
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from core.engine.config import LeaseConfig
 from core.engine.vocabulary import EventKind
@@ -263,3 +265,23 @@ def test_a_heavy_heartbeat_on_its_way_when_the_bridge_goes_down_never_lands() ->
     [lost] = named(sim, EventKind.RENEW_REJECTED, worker_id="acheng")
     assert lost.at == 30_000 and lost.reason == "partitioned"
     assert named(sim, EventKind.RENEWED) == []
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    load=st.floats(min_value=0.01, max_value=1000.0),
+    ttl_s=st.integers(min_value=3, max_value=120),
+)
+def test_at_any_load_the_format_allows_a_cheap_heartbeat_renews_on_time(
+    load: float, ttl_s: int
+) -> None:
+    sim = make_sim(
+        ("acheng",),
+        (TaskSpec("floor6", steps=1, step_time_ms=3_600_000),),
+        config=LeaseConfig(ttl_ms=ttl_s * 1000),
+    )
+    act(sim, "load", factor=load)
+    advance(sim, 5 * ttl_s)
+    assert named(sim, EventKind.RENEW_REJECTED) == []
+    assert named(sim, EventKind.LEASE_EXPIRED) == []
+    assert len(named(sim, EventKind.RENEWED)) >= 14  # a beat every third of the ttl
