@@ -25,7 +25,6 @@ import enum
 import multiprocessing
 import resource
 import time
-import zlib
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -33,7 +32,7 @@ from typing import Any
 from core.engine.config import LeaseConfig, Mode
 from core.engine.records import EventRow, TaskRow
 from core.engine.vocabulary import EventKind, TaskStatus
-from core.scenarios.explore_state import canonical, read
+from core.scenarios.explore_state import canonical, canonical_pair, read
 from core.scenarios.glossary import Word
 from core.sim.simulation import SavedRun, Simulation
 from core.sim.spec import (
@@ -311,13 +310,27 @@ def broken_rules(
 
 # -- moving one simulation from state to state ----------------------------------------------
 
-# A state to go back to: a saved run with its database compressed (a small world's pages
-# are mostly empty, so this keeps a frontier of many thousands in memory), or a trace.
-Handle = SavedRun | tuple[Action, ...]
+# SQLite's default page; the database of a small world is a few dozen of them.
+_PAGE = 4096
+# Pages kept shared between the copies at most this many at a time (see `Branches.here`).
+_SHARED_PAGES = 4096
 
 
-def _pack(saved: SavedRun) -> SavedRun:
-    return replace(saved, database=zlib.compress(saved.database, 1))
+@dataclass(frozen=True, slots=True)
+class _Copy:
+    """A saved run with its database cut into pages shared with the other copies.
+
+    From one state to the next almost every page of the database is unchanged (one page
+    of the register's lines is new); a page equal to one already kept is the same object,
+    so a frontier of many thousands of copies costs about one page each, and nothing is
+    compressed or decompressed on the way."""
+
+    run: SavedRun  # with an empty database
+    pages: tuple[bytes, ...]
+
+
+# A state to go back to: a copy of the run, or a trace from the root.
+Handle = _Copy | tuple[Action, ...]
 
 
 class Branches:
@@ -328,6 +341,7 @@ class Branches:
         self.settings = params.settings()
         self.events: list[EventRow] = []
         self.sim = self._fresh()
+        self._pages: dict[bytes, bytes] = {}
 
     def _fresh(self) -> Simulation:
         sim = Simulation(self.settings)
@@ -335,25 +349,29 @@ class Branches:
         return sim
 
     def root(self) -> Handle:
-        if self.params.restore is Restore.SNAPSHOT:
-            return _pack(self.sim.save())
-        return ()
+        return self.here((), None)
 
-    def here(self, path: tuple[Action, ...], action: Action) -> Handle:
-        if self.params.restore is Restore.SNAPSHOT:
-            return _pack(self.sim.save())
-        return (*path, action)
-
-    def unpack(self, handle: Handle) -> Handle:
-        """The handle as `goto` takes it fastest (a saved run decompressed once)."""
-        if isinstance(handle, SavedRun):
-            return replace(handle, database=zlib.decompress(handle.database))
-        return handle
+    def here(self, path: tuple[Action, ...], action: Action | None) -> Handle:
+        """A handle on the state the simulation is in, reached by `path` then `action`."""
+        if self.params.restore is Restore.REPLAY:
+            return path if action is None else (*path, action)
+        saved = self.sim.save()
+        db = saved.database
+        pages = self._pages
+        if len(pages) > _SHARED_PAGES:
+            # Forget the shared pages now and then: the copies keep what they use, and
+            # the pages every state has in common are shared again from the next copy on.
+            pages.clear()
+        cut = tuple(
+            pages.setdefault(page, page)
+            for page in (db[i : i + _PAGE] for i in range(0, len(db), _PAGE))
+        )
+        return _Copy(replace(saved, database=b""), cut)
 
     def goto(self, handle: Handle) -> None:
-        """Move to the state `handle` names (a saved run from `unpack`, or a trace)."""
-        if isinstance(handle, SavedRun):
-            self.sim.restore(handle)
+        """Move to the state `handle` names."""
+        if isinstance(handle, _Copy):
+            self.sim.restore(replace(handle.run, database=b"".join(handle.pages)))
             return
         self.sim.close()
         self.sim = self._fresh()
@@ -378,17 +396,27 @@ class Child:
 def expand(
     branches: Branches, handle: Handle, seen: set[bytes] | frozenset[bytes] = frozenset()
 ) -> list[Child]:
-    """Try every choice at the state `handle` names."""
-    handle = branches.unpack(handle)
+    """Try every choice at the state `handle` names.
+
+    After a choice that left the world as it was (a refused call: a line in the register
+    and nothing else that any choice, guard or rule reads), the next choice is made from
+    there rather than from a fresh copy of the state: the two are one state by the same
+    canonical form that makes the search visit each state once. "As it was" means with
+    every worker as itself, not up to renaming, so the next choice's worker is the same.
+    """
     branches.goto(handle)
     sim = branches.sim
-    before = read(sim)
+    parent = read(sim)
+    _, home = canonical_pair(sim, parent)
     path = handle if isinstance(handle, tuple) else ()
     out: list[Child] = []
-    for i, action in enumerate(choices(sim, before.rows)):
-        if i:
+    before = parent
+    live = True  # the simulation is in the state `handle` names, as far as anything reads
+    for action in choices(sim, parent.rows):
+        if not live:
             branches.goto(handle)
             sim = branches.sim
+            before = parent
         branches.events.clear()
         found = len(sim.checker.found)
         try:
@@ -398,14 +426,16 @@ def expand(
             # after it is not one to trust, so the branch ends here.
             crashed = f"{ENGINE_ERROR}: {type(crash).__name__}: {crash}"
             out.append(Child(action, b"", None, (ENGINE_ERROR,), crashed))
-            branches.goto(handle)
-            sim = branches.sim
+            live = False
             continue
         after = read(sim, before, branches.events)
         broken = tuple(broken_rules(sim, found, before.rows, branches.events, after.rows))
-        key = canonical(sim, after)
+        key, plain = canonical_pair(sim, after)
         kept = None if key in seen else branches.here(path, action)
         out.append(Child(action, key, kept, broken))
+        live = plain == home
+        if live:
+            before = after
     return out
 
 
