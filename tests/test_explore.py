@@ -4,6 +4,7 @@ Bounds are small (depth 3 to 5, a few hundred states each) so the file stays fas
 figures for larger worlds are measured by `make bench` (bench/explore.py).
 """
 
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,7 @@ import pytest
 from core.engine.config import Mode
 from core.scenarios import explore as ex
 from core.scenarios.explore import ExploreParams, Restore, explore
+from core.scenarios.explore_pool import plan
 from core.scenarios.explore_story import scenario_text, verify, write_counterexamples
 from core.scenarios.format import parse_scenario
 from core.sim.simulation import ActionError, Simulation
@@ -90,12 +92,28 @@ def test_the_same_run_gives_the_same_states_and_the_same_files(tmp_path: Path) -
         assert Path(x.path).read_bytes() == Path(y.path).read_bytes()
 
 
-def test_two_jobs_give_what_one_gives(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(ex, "PARALLEL_FROM", 1)  # fork even for this small world's levels
+def test_two_jobs_give_what_one_gives(tmp_path: Path) -> None:
     params = ExploreParams(mode=Mode.NO_FENCING, depth=4)
     one, two = explore(params, jobs=1), explore(params, jobs=2)
     assert two.summary() == one.summary()
     assert [c.actions for c in two.counterexamples] == [c.actions for c in one.counterexamples]
+    a = write_counterexamples(params, one.counterexamples, tmp_path / "one")
+    b = write_counterexamples(params, two.counterexamples, tmp_path / "two")
+    for x, y in zip(a, b, strict=True):
+        assert x.path and y.path
+        assert Path(x.path).read_bytes() == Path(y.path).read_bytes()
+
+
+def test_states_move_between_jobs_to_even_out_a_level() -> None:
+    """Each new state stays with the job that found it while that job has no more than its
+    share of the next level; the rest go to the job with the fewest."""
+    holders = [0, 0, 1]
+    new = [(0, 0), (0, 3), (1, 1), (2, 0), (0, 5)]
+    keeps = plan(holders, new, 2)
+    assert [k.next_position for k in keeps] == [0, 1, 2, 3, 4]
+    assert [(k.position, k.choice) for k in keeps] == new
+    assert [k.job for k in keeps] == [0, 0, 0, 1, 1]
+    assert sorted(Counter(k.job for k in keeps).values()) == [2, 3]
 
 
 def test_restoring_a_copy_is_exactly_replaying_from_the_root() -> None:

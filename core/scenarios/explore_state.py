@@ -3,7 +3,8 @@ form decides which states count as one, so it is kept apart from the search that
 """
 
 import hashlib
-from collections.abc import Iterator, Sequence
+from bisect import bisect_left
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import groupby, permutations
 from typing import Any
@@ -93,47 +94,51 @@ def _forms(sim: Simulation, reading: _Reading) -> tuple[str, object]:
         if got is None or cp.seq > got.seq:
             latest[cp.task_id] = cp
     newest, leases, effects, completions, down, stuck, pairs = sim.checker.memory(now, horizon)
-    # Tokens are only ever compared with one another (equal, older, newer) and a claim
-    # draws one above them all, so each is replaced by its rank among those the state
-    # holds: the fence tokens together, each task's lease tokens apart. A task parked,
+    # Tokens are only ever compared with one another (equal, older, newer), and a claim
+    # draws a fence token above every one issued, so a token is kept as where it stands
+    # among those a comparison can still meet (see `_rank_among`). A task parked,
     # approved and claimed again (an approval grants one more attempt) then comes back to
     # a state already seen, instead of counting up for ever.
-    fences: set[int] = {0}
+    #
+    # Fence tokens: a fence is compared when a write or a checkpoint reaches the store
+    # (the writer's against the row's, and against the page's it would overwrite), and by
+    # the rules (the writer's against the newest issued). A writer is a living worker
+    # holding its lease, or a claim still to come, which draws above everything: so the
+    # row's fences, the living holders' and the newest issued are the tokens that count,
+    # and any other (a page's, an old lease's) matters only by where it falls among them.
+    workers = sim.workers
+    live_fences = {r.fence_token for r in reading.rows}
     lease_tokens: dict[str, set[int]] = {}
     for r in reading.rows:
-        fences.add(r.fence_token)
         lease_tokens[r.task_id] = {0, r.lease_token}
-    fences.update(p.fence_token for p in reading.ledger)
-    fences.update(cp.fence_token for cp in latest.values())
-    workers = sim.workers
     for w in workers.values():
         held = w.lease
         if held is not None:
-            fences.add(held.fence_token)
+            live_fences.add(held.fence_token)
             lease_tokens.setdefault(held.task_id, {0}).add(held.lease_token)
-    fences.update(f for _, f in newest)
+    live_fences.update(f for _, f in newest)
+    # Lease tokens, each task's apart, are compared for equality (the row's with the
+    # caller's, the checker's records with an event's) and by order (a newer lease than
+    # the caller's): every token the state holds is kept by rank.
     for lm in leases:
-        fences.add(lm.fence_token)
         lease_tokens.setdefault(lm.task_id, {0}).add(lm.lease_token)
     for task, token in stuck:
         lease_tokens.setdefault(task, {0}).add(token)
     for task, old, new in pairs:
         lease_tokens.setdefault(task, {0}).update((old, new))
-    fence_rank = {v: i for i, v in enumerate(sorted(fences))}
+    fence_rank = _rank_among(live_fences)
     token_rank = {t: {v: i for i, v in enumerate(sorted(vs))} for t, vs in lease_tokens.items()}
     look = sim.next_look_ms
 
     fixed = (
         # who wrote a page, and under which lease an effect went out, is shown on
         # screen but read by no statement: the page's fence token and the key are
-        tuple((p.key, p.value, fence_rank[p.fence_token]) for p in reading.ledger),
-        tuple(
-            (t, cp.step, fence_rank[cp.fence_token], _state(cp.state))
-            for t, cp in sorted(latest.items())
-        ),
+        tuple((p.key, p.value, fence_rank(p.fence_token)) for p in reading.ledger),
+        # a checkpoint's fence token is kept for the screen: no statement compares it
+        tuple((t, cp.step, _state(cp.state)) for t, cp in sorted(latest.items())),
         tuple((e.idempotency_key, min(e.applied_count, 2)) for e in reading.effects),
         None if look is None else max(look, far) - now,
-        tuple((t, fence_rank[f]) for t, f in newest),
+        tuple((t, fence_rank(f)) for t, f in newest),
         effects,
         completions,
         tuple((t, token_rank[t][k]) for t, k in stuck),
@@ -163,7 +168,7 @@ def _forms(sim: Simulation, reading: _Reading) -> tuple[str, object]:
                 else (
                     held.task_id,
                     token_rank[held.task_id][held.lease_token],
-                    fence_rank[held.fence_token],
+                    fence_rank(held.fence_token),
                 ),
                 # what it knows, not how it learnt it: resumed at a checkpoint of step k
                 # or having done steps 1..k itself, it works on from the same state
@@ -177,19 +182,21 @@ def _forms(sim: Simulation, reading: _Reading) -> tuple[str, object]:
             r.owner_id,
             r.max_attempts - r.attempt,  # what the claim compares
             token_rank[r.task_id][r.lease_token],
-            fence_rank[r.fence_token],
-            # the renew deadline and the last heartbeat judge nothing for a manual worker
+            fence_rank(r.fence_token),
+            # the renew deadline and the last heartbeat judge nothing for a manual worker,
+            # and neither does whether a human approved the task: only the autopilot's
+            # work loop reads that (a kind that parks once, waiting for an approval)
             None if r.lease_expires_at is None else max(r.lease_expires_at, far) - now,
-            r.approved_at is not None,
         )
         for r in reading.rows
     )
+    # the checker's leases by their lease token: the fence token it notes with each is
+    # compared with nothing (its stale-write rule reads the newest issued)
     held_by = tuple(
         (
             lm.task_id,
             lm.worker_id,
             token_rank[lm.task_id][lm.lease_token],
-            fence_rank[lm.fence_token],
             lm.expires_in,
             lm.renewed_ago,
             lm.orphaned,
@@ -216,6 +223,19 @@ def _forms(sim: Simulation, reading: _Reading) -> tuple[str, object]:
         return repr((fixed, form(ids))), plain
     groups = [list(g) for _, g in groupby(ids, key=own.__getitem__)]
     return repr(fixed) + min(repr(form(order)) for order in _orders(groups)), plain
+
+
+def _rank_among(tokens: set[int]) -> Callable[[int], int]:
+    """Where a token stands among `tokens`: 2i + 1 for the i-th of them, 2i for any token
+    between the (i - 1)-th and the i-th. Two tokens with the same place compare alike with
+    every one of `tokens` and with every token drawn later (which is above them all)."""
+    ranked = sorted(tokens)
+
+    def place(token: int) -> int:
+        i = bisect_left(ranked, token)
+        return 2 * i + 1 if i < len(ranked) and ranked[i] == token else 2 * i
+
+    return place
 
 
 def _state(state: dict[str, Any]) -> tuple[tuple[str, Any], ...]:
