@@ -4,10 +4,12 @@ go back to, and every transition out of a state (see core/scenarios/explore.py).
 from dataclasses import dataclass, replace
 
 from core.engine.records import EventRow
-from core.scenarios.explore_state import canonical_pair, read
+from core.engine.vocabulary import REJECTIONS, EventKind
+from core.scenarios.explore_state import canonical_pair, known, read
 from core.scenarios.explore_world import ENGINE_ERROR, ExploreParams, Restore, broken_rules, choices
 from core.sim.simulation import SavedRun, Simulation
-from core.sim.spec import Action
+from core.sim.spec import Action, Checkpoint, Claim, Complete, Effect, Fail, Heartbeat, Park, Write
+from core.sim.worker import Worker
 
 # SQLite's default page; the database of a small world is a few dozen of them.
 _PAGE = 4096
@@ -81,6 +83,20 @@ class Branches:
         self.sim.close()
 
 
+# The calls a worker makes to the store, and the register lines that say one was refused.
+_CALLS = (Claim, Heartbeat, Checkpoint, Write, Effect, Complete, Fail, Park)
+_REFUSALS = REJECTIONS | {EventKind.CALL_DROPPED}
+
+
+def _memory(sim: Simulation, worker: Worker | None) -> tuple[object, ...]:
+    """What a call can change of its caller and the run besides the store's rows."""
+    if worker is None:
+        return ()
+    work = worker.work
+    knows = None if work is None or not work.states else known(work)
+    return (worker.lease, work, knows, sim.next_look_ms, sim.now_ms)
+
+
 @dataclass(frozen=True, slots=True)
 class Child:
     """One transition out of a state: the choice, where it led, and what it broke."""
@@ -105,7 +121,7 @@ def expand(branches: Branches, handle: Handle, seen: set[bytes]) -> list[Child]:
     branches.goto(handle)
     sim = branches.sim
     parent = read(sim)
-    _, home = canonical_pair(sim, parent)
+    home_key, home = canonical_pair(sim, parent)
     path = handle if isinstance(handle, tuple) else ()
     out: list[Child] = []
     before = parent
@@ -117,6 +133,8 @@ def expand(branches: Branches, handle: Handle, seen: set[bytes]) -> list[Child]:
             before = parent
         branches.events.clear()
         found = len(sim.checker.found)
+        actor = sim.workers.get(getattr(action, "worker", ""))
+        memory = _memory(sim, actor) if live and isinstance(action, _CALLS) else None
         try:
             sim.apply(action)
         except Exception as crash:  # the engine failing is what to report
@@ -127,6 +145,19 @@ def expand(branches: Branches, handle: Handle, seen: set[bytes]) -> list[Child]:
             live = False
             continue
         after = read(sim, before, branches.events)
+        if (
+            memory is not None
+            and len(sim.checker.found) == found
+            and all(ev.event in _REFUSALS for ev in branches.events)
+            and after.rows == before.rows
+            and _memory(sim, actor) == memory
+        ):
+            # A refused call (or one that found nothing to claim): the store changed no
+            # row (every change writes its event, and these are refusals only), nor did
+            # the caller's memory, nor the checker's (it counts no refusal against a
+            # rule), nor what is due: the parent's state, with one more register line.
+            out.append(Child(action, home_key, None, ()))
+            continue
         broken = tuple(broken_rules(sim, found, before.rows, branches.events, after.rows))
         key, plain = canonical_pair(sim, after)
         kept = None

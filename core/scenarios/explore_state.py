@@ -50,7 +50,8 @@ def read(
     return _Reading(rows, ledger, checkpoints, effects)
 
 
-def _knows(work: Work) -> tuple[str, int, tuple[tuple[str, Any], ...]]:
+def known(work: Work) -> tuple[str, int, tuple[tuple[str, Any], ...]]:
+    """The last step of its task a worker knows done, with that step's state."""
     last = max(work.states)
     return (work.task_id, last, _state(work.states[last]))
 
@@ -172,7 +173,7 @@ def _forms(sim: Simulation, reading: _Reading) -> tuple[str, object]:
                 ),
                 # what it knows, not how it learnt it: resumed at a checkpoint of step k
                 # or having done steps 1..k itself, it works on from the same state
-                None if work is None or not work.states else _knows(work),
+                None if work is None or not work.states else known(work),
             )
         )
     rows = tuple(

@@ -191,14 +191,24 @@ def choices(sim: Simulation, rows: Sequence[TaskRow]) -> list[Action]:
     Every call is a free choice here, so a fault whose only effect is that calls stop (a
     frozen heartbeat, a partition) adds no history that a worker choosing silence has not
     already: those are left out, as are calls by a worker that cannot make them (dead or
-    stalled), which only add a `call_dropped` line. A stall is kept, since the checker
-    counts a stalled holder as down, and a kill and a restart wipe the worker's memory;
-    both are offered to a worker that remembers a lease (one that holds nothing loses
-    nothing by them, and choosing silence already covers its absence). A restart is
-    offered to a dead worker (restarting a live one is a kill and a restart).
+    stalled), which only add a `call_dropped` line.
+
+    A stall, a kill and a restart are the same kind of fault wherever a lease has an end
+    (every mode but no_expiry), and are left out there too. A stalled worker is a silent
+    one to the store. A killed worker forgets its lease, but a claim is the same call
+    whatever the worker remembers (a claim takes a fresh memory of the task, read from its
+    checkpoint, as a restarted worker's does), so a worker that keeps its old lease and
+    never uses it again has the killed one's history. What a stall or a kill adds beyond
+    silence is what the checker counts as down, which only its stuck-task rule reads; that
+    rule needs a task out of reach over 3 x ttl after its holder's last renewal, and a
+    lease that ends is out of reach for one ttl. In no_expiry a stall and a kill are
+    offered to a worker that remembers a lease (one that holds nothing loses nothing by
+    them), and a restart to a dead worker (restarting a live one is a kill and a restart).
     """
     out: list[Action] = []
     task_ids = [r.task_id for r in rows] if len(rows) > 1 else []
+    # Whether the checker can call a task stuck: a lease never ends (see above).
+    faults = not sim.checker.expiry_enabled
     for wid in sorted(sim.workers):
         w = sim.workers[wid]
         f = w.faults
@@ -221,10 +231,11 @@ def choices(sim: Simulation, rows: Sequence[TaskRow]) -> list[Action]:
                     out.append(Checkpoint(wid, step=done))
                     out.append(Effect(wid, key=f"{lease.task_id}/{done}/{EFFECT_NAME}"))
                 out += [Complete(wid), Fail(wid, retry=True), Fail(wid, retry=False), Park(wid)]
-                out.append(Stall(wid))
+                if faults:
+                    out.append(Stall(wid))
         else:
             out.append(Resume(wid))
-        if lease is not None:
+        if lease is not None and faults:
             out.append(Kill(wid))
         if sim.mode is Mode.CLIENT_CLOCK and f.skew_ms == 0:
             # Mistake five reads the worker's clock: half a lease ahead of the store's.
