@@ -11,6 +11,8 @@ import pytest
 
 from core.engine.config import Mode
 from core.scenarios import explore as ex
+from core.scenarios import explore_branch as branch
+from core.scenarios import explore_world as world
 from core.scenarios.explore import ExploreParams, Restore, explore
 from core.scenarios.explore_pool import plan
 from core.scenarios.explore_story import scenario_text, verify, write_counterexamples
@@ -35,11 +37,11 @@ def _found(report: ex.ExploreReport) -> dict[str, int]:
 
 
 def test_correct_breaks_no_rule_within_the_bound() -> None:
-    report = explore(ExploreParams(mode=Mode.CORRECT, depth=4))
+    report = explore(ExploreParams(mode=Mode.CORRECT, depth=5))
     assert report.ok and report.counterexamples == []
-    assert report.depth == 4 and not report.exhausted
+    assert report.depth == 5 and not report.exhausted
     assert report.states == report.levels[-1].states > 100
-    assert report.claim().endswith("no violation; bounded at depth 4, not exhausted")
+    assert report.claim().endswith("no violation; bounded at depth 5, not exhausted")
 
 
 @pytest.mark.parametrize("mode", list(SHORTEST))
@@ -186,3 +188,27 @@ def test_the_narration_says_what_the_engine_did() -> None:
     assert "Linzhou's own clock runs 15s ahead" in text
     assert "临舟自己的时钟比库房快了 15s" in text
     assert "Broken: double_owner." in text
+
+
+@pytest.mark.parametrize("mode", [Mode.NO_FENCING, Mode.CLIENT_CLOCK])
+def test_faults_left_out_where_a_lease_ends_hide_no_broken_rule(
+    mode: Mode, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Stall, kill and restart are offered only where a lease never ends; offering them
+    in a mode where leases end finds the same rules broken by traces of the same length."""
+    params = ExploreParams(mode=mode, depth=4)
+    without = explore(params)
+    monkeypatch.setattr(world, "offers_faults", lambda sim: True)
+    with_faults = explore(params)
+    assert with_faults.transitions > without.transitions  # the faults were tried
+    assert _found(with_faults) == _found(without) == SHORTEST[mode]
+
+
+def test_the_refused_call_shortcut_changes_no_result(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A refused call is taken as its parent's state without computing the canonical form;
+    computing it every time gives the same states, transitions and traces."""
+    params = ExploreParams(mode=Mode.NO_FENCING, depth=5)
+    fast = explore(params)
+    monkeypatch.setattr(branch, "_CALLS", ())
+    full = explore(params)
+    assert fast.summary() == full.summary()

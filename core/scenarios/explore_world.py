@@ -184,6 +184,12 @@ def time_choices(sim: Simulation, rows: Sequence[TaskRow]) -> list[int]:
     return sorted(t - now for t in at if t > now)
 
 
+def offers_faults(sim: Simulation) -> bool:
+    """Whether stalls, kills and restarts are choices: only where the checker can call a
+    task stuck, that is where a lease never ends (see `choices`)."""
+    return not sim.checker.expiry_enabled
+
+
 def choices(sim: Simulation, rows: Sequence[TaskRow]) -> list[Action]:
     """Every choice at this state, in a fixed order: each worker's calls and faults, the
     human's verdicts, then time.
@@ -207,8 +213,7 @@ def choices(sim: Simulation, rows: Sequence[TaskRow]) -> list[Action]:
     """
     out: list[Action] = []
     task_ids = [r.task_id for r in rows] if len(rows) > 1 else []
-    # Whether the checker can call a task stuck: a lease never ends (see above).
-    faults = not sim.checker.expiry_enabled
+    faults = offers_faults(sim)
     for wid in sorted(sim.workers):
         w = sim.workers[wid]
         f = w.faults
