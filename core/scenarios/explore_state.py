@@ -101,12 +101,16 @@ def _forms(sim: Simulation, reading: _Reading) -> tuple[str, object]:
     # approved and claimed again (an approval grants one more attempt) then comes back to
     # a state already seen, instead of counting up for ever.
     #
-    # Fence tokens: a fence is compared when a write or a checkpoint reaches the store
-    # (the writer's against the row's, and against the page's it would overwrite), and by
-    # the rules (the writer's against the newest issued). A writer is a living worker
-    # holding its lease, or a claim still to come, which draws above everything: so the
-    # row's fences, the living holders' and the newest issued are the tokens that count,
-    # and any other (a page's, an old lease's) matters only by where it falls among them.
+    # Fence tokens: a fence is compared when a call reaches the store (the caller's with
+    # the row's) and by the rules (a writer's with the newest issued). A caller is a living
+    # worker holding its lease, or a claim still to come, which draws above everything: so
+    # the rows' fences, the living holders' and the newest issued are the tokens that
+    # count. A page's fence token is compared only by a write that would overwrite it,
+    # and that write has passed the gate, which admits the row's own fence alone (or, with
+    # no fencing, overwrites without comparing): a row's fence never goes back, and every
+    # page was written at or below it, so the comparison always lets the write through and
+    # the page's token is left out (the refusal's reason, a register line, can mention
+    # it). A checkpoint's fence token no statement compares.
     workers = sim.workers
     live_fences = {r.fence_token for r in reading.rows}
     lease_tokens: dict[str, set[int]] = {}
@@ -133,9 +137,8 @@ def _forms(sim: Simulation, reading: _Reading) -> tuple[str, object]:
 
     fixed = (
         # who wrote a page, and under which lease an effect went out, is shown on
-        # screen but read by no statement: the page's fence token and the key are
-        tuple((p.key, p.value, fence_rank(p.fence_token)) for p in reading.ledger),
-        # a checkpoint's fence token is kept for the screen: no statement compares it
+        # screen but read by no statement; nor is a page's fence token (above)
+        tuple((p.key, p.value) for p in reading.ledger),
         tuple((t, cp.step, _state(cp.state)) for t, cp in sorted(latest.items())),
         tuple((e.idempotency_key, min(e.applied_count, 2)) for e in reading.effects),
         None if look is None else max(look, far) - now,
