@@ -289,9 +289,10 @@ def box_contents(state: Mapping[str, object], lang: str) -> str:
     return " · ".join(parts)
 
 
-# A ledger page is data written once in English (the scenario files and `--json` keep it
-# so); a Chinese run shows it in Chinese. The villages of the ledger kind, and the verbs of
-# the browser's and the tools' pages.
+# A page an autopilot worker writes is data, written in English (`--json` keeps it so); a
+# Chinese run shows it in Chinese. A scripted page that gives its Chinese form (`value_zh`)
+# is written in Chinese by a Chinese run, and shown as written. The villages of the ledger
+# kind, and the verbs of the browser's and the tools' pages.
 VILLAGES: Final[dict[str, Word]] = {
     "north bank": ("north bank", "北岸"),
     "south bank": ("south bank", "南岸"),

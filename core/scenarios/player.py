@@ -35,7 +35,7 @@ from core.scenarios.glossary import (
 )
 from core.scenarios.writer import action_items
 from core.sim.snapshot import Snapshot
-from core.sim.spec import Action, SimSettings
+from core.sim.spec import Action, SimSettings, in_language
 
 Record = dict[str, Any]
 
@@ -135,9 +135,17 @@ def _check_ledger(exp: Expectation, snap: Snapshot) -> tuple[bool, str]:
     page = next((p for p in snap.ledger if p.key == exp.value), None)
     if page is None:
         return False, f'no page "{exp.value}" in the ledger'
-    return _compare(
-        exp, {"value": page.value, "fence_token": page.fence_token, "writer": page.writer}
-    )
+    found: dict[str, object] = {
+        "value": page.value,
+        "value_zh": page.value,
+        "fence_token": page.fence_token,
+        "writer": page.writer,
+    }
+    if exp.has("value_zh") and page.value in (exp.get("value"), exp.get("value_zh")):
+        # A Chinese run wrote the page's Chinese form, an English run its English one:
+        # either is the page expected, whichever language this run is in.
+        found.update(value=exp.get("value"), value_zh=exp.get("value_zh"))
+    return _compare(exp, found)
 
 
 def _check_rejected(exp: Expectation, snap: Snapshot) -> tuple[bool, str]:
@@ -277,7 +285,7 @@ def play(
         yield record
         if step.action is not None:
             try:
-                sim.apply(step.action)
+                sim.apply(in_language(step.action, lang))
             except BorrowedKeysError as exc:
                 raise ScenarioError(
                     scenario.path,

@@ -181,7 +181,11 @@ def _ledger(exp: Expectation, lang: str) -> str:
         if name == "writer":
             tails.append(_form("ledger_writer", lang, who=_who(str(v), lang)))
         elif name == "value":
-            tails.append(_form("ledger_value", lang, value=v))
+            zh = exp.get("value_zh")
+            shown = zh if lang == "zh" and zh else v
+            tails.append(_form("ledger_value", lang, value=shown))
+        elif name == "value_zh":
+            continue  # said with value, in the language of the sentence
         else:
             tails.append(_form("ledger_fence_token", lang, n=v))
     if not tails:

@@ -5,7 +5,7 @@ simulation consumes them. Times are integer milliseconds.
 """
 
 import enum
-from dataclasses import MISSING, dataclass, field, fields
+from dataclasses import MISSING, dataclass, field, fields, replace
 from typing import Any, ClassVar, get_args
 
 from core.engine.config import LeaseConfig, Mode
@@ -257,13 +257,23 @@ class Checkpoint:
 
 @dataclass(frozen=True, slots=True)
 class Write:
-    """A fenced write of `value` to the ledger page `key`."""
+    """A fenced write of `value` to the ledger page `key`. A scripted page may give the
+    same page in Chinese as `value_zh`: a Chinese run (`lang`, set by `in_language`)
+    writes that into the ledger, while what the page means to the worker (its `N dan`) is
+    read from `value`, so a run's work and boxes do not depend on its language."""
 
     name: ClassVar[str] = "write"
     operation: ClassVar[Operation] = Operation.WRITE
     worker: str
     key: str
     value: str
+    value_zh: str | None = None
+    lang: str = "en"
+
+    @property
+    def page(self) -> str:
+        """The text the ledger gets."""
+        return self.value_zh if self.lang == "zh" and self.value_zh is not None else self.value
 
 
 @dataclass(frozen=True, slots=True)
@@ -325,6 +335,16 @@ Action = (
     | ManualAction
 )
 MANUAL_ACTIONS: tuple[type[ManualAction], ...] = get_args(ManualAction)
+
+
+def in_language(action: Action, lang: str) -> Action:
+    """The action as a run in `lang` applies it: in a Chinese run a write that gives its
+    page in Chinese writes the Chinese page into the ledger itself, so the register, the
+    ledger and a saved transcript all hold what the scribe wrote in that run's language."""
+    if isinstance(action, Write) and action.value_zh is not None:
+        return replace(action, lang=lang)
+    return action
+
 
 # The acts whose only field is the worker they are done to: a button or a fuzzer's pick
 # names one of these and a worker, and nothing else.

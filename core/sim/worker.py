@@ -612,7 +612,7 @@ class Worker:
                         # whether or not the ledger takes it.
                         (await self._work_for(held)).wrote(page_step, value)
                     await self.call(
-                        Operation.WRITE, store.fenced_write, held, key, value, retry=False
+                        Operation.WRITE, store.fenced_write, held, key, action.page, retry=False
                     )
                 case Effect(key=key):
                     effect = key.rsplit("/", 1)[-1]

@@ -207,6 +207,15 @@ class _Write(_OnWorker):
     do: Literal["write"]
     key: Ident
     value: Text
+    value_zh: Text | None = None  # the same page as a Chinese run writes it
+
+    @model_validator(mode="before")
+    @classmethod
+    def _paired(cls, data: Any) -> Any:
+        # The format's pairing (say and say_zh): a Chinese page only beside its English one.
+        if isinstance(data, dict) and "value_zh" in data and "value" not in data:
+            raise table_error('"value_zh" without value: add value = "..."', "value_zh")
+        return data
 
 
 class _Effect(_OnWorker):
@@ -353,8 +362,17 @@ class _LedgerExpect(_ExpectTable):
     names: ClassVar[dict[str, Subject]] = {"writer": Subject.WORKER}
     ledger: Ident
     value: Text = ""
+    value_zh: Text = ""  # the page as a Chinese run writes it (a write's value_zh)
     fence_token: Count = 0
     writer: Text = ""
+
+    @model_validator(mode="after")
+    def _paired(self) -> "_LedgerExpect":
+        # The format's pairing (say and say_zh, choices and choices_zh): a Chinese form only
+        # beside the English one it translates.
+        if "value_zh" in self.model_fields_set and "value" not in self.model_fields_set:
+            raise table_error('"value_zh" without value: add value = "..."', "value_zh")
+        return self
 
 
 class _RejectedExpect(_ExpectTable):
