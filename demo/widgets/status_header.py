@@ -48,9 +48,11 @@ def header_fields(state: HeaderState) -> list[Text]:
             Text.assemble((" ● ", "bold white on green"), (f" {tr('safe', lang)}", "bold green"))
         )
     if state.forked:
-        # a fork and its recording are two facts: both stay in sight
+        # a fork and its recording are two facts: both stay in sight. The fork is a word,
+        # not a sign: no common monospace font has the fork sign (U+2442), so an SVG render
+        # or a browser drew it as an empty box.
         if state.dropped_script:
-            fields.append(Text(f" ⑂ {tr('forked_word', lang)} ", style="bold black on yellow"))
+            fields.append(Text(f" {tr('forked_word', lang)} ", style="bold black on yellow"))
         fields.append(Text(f" ● {tr('recording', lang)} ", style="bold black on red"))
     if state.on_their_own:
         fields.append(Text(f"⟳ {tr('on_their_own', lang)}", style="bold cyan"))
