@@ -49,6 +49,7 @@ from demo.screens.session_runner import (
     SessionRunner,
     SessionWorked,
     Then,
+    TranscriptSaved,
 )
 from demo.widgets.binding_internals import relabel_bindings
 from demo.widgets.body import Body
@@ -675,12 +676,26 @@ class MainScreen(Screen[None]):
 
         self.app.push_screen(HelpScreen(self.lang))
 
-    def action_save(self) -> list[Path]:
+    def action_save(self) -> None:
+        """Save the run: the screenshot now, the transcript read and the files written
+        inline on SQLite, on the session's thread on PostgreSQL (the whole transcript comes
+        over the network); the toast once they are written (`TranscriptSaved`)."""
         try:
-            paths = self.bk_app.save_all(self.session)
+            write = self.bk_app.prepare_save(self.session)
         except SaveLimitReached:
             self.notify(tr("save_limit", self.lang, n=MAX_SAVES), severity="warning")
-            return []
+            return
+        if self.runner.off_loop:
+            self.runner.save(write)
+        else:
+            self._saved(write())
+
+    def on_transcript_saved(self, message: TranscriptSaved) -> None:
+        if message.error is not None:
+            raise message.error
+        self._saved(message.paths)
+
+    def _saved(self, paths: list[Path]) -> None:
         folder = f"{paths[0].parent}{os.sep}"
         roles = ("saved_transcript", "saved_screenshot", "saved_scenario")
         names = "\n".join(
@@ -688,7 +703,6 @@ class MainScreen(Screen[None]):
         )
         self.notify(tr("saved", self.lang, folder=folder, names=names), timeout=8)
         self.changed()
-        return paths
 
     def action_quit(self) -> None:
         self._discard_then(tr("quit", self.lang), self.app.exit)
