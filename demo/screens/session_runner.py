@@ -23,6 +23,7 @@ from core.engine.records import EventRow
 from core.scenarios.session import Session
 from core.sim.snapshot import Snapshot, SnapshotPart
 from demo.widgets.narration import narration_text
+from demo.widgets.status_header import HeaderState
 
 if TYPE_CHECKING:
     from demo.screens.main import MainScreen
@@ -44,6 +45,22 @@ class Frame:
     on_their_own: bool
     question_waits: bool
     undoes: bool
+
+    def header(self, *, speed: float, playing: bool, lang: str) -> HeaderState:
+        """What the header shows of this frame, at the screen's speed and play state."""
+        snap = self.snap
+        return HeaderState(
+            title=self.title,
+            now_ms=snap.now_ms,
+            speed=speed,
+            mode=snap.mode,
+            playing=playing,
+            forked=self.forked,
+            dropped_script=self.dropped_script,
+            on_their_own=self.on_their_own,
+            violations=tuple((k, v) for k, v in sorted(snap.violations.items()) if v),
+            lang=lang,
+        )
 
 
 @dataclass(frozen=True, slots=True)

@@ -108,6 +108,10 @@ class StatusHeader(Static):
         self.set_class(bool(state.violations), "-unsafe")
         text = lay_out(header_fields(state), width)
         lines = text.plain.count("\n") + 1
-        # a new height costs a layout: only when the number of lines changed
+        # A new height costs a layout: only when the number of lines changed. The height is
+        # set, not left to `auto`: a restyle of the screen (its size classes) could keep
+        # the height measured at a narrower width, a blank line under a one-line header.
+        if lines != self._lines:
+            self.styles.height = lines
         self.update(text, layout=lines != self._lines)
         self._lines = lines
