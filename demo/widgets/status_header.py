@@ -55,7 +55,9 @@ def header_fields(state: HeaderState) -> list[Text]:
             fields.append(Text(f" {tr('forked_word', lang)} ", style="bold black on yellow"))
         fields.append(Text(f" ● {tr('recording', lang)} ", style="bold black on red"))
     if state.on_their_own:
-        fields.append(Text(f"⟳ {tr('on_their_own', lang)}", style="bold cyan"))
+        # ↻ (U+21BB), not ⟳ (U+27F3): DejaVu Sans Mono has the one, no monospace font here
+        # the other
+        fields.append(Text(f"↻ {tr('on_their_own', lang)}", style="bold cyan"))
     return fields
 
 
