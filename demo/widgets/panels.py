@@ -349,7 +349,10 @@ def event_line(ev: EventRow, lang: str) -> Text:
     if ev.reason:
         rest.append(reason_word(ev.reason, lang))
     if rest:
-        text.append("  " + " ".join(rest))
+        # the gap is a run of its own: SVG renderers (librsvg) drop a run's leading spaces,
+        # which glued the event's word to its task in screenshots
+        text.append("  ", style="dim")
+        text.append(" ".join(rest))
     return text
 
 
