@@ -110,6 +110,7 @@ def _check_task(exp: Expectation, snap: Snapshot) -> tuple[bool, str]:
             # clock; "" for none
             "expires_at": "" if row.lease_expires_at is None else row.lease_expires_at,
             "renew_deadline": "" if row.renew_deadline is None else row.renew_deadline,
+            "last_heartbeat_at": "" if row.last_heartbeat_at is None else row.last_heartbeat_at,
         },
     )
 
@@ -449,9 +450,12 @@ def render_line(record: Record, lang: str = "en") -> list[tuple[str, str]]:
         if record.get("fence_token"):
             rest.append(f"{word('fence', lang)} {record['fence_token']}")
         detail = record.get("detail") or {}
-        for key in ("key", "call", "step"):
+        for key in ("key", "call", "step", "payload", "load"):
             if key in detail and detail[key] is not None:
                 rest.append(f"{key}={detail[key]}")
+        if detail.get("lands_at") is not None:
+            # a heavy heartbeat: when it reaches the store, by the store's clock
+            rest.append(f"→ {format_clock(int(detail['lands_at']))}")
         reason = record.get("reason")
         if reason:
             reason = str(reason)

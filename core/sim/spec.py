@@ -35,6 +35,7 @@ class WorkerSpec:
     autopilot: bool = True
     skew_ms: int = 0
     self_fencing: bool = False  # this worker stops by itself at its renew deadline
+    heartbeat_payload_bytes: int = 0  # what each heartbeat carries besides the lease
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,7 +64,8 @@ class SimSettings:
 # -- actions: one small frozen dataclass each --------------------------------------------
 #
 # A field ending in `_ms` is a duration; the scenario format spells it without the suffix
-# (`by_ms` is `by = "10s"`, `step_time_ms` is `step_time`). Fields with a default may be left
+# (`by_ms` is `by = "10s"`, `step_time_ms` is `step_time`), and one ending in `_bytes` is a
+# size, spelled the same way (`size_bytes` is `size = "2MB"`). Fields with a default may be left
 # out of a file; the scenario writer leaves out a field that still has its default.
 
 
@@ -166,6 +168,25 @@ class Skew:
     name: ClassVar[str] = "skew"
     worker: str
     by_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class HeartbeatPayload:
+    """From now on the worker's heartbeats carry `size_bytes` besides the lease (its whole
+    transcript, a status blob): the mistake. 0 is the cheap heartbeat again, the fix."""
+
+    name: ClassVar[str] = "heartbeat_payload"
+    worker: str
+    size_bytes: int
+
+
+@dataclass(frozen=True, slots=True)
+class Load:
+    """The store gets busier (or quieter): a big write takes `factor` times as long as on a
+    quiet store (1). It is what a heavy heartbeat pays; a cheap one hardly notices."""
+
+    name: ClassVar[str] = "load"
+    factor: float
 
 
 @dataclass(frozen=True, slots=True)
@@ -306,6 +327,8 @@ Action = (
     | AddWorker
     | Slow
     | Skew
+    | HeartbeatPayload
+    | Load
     | Enqueue
     | Approve
     | Reject

@@ -27,6 +27,7 @@ from core.scenarios.format.fields import (
     ModeName,
     NonBlank,
     SignedDuration,
+    Size,
     Table,
     TaskSteps,
     Text,
@@ -66,6 +67,7 @@ class WorkerTable(Table):
     autopilot: Flag = True
     skew_ms: SignedDuration = Field(0, alias="skew")
     self_fencing: Flag = False
+    heartbeat_payload_bytes: Size = Field(0, alias="heartbeat_payload")
 
     def spec(self) -> WorkerSpec:
         return WorkerSpec(
@@ -73,6 +75,7 @@ class WorkerTable(Table):
             autopilot=self.autopilot,
             skew_ms=self.skew_ms,
             self_fencing=self.self_fencing,
+            heartbeat_payload_bytes=self.heartbeat_payload_bytes,
         )
 
 
@@ -158,6 +161,16 @@ class _Skew(_OnWorker):
     by_ms: SignedDuration = Field(alias="by")
 
 
+class _HeartbeatPayload(_OnWorker):
+    do: Literal["heartbeat_payload"]
+    size_bytes: Size = Field(alias="size")
+
+
+class _Load(_ActionTable):
+    do: Literal["load"]
+    factor: Annotated[float, BeforeValidator(positive_factor)]
+
+
 class _Enqueue(_TaskFields, _ActionTable):
     do: Literal["enqueue"]
     task: Ident
@@ -239,6 +252,8 @@ _ACTION_TABLES: Final[tuple[type[_ActionTable], ...]] = (
     _AddWorker,
     _Slow,
     _Skew,
+    _HeartbeatPayload,
+    _Load,
     _Enqueue,
     _Approve,
     _Reject,
@@ -272,6 +287,8 @@ _AnyAction = Annotated[
     | _AddWorker
     | _Slow
     | _Skew
+    | _HeartbeatPayload
+    | _Load
     | _Enqueue
     | _Approve
     | _Reject
@@ -324,6 +341,7 @@ class _TaskExpect(_ExpectTable):
     # task, or mistake one's task with no version)
     expires_at: Instant = ""
     renew_deadline: Instant = ""
+    last_heartbeat_at: Instant = ""
     # what the newest box holds, as the Checkpoints tab says it in English ("" = no box)
     box: Text = ""
 
