@@ -13,7 +13,7 @@ from core.scenarios.player import play
 from core.scenarios.session import Session
 from core.scenarios.writer import action_items
 from core.sim.simulation import Simulation
-from core.sim.spec import SimSettings, Write
+from core.sim.spec import SimSettings, Write, in_language
 
 SCENARIOS = sorted(Path(str(files("scenarios"))).glob("*.toml"))
 
@@ -73,6 +73,9 @@ def test_value_zh_round_trips_and_is_left_out_when_not_given() -> None:
     assert dict(action_items(write))["value_zh"] == "第 1 页"
     assert "value_zh" not in dict(action_items(Write("a", key="p/1", value="page 1")))
     assert write.page == "page 1"
+    localized = in_language(write, "zh")
+    assert isinstance(localized, Write) and localized.page == "第 1 页"
+    assert action_items(localized) == action_items(write)  # the run's language is not saved
 
 
 TEXT = """

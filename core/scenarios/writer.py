@@ -28,6 +28,8 @@ def action_items(action: Action) -> list[tuple[str, ScalarValue]]:
     in their declared order; a field still at its default is left out."""
     items: list[tuple[str, ScalarValue]] = [("do", action.name)]
     for name, value in action_fields(action).items():
+        if name == "lang":
+            continue  # the language a run writes a page in is the run's, not the script's
         if name.endswith("_ms"):  # a duration: `by_ms` is spelled `by = "10s"`
             items.append((name.removesuffix("_ms"), format_duration(value)))
         elif name.endswith("_bytes"):  # a size: `size_bytes` is spelled `size = "2MB"`
