@@ -1,7 +1,9 @@
 """A number never leaves its word or its unit at a line break, in wrapped Chinese: not
 "第 3 / 页", "围栏令牌 / 1", "租约号 / 2", "30 / 秒", nor a ledger page's "120 / 石"."""
 
+import html
 import itertools
+import re
 import tomllib
 from importlib.resources import files
 from pathlib import Path
@@ -9,7 +11,10 @@ from pathlib import Path
 import pytest
 from rich.text import Text
 
-from demo.widgets.cjk_wrap import tokens, wrap, wrap_text
+from core.scenarios.format import load_scenario
+from demo.export.frames import Frame, Recording
+from demo.export.page import build_page
+from demo.widgets.cjk_wrap import html_unbroken, tokens, wrap, wrap_text
 
 
 def _cjk(ch: str) -> bool:
@@ -84,3 +89,25 @@ def test_no_bundled_chinese_text_is_broken_inside_a_number_at_any_width() -> Non
         for hit in split_numbers(wrap(text, width))
     ]
     assert found == []
+
+
+def test_a_page_for_the_browser_keeps_a_number_with_its_word_and_unit() -> None:
+    """The exported page is wrapped by the browser, which breaks at any space: a number and
+    its word and unit sit in one span the page's style does not break."""
+    text = "临舟写下第 3 页，拿着围栏令牌 1 <回来>，租期 30 秒。"
+    shown = html_unbroken(text, html.escape)
+    for bound in ("第 3 页，", "围栏令牌 1", "期 30 秒。"):
+        assert f'<span class="nb">{bound}</span>' in shown
+    assert "&lt;回来&gt;" in shown  # the rest escaped as before
+    assert html.unescape(re.sub(r"</?span[^>]*>", "", shown)) == text  # nothing lost
+
+
+def test_the_exported_chinese_page_uses_it() -> None:
+    scenario = load_scenario(str(files("scenarios") / "13_portfolio_demo.toml"))
+    frame = Frame(
+        index=1, keys=(), panel="tab-ledger", svg="<svg></svg>", narration="他写下第 3 页。"
+    )
+    zh = build_page(scenario, [Recording("zh", (80, 24), (frame,))], command="c")
+    en = build_page(scenario, [Recording("en", (80, 24), (frame,))], command="c")
+    assert '<p class="say"><span class="nb">' not in en
+    assert '<span class="nb">第 3 页。</span>' in zh and ".nb { white-space: nowrap; }" in zh

@@ -19,6 +19,7 @@ from core.scenarios.format import Scenario
 from demo.export.frames import Frame, Recording
 from demo.i18n import tr
 from demo.screens.main import AUTOPLAY_S
+from demo.widgets.cjk_wrap import html_unbroken
 
 # The page's own words; the app's (Next, Reveal, Step k of n, ...) come from demo.i18n.
 WORDS: dict[str, tuple[str, str]] = {
@@ -87,6 +88,11 @@ def _e(text: str) -> str:
     return html.escape(text, quote=True)
 
 
+def _t(text: str, lang: str) -> str:
+    """Prose for the browser to wrap: in Chinese a number keeps its word and unit."""
+    return html_unbroken(text, _e) if lang == "zh" else _e(text)
+
+
 def _step_label(frame: Frame, lang: str) -> str:
     if frame.index == 0:
         return word("start", lang)
@@ -102,12 +108,12 @@ def _question_html(frame: Frame, lang: str) -> tuple[str, str]:
         return "", ""
     choices = q.choices_in(lang)
     items = "".join(
-        f'<li class="choice{" right" if n == q.answer else ""}">{_e(c)}</li>'
+        f'<li class="choice{" right" if n == q.answer else ""}">{_t(c, lang)}</li>'
         for n, c in enumerate(choices, start=1)
     )
     asked = (
         f'<div class="question"><p class="ask"><b>{_e(tr("question", lang))}:</b> '
-        f"{_e(q.text(lang))}</p>"
+        f"{_t(q.text(lang), lang)}</p>"
         + (f"<ol>{items}</ol>" if items else "")
         + f'<p class="hint">{_e(tr("question_n", lang))}</p>'
         f'<button type="button" class="reveal">{_e(tr("reveal", lang))} (v)</button>'
@@ -116,12 +122,11 @@ def _question_html(frame: Frame, lang: str) -> tuple[str, str]:
     answer = ""
     right = q.right_choice(lang)
     if right is not None:
-        answer += (
-            f'<p class="answer"><b>{_e(tr("answer", lang))}:</b> {q.answer}. {_e(right)} ✓</p>'
-        )
+        said = f"<b>{_e(tr('answer', lang))}:</b> {q.answer}. {_t(right, lang)} ✓"
+        answer += f'<p class="answer">{said}</p>'
     why = q.why_in(lang)
     if why:
-        answer += f'<p class="why">{_e(why)}</p>'
+        answer += f'<p class="why">{_t(why, lang)}</p>'
     return asked, answer
 
 
@@ -137,9 +142,9 @@ def _step_html(frame: Frame, lang: str, total: int) -> str:
     if k == 0:
         parts.append(f'<p class="say">{_e(word("start_say", lang))}</p>')
     if frame.narration:
-        parts.append(f'<p class="say">{_e(frame.narration)}</p>')
+        parts.append(f'<p class="say">{_t(frame.narration, lang)}</p>')
     if frame.refusal:
-        parts.append(f'<p class="refusal">{_e(frame.refusal)}</p>')
+        parts.append(f'<p class="refusal">{_t(frame.refusal, lang)}</p>')
     if frame.checks:
         items = []
         for c in frame.checks:
@@ -149,8 +154,9 @@ def _step_html(frame: Frame, lang: str, total: int) -> str:
                 else ""
             )
             mark, cls = ("✓", "ok") if c.ok else ("✗", "bad")
+            sentence = _t(c.sentence, lang)
             items.append(
-                f'<li class="{cls}"><span class="mark">{mark}</span> {_e(c.sentence)}{found}</li>'
+                f'<li class="{cls}"><span class="mark">{mark}</span> {sentence}{found}</li>'
             )
         parts.append(f'<ul class="checks">{"".join(items)}</ul>')
     if k == total:
@@ -194,6 +200,7 @@ a { color: var(--accent); }
 h2 { font-size: 1.1rem; margin: 0.25rem 0; }
 h2 a { color: var(--fg); text-decoration: none; }
 .say { font-style: italic; }
+.nb { white-space: nowrap; }
 .refusal { color: var(--bad); }
 .checks { list-style: none; padding: 0; }
 .checks li { margin: 0.2rem 0; }
@@ -358,7 +365,7 @@ def build_page(scenario: Scenario, recordings: Sequence[Recording], *, command: 
         f' data-pace-ms="{int(AUTOPLAY_S * 1000)}">',
         "<header>",
         each(lambda lg: f"<h1>{_e(scenario.title_in(lg))}</h1>", "div"),
-        each(lambda lg: f'<p class="summary">{_e(scenario.summary_in(lg) or "")}</p>', "div"),
+        each(lambda lg: f'<p class="summary">{_t(scenario.summary_in(lg) or "", lg)}</p>', "div"),
         '<div class="bar">',
         each(
             lambda lg: (

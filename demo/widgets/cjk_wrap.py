@@ -8,6 +8,7 @@ and the unit after it ("围栏令牌 1", "第 2 页", "80 秒", "120 石").
 """
 
 import functools
+from collections.abc import Callable
 
 from rich.cells import cell_len
 from rich.text import Text
@@ -127,6 +128,17 @@ def wrap(text: str, width: int) -> list[str]:
                 line += piece
         lines.append(line.rstrip())
     return lines
+
+
+def html_unbroken(text: str, escape: Callable[[str], str]) -> str:
+    """`text` as HTML for a page a browser wraps: a number with its word and unit ("第 3 页",
+    "围栏令牌 1", "30 秒") sits in one `<span class="nb">`, which the page's style keeps on one
+    line (a browser would break at the space inside it); everything else is `escape`d."""
+    out = []
+    for piece in tokens(text):
+        bound = any(ch.isdigit() for ch in piece) and any(_is_cjk(ch) for ch in piece)
+        out.append(f'<span class="nb">{escape(piece)}</span>' if bound else escape(piece))
+    return "".join(out)
 
 
 def hanging_indent(line: str) -> int:
