@@ -40,7 +40,7 @@ WORDS: dict[str, tuple[str, str]] = {
     "manual": ("manual", "手动"),
     "skew": ("skew {amount}", "时钟偏差 {amount}"),
     "slow": ("slow x{factor}", "变慢 x{factor}"),
-    "self_fencing": ("self-fencing", "自我围栏"),
+    "self_fencing": ("self-fencing", "主动停手"),
     "renew_by": ("renew by {at}", "续约截止 {at}"),
     # a heartbeat that carries a payload (the mistake), and the one on its way
     "heavy_heartbeat": ("heartbeat carries {size}", "心跳夹带 {size}"),

@@ -30,6 +30,7 @@ WRONG: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("the lease token is 租约号", re.compile(r"租约令牌|租约 \d+(?![:\d])")),
     ("the holder is 持有人", re.compile("持有者")),
     ("登记簿 is only the event log, not the saved transcript", re.compile("保存登记簿")),
+    ("self-fencing is 主动停手", re.compile("自我围栏")),
 )
 
 
@@ -126,9 +127,12 @@ def test_every_scenario_says_one_word_per_concept(path: Path) -> None:
 
 def test_the_check_finds_a_planted_wrong_word(tmp_path: Path) -> None:
     planted = tmp_path / "words.py"
-    planted.write_text('WORDS = {"w": ("worker", "工作者"), "t": ("token", "租约 2，到期")}\n')
+    planted.write_text(
+        'WORDS = {"w": ("worker", "工作者"), "t": ("token", "租约 2，到期"),\n'
+        '         "s": ("self-fencing", "自我围栏")}\n'
+    )
     hits = [why for _line, text in module_strings(planted) for why, p in WRONG if p.search(text)]
-    assert hits == ["a worker is 执行者", "the lease token is 租约号"]
+    assert hits == ["a worker is 执行者", "the lease token is 租约号", "self-fencing is 主动停手"]
 
 
 @pytest.mark.parametrize("module", TABLE_MODULES)
