@@ -2,6 +2,7 @@
 tag, the keeper's "lendable again" at the instant the sand runs out, a box only after a
 renewal, the seed's chapter numbers and times, and mistake four as the seed writes it."""
 
+import itertools
 import json
 from importlib.resources import files
 from pathlib import Path
@@ -150,6 +151,22 @@ def test_a_box_is_sealed_only_after_the_key_has_been_renewed(name: str) -> None:
     assert unrenewed_boxes(sim) == []
     saved = [e for e in sim.events() if e.event == "checkpoint_saved"]
     assert len(saved) == BOXES.get(name, 0)
+    sim.close()
+
+
+@pytest.mark.parametrize("name", STORY)
+def test_every_chapter_keeps_the_seeds_proportions(name: str) -> None:
+    """One 时辰 = 40 s, as chapter 2 says on screen: "每半个时辰派学徒来报一次" is a heartbeat
+    every 20 s, and each one "把归还时刻顺延半个时辰", 20 s further than the last."""
+    config = load_scenario(path(name)).settings.config
+    assert config.heartbeat_ms == 20_000
+    sim = played(name)
+    by_lease: dict[tuple[str | None, int | None], list[int]] = {}
+    for ev in sim.events():
+        if ev.event in ("claimed", "renewed") and "expires_at" in ev.detail:
+            by_lease.setdefault((ev.task_id, ev.lease_token), []).append(ev.detail["expires_at"])
+    for expiries in by_lease.values():
+        assert all(b - a == 20_000 for a, b in itertools.pairwise(expiries)), expiries
     sim.close()
 
 
