@@ -156,6 +156,12 @@ def test_no_scenario_leaves_an_english_code_unglossed_in_chinese(path: Path) -> 
     assert found == []
 
 
+def test_the_chinese_help_page_as_shown_leaves_no_code_unglossed() -> None:
+    from demo.screens.help import help_renderable
+
+    assert unglossed(help_renderable("zh", 100).plain) == []
+
+
 def test_the_check_finds_a_planted_unglossed_code(tmp_path: Path) -> None:
     assert unglossed("账房拒收（fenced）。") == ["fenced"]
     assert unglossed("心跳被拒：已经有了更新的租约（superseded）") == ["superseded"]
