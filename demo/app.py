@@ -76,7 +76,7 @@ class BorrowedKeysApp(App[int]):
     # -- sessions ------------------------------------------------------------------------------
 
     def open_session(self, scenario: Scenario | None, *, mode: Mode | None = None) -> MainScreen:
-        session = Session(scenario, mode=mode)
+        session = Session(scenario, mode=mode, lang=self.lang)
         screen = MainScreen(session, playing=scenario is None and self.live_clock)
         self.push_screen(screen)
         return screen

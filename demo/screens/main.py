@@ -607,6 +607,7 @@ class MainScreen(Screen[None]):
 
     def on_language_changed(self) -> None:
         """Called by the app after a language switch."""
+        self.session.lang = self.lang  # the script's next pages are written in it
         self.relabel()
         seen = self._rejections_seen
         self._generation = 0  # rewrite the event log in the new language
