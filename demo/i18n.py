@@ -165,6 +165,7 @@ WORDS: dict[str, tuple[str, str]] = {
     "no_bundled": ("(no bundled scenarios found)", "（没有找到内置场景）"),
     # notifications
     "saved": ("Saved in {folder}\n{names}", "已保存到 {folder}\n{names}"),
+    "save_failed": ("Not saved: {why}", "未保存：{why}"),
     "save_limit": (
         "Not saved: this session has saved {n} times, the most one may",
         "未保存：本会话已保存 {n} 次，已达上限",

@@ -105,3 +105,24 @@ async def test_one_app_saves_a_bounded_number_of_times(
         messages = [n.message for n in app._notifications]
     assert len(list(tmp_path.iterdir())) == 2 * len(EXTS)
     assert messages[-1].startswith("Not saved")
+
+
+async def test_a_save_the_folder_refuses_is_one_line_and_the_app_goes_on(tmp_path: Path) -> None:
+    from core.scenarios.library import open_scenario
+    from demo.app import BorrowedKeysApp
+
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("a file where the save folder would be", encoding="utf-8")
+    app = BorrowedKeysApp(
+        open_scenario("01_fog"), lang="en", live_clock=False, save_dir=blocker / "out"
+    )
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press("s")
+        await pilot.pause()
+        toasts = [str(n.message) for n in app._notifications]
+        assert toasts and toasts[-1].startswith("Not saved: "), toasts
+        assert "\n" not in toasts[-1]
+        await pilot.press("n")  # the run goes on
+        assert app.return_code is None
+        assert app.saves_made == 0  # a save that wrote nothing is not spent
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["not-a-folder"]

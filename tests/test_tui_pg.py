@@ -115,7 +115,9 @@ async def saved_files(folder: Path, *, hold: threading.Event | None = None) -> d
         session.transcript_jsonl = held_read  # type: ignore[method-assign]
         await pilot.press("s")
         if hold is not None:
-            while not read_on:  # the save's job has reached the store
+            for _ in range(3000):  # until the save's job reaches the store (30 s at most)
+                if read_on:
+                    break
                 await pilot.pause(0.01)
             assert loop_thread not in read_on, "the transcript was read on the loop"
             speed = screen.pacer.speed

@@ -14,7 +14,6 @@ import os
 import time
 from collections.abc import Callable
 from functools import partial
-from pathlib import Path
 from typing import ClassVar
 
 from textual.app import ComposeResult
@@ -665,25 +664,23 @@ class MainScreen(Screen[None]):
         self.app.push_screen(HelpScreen(self.lang))
 
     def action_save(self) -> None:
-        """Save the run: the screenshot now, the transcript read and the files written
-        inline on SQLite, on the session's thread on PostgreSQL (the whole transcript comes
-        over the network); the toast once they are written (`TranscriptSaved`)."""
+        """Save the run: the screenshot now, the transcript read and the files written by
+        the session's runner (on its thread on PostgreSQL: the whole transcript comes over
+        the network); the toast once they are written (`TranscriptSaved`)."""
         try:
             write = self.bk_app.prepare_save(self.session)
         except SaveLimitReached:
             self.notify(tr("save_limit", self.lang, n=MAX_SAVES), severity="warning")
             return
-        if self.runner.off_loop:
-            self.runner.save(write)
-        else:
-            self._saved(write())
+        self.runner.save(write)
 
     def on_transcript_saved(self, message: TranscriptSaved) -> None:
-        if message.error is not None:
-            raise message.error
-        self._saved(message.paths)
-
-    def _saved(self, paths: list[Path]) -> None:
+        paths, error = message.paths, message.error
+        if isinstance(error, OSError):  # a folder one cannot write, a full disk: one line
+            self.notify(tr("save_failed", self.lang, why=error), severity="warning", timeout=8)
+            return
+        if error is not None:
+            raise error
         folder = f"{paths[0].parent}{os.sep}"
         roles = ("saved_transcript", "saved_screenshot", "saved_scenario")
         names = "\n".join(

@@ -162,16 +162,19 @@ class SessionRunner:
         self._queue(job)
 
     def save(self, write: Callable[[], list[Path]]) -> None:
-        """On the thread, after the jobs before it: `write` (it reads the transcript from the
-        store and writes the files); on the loop, `TranscriptSaved`."""
+        """`write` (it reads the transcript from the store and writes the files): inline, or
+        on the thread after the jobs before it; then, on the loop, `TranscriptSaved`."""
 
         def job() -> Message:
             try:
                 return TranscriptSaved(write(), None)
-            except Exception as exc:
+            except Exception as exc:  # handed to the loop: an OSError is a toast there
                 return TranscriptSaved([], exc)
 
-        self._queue(job)
+        if self.off_loop:
+            self._queue(job)
+        else:
+            self.screen.post_message(job())
 
     def _queue(self, job: Callable[[], Message]) -> None:
         self._jobs.append(job)
