@@ -29,6 +29,13 @@ SHORTEST: dict[Mode, dict[str, int]] = {
     Mode.NO_IDEMPOTENCY: {"duplicate_effect": 4},
     Mode.CLIENT_CLOCK: {"double_owner": 4, "two_live_leases": 4},
     Mode.NO_EXPIRY: {"fence_not_newer": 1, "stuck_task": 3},
+    # Before the fence tag no claim draws a fence token, and the ledger takes any page; a
+    # stale page is told by its lease token (the checker remembers the newest issued).
+    Mode.BEFORE_FENCE: {
+        "fence_not_newer": 1,
+        "page_without_live_lease": 3,
+        "stale_write_accepted": 4,
+    },
 }
 
 
@@ -139,6 +146,18 @@ def test_a_restored_run_goes_on_as_the_original_did() -> None:
     for a in steps:
         sim.apply(a)
     assert [(e.event, e.at, e.worker_id, e.reason) for e in sim.events()] == expected
+    sim.close()
+
+
+def test_a_restored_run_remembers_the_newest_lease_before_the_fence_tag() -> None:
+    """Without fence tokens the checker tells a stale page by its lease token: a restored
+    run must remember the newest one issued, or the stale page goes unnoticed."""
+    sim = Simulation(ExploreParams(mode=Mode.BEFORE_FENCE).settings())
+    for a in (Claim("acheng"), Advance(30_001), Claim("linzhou")):
+        sim.apply(a)
+    sim.restore(sim.save())
+    sim.apply(Write("acheng", "t1/1", "late"))
+    assert sim.violations() == {"stale_write_accepted": 1}
     sim.close()
 
 
