@@ -59,10 +59,11 @@ def test_every_mistake_is_found_by_its_shortest_trace(mode: Mode) -> None:
     assert not report.ok
 
 
-def test_a_small_world_is_exhausted() -> None:
-    """One worker, one task of one step: the search runs out of new states before the
-    bound, and the claim is then every interleaving."""
-    report = explore(ExploreParams(workers=1, steps=1, depth=60))
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_small_world_is_exhausted(workers: int) -> None:
+    """One task of one step: the search runs out of new states before the bound, and the
+    claim is then every interleaving."""
+    report = explore(ExploreParams(workers=workers, steps=1, depth=60))
     assert report.exhausted and report.ok
     assert report.depth < 60
     assert "every interleaving (exhausted)" in report.claim()

@@ -73,9 +73,11 @@ def canonical_text(sim: Simulation, reading: _Reading) -> str:
     start alike; a skew is part of a worker's state, so it is kept, not compared away).
 
     It holds what a later choice, guard or rule can depend on: the rows as the statements
-    read them, the ledger, the latest checkpoint (the only one read back), the effects,
-    each worker's faults and memory, the checker's memory and the next instant due. Times
-    only shown on screen (when a row changed, when a worker last renewed) are left out.
+    read them, the ledger's pages, the latest checkpoint (the only one read back), the
+    effects, each worker's faults and memory, the checker's memory and the next instant
+    due. What no statement or rule reads is left out (each below, beside its reason, and
+    together in docs/explore.md): times only shown on screen, a page's and a checkpoint's
+    fence token, whether a human approved a task, what a dead worker was doing.
 
     Instants are relative to now; any further back than 3 x ttl and a little are the same,
     since no rule or guard looks further back (the stuck mark is the longest look).
