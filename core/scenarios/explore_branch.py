@@ -11,7 +11,8 @@ from core.sim.simulation import SavedRun, Simulation
 from core.sim.spec import Action, Checkpoint, Claim, Complete, Effect, Fail, Heartbeat, Park, Write
 from core.sim.worker import Worker
 
-# SQLite's default page; the database of a small world is a few dozen of them.
+# The pieces a copy's database is cut into: SQLite's default page, so that a piece is a
+# page and unchanged pages are shared (any size would give back the same bytes).
 _PAGE = 4096
 # Pages kept shared between the copies at most this many at a time (see `Branches.here`).
 _SHARED_PAGES = 4096

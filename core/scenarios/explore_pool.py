@@ -114,8 +114,8 @@ class Expander:
         if self.jobs == 1:
             self._local = _Shard(params)
             return
-        # Forked, as the search's process is when it starts one (nothing to import again);
-        # the jobs live until the search ends, so the cost is paid once.
+        # Forked: a job starts as a copy of this process (nothing to import again) and
+        # lives until the search ends, so that cost is paid once, not once a level.
         ctx = multiprocessing.get_context("fork")
         try:
             for job in range(self.jobs):
