@@ -114,16 +114,15 @@ def test_two_jobs_give_what_one_gives(tmp_path: Path) -> None:
         assert Path(x.path).read_bytes() == Path(y.path).read_bytes()
 
 
-def test_states_move_between_jobs_to_even_out_a_level() -> None:
-    """Each new state stays with the job that found it while that job has no more than its
-    share of the next level; the rest go to the job with the fewest."""
-    holders = [0, 0, 1]
+def test_the_jobs_take_turns_with_the_next_level() -> None:
+    """Each new state goes to the next job in turn, whichever job found it, in the next
+    level's order."""
     new = [(0, 0), (0, 3), (1, 1), (2, 0), (0, 5)]
-    keeps = plan(holders, new, 2)
+    keeps = plan(new, 2)
     assert [k.next_position for k in keeps] == [0, 1, 2, 3, 4]
     assert [(k.position, k.choice) for k in keeps] == new
-    assert [k.job for k in keeps] == [0, 0, 0, 1, 1]
-    assert sorted(Counter(k.job for k in keeps).values()) == [2, 3]
+    assert [k.job for k in keeps] == [0, 1, 0, 1, 0]
+    assert sorted(Counter(k.job for k in plan(new, 3)).values()) == [1, 2, 2]
 
 
 def test_restoring_a_copy_is_exactly_replaying_from_the_root() -> None:
