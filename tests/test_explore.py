@@ -5,6 +5,7 @@ figures for larger worlds are measured by `make bench` (bench/explore.py).
 """
 
 from collections import Counter
+from dataclasses import fields
 from pathlib import Path
 
 import pytest
@@ -18,7 +19,18 @@ from core.scenarios.explore_pool import plan
 from core.scenarios.explore_story import scenario_text, verify, write_counterexamples
 from core.scenarios.format import parse_scenario
 from core.sim.simulation import ActionError, Simulation
-from core.sim.spec import Action, Advance, Claim, SimSettings, WorkerSpec, Write
+from core.sim.spec import (
+    Action,
+    Advance,
+    Claim,
+    Complete,
+    Effect,
+    Kill,
+    SimSettings,
+    Stall,
+    WorkerSpec,
+    Write,
+)
 from core.tools.cli import main
 
 # The shortest trace to each rule each mistake mode breaks, in 2 workers, 1 task of 2 steps.
@@ -231,3 +243,25 @@ def test_the_refused_call_shortcut_changes_no_result(monkeypatch: pytest.MonkeyP
     monkeypatch.setattr(branch, "_CALLS", ())
     full = explore(params)
     assert fast.summary() == full.summary()
+
+
+def test_a_checker_copy_remembers_everything_the_checker_does() -> None:
+    """A restored run goes on from a copy of the checker: a field the copy forgot (as the
+    newest lease token once was) would change later verdicts without a sound."""
+    sim = Simulation(ExploreParams(mode=Mode.BEFORE_FENCE, workers=3).settings())
+    steps: list[Action] = [
+        Claim("acheng"),
+        Effect("acheng", "t1/1/notify"),
+        Advance(30_001),
+        Claim("linzhou"),
+        Write("acheng", "t1/1", "late"),
+        Stall("linzhou"),
+        Kill("elder"),
+        Complete("linzhou"),
+    ]
+    for a in steps:
+        sim.apply(a)
+    copy = sim.checker.copy()
+    assert copy == sim.checker
+    assert all(getattr(copy, f.name) == getattr(sim.checker, f.name) for f in fields(copy))
+    sim.close()
