@@ -5,6 +5,7 @@ figures for larger worlds are measured by `make bench` (bench/explore.py).
 """
 
 from collections import Counter
+from dataclasses import fields
 from pathlib import Path
 
 import pytest
@@ -18,7 +19,18 @@ from core.scenarios.explore_pool import plan
 from core.scenarios.explore_story import scenario_text, verify, write_counterexamples
 from core.scenarios.format import parse_scenario
 from core.sim.simulation import ActionError, Simulation
-from core.sim.spec import Action, Advance, Claim, SimSettings, WorkerSpec, Write
+from core.sim.spec import (
+    Action,
+    Advance,
+    Claim,
+    Complete,
+    Effect,
+    Kill,
+    SimSettings,
+    Stall,
+    WorkerSpec,
+    Write,
+)
 from core.tools.cli import main
 
 # The shortest trace to each rule each mistake mode breaks, in 2 workers, 1 task of 2 steps.
@@ -29,6 +41,13 @@ SHORTEST: dict[Mode, dict[str, int]] = {
     Mode.NO_IDEMPOTENCY: {"duplicate_effect": 4},
     Mode.CLIENT_CLOCK: {"double_owner": 4, "two_live_leases": 4},
     Mode.NO_EXPIRY: {"fence_not_newer": 1, "stuck_task": 3},
+    # Before the fence tag no claim draws a fence token, and the ledger takes any page; a
+    # stale page is told by its lease token (the checker remembers the newest issued).
+    Mode.BEFORE_FENCE: {
+        "fence_not_newer": 1,
+        "page_without_live_lease": 3,
+        "stale_write_accepted": 4,
+    },
 }
 
 
@@ -52,10 +71,11 @@ def test_every_mistake_is_found_by_its_shortest_trace(mode: Mode) -> None:
     assert not report.ok
 
 
-def test_a_small_world_is_exhausted() -> None:
-    """One worker, one task of one step: the search runs out of new states before the
-    bound, and the claim is then every interleaving."""
-    report = explore(ExploreParams(workers=1, steps=1, depth=60))
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_small_world_is_exhausted(workers: int) -> None:
+    """One task of one step: the search runs out of new states before the bound, and the
+    claim is then every interleaving."""
+    report = explore(ExploreParams(workers=workers, steps=1, depth=60))
     assert report.exhausted and report.ok
     assert report.depth < 60
     assert "every interleaving (exhausted)" in report.claim()
@@ -106,16 +126,15 @@ def test_two_jobs_give_what_one_gives(tmp_path: Path) -> None:
         assert Path(x.path).read_bytes() == Path(y.path).read_bytes()
 
 
-def test_states_move_between_jobs_to_even_out_a_level() -> None:
-    """Each new state stays with the job that found it while that job has no more than its
-    share of the next level; the rest go to the job with the fewest."""
-    holders = [0, 0, 1]
+def test_the_jobs_take_turns_with_the_next_level() -> None:
+    """Each new state goes to the next job in turn, whichever job found it, in the next
+    level's order."""
     new = [(0, 0), (0, 3), (1, 1), (2, 0), (0, 5)]
-    keeps = plan(holders, new, 2)
+    keeps = plan(new, 2)
     assert [k.next_position for k in keeps] == [0, 1, 2, 3, 4]
     assert [(k.position, k.choice) for k in keeps] == new
-    assert [k.job for k in keeps] == [0, 0, 0, 1, 1]
-    assert sorted(Counter(k.job for k in keeps).values()) == [2, 3]
+    assert [k.job for k in keeps] == [0, 1, 0, 1, 0]
+    assert sorted(Counter(k.job for k in plan(new, 3)).values()) == [1, 2, 2]
 
 
 def test_restoring_a_copy_is_exactly_replaying_from_the_root() -> None:
@@ -139,6 +158,18 @@ def test_a_restored_run_goes_on_as_the_original_did() -> None:
     for a in steps:
         sim.apply(a)
     assert [(e.event, e.at, e.worker_id, e.reason) for e in sim.events()] == expected
+    sim.close()
+
+
+def test_a_restored_run_remembers_the_newest_lease_before_the_fence_tag() -> None:
+    """Without fence tokens the checker tells a stale page by its lease token: a restored
+    run must remember the newest one issued, or the stale page goes unnoticed."""
+    sim = Simulation(ExploreParams(mode=Mode.BEFORE_FENCE).settings())
+    for a in (Claim("acheng"), Advance(30_001), Claim("linzhou")):
+        sim.apply(a)
+    sim.restore(sim.save())
+    sim.apply(Write("acheng", "t1/1", "late"))
+    assert sim.violations() == {"stale_write_accepted": 1}
     sim.close()
 
 
@@ -212,3 +243,25 @@ def test_the_refused_call_shortcut_changes_no_result(monkeypatch: pytest.MonkeyP
     monkeypatch.setattr(branch, "_CALLS", ())
     full = explore(params)
     assert fast.summary() == full.summary()
+
+
+def test_a_checker_copy_remembers_everything_the_checker_does() -> None:
+    """A restored run goes on from a copy of the checker: a field the copy forgot (as the
+    newest lease token once was) would change later verdicts without a sound."""
+    sim = Simulation(ExploreParams(mode=Mode.BEFORE_FENCE, workers=3).settings())
+    steps: list[Action] = [
+        Claim("acheng"),
+        Effect("acheng", "t1/1/notify"),
+        Advance(30_001),
+        Claim("linzhou"),
+        Write("acheng", "t1/1", "late"),
+        Stall("linzhou"),
+        Kill("elder"),
+        Complete("linzhou"),
+    ]
+    for a in steps:
+        sim.apply(a)
+    copy = sim.checker.copy()
+    assert copy == sim.checker
+    assert all(getattr(copy, f.name) == getattr(sim.checker, f.name) for f in fields(copy))
+    sim.close()

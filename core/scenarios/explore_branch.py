@@ -11,7 +11,8 @@ from core.sim.simulation import SavedRun, Simulation
 from core.sim.spec import Action, Checkpoint, Claim, Complete, Effect, Fail, Heartbeat, Park, Write
 from core.sim.worker import Worker
 
-# SQLite's default page; the database of a small world is a few dozen of them.
+# The pieces a copy's database is cut into: SQLite's default page, so that a piece is a
+# page and unchanged pages are shared (any size would give back the same bytes).
 _PAGE = 4096
 # Pages kept shared between the copies at most this many at a time (see `Branches.here`).
 _SHARED_PAGES = 4096
@@ -83,9 +84,10 @@ class Branches:
         self.sim.close()
 
 
-# The calls a worker makes to the store, and the register lines that say one was refused.
+# The calls a worker makes to the store, and the register lines that say one changed
+# nothing: a refusal, a dropped call, an effect answered from its idempotency key.
 _CALLS = (Claim, Heartbeat, Checkpoint, Write, Effect, Complete, Fail, Park)
-_REFUSALS = REJECTIONS | {EventKind.CALL_DROPPED}
+_NO_CHANGE = REJECTIONS | {EventKind.CALL_DROPPED, EventKind.EFFECT_DEDUPLICATED}
 
 
 def _memory(sim: Simulation, worker: Worker | None) -> tuple[object, ...]:
@@ -131,6 +133,7 @@ def expand(branches: Branches, handle: Handle, seen: set[bytes]) -> list[Child]:
             branches.goto(handle)
             sim = branches.sim
             before = parent
+            live = True
         branches.events.clear()
         found = len(sim.checker.found)
         actor = sim.workers.get(getattr(action, "worker", ""))
@@ -148,14 +151,15 @@ def expand(branches: Branches, handle: Handle, seen: set[bytes]) -> list[Child]:
         if (
             memory is not None
             and len(sim.checker.found) == found
-            and all(ev.event in _REFUSALS for ev in branches.events)
+            and all(ev.event in _NO_CHANGE for ev in branches.events)
             and after.rows == before.rows
             and _memory(sim, actor) == memory
         ):
-            # A refused call (or one that found nothing to claim): the store changed no
-            # row (every change writes its event, and these are refusals only), nor did
-            # the caller's memory, nor the checker's (it counts no refusal against a
-            # rule), nor what is due: the parent's state, with one more register line.
+            # A refused call (or one that found nothing to claim, or an effect already
+            # applied): the store changed no row (every change writes its event, and
+            # these say nothing changed), nor did the caller's memory, nor the checker's
+            # (it counts none of them against a rule), nor what is due: the parent's
+            # state, with one more register line.
             out.append(Child(action, home_key, None, ()))
             continue
         broken = tuple(broken_rules(sim, found, before.rows, branches.events, after.rows))

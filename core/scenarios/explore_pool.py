@@ -6,9 +6,8 @@ jobs. What it hands out is the expanding: every state of a level is tried by one
 jobs, each with its own simulation, and what comes back is only each transition's choice,
 canonical key and broken rules. The copies of the states stay with the job that made
 them: a job keeps the copy of each child that may be new, the search says which ones are
-(and where each goes next), and only the copies that move to another job to even out the
-next level cross a process boundary, pickled together so the database pages they share
-cross once.
+(and which job expands each next), and only the copies dealt to another job cross a
+process boundary, pickled together so the database pages they share cross once.
 """
 
 import contextlib
@@ -114,8 +113,8 @@ class Expander:
         if self.jobs == 1:
             self._local = _Shard(params)
             return
-        # Forked, as the search's process is when it starts one (nothing to import again);
-        # the jobs live until the search ends, so the cost is paid once.
+        # Forked: a job starts as a copy of this process (nothing to import again) and
+        # lives until the search ends, so that cost is paid once, not once a level.
         ctx = multiprocessing.get_context("fork")
         try:
             for job in range(self.jobs):
@@ -156,7 +155,7 @@ class Expander:
         """The next level: `new` are its states as (position, choice) of the transition
         that found each, in the next level's order; `new_keys` their keys."""
         before = self._holders
-        keeps = plan(before, new, self.jobs)
+        keeps = plan(new, self.jobs)
         self._holders = [k.job for k in keeps]
         if self._local is not None:
             moved = self._local.keep(0, keeps)
@@ -200,27 +199,16 @@ class Expander:
             pipe.close()
 
 
-def plan(holders: Sequence[int], new: Sequence[tuple[int, int]], jobs: int) -> list[Keep]:
-    """Where each new state goes: `new` are (position, choice) in the next level's order,
-    `holders` the job of each state of this level. A child stays with the job that made it
-    while that job has no more than its share of the next level; the rest even it out."""
-    share = -(-len(new) // jobs)  # ceiling
-    count = [0] * jobs
-    job_of: list[int | None] = []
-    for position, _ in new:
-        job = holders[position]
-        if count[job] < share:
-            count[job] += 1
-            job_of.append(job)
-        else:
-            job_of.append(None)
-    keeps = []
-    for next_position, ((position, choice), stays) in enumerate(zip(new, job_of, strict=True)):
-        if stays is None:
-            stays = min(range(jobs), key=lambda j: (count[j], j))
-            count[stays] += 1
-        keeps.append(Keep(position, choice, next_position, stays))
-    return keeps
+def plan(new: Sequence[tuple[int, int]], jobs: int) -> list[Keep]:
+    """Where each new state goes: `new` are (position, choice) in the next level's order.
+    The jobs take turns: siblings cost alike (the same choices, mostly refused the same
+    way), so dealing them out one by one evens each level out better than leaving a
+    state with the job that found it; a job waits at the end of a level for the slowest,
+    and moving a copy costs far less than expanding a state."""
+    return [
+        Keep(position, choice, next_position, next_position % jobs)
+        for next_position, (position, choice) in enumerate(new)
+    ]
 
 
 def _serve(params: ExploreParams, pipe: Connection, me: int) -> None:

@@ -73,9 +73,11 @@ def canonical_text(sim: Simulation, reading: _Reading) -> str:
     start alike; a skew is part of a worker's state, so it is kept, not compared away).
 
     It holds what a later choice, guard or rule can depend on: the rows as the statements
-    read them, the ledger, the latest checkpoint (the only one read back), the effects,
-    each worker's faults and memory, the checker's memory and the next instant due. Times
-    only shown on screen (when a row changed, when a worker last renewed) are left out.
+    read them, the ledger's pages, the latest checkpoint (the only one read back), the
+    effects, each worker's faults and memory, the checker's memory and the next instant
+    due. What no statement or rule reads is left out (each below, beside its reason, and
+    together in docs/explore.md): times only shown on screen, a page's and a checkpoint's
+    fence token, whether a human approved a task, what a dead worker was doing.
 
     Instants are relative to now; any further back than 3 x ttl and a little are the same,
     since no rule or guard looks further back (the stuck mark is the longest look).
@@ -94,7 +96,8 @@ def _forms(sim: Simulation, reading: _Reading) -> tuple[str, object]:
         got = latest.get(cp.task_id)
         if got is None or cp.seq > got.seq:
             latest[cp.task_id] = cp
-    newest, leases, effects, completions, down, stuck, pairs = sim.checker.memory(now, horizon)
+    memory = sim.checker.memory(now, horizon)
+    newest, leases, effects, completions, down, stuck, pairs, newest_lease = memory
     # Tokens are only ever compared with one another (equal, older, newer), and a claim
     # draws a fence token above every one issued, so a token is kept as where it stands
     # among those a comparison can still meet (see `_rank_among`). A task parked,
@@ -131,6 +134,8 @@ def _forms(sim: Simulation, reading: _Reading) -> tuple[str, object]:
         lease_tokens.setdefault(task, {0}).add(token)
     for task, old, new in pairs:
         lease_tokens.setdefault(task, {0}).update((old, new))
+    for task, token in newest_lease:
+        lease_tokens.setdefault(task, {0}).add(token)
     fence_rank = _rank_among(live_fences)
     token_rank = {t: {v: i for i, v in enumerate(sorted(vs))} for t, vs in lease_tokens.items()}
     look = sim.next_look_ms
@@ -147,6 +152,7 @@ def _forms(sim: Simulation, reading: _Reading) -> tuple[str, object]:
         completions,
         tuple((t, token_rank[t][k]) for t, k in stuck),
         tuple((t, token_rank[t][a], token_rank[t][b]) for t, a, b in pairs),
+        tuple((t, token_rank[t][k]) for t, k in newest_lease),
     )
     own: dict[str, str] = {}
     for wid, w in workers.items():

@@ -273,8 +273,11 @@ def judge(
             if (ev.fence_token or 0) <= row.fence_token:
                 broken.append(SeedRule.FENCE_NOT_NEWER)
         elif ev.event == EventKind.WRITE_ACCEPTED:
+            # before the fence tag a page carries no fence token: the row's stays 0
             current = (
-                live and row.lease_token == ev.lease_token and row.fence_token == ev.fence_token
+                live
+                and row.lease_token == ev.lease_token
+                and row.fence_token == (ev.fence_token or 0)
             )
             if not current:
                 broken.append(SeedRule.PAGE_WITHOUT_LIVE_LEASE)

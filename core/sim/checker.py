@@ -64,6 +64,7 @@ class CheckerMemory(NamedTuple):
     down: tuple[tuple[str, str], ...]  # worker, why
     stuck: tuple[tuple[str, int], ...]  # task, lease token already reported
     pairs: tuple[tuple[str, int, int], ...]  # task, lease tokens already reported
+    newest_lease: tuple[tuple[str, int], ...] = ()  # before the fence tag, what is stale
 
 
 @dataclass
@@ -120,6 +121,7 @@ class SafetyChecker:
             wasted_steps=self.wasted_steps,
             recovery_time_ms=self.recovery_time_ms,
             _newest_fence=dict(self._newest_fence),
+            _newest_lease=dict(self._newest_lease),
             _leases={task: [r.copy() for r in rs] for task, rs in self._leases.items()},
             _effects=Counter(self._effects),
             _completions={task: set(tokens) for task, tokens in self._completions.items()},
@@ -167,6 +169,7 @@ class SafetyChecker:
             down=tuple(sorted((w, str(why)) for w, why in self._down.items())),
             stuck=tuple(sorted(self._stuck_reported)),
             pairs=tuple(sorted(self._pairs_reported)),
+            newest_lease=tuple(sorted(self._newest_lease.items())),
         )
 
     def _violate(self, name: ViolationKind, ev: EventRow, detail: str) -> Violation:
