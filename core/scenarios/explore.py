@@ -449,6 +449,7 @@ class ExploreReport:
     elapsed_s: float = 0.0
     cpu_s: float = 0.0  # processor time, this process's and its finished children's
     jobs: int = 1
+    stopped: bool = False  # `stop` said so before the bound: neither exhausted nor bounded
 
     @property
     def ok(self) -> bool:
@@ -469,6 +470,8 @@ class ExploreReport:
         reach = (
             "every interleaving (exhausted)"
             if self.exhausted
+            else f"stopped at depth {self.depth + 1}, not exhausted"
+            if self.stopped
             else f"bounded at depth {p.depth}, not exhausted"
         )
         head = f"{self.states} distinct states, {self.transitions} transitions, depth {self.depth}"
@@ -554,8 +557,13 @@ def explore(
     *,
     jobs: int = 1,
     on_level: Callable[[Level], None] | None = None,
+    stop: Callable[[], bool] | None = None,
 ) -> ExploreReport:
-    """Breadth-first search of every state the world reaches within `params.depth` choices."""
+    """Breadth-first search of every state the world reaches within `params.depth` choices.
+
+    `stop` is asked after each state is expanded (a thread's cancel flag, `Event.is_set`):
+    once it answers yes the search returns at once with what it has found, `stopped`.
+    """
     started = time.perf_counter()
     cpu_started = _cpu_s()
     report = ExploreReport(params=params, jobs=jobs)
@@ -586,6 +594,9 @@ def explore(
             known = len(seen)
             level = _expand_level(params, branches, handles, seen, jobs)
             for node, children in zip(nodes, level, strict=True):
+                if stop is not None and stop():
+                    report.stopped = True
+                    break
                 for child in children:
                     report.transitions += 1
                     # A rule is broken by a transition, not by a state: one into a state
@@ -609,6 +620,8 @@ def explore(
                     following.append((index, child.handle))
                     if params.max_states is not None and len(seen) >= params.max_states:
                         full = True
+            if report.stopped:
+                break
             depth += 1
             if len(seen) > known:
                 report.depth = depth
