@@ -8,6 +8,8 @@ suite.
 """
 
 import asyncio
+import functools
+from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +26,25 @@ from demo.screens.explore import APP_DEPTH, ExploreScreen
 from demo.screens.main import MainScreen
 
 SMALL = (80, 24)
-DEEP = 14  # far more than a test can wait for: only a stopped search ends in time
+# Far more than a test waits for (minutes), but finite: a search that does not stop fails
+# the test, and its thread still ends before the interpreter waits for it for ever.
+DEEP = 9
+
+
+Test = Callable[..., Coroutine[Any, Any, None]]
+
+
+def bounded(seconds: float) -> Callable[[Test], Test]:
+    """The whole test, the app's shutdown included, within `seconds`: a hang fails it."""
+
+    def wrap(test: Test) -> Test:
+        @functools.wraps(test)
+        async def run(*args: Any, **kwargs: Any) -> None:
+            await asyncio.wait_for(test(*args, **kwargs), seconds)
+
+        return run
+
+    return wrap
 
 
 def app_in(
@@ -100,6 +120,7 @@ def test_the_search_stops_between_states_when_asked() -> None:
 # -- the screen ---------------------------------------------------------------------------
 
 
+@bounded(60)
 async def test_the_palette_opens_it_and_it_shows_progress_then_no_violation(
     tmp_path: Path,
 ) -> None:
@@ -135,6 +156,7 @@ async def test_the_palette_opens_it_and_it_shows_progress_then_no_violation(
         assert app.screen_stack[-1] is main and not list(app.workers)
 
 
+@bounded(60)
 async def test_esc_while_the_search_runs_stops_it_and_writes_nothing(tmp_path: Path) -> None:
     app = app_in(tmp_path, scenario="01_fog")
     async with app.run_test(size=SMALL) as pilot:
@@ -147,13 +169,14 @@ async def test_esc_while_the_search_runs_stops_it_and_writes_nothing(tmp_path: P
         assert app.screen is main
         assert await _ended(screen, 5.0), "the search went on after Esc"
         await pilot.pause()
-        assert screen.report is None and not (tmp_path / "explore").exists()
+        assert screen.stopped and screen.report is None and not (tmp_path / "explore").exists()
         assert not list(app.workers)
         await pilot.press("n")  # the app is not waiting on anything: the session steps on
         await pilot.pause()
         assert isinstance(app.screen, MainScreen) and app.screen.session.position == 1
 
 
+@bounded(60)
 async def test_quitting_the_app_while_the_search_runs_ends_its_thread(tmp_path: Path) -> None:
     app = app_in(tmp_path)
     async with app.run_test(size=SMALL) as pilot:
@@ -161,10 +184,12 @@ async def test_quitting_the_app_while_the_search_runs_ends_its_thread(tmp_path: 
         app.push_screen(screen)
         await _running(pilot, screen, levels=1)
     assert await _ended(screen, 5.0), "the search outlived the app"
+    assert screen.stopped
     assert not (tmp_path / "explore").exists()
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
+@bounded(60)
 async def test_it_lists_what_it_found_and_plays_the_chosen_one(tmp_path: Path, lang: str) -> None:
     app = app_in(tmp_path, lang)
     async with app.run_test(size=SMALL) as pilot:

@@ -80,7 +80,8 @@ class ExploreScreen(ModalScreen[None]):
     The search runs in a thread that never waits for the app: its levels reach the screen
     through the event loop's own queue, its result as the worker's, and `stop_search` (set
     by Esc and whenever the screen goes away) stops it after the state it is expanding, so
-    the thread ends at once, files unwritten. `search_done` is set when the thread has.
+    the thread ends at once, files unwritten (`stopped`). `search_done` is set when the
+    thread has.
     """
 
     DEFAULT_CSS = """
@@ -106,6 +107,7 @@ class ExploreScreen(ModalScreen[None]):
         self.found: list[Counterexample] = []
         self.report: ExploreReport | None = None
         self.levels: list[Level] = []
+        self.stopped = False  # the search ended by `stop_search`, before its bound
         self.stop_search = threading.Event()
         self.search_done = threading.Event()
 
@@ -145,6 +147,7 @@ class ExploreScreen(ModalScreen[None]):
         try:
             report = run_explore(self.params, on_level=level, stop=self.stop_search.is_set)
             if report.stopped or self.stop_search.is_set():
+                self.stopped = report.stopped
                 return None
             found = write_counterexamples(self.params, report.counterexamples, self.out_dir)
             return report, found
