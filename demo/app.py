@@ -9,6 +9,7 @@ import locale
 import os
 import re
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from textual.app import App
@@ -75,7 +76,7 @@ class BorrowedKeysApp(App[int]):
     # -- sessions ------------------------------------------------------------------------------
 
     def open_session(self, scenario: Scenario | None, *, mode: Mode | None = None) -> MainScreen:
-        session = Session(scenario, mode=mode)
+        session = Session(scenario, mode=mode, lang=self.lang)
         screen = MainScreen(session, playing=scenario is None and self.live_clock)
         self.push_screen(screen)
         return screen
@@ -93,27 +94,40 @@ class BorrowedKeysApp(App[int]):
 
     # -- saving --------------------------------------------------------------------------------
 
-    def save_all(self, session: Session) -> list[Path]:
-        """Transcript (JSON Lines), screenshot (SVG) and the run as a scenario (TOML).
+    def prepare_save(self, session: Session) -> Callable[[], list[Path]]:
+        """Begin a save: transcript (JSON Lines), screenshot (SVG) and the run as a scenario
+        (TOML). The screenshot is taken now (it is the screen as the presenter sees it); the
+        returned job reads the run from the store and writes the files, on the session's
+        runner (off the loop on PostgreSQL), and returns their paths.
 
         Raises SaveLimitReached once this app has saved MAX_SAVES times.
         """
         if self.saves_made >= MAX_SAVES:
             raise SaveLimitReached
-        slug = re.sub(r"[^a-z0-9]+", "-", session.title("en").lower()).strip("-") or "run"
-        transcript = session.transcript_jsonl()
-        shot = self.export_screenshot()
-        paths = save_files(
-            self.save_dir,
-            slug,
-            {
-                ".jsonl": lambda p: p.write_text(transcript, encoding="utf-8"),
-                ".svg": lambda p: p.write_text(shot, encoding="utf-8"),
-                ".toml": session.save_as_scenario,
-            },
-        )
+        # counted now, not when written: saves queued behind a busy session count too
         self.saves_made += 1
-        return [p.resolve() for p in paths]
+        slug = re.sub(r"[^a-z0-9]+", "-", session.title("en").lower()).strip("-") or "run"
+        shot = self.export_screenshot()
+        folder = self.save_dir
+
+        def write() -> list[Path]:
+            try:
+                transcript = session.transcript_jsonl()
+                paths = save_files(
+                    folder,
+                    slug,
+                    {
+                        ".jsonl": lambda p: p.write_text(transcript, encoding="utf-8"),
+                        ".svg": lambda p: p.write_text(shot, encoding="utf-8"),
+                        ".toml": session.save_as_scenario,
+                    },
+                )
+            except BaseException:
+                self.saves_made -= 1  # nothing was written: the save is not spent
+                raise
+            return [p.resolve() for p in paths]
+
+        return write
 
 
 _IS_A_HOST: type[Host] = BorrowedKeysApp  # mypy checks the app gives the screens what they use

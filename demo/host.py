@@ -4,6 +4,7 @@ The app imports its screens; the screens import this, not demo.app, so the two d
 each other. `BorrowedKeysApp` is checked against `Host` by mypy (demo/app.py).
 """
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
@@ -21,8 +22,10 @@ class Host(Protocol):
         """Open a scenario (None: the sandbox) on a new main screen."""
         ...
 
-    def save_all(self, session: Session) -> list[Path]:
-        """Save the transcript, a screenshot and the session as a scenario; their paths.
+    def prepare_save(self, session: Session) -> Callable[[], list[Path]]:
+        """Begin saving the transcript, a screenshot and the session as a scenario: the
+        screenshot is taken now, the returned job reads the run and writes the files (on
+        the session's runner) and returns their paths.
 
         Raises demo.saves.SaveLimitReached when this app may save no more.
         """

@@ -42,6 +42,9 @@ WORDS: dict[str, tuple[str, str]] = {
     "slow": ("slow x{factor}", "变慢 x{factor}"),
     "self_fencing": ("self-fencing", "自我围栏"),
     "renew_by": ("renew by {at}", "续约截止 {at}"),
+    # a heartbeat that carries a payload (the mistake), and the one on its way
+    "heavy_heartbeat": ("heartbeat carries {size}", "心跳夹带 {size}"),
+    "lands_at": ("⇢ lands {at}", "⇢ {at} 送到"),
     "no_version": ("running only: no expiry, no version", "只有 running：无过期、无版本"),
     "dedup_count": ("deduplicated", "已去重"),
     # header

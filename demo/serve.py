@@ -12,7 +12,6 @@ MAX_COLUMNS x MAX_ROWS, and ends every app when its connection ends.
 
 import argparse
 import asyncio
-import base64
 import contextlib
 import errno
 import ipaddress
@@ -216,7 +215,6 @@ class AppServer(Server):
         self.max_sessions = max_sessions
         self.sessions = 0
         self.lang = lang
-        self.fork_font = base64.b64encode((PAGE_FOLDER / "fork.ttf").read_bytes()).decode()
 
     def initialize_logging(self) -> None:
         # Warnings only: no request log scrolling past the presenter's terminal.
@@ -258,7 +256,6 @@ class AppServer(Server):
             "app_websocket_url": websocket,
             "config": {"static": {"url": f"{base}/static/"}},
             "application": {"name": self.title},
-            "fork_font": self.fork_font,
             "lang": self.lang,
         }
         return aiohttp_jinja2.render_template("app_index.html", request, context)

@@ -499,3 +499,43 @@ async def test_a_large_claim_many_takes_the_same_tasks_and_writes_the_same_lines
 
     big = LOGGED_CLAIM_MAX + 5
     assert await history(big, big) == await history(big, 7)
+
+
+@pytest.mark.parametrize("mode", list(Mode))
+async def test_the_batch_calls_write_what_the_single_calls_write_in_every_mode(
+    make_store: MakeStore, mode: Mode
+) -> None:
+    """claim_many, heartbeat_many and complete_many agree with claim, heartbeat and
+    complete in every mode: the same leases back, the same rows and the same register
+    lines, heard as stored. In `no_expiry` a heartbeat has nothing to extend, so neither
+    form writes `renewed`: both note the heartbeat; before the fence tag no line of either
+    names a fence token."""
+
+    async def history(many: bool) -> Any:
+        clock = VirtualClock()
+        store = make_store(clock=clock, mode=mode)
+        heard: list[EventRow] = []
+        store.add_listener(heard.append)
+        await queued(store, 2)
+        leases = await store.claim_many("w1", 2) if many else await claim_each(store, "w1", 2)
+        clock.advance(20_000)
+        if many:
+            renewed = await store.heartbeat_many(leases)
+        else:
+            renewed = await heartbeat_each(store, leases)
+        clock.advance(1_000)
+        if many:
+            assert await store.complete_many(leases) == [None, None]
+        else:
+            for lease in leases:
+                await store.complete(lease)
+        stored = await store.events()
+        assert heard == stored
+        return outcome(renewed), await store.tasks(), lines(stored)
+
+    batch, single = await history(True), await history(False)
+    assert batch == single
+    kinds = {line[1] for line in batch[2] if line[0] == 20_000}
+    assert kinds == ({"heartbeat_noted"} if mode is Mode.NO_EXPIRY else {"renewed"})
+    if mode is Mode.BEFORE_FENCE:
+        assert {line[5] for line in batch[2]} == {None}

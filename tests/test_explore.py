@@ -4,13 +4,17 @@ Bounds are small (depth 3 to 5, a few hundred states each) so the file stays fas
 figures for larger worlds are measured by `make bench` (bench/explore.py).
 """
 
+from collections import Counter
 from pathlib import Path
 
 import pytest
 
 from core.engine.config import Mode
 from core.scenarios import explore as ex
+from core.scenarios import explore_branch as branch
+from core.scenarios import explore_world as world
 from core.scenarios.explore import ExploreParams, Restore, explore
+from core.scenarios.explore_pool import plan
 from core.scenarios.explore_story import scenario_text, verify, write_counterexamples
 from core.scenarios.format import parse_scenario
 from core.sim.simulation import ActionError, Simulation
@@ -33,11 +37,11 @@ def _found(report: ex.ExploreReport) -> dict[str, int]:
 
 
 def test_correct_breaks_no_rule_within_the_bound() -> None:
-    report = explore(ExploreParams(mode=Mode.CORRECT, depth=4))
+    report = explore(ExploreParams(mode=Mode.CORRECT, depth=5))
     assert report.ok and report.counterexamples == []
-    assert report.depth == 4 and not report.exhausted
+    assert report.depth == 5 and not report.exhausted
     assert report.states == report.levels[-1].states > 100
-    assert report.claim().endswith("no violation; bounded at depth 4, not exhausted")
+    assert report.claim().endswith("no violation; bounded at depth 5, not exhausted")
 
 
 @pytest.mark.parametrize("mode", list(SHORTEST))
@@ -90,12 +94,28 @@ def test_the_same_run_gives_the_same_states_and_the_same_files(tmp_path: Path) -
         assert Path(x.path).read_bytes() == Path(y.path).read_bytes()
 
 
-def test_two_jobs_give_what_one_gives(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(ex, "PARALLEL_FROM", 1)  # fork even for this small world's levels
+def test_two_jobs_give_what_one_gives(tmp_path: Path) -> None:
     params = ExploreParams(mode=Mode.NO_FENCING, depth=4)
     one, two = explore(params, jobs=1), explore(params, jobs=2)
     assert two.summary() == one.summary()
     assert [c.actions for c in two.counterexamples] == [c.actions for c in one.counterexamples]
+    a = write_counterexamples(params, one.counterexamples, tmp_path / "one")
+    b = write_counterexamples(params, two.counterexamples, tmp_path / "two")
+    for x, y in zip(a, b, strict=True):
+        assert x.path and y.path
+        assert Path(x.path).read_bytes() == Path(y.path).read_bytes()
+
+
+def test_states_move_between_jobs_to_even_out_a_level() -> None:
+    """Each new state stays with the job that found it while that job has no more than its
+    share of the next level; the rest go to the job with the fewest."""
+    holders = [0, 0, 1]
+    new = [(0, 0), (0, 3), (1, 1), (2, 0), (0, 5)]
+    keeps = plan(holders, new, 2)
+    assert [k.next_position for k in keeps] == [0, 1, 2, 3, 4]
+    assert [(k.position, k.choice) for k in keeps] == new
+    assert [k.job for k in keeps] == [0, 0, 0, 1, 1]
+    assert sorted(Counter(k.job for k in keeps).values()) == [2, 3]
 
 
 def test_restoring_a_copy_is_exactly_replaying_from_the_root() -> None:
@@ -168,3 +188,27 @@ def test_the_narration_says_what_the_engine_did() -> None:
     assert "Linzhou's own clock runs 15s ahead" in text
     assert "临舟自己的时钟比库房快了 15s" in text
     assert "Broken: double_owner." in text
+
+
+@pytest.mark.parametrize("mode", [Mode.NO_FENCING, Mode.CLIENT_CLOCK])
+def test_faults_left_out_where_a_lease_ends_hide_no_broken_rule(
+    mode: Mode, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Stall, kill and restart are offered only where a lease never ends; offering them
+    in a mode where leases end finds the same rules broken by traces of the same length."""
+    params = ExploreParams(mode=mode, depth=4)
+    without = explore(params)
+    monkeypatch.setattr(world, "offers_faults", lambda sim: True)
+    with_faults = explore(params)
+    assert with_faults.transitions > without.transitions  # the faults were tried
+    assert _found(with_faults) == _found(without) == SHORTEST[mode]
+
+
+def test_the_refused_call_shortcut_changes_no_result(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A refused call is taken as its parent's state without computing the canonical form;
+    computing it every time gives the same states, transitions and traces."""
+    params = ExploreParams(mode=Mode.NO_FENCING, depth=5)
+    fast = explore(params)
+    monkeypatch.setattr(branch, "_CALLS", ())
+    full = explore(params)
+    assert fast.summary() == full.summary()

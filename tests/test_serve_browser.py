@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from core.scenarios.library import bundled_files
+from demo.widgets.status_header import HeaderState, header_fields
 from tests.servekit import free_port, handshake, start_serve
 
 SCREEN_TIMEOUT_MS = 30_000  # the page showing an expected text after a key
@@ -94,6 +95,24 @@ async (ch) => {
 
 
 FOG_INDEX = [f.name for f in bundled_files()].index("01_fog.toml")
+
+
+def forked_header(lang: str) -> str:
+    """The header's text after a fork that dropped the script, a recording and the workers
+    on their own (every mark it can show but the safety light's violation names)."""
+    state = HeaderState(
+        title="t",
+        now_ms=0,
+        speed=1.0,
+        mode="correct",
+        playing=True,
+        forked=True,
+        dropped_script=True,
+        on_their_own=True,
+        violations=(),
+        lang=lang,
+    )
+    return "".join(field.plain for field in header_fields(state))
 
 
 def find_chromium() -> str | None:
@@ -188,7 +207,10 @@ def test_serve_walks_scenario_01_to_the_fence_rejection_in_a_browser(
                 "document.activeElement.outerHTML.slice(0, 80)"
             )
             assert page.title() == "Borrowed Keys"
-            assert page.evaluate(GLYPH_DRAWS, "\u2442"), "the fork (U+2442) draws as an empty box"
+            # The header after a fork: every sign in it draws (U+2442, the fork sign it
+            # had, drew as an empty box in the browser and in SVG renders).
+            for ch in sorted(set(forked_header("en")) - set(" ")):
+                assert page.evaluate(GLYPH_DRAWS, ch), f"{ch!r} (U+{ord(ch):04X}) draws as a box"
             # The story's chapters come first in the picker; 01_fog follows them.
             for _ in range(FOG_INDEX):
                 page.keyboard.press("ArrowDown")

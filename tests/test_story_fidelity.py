@@ -121,18 +121,49 @@ def test_the_seed_times_of_chapter_two() -> None:
     sim.close()
 
 
-def test_a_box_is_sealed_only_after_the_key_has_been_renewed() -> None:
-    """ "只要钥匙续过沙，持有人就可以把……中间结果封进一个带编号的木匣"."""
-    sim = played("00_story_3_box")
-    renewed: set[tuple[str, int]] = set()
-    saved = 0
+STORY = sorted(p.stem for p in Path(str(files("scenarios"))).glob("00_story_*.toml"))
+BOXES = {
+    "00_story_3_box": 8,
+    "00_story_4a_fire": 8,
+    "00_story_4b_fence": 8,
+    "00_story_5_lessons": 8,
+}
+
+
+def unrenewed_boxes(sim: Simulation) -> list[str]:
+    """Every box a holder sealed before that holder's lease had been renewed once."""
+    renewed: set[tuple[str | None, str | None, int | None]] = set()
+    found = []
     for ev in sim.events():
+        lease = (ev.task_id, ev.worker_id, ev.lease_token)
         if ev.event == "renewed":
-            renewed.add((ev.task_id or "", ev.lease_token or 0))
-        if ev.event == "checkpoint_saved":
-            saved += 1
-            assert (ev.task_id, ev.lease_token) in renewed, ev
-    assert saved == 8
+            renewed.add(lease)
+        if ev.event == "checkpoint_saved" and lease not in renewed:
+            found.append(f"{ev.at} ms: {ev.worker_id} sealed box {ev.detail.get('step')}")
+    return found
+
+
+@pytest.mark.parametrize("name", STORY)
+def test_a_box_is_sealed_only_after_the_key_has_been_renewed(name: str) -> None:
+    """ "只要钥匙续过沙，持有人就可以把……中间结果封进一个带编号的木匣": every chapter."""
+    sim = played(name)
+    assert unrenewed_boxes(sim) == []
+    saved = [e for e in sim.events() if e.event == "checkpoint_saved"]
+    assert len(saved) == BOXES.get(name, 0)
+    sim.close()
+
+
+def test_the_box_rule_finds_a_box_sealed_before_the_first_renewal(tmp_path: Path) -> None:
+    """A page shorter than the heartbeat seals its first box before the first renewal."""
+    text = Path(path("00_story_4b_fence")).read_text(encoding="utf-8")
+    quick = tmp_path / "quick.toml"
+    quick.write_text(text.replace('step_time = "25s"', 'step_time = "10s"'), encoding="utf-8")
+    scenario = load_scenario(str(quick))
+    sim = Simulation(scenario.settings)
+    first = scenario.steps[0].action
+    assert first is not None
+    sim.apply(first)
+    assert unrenewed_boxes(sim) == ["10000 ms: linzhou sealed box 1"]
     sim.close()
 
 

@@ -1,5 +1,6 @@
 """The app on PostgreSQL (`borrowed-keys tui --db postgresql://...`): the same run as on SQLite."""
 
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -53,8 +54,6 @@ async def test_a_scenario_in_the_app_on_postgresql_equals_the_player_on_sqlite(
 async def test_on_postgresql_the_screen_never_runs_the_sessions_statements(
     on_postgresql: str, tmp_path: Path
 ) -> None:
-    import threading
-
     app = BorrowedKeysApp(
         load_scenario(FOG), open_directly=True, lang="en", live_clock=False, save_dir=tmp_path
     )
@@ -82,3 +81,66 @@ async def test_on_postgresql_the_screen_never_runs_the_sessions_statements(
         assert seen and loop_thread not in seen  # every statement ran off the loop
         assert screen.session.position == 2  # the act undone: back where the fork began
         assert not screen.session.forked and screen.session.acts_count == 0
+
+
+KEYS = ("n", "n", "e", "n")  # steps, an act (a fork), time: a run worth saving
+
+
+async def saved_files(folder: Path, *, hold: threading.Event | None = None) -> dict[str, bytes]:
+    """01_fog on the current store: KEYS, then `s`; the files the save wrote, by extension.
+
+    With `hold`, the save's read of the transcript waits for it, and while it waits the
+    loop must go on: a key is handled and nothing is saved yet."""
+    loop_thread = threading.current_thread()
+    read_on: list[threading.Thread] = []
+    app = BorrowedKeysApp(
+        load_scenario(FOG), open_directly=True, lang="en", live_clock=False, save_dir=folder
+    )
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = app.screen
+        assert isinstance(screen, MainScreen)
+        for key in KEYS:
+            await pilot.press(key)
+            while screen.runner.busy:
+                await pilot.pause(0.01)
+        session = screen.session
+        real = session.transcript_jsonl
+
+        def held_read() -> str:
+            read_on.append(threading.current_thread())
+            if hold is not None and threading.current_thread() is not loop_thread:
+                hold.wait(timeout=30)  # on the loop it would hold the test itself up
+            return real()
+
+        session.transcript_jsonl = held_read  # type: ignore[method-assign]
+        await pilot.press("s")
+        if hold is not None:
+            while not read_on:  # the save's job has reached the store
+                await pilot.pause(0.01)
+            assert loop_thread not in read_on, "the transcript was read on the loop"
+            speed = screen.pacer.speed
+            await pilot.press("plus")  # the loop handles a key meanwhile
+            assert screen.pacer.speed > speed
+            assert not folder.exists() or not any(folder.iterdir())  # nothing written yet
+            assert not any(str(n.message).startswith("Saved") for n in app._notifications)
+            hold.set()
+        while screen.runner.busy:
+            await pilot.pause(0.01)
+        await pilot.pause()
+        toasts = [str(n.message) for n in app._notifications]
+        assert toasts and toasts[-1].startswith("Saved in"), toasts  # TranscriptSaved's toast
+        assert read_on
+    return {p.suffix: p.read_bytes() for p in folder.iterdir()}
+
+
+async def test_on_postgresql_saving_reads_the_transcript_off_the_loop(
+    on_postgresql: str, tmp_path: Path
+) -> None:
+    on_pg = await saved_files(tmp_path / "pg", hold=threading.Event())
+    simulation.use_database(":memory:")
+    inline = await saved_files(tmp_path / "sqlite")
+    # What a save on SQLite writes, inline (the screenshot aside: the key pressed meanwhile
+    # changed its speed).
+    assert sorted(on_pg) == [".jsonl", ".svg", ".toml"]
+    assert on_pg[".jsonl"] == inline[".jsonl"]
+    assert on_pg[".toml"] == inline[".toml"]

@@ -47,13 +47,17 @@ class _StoreLike(Protocol):
 
 # One register line of a batch: event, task, worker, lease token, fence token, reason and
 # the detail (its None values left out, as `_Txn.event` does).
-_Line = tuple[EventKind, str, str | None, int, int, str | None, dict[str, Any]]
+_Line = tuple[EventKind, str, str | None, int, int | None, str | None, dict[str, Any]]
 
 
 def _insert_events(store: _StoreLike, txn: Any, lines: list[_Line]) -> None:
     """Write a batch's register lines in one statement (and keep them for the listeners)."""
     if not lines:
         return
+    if not store.policy.fence_tokens:
+        # The world before the fence tag: no line of the register names a fence token, as
+        # `_Txn.event` writes it for the one-lease calls.
+        lines = [(k, t, w, lt, None, r, d) for k, t, w, lt, _f, r, d in lines]
     # The lines of one batch mostly share their detail (every renewal its same new expiry):
     # each distinct detail is encoded once.
     texts: dict[tuple[Any, ...], str] = {}
@@ -121,7 +125,7 @@ def _heard(
                 r.task_id,
                 worker,
                 r.lease_token,
-                r.fence_token,
+                r.fence_token if store.policy.fence_tokens else None,
                 reason,
                 detail,
             )
@@ -134,10 +138,11 @@ def _heard_lines(
     numbers: dict[str, int],
     leases: list[Lease],
     kind: EventKind,
-    renewed: Callable[[Lease], Lease] | None,
+    detail: dict[str, Any],
 ) -> None:
     """The EventRows of the lines a renewal or a complete wrote in its statement, for the
-    listeners: each lease's own line, its number as the statement returned it."""
+    listeners: each lease's own line, its number as the statement returned it (the lines
+    of one such statement share their kind and detail)."""
     if not store.has_listeners:
         return
     lines = []
@@ -145,7 +150,6 @@ def _heard_lines(
         seq = numbers.get(x.task_id)
         if seq is None:
             continue
-        detail = {} if renewed is None else _clean(expires_at=renewed(x).expires_at)
         lines.append(
             EventRow(
                 seq,
@@ -154,12 +158,21 @@ def _heard_lines(
                 x.task_id,
                 x.owner_id,
                 x.lease_token,
-                x.fence_token,
+                x.fence_token if store.policy.fence_tokens else None,
                 None,
                 detail,
             )
         )
     txn.events.extend(sorted(lines, key=lambda e: e.seq))
+
+
+def _renewal_said(store: _StoreLike, now: int) -> tuple[EventKind, dict[str, Any]]:
+    """The line one renewal writes, as `heartbeat` writes it: `renewed` with the new expiry
+    (the same for every renewal at `now`), or, in no_expiry, where a heartbeat has nothing
+    to extend, `heartbeat_noted` with what it did write, `last_heartbeat_at`."""
+    if store.policy.expiry:
+        return EventKind.RENEWED, {"expires_at": now + store.config.ttl_ms}
+    return EventKind.HEARTBEAT_NOTED, {"last_heartbeat_at": now}
 
 
 def _reject_many(
@@ -296,6 +309,7 @@ class BatchOperations:
                 "deadline": self.config.deadline_ms,
             }
             renewed: dict[str, Lease] = {}
+            kind, detail = _renewal_said(self, txn.now)
             logged = self.batch_sql.renew_many_logged
             if logged is not None:
                 # PostgreSQL: the renewals and their register lines in one statement.
@@ -315,19 +329,15 @@ class BatchOperations:
                             txn.now + self.config.deadline_ms if expiry else x.renew_deadline,
                             x.kind,
                         )
-                _heard_lines(
-                    self, txn, numbers, leases, EventKind.RENEWED, lambda x: renewed[x.task_id]
-                )
+                _heard_lines(self, txn, numbers, leases, kind, detail)
             else:
                 for row in self.batch_sql.renew_many.run(txn.conn, params):
                     lease = _lease_of(row)
                     renewed[lease.task_id] = lease
                 # Every renewal of one call has the same new expiry: one detail for all.
-                expires = next(iter(renewed.values())).expires_at if renewed else None
-                detail = _clean(expires_at=expires)
                 lines: list[_Line] = [
                     (
-                        EventKind.RENEWED,
+                        kind,
                         x.task_id,
                         x.owner_id,
                         x.lease_token,
@@ -383,7 +393,7 @@ class BatchOperations:
                 # PostgreSQL: the tasks finished and their register lines in one statement.
                 numbers = dict(logged.run(txn.conn, params))
                 finished = set(numbers)
-                _heard_lines(self, txn, numbers, leases, EventKind.COMPLETED, None)
+                _heard_lines(self, txn, numbers, leases, EventKind.COMPLETED, {})
             else:
                 finished = {row[0] for row in self.batch_sql.complete_many.run(txn.conn, params)}
                 lines: list[_Line] = [

@@ -223,9 +223,9 @@ def _build(dialect: Dialect, policy: Policy) -> BatchStatements:
     )
     claim_logged = complete_logged = renew_many_logged = None
     if postgresql and policy.guards:
-        claim_logged = _sql(_claim_logged(claim_many), dialect)
-        complete_logged = _sql(_complete_logged(complete_many), dialect)
-        renew_many_logged = _sql(_renew_many_logged(renew_many), dialect)
+        claim_logged = _sql(_claim_logged(claim_many, policy), dialect)
+        complete_logged = _sql(_complete_logged(complete_many, policy), dialect)
+        renew_many_logged = _sql(_renew_many_logged(renew_many, policy), dialect)
     ids = _rows_of("ids", ("task_id",), postgresql, ordered=False).subquery("ids")
     task_state_many = select(t.c.task_id, *(t.c[n] for n in TASK_STATE_COLUMNS)).where(
         t.c.task_id.in_(select(ids.c.task_id))
@@ -347,7 +347,12 @@ def _logged(changed: Any, line: list[Any], order: list[Any], *, with_rows: bool)
     )
 
 
-def _claim_logged(claim_many: Any) -> Any:
+def _line_fence(policy: Policy, fence_token: Any) -> Any:
+    """A line's fence token: none in the world before the fence tag, as `_Txn.event` has it."""
+    return fence_token if policy.fence_tokens else null()
+
+
+def _claim_logged(claim_many: Any, policy: Policy) -> Any:
     """claim_many and its lines: `dead_lettered` (attempts exhausted) or `claimed`, with
     the details `claim` writes, the dead first, then by fence token (the claim order)."""
     claimed = claim_many.cte("claimed")
@@ -367,7 +372,7 @@ def _claim_logged(claim_many: Any) -> Any:
         claimed.c.task_id,
         case((dead, null()), else_=bindparam("worker_id")),
         claimed.c.lease_token,
-        claimed.c.fence_token,
+        _line_fence(policy, claimed.c.fence_token),
         case((dead, literal(str(RegisterReason.ATTEMPTS_EXHAUSTED))), else_=null()),
         case(
             (dead, literal('{"attempts":') + attempt + literal("}")),
@@ -377,27 +382,32 @@ def _claim_logged(claim_many: Any) -> Any:
     return _logged(claimed, line, [case((dead, 0), else_=1), claimed.c.fence_token], with_rows=True)
 
 
-def _renew_many_logged(renew_many: Any) -> Any:
-    """renew_many and its `renewed` lines, the detail `heartbeat` writes (the guard made
-    each row's owner and tokens the caller's lease's)."""
+def _renew_many_logged(renew_many: Any, policy: Policy) -> Any:
+    """renew_many and its lines, the ones `heartbeat` writes (the guard made each row's
+    owner and tokens the caller's lease's): `renewed` with the new expiry, or, in
+    no_expiry, where a heartbeat has nothing to extend, `heartbeat_noted` with what it
+    did write, `last_heartbeat_at`."""
     renewed = renew_many.cte("renewed")
-    expires = renewed.c.lease_expires_at
+    if policy.expiry:
+        kind = EventKind.RENEWED
+        detail = literal('{"expires_at":') + _text(renewed.c.lease_expires_at) + literal("}")
+    else:
+        kind = EventKind.HEARTBEAT_NOTED
+        now = bindparam("now", type_=BigInteger)
+        detail = literal('{"last_heartbeat_at":') + _text(now) + literal("}")
     line = [
-        literal(str(EventKind.RENEWED)),
+        literal(str(kind)),
         renewed.c.task_id,
         renewed.c.owner_id,
         renewed.c.lease_token,
-        renewed.c.fence_token,
+        _line_fence(policy, renewed.c.fence_token),
         null(),
-        case(
-            (expires.is_(None), literal("{}")),
-            else_=literal('{"expires_at":') + _text(expires) + literal("}"),
-        ),
+        detail,
     ]
     return _logged(renewed, line, [renewed.c.task_id], with_rows=False)
 
 
-def _complete_logged(complete_many: Any) -> Any:
+def _complete_logged(complete_many: Any, policy: Policy) -> Any:
     """complete_many and its `completed` lines (the guard made each row's owner and
     tokens the caller's lease's)."""
     done = complete_many.cte("done")
@@ -406,7 +416,7 @@ def _complete_logged(complete_many: Any) -> Any:
         done.c.task_id,
         done.c.owner_id,
         done.c.lease_token,
-        done.c.fence_token,
+        _line_fence(policy, done.c.fence_token),
         null(),
         literal("{}"),
     ]

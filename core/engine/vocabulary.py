@@ -71,6 +71,11 @@ class EventKind(enum.StrEnum):
     AUTOPILOT = "autopilot"  # a manual worker goes on by itself from where it stands
     CALL_DROPPED = "call_dropped"
     SELF_FENCED = "self_fenced"
+    # A heartbeat that carries a payload leaves its worker (the mistake: "续约写入要足够轻");
+    # the store's `renewed` or `renew_rejected` follows when it lands.
+    HEARTBEAT_SENT = "heartbeat_sent"
+    HEARTBEAT_PAYLOAD = "heartbeat_payload"  # what a worker's heartbeats carry from now on
+    STORE_LOADED = "store_loaded"  # how busy the store is from now on
 
 
 class Operation(enum.StrEnum):

@@ -3,11 +3,13 @@ form decides which states count as one, so it is kept apart from the search that
 """
 
 import hashlib
-from collections.abc import Iterator, Sequence
+from bisect import bisect_left
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import groupby, permutations
+from typing import Any
 
-from core.engine.records import CheckpointRow, EffectRow, EventRow, LedgerRow, TaskRow, dump_json
+from core.engine.records import CheckpointRow, EffectRow, EventRow, LedgerRow, TaskRow
 from core.engine.vocabulary import EventKind
 from core.sim.simulation import Simulation, run_inline
 from core.sim.worker import Work
@@ -48,14 +50,22 @@ def read(
     return _Reading(rows, ledger, checkpoints, effects)
 
 
-def _knows(work: Work) -> tuple[str, int, str]:
+def known(work: Work) -> tuple[str, int, tuple[tuple[str, Any], ...]]:
+    """The last step of its task a worker knows done, with that step's state."""
     last = max(work.states)
-    return (work.task_id, last, dump_json(work.states[last]))
+    return (work.task_id, last, _state(work.states[last]))
 
 
 def canonical(sim: Simulation, reading: _Reading) -> bytes:
     """The digest of `canonical_text`: what the search keeps of each state it has seen."""
-    return hashlib.blake2b(canonical_text(sim, reading).encode(), digest_size=16).digest()
+    return canonical_pair(sim, reading)[0]
+
+
+def canonical_pair(sim: Simulation, reading: _Reading) -> tuple[bytes, object]:
+    """The digest of `canonical_text`, and the same form with every worker as itself (not
+    renamed): two states equal in it are one state with no worker swapped for another."""
+    text, plain = _forms(sim, reading)
+    return hashlib.blake2b(text.encode(), digest_size=16).digest(), plain
 
 
 def canonical_text(sim: Simulation, reading: _Reading) -> str:
@@ -70,126 +80,171 @@ def canonical_text(sim: Simulation, reading: _Reading) -> str:
     Instants are relative to now; any further back than 3 x ttl and a little are the same,
     since no rule or guard looks further back (the stuck mark is the longest look).
     """
+    return _forms(sim, reading)[0]
+
+
+def _forms(sim: Simulation, reading: _Reading) -> tuple[str, object]:
+    """`canonical_text`, and the same with the workers in the order of their names."""
     now = sim.now_ms
     horizon = 3 * sim.config.ttl_ms + 2
-
-    def rel(at: int | None) -> int | None:
-        return None if at is None else max(at - now, -horizon)
+    far = now - horizon  # anything at or before this is as long ago as this
 
     latest: dict[str, CheckpointRow] = {}
     for cp in reading.checkpoints:  # only the latest is ever read back
-        if cp.task_id not in latest or cp.seq > latest[cp.task_id].seq:
+        got = latest.get(cp.task_id)
+        if got is None or cp.seq > got.seq:
             latest[cp.task_id] = cp
     newest, leases, effects, completions, down, stuck, pairs = sim.checker.memory(now, horizon)
-    # Tokens are only ever compared with one another (equal, older, newer) and a claim
-    # draws one above them all, so each is replaced by its rank among those the state
-    # holds: the fence tokens together, each task's lease tokens apart. A task parked,
+    # Tokens are only ever compared with one another (equal, older, newer), and a claim
+    # draws a fence token above every one issued, so a token is kept as where it stands
+    # among those a comparison can still meet (see `_rank_among`). A task parked,
     # approved and claimed again (an approval grants one more attempt) then comes back to
     # a state already seen, instead of counting up for ever.
-    fences: set[int] = {0}
+    #
+    # Fence tokens: a fence is compared when a call reaches the store (the caller's with
+    # the row's) and by the rules (a writer's with the newest issued). A caller is a living
+    # worker holding its lease, or a claim still to come, which draws above everything: so
+    # the rows' fences, the living holders' and the newest issued are the tokens that
+    # count. A page's fence token is compared only by a write that would overwrite it,
+    # and that write has passed the gate, which admits the row's own fence alone (or, with
+    # no fencing, overwrites without comparing): a row's fence never goes back, and every
+    # page was written at or below it, so the comparison always lets the write through and
+    # the page's token is left out (the refusal's reason, a register line, can mention
+    # it). A checkpoint's fence token no statement compares.
+    workers = sim.workers
+    live_fences = {r.fence_token for r in reading.rows}
     lease_tokens: dict[str, set[int]] = {}
-
-    def saw(task: str, token: int) -> None:
-        lease_tokens.setdefault(task, {0}).add(token)
-
     for r in reading.rows:
-        fences.add(r.fence_token)
-        saw(r.task_id, r.lease_token)
-    fences.update(p.fence_token for p in reading.ledger)
-    fences.update(cp.fence_token for cp in latest.values())
-    for w in sim.workers.values():
-        if w.lease is not None:
-            fences.add(w.lease.fence_token)
-            saw(w.lease.task_id, w.lease.lease_token)
-    fences.update(f for _, f in newest)
-    for task, _, token, fence, *_ in leases:
-        fences.add(fence)
-        saw(task, token)
+        lease_tokens[r.task_id] = {0, r.lease_token}
+    for w in workers.values():
+        held = w.lease
+        if held is not None:
+            live_fences.add(held.fence_token)
+            lease_tokens.setdefault(held.task_id, {0}).add(held.lease_token)
+    live_fences.update(f for _, f in newest)
+    # Lease tokens, each task's apart, are compared for equality (the row's with the
+    # caller's, the checker's records with an event's) and by order (a newer lease than
+    # the caller's): every token the state holds is kept by rank.
+    for lm in leases:
+        lease_tokens.setdefault(lm.task_id, {0}).add(lm.lease_token)
     for task, token in stuck:
-        saw(task, token)
+        lease_tokens.setdefault(task, {0}).add(token)
     for task, old, new in pairs:
-        saw(task, old)
-        saw(task, new)
-    fence_rank = {v: i for i, v in enumerate(sorted(fences))}
+        lease_tokens.setdefault(task, {0}).update((old, new))
+    fence_rank = _rank_among(live_fences)
     token_rank = {t: {v: i for i, v in enumerate(sorted(vs))} for t, vs in lease_tokens.items()}
+    look = sim.next_look_ms
 
-    fixed = repr(
-        (
-            # who wrote a page, and under which lease an effect went out, is shown on
-            # screen but read by no statement: the page's fence token and the key are
-            tuple((p.key, p.value, fence_rank[p.fence_token]) for p in reading.ledger),
-            tuple(
-                (t, cp.step, fence_rank[cp.fence_token], dump_json(cp.state))
-                for t, cp in sorted(latest.items())
-            ),
-            tuple((e.idempotency_key, min(e.applied_count, 2)) for e in reading.effects),
-            rel(sim.next_look_ms),
-            tuple((t, fence_rank[f]) for t, f in newest),
-            effects,
-            completions,
-            tuple((t, token_rank[t][k]) for t, k in stuck),
-            tuple((t, token_rank[t][a], token_rank[t][b]) for t, a, b in pairs),
-        )
+    fixed = (
+        # who wrote a page, and under which lease an effect went out, is shown on
+        # screen but read by no statement; nor is a page's fence token (above)
+        tuple((p.key, p.value) for p in reading.ledger),
+        tuple((t, cp.step, _state(cp.state)) for t, cp in sorted(latest.items())),
+        tuple((e.idempotency_key, min(e.applied_count, 2)) for e in reading.effects),
+        None if look is None else max(look, far) - now,
+        tuple((t, fence_rank(f)) for t, f in newest),
+        effects,
+        completions,
+        tuple((t, token_rank[t][k]) for t, k in stuck),
+        tuple((t, token_rank[t][a], token_rank[t][b]) for t, a, b in pairs),
     )
     own: dict[str, str] = {}
-    for wid, w in sim.workers.items():
+    for wid, w in workers.items():
         f = w.faults
-        lease = w.lease
+        if f.dead:
+            # A dead worker remembers nothing, and the only thing it can do is be
+            # restarted, as a fresh worker with only its clock's skew kept: whether it
+            # was stalled when it died is read by no one (the checker forgets it too).
+            own[wid] = repr((True, f.skew_ms))
+            continue
+        held = w.lease
         work = w.work
         own[wid] = repr(
             (
-                f.dead,
+                False,
+                f.skew_ms,
                 f.stalled,
                 f.partitioned,
                 f.heartbeat_frozen,
-                f.skew_ms,
                 # what it believes about the lease's end judges nothing: the store does
                 None
-                if lease is None
+                if held is None
                 else (
-                    lease.task_id,
-                    token_rank[lease.task_id][lease.lease_token],
-                    fence_rank[lease.fence_token],
+                    held.task_id,
+                    token_rank[held.task_id][held.lease_token],
+                    fence_rank(held.fence_token),
                 ),
                 # what it knows, not how it learnt it: resumed at a checkpoint of step k
                 # or having done steps 1..k itself, it works on from the same state
-                None if work is None or not work.states else _knows(work),
+                None if work is None or not work.states else known(work),
             )
         )
+    rows = tuple(
+        (
+            r.task_id,
+            r.status,
+            r.owner_id,
+            r.max_attempts - r.attempt,  # what the claim compares
+            token_rank[r.task_id][r.lease_token],
+            fence_rank(r.fence_token),
+            # the renew deadline and the last heartbeat judge nothing for a manual worker,
+            # and neither does whether a human approved the task: only the autopilot's
+            # work loop reads that (a kind that parks once, waiting for an approval)
+            None if r.lease_expires_at is None else max(r.lease_expires_at, far) - now,
+        )
+        for r in reading.rows
+    )
+    # the checker's leases by their lease token: the fence token it notes with each is
+    # compared with nothing (its stale-write rule reads the newest issued)
+    held_by = tuple(
+        (
+            lm.task_id,
+            lm.worker_id,
+            token_rank[lm.task_id][lm.lease_token],
+            lm.expires_in,
+            lm.renewed_ago,
+            lm.orphaned,
+        )
+        for lm in leases
+    )
+
+    def form(order: Sequence[str]) -> tuple[object, ...]:
+        name: dict[str | None, int | str | None] = {wid: i for i, wid in enumerate(order)}
+        name[None] = None
+        return (
+            tuple(own[wid] for wid in order),
+            tuple((t, st, name.get(o, o), *rest) for t, st, o, *rest in rows),
+            tuple((t, name.get(w, w), *rest) for t, w, *rest in held_by),
+            tuple(sorted(((name.get(w, w), why) for w, why in down), key=repr)),
+        )
+
     # Workers in the order of what they are; only workers alike in themselves need their
     # orders tried (they differ, if at all, in what the rows and the checker say of them).
-    ids = sorted(sim.workers, key=lambda wid: own[wid])
-    groups = [list(g) for _, g in groupby(ids, key=lambda wid: own[wid])]
-    keys = []
-    for order in _orders(groups):
-        name = {wid: i for i, wid in enumerate(order)}
+    as_named = sorted(workers)
+    plain = (fixed, tuple(own[wid] for wid in as_named), rows, held_by, down)
+    ids = sorted(as_named, key=own.__getitem__)
+    if len(set(own.values())) == len(own):
+        return repr((fixed, form(ids))), plain
+    groups = [list(g) for _, g in groupby(ids, key=own.__getitem__)]
+    return repr(fixed) + min(repr(form(order)) for order in _orders(groups)), plain
 
-        def n(wid: str | None, name: dict[str, int] = name) -> int | str | None:
-            return None if wid is None else name.get(wid, wid)
 
-        key = (
-            tuple(own[wid] for wid in order),
-            tuple(
-                (
-                    r.task_id,
-                    r.status,
-                    n(r.owner_id),
-                    r.max_attempts - r.attempt,  # what the claim compares
-                    token_rank[r.task_id][r.lease_token],
-                    fence_rank[r.fence_token],
-                    rel(r.lease_expires_at),  # the renew deadline and last heartbeat judge
-                    r.approved_at is not None,  # nothing for a manual worker
-                )
-                for r in reading.rows
-            ),
-            tuple(
-                (t, n(str(wid)), token_rank[t][k], fence_rank[fc], *rest)
-                for t, wid, k, fc, *rest in leases
-            ),
-            tuple(sorted((n(str(wid)), s) for wid, s in down)),
-        )
-        keys.append(repr(key))
-    return fixed + min(keys)
+def _rank_among(tokens: set[int]) -> Callable[[int], int]:
+    """Where a token stands among `tokens`: 2i + 1 for the i-th of them, 2i for any token
+    between the (i - 1)-th and the i-th. Two tokens with the same place compare alike with
+    every one of `tokens` and with every token drawn later (which is above them all)."""
+    ranked = sorted(tokens)
+
+    def place(token: int) -> int:
+        i = bisect_left(ranked, token)
+        return 2 * i + 1 if i < len(ranked) and ranked[i] == token else 2 * i
+
+    return place
+
+
+def _state(state: dict[str, Any]) -> tuple[tuple[str, Any], ...]:
+    """A step's state as a value to compare: its items in the order of their keys."""
+    return tuple(sorted(state.items()))
 
 
 def _orders(groups: Sequence[Sequence[str]]) -> Iterator[tuple[str, ...]]:

@@ -173,6 +173,9 @@ EVENTS: Final[dict[str, Word]] = {
     "call_dropped": ("call_dropped", "调用未送达"),
     "self_fenced": ("self_fenced", "主动停手"),
     "checkpoint_ignored": ("checkpoint_ignored", "无视检查点"),
+    "heartbeat_sent": ("heartbeat_sent", "重心跳发出"),
+    "heartbeat_payload": ("heartbeat_payload", "心跳载荷设定"),
+    "store_loaded": ("store_loaded", "存储负载变化"),
 }
 
 # Why an operation was refused.
@@ -237,6 +240,8 @@ ACTIONS: Final[dict[str, Word]] = {
     "autopilot": ("autopilot", "自己接着干"),
     "slow": ("slow", "变慢"),
     "skew": ("skew", "时钟偏移"),
+    "heartbeat_payload": ("heartbeat_payload", "设定心跳载荷"),
+    "load": ("load", "存储负载"),
     "enqueue": ("enqueue", "入队"),
     "approve": ("approve", "批准"),
     "reject": ("reject", "驳回"),
@@ -284,9 +289,10 @@ def box_contents(state: Mapping[str, object], lang: str) -> str:
     return " · ".join(parts)
 
 
-# A ledger page is data written once in English (the scenario files and `--json` keep it
-# so); a Chinese run shows it in Chinese. The villages of the ledger kind, and the verbs of
-# the browser's and the tools' pages.
+# A page an autopilot worker writes is data, written in English (`--json` keeps it so); a
+# Chinese run shows it in Chinese. A scripted page that gives its Chinese form (`value_zh`)
+# is written in Chinese by a Chinese run, and shown as written. The villages of the ledger
+# kind, and the verbs of the browser's and the tools' pages.
 VILLAGES: Final[dict[str, Word]] = {
     "north bank": ("north bank", "北岸"),
     "south bank": ("south bank", "南岸"),

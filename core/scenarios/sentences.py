@@ -31,8 +31,10 @@ FORMS: Final[dict[str, Word]] = {
     "task_box": ("its newest checkpoint holds {box}", "最新的检查点里是 {box}"),
     "task_expires_at": ("lease ends at {at}", "租约 {at} 到期"),
     "task_renew_deadline": ("renew by {at}", "须在 {at} 前续约"),
+    "task_last_heartbeat_at": ("last heartbeat at {at}", "上次心跳在 {at}"),
     "task_no_expires_at": ("no lease end", "没有到期时刻"),
     "task_no_renew_deadline": ("no renew deadline", "没有续约截止时刻"),
+    "task_no_last_heartbeat_at": ("no heartbeat yet", "还没有心跳"),
     "task_no_lease_token": ("no lease token", "没有租约号"),
     "task_no_fence_token": ("no fence token", "没有围栏令牌"),
     # a worker: "Acheng is working, holds river-tax"
@@ -144,7 +146,7 @@ def _task(exp: Expectation, lang: str) -> str:
             tails.append(_form("task_no_checkpoint", lang))
         elif key == "box":
             tails.append(_form("task_box", lang, box=f"“{v}”"))
-        elif key in ("expires_at", "renew_deadline"):
+        elif key in ("expires_at", "renew_deadline", "last_heartbeat_at"):
             if isinstance(v, int):
                 tails.append(_form(f"task_{key}", lang, at=_clock(v)))
             else:
@@ -179,7 +181,11 @@ def _ledger(exp: Expectation, lang: str) -> str:
         if name == "writer":
             tails.append(_form("ledger_writer", lang, who=_who(str(v), lang)))
         elif name == "value":
-            tails.append(_form("ledger_value", lang, value=v))
+            zh = exp.get("value_zh")
+            shown = zh if lang == "zh" and zh else v
+            tails.append(_form("ledger_value", lang, value=shown))
+        elif name == "value_zh":
+            continue  # said with value, in the language of the sentence
         else:
             tails.append(_form("ledger_fence_token", lang, n=v))
     if not tails:

@@ -23,7 +23,15 @@ from core.scenarios.writer import dump_scenario
 from core.sim.checker import ViolationKind
 from core.sim.simulation import ActionError, ActionResult, Simulation
 from core.sim.snapshot import SNAPSHOT_PARTS, Snapshot, SnapshotPart
-from core.sim.spec import Action, Advance, Autopilot, SimSettings, TaskSpec, WorkerSpec
+from core.sim.spec import (
+    Action,
+    Advance,
+    Autopilot,
+    SimSettings,
+    TaskSpec,
+    WorkerSpec,
+    in_language,
+)
 
 # Named by what sets it apart from scenario 14, the full sandbox (six tasks of four kinds).
 SANDBOX_TITLE = "Small sandbox: two tasks"
@@ -128,8 +136,12 @@ class Session:
         *,
         settings: SimSettings | None = None,
         mode: Mode | None = None,
+        lang: str = "en",
     ) -> None:
         self.scenario = scenario
+        # The language the script's pages are written in (a write's value or value_zh);
+        # the app keeps it to the language on screen.
+        self.lang = lang
         base = scenario.settings if scenario is not None else (settings or sandbox_settings())
         if mode is not None:
             base = dataclasses.replace(base, mode=mode)
@@ -263,7 +275,8 @@ class Session:
 
     def _play(self, index: int) -> StepOutcome:
         step = self.steps[index]
-        result = self.sim.apply(step.action) if step.action is not None else None
+        action = step.action
+        result = self.sim.apply(in_language(action, self.lang)) if action is not None else None
         checks = judge(step.expects, self.sim.snapshot()) if step.expects else ()
         self._judged_at = (self.sim.now_ms, self.sim.last_event_seq)
         return StepOutcome(index, step, result, checks)
@@ -534,7 +547,7 @@ class Session:
         try:
             for step in self.steps[: self.position]:
                 if step.action is not None:
-                    sim.apply(step.action)
+                    sim.apply(in_language(step.action, self.lang))
                 out.append(judge(step.expects, sim.snapshot()) if step.expects else ())
         finally:
             sim.close()

@@ -15,6 +15,7 @@ import tomli_w
 
 from core.engine.durations import format_duration
 from core.scenarios.format import Expectation, Scenario, Step, toml_value
+from core.sim.heavy import format_size
 from core.sim.spec import Action, SimSettings, action_fields
 
 __all__ = ["action_items", "action_step", "dump", "dump_scenario", "toml_value"]
@@ -29,6 +30,8 @@ def action_items(action: Action) -> list[tuple[str, ScalarValue]]:
     for name, value in action_fields(action).items():
         if name.endswith("_ms"):  # a duration: `by_ms` is spelled `by = "10s"`
             items.append((name.removesuffix("_ms"), format_duration(value)))
+        elif name.endswith("_bytes"):  # a size: `size_bytes` is spelled `size = "2MB"`
+            items.append((name.removesuffix("_bytes"), format_size(value)))
         elif name == "factor":
             items.append((name, float(value)))
         else:
@@ -63,6 +66,8 @@ def _workers(settings: SimSettings) -> list[dict[str, Any]]:
             table["skew"] = format_duration(worker.skew_ms)
         if worker.self_fencing:
             table["self_fencing"] = True
+        if worker.heartbeat_payload_bytes:
+            table["heartbeat_payload"] = format_size(worker.heartbeat_payload_bytes)
         out.append(table)
     return out
 

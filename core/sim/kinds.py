@@ -58,8 +58,9 @@ def _pick(options: tuple[str, ...], *parts: object) -> str:
 
 # -- ledger: the story's autumn allocation ledger ------------------------------------------
 
-# The pages are data, written once in one language; the scripted pages in the bundled
-# scenarios use the same English names.
+# The pages are data, written in English; a scripted page uses the same English names, and
+# its worker reads what it means from its English form even when a Chinese run writes the
+# page's Chinese form (`value_zh`) into the ledger.
 _VILLAGES = (
     "north bank",
     "south bank",

@@ -14,6 +14,7 @@ from core.engine.errors import BorrowedKeysError
 from core.engine.records import Lease
 from core.engine.store import LeaseStore
 from core.sim.checker import SafetyChecker, Violation
+from core.sim.heavy import StoreLoad
 from core.sim.kinds import KINDS
 from core.sim.runtime import VirtualRuntime
 from core.sim.snapshot import Rejection, TaskView
@@ -80,6 +81,7 @@ class SavedRun:
     stuck_look_at: int | None
     stuck_looks: int
     last_seq: int
+    store_load: float = 1.0
 
 
 class _SimLike(Protocol):
@@ -91,6 +93,7 @@ class _SimLike(Protocol):
     checker: SafetyChecker
     config: LeaseConfig
     mode: Mode
+    store_load: StoreLoad
     workers: dict[str, Worker]
     _live_leases: dict[str, tuple[int, int, str | None, int]]
     _rejections: list[Rejection]
@@ -149,6 +152,7 @@ class SaveRestore:
             stuck_look_at=self._stuck_look_at,
             stuck_looks=self._stuck_looks,
             last_seq=self._last_seq,
+            store_load=self.store_load.factor,
         )
 
     def restore(self: "_SimLike", saved: SavedRun) -> None:
@@ -160,6 +164,7 @@ class SaveRestore:
         self.store.clock = self.clock
         self.runtime = VirtualRuntime(self.clock)
         self.checker = saved.checker.copy()
+        self.store_load.factor = saved.store_load
         self.workers = {}
         for m in saved.workers:
             worker = Worker(
@@ -171,6 +176,7 @@ class SaveRestore:
                 autopilot=False,
                 self_fencing=m.self_fencing,
                 skew_ms=m.faults.skew_ms,
+                store_load=self.store_load,
             )
             worker.faults = m.faults.copy()
             worker.lease = m.lease

@@ -28,6 +28,7 @@ from core.engine.records import CheckpointRow, EventRow
 from core.engine.store import LeaseStore
 from core.engine.vocabulary import REFUSED_OPERATION, REJECTIONS, EventKind, Operation, TaskStatus
 from core.sim.checker import SafetyChecker, Violation
+from core.sim.heavy import StoreLoad, format_size
 from core.sim.runtime import VirtualRuntime
 from core.sim.saving import ActionError as ActionError
 from core.sim.saving import SavedRun as SavedRun
@@ -56,7 +57,9 @@ from core.sim.spec import (
     FreezeHeartbeat,
     Heal,
     Heartbeat,
+    HeartbeatPayload,
     Kill,
+    Load,
     ManualAction,
     Park,
     Partition,
@@ -146,6 +149,9 @@ class Simulation(SaveRestore):
             scratch=True,
         )
         self.runtime = VirtualRuntime(self.clock)
+        # How busy the store is (the `load` act): what a heavy heartbeat pays, shared by the
+        # workers.
+        self.store_load = StoreLoad()
         self.checker = SafetyChecker(
             ttl_ms=self.config.ttl_ms, expiry_enabled=settings.mode is not Mode.NO_EXPIRY
         )
@@ -168,6 +174,7 @@ class Simulation(SaveRestore):
                     autopilot=spec.autopilot,
                     skew_ms=spec.skew_ms,
                     self_fencing=spec.self_fencing,
+                    heartbeat_payload_bytes=spec.heartbeat_payload_bytes,
                 )
             self._settle()
         except BaseException:
@@ -321,12 +328,15 @@ class Simulation(SaveRestore):
         autopilot: bool = True,
         skew_ms: int = 0,
         self_fencing: bool = False,
+        heartbeat_payload_bytes: int = 0,
     ) -> Worker:
         worker = Worker(
             worker_id,
             store=self.store,
             env=self.runtime,
             config=self.config,
+            heartbeat_payload_bytes=heartbeat_payload_bytes,
+            store_load=self.store_load,
             mode=self.mode,
             autopilot=autopilot,
             self_fencing=self.settings.self_fencing or self_fencing,
@@ -399,6 +409,10 @@ class Simulation(SaveRestore):
                 added = self._add_worker(worker_id, autopilot=autopilot, skew_ms=skew_ms)
                 self._fault_event(EventKind.WORKER_ADDED, added, autopilot=added.autopilot)
                 return ActionResult()
+            case Load(factor=factor):
+                self.store_load.factor = factor
+                run_inline(self.store.record(EventKind.STORE_LOADED, load=factor))
+                return ActionResult()
         worker = self._worker(a)
         f = worker.faults
         if isinstance(a, Autopilot):
@@ -417,6 +431,8 @@ class Simulation(SaveRestore):
                 autopilot=worker.autopilot,
                 skew_ms=skew,
                 self_fencing=worker.self_fencing,
+                # the same program: its heartbeat carries what it carried
+                heartbeat_payload_bytes=f.heartbeat_payload_bytes,
             )
             self._fault_event(EventKind.RESTARTED, fresh)
             return ActionResult()
@@ -469,6 +485,9 @@ class Simulation(SaveRestore):
             case Skew(by_ms=by_ms):
                 f.skew_ms = by_ms
                 self._fault_event(EventKind.SKEWED, worker, skew_ms=f.skew_ms)
+            case HeartbeatPayload(size_bytes=size):
+                f.heartbeat_payload_bytes = size
+                self._fault_event(EventKind.HEARTBEAT_PAYLOAD, worker, payload=format_size(size))
             case (
                 Claim()
                 | Heartbeat()
@@ -608,6 +627,8 @@ class Simulation(SaveRestore):
                     stalled=w.faults.stalled,
                     renew_deadline=lease.renew_deadline if lease else None,
                     self_fencing=w.self_fencing,
+                    heartbeat_payload_bytes=w.faults.heartbeat_payload_bytes,
+                    heartbeat_lands_at=w.heartbeat_lands_at,
                 )
             )
         return Snapshot(

@@ -72,6 +72,10 @@ class WorkerView:
     # stops by itself once its own clock reaches it.
     renew_deadline: int | None = None
     self_fencing: bool = False
+    # What each of its heartbeats carries besides the lease (0: nothing, as it should), and
+    # when the one on its way now lands by the store's clock (None: none on its way).
+    heartbeat_payload_bytes: int = 0
+    heartbeat_lands_at: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,7 +5,7 @@ simulation consumes them. Times are integer milliseconds.
 """
 
 import enum
-from dataclasses import MISSING, dataclass, field, fields
+from dataclasses import MISSING, dataclass, field, fields, replace
 from typing import Any, ClassVar, get_args
 
 from core.engine.config import LeaseConfig, Mode
@@ -35,6 +35,7 @@ class WorkerSpec:
     autopilot: bool = True
     skew_ms: int = 0
     self_fencing: bool = False  # this worker stops by itself at its renew deadline
+    heartbeat_payload_bytes: int = 0  # what each heartbeat carries besides the lease
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,7 +64,8 @@ class SimSettings:
 # -- actions: one small frozen dataclass each --------------------------------------------
 #
 # A field ending in `_ms` is a duration; the scenario format spells it without the suffix
-# (`by_ms` is `by = "10s"`, `step_time_ms` is `step_time`). Fields with a default may be left
+# (`by_ms` is `by = "10s"`, `step_time_ms` is `step_time`), and one ending in `_bytes` is a
+# size, spelled the same way (`size_bytes` is `size = "2MB"`). Fields with a default may be left
 # out of a file; the scenario writer leaves out a field that still has its default.
 
 
@@ -169,6 +171,25 @@ class Skew:
 
 
 @dataclass(frozen=True, slots=True)
+class HeartbeatPayload:
+    """From now on the worker's heartbeats carry `size_bytes` besides the lease (its whole
+    transcript, a status blob): the mistake. 0 is the cheap heartbeat again, the fix."""
+
+    name: ClassVar[str] = "heartbeat_payload"
+    worker: str
+    size_bytes: int
+
+
+@dataclass(frozen=True, slots=True)
+class Load:
+    """The store gets busier (or quieter): a big write takes `factor` times as long as on a
+    quiet store (1). It is what a heavy heartbeat pays; a cheap one hardly notices."""
+
+    name: ClassVar[str] = "load"
+    factor: float
+
+
+@dataclass(frozen=True, slots=True)
 class Enqueue:
     """A new task joins the queue."""
 
@@ -236,13 +257,23 @@ class Checkpoint:
 
 @dataclass(frozen=True, slots=True)
 class Write:
-    """A fenced write of `value` to the ledger page `key`."""
+    """A fenced write of `value` to the ledger page `key`. A scripted page may give the
+    same page in Chinese as `value_zh`: a Chinese run (`lang`, set by `in_language`)
+    writes that into the ledger, while what the page means to the worker (its `N dan`) is
+    read from `value`, so a run's work and boxes do not depend on its language."""
 
     name: ClassVar[str] = "write"
     operation: ClassVar[Operation] = Operation.WRITE
     worker: str
     key: str
     value: str
+    value_zh: str | None = None
+    lang: str = "en"
+
+    @property
+    def page(self) -> str:
+        """The text the ledger gets."""
+        return self.value_zh if self.lang == "zh" and self.value_zh is not None else self.value
 
 
 @dataclass(frozen=True, slots=True)
@@ -296,12 +327,24 @@ Action = (
     | AddWorker
     | Slow
     | Skew
+    | HeartbeatPayload
+    | Load
     | Enqueue
     | Approve
     | Reject
     | ManualAction
 )
 MANUAL_ACTIONS: tuple[type[ManualAction], ...] = get_args(ManualAction)
+
+
+def in_language(action: Action, lang: str) -> Action:
+    """The action as a run in `lang` applies it: in a Chinese run a write that gives its
+    page in Chinese writes the Chinese page into the ledger itself, so the register, the
+    ledger and a saved transcript all hold what the scribe wrote in that run's language."""
+    if isinstance(action, Write) and action.value_zh is not None:
+        return replace(action, lang=lang)
+    return action
+
 
 # The acts whose only field is the worker they are done to: a button or a fuzzer's pick
 # names one of these and a worker, and nothing else.

@@ -21,6 +21,7 @@ from core.engine.errors import LeaseRejected, RegisterReason, RejectReason
 from core.engine.records import Lease, TaskRow
 from core.engine.store import LeaseStore
 from core.engine.vocabulary import EventKind, Operation
+from core.sim.heavy import StoreLoad, format_size, heartbeat_cost_ms
 from core.sim.kinds import KINDS, LEDGER, State, TaskKind
 from core.sim.spec import (
     Checkpoint,
@@ -106,6 +107,9 @@ class WorkerFaults:
     dead: bool = False
     slow_factor: float = 1.0
     skew_ms: int = 0
+    # What each heartbeat carries besides the lease (0: nothing, the cheap heartbeat). Not a
+    # passing fault but how the worker is written, so `resume` leaves it.
+    heartbeat_payload_bytes: int = 0
 
     def copy(self) -> "WorkerFaults":
         return WorkerFaults(
@@ -115,6 +119,7 @@ class WorkerFaults:
             self.dead,
             self.slow_factor,
             self.skew_ms,
+            self.heartbeat_payload_bytes,
         )
 
 
@@ -132,6 +137,8 @@ class Worker:
         autopilot: bool = True,
         self_fencing: bool = False,
         skew_ms: int = 0,
+        heartbeat_payload_bytes: int = 0,
+        store_load: StoreLoad | None = None,
     ) -> None:
         self.id = worker_id
         self.store = store
@@ -140,7 +147,9 @@ class Worker:
         self.mode = mode
         self.autopilot = autopilot
         self.self_fencing = self_fencing
-        self.faults = WorkerFaults(skew_ms=skew_ms)
+        self.faults = WorkerFaults(skew_ms=skew_ms, heartbeat_payload_bytes=heartbeat_payload_bytes)
+        # How busy the store is, shared by the run's workers: what a heavy heartbeat pays.
+        self.store_load = store_load if store_load is not None else StoreLoad()
         self.lease: Lease | None = None
         self.work: Work | None = None
         self.step: int | None = None
@@ -153,6 +162,8 @@ class Worker:
         # When the work loop last asked the store for work and got none (None while it
         # holds a task, or has not looked since): what makes a worker truly idle.
         self.last_empty_poll_at: int | None = None
+        # When the heavy heartbeat on its way lands, by the store's clock (None: none is).
+        self.heartbeat_lands_at: int | None = None
 
     # -- what the worker can see ----------------------------------------------------------
 
@@ -203,6 +214,7 @@ class Worker:
         self.step = None
         self.last_renew_at = None
         self.last_empty_poll_at = None
+        self.heartbeat_lands_at = None
         self.faults.dead = True
 
     # -- store calls, through the worker's network ----------------------------------------
@@ -295,6 +307,7 @@ class Worker:
         if self.heartbeat_process is not None:
             self.env.cancel(self.heartbeat_process)
             self.heartbeat_process = None
+        self.heartbeat_lands_at = None  # a heartbeat on its way went with its loop
         self.lease = None
         self.work = None
         self.step = None
@@ -336,13 +349,19 @@ class Worker:
                 # Lost. The work loop finds out when its current step ends and drops the task.
                 return
 
-    async def renew(self, lease: Lease, *, forget_if_refused: bool = True) -> Lease:
+    async def renew(
+        self, lease: Lease, *, forget_if_refused: bool = True, by_hand: bool = False
+    ) -> Lease:
         """One heartbeat with `lease`. The renewed lease becomes the worker's memory, if that
         is still the lease it holds; a refusal means the lease is lost, and the worker
         forgets it unless told not to (a manual holder keeps its stale copy and may try it
-        again). Partitioned and LeaseRejected go on to the caller."""
+        again). Partitioned and LeaseRejected go on to the caller.
+
+        `by_hand`: a manual call, played at one instant like every manual call, so it
+        carries no payload and makes no trip."""
+        send = self.store.heartbeat if by_hand else self._send_heartbeat
         try:
-            renewed = await self.call(Operation.HEARTBEAT, self.store.heartbeat, lease, retry=False)
+            renewed = await self.call(Operation.HEARTBEAT, send, lease, retry=False)
         except LeaseRejected:
             if forget_if_refused:
                 self.lease = None
@@ -351,6 +370,47 @@ class Worker:
             self.lease = renewed
             self.last_renew_at = self.store.clock.now_ms()
         return renewed
+
+    async def _send_heartbeat(self, lease: Lease) -> Lease:
+        """The heartbeat's trip to the store. The store's statement is the cheap one either
+        way; a payload makes the trip take time first, and the statement runs when it lands,
+        judged by the store's clock then ("续约写入要足够轻。 心跳本身如果需要重数据库事务、跨区域
+        RPC 或大对象序列化，它会先把自己变成新的瓶颈")."""
+        payload = self.faults.heartbeat_payload_bytes
+        cost = heartbeat_cost_ms(payload, self.store_load.factor)
+        if payload:
+            self.heartbeat_lands_at = self.store.clock.now_ms() + cost
+            await self.record(
+                EventKind.HEARTBEAT_SENT,
+                lease,
+                payload=format_size(payload),
+                lands_at=self.heartbeat_lands_at,
+            )
+        deadline_at = self._deadline_due_at(lease)
+        if deadline_at is not None and self.store.clock.now_ms() + cost > deadline_at:
+            # Still on its way at the renew deadline: a self-fencing holder does not wait
+            # for it ("renew_deadline   下一次续约必须发生在什么时候").
+            self.env.spawn(self._fence_at_deadline(lease), owner=self.id, name="deadline")
+        if cost:
+            await self.env.sleep(cost)
+        self.heartbeat_lands_at = None
+        if cost and self.faults.partitioned:  # the bridge went down while it was on its way
+            await self._note_partitioned(Operation.HEARTBEAT, None)
+            raise Partitioned(Operation.HEARTBEAT)
+        return await self.store.heartbeat(lease)
+
+    async def _fence_at_deadline(self, lease: Lease) -> None:
+        """Stop at the renew deadline unless a renewal has moved it meanwhile. The heartbeat
+        may still land after and renew the row; the holder has let go by then, and the lease
+        expires unrenewed."""
+        deadline_at = self._deadline_due_at(lease)
+        if deadline_at is None:
+            return
+        await self.env.sleep(max(0, deadline_at - self.store.clock.now_ms()))
+        held = self.lease
+        if held is None or held != lease or self.faults.stalled or self.faults.dead:
+            return  # renewed, dropped, or not running any code of its own right now
+        await self._fence_self(held)
 
     async def _fence_self(self, lease: Lease) -> None:
         """Give the lease up by itself: past the renew deadline, before the lease expires.
@@ -536,7 +596,7 @@ class Worker:
                     if self.faults.heartbeat_frozen:
                         await self._drop_call(Operation.HEARTBEAT, WorkerState.FROZEN)
                         return f"{self.id}'s heartbeat is frozen"
-                    await self.renew(held, forget_if_refused=False)
+                    await self.renew(held, forget_if_refused=False, by_hand=True)
                 case Checkpoint(step=step):
                     # The box holds what the worker knows after `step`: everything a
                     # successor needs to go on (the running total, ...), as the
@@ -552,7 +612,7 @@ class Worker:
                         # whether or not the ledger takes it.
                         (await self._work_for(held)).wrote(page_step, value)
                     await self.call(
-                        Operation.WRITE, store.fenced_write, held, key, value, retry=False
+                        Operation.WRITE, store.fenced_write, held, key, action.page, retry=False
                     )
                 case Effect(key=key):
                     effect = key.rsplit("/", 1)[-1]

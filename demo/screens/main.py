@@ -20,7 +20,7 @@ from typing import ClassVar
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.command import Provider
-from textual.containers import Vertical, VerticalScroll
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.reactive import reactive
 from textual.screen import Screen
@@ -42,6 +42,7 @@ from demo.host import Host, host
 from demo.i18n import act_words, reason_word, tr
 from demo.saves import MAX_SAVES, SaveLimitReached
 from demo.screens.confirm import ask_then
+from demo.screens.layout import fit
 from demo.screens.session_runner import (
     Frame,
     Reading,
@@ -49,6 +50,7 @@ from demo.screens.session_runner import (
     SessionRunner,
     SessionWorked,
     Then,
+    TranscriptSaved,
 )
 from demo.widgets.binding_internals import relabel_bindings
 from demo.widgets.body import Body
@@ -63,7 +65,7 @@ from demo.widgets.panels import (
     RejectedTable,
     checkpoint_writers,
 )
-from demo.widgets.status_header import HeaderState, StatusHeader
+from demo.widgets.status_header import StatusHeader
 from demo.widgets.task_table import TaskTable
 from demo.widgets.timeline_view import OwnershipTimeline
 from demo.widgets.worker_pane import WorkerGrid, WorkerPane, pane_states
@@ -83,12 +85,6 @@ PANEL_PARTS: dict[str, frozenset[SnapshotPart]] = {
     "tab-checkpoints": frozenset({"checkpoints"}),
     "tab-effects": frozenset({"effects"}),
 }
-
-NARROW_WIDTH = 120  # below this (or NARROW_HEIGHT) the body scrolls as one column
-NARROW_HEIGHT = 36
-TASK_ROWS_MIN = 8  # the task table's least height (its two header lines included)
-NARRATION_SPARE = 9  # rows a small screen keeps for the header, the body and the bars
-SHORT_HEIGHT = 30  # below this the panes leave out their fault buttons (in the palette)
 
 
 class MainScreen(Screen[None]):
@@ -121,7 +117,8 @@ class MainScreen(Screen[None]):
         self._message: str | None = None
         self.refresh_count = 0
         self._snap: Snapshot | None = None
-        self._pending_events: list[EventRow] = []
+        # events not yet in each log (the tab's, and the one beside the panels)
+        self._pending_events: dict[str, list[EventRow]] = {"events": [], "side-events": []}
         self._checkpoint_writers: dict[tuple[str, int], str] = {}
         self._rejections_seen = 0
         self._rejected_now = -1
@@ -150,19 +147,22 @@ class MainScreen(Screen[None]):
             with Vertical(id="left"):
                 yield WorkerGrid(id="workers")
                 yield TaskTable(id="tasks")
-            with TabbedContent(id="panels"):
-                with TabPane(tr("ledger", "en"), id="tab-ledger"):
-                    yield LedgerTable(id="ledger")
-                with TabPane(tr("checkpoints", "en"), id="tab-checkpoints"):
-                    yield CheckpointTable(id="checkpoints")
-                with TabPane(tr("rejected", "en"), id="tab-rejected"):
-                    yield RejectedTable(id="rejected")
-                with TabPane(tr("effects", "en"), id="tab-effects"):
-                    yield EffectsTable(id="effects")
-                with TabPane(tr("event_log", "en"), id="tab-events"):
-                    yield EventLog(id="events")
-                with TabPane(tr("timeline", "en"), id="tab-timeline"), VerticalScroll():
-                    yield OwnershipTimeline(id="timeline")
+            with Horizontal(id="lower"):
+                with TabbedContent(id="panels"):
+                    with TabPane(tr("ledger", "en"), id="tab-ledger"):
+                        yield LedgerTable(id="ledger")
+                    with TabPane(tr("checkpoints", "en"), id="tab-checkpoints"):
+                        yield CheckpointTable(id="checkpoints")
+                    with TabPane(tr("rejected", "en"), id="tab-rejected"):
+                        yield RejectedTable(id="rejected")
+                    with TabPane(tr("effects", "en"), id="tab-effects"):
+                        yield EffectsTable(id="effects")
+                    with TabPane(tr("event_log", "en"), id="tab-events"):
+                        yield EventLog(id="events")
+                    with TabPane(tr("timeline", "en"), id="tab-timeline"), VerticalScroll():
+                        yield OwnershipTimeline(id="timeline")
+                # on a roomy screen the event log stays in sight beside any other panel
+                yield EventLog(id="side-events")
         yield ControlBar(id="controls")
         yield KeyBar(id="keybar")
 
@@ -184,19 +184,14 @@ class MainScreen(Screen[None]):
 
     def on_resize(self) -> None:
         width, height = self.size
-        narrow = width < NARROW_WIDTH or height < NARROW_HEIGHT
-        self.set_class(narrow, "-narrow")
-        self.set_class(height < SHORT_HEIGHT, "-short")
-        # The narration grows to show a step whole (its ✓ lines, the answer and why): on a
-        # small screen it may leave the body only a few rows (the body scrolls, keys 0-6
-        # bring a part into view), on a large one a third of the height.
-        box = self.query_one("#narration-box")
-        box.styles.max_height = max(5, height - NARRATION_SPARE) if narrow else max(10, height // 3)
-        if not narrow:
-            self.query_one("#panels").styles.height = "1fr"
-        # The task table takes a third of the height (more rows on a tall screen, not a
-        # fixed dozen with empty lines below); the panels have the rest.
-        self.query_one("#tasks").styles.max_height = max(TASK_ROWS_MIN, height // 3)
+        shape = fit(width, height)
+        self.set_class(shape.narrow, "-narrow")
+        self.set_class(shape.short, "-short")
+        self.set_class(shape.roomy, "-roomy")
+        self.query_one("#narration-box").styles.max_height = shape.narration_rows
+        if not shape.narrow:
+            self.query_one("#lower").styles.height = "1fr"
+        self.query_one("#tasks").styles.max_height = shape.task_rows
         self._fit_controls(width)
         self.post_message(self.Changed())
 
@@ -283,6 +278,7 @@ class MainScreen(Screen[None]):
         tabs = self.query_one("#panels", TabbedContent)
         for pane_id, word in TABS:
             tabs.get_tab(pane_id).label = tr(word, lang)
+        self.query_one("#side-events").border_title = tr("event_log", lang)
         self.query_one("#controls", ControlBar).relabel(lang)
         self._fit_controls(self.size.width)
         controls = {c.id: c for c in CONTROLS}
@@ -320,8 +316,9 @@ class MainScreen(Screen[None]):
         self._generation = generation
         self._seen_seq = 0
         self.timeline = Timeline()
-        self.query_one("#events", EventLog).clear()
-        self._pending_events = []
+        for log, pending in self._pending_events.items():
+            self.query_one(f"#{log}", EventLog).clear()
+            pending.clear()
         self._checkpoint_writers.clear()
         self._rejections_seen = 0
         self.query_one("#rejected", RejectedTable).reset()
@@ -366,9 +363,11 @@ class MainScreen(Screen[None]):
             self._seen_seq = new_events[-1].seq
             self.timeline.feed(new_events)
             checkpoint_writers(new_events, self._checkpoint_writers)
-            self._pending_events.extend(new_events)
-            del self._pending_events[:-2000]
-        self._show_header(frame)
+            for pending in self._pending_events.values():
+                pending.extend(new_events)
+                del pending[:-2000]
+        header = frame.header(speed=self.pacer.speed, playing=self.playing, lang=lang)
+        self.query_one("#status", StatusHeader).show(header)
         self._fit_controls(self.size.width)  # what the moment needs first (cached)
         if self._hint_moment() != self._hinted:
             self._set_key_hints()
@@ -424,29 +423,18 @@ class MainScreen(Screen[None]):
         elif active == "tab-effects":
             self.query_one("#effects", EffectsTable).show(snap, lang)
         elif active == "tab-events":
-            if self._pending_events:
-                events, self._pending_events = self._pending_events, []
-                self.query_one("#events", EventLog).append(events, lang)
+            self._catch_up("events")
         elif active == "tab-timeline":
             self.query_one("#timeline", OwnershipTimeline).show(self.timeline, snap.now_ms, lang)
+        # the log beside the panels, on a roomy screen, unless the panel is the log itself
+        self.set_class(active == "tab-events", "-events-tab")
+        if self.has_class("-roomy") and active != "tab-events":
+            self._catch_up("side-events")
 
-    def _show_header(self, frame: Frame) -> None:
-        snap = frame.snap
-        violations = tuple((k, v) for k, v in sorted(snap.violations.items()) if v)
-        self.query_one("#status", StatusHeader).show(
-            HeaderState(
-                title=frame.title,
-                now_ms=snap.now_ms,
-                speed=self.pacer.speed,
-                mode=snap.mode,
-                playing=self.playing,
-                forked=frame.forked,
-                dropped_script=frame.dropped_script,
-                on_their_own=frame.on_their_own,
-                violations=violations,
-                lang=self.lang,
-            )
-        )
+    def _catch_up(self, log: str) -> None:
+        events, self._pending_events[log] = self._pending_events[log], []
+        if events:
+            self.query_one(f"#{log}", EventLog).append(events, self.lang)
 
     def _show_workers(self, snap: Snapshot) -> None:
         # read once, not once a pane: `lang` asks the app through a runtime-checked protocol
@@ -620,6 +608,7 @@ class MainScreen(Screen[None]):
 
     def on_language_changed(self) -> None:
         """Called by the app after a language switch."""
+        self.session.lang = self.lang  # the script's next pages are written in it
         self.relabel()
         seen = self._rejections_seen
         self._generation = 0  # rewrite the event log in the new language
@@ -675,12 +664,26 @@ class MainScreen(Screen[None]):
 
         self.app.push_screen(HelpScreen(self.lang))
 
-    def action_save(self) -> list[Path]:
+    def action_save(self) -> None:
+        """Save the run: the screenshot now, the transcript read and the files written
+        inline on SQLite, on the session's thread on PostgreSQL (the whole transcript comes
+        over the network); the toast once they are written (`TranscriptSaved`)."""
         try:
-            paths = self.bk_app.save_all(self.session)
+            write = self.bk_app.prepare_save(self.session)
         except SaveLimitReached:
             self.notify(tr("save_limit", self.lang, n=MAX_SAVES), severity="warning")
-            return []
+            return
+        if self.runner.off_loop:
+            self.runner.save(write)
+        else:
+            self._saved(write())
+
+    def on_transcript_saved(self, message: TranscriptSaved) -> None:
+        if message.error is not None:
+            raise message.error
+        self._saved(message.paths)
+
+    def _saved(self, paths: list[Path]) -> None:
         folder = f"{paths[0].parent}{os.sep}"
         roles = ("saved_transcript", "saved_screenshot", "saved_scenario")
         names = "\n".join(
@@ -688,7 +691,6 @@ class MainScreen(Screen[None]):
         )
         self.notify(tr("saved", self.lang, folder=folder, names=names), timeout=8)
         self.changed()
-        return paths
 
     def action_quit(self) -> None:
         self._discard_then(tr("quit", self.lang), self.app.exit)

@@ -6,12 +6,14 @@ travel the network; run on the event loop they would freeze the screen (keys, th
 the toasts) for as long. There the work runs on a worker thread, one job after another in
 the order asked, and the thread reads the frame the screen then draws (every read of the
 store included), and posts it back as a past-tense message (`SessionWorked`), as
-Harlequin does with its queries.
+Harlequin does with its queries. A save (`s`) reads the whole transcript from the store: it
+runs on the same thread, in turn, and says so with `TranscriptSaved`.
 """
 
 from collections import deque
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
@@ -21,6 +23,7 @@ from core.engine.records import EventRow
 from core.scenarios.session import Session
 from core.sim.snapshot import Snapshot, SnapshotPart
 from demo.widgets.narration import narration_text
+from demo.widgets.status_header import HeaderState
 
 if TYPE_CHECKING:
     from demo.screens.main import MainScreen
@@ -42,6 +45,22 @@ class Frame:
     on_their_own: bool
     question_waits: bool
     undoes: bool
+
+    def header(self, *, speed: float, playing: bool, lang: str) -> HeaderState:
+        """What the header shows of this frame, at the screen's speed and play state."""
+        snap = self.snap
+        return HeaderState(
+            title=self.title,
+            now_ms=snap.now_ms,
+            speed=speed,
+            mode=snap.mode,
+            playing=playing,
+            forked=self.forked,
+            dropped_script=self.dropped_script,
+            on_their_own=self.on_their_own,
+            violations=tuple((k, v) for k, v in sorted(snap.violations.items()) if v),
+            lang=lang,
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,6 +106,15 @@ class SessionWorked(Message):
         self.error = error
 
 
+class TranscriptSaved(Message):
+    """A save ran on the session's thread: the files it wrote, or why it wrote none."""
+
+    def __init__(self, paths: list[Path], error: BaseException | None) -> None:
+        super().__init__()
+        self.paths = paths
+        self.error = error
+
+
 class SessionIdle(Message):
     """The worker thread ran every job it was given."""
 
@@ -97,7 +125,7 @@ class SessionRunner:
     def __init__(self, screen: "MainScreen", *, off_loop: bool) -> None:
         self.screen = screen
         self.off_loop = off_loop
-        self._jobs: deque[tuple[Callable[[], object], Then | None, Reading | None]] = deque()
+        self._jobs: deque[Callable[[], Message]] = deque()  # each makes the message it posts
         self._running = False
         self._since = (0, 0)  # the (generation, seq) of the last frame read
 
@@ -120,15 +148,8 @@ class SessionRunner:
     def do(self, work: Callable[[], object], then: Then | None, reading: Reading | None) -> None:
         """On the thread: run `work` and read the frame after it (none without `reading`);
         on the loop, `then(result)` and the frame drawn."""
-        self._jobs.append((work, then, reading))
-        if not self._running:
-            self._running = True
-            self.screen.run_worker(self._drain, thread=True, group="session", exit_on_error=False)
 
-    def _drain(self) -> None:
-        """On the worker thread: every job queued, in order; each posts its frame."""
-        while self._jobs:
-            work, then, reading = self._jobs.popleft()
+        def job() -> Message:
             result: object = None
             error: BaseException | None = None
             try:
@@ -136,7 +157,32 @@ class SessionRunner:
             except Exception as exc:  # handed to the loop, where it is raised as inline
                 error = exc
             frame = self.read(reading) if reading is not None and error is None else None
-            self.screen.post_message(SessionWorked(result, then, frame, error))
+            return SessionWorked(result, then, frame, error)
+
+        self._queue(job)
+
+    def save(self, write: Callable[[], list[Path]]) -> None:
+        """On the thread, after the jobs before it: `write` (it reads the transcript from the
+        store and writes the files); on the loop, `TranscriptSaved`."""
+
+        def job() -> Message:
+            try:
+                return TranscriptSaved(write(), None)
+            except Exception as exc:
+                return TranscriptSaved([], exc)
+
+        self._queue(job)
+
+    def _queue(self, job: Callable[[], Message]) -> None:
+        self._jobs.append(job)
+        if not self._running:
+            self._running = True
+            self.screen.run_worker(self._drain, thread=True, group="session", exit_on_error=False)
+
+    def _drain(self) -> None:
+        """On the worker thread: every job queued, in order; each posts its message."""
+        while self._jobs:
+            self.screen.post_message(self._jobs.popleft()())
         self.screen.post_message(SessionIdle())
 
     def idle(self) -> None:

@@ -11,4 +11,4 @@ class Body(VerticalScroll):
 
     def on_resize(self) -> None:
         if self.screen.has_class("-narrow"):
-            self.query_one("#panels").styles.height = max(8, self.size.height)
+            self.query_one("#lower").styles.height = max(8, self.size.height)

@@ -340,13 +340,19 @@ def event_line(ev: EventRow, lang: str) -> Text:
         rest.append(f"L{ev.lease_token}")
     if ev.fence_token is not None:
         rest.append(f"F{ev.fence_token}")
-    for key in ("key", "call", "step"):
+    for key in ("key", "call", "step", "payload", "load"):
         if ev.detail.get(key) is not None:
             rest.append(f"{key}={ev.detail[key]}")
+    if ev.detail.get("lands_at") is not None:
+        # a heavy heartbeat: when it reaches the store, by the store's clock
+        rest.append(f"→ {format_clock(int(ev.detail['lands_at']))}")
     if ev.reason:
         rest.append(reason_word(ev.reason, lang))
     if rest:
-        text.append("  " + " ".join(rest))
+        # the gap is a run of its own: SVG renderers (librsvg) drop a run's leading spaces,
+        # which glued the event's word to its task in screenshots
+        text.append("  ", style="dim")
+        text.append(" ".join(rest))
     return text
 
 

@@ -48,12 +48,16 @@ def header_fields(state: HeaderState) -> list[Text]:
             Text.assemble((" ● ", "bold white on green"), (f" {tr('safe', lang)}", "bold green"))
         )
     if state.forked:
-        # a fork and its recording are two facts: both stay in sight
+        # a fork and its recording are two facts: both stay in sight. The fork is a word,
+        # not a sign: no common monospace font has the fork sign (U+2442), so an SVG render
+        # or a browser drew it as an empty box.
         if state.dropped_script:
-            fields.append(Text(f" ⑂ {tr('forked_word', lang)} ", style="bold black on yellow"))
+            fields.append(Text(f" {tr('forked_word', lang)} ", style="bold black on yellow"))
         fields.append(Text(f" ● {tr('recording', lang)} ", style="bold black on red"))
     if state.on_their_own:
-        fields.append(Text(f"⟳ {tr('on_their_own', lang)}", style="bold cyan"))
+        # ↻ (U+21BB), not ⟳ (U+27F3): DejaVu Sans Mono has the one, no monospace font here
+        # the other
+        fields.append(Text(f"↻ {tr('on_their_own', lang)}", style="bold cyan"))
     return fields
 
 
@@ -106,6 +110,10 @@ class StatusHeader(Static):
         self.set_class(bool(state.violations), "-unsafe")
         text = lay_out(header_fields(state), width)
         lines = text.plain.count("\n") + 1
-        # a new height costs a layout: only when the number of lines changed
+        # A new height costs a layout: only when the number of lines changed. The height is
+        # set, not left to `auto`: a restyle of the screen (its size classes) could keep
+        # the height measured at a narrower width, a blank line under a one-line header.
+        if lines != self._lines:
+            self.styles.height = lines
         self.update(text, layout=lines != self._lines)
         self._lines = lines

@@ -15,6 +15,7 @@ from textual.widget import Widget
 
 from core.engine.config import LeaseConfig, Mode
 from core.engine.durations import format_clock, format_duration
+from core.sim.heavy import format_size
 from core.sim.snapshot import Snapshot, WorkerView
 from core.sim.spec import WorkerState
 from demo.i18n import state_word, token_word, tr, worker_name
@@ -73,8 +74,11 @@ def lease_bar(label: str, remaining: int | None, ttl_ms: int, lang: str) -> Text
 
 
 @lru_cache(maxsize=1024)
-def pulse_line(age: int | None, heartbeat_ms: int, deadline_ms: int, lang: str) -> Text:
-    """How long ago the last heartbeat was: green on time, yellow late, red past the deadline."""
+def pulse_line(
+    age: int | None, heartbeat_ms: int, deadline_ms: int, lang: str, lands_at: int | None = None
+) -> Text:
+    """How long ago the last heartbeat was: green on time, yellow late, red past the deadline;
+    then when a heavy heartbeat on its way lands, if one is."""
     text = Text()
     text.append(pad_label(tr("pulse", lang)), style="dim")
     if age is None:
@@ -89,6 +93,9 @@ def pulse_line(age: int | None, heartbeat_ms: int, deadline_ms: int, lang: str) 
     )
     text.append("♥ ", style=style)
     text.append(tr("ago", lang, age=short(age)), style=style)
+    if lands_at is not None:
+        text.append("  ")
+        text.append(tr("lands_at", lang, at=until_clock(lands_at)), style="yellow")
     return text
 
 
@@ -270,6 +277,7 @@ class WorkerPane(Widget):
             v.slow_factor,
             v.autopilot,
             v.self_fencing,
+            v.heartbeat_payload_bytes,
             v.task_id,
             v.step,
             state.total_steps,
@@ -308,6 +316,8 @@ class WorkerPane(Widget):
             flags.append(tr("manual", lang))
         if v.self_fencing:
             flags.append(tr("self_fencing", lang))
+        if v.heartbeat_payload_bytes:
+            flags.append(tr("heavy_heartbeat", lang, size=format_size(v.heartbeat_payload_bytes)))
         if flags:
             # the gaps are runs of their own: SVG renderers (librsvg) drop the leading
             # spaces of a styled run, which glued "frozen" to "manual" in screenshots
@@ -353,7 +363,15 @@ class WorkerPane(Widget):
                 self_fencing=v.self_fencing,
             )
         )
-        lines.append(pulse_line(v.heartbeat_age_ms, state.heartbeat_ms, state.deadline_ms, lang))
+        lines.append(
+            pulse_line(
+                v.heartbeat_age_ms,
+                state.heartbeat_ms,
+                state.deadline_ms,
+                lang,
+                lands_at=v.heartbeat_lands_at,
+            )
+        )
         return lines
 
     def _append_faults(self, text: Text, v: WorkerView, lang: str) -> None:

@@ -31,6 +31,7 @@ from core.scenarios.format.model import (
     suggest,
     type_name,
 )
+from core.sim.heavy import SizeError, parse_size
 from core.sim.spec import TASK_KINDS
 
 # -- the format, declared ----------------------------------------------------------------------
@@ -122,6 +123,16 @@ def positive_factor(value: Any) -> float:
     return float(value)
 
 
+def size(value: Any) -> int:
+    """A heartbeat's payload: `"2MB"`, `"512KB"`, `"0"` or a number of bytes."""
+    if isinstance(value, bool) or not isinstance(value, str | int):
+        raise field_error(f' must be a size like "2MB", got {type_name(value)}')
+    try:
+        return parse_size(value)
+    except SizeError as exc:
+        raise field_error(f" {exc}") from None
+
+
 def bounded(low: int, high: int) -> Any:
     return Field(ge=low, le=high, strict=True)
 
@@ -138,6 +149,7 @@ NonBlank = Annotated[str, Strict(), AfterValidator(not_blank)]
 Flag = Annotated[bool, Strict()]
 Duration = Annotated[int, BeforeValidator(duration())]
 Instant = Annotated[int | str, BeforeValidator(_instant)]
+Size = Annotated[int, BeforeValidator(size)]
 SignedDuration = Annotated[int, BeforeValidator(duration(allow_negative=True, allow_zero=True))]
 Count = Annotated[int, bounded(0, 2**62)]
 TaskSteps = Annotated[int, bounded(1, MAX_TASK_STEPS)]

@@ -200,7 +200,7 @@ class Scenario:
 
 
 # Task keys that hold an instant of virtual time (a duration since the start; "" = none).
-TIME_KEYS: Final = ("expires_at", "renew_deadline")
+TIME_KEYS: Final = ("expires_at", "renew_deadline", "last_heartbeat_at")
 
 
 def instant_text(ms: int) -> str:

@@ -27,6 +27,7 @@ from core.scenarios.format.fields import (
     ModeName,
     NonBlank,
     SignedDuration,
+    Size,
     Table,
     TaskSteps,
     Text,
@@ -66,6 +67,7 @@ class WorkerTable(Table):
     autopilot: Flag = True
     skew_ms: SignedDuration = Field(0, alias="skew")
     self_fencing: Flag = False
+    heartbeat_payload_bytes: Size = Field(0, alias="heartbeat_payload")
 
     def spec(self) -> WorkerSpec:
         return WorkerSpec(
@@ -73,6 +75,7 @@ class WorkerTable(Table):
             autopilot=self.autopilot,
             skew_ms=self.skew_ms,
             self_fencing=self.self_fencing,
+            heartbeat_payload_bytes=self.heartbeat_payload_bytes,
         )
 
 
@@ -158,6 +161,16 @@ class _Skew(_OnWorker):
     by_ms: SignedDuration = Field(alias="by")
 
 
+class _HeartbeatPayload(_OnWorker):
+    do: Literal["heartbeat_payload"]
+    size_bytes: Size = Field(alias="size")
+
+
+class _Load(_ActionTable):
+    do: Literal["load"]
+    factor: Annotated[float, BeforeValidator(positive_factor)]
+
+
 class _Enqueue(_TaskFields, _ActionTable):
     do: Literal["enqueue"]
     task: Ident
@@ -194,6 +207,15 @@ class _Write(_OnWorker):
     do: Literal["write"]
     key: Ident
     value: Text
+    value_zh: Text | None = None  # the same page as a Chinese run writes it
+
+    @model_validator(mode="before")
+    @classmethod
+    def _paired(cls, data: Any) -> Any:
+        # The format's pairing (say and say_zh): a Chinese page only beside its English one.
+        if isinstance(data, dict) and "value_zh" in data and "value" not in data:
+            raise table_error('"value_zh" without value: add value = "..."', "value_zh")
+        return data
 
 
 class _Effect(_OnWorker):
@@ -230,6 +252,8 @@ _ACTION_TABLES: Final[tuple[type[_ActionTable], ...]] = (
     _AddWorker,
     _Slow,
     _Skew,
+    _HeartbeatPayload,
+    _Load,
     _Enqueue,
     _Approve,
     _Reject,
@@ -263,6 +287,8 @@ _AnyAction = Annotated[
     | _AddWorker
     | _Slow
     | _Skew
+    | _HeartbeatPayload
+    | _Load
     | _Enqueue
     | _Approve
     | _Reject
@@ -315,6 +341,7 @@ class _TaskExpect(_ExpectTable):
     # task, or mistake one's task with no version)
     expires_at: Instant = ""
     renew_deadline: Instant = ""
+    last_heartbeat_at: Instant = ""
     # what the newest box holds, as the Checkpoints tab says it in English ("" = no box)
     box: Text = ""
 
@@ -335,8 +362,17 @@ class _LedgerExpect(_ExpectTable):
     names: ClassVar[dict[str, Subject]] = {"writer": Subject.WORKER}
     ledger: Ident
     value: Text = ""
+    value_zh: Text = ""  # the page as a Chinese run writes it (a write's value_zh)
     fence_token: Count = 0
     writer: Text = ""
+
+    @model_validator(mode="after")
+    def _paired(self) -> "_LedgerExpect":
+        # The format's pairing (say and say_zh, choices and choices_zh): a Chinese form only
+        # beside the English one it translates.
+        if "value_zh" in self.model_fields_set and "value" not in self.model_fields_set:
+            raise table_error('"value_zh" without value: add value = "..."', "value_zh")
+        return self
 
 
 class _RejectedExpect(_ExpectTable):

@@ -1,0 +1,172 @@
+"""Moving one simulation of the explored world from state to state: a copy of a state to
+go back to, and every transition out of a state (see core/scenarios/explore.py)."""
+
+from dataclasses import dataclass, replace
+
+from core.engine.records import EventRow
+from core.engine.vocabulary import REJECTIONS, EventKind
+from core.scenarios.explore_state import canonical_pair, known, read
+from core.scenarios.explore_world import ENGINE_ERROR, ExploreParams, Restore, broken_rules, choices
+from core.sim.simulation import SavedRun, Simulation
+from core.sim.spec import Action, Checkpoint, Claim, Complete, Effect, Fail, Heartbeat, Park, Write
+from core.sim.worker import Worker
+
+# SQLite's default page; the database of a small world is a few dozen of them.
+_PAGE = 4096
+# Pages kept shared between the copies at most this many at a time (see `Branches.here`).
+_SHARED_PAGES = 4096
+
+
+@dataclass(frozen=True, slots=True)
+class _Copy:
+    """A saved run with its database cut into pages shared with the other copies.
+
+    From one state to the next almost every page of the database is unchanged (one page
+    of the register's lines is new); a page equal to one already kept is the same object,
+    so a frontier of many thousands of copies costs about one page each, and nothing is
+    compressed or decompressed on the way."""
+
+    run: SavedRun  # with an empty database
+    pages: tuple[bytes, ...]
+
+
+# A state to go back to: a copy of the run, or a trace from the root.
+Handle = _Copy | tuple[Action, ...]
+
+
+class Branches:
+    """One simulation of the world, moved to any state the search has seen."""
+
+    def __init__(self, params: ExploreParams) -> None:
+        self.params = params
+        self.settings = params.settings()
+        self.events: list[EventRow] = []
+        self.sim = self._fresh()
+        self._pages: dict[bytes, bytes] = {}
+
+    def _fresh(self) -> Simulation:
+        sim = Simulation(self.settings)
+        sim.store.add_listener(self.events.append)
+        return sim
+
+    def root(self) -> Handle:
+        return self.here((), None)
+
+    def here(self, path: tuple[Action, ...], action: Action | None) -> Handle:
+        """A handle on the state the simulation is in, reached by `path` then `action`."""
+        if self.params.restore is Restore.REPLAY:
+            return path if action is None else (*path, action)
+        saved = self.sim.save()
+        db = saved.database
+        pages = self._pages
+        if len(pages) > _SHARED_PAGES:
+            # Forget the shared pages now and then: the copies keep what they use, and
+            # the pages every state has in common are shared again from the next copy on.
+            pages.clear()
+        cut = tuple(
+            pages.setdefault(page, page)
+            for page in (db[i : i + _PAGE] for i in range(0, len(db), _PAGE))
+        )
+        return _Copy(replace(saved, database=b""), cut)
+
+    def goto(self, handle: Handle) -> None:
+        """Move to the state `handle` names."""
+        if isinstance(handle, _Copy):
+            self.sim.restore(replace(handle.run, database=b"".join(handle.pages)))
+            return
+        self.sim.close()
+        self.sim = self._fresh()
+        for action in handle:
+            self.sim.apply(action)
+
+    def close(self) -> None:
+        self.sim.close()
+
+
+# The calls a worker makes to the store, and the register lines that say one was refused.
+_CALLS = (Claim, Heartbeat, Checkpoint, Write, Effect, Complete, Fail, Park)
+_REFUSALS = REJECTIONS | {EventKind.CALL_DROPPED}
+
+
+def _memory(sim: Simulation, worker: Worker | None) -> tuple[object, ...]:
+    """What a call can change of its caller and the run besides the store's rows."""
+    if worker is None:
+        return ()
+    work = worker.work
+    knows = None if work is None or not work.states else known(work)
+    return (worker.lease, work, knows, sim.next_look_ms, sim.now_ms)
+
+
+@dataclass(frozen=True, slots=True)
+class Child:
+    """One transition out of a state: the choice, where it led, and what it broke."""
+
+    action: Action
+    key: bytes
+    handle: Handle | None  # None: the state was seen before (no need to keep it)
+    broken: tuple[str, ...]
+    crash: str | None = None  # what the engine raised, if it did
+
+
+def expand(branches: Branches, handle: Handle, seen: set[bytes]) -> list[Child]:
+    """Try every choice at the state `handle` names; a child whose key is not in `seen`
+    comes with a copy of its state, and its key is added.
+
+    After a choice that left the world as it was (a refused call: a line in the register
+    and nothing else that any choice, guard or rule reads), the next choice is made from
+    there rather than from a fresh copy of the state: the two are one state by the same
+    canonical form that makes the search visit each state once. "As it was" means with
+    every worker as itself, not up to renaming, so the next choice's worker is the same.
+    """
+    branches.goto(handle)
+    sim = branches.sim
+    parent = read(sim)
+    home_key, home = canonical_pair(sim, parent)
+    path = handle if isinstance(handle, tuple) else ()
+    out: list[Child] = []
+    before = parent
+    live = True  # the simulation is in the state `handle` names, as far as anything reads
+    for action in choices(sim, parent.rows):
+        if not live:
+            branches.goto(handle)
+            sim = branches.sim
+            before = parent
+        branches.events.clear()
+        found = len(sim.checker.found)
+        actor = sim.workers.get(getattr(action, "worker", ""))
+        memory = _memory(sim, actor) if live and isinstance(action, _CALLS) else None
+        try:
+            sim.apply(action)
+        except Exception as crash:  # the engine failing is what to report
+            # Not a verdict but a crash: the store raised instead of refusing. The state
+            # after it is not one to trust, so the branch ends here.
+            crashed = f"{ENGINE_ERROR}: {type(crash).__name__}: {crash}"
+            out.append(Child(action, b"", None, (ENGINE_ERROR,), crashed))
+            live = False
+            continue
+        after = read(sim, before, branches.events)
+        if (
+            memory is not None
+            and len(sim.checker.found) == found
+            and all(ev.event in _REFUSALS for ev in branches.events)
+            and after.rows == before.rows
+            and _memory(sim, actor) == memory
+        ):
+            # A refused call (or one that found nothing to claim): the store changed no
+            # row (every change writes its event, and these are refusals only), nor did
+            # the caller's memory, nor the checker's (it counts no refusal against a
+            # rule), nor what is due: the parent's state, with one more register line.
+            out.append(Child(action, home_key, None, ()))
+            continue
+        broken = tuple(broken_rules(sim, found, before.rows, branches.events, after.rows))
+        key, plain = canonical_pair(sim, after)
+        kept = None
+        if key not in seen:
+            # the first time this key turns up: the copy of it the search may keep
+            kept = branches.here(path, action)
+            seen.add(key)
+        out.append(Child(action, key, kept, broken))
+        live = plain == home
+        if live:
+            before = after
+    return out

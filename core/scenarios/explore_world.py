@@ -1,0 +1,299 @@
+"""The explored world and its rules: what `explore` runs (W manual workers, T ledger
+tasks of S steps), every choice at a state, and the seed's rules judged on a transition
+beside the checker's (see core/scenarios/explore.py for the search)."""
+
+import enum
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from core.engine.config import LeaseConfig, Mode
+from core.engine.records import EventRow, TaskRow
+from core.engine.vocabulary import EventKind, TaskStatus
+from core.scenarios.glossary import Word
+from core.sim.simulation import Simulation
+from core.sim.spec import (
+    Action,
+    Advance,
+    Approve,
+    Checkpoint,
+    Claim,
+    Complete,
+    Effect,
+    Fail,
+    Heartbeat,
+    Kill,
+    Park,
+    Reject,
+    Restart,
+    Resume,
+    SimSettings,
+    Skew,
+    Stall,
+    TaskSpec,
+    WorkerSpec,
+    Write,
+)
+
+WORKER_NAMES = ("acheng", "linzhou", "elder")
+TTL_MS = 30_000
+HEARTBEAT_MS = 10_000
+POLL_MS = 5_000
+# Each claim is an attempt; a third claim of the same task dead-letters it, so the world
+# reaches `dead` within a few choices.
+MAX_ATTEMPTS = 2
+# Every step of an explored task ends with one call to an outside service under the step's
+# idempotency key (the seed's fifth part), so each mode's effects are explored.
+EFFECT_NAME = "notify"
+DEFAULT_DEPTH = 6  # deep enough for every mode's shortest trace in the default world (5)
+
+
+class SeedRule(enum.StrEnum):
+    """The seed's own rules, judged on every transition beside the checker's."""
+
+    # "系统真正关心的是：谁在这一刻还持有未过期的执行资格。" One holder of an unexpired
+    # lease at a time: a claim while the previous lease is still live breaks it.
+    TWO_LIVE_LEASES = "two_live_leases"
+    # "谁写入总册，除了要拿出当前有效的租牌，还要在每一页角落压上自己的围栏签编号" and
+    # "存储层或状态机只接受当前最大的 token。" A page only from the current, live lease
+    # carrying the task's newest fence token.
+    PAGE_WITHOUT_LIVE_LEASE = "page_without_live_lease"
+    # "若 worker 成功完成，ack 删除任务；" and "审批信号到来后重新 claim；" A task done,
+    # dead or waiting for a human is never lent out again by a claim.
+    RECLAIMED_AFTER_END = "reclaimed_after_end"
+    # "fence_token       只增不减的围栏令牌" and "每次 claim / re-claim 任务时生成更大的
+    # token；" The fence token never goes back, and each claim issues a larger one.
+    FENCE_NOT_NEWER = "fence_not_newer"
+
+
+RULE_WORDS: dict[str, Word] = {
+    SeedRule.TWO_LIVE_LEASES: ("two live leases", "同时有两份未过期的租约"),
+    SeedRule.PAGE_WITHOUT_LIVE_LEASE: (
+        "a page from a lease that is not the current live one",
+        "不是当前有效租约写下的一页",
+    ),
+    SeedRule.RECLAIMED_AFTER_END: (
+        "a finished task lent out again",
+        "已结束的任务又被借出",
+    ),
+    SeedRule.FENCE_NOT_NEWER: (
+        "a claim without a newer fence token",
+        "领取时没有拿到更大的围栏令牌",
+    ),
+}
+
+# Not a rule: the engine raised where it should have answered (a refusal is an answer).
+ENGINE_ERROR = "engine_error"
+
+_ENDED = (TaskStatus.DONE, TaskStatus.DEAD, TaskStatus.WAITING)
+
+
+class Restore(enum.StrEnum):
+    """How the search goes back to a state it has seen."""
+
+    SNAPSHOT = "snapshot"  # SQLite's serialize / deserialize, plus the run's memory
+    REPLAY = "replay"  # a fresh run, replaying the trace from the root
+
+
+@dataclass(frozen=True, slots=True)
+class ExploreParams:
+    """What one search explores, and how far."""
+
+    mode: Mode = Mode.CORRECT
+    workers: int = 2
+    tasks: int = 1
+    steps: int = 2
+    depth: int = DEFAULT_DEPTH
+    ttl_ms: int = TTL_MS
+    heartbeat_ms: int = HEARTBEAT_MS
+    restore: Restore = Restore.SNAPSHOT
+    max_states: int | None = None  # stop (not exhausted) once this many are found
+    # stop (not exhausted) at the end of the level that passes this time (benchmarks only:
+    # it makes the result depend on the machine)
+    max_seconds: float | None = None
+
+    def settings(self) -> SimSettings:
+        names = [*WORKER_NAMES, *(f"w{i + 1}" for i in range(len(WORKER_NAMES), self.workers))]
+        config = LeaseConfig(
+            ttl_ms=self.ttl_ms, heartbeat_every_ms=self.heartbeat_ms, poll_every_ms=POLL_MS
+        ).validated()
+        return SimSettings(
+            mode=self.mode,
+            seed=0,
+            config=config,
+            workers=tuple(WorkerSpec(id=n, autopilot=False) for n in names[: self.workers]),
+            tasks=tuple(
+                TaskSpec(
+                    id=f"t{j + 1}",
+                    kind="ledger",
+                    steps=self.steps,
+                    step_time_ms=HEARTBEAT_MS,
+                    max_attempts=MAX_ATTEMPTS,
+                )
+                for j in range(self.tasks)
+            ),
+        )
+
+
+# -- one state: its choices, its canonical form, the rules on a transition -----------------
+
+
+def _known_step(sim: Simulation, worker_id: str) -> int:
+    """The last step of its task the worker knows done (0: none)."""
+    work = sim.workers[worker_id].work
+    return max(work.states) if work is not None and work.states else 0
+
+
+def _page(sim: Simulation, worker_id: str, step: int) -> str:
+    """The page a worker writes as `step`: what the task's kind makes of what it knows."""
+    work = sim.workers[worker_id].work
+    assert work is not None
+    return work.kind.run_step(work.task_id, step, work.steps, work.state_at(step - 1)).page
+
+
+def time_choices(sim: Simulation, rows: Sequence[TaskRow]) -> list[int]:
+    """Every later instant at which a guard, the keeper or a rule can change its verdict.
+
+    Each guard compares now with an instant the store or the checker keeps: a claim takes
+    a lease once `lease_expires_at < now` (or the worker's skewed clock), a heartbeat or a
+    page needs `lease_expires_at >= now`, the checker calls a lease live while `now <=
+    expires_at` and a task stuck once `now > last heartbeat + 3 x ttl`. Such a verdict
+    flips only between an instant x and x + 1, so the search offers x + 1 for every x
+    kept (the expiry, the skewed expiry, the stuck mark), x itself too when there are
+    several tasks, and the instants the keeper and the checker's look are due; any other
+    instant gives the same verdicts as one of these.
+    """
+    now = sim.now_ms
+    several = len(rows) > 1
+    skews = sorted({w.faults.skew_ms for w in sim.workers.values() if w.faults.skew_ms > 0})
+    at: set[int] = set()
+    for r in rows:
+        if r.lease_expires_at is not None:
+            e = r.lease_expires_at
+            # With one task every instant the world keeps moves with its last claim or
+            # renewal, so acting at the expiry is acting at any earlier instant; with
+            # several, the last live instant of one lease orders it against another.
+            at.update((e, e + 1) if several else (e + 1,))
+            for s in skews:  # where a worker ahead of the store thinks the lease ran out
+                at.update((e - s, e - s + 1) if several else (e - s + 1,))
+    stuck = sim.checker.next_stuck_check()
+    if stuck is not None:
+        at.update((stuck - 1, stuck) if several else (stuck,))
+    due = sim.next_look_ms
+    if due is not None:
+        at.add(due)
+    return sorted(t - now for t in at if t > now)
+
+
+def offers_faults(sim: Simulation) -> bool:
+    """Whether stalls, kills and restarts are choices: only where the checker can call a
+    task stuck, that is where a lease never ends (see `choices`)."""
+    return not sim.checker.expiry_enabled
+
+
+def choices(sim: Simulation, rows: Sequence[TaskRow]) -> list[Action]:
+    """Every choice at this state, in a fixed order: each worker's calls and faults, the
+    human's verdicts, then time.
+
+    Every call is a free choice here, so a fault whose only effect is that calls stop (a
+    frozen heartbeat, a partition) adds no history that a worker choosing silence has not
+    already: those are left out, as are calls by a worker that cannot make them (dead or
+    stalled), which only add a `call_dropped` line.
+
+    A stall, a kill and a restart are the same kind of fault wherever a lease has an end
+    (every mode but no_expiry), and are left out there too. A stalled worker is a silent
+    one to the store. A killed worker forgets its lease, but a claim is the same call
+    whatever the worker remembers (a claim takes a fresh memory of the task, read from its
+    checkpoint, as a restarted worker's does), so a worker that keeps its old lease and
+    never uses it again has the killed one's history. What a stall or a kill adds beyond
+    silence is what the checker counts as down, which only its stuck-task rule reads; that
+    rule needs a task out of reach over 3 x ttl after its holder's last renewal, and a
+    lease that ends is out of reach for one ttl. In no_expiry a stall and a kill are
+    offered to a worker that remembers a lease (one that holds nothing loses nothing by
+    them), and a restart to a dead worker (restarting a live one is a kill and a restart).
+    """
+    out: list[Action] = []
+    task_ids = [r.task_id for r in rows] if len(rows) > 1 else []
+    faults = offers_faults(sim)
+    for wid in sorted(sim.workers):
+        w = sim.workers[wid]
+        f = w.faults
+        if f.dead:
+            out.append(Restart(wid))
+            continue
+        lease = w.lease
+        if not f.stalled:
+            out.append(Claim(wid))
+            out.extend(Claim(wid, task=t) for t in task_ids)
+            if lease is not None:
+                out.append(Heartbeat(wid))
+                done = _known_step(sim, wid)
+                work = w.work
+                steps = work.steps if work is not None else 0
+                if done < steps:
+                    key = f"{lease.task_id}/{done + 1}"
+                    out.append(Write(wid, key=key, value=_page(sim, wid, done + 1)))
+                if done >= 1:
+                    out.append(Checkpoint(wid, step=done))
+                    out.append(Effect(wid, key=f"{lease.task_id}/{done}/{EFFECT_NAME}"))
+                out += [Complete(wid), Fail(wid, retry=True), Fail(wid, retry=False), Park(wid)]
+                if faults:
+                    out.append(Stall(wid))
+        else:
+            out.append(Resume(wid))
+        if lease is not None and faults:
+            out.append(Kill(wid))
+        if sim.mode is Mode.CLIENT_CLOCK and f.skew_ms == 0:
+            # Mistake five reads the worker's clock: half a lease ahead of the store's.
+            out.append(Skew(wid, by_ms=sim.config.ttl_ms // 2))
+    for r in rows:
+        if r.status == TaskStatus.WAITING:
+            out += [Approve(r.task_id), Reject(r.task_id)]
+    out.extend(Advance(by) for by in time_choices(sim, rows))
+    return out
+
+
+def judge(
+    before: Sequence[TaskRow], events: Sequence[EventRow], after: Sequence[TaskRow]
+) -> list[str]:
+    """The seed's rules a transition broke (its events, between two readings of the rows)."""
+    broken: list[str] = []
+    was = {r.task_id: r for r in before}
+    for ev in events:
+        row = was.get(ev.task_id or "")
+        if row is None:
+            continue
+        live = row.status == TaskStatus.RUNNING and (
+            row.lease_expires_at is None or row.lease_expires_at >= ev.at
+        )
+        if ev.event == EventKind.CLAIMED:
+            if row.status in _ENDED:
+                broken.append(SeedRule.RECLAIMED_AFTER_END)
+            elif live:
+                broken.append(SeedRule.TWO_LIVE_LEASES)
+            if (ev.fence_token or 0) <= row.fence_token:
+                broken.append(SeedRule.FENCE_NOT_NEWER)
+        elif ev.event == EventKind.WRITE_ACCEPTED:
+            current = (
+                live and row.lease_token == ev.lease_token and row.fence_token == ev.fence_token
+            )
+            if not current:
+                broken.append(SeedRule.PAGE_WITHOUT_LIVE_LEASE)
+    now = {r.task_id: r for r in after}
+    for task, row in was.items():
+        later = now.get(task)
+        if later is not None and later.fence_token < row.fence_token:
+            broken.append(SeedRule.FENCE_NOT_NEWER)
+    return list(dict.fromkeys(broken))
+
+
+def broken_rules(
+    sim: Simulation,
+    found_before: int,
+    before: Sequence[TaskRow],
+    events: Sequence[EventRow],
+    after: Sequence[TaskRow],
+) -> list[str]:
+    """Every rule a transition broke: the checker's (what it found since it had found
+    `found_before`), then the seed's."""
+    checker = [str(v.name) for v in sim.checker.found[found_before:]]
+    return list(dict.fromkeys([*checker, *judge(before, events, after)]))

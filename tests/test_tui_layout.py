@@ -1,0 +1,90 @@
+"""How the main screen uses its size: at 200 x 60 the event log stays beside the chosen
+panel; below that the panels keep the whole width; the header is as tall as its lines.
+
+The live clock is off (`live_clock=False`): time moves only by key presses.
+"""
+
+from pathlib import Path
+
+import pytest
+from textual.widgets import DataTable
+
+from core.scenarios.library import open_scenario
+from demo.app import BorrowedKeysApp
+from demo.screens.layout import ROOMY_HEIGHT, ROOMY_WIDTH, fit
+from demo.screens.main import MainScreen
+from demo.widgets.panels import EventLog
+
+
+def fog(tmp_path: Path, lang: str = "en") -> BorrowedKeysApp:
+    return BorrowedKeysApp(
+        open_scenario("01_fog"), open_directly=True, lang=lang, live_clock=False, save_dir=tmp_path
+    )
+
+
+def screen_of(app: BorrowedKeysApp) -> MainScreen:
+    assert isinstance(app.screen, MainScreen)
+    return app.screen
+
+
+def whole(table: DataTable[object]) -> bool:
+    """Every column of the table in sight, none cut or scrolled to."""
+    return table.virtual_size.width <= table.scrollable_content_region.width
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+async def test_at_200x60_the_event_log_is_beside_the_chosen_panel(
+    tmp_path: Path, lang: str
+) -> None:
+    app = fog(tmp_path, lang)
+    async with app.run_test(size=(200, 60)) as pilot:
+        screen = screen_of(app)
+        await pilot.press(*["n"] * 14, "v", "3")  # to Acheng's refused page, the Rejected panel
+        await pilot.pause()
+        panels, side = screen.query_one("#panels"), screen.query_one("#side-events", EventLog)
+        assert screen.has_class("-roomy") and side.display
+        assert side.region.x >= panels.region.right  # beside, not over
+        assert side.region.y == panels.region.y
+        # down to the button bar: the rows under a one-row panel are the log's
+        assert side.region.bottom == screen.query_one("#controls").region.y
+        events = screen.session.events(0)
+        assert len(side.lines) == len(events)
+        assert side.border_title == ("Event log" if lang == "en" else "登记簿")
+        assert whole(screen.query_one("#rejected", DataTable))  # the panel's columns all fit
+        await pilot.press("5")  # the event log as the panel: not twice on screen
+        await pilot.pause()
+        assert not side.display
+        assert panels.region.width == screen.region.width
+        await pilot.press("n")  # the run goes on while the log beside is hidden
+        await pilot.press("1")  # the ledger: the log beside is back, with what it missed
+        await pilot.pause()
+        assert side.display and whole(screen.query_one("#ledger", DataTable))
+        assert len(side.lines) == len(screen.session.events(0)) > len(events)
+        await pilot.press("l")  # a new language: the log beside is written again in it
+        await pilot.pause()
+        assert len(side.lines) == len(screen.session.events(0))
+
+
+@pytest.mark.parametrize("size", [(80, 24), (100, 30), (160, 48)], ids=str)
+async def test_below_200x60_the_panels_keep_the_whole_width(
+    tmp_path: Path, size: tuple[int, int]
+) -> None:
+    assert not fit(*size).roomy and fit(ROOMY_WIDTH, ROOMY_HEIGHT).roomy
+    app = fog(tmp_path)
+    async with app.run_test(size=size) as pilot:
+        screen = screen_of(app)
+        await pilot.press(*["n"] * 3)
+        await pilot.pause()
+        assert not screen.query_one("#side-events").display
+        body = screen.query_one("#body").scrollable_content_region  # a scrollbar aside
+        assert screen.query_one("#panels").region.width == body.width
+
+
+@pytest.mark.parametrize("size", [(200, 60), (120, 40)], ids=str)
+async def test_a_one_line_header_is_one_row(tmp_path: Path, size: tuple[int, int]) -> None:
+    app = fog(tmp_path)
+    async with app.run_test(size=size) as pilot:
+        await pilot.pause()
+        header = screen_of(app).query_one("#status")
+        assert "\n" not in str(header.render())
+        assert header.region.height == 1  # no blank row under it
