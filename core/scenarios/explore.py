@@ -147,8 +147,9 @@ def explore(
 ) -> ExploreReport:
     """Breadth-first search of every state the world reaches within `params.depth` choices.
 
-    `stop` is asked after each state is expanded (a thread's cancel flag, `Event.is_set`):
-    once it answers yes the search returns at once with what it has found, `stopped`.
+    `stop` is asked after each state is expanded (a thread's cancel flag, `Event.is_set`;
+    with several jobs, as each state's answer comes back from them): once it answers yes
+    the search returns at once with what it has found, `stopped`.
     """
     started = time.perf_counter()
     cpu_started = _cpu_s()
