@@ -222,6 +222,22 @@ async def test_it_lists_what_it_found_and_plays_the_chosen_one(tmp_path: Path, l
         assert main.session.snapshot().violations == {"completed_twice": 1}
 
 
+@bounded(60)
+async def test_a_folder_it_cannot_write_is_one_line_and_the_app_goes_on(tmp_path: Path) -> None:
+    blocked = tmp_path / "explore"
+    blocked.write_text("a file where the folder should be", encoding="utf-8")
+    app = app_in(tmp_path)
+    async with app.run_test(size=SMALL) as pilot:
+        screen = ExploreScreen(Mode.SEED_SQL, "en", blocked, depth=4)
+        app.push_screen(screen)
+        await _settle(pilot, screen)
+        assert app.is_running and app.screen is screen
+        assert status(screen) == f"Cannot write the traces to {blocked}: File exists"
+        assert screen.report is None and labels(screen) == []
+        await _esc(pilot)
+        assert isinstance(app.screen, MainScreen)
+
+
 # -- at 80x24, with results ---------------------------------------------------------------
 
 

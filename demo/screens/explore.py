@@ -58,6 +58,10 @@ WORDS.update(
             "回车播放所选路径 · Esc 关闭",
         ),
         "explore_searching": ("searching…", "搜索中…"),
+        "explore_unwritable": (
+            "Cannot write the traces to {folder}: {why}",
+            "无法把路径写进 {folder}：{why}",
+        ),
         # the result's line says only what the inputs decide (the rate was the machine's)
         "explore_bounded": (
             "{states:,} states, {transitions:,} transitions: bounded at depth {bound}",
@@ -181,7 +185,10 @@ class ExploreScreen(ModalScreen[None]):
             self._show_result(report, found)
         elif event.state is WorkerState.ERROR:
             # the search itself is tested; what fails here is the out folder (full, read-only)
-            self.query_one("#explore-status", Static).update(str(worker.error))
+            error = worker.error
+            why = error.strerror if isinstance(error, OSError) and error.strerror else error
+            line = tr("explore_unwritable", self.lang, folder=self.out_dir, why=why)
+            self.query_one("#explore-status", Static).update(line)
 
     def _show_result(self, report: ExploreReport, found: list[Counterexample]) -> None:
         self.report = report
