@@ -76,6 +76,7 @@ class ExploreReport:
     elapsed_s: float = 0.0
     cpu_s: float = 0.0  # processor time, this process's and its finished children's
     jobs: int = 1
+    stopped: bool = False  # `stop` said so before the bound: neither exhausted nor bounded
 
     @property
     def ok(self) -> bool:
@@ -96,6 +97,8 @@ class ExploreReport:
         reach = (
             "every interleaving (exhausted)"
             if self.exhausted
+            else f"stopped at depth {self.depth + 1}, not exhausted"
+            if self.stopped
             else f"bounded at depth {p.depth}, not exhausted"
         )
         head = f"{self.states} distinct states, {self.transitions} transitions, depth {self.depth}"
@@ -140,8 +143,14 @@ def explore(
     *,
     jobs: int = 1,
     on_level: Callable[[Level], None] | None = None,
+    stop: Callable[[], bool] | None = None,
 ) -> ExploreReport:
-    """Breadth-first search of every state the world reaches within `params.depth` choices."""
+    """Breadth-first search of every state the world reaches within `params.depth` choices.
+
+    `stop` is asked after each state is expanded (a thread's cancel flag, `Event.is_set`;
+    with several jobs, as each state's answer comes back from them): once it answers yes
+    the search returns at once with what it has found, `stopped`.
+    """
     started = time.perf_counter()
     cpu_started = _cpu_s()
     report = ExploreReport(params=params, jobs=jobs)
@@ -170,6 +179,9 @@ def explore(
             new_keys: list[bytes] = []
             known = len(seen)
             for position, outcomes in expander.expand():
+                if stop is not None and stop():
+                    report.stopped = True
+                    break
                 node = frontier[position]
                 for choice, child in enumerate(outcomes):
                     report.transitions += 1
@@ -195,6 +207,8 @@ def explore(
                     new_keys.append(child.key)
                     if params.max_states is not None and len(seen) >= params.max_states:
                         full = True
+            if report.stopped:
+                break
             depth += 1
             if len(seen) > known:
                 report.depth = depth

@@ -70,15 +70,17 @@ class _Shard:
         return key
 
     def expand(self) -> list[tuple[int, list[Outcome]]]:
-        out = []
-        for position, handle in self.frontier:
+        return list(self.each())
+
+    def each(self) -> Iterator[tuple[int, list[Outcome]]]:
+        """The level's states one by one, so the search may stop between two of them."""
+        frontier, self.frontier = self.frontier, []
+        for position, handle in frontier:
             children = expand(self.branches, handle, self.seen)
             for i, child in enumerate(children):
                 if child.handle is not None:
                     self.pending[(position, i)] = child.handle
-            out.append((position, _outcomes(children)))
-        self.frontier = []
-        return out
+            yield position, _outcomes(children)
 
     def keep(self, me: int, keeps: Iterable[Keep]) -> dict[int, list[tuple[int, Handle]]]:
         """Keep the new children that stay here; the ones that move, by job."""
@@ -144,7 +146,7 @@ class Expander:
     def expand(self) -> Iterator[tuple[int, list[Outcome]]]:
         """Every state of the level and its transitions, in the level's order."""
         if self._local is not None:
-            yield from self._local.expand()
+            yield from self._local.each()
             return
         for pipe in self._pipes:
             pipe.send(("expand",))

@@ -5,6 +5,9 @@ The search is core/scenarios/explore.py; this screen only starts it, shows its l
 finish and opens a chosen counterexample like any scenario.
 """
 
+import asyncio
+import threading
+from functools import partial
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -14,6 +17,7 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen, Screen
 from textual.widgets import OptionList, ProgressBar, Static
 from textual.widgets.option_list import Option
+from textual.worker import Worker, WorkerState
 
 from core.engine.config import Mode
 from core.scenarios.explore import ENGINE_ERROR, Counterexample, ExploreParams, ExploreReport, Level
@@ -54,16 +58,35 @@ WORDS.update(
             "回车播放所选路径 · Esc 关闭",
         ),
         "explore_searching": ("searching…", "搜索中…"),
+        "explore_unwritable": (
+            "Cannot write the traces to {folder}: {why}",
+            "无法把路径写进 {folder}：{why}",
+        ),
+        # the result's line says only what the inputs decide (the rate was the machine's)
+        "explore_bounded": (
+            "{states:,} states, {transitions:,} transitions: bounded at depth {bound}",
+            "{states:,} 个状态、{transitions:,} 次转移：搜到深度 {bound} 为止，未穷尽",
+        ),
+        "explore_exhausted": (
+            "{states:,} states, {transitions:,} transitions: every interleaving (exhausted)",
+            "{states:,} 个状态、{transitions:,} 次转移：所有交错都已穷尽",
+        ),
     }
 )
 
 
-class _Closed(Exception):
-    """The screen closed while the search ran: stop at the end of the current level."""
+Found = tuple[ExploreReport, list[Counterexample]]
 
 
 class ExploreScreen(ModalScreen[None]):
-    """The search of one mode; choosing a counterexample plays it on a new main screen."""
+    """The search of one mode; choosing a counterexample plays it on a new main screen.
+
+    The search runs in a thread that never waits for the app: its levels reach the screen
+    through the event loop's own queue, its result as the worker's, and `stop_search` (set
+    by Esc and whenever the screen goes away) stops it after the state it is expanding, so
+    the thread ends at once, files unwritten (`stopped`). `search_done` is set when the
+    thread has.
+    """
 
     DEFAULT_CSS = """
     ExploreScreen { align: center middle; }
@@ -87,7 +110,10 @@ class ExploreScreen(ModalScreen[None]):
         self.params = ExploreParams(mode=mode, depth=depth)
         self.found: list[Counterexample] = []
         self.report: ExploreReport | None = None
-        self._closed = False
+        self.levels: list[Level] = []
+        self.stopped = False  # the search ended by `stop_search`, before its bound
+        self.stop_search = threading.Event()
+        self.search_done = threading.Event()
 
     def compose(self) -> ComposeResult:
         lang = self.lang
@@ -100,27 +126,44 @@ class ExploreScreen(ModalScreen[None]):
             yield Static(tr("explore_hint", lang), id="explore-hint")
 
     def on_mount(self) -> None:
-        self.run_worker(self._search, thread=True, exclusive=True, group="explore")
+        loop = asyncio.get_running_loop()
+        self.run_worker(
+            partial(self._search, loop),
+            thread=True,
+            exclusive=True,
+            group="explore",
+            exit_on_error=False,
+        )
+
+    def on_unmount(self) -> None:
+        self.stop_search.set()
 
     # -- the search, on its own thread ----------------------------------------------------------
 
-    def _search(self) -> None:
+    def _search(self, loop: asyncio.AbstractEventLoop) -> Found | None:
+        """Run the search; None when stopped. It hands each level to the app's loop without
+        waiting (`call_from_thread` would wait, and an app shutting down never answers)."""
+
         def level(lv: Level) -> None:
-            if self._closed:
-                raise _Closed
-            self.app.call_from_thread(self._show_level, lv)
+            if not self.stop_search.is_set():
+                loop.call_soon_threadsafe(self._show_level, lv)
 
         try:
-            report = run_explore(self.params, on_level=level)
-        except _Closed:
-            return
-        found = write_counterexamples(self.params, report.counterexamples, self.out_dir)
-        if not self._closed:
-            self.app.call_from_thread(self._show_result, report, found)
+            report = run_explore(self.params, on_level=level, stop=self.stop_search.is_set)
+            if report.stopped or self.stop_search.is_set():
+                self.stopped = report.stopped
+                return None
+            found = write_counterexamples(self.params, report.counterexamples, self.out_dir)
+            return report, found
+        finally:
+            self.search_done.set()
 
     # -- back on the app's thread ---------------------------------------------------------------
 
     def _show_level(self, lv: Level) -> None:
+        if self.stop_search.is_set() or not self.is_attached:
+            return
+        self.levels.append(lv)
         rate = lv.states / lv.elapsed_s if lv.elapsed_s > 0 else 0.0
         self.query_one(ProgressBar).update(progress=lv.depth)
         status = tr(
@@ -133,10 +176,33 @@ class ExploreScreen(ModalScreen[None]):
         )
         self.query_one("#explore-status", Static).update(status)
 
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        worker = event.worker
+        if worker.group != "explore" or self.stop_search.is_set():
+            return
+        if event.state is WorkerState.SUCCESS and worker.result is not None:
+            report, found = worker.result
+            self._show_result(report, found)
+        elif event.state is WorkerState.ERROR:
+            # the search itself is tested; what fails here is the out folder (full, read-only)
+            error = worker.error
+            why = error.strerror if isinstance(error, OSError) and error.strerror else error
+            line = tr("explore_unwritable", self.lang, folder=self.out_dir, why=why)
+            self.query_one("#explore-status", Static).update(line)
+
     def _show_result(self, report: ExploreReport, found: list[Counterexample]) -> None:
         self.report = report
         self.found = found
         self.query_one(ProgressBar).update(progress=self.params.depth)
+        done = "explore_exhausted" if report.exhausted else "explore_bounded"
+        line = tr(
+            done,
+            self.lang,
+            states=report.states,
+            transitions=report.transitions,
+            bound=self.params.depth,
+        )
+        self.query_one("#explore-status", Static).update(line)
         options = self.query_one(OptionList)
         options.clear_options()
         if not found:
@@ -147,6 +213,7 @@ class ExploreScreen(ModalScreen[None]):
             key = "explore_crash" if c.path is None else "explore_found"
             label = tr(key, self.lang, rule=rule_word(c.rule, self.lang), length=c.length)
             options.add_option(Option(label, id=str(i), disabled=c.path is None))
+        options.highlighted = 0  # the shortest first, ready for Enter
         options.focus()
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
@@ -165,7 +232,9 @@ class ExploreScreen(ModalScreen[None]):
         host(self.app).open_session(scenario)
 
     def action_close(self) -> None:
-        self._closed = True
+        # Not `_closed`: that name is Textual's own (a message pump's "I am closed"), and
+        # setting it before dismissing left the screen's removal waiting for ever.
+        self.stop_search.set()
         self.dismiss()
 
 
