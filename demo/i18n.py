@@ -89,7 +89,7 @@ WORDS: dict[str, tuple[str, str]] = {
     "ignored": ("{msg}", "已忽略：{msg}"),
     "refusal": (
         "{worker}'s {op} on {task} refused: {reason} (its token {its}; current {current})",
-        "{worker} 对 {task} 的{op}被拒：{reason}（它的令牌 {its}，当前 {current}）",
+        "{worker}{op}（{task}）被拒：{reason}（所带令牌 {its}，当前 {current}）",
     ),
     # controls
     "play_pause": ("Play/Pause", "播放/暂停"),
