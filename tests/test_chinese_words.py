@@ -51,7 +51,7 @@ def _codes() -> tuple[str, ...]:
 # The engine's codes (statuses, reasons, events, modes, violations) as the register and the
 # files spell them. In Chinese prose a code is glossed where it first appears, as the glossary
 # writes it: "（superseded：已有新租约）", or "running（运行中）". One quoted as SQL
-# ("status = 'running'") is code, not prose.
+# ("status = 'running'") or given to a command ("explore --mode seed_sql") is code, not prose.
 CODE = re.compile(r"(?<![A-Za-z_])(" + "|".join(map(re.escape, _codes())) + r")(?![A-Za-z_])")
 
 
@@ -67,7 +67,11 @@ def unglossed(text: str) -> list[str]:
             after.startswith("（") and _cjk(after[1:2])
         ):
             glossed.add(code)
-        elif not (before.endswith("'") and after.startswith("'")) and code not in glossed:
+        elif (
+            not (before.endswith("'") and after.startswith("'"))
+            and not before.endswith("--mode ")
+            and code not in glossed
+        ):
             found.append(code)
     return found
 
@@ -169,6 +173,7 @@ def test_the_check_finds_a_planted_unglossed_code(tmp_path: Path) -> None:
     assert unglossed("被拒（superseded：已有新租约），之后又是 superseded") == []
     assert unglossed("写着 running（运行中），永远停在 running") == []
     assert unglossed("原文只写 status = 'done'") == []
+    assert unglossed("由搜索找到（borrowed-keys explore --mode seed_sql）") == []
     planted = tmp_path / "words.py"
     planted.write_text('WORDS = {"r": ("refused (fenced)", "账房拒收（fenced）")}\n')
     hits = [
