@@ -118,7 +118,7 @@ def narrate(done: _Done, lang: str) -> str:
         holding = (
             f", holding lease {held[0]} (fence token {held[1]}) in memory,"
             if en
-            else f"手里记着租约 {held[0]}（围栏令牌 {held[1]}），"
+            else f"手里记着租约号 {held[0]}（围栏令牌 {held[1]}），"
         )
     ok = done.result.ok and not done.result.ignored
     text: str
@@ -132,7 +132,7 @@ def narrate(done: _Done, lang: str) -> str:
                 text += (
                     f"; {gone}'s lease {ev.lease_token} ran out at {at}"
                     if en
-                    else f"；{gone}的租约 {ev.lease_token} 在 {at} 到期"
+                    else f"；{gone}的租约号 {ev.lease_token} 在 {at} 到期"
                 )
         case Claim(task=task):
             what = task or ("any task" if en else "任务")
@@ -143,7 +143,7 @@ def narrate(done: _Done, lang: str) -> str:
                     f"At {clock} {who} claims {what}: lease {claimed.lease_token}, "
                     f"fence token {claimed.fence_token}, {until}"
                     if en
-                    else f"{clock}，{who}领取{what}：租约 {claimed.lease_token}，"
+                    else f"{clock}，{who}领取{what}：租约号 {claimed.lease_token}，"
                     f"围栏令牌 {claimed.fence_token}，{until}"
                 )
             else:
