@@ -531,15 +531,30 @@ async def test_at_a_question_n_does_not_reveal_and_v_lets_auto_play_go_on(
         screen.on_tick()  # step 2 asks first: auto-play stops on the question
         await pilot.pause()
         assert s.question is not None and not screen.playing and s.position == 1
+        assert any("v reveals" in str(n.message) for n in app._notifications)
         said = str(screen.query_one("#narration").content)
         assert said.startswith("Step 2 of")  # the question sits under the step it asks about
+        app.clear_notifications()
         await pilot.press("n")  # by habit: it must not give the answer away
         await pilot.pause()
         assert s.question is not None and s.position == 1
         assert any("v reveals" in str(n.message) for n in app._notifications)
+        app.clear_notifications()
+        await pilot.press("space")  # nor does Space: auto-play waits on the question
+        screen._autoplay_wall = -1e9
+        screen.on_tick()
+        await pilot.pause()
+        assert s.question is not None and s.position == 1
+        assert any("v reveals" in str(n.message) for n in app._notifications)
+        screen.playing = True  # however the run was started, a beat does not play the step
+        screen._autoplay_wall = -1e9
+        screen.on_tick()
+        await pilot.pause()
+        assert s.question is not None and s.position == 1 and not screen.playing
         await pilot.press("v")  # reveal: the step plays and the run goes on
         await pilot.pause()
         assert s.question is None and s.position == 2 and screen.playing
+        assert not any("v reveals" in str(n.message) for n in app._notifications)
         said = str(screen.query_one("#narration").content)
         why = s.steps[1].question.why_in("en")  # type: ignore[union-attr]
         assert why and why.split()[0] in said  # the why is shown with the answer

@@ -29,7 +29,7 @@ from core.engine.config import Mode
 from core.engine.records import EventRow
 from core.engine.vocabulary import TaskStatus
 from core.scenarios import glossary
-from core.scenarios.session import Session
+from core.scenarios.session import Session, StepOutcome
 from core.sim.live import LivePacer
 from core.sim.simulation import ActionResult
 from core.sim.snapshot import Snapshot, SnapshotPart
@@ -225,14 +225,23 @@ class MainScreen(Screen[None]):
             due = now - self._autoplay_wall >= AUTOPLAY_S / self.pacer.speed
             if self.playing and due and not self.runner.busy:
                 self._autoplay_wall = now
-                self._work(self.session.next_step, self._auto_stepped)
+                self._work(self._auto_step, self._auto_stepped)
         self.refresh_view()
+
+    def _auto_step(self) -> StepOutcome | None:
+        # at a question only v reveals: `next_step` would play the waiting step and
+        # give the answer away, so auto-play never calls it while a question is asked
+        if self.session.question is not None:
+            return None
+        return self.session.next_step()
 
     def _auto_stepped(self, outcome: object) -> None:
         if outcome is None:
             # a question (or the end) stops the run; revealing it (v) lets it go on
             self._resume_after_reveal = self.session.question is not None
             self.playing = False
+            if self._resume_after_reveal:
+                self.notify(tr("question_n", self.lang), timeout=4)
 
     def _work(self, work: Callable[[], object], then: Then | None = None) -> None:
         """The session's work: inline on SQLite, on a thread of its own when the store is
@@ -470,6 +479,11 @@ class MainScreen(Screen[None]):
 
     def action_play_pause(self) -> None:
         self._autoplay_wall = time.monotonic()
+        if not self.playing and not self.session.live and self.session.question is not None:
+            # auto-play waits on the question: v reveals it and the run goes on from there
+            self._resume_after_reveal = True
+            self.notify(tr("question_n", self.lang), timeout=4)
+            return
         self._resume_after_reveal = False
         self.playing = not self.playing
 
@@ -523,9 +537,11 @@ class MainScreen(Screen[None]):
     def _revealed(self, outcome: object) -> None:
         if outcome is None:
             self.notify(tr("nothing_to_reveal", self.lang), timeout=3)
-        elif self._resume_after_reveal:
-            self._autoplay_wall = time.monotonic()  # the revealed step stays a full beat
-            self.playing = True
+        else:
+            self.app.clear_notifications()  # "press v" no longer stands beside the answer
+            if self._resume_after_reveal:
+                self._autoplay_wall = time.monotonic()  # the revealed step stays a full beat
+                self.playing = True
         self._resume_after_reveal = False
         self.changed()
 
