@@ -62,22 +62,27 @@ WORDS: dict[str, tuple[str, str]] = {
         "三位抄写员、两项任务，没有脚本：时钟实时走，每个按钮都能用。",
     ),
     # narration
+    # a count of acts: English says "1 act", "2 acts"; Chinese has one form
+    "acts_one": ("1 act", "1 个动作"),
+    "acts_many": ("{n} acts", "{n} 个动作"),
+    # a label before its text: Chinese takes the full-width colon
+    "label": ("{word}: ", "{word}："),
     "step_k_of_n": ("Step {k} of {n}", "第 {k} 步 / 共 {n} 步"),
     "before_start": ("Press → or n for the first step.", "按 → 或 n 开始第一步。"),
     "end_of_script": ("End of the script.", "脚本结束。"),
     "forked_note": (
         "You acted, so the rest of the script was dropped: this run is yours now "
-        "({n} of your acts recorded so far).",
-        "你动手了，剩下的脚本就此放下：这一局归你（已录下你的 {n} 个动作）。",
+        "({acts} of yours recorded so far).",
+        "你动手了，剩下的脚本就此放下：这一局归你（已录下你的 {acts}）。",
     ),
     "after_script_note": (
         "The script is over; time runs on and what you do is recorded "
-        "({n} acts so far). s saves it as a scenario.",
-        "脚本已演完；时间继续走，你做的都会录下（已录 {n} 个动作）。按 s 存为场景。",
+        "({acts} so far). s saves it as a scenario.",
+        "脚本已演完；时间继续走，你做的都会录下（已录 {acts}）。按 s 存为场景。",
     ),
     "sandbox_note": (
-        "Sandbox: what you do is recorded ({n} acts so far). s saves it as a scenario.",
-        "沙盒：你做的都会录下（已录 {n} 个动作）。按 s 存为场景。",
+        "Sandbox: what you do is recorded ({acts} so far). s saves it as a scenario.",
+        "沙盒：你做的都会录下（已录 {acts}）。按 s 存为场景。",
     ),
     "mode_notice": (
         "Mode {mode}: {meaning}. This text describes {own_meaning} (mode {own}); "
@@ -248,6 +253,16 @@ def act_words(action: "Action", lang: str) -> str:
 def tr(key: str, lang: str, **fmt: object) -> str:
     """A word of the app's table, by the glossary's one lookup."""
     return glossary.lookup(WORDS, key, lang, **fmt)
+
+
+def acts_words(n: int, lang: str) -> str:
+    """A count of acts that reads right for one and for many: "1 act", "3 acts", "3 个动作"."""
+    return tr("acts_one", lang) if n == 1 else tr("acts_many", lang, n=n)
+
+
+def label(word: str, lang: str) -> str:
+    """A label before its text, "Answer: " or "答案：", the colon each language writes."""
+    return tr("label", lang, word=word)
 
 
 # The glossary's lookups, under the names the widgets use.

@@ -28,7 +28,7 @@ def test_play_passes(path: Path, lang: str, capsys: pytest.CaptureFixture[str]) 
     assert code == 0, out
     assert err == ""
     assert "\x1b[" not in out  # plain when not a terminal
-    assert ("passed: " if lang == "en" else "通过: ") in out
+    assert ("passed: " if lang == "en" else "通过：") in out
 
 
 def test_play_transcript_shape(capsys: pytest.CaptureFixture[str]) -> None:

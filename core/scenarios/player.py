@@ -365,6 +365,11 @@ def word(key: str, lang: str, **fmt: object) -> str:
     return lookup(TRANSCRIPT, key, lang, **fmt)
 
 
+def labelled(key: str, lang: str) -> str:
+    """A word of the table as a label: "mode: ", "模式：" (Chinese takes the full-width colon)."""
+    return word(key, lang) + ("：" if lang == "zh" else ": ")
+
+
 def event_label(name: str, lang: str) -> str:
     return event_word(name, lang)
 
@@ -412,7 +417,7 @@ def render_line(record: Record, lang: str = "en") -> list[tuple[str, str]]:
         if lang == "zh":
             mode = f"{mode}（{mode_word(mode, lang)}）"
         pieces.append(
-            (f"{word('mode', lang)}: {mode}  {word('seed', lang)}: {record['seed']}\n", "dim")
+            (f"{labelled('mode', lang)}{mode}  {labelled('seed', lang)}{record['seed']}\n", "dim")
         )
         return pieces
     if kind == "step":
@@ -476,7 +481,7 @@ def render_line(record: Record, lang: str = "en") -> list[tuple[str, str]]:
             (f"  {record['expect']}\n", ""),
         ]
         if not ok:
-            pieces.append((f"      {word('found', lang)}: {record['found']}\n", "red"))
+            pieces.append((f"      {labelled('found', lang)}{record['found']}\n", "red"))
         return pieces
     if kind == "summary":
         violations = record["violations"]
@@ -485,12 +490,12 @@ def render_line(record: Record, lang: str = "en") -> list[tuple[str, str]]:
         failed = record["failed"]
         return [
             ("\n", ""),
-            (f"{word('passed', lang)}: {record['passed']}", "bold green"),
+            (f"{labelled('passed', lang)}{record['passed']}", "bold green"),
             ("  ", ""),
-            (f"{word('failed', lang)}: {failed}", "bold red" if failed else "bold"),
+            (f"{labelled('failed', lang)}{failed}", "bold red" if failed else "bold"),
             ("  ", ""),
             (
-                f"{word('violations', lang)}: {shown}\n",
+                f"{labelled('violations', lang)}{shown}\n",
                 "bold red" if any(violations.values()) else "",
             ),
         ]

@@ -17,7 +17,7 @@ from rich.cells import cell_len
 from core.scenarios import glossary
 from core.scenarios.format import Scenario
 from demo.export.frames import Frame, Recording
-from demo.i18n import tr
+from demo.i18n import label, tr
 from demo.screens.main import AUTOPLAY_S
 from demo.widgets.cjk_wrap import html_unbroken
 
@@ -88,6 +88,12 @@ def _e(text: str) -> str:
     return html.escape(text, quote=True)
 
 
+def _label(word: str, lang: str) -> str:
+    """A bold label and the space after it, if its language puts one: "Answer: ", "答案："."""
+    said = label(word, lang)
+    return f"<b>{_e(said.rstrip())}</b>" + said[len(said.rstrip()) :]
+
+
 def _t(text: str, lang: str) -> str:
     """Prose for the browser to wrap: in Chinese a number keeps its word and unit."""
     return html_unbroken(text, _e) if lang == "zh" else _e(text)
@@ -112,7 +118,7 @@ def _question_html(frame: Frame, lang: str) -> tuple[str, str]:
         for n, c in enumerate(choices, start=1)
     )
     asked = (
-        f'<div class="question"><p class="ask"><b>{_e(tr("question", lang))}:</b> '
+        f'<div class="question"><p class="ask">{_label(tr("question", lang), lang)}'
         f"{_t(q.text(lang), lang)}</p>"
         + (f"<ol>{items}</ol>" if items else "")
         + f'<p class="hint">{_e(tr("question_n", lang))}</p>'
@@ -122,7 +128,7 @@ def _question_html(frame: Frame, lang: str) -> tuple[str, str]:
     answer = ""
     right = q.right_choice(lang)
     if right is not None:
-        said = f"<b>{_e(tr('answer', lang))}:</b> {q.answer}. {_t(right, lang)} ✓"
+        said = f"{_label(tr('answer', lang), lang)}{q.answer}. {_t(right, lang)} ✓"
         answer += f'<p class="answer">{said}</p>'
     why = q.why_in(lang)
     if why:

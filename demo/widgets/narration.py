@@ -8,7 +8,7 @@ from core.scenarios.format import Question
 from core.scenarios.sentences import action_sentence, expectation_sentence
 from core.scenarios.session import Mark, Session, StepOutcome
 from core.sim.simulation import ActionResult
-from demo.i18n import mode_word, operation_word, reason_word, tr
+from demo.i18n import acts_words, label, mode_word, operation_word, reason_word, tr
 from demo.widgets.cjk_wrap import wrap_text
 
 
@@ -66,7 +66,9 @@ def narration_text(
     n = session.step_count
     asked = session.question
     if session.is_sandbox:
-        text.append(tr("sandbox_note", lang, n=session.acts_count), style="italic")
+        text.append(
+            tr("sandbox_note", lang, acts=acts_words(session.acts_count, lang)), style="italic"
+        )
     else:
         # a question belongs to the step it asks about: "Step 14 of 17" above step 14's
         k = session.position + (1 if asked is not None else 0)
@@ -74,7 +76,9 @@ def narration_text(
         if session.forked:
             text.append("  ")
             note = "forked_note" if session.dropped_script else "after_script_note"
-            text.append(tr(note, lang, n=session.acts_count), style="bold yellow")
+            text.append(
+                tr(note, lang, acts=acts_words(session.acts_count, lang)), style="bold yellow"
+            )
         text.append("\n")
         notice = mode_notice(session, lang)
         if notice:
@@ -141,7 +145,7 @@ def _mark(text: Text, mark: Mark, lang: str, *, toml: bool) -> None:
 
 def _answer(text: Text, question: Question, lang: str) -> None:
     """A revealed question: the right choice, then why, as the presenter reveals them."""
-    text.append(f"{tr('answer', lang)}: ", style="bold green")
+    text.append(label(tr("answer", lang), lang), style="bold green")
     right = question.right_choice(lang)
     if right is not None and question.answer is not None:
         text.append(f"{question.answer}. {right}", style="bold green")
@@ -154,7 +158,7 @@ def _answer(text: Text, question: Question, lang: str) -> None:
 
 def _question(text: Text, question: Question, lang: str) -> None:
     """Interview mode: the question and its choices, before the step plays."""
-    text.append(f"{tr('question', lang)}: {question.text(lang)}", style="bold cyan")
+    text.append(label(tr("question", lang), lang) + question.text(lang), style="bold cyan")
     # on the question's own line: the narration box may be short
     text.append(f"  {tr('question_hint', lang)}", style="dim")
     for n, choice in enumerate(question.choices_in(lang), start=1):
