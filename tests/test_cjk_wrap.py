@@ -111,3 +111,14 @@ def test_the_exported_chinese_page_uses_it() -> None:
     en = build_page(scenario, [Recording("en", (80, 24), (frame,))], command="c")
     assert '<p class="say"><span class="nb">' not in en
     assert '<span class="nb">第 3 页。</span>' in zh and ".nb { white-space: nowrap; }" in zh
+
+
+@pytest.mark.parametrize("width", range(10, 41))
+def test_a_lease_and_its_fence_stay_on_one_line(width: int) -> None:
+    """The refusal's "当前 L2 F2）" broke as "当前 L2 / F2）": the pair is one token."""
+    sentence = "阿澄提交第 3 页被拒：围栏令牌落后（所带令牌 L1 F1，当前 L2 F2）"
+    lines = wrap(sentence, width)
+    assert "".join(lines).replace(" ", "") == sentence.replace(" ", "")
+    assert any("L1 F1" in line for line in lines) and any("L2 F2" in line for line in lines)
+    styled = wrap_text(Text(sentence), width).plain
+    assert "L1 F1" in styled and "L2 F2" in styled, (width, styled)

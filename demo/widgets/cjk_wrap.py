@@ -8,6 +8,7 @@ and the unit after it ("围栏令牌 1", "第 2 页", "80 秒", "120 石").
 """
 
 import functools
+import re
 from collections.abc import Callable
 
 from rich.cells import cell_len
@@ -18,6 +19,11 @@ NO_LINE_START = set("，。、；：！？）》」』”’…·")
 NO_LINE_END = set("（《「『“‘")
 # Units a number keeps on its line: "80 秒", "第 2 页", "3 次", a page's "120 石" (dan).
 UNITS = set("秒分钟步页次个位号层天时毫份条张项遍石刻倍岁年行轮")
+
+
+# A lease and its fence, "L2 F2", read as one pair: a break between them parts the token.
+_LEASE_END = re.compile(r"(?<![A-Za-z0-9])L\d+$")
+_FENCE = re.compile(r"F\d+(?![A-Za-z0-9])")
 
 
 def _all_cjk(text: str) -> bool:
@@ -86,6 +92,11 @@ def tokens(text: str, terms: tuple[str, ...] | None = None) -> list[str]:
             i += len(piece)
         if out and (piece[0] in NO_LINE_START or out[-1][-1:] in NO_LINE_END):
             out[-1] += piece
+        elif (
+            _FENCE.match(piece) and len(out) >= 2 and out[-1] == " " and _LEASE_END.search(out[-2])
+        ):
+            out[-2] += " " + piece  # L2 F2
+            out.pop()
         elif _is_number(piece) and len(out) >= 2 and out[-1] == " " and _is_cjk(out[-2][-1]):
             out[-2] += " " + piece  # 围栏令牌 1
             out.pop()
