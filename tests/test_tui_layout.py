@@ -32,12 +32,13 @@ def whole(table: DataTable[object]) -> bool:
     return table.virtual_size.width <= table.scrollable_content_region.width
 
 
+@pytest.mark.parametrize("size", [(160, 48), (173, 50), (200, 60)], ids=str)
 @pytest.mark.parametrize("lang", ["en", "zh"])
-async def test_at_200x60_the_event_log_is_beside_the_chosen_panel(
-    tmp_path: Path, lang: str
+async def test_from_160x48_the_event_log_is_beside_the_chosen_panel(
+    tmp_path: Path, lang: str, size: tuple[int, int]
 ) -> None:
     app = fog(tmp_path, lang)
-    async with app.run_test(size=(200, 60)) as pilot:
+    async with app.run_test(size=size) as pilot:
         screen = screen_of(app)
         await pilot.press(*["n"] * 14, "v", "3")  # to Acheng's refused page, the Rejected panel
         await pilot.pause()
@@ -59,14 +60,18 @@ async def test_at_200x60_the_event_log_is_beside_the_chosen_panel(
         await pilot.press("1")  # the ledger: the log beside is back, with what it missed
         await pilot.pause()
         assert side.display and whole(screen.query_one("#ledger", DataTable))
+        await pilot.press("2")  # the widest panel: what each checkpoint box holds
+        await pilot.pause()
+        assert side.display and whole(screen.query_one("#checkpoints", DataTable))
+        assert side.region.width >= 44  # the log beside is worth its room
         assert len(side.lines) == len(screen.session.events(0)) > len(events)
         await pilot.press("l")  # a new language: the log beside is written again in it
         await pilot.pause()
         assert len(side.lines) == len(screen.session.events(0))
 
 
-@pytest.mark.parametrize("size", [(80, 24), (100, 30), (160, 48)], ids=str)
-async def test_below_200x60_the_panels_keep_the_whole_width(
+@pytest.mark.parametrize("size", [(80, 24), (100, 30), (159, 48), (160, 47)], ids=str)
+async def test_below_160x48_the_panels_keep_the_whole_width(
     tmp_path: Path, size: tuple[int, int]
 ) -> None:
     assert not fit(*size).roomy and fit(ROOMY_WIDTH, ROOMY_HEIGHT).roomy
