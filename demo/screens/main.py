@@ -29,6 +29,7 @@ from core.engine.config import Mode
 from core.engine.records import EventRow
 from core.engine.vocabulary import TaskStatus
 from core.scenarios import glossary
+from core.scenarios.sentences import timing_warnings
 from core.scenarios.session import Session, StepOutcome
 from core.sim.live import LivePacer
 from core.sim.simulation import ActionResult
@@ -77,6 +78,7 @@ def _nothing() -> None:
 REFRESH_S = 0.1  # the fixed refresh interval (10 Hz)
 SANDBOX_STEP_MS = 5_000  # "next" in a live run lets this much virtual time pass
 AUTOPLAY_S = 3.0  # seconds between steps of an auto-playing script at x1
+WARNING_TOAST_S = 20.0  # a scenario's timing warning stays long enough to be read aloud
 
 # The snapshot lists each panel needs; the others are not read while it is shown.
 PANEL_PARTS: dict[str, frozenset[SnapshotPart]] = {
@@ -168,6 +170,9 @@ class MainScreen(Screen[None]):
     def on_mount(self) -> None:
         self.relabel()
         self.refresh_view()
+        if self.session.scenario is not None:
+            for warning in timing_warnings(self.session.scenario, self.lang):
+                self.notify(warning, severity="warning", timeout=WARNING_TOAST_S)
         if self.bk_app.live_clock:
             self.set_interval(REFRESH_S, self.on_tick)
         self.query_one("#tasks", TaskTable).focus(scroll_visible=False)
