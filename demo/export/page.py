@@ -156,7 +156,8 @@ def _step_html(frame: Frame, lang: str, total: int) -> str:
         items = []
         for c in frame.checks:
             found = (
-                f' <span class="found">({_e(word("found", lang))}: {_e(c.found)})</span>'
+                f' <span class="found">({_e(tr("label", lang, word=word("found", lang)))}'
+                f"{_e(c.found)})</span>"
                 if c.found
                 else ""
             )

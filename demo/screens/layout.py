@@ -2,7 +2,7 @@
 
 Three shapes. A small screen (80 x 24, 100 x 30) is one column that scrolls: the narration
 grows to show a step whole and a panel brought into view fills the visible body. A large
-one fits without scrolling. A roomy one (160 x 48 and up) also has the event log in sight beside
+one fits without scrolling. A roomy one (160 x 40 and up) also has the event log in sight beside
 the chosen panel, in the rows and columns a few-row panel would leave empty.
 """
 
@@ -12,9 +12,10 @@ NARROW_WIDTH = 120  # below this (or NARROW_HEIGHT) the body scrolls as one colu
 NARROW_HEIGHT = 36
 # From here the event log stays beside the chosen panel: the panel keeps at least the 116
 # columns the walkthrough's widest panel needs (the checkpoints, app.tcss), and the log beside
-# has 44 or more. A browser at 1600 x 1000 (about 173 columns) is roomy.
+# has 44 or more. A browser at 1600 x 1000 (about 173 x 47) is roomy: from 40 rows the log
+# beside still has a score of rows below the panes and the task table.
 ROOMY_WIDTH = 160
-ROOMY_HEIGHT = 48
+ROOMY_HEIGHT = 40
 TASK_ROWS_MIN = 8  # the task table's least height (its two header lines included)
 NARRATION_SPARE = 9  # rows a small screen keeps for the header, the body and the bars
 SHORT_HEIGHT = 30  # below this the panes leave out their fault buttons (in the palette)
