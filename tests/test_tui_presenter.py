@@ -208,7 +208,7 @@ async def test_after_a_fork_the_first_step_hint_is_gone(tmp_path: Path) -> None:
         await pilot.press("e")  # an act before the first step
         await pilot.pause()
         text = str(screen.query_one("#narration").content)
-        assert "first step" not in text and "1 of your acts recorded" in text.replace("\n", " ")
+        assert "first step" not in text and "1 act of yours recorded" in text.replace("\n", " ")
 
 
 def test_last_heartbeat_stops_on_a_finished_task() -> None:
