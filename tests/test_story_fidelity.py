@@ -310,7 +310,7 @@ def test_a_box_expectation_checks_what_the_box_holds() -> None:
     from core.scenarios.format import parse_scenario
 
     text = (Path(path("05_browser_agent"))).read_text("utf-8")
-    wrong = text.replace("next step: open", "next step: act", 1)
+    wrong = text.replace("next step: screenshot", "next step: act", 1)
     assert wrong != text
     results = {
         name: [
