@@ -145,7 +145,7 @@ def _task(exp: Expectation, lang: str) -> str:
         elif (key == "checkpoint_step" and v == 0) or (key == "box" and v == ""):
             tails.append(_form("task_no_checkpoint", lang))
         elif key == "box":
-            tails.append(_form("task_box", lang, box=f"“{v}”"))
+            tails.append(_form("task_box", lang, box=f"“{glossary.box_line(str(v), lang)}”"))
         elif key in ("expires_at", "renew_deadline", "last_heartbeat_at"):
             if isinstance(v, int):
                 tails.append(_form(f"task_{key}", lang, at=_clock(v)))

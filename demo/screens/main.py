@@ -23,7 +23,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.reactive import reactive
 from textual.screen import Screen
-from textual.widgets import TabbedContent, TabPane
+from textual.widgets import DataTable, TabbedContent, TabPane
 
 from core.engine.config import Mode
 from core.engine.records import EventRow
@@ -58,6 +58,7 @@ from demo.widgets.control_bar import ControlBar
 from demo.widgets.keybar import Hint, KeyBar
 from demo.widgets.narration import NarrationPanel, refusal_text
 from demo.widgets.panels import (
+    BoxDetail,
     CheckpointTable,
     EffectsTable,
     EventLog,
@@ -152,7 +153,8 @@ class MainScreen(Screen[None]):
                 with TabbedContent(id="panels"):
                     with TabPane(tr("ledger", "en"), id="tab-ledger"):
                         yield LedgerTable(id="ledger")
-                    with TabPane(tr("checkpoints", "en"), id="tab-checkpoints"):
+                    with TabPane(tr("checkpoints", "en"), id="tab-checkpoints"), Vertical():
+                        yield BoxDetail(id="box-detail")
                         yield CheckpointTable(id="checkpoints")
                     with TabPane(tr("rejected", "en"), id="tab-rejected"):
                         yield RejectedTable(id="rejected")
@@ -415,6 +417,13 @@ class MainScreen(Screen[None]):
     def _active_tab(self) -> str:
         return self.query_one("#panels", TabbedContent).active
 
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        """A row chosen in the Checkpoints table: its whole box under the table."""
+        if event.data_table.id == "checkpoints" and self._snap is not None:
+            self.query_one("#box-detail", BoxDetail).show(
+                self._snap, self.lang, event.row_key.value
+            )
+
     def _show_active_panel(self) -> None:
         """Only the panel on screen is brought up to date; the others catch up when shown."""
         snap, lang = self._snap, self.lang
@@ -424,9 +433,9 @@ class MainScreen(Screen[None]):
         if active == "tab-ledger":
             self.query_one("#ledger", LedgerTable).show(snap, lang)
         elif active == "tab-checkpoints":
-            self.query_one("#checkpoints", CheckpointTable).show(
-                snap, lang, self._checkpoint_writers
-            )
+            table = self.query_one("#checkpoints", CheckpointTable)
+            table.show(snap, lang, self._checkpoint_writers)
+            self.query_one("#box-detail", BoxDetail).show(snap, lang, table.selected_key())
         elif active == "tab-rejected":
             self._rejections_seen = len(snap.rejections)
             self.query_one("#rejected", RejectedTable).show(
