@@ -306,3 +306,13 @@ def test_a_box_expectation_checks_what_the_box_holds() -> None:
         for name, t in (("right", text), ("wrong", wrong))
     }
     assert all(results["right"]) and results["wrong"].count(False) == 1
+
+
+def test_the_visibility_timeout_scenario_names_every_queue_on_screen() -> None:
+    """ "如果你做过 SQS、Celery、RabbitMQ、Kafka consumer group、Temporal 活动执行器，就会见过另一个
+    词：Visibility Timeout。" """
+    first = load_scenario(path("19_visibility_timeout")).steps[0]
+    for text in (first.say, first.say_zh):
+        assert text is not None
+        for name in ("SQS", "Celery", "RabbitMQ", "Kafka consumer group", "Temporal"):
+            assert name in text, (name, text)
