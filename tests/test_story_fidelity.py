@@ -316,3 +316,14 @@ def test_the_visibility_timeout_scenario_names_every_queue_on_screen() -> None:
         assert text is not None
         for name in ("SQS", "Celery", "RabbitMQ", "Kafka consumer group", "Temporal"):
             assert name in text, (name, text)
+
+
+def test_chapter_four_quotes_the_seed_letter_for_letter() -> None:
+    steps = load_scenario(path("00_story_5_lessons")).steps
+    said = "".join(s.say_zh or "" for s in steps)
+    for sentence in (
+        "只要抄写员还能定期送出“我还在”的信号，守库房就承认这项工作仍由她负责。",
+        "再把它翻成更工程化的一句判断：一个长任务只有在“能证明自己还活着”时才继续拥有执行权；"
+        "一旦证明消失，资格必须可回收，旧持有人也必须失去改写权。",
+    ):
+        assert sentence in said
