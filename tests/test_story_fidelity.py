@@ -327,3 +327,36 @@ def test_chapter_four_quotes_the_seed_letter_for_letter() -> None:
         "一旦证明消失，资格必须可回收，旧持有人也必须失去改写权。",
     ):
         assert sentence in said
+
+
+@pytest.mark.parametrize(
+    ("name", "lang", "first", "dedup"),
+    [
+        ("12_mistake_no_idempotency", "en", "Call", None),
+        ("12_mistake_no_idempotency", "zh", "调用", None),
+        ("06_tool_calling", "zh", "键", "已去重"),
+    ],
+)
+async def test_the_effects_tab_names_a_call_not_a_key_where_no_key_is_sent(
+    tmp_path: Path, name: str, lang: str, first: str, dedup: str | None
+) -> None:
+    """Without idempotency keys "the effect carries none": no key column, nothing deduplicated."""
+    from core.scenarios.library import open_scenario
+    from demo.app import BorrowedKeysApp
+    from demo.screens.main import MainScreen
+    from demo.widgets.panels import EffectsTable
+
+    app = BorrowedKeysApp(
+        open_scenario(name), open_directly=True, lang=lang, live_clock=False, save_dir=tmp_path
+    )
+    async with app.run_test(size=(160, 50)) as pilot:
+        screen = app.screen
+        assert isinstance(screen, MainScreen)
+        while not screen.session.at_end:
+            await pilot.press("v" if screen.session.question is not None else "n")
+        await pilot.press("4")
+        await pilot.pause()
+        table = screen.query_one(EffectsTable)
+        labels = [str(c.label) for c in table.columns.values()]
+        assert table.row_count and labels[0] == first, labels
+        assert (dedup in labels) if dedup else not any("去重" in x or "dedup" in x for x in labels)
