@@ -181,6 +181,10 @@ WORDS: dict[str, tuple[str, str]] = {
 WORDS.update(
     {
         "undo": ("Undo", "撤销"),
+        "box_detail": (
+            "Box {task} #{seq} (step {step}):",
+            "木匣 {task} #{seq}（第 {step} 步）：",
+        ),
         "timeline_legend": (
             "each letter = who held it · ✕ lease expired · ! write rejected",
             "每个字母 = 当时的持有人 · ✕ 租约过期 · ! 写入被拒",

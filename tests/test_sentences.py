@@ -78,3 +78,27 @@ def test_a_step_that_says_nothing_reads_as_its_act() -> None:
     assert action_sentence(Write("acheng", "floor6/2", "v"), "en") == "Acheng: write floor6/2"
     assert action_sentence(Write("acheng", "floor6/2", "v"), "zh") == "阿澄：写入总册 floor6/2"
     assert action_sentence(Approve("grant"), "en") == "Approve grant"
+
+
+def test_the_box_check_is_said_in_the_runs_language() -> None:
+    """The `box` check's English line, said again in Chinese: words, verbs and the DOM
+    summary in Chinese, the URL and file names as written."""
+    url = "https://archive.example/crawl/page/1"
+    box = (
+        f"URL: {url} · actions done: 1:open, 2:act, 3:extract · "
+        f"DOM summary: 3 nodes read from {url} · screenshot: shot-crawl-4.png · next step: open"
+    )
+    zh = expectation_sentence(Expectation("task", "crawl", (("box", box),)), "zh")
+    assert zh == (
+        f"crawl：最新的检查点里是 “网址：{url} · 已做操作：1:打开、2:操作、3:提取 · "
+        f"DOM 摘要：从 {url} 读出 3 个节点 · 截图：shot-crawl-4.png · 下一步：打开”"
+    )
+    en = expectation_sentence(Expectation("task", "crawl", (("box", box),)), "en")
+    assert en == f"crawl: its newest checkpoint holds “{box}”"
+
+
+def test_a_reopened_page_is_said_in_chinese() -> None:
+    from core.scenarios.glossary import ledger_value
+
+    url = "https://archive.example/crawl/page/1"
+    assert ledger_value(f"reopen {url}; screenshot", "zh") == f"重新打开 {url}；截图"

@@ -246,9 +246,22 @@ def test_the_browser_box_shows_what_the_seed_lists() -> None:
     sim.apply(scenario.steps[0].action)
     (box, *_) = sorted(sim.snapshot().checkpoints, key=lambda c: -c.seq)
     shown = box_contents(box.state, "zh")
-    for part in ("网址: https://archive.example/crawl/page/1", "已做操作: 4:screenshot (4)"):
+    url = "https://archive.example/crawl/page/1"
+    for part in (f"网址：{url}", "已做操作：1:打开、2:操作、3:提取", f"DOM 摘要：从 {url} 读出"):
         assert part in shown
-    assert "DOM 摘要: " in shown and "截图: shot-crawl-4.png" in shown and "下一步: open" in shown
+    assert "下一步：截图" in shown
+    assert not any(word in shown for word in ("open", "extract", "screenshot", "nodes"))
+    sim.close()
+
+
+def test_the_browser_crawl_opens_a_page_of_its_own_each_time_and_the_successor_reopens() -> None:
+    """Scenario 05: "resume from the saved page" is the saved URL opened again, and the
+    crawl's second open is a second page."""
+    sim = played("05_browser_agent")
+    pages = {p.key: p.value for p in sim.snapshot().ledger}
+    assert pages["crawl/1"] == "open https://archive.example/crawl/page/1"
+    assert pages["crawl/4"] == "reopen https://archive.example/crawl/page/1; screenshot"
+    assert pages["crawl/5"] == "open https://archive.example/crawl/page/2"
     sim.close()
 
 
@@ -297,7 +310,7 @@ def test_a_box_expectation_checks_what_the_box_holds() -> None:
     from core.scenarios.format import parse_scenario
 
     text = (Path(path("05_browser_agent"))).read_text("utf-8")
-    wrong = text.replace("next step: open", "next step: act", 1)
+    wrong = text.replace("next step: screenshot", "next step: act", 1)
     assert wrong != text
     results = {
         name: [

@@ -138,10 +138,18 @@ class LeaseConfig:
             )
         return long.validated()
 
+    @property
+    def renews_too_slowly(self) -> bool:
+        """Whether the heartbeat comes slower than half the ttl.
+
+        The seed: "续约频率快于租期的一半。 例如租期 60 秒，worker 每 20 秒发一次 heartbeat。这样
+        即使丢一两次包，系统还有补救窗口。" (renew faster than half the ttl)."""
+        return self.heartbeat_ms * 2 > self.ttl_ms
+
     def timing_warnings(self) -> list[str]:
         """Rules of thumb this configuration breaks (it still runs)."""
         found = []
-        if self.heartbeat_ms * 2 > self.ttl_ms:
+        if self.renews_too_slowly:
             found.append(
                 f"heartbeat_every ({format_duration(self.heartbeat_ms)}) is more than half of "
                 f"lease_ttl ({format_duration(self.ttl_ms)}): one lost heartbeat can cost the lease"

@@ -275,19 +275,69 @@ BOX: Final[dict[str, Word]] = {
 }
 
 
+_BOX_LISTS: Final = ("actions", "calls", "artifacts", "done")
+_DOM_READ = re.compile(r"^(?P<n>\d+) nodes read from (?P<url>\S+)$")
+_STEP_VERB = re.compile(r"^(?P<n>\d+):(?P<verb>\w+)$")
+
+
+def _box_item(item: str, lang: str) -> str:
+    """One thing done, "3:extract", with its verb in `lang` ("3:提取")."""
+    found = _STEP_VERB.match(item)
+    if found is None or lang != "zh":
+        return item
+    return f"{found['n']}:{lookup(PAGE_VERBS, found['verb'], lang)}"
+
+
+def _box_value(key: str, value: object, lang: str) -> str:
+    if isinstance(value, list):
+        return ("、" if lang == "zh" else ", ").join(_box_item(str(v), lang) for v in value)
+    shown = str(value)
+    if lang != "zh":
+        return shown
+    if key == "last":
+        return lookup(VILLAGES, shown, lang)
+    if key == "next_action":
+        return lookup(PAGE_VERBS, shown, lang)
+    found = _DOM_READ.match(shown) if key == "dom_summary" else None
+    if found is not None:
+        return f"从 {found['url']} 读出 {found['n']} 个节点"
+    return shown
+
+
 def box_contents(state: Mapping[str, object], lang: str) -> str:
-    """What is inside a box, in a line: each known part by its word, a list by its last
-    item and its length ("actions done: 4:screenshot (4)")."""
+    """What is inside a box, in a line, in `lang`: each known part by its word, a list with
+    every item ("actions done: 1:open, 2:act, 3:extract"). The English line is what a
+    scenario's `box` expectation says."""
     parts = []
+    colon = "：" if lang == "zh" else ": "
     for key, (en, zh) in BOX.items():
         if key not in state or state[key] in (None, "", []):
             continue
-        value = state[key]
-        shown = f"{value[-1]} ({len(value)})" if isinstance(value, list) else str(value)
-        if key == "last":
-            shown = lookup(VILLAGES, shown, lang)
-        parts.append(f"{zh if lang == 'zh' else en}: {shown}")
+        parts.append(f"{zh if lang == 'zh' else en}{colon}{_box_value(key, state[key], lang)}")
     return " · ".join(parts)
+
+
+def box_parts(state: Mapping[str, object], lang: str) -> list[tuple[str, str]]:
+    """The box's parts as (word, value) pairs in `lang`, for a screen that lays them out."""
+    return [
+        (pick(word, lang), _box_value(key, state[key], lang))
+        for key, word in BOX.items()
+        if key in state and state[key] not in (None, "", [])
+    ]
+
+
+def box_line(english: str, lang: str) -> str:
+    """A box's English line (a scenario's `box` expectation) in `lang`: read back into its
+    parts and said again; a line of another shape stays as written."""
+    words = {en: key for key, (en, _) in BOX.items()}
+    state: dict[str, object] = {}
+    for part in english.split(" · "):
+        label, sep, value = part.partition(": ")
+        key = words.get(label)
+        if not sep or key is None:
+            return english
+        state[key] = value.split(", ") if key in _BOX_LISTS else value
+    return box_contents(state, lang)
 
 
 # A page an autopilot worker writes is data, written in English (`--json` keeps it so); a
@@ -308,6 +358,8 @@ VILLAGES: Final[dict[str, Word]] = {
 }
 PAGE_VERBS: Final[dict[str, Word]] = {
     "open": ("open", "打开"),
+    "reopen": ("reopen", "重新打开"),
+    "finish": ("finish", "完成任务"),
     "act": ("act", "操作"),
     "extract": ("extract", "提取"),
     "screenshot": ("screenshot", "截图"),
@@ -333,6 +385,8 @@ def ledger_value(value: str, lang: str) -> str:
         village = lookup(VILLAGES, found["village"], lang)
         total = f"（累计 {found['total']}）" if found["total"] else ""
         return f"第 {found['n']} 页：{village} {found['grain']} 石{total}"
+    if "; " in value:  # "reopen https://...; extract": each part its own verb
+        return "；".join(ledger_value(part, lang) for part in value.split("; "))
     verb, sep, rest = value.partition(" ")
     return f"{lookup(PAGE_VERBS, verb, lang)}{sep}{rest}" if verb in PAGE_VERBS else value
 

@@ -13,7 +13,7 @@ from typing import Final
 
 from core.engine.durations import format_clock, format_duration
 from core.scenarios import glossary
-from core.scenarios.format import Expectation, ExpectValue
+from core.scenarios.format import Expectation, ExpectValue, Scenario
 from core.scenarios.glossary import Word
 from core.sim.spec import Action, Advance
 
@@ -145,7 +145,7 @@ def _task(exp: Expectation, lang: str) -> str:
         elif (key == "checkpoint_step" and v == 0) or (key == "box" and v == ""):
             tails.append(_form("task_no_checkpoint", lang))
         elif key == "box":
-            tails.append(_form("task_box", lang, box=f"“{v}”"))
+            tails.append(_form("task_box", lang, box=f"“{glossary.box_line(str(v), lang)}”"))
         elif key in ("expires_at", "renew_deadline", "last_heartbeat_at"):
             if isinstance(v, int):
                 tails.append(_form(f"task_{key}", lang, at=_clock(v)))
@@ -304,4 +304,31 @@ def action_sentence(action: Action, lang: str = "en") -> str:
     form = "by_on" if what else "by"
     return glossary.pick(ACTION_FORMS[form], lang).format(
         who=_who(worker, lang), verb=verb, what=what
+    )
+
+
+# The seed: "续约频率快于租期的一半。 例如租期 60 秒，worker 每 20 秒发一次 heartbeat。这样即使
+# 丢一两次包，系统还有补救窗口。" The English form is the one the player prints on stderr.
+WARNING_FORMS: Final[dict[str, Word]] = {
+    "warning_at": ("{path}:{line}: warning: {message}", "{path}:{line}：警告：{message}"),
+    "renews_too_slowly": (
+        "heartbeat_every ({heartbeat}) is more than half of lease_ttl ({ttl}): "
+        "one lost heartbeat can cost the lease",
+        "heartbeat_every（{heartbeat}）超过了 lease_ttl（{ttl}）的一半：丢一次心跳就可能丢掉租约"
+        "（续约频率要快于租期的一半，例如租期 60 秒，每 20 秒发一次心跳）",
+    ),
+}
+
+
+def timing_warnings(scenario: Scenario, lang: str = "en") -> tuple[str, ...]:
+    """The scenario's timing warnings in `lang`, one line each: `FILE:LINE: warning: ...`."""
+    return tuple(
+        glossary.pick(WARNING_FORMS["warning_at"], lang).format(
+            path=scenario.path,
+            line=note.line,
+            message=glossary.pick(WARNING_FORMS["renews_too_slowly"], lang).format(
+                heartbeat=format_duration(note.heartbeat_ms), ttl=format_duration(note.ttl_ms)
+            ),
+        )
+        for note in scenario.timing_notes
     )

@@ -41,6 +41,9 @@ class TaskKind:
     # The state after a page written by hand as step `step` (a scenario's scripted page),
     # for kinds whose state depends on what the page says; None: the step's own state.
     read_page: Callable[[str, int, State, str], State | None] | None = None
+    # The state a worker starts from when it resumes from a box rather than from its own
+    # memory (a new process: nothing of the last holder's is open any more).
+    resume: Callable[[State], State] = lambda state: state
 
     def after_page(self, task_id: str, step: int, steps: int, state: State, page: str) -> State:
         """What a worker knows after writing `page` as step `step`, from `state` before it."""
@@ -111,13 +114,17 @@ LEDGER = TaskKind(
 # -- browser: open, act, extract, screenshot -------------------------------------------------
 
 _BROWSER_ACTIONS = ("open", "act", "extract", "screenshot")
+# Set on the state a successor resumes from: the dead holder's browser is gone, so its first
+# step reopens the box's URL before acting on it. Never saved: the next box drops it.
+_REOPEN = "reopen"
 
 
 def _browser_step(task_id: str, step: int, steps: int, state: State) -> StepOutput:
     action = _BROWSER_ACTIONS[(step - 1) % len(_BROWSER_ACTIONS)]
     url = state.get("url") or f"https://archive.example/{task_id}"
     if action == "open":
-        url = f"https://archive.example/{task_id}/page/{step}"
+        # every open is a page of its own: the first open is page 1, the second page 2, ...
+        url = f"https://archive.example/{task_id}/page/{(step - 1) // len(_BROWSER_ACTIONS) + 1}"
     done = [*state.get("actions", []), f"{step}:{action}"]
     dom = state.get("dom_summary", "")
     if action == "extract":
@@ -128,7 +135,14 @@ def _browser_step(task_id: str, step: int, steps: int, state: State) -> StepOutp
         new_state["screenshot"] = f"shot-{task_id}-{step}.png"
     elif state.get("screenshot"):
         new_state["screenshot"] = state["screenshot"]  # where the current one is
-    return StepOutput(page=f"{action} {url}", state=new_state)
+    page = f"{action} {url}"
+    if state.get(_REOPEN) and action != "open" and state.get("url"):
+        page = f"reopen {url}; {action}"
+    return StepOutput(page=page, state=new_state)
+
+
+def _browser_resume(state: State) -> State:
+    return {**state, _REOPEN: True} if state.get("url") else state
 
 
 BROWSER = TaskKind(
@@ -136,6 +150,7 @@ BROWSER = TaskKind(
     summary="a browser agent: open a URL, act, extract a DOM summary, take a screenshot",
     initial_state=lambda task_id, steps: {"url": None, "actions": [], "next_action": "open"},
     run_step=_browser_step,
+    resume=_browser_resume,
     result=lambda task_id, state: {"url": state.get("url"), "actions": len(state["actions"])},
 )
 

@@ -477,7 +477,7 @@ class Worker:
                 )
             checkpoint = None
         if checkpoint is not None:
-            states = {checkpoint.step: dict(checkpoint.state)}
+            states = {checkpoint.step: kind.resume(dict(checkpoint.state))}
         else:
             states = {0: kind.initial_state(lease.task_id, steps)}
         work = Work(lease.task_id, kind, steps, states)

@@ -17,6 +17,7 @@ from core.engine.config import Mode
 from core.scenarios import library
 from core.scenarios.format import Scenario, ScenarioError, parse_scenario
 from core.scenarios.player import PlayResult, Record, SimulationLike, play, render_line
+from core.scenarios.sentences import timing_warnings
 from core.sim.spec import SimSettings
 from core.tools import chaos_cli, explore_cli, realworker
 from core.tools.database_option import add_db_option
@@ -34,8 +35,8 @@ def _say_error(exc: ScenarioError) -> None:
     print(text, file=sys.stderr)
 
 
-def _warnings(scenario: Scenario) -> None:
-    for warning in scenario.warnings:
+def _warnings(scenario: Scenario, lang: str = "en") -> None:
+    for warning in timing_warnings(scenario, lang):
         print(warning, file=sys.stderr)
 
 
@@ -72,7 +73,7 @@ def cmd_play(args: argparse.Namespace) -> int:
     except ScenarioError as exc:
         _say_error(exc)
         return EXIT_BAD_INPUT
-    _warnings(scenario)
+    _warnings(scenario, args.lang)
     emit = _json_line if args.json else _Human(args.lang)
     result = PlayResult()
     from core.sim.simulation import Simulation

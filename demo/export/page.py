@@ -16,6 +16,7 @@ from rich.cells import cell_len
 
 from core.scenarios import glossary
 from core.scenarios.format import Scenario
+from core.scenarios.sentences import timing_warnings
 from demo.export.frames import Frame, Recording
 from demo.i18n import tr
 from demo.screens.main import AUTOPLAY_S
@@ -182,6 +183,7 @@ body { margin: 0; background: var(--bg); color: var(--fg);
 header, footer, nav, main { padding: 0.5rem 1.5rem; }
 h1 { margin: 0.5rem 0 0.25rem; font-size: 1.6rem; }
 .summary { margin: 0 0 0.5rem; color: var(--dim); max-width: 70rem; }
+.warning { margin: 0 0 0.5rem; color: #b58900; font-weight: bold; max-width: 70rem; }
 .bar { display: flex; flex-wrap: wrap; gap: 0.5rem; align-items: center; }
 button { font: inherit; color: var(--fg); background: #2a2a2a; border: 1px solid #444;
   border-radius: 4px; padding: 0.2rem 0.8rem; cursor: pointer; }
@@ -366,6 +368,18 @@ def build_page(scenario: Scenario, recordings: Sequence[Recording], *, command: 
         "<header>",
         each(lambda lg: f"<h1>{_e(scenario.title_in(lg))}</h1>", "div"),
         each(lambda lg: f'<p class="summary">{_t(scenario.summary_in(lg) or "", lg)}</p>', "div"),
+        *(
+            [
+                each(
+                    lambda lg: "".join(
+                        f'<p class="warning">{_t(w, lg)}</p>' for w in timing_warnings(scenario, lg)
+                    ),
+                    "div",
+                )
+            ]
+            if scenario.timing_notes
+            else []
+        ),
         '<div class="bar">',
         each(
             lambda lg: (

@@ -23,12 +23,13 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.reactive import reactive
 from textual.screen import Screen
-from textual.widgets import TabbedContent, TabPane
+from textual.widgets import DataTable, TabbedContent, TabPane
 
 from core.engine.config import Mode
 from core.engine.records import EventRow
 from core.engine.vocabulary import TaskStatus
 from core.scenarios import glossary
+from core.scenarios.sentences import timing_warnings
 from core.scenarios.session import Session
 from core.sim.live import LivePacer
 from core.sim.simulation import ActionResult
@@ -57,6 +58,7 @@ from demo.widgets.control_bar import ControlBar
 from demo.widgets.keybar import Hint, KeyBar
 from demo.widgets.narration import NarrationPanel, refusal_text
 from demo.widgets.panels import (
+    BoxDetail,
     CheckpointTable,
     EffectsTable,
     EventLog,
@@ -77,6 +79,7 @@ def _nothing() -> None:
 REFRESH_S = 0.1  # the fixed refresh interval (10 Hz)
 SANDBOX_STEP_MS = 5_000  # "next" in a live run lets this much virtual time pass
 AUTOPLAY_S = 3.0  # seconds between steps of an auto-playing script at x1
+WARNING_TOAST_S = 20.0  # a scenario's timing warning stays long enough to be read aloud
 
 # The snapshot lists each panel needs; the others are not read while it is shown.
 PANEL_PARTS: dict[str, frozenset[SnapshotPart]] = {
@@ -150,7 +153,8 @@ class MainScreen(Screen[None]):
                 with TabbedContent(id="panels"):
                     with TabPane(tr("ledger", "en"), id="tab-ledger"):
                         yield LedgerTable(id="ledger")
-                    with TabPane(tr("checkpoints", "en"), id="tab-checkpoints"):
+                    with TabPane(tr("checkpoints", "en"), id="tab-checkpoints"), Vertical():
+                        yield BoxDetail(id="box-detail")
                         yield CheckpointTable(id="checkpoints")
                     with TabPane(tr("rejected", "en"), id="tab-rejected"):
                         yield RejectedTable(id="rejected")
@@ -168,6 +172,9 @@ class MainScreen(Screen[None]):
     def on_mount(self) -> None:
         self.relabel()
         self.refresh_view()
+        if self.session.scenario is not None:
+            for warning in timing_warnings(self.session.scenario, self.lang):
+                self.notify(warning, severity="warning", timeout=WARNING_TOAST_S)
         if self.bk_app.live_clock:
             self.set_interval(REFRESH_S, self.on_tick)
         self.query_one("#tasks", TaskTable).focus(scroll_visible=False)
@@ -401,6 +408,13 @@ class MainScreen(Screen[None]):
     def _active_tab(self) -> str:
         return self.query_one("#panels", TabbedContent).active
 
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        """A row chosen in the Checkpoints table: its whole box under the table."""
+        if event.data_table.id == "checkpoints" and self._snap is not None:
+            self.query_one("#box-detail", BoxDetail).show(
+                self._snap, self.lang, event.row_key.value
+            )
+
     def _show_active_panel(self) -> None:
         """Only the panel on screen is brought up to date; the others catch up when shown."""
         snap, lang = self._snap, self.lang
@@ -410,9 +424,9 @@ class MainScreen(Screen[None]):
         if active == "tab-ledger":
             self.query_one("#ledger", LedgerTable).show(snap, lang)
         elif active == "tab-checkpoints":
-            self.query_one("#checkpoints", CheckpointTable).show(
-                snap, lang, self._checkpoint_writers
-            )
+            table = self.query_one("#checkpoints", CheckpointTable)
+            table.show(snap, lang, self._checkpoint_writers)
+            self.query_one("#box-detail", BoxDetail).show(snap, lang, table.selected_key())
         elif active == "tab-rejected":
             self._rejections_seen = len(snap.rejections)
             self.query_one("#rejected", RejectedTable).show(

@@ -5,7 +5,7 @@ from textual.widgets import Static
 
 from core.scenarios import glossary
 from core.scenarios.format import Question
-from core.scenarios.sentences import action_sentence, expectation_sentence
+from core.scenarios.sentences import action_sentence, expectation_sentence, timing_warnings
 from core.scenarios.session import Mark, Session, StepOutcome
 from core.sim.simulation import ActionResult
 from demo.i18n import mode_word, operation_word, reason_word, tr
@@ -80,6 +80,11 @@ def narration_text(
         if notice:
             text.append(notice, style="bold yellow")
             text.append("\n")
+        if k <= 1 and session.scenario is not None:
+            # a timing rule the file breaks, told where the run starts (a toast says it too)
+            for warning in timing_warnings(session.scenario, lang):
+                text.append(warning, style="bold yellow")
+                text.append("\n")
         if asked is not None:
             _question(text, asked, lang)
         elif k == 0 and session.forked:

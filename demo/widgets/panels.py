@@ -6,17 +6,18 @@ from dataclasses import dataclass
 from rich.cells import cell_len, set_cell_size
 from rich.style import Style
 from rich.text import Text
-from textual.widgets import RichLog
+from textual.widgets import RichLog, Static
 
 from core.engine.config import Mode
 from core.engine.durations import format_clock
 from core.engine.policies import policy_for
 from core.engine.records import EventRow
 from core.engine.vocabulary import EventKind
-from core.scenarios.glossary import box_contents, ledger_value
+from core.scenarios.glossary import box_contents, box_parts, ledger_value
 from core.scenarios.player import event_style
 from core.sim.snapshot import Rejection, Snapshot
 from demo.i18n import event_word, operation_word, reason_word, tr
+from demo.widgets.cjk_wrap import wrap_text
 from demo.widgets.keyed_table import KeyedTable, Row
 
 HIGHLIGHT_REFRESHES = 30  # a new rejection stays highlighted this many refreshes
@@ -136,6 +137,46 @@ class CheckpointTable(KeyedTable):
         )
         self.set_columns(columns)
         self.sync(rows)
+
+
+class BoxDetail(Static):
+    """The whole of one box over the Checkpoints table, wrapped, in the run's language: the
+    row under the cursor, or the newest box when no row is chosen. The table's cell is cut
+    to its width; this is where the seed's four parts of a browser agent's box are read:
+    "已打开到哪个 URL；已完成哪些操作；当前截图或 DOM 摘要在哪；下一步计划是什么". One
+    paragraph, so that at 80 x 24 it fits under the tabs with the table's header in sight."""
+
+    _text: Text = Text()  # the box's line as last shown, unwrapped
+
+    def show(self, snap: Snapshot, lang: str, selected: str | None) -> None:
+        boxes = {f"{c.task_id}#{c.seq}": c for c in snap.checkpoints}
+        box = boxes.get(selected or "")
+        if box is None and boxes:
+            box = max(boxes.values(), key=lambda c: (c.created_at, c.seq))
+        if box is None:
+            self._text = Text()
+            self.update("")
+            self.display = False
+            return
+        self.display = True
+        text = Text(tr("box_detail", lang, task=box.task_id, seq=box.seq, step=box.step))
+        text.stylize("bold")
+        colon = "：" if lang == "zh" else ": "
+        for at, (word, value) in enumerate(box_parts(box.state, lang)):
+            text.append(" " if at == 0 else " · ")
+            text.append(f"{word}{colon}", style="bold")
+            text.append(value)
+        self._text = text
+        self._draw()
+
+    def on_resize(self) -> None:
+        self._draw()
+
+    def _draw(self) -> None:
+        # broken by the app's own rules (no line starting with punctuation, "DOM 摘要" and a
+        # number with its unit kept whole), which Rich's word wrap does not know
+        width = self.content_size.width
+        self.update(wrap_text(self._text, width) if width else self._text)
 
 
 def checkpoint_writers(events: Iterable[EventRow], into: dict[tuple[str, int], str]) -> None:

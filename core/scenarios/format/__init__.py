@@ -27,6 +27,7 @@ from core.scenarios.format.model import (
     ScenarioError,
     Step,
     Subject,
+    TimingNote,
     instant_text,
     toml_value,
 )
@@ -61,6 +62,7 @@ __all__ = [
     "ScenarioError",
     "Step",
     "Subject",
+    "TimingNote",
     "instant_text",
     "load_scenario",
     "parse_scenario",

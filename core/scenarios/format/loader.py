@@ -22,6 +22,7 @@ from core.scenarios.format.model import (
     ScenarioError,
     Step,
     Subject,
+    TimingNote,
     suggest,
 )
 from core.scenarios.format.schema import (
@@ -129,7 +130,8 @@ def _build(path: str, source: str, doc: dict[str, Any]) -> Scenario:
         raise fail(1, "nested too deeply") from None
 
     warnings: list[str] = []
-    config = _lease_config(model, doc, lines, fail, warnings, path)
+    notes: list[TimingNote] = []
+    config = _lease_config(model, doc, lines, fail, warnings, path, notes)
     _unique(model.workers, "workers", "worker", lines, fail)
     _unique(model.tasks, "tasks", "task", lines, fail)
     tasks = tuple(t.spec() for t in model.tasks)
@@ -160,6 +162,7 @@ def _build(path: str, source: str, doc: dict[str, Any]) -> Scenario:
         settings=settings,
         steps=steps,
         warnings=tuple(warnings),
+        timing_notes=tuple(notes),
     )
 
 
@@ -183,6 +186,7 @@ def _lease_config(
     fail: Fail,
     warnings: list[str],
     path: str,
+    notes: list[TimingNote],
 ) -> LeaseConfig:
     """The file's lease timing, checked by the config's own rules; a broken rule is told on
     the line of the first key it names that the file gives."""
@@ -201,9 +205,10 @@ def _lease_config(
         config.in_mode(Mode(model.mode))
     except ConfigError as err:
         raise fail(line_of(*err.keys), str(err)) from None
-    for message in config.timing_warnings():
+    if config.renews_too_slowly:
         line = line_of("heartbeat_every", "lease_ttl")
-        warnings.append(f"{path}:{line}: warning: {message}")
+        notes.append(TimingNote(line, config.heartbeat_ms, config.ttl_ms))
+        warnings.extend(f"{path}:{line}: warning: {m}" for m in config.timing_warnings())
     return config
 
 

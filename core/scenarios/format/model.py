@@ -178,6 +178,16 @@ class Step:
 
 
 @dataclass(frozen=True, slots=True)
+class TimingNote:
+    """A timing rule of thumb the file breaks (the heartbeat slower than half the ttl): the
+    scenario still runs, and the player and the app say so, on the line it is told."""
+
+    line: int
+    heartbeat_ms: int
+    ttl_ms: int
+
+
+@dataclass(frozen=True, slots=True)
 class Scenario:
     """A parsed scenario file."""
 
@@ -189,6 +199,7 @@ class Scenario:
     settings: SimSettings = field(default_factory=SimSettings)
     steps: tuple[Step, ...] = ()
     warnings: tuple[str, ...] = ()  # full one-line texts: `FILE:LINE: warning: ...`
+    timing_notes: tuple[TimingNote, ...] = ()  # the same warnings, for any language
 
     def title_in(self, lang: str = "en") -> str:
         return self.title_zh if lang == "zh" and self.title_zh else self.title

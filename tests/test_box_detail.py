@@ -1,0 +1,77 @@
+"""The whole of a box over the Checkpoints table, readable on screen in the run's language.
+
+The seed's browser agent box:
+"已打开到哪个 URL；已完成哪些操作；当前截图或 DOM 摘要在哪；下一步计划是什么"."""
+
+from pathlib import Path
+
+import pytest
+
+from core.scenarios.library import open_scenario
+from demo.app import BorrowedKeysApp
+from demo.widgets.panels import BoxDetail
+
+URL = "https://archive.example/crawl/page/1"
+PARTS = {
+    "en": (
+        f"URL: {URL}",
+        "actions done: 1:open, 2:act, 3:extract",
+        f"DOM summary: 3 nodes read from {URL}",
+        "next step: screenshot",
+    ),
+    "zh": (
+        f"网址：{URL}",
+        "已做操作：1:打开、2:操作、3:提取",
+        f"DOM 摘要：从 {URL} 读出 3 个节点",
+        "下一步：截图",
+    ),
+}
+
+
+@pytest.mark.parametrize("size", [(80, 24), (200, 60)])
+@pytest.mark.parametrize("lang", ["en", "zh"])
+async def test_the_newest_box_is_read_whole_on_screen(
+    tmp_path: Path, lang: str, size: tuple[int, int]
+) -> None:
+    app = BorrowedKeysApp(
+        open_scenario("05_browser_agent"),
+        open_directly=True,
+        lang=lang,
+        live_clock=False,
+        save_dir=tmp_path,
+    )
+    async with app.run_test(size=size) as pilot:
+        await pilot.press("n")
+        await pilot.pause()
+        await pilot.press("2")
+        await pilot.pause()
+        detail = app.screen.query_one("#box-detail", BoxDetail)
+        text = "".join(str(detail.render()).split())  # wrapped to the panel's width
+        for part in PARTS[lang]:
+            assert "".join(part.split()) in text, (part, text)
+        # all of it inside the screen, nothing cut or scrolled away
+        region = detail.region
+        assert region.height > 0 and app.screen.region.contains_region(region)
+        assert detail.virtual_size.height <= detail.content_size.height, detail.virtual_size
+
+
+async def test_the_row_under_the_cursor_is_the_box_shown(tmp_path: Path) -> None:
+    app = BorrowedKeysApp(
+        open_scenario("05_browser_agent"),
+        open_directly=True,
+        lang="en",
+        live_clock=False,
+        save_dir=tmp_path,
+    )
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("n")
+        await pilot.pause()
+        await pilot.press("2")
+        await pilot.pause()
+        detail = app.screen.query_one("#box-detail", BoxDetail)
+        assert "Box crawl #3 (step 3)" in str(detail.render())
+        app.screen.query_one("#checkpoints").focus()
+        await pilot.press("down")
+        await pilot.pause()
+        shown = "".join(str(detail.render()).split())
+        assert "Boxcrawl#2(step2)" in shown and "nextstep:extract" in shown, shown
