@@ -298,7 +298,7 @@ WORDS.update(
         "tip_palette": ("Every act by name", "按名字找每个动作"),
         "forked_word": ("FORKED", "已分叉"),
         "on_their_own": ("workers on their own", "执行者自己接着干"),
-        "saved_transcript": ("transcript", "登记簿"),
+        "saved_transcript": ("transcript", "回放记录"),  # as the save key says it
         "saved_screenshot": ("screenshot", "截图"),
         "saved_scenario": ("scenario", "场景"),
         "save_picker": (

@@ -139,6 +139,40 @@ def test_the_check_finds_a_planted_wrong_word(tmp_path: Path) -> None:
     assert hits == ["a worker is 执行者", "the lease token is 租约号", "self-fencing is 主动停手"]
 
 
+def register_misuses(path: Path) -> list[str]:
+    """The word pairs ("en", "zh") of a module whose Chinese says 登记簿 for something that is
+    not the event log (the glossary: "借出登记簿 | the loan register | events")."""
+    tokens = [
+        t
+        for t in tokenize.generate_tokens(io.StringIO(path.read_text("utf-8")).readline)
+        if t.type not in (tokenize.NL, tokenize.NEWLINE, tokenize.COMMENT)
+    ]
+    found = []
+    for en, comma, zh in zip(tokens, tokens[1:], tokens[2:], strict=False):
+        if (
+            en.type == zh.type == tokenize.STRING
+            and comma.string == ","
+            and "登记簿" in zh.string
+            and not re.search("event log|register", en.string, re.IGNORECASE)
+        ):
+            found.append(f"{path.name}:{zh.start[0]}: {en.string} is not the event log")
+    return found
+
+
+@pytest.mark.parametrize("module", TABLE_MODULES)
+def test_登记簿_is_only_the_event_log(module: str) -> None:
+    assert register_misuses(ROOT / module) == []
+
+
+def test_the_check_finds_a_planted_登记簿(tmp_path: Path) -> None:
+    planted = tmp_path / "words.py"
+    planted.write_text(
+        'WORDS = {"e": ("Event log", "登记簿"), "s": ("saved_transcript",\n'
+        '         ("transcript", "登记簿"))}\n'
+    )
+    assert register_misuses(planted) == ['words.py:2: "transcript" is not the event log']
+
+
 @pytest.mark.parametrize("module", TABLE_MODULES)
 def test_no_bilingual_table_leaves_an_english_code_unglossed_in_chinese(module: str) -> None:
     found = [

@@ -53,6 +53,20 @@ def test_the_lessons_document_maps_every_lesson_and_the_six_portfolio_items() ->
     ).read_text("utf-8")
 
 
+def _seed_items(text: str) -> list[str]:
+    """The first cells of a table's rows that name one of the seed's six demo pieces."""
+    return [line.split("|")[1].strip() for line in text.splitlines() if line.startswith("| 一个")]
+
+
+def test_the_readme_lists_the_six_portfolio_items_as_the_lessons_document_does() -> None:
+    readme = (ROOT / "README.md").read_text("utf-8")
+    items = _seed_items(readme)
+    assert len(items) == 6
+    assert items == _seed_items((ROOT / "docs" / "lessons.md").read_text("utf-8"))
+    assert readme.index("| 一个故障演示") < readme.index("## More")
+    assert all(item in readme for item in (*PORTFOLIO, "13_portfolio_demo"))
+
+
 def test_visibility_timeout_a_stale_receipt_gets_through_unless_the_sink_checks_a_token() -> None:
     scenario = load_scenario(ROOT / "scenarios" / "19_visibility_timeout.toml")
     words = " ".join(s.say or "" for s in scenario.steps)

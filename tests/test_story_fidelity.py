@@ -319,3 +319,57 @@ def test_a_box_expectation_checks_what_the_box_holds() -> None:
         for name, t in (("right", text), ("wrong", wrong))
     }
     assert all(results["right"]) and results["wrong"].count(False) == 1
+
+
+def test_the_visibility_timeout_scenario_names_every_queue_on_screen() -> None:
+    """ "如果你做过 SQS、Celery、RabbitMQ、Kafka consumer group、Temporal 活动执行器，就会见过另一个
+    词：Visibility Timeout。" """
+    first = load_scenario(path("19_visibility_timeout")).steps[0]
+    for text in (first.say, first.say_zh):
+        assert text is not None
+        for name in ("SQS", "Celery", "RabbitMQ", "Kafka consumer group", "Temporal"):
+            assert name in text, (name, text)
+
+
+def test_chapter_four_quotes_the_seed_letter_for_letter() -> None:
+    steps = load_scenario(path("00_story_5_lessons")).steps
+    said = "".join(s.say_zh or "" for s in steps)
+    for sentence in (
+        "只要抄写员还能定期送出“我还在”的信号，守库房就承认这项工作仍由她负责。",
+        "再把它翻成更工程化的一句判断：一个长任务只有在“能证明自己还活着”时才继续拥有执行权；"
+        "一旦证明消失，资格必须可回收，旧持有人也必须失去改写权。",
+    ):
+        assert sentence in said
+
+
+@pytest.mark.parametrize(
+    ("name", "lang", "first", "dedup"),
+    [
+        ("12_mistake_no_idempotency", "en", "Call", None),
+        ("12_mistake_no_idempotency", "zh", "调用", None),
+        ("06_tool_calling", "zh", "键", "已去重"),
+    ],
+)
+async def test_the_effects_tab_names_a_call_not_a_key_where_no_key_is_sent(
+    tmp_path: Path, name: str, lang: str, first: str, dedup: str | None
+) -> None:
+    """Without idempotency keys "the effect carries none": no key column, nothing deduplicated."""
+    from core.scenarios.library import open_scenario
+    from demo.app import BorrowedKeysApp
+    from demo.screens.main import MainScreen
+    from demo.widgets.panels import EffectsTable
+
+    app = BorrowedKeysApp(
+        open_scenario(name), open_directly=True, lang=lang, live_clock=False, save_dir=tmp_path
+    )
+    async with app.run_test(size=(160, 50)) as pilot:
+        screen = app.screen
+        assert isinstance(screen, MainScreen)
+        while not screen.session.at_end:
+            await pilot.press("v" if screen.session.question is not None else "n")
+        await pilot.press("4")
+        await pilot.pause()
+        table = screen.query_one(EffectsTable)
+        labels = [str(c.label) for c in table.columns.values()]
+        assert table.row_count and labels[0] == first, labels
+        assert (dedup in labels) if dedup else not any("去重" in x or "dedup" in x for x in labels)

@@ -4,9 +4,12 @@ The live clock is off (`live_clock=False`): time moves only by key presses and e
 """
 
 import itertools
+import re
+from importlib.resources import files
 from pathlib import Path
 
 import pytest
+from rich.cells import cell_len
 from textual.widgets import TabbedContent
 
 from core.scenarios.library import open_scenario
@@ -14,11 +17,12 @@ from core.scenarios.session import Session
 from core.sim.spec import Advance, Enqueue, Kill, Partition
 from demo.app import BorrowedKeysApp
 from demo.commands import main_screen_commands
+from demo.i18n import LANGS
 from demo.screens.confirm import ConfirmScreen
 from demo.screens.help import HelpScreen
 from demo.screens.main import MainScreen
 from demo.widgets.panels import RejectedTable, group_rejections
-from demo.widgets.task_table import TaskTable, fit_columns
+from demo.widgets.task_table import TaskTable, fit_columns, header, status_words
 
 
 def app_for(name: str | None, tmp_path: Path, lang: str = "en") -> BorrowedKeysApp:
@@ -89,11 +93,32 @@ async def test_buttons_and_key_hints_are_never_cut(tmp_path: Path, size: tuple[i
 
 
 def test_task_table_columns_fit_every_width() -> None:
-    for width in (78, 98, 118, 158, 198):
-        widths = fit_columns(width)
-        assert sum(w + 2 for w in widths.values()) <= width
-        assert widths.get("kind", 8) >= 8  # "approval" whole
-    assert fit_columns(198)["result"] > fit_columns(158).get("result", 0) >= 12
+    for lang in LANGS:
+        for width in (78, 98, 118, 158, 198):
+            widths = fit_columns(width, lang)
+            assert sum(w + 2 for w in widths.values()) <= width
+            assert widths.get("kind", 8) >= 8  # "approval" whole
+        assert fit_columns(198, lang)["result"] > fit_columns(158, lang).get("result", 0) >= 12
+
+
+def test_every_status_word_fits_the_status_column() -> None:
+    """ "可再借出" / "lendable again" whole, at 80 columns too, in both languages."""
+    for lang in LANGS:
+        for width in (78, 98, 118, 158, 198):
+            status = fit_columns(width, lang)["status"]
+            for word in (*status_words(lang), header("status", lang)):
+                assert cell_len(word) <= status, (lang, width, word)
+    assert "lendable again" in status_words("en") and "可再借出" in status_words("zh")
+
+
+def test_every_worker_and_task_id_of_a_bundled_scenario_fits_its_column() -> None:
+    text = "".join(p.read_text("utf-8") for p in Path(str(files("scenarios"))).glob("*.toml"))
+    for column, key in (("owner", "worker"), ("task", "task")):
+        names = set(re.findall(rf'\b{key} = "([^"]+)"', text))
+        assert names, key
+        for lang in LANGS:
+            width = fit_columns(78, lang)[column]
+            assert all(cell_len(n) <= width for n in names), (column, names)
 
 
 async def test_wide_screen_uses_the_width(tmp_path: Path) -> None:

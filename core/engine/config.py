@@ -33,9 +33,11 @@ class Mode(enum.StrEnum):
     UNREAD_CHECKPOINT = "unread_checkpoint"
     CLIENT_CLOCK = "client_clock"  # mistake five: workers judge expiry by their own clock
     NO_IDEMPOTENCY = "no_idempotency"  # the formula's fifth part missing: effects repeat
-    # The seed's Claim, Heartbeat and Complete exactly as printed: the claim's expiry half has
-    # no status guard, heartbeat and complete check only owner and lease token, and
-    # complete leaves the expiry set, so a finished task is claimed and completed again.
+    # The seed's Claim, Heartbeat and Complete with their guards exactly as printed (what the
+    # store adds is listed line by line by `borrowed-keys sql --mode seed_sql`): the claim's
+    # expiry half has no status guard, heartbeat and complete check only owner and lease
+    # token, and complete leaves the expiry set, so a finished task is claimed and completed
+    # again.
     SEED_SQL = "seed_sql"
     # "Renewal coupled to the business logic": only the work loop renews, between steps, so
     # one step longer than the lease loses it while the worker is healthy.

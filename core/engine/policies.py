@@ -11,7 +11,9 @@ class Policy:
 
     `expiry=False` is mistake one whole: `running` is the only sign of ownership, so a
     claim writes no expiry, no renew deadline and no new tokens (a task has no version).
-    `guards=False` runs the seed's Claim, Heartbeat and Complete exactly as printed.
+    `guards=False` runs the seed's Claim, Heartbeat and Complete with their guards exactly as
+    printed; what the store adds to them (its clock, the fence token, renew_deadline, a dead
+    letter) is listed line by line by `borrowed-keys sql --mode seed_sql`.
     """
 
     expiry: bool = True

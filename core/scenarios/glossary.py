@@ -88,6 +88,7 @@ COLUMNS: Final[dict[str, Word]] = {
     "checkpoint_step": ("checkpoint step", "检查点步"),
     "result": ("result", "结果"),
     "key": ("key", "键"),
+    "call": ("Call", "调用"),  # an effect's call where no idempotency key is sent
     "value": ("value", "内容"),
     "writer": ("writer", "写入者"),
     "time": ("time", "时间"),

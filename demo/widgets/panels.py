@@ -10,6 +10,7 @@ from textual.widgets import RichLog, Static
 
 from core.engine.config import Mode
 from core.engine.durations import format_clock
+from core.engine.policies import policy_for
 from core.engine.records import EventRow
 from core.engine.vocabulary import EventKind
 from core.scenarios.glossary import box_contents, box_parts, ledger_value
@@ -334,11 +335,14 @@ class RejectedTable(KeyedTable):
 
 
 class EffectsTable(KeyedTable):
-    """Side effects: how often applied, how often a repeat was deduplicated."""
+    """Side effects: how often applied, how often a repeat was deduplicated. In a run that
+    sends no idempotency key the first column names the call (a key it does not carry), and
+    there is nothing to deduplicate by, so that column goes."""
 
     def show(self, snap: Snapshot, lang: str) -> None:
+        keyed = policy_for(Mode(snap.mode)).idempotency
         columns = [
-            ("key", tr("key", lang)),
+            ("key", tr("key" if keyed else "call", lang)),
             ("task", tr("task", lang)),
             ("effect", tr("effect", lang)),
             ("fence", tr("fence_token", lang)),
@@ -363,6 +367,8 @@ class EffectsTable(KeyedTable):
                     ),
                 )
             )
+        if not keyed:
+            columns, rows = columns[:-1], [(k, r[:-1]) for k, r in rows]
         columns, rows = _fenced(snap, columns, rows)
         self.set_columns(columns)
         self.sync(rows)

@@ -2,12 +2,13 @@
 
 import re
 
+from rich.cells import cell_len
 from rich.text import Text
 
 from core.engine.durations import format_clock
 from core.engine.vocabulary import TaskStatus
 from core.sim.snapshot import TaskView
-from demo.i18n import WORDS, status_word, tr
+from demo.i18n import LANGS, WORDS, status_word, tr
 from demo.widgets.keyed_table import KeyedTable, Row
 from demo.widgets.worker_pane import short, until_clock
 
@@ -85,12 +86,12 @@ def task_row(view: TaskView, now_ms: int, lang: str) -> Row:
 # takes what is left. Narrower than all of them, the columns a presenter needs least go
 # first (dropped in this order), so nothing scrolls sideways or is cut mid-word.
 WIDTHS = {
-    "task": 12,
+    "task": 9,  # "river-tax", "task-9999"
     "kind": 8,
-    "status": 7,
+    "status": 7,  # at least; widened to the longest status word of the language shown
     "owner": 8,
     "attempt": 7,
-    "lease_token": 6,
+    "lease_token": 6,  # at most; as narrow as its label in the language shown
     "fence_token": 5,
     "expires_in": 7,
     "expires_at": 7,
@@ -102,9 +103,24 @@ DROP_ORDER = ("result", "checkpoint_step", "attempt", "kind", "expires_at", "las
 RESULT_MAX = 60
 
 
-def fit_columns(width: int) -> dict[str, int]:
+def status_words(lang: str) -> tuple[str, ...]:
+    """Every word the status column can show in `lang`: the statuses and the keeper's
+    "lendable again" of an expired lease nobody has claimed yet."""
+    return (*(status_word(s, lang) for s in TaskStatus), tr("lendable", lang))
+
+
+STATUS_WIDTH = {
+    lang: max(WIDTHS["status"], *(cell_len(w) for w in status_words(lang))) for lang in LANGS
+}
+
+
+def fit_columns(width: int, lang: str = "en") -> dict[str, int]:
     """The columns (and widths) that fit in `width` cells, in table order."""
     shown = dict(WIDTHS)
+    shown["status"] = STATUS_WIDTH.get(lang, STATUS_WIDTH["en"])
+    shown["lease_token"] = min(
+        WIDTHS["lease_token"], max(3, *(cell_len(p) for p in header("lease_token", lang).split()))
+    )
 
     def needed() -> int:
         return sum(w + 2 for w in shown.values())
@@ -168,7 +184,7 @@ class TaskTable(KeyedTable):
     ) -> None:
         """`fenced=False`: a run that issues no fence token has no fence column."""
         width = self.scrollable_content_region.width or self.size.width or 160
-        widths = fit_columns(width)
+        widths = fit_columns(width, lang)
         if not fenced:
             widths.pop("fence_token", None)
         columns = [c for c in COLUMNS if c in widths]
@@ -221,4 +237,4 @@ class TaskTable(KeyedTable):
         return waiting[0] if waiting else None
 
 
-__all__ = ["TaskTable", "fit_columns", "format_clock", "task_row"]
+__all__ = ["TaskTable", "fit_columns", "format_clock", "status_words", "task_row"]
