@@ -165,7 +165,7 @@ class MainScreen(Screen[None]):
                     with TabPane(tr("timeline", "en"), id="tab-timeline"), VerticalScroll():
                         yield OwnershipTimeline(id="timeline")
                 # on a roomy screen the event log stays in sight beside any other panel
-                yield EventLog(id="side-events")
+                yield EventLog(id="side-events", wrap=True)
         yield ControlBar(id="controls")
         yield KeyBar(id="keybar")
 

@@ -406,13 +406,24 @@ def event_line(ev: EventRow, lang: str) -> Text:
 class EventLog(RichLog):
     """The loan register: new events are appended, never redrawn."""
 
-    def __init__(self, *, id: str | None = None) -> None:
-        super().__init__(id=id, max_lines=2000, wrap=False, markup=False, auto_scroll=True)
+    def __init__(self, *, id: str | None = None, wrap: bool = False) -> None:
+        # the log beside a panel is narrow: there an event wraps onto a second line rather
+        # than hiding its worker and tokens behind a sideways scroll
+        super().__init__(
+            id=id,
+            max_lines=2000,
+            wrap=wrap,
+            markup=False,
+            auto_scroll=True,
+            # RichLog renders at least 78 cells wide by default: wider than the log beside
+            min_width=1 if wrap else 78,
+        )
 
     def append(self, events: list[EventRow], lang: str) -> None:
         # one write for the batch, a line per event: each write measures, renders and
         # scrolls the whole log, which made a burst of events the slowest refreshes
-        lines = Text("\n", no_wrap=True, overflow="ellipsis").join(
-            event_line(ev, lang) for ev in events
-        )
+        lines = Text("\n", no_wrap=not self.wrap, overflow="fold" if self.wrap else "ellipsis")
+        lines = lines.join(event_line(ev, lang) for ev in events)
+        if self.wrap:
+            lines.no_wrap = False
         self.write(lines)
