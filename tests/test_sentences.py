@@ -102,3 +102,12 @@ def test_a_reopened_page_is_said_in_chinese() -> None:
 
     url = "https://archive.example/crawl/page/1"
     assert ledger_value(f"reopen {url}; screenshot", "zh") == f"重新打开 {url}；截图"
+
+
+def test_a_page_the_worker_made_is_said_in_the_runs_language() -> None:
+    """A ledger check of a page with no value_zh (the worker wrote it) says the page as the
+    Ledger panel shows it in that language."""
+    url = "https://archive.example/crawl/page/2"
+    exp = Expectation("ledger", "crawl/5", (("writer", "linzhou"), ("value", f"open {url}")))
+    assert f"写着“打开 {url}”" in expectation_sentence(exp, "zh")
+    assert f"says “open {url}”" in expectation_sentence(exp, "en")

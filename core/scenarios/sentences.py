@@ -14,7 +14,7 @@ from typing import Final
 from core.engine.durations import format_clock, format_duration
 from core.scenarios import glossary
 from core.scenarios.format import Expectation, ExpectValue, Scenario
-from core.scenarios.glossary import Word
+from core.scenarios.glossary import Word, ledger_value
 from core.sim.spec import Action, Advance
 
 FORMS: Final[dict[str, Word]] = {
@@ -182,7 +182,8 @@ def _ledger(exp: Expectation, lang: str) -> str:
             tails.append(_form("ledger_writer", lang, who=_who(str(v), lang)))
         elif name == "value":
             zh = exp.get("value_zh")
-            shown = zh if lang == "zh" and zh else v
+            # a page the worker made itself has no value_zh: said as the Ledger panel shows it
+            shown = zh if lang == "zh" and zh else ledger_value(str(v), lang)
             tails.append(_form("ledger_value", lang, value=shown))
         elif name == "value_zh":
             continue  # said with value, in the language of the sentence
