@@ -422,8 +422,5 @@ class EventLog(RichLog):
     def append(self, events: list[EventRow], lang: str) -> None:
         # one write for the batch, a line per event: each write measures, renders and
         # scrolls the whole log, which made a burst of events the slowest refreshes
-        lines = Text("\n", no_wrap=not self.wrap, overflow="fold" if self.wrap else "ellipsis")
-        lines = lines.join(event_line(ev, lang) for ev in events)
-        if self.wrap:
-            lines.no_wrap = False
-        self.write(lines)
+        joiner = Text("\n", no_wrap=not self.wrap, overflow="fold" if self.wrap else "ellipsis")
+        self.write(joiner.join(event_line(ev, lang) for ev in events))  # the joiner's wrap rules
