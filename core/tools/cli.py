@@ -108,7 +108,7 @@ def cmd_check(args: argparse.Namespace) -> int:
             _say_error(exc)
             status = EXIT_BAD_INPUT
             continue
-        _warnings(scenario)
+        _warnings(scenario, args.lang)
         expects = sum(len(s.expects) for s in scenario.steps)
         print(f"{scenario.path}: ok ({len(scenario.steps)} steps, {expects} expectations)")
     return status
@@ -244,6 +244,9 @@ def add_play(sub: Any) -> None:
 def add_check(sub: Any) -> None:
     c = sub.add_parser("check", help="validate scenario files without playing them")
     c.add_argument("files", metavar="FILE", nargs="+", help="scenario files to validate")
+    c.add_argument(
+        "--lang", choices=("en", "zh"), default="en", help="warning language (default en)"
+    )
     c.set_defaults(handler=cmd_check)
 
 
