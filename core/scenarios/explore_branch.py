@@ -147,21 +147,20 @@ def expand(branches: Branches, handle: Handle, seen: set[bytes]) -> list[Child]:
             out.append(Child(action, b"", None, (ENGINE_ERROR,), crashed))
             live = False
             continue
-        after = read(sim, before, branches.events)
         if (
             memory is not None
             and len(sim.checker.found) == found
             and all(ev.event in _NO_CHANGE for ev in branches.events)
-            and after.rows == before.rows
             and _memory(sim, actor) == memory
         ):
             # A refused call (or one that found nothing to claim, or an effect already
             # applied): the store changed no row (every change writes its event, and
-            # these say nothing changed), nor did the caller's memory, nor the checker's
-            # (it counts none of them against a rule), nor what is due: the parent's
-            # state, with one more register line.
+            # these say nothing changed, so nothing is read back), nor did the caller's
+            # memory, nor the checker's (it counts none of them against a rule), nor what
+            # is due: the parent's state, with one more register line.
             out.append(Child(action, home_key, None, ()))
             continue
+        after = read(sim, before, branches.events)
         broken = tuple(broken_rules(sim, found, before.rows, branches.events, after.rows))
         key, plain = canonical_pair(sim, after)
         kept = None

@@ -10,9 +10,28 @@ from itertools import groupby, permutations
 from typing import Any
 
 from core.engine.records import CheckpointRow, EffectRow, EventRow, LedgerRow, TaskRow
-from core.engine.vocabulary import EventKind
+from core.engine.vocabulary import REJECTIONS, EventKind
 from core.sim.simulation import Simulation, run_inline
 from core.sim.worker import Work
+
+
+# The register lines of a transaction that leaves every task's row as it was: a refusal
+# (its transaction writes only the line), a dropped call, a page or an effect (their own
+# tables), and the simulation's own lines (a fault, an expiry it saw, a verdict). Any other
+# line, or one added later, makes the rows be read again.
+TASKS_KEPT = REJECTIONS | {
+    EventKind.CALL_DROPPED,
+    EventKind.WRITE_ACCEPTED,
+    EventKind.EFFECT_APPLIED,
+    EventKind.EFFECT_DEDUPLICATED,
+    EventKind.LEASE_EXPIRED,
+    EventKind.VIOLATION,
+    EventKind.STALLED,
+    EventKind.RESUMED,
+    EventKind.KILLED,
+    EventKind.RESTARTED,
+    EventKind.SKEWED,
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,15 +50,15 @@ def read(
     """The rows, the ledger, the checkpoints and the effects. Given the reading `before` a
     transition and the events it wrote, a table no event says was written is taken from
     `before`: the store writes the event of every change in the change's transaction."""
-    rows = tuple(run_inline(sim.store.tasks()))
     if before is None:
         return _Reading(
-            rows,
+            tuple(run_inline(sim.store.tasks())),
             tuple(run_inline(sim.store.ledger())),
             tuple(run_inline(sim.store.checkpoints())),
             tuple(run_inline(sim.store.effects())),
         )
     kinds = {ev.event for ev in events}
+    rows = before.rows if kinds <= TASKS_KEPT else tuple(run_inline(sim.store.tasks()))
     ledger, checkpoints, effects = before.ledger, before.checkpoints, before.effects
     if EventKind.WRITE_ACCEPTED in kinds:
         ledger = tuple(run_inline(sim.store.ledger()))
