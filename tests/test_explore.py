@@ -16,15 +16,18 @@ from core.scenarios import explore_branch as branch
 from core.scenarios import explore_world as world
 from core.scenarios.explore import ExploreParams, Restore, explore
 from core.scenarios.explore_pool import plan
+from core.scenarios.explore_state import canonical, read
 from core.scenarios.explore_story import scenario_text, verify, write_counterexamples
 from core.scenarios.format import parse_scenario
-from core.sim.simulation import ActionError, Simulation
+from core.sim.simulation import ActionError, Simulation, run_inline
 from core.sim.spec import (
     Action,
     Advance,
     Claim,
     Complete,
     Effect,
+    Fail,
+    Heartbeat,
     Kill,
     SimSettings,
     Stall,
@@ -264,4 +267,63 @@ def test_a_checker_copy_remembers_everything_the_checker_does() -> None:
     copy = sim.checker.copy()
     assert copy == sim.checker
     assert all(getattr(copy, f.name) == getattr(sim.checker, f.name) for f in fields(copy))
+    sim.close()
+
+
+def _state_after(params: ExploreParams, steps: list[Action]) -> tuple[Simulation, bytes]:
+    sim = Simulation(params.settings())
+    for a in steps:
+        sim.apply(a)
+    return sim, canonical(sim, read(sim))
+
+
+def _claimed_by_any(sim: Simulation) -> str | None:
+    """The task the claim of any task gives acheng from this state."""
+    sim.apply(Claim("acheng"))
+    lease = sim.workers["acheng"].lease
+    return None if lease is None else lease.task_id
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        # the queue: each task claimed once and failed back, in one order and the other
+        (
+            [Claim("acheng", "t1"), Fail("acheng"), Claim("linzhou", "t2"), Fail("linzhou")],
+            [Claim("acheng", "t1"), Claim("linzhou", "t2"), Fail("linzhou"), Fail("acheng")],
+        ),
+        # two expired leases, both further back than any rule looks: which ran out first
+        (
+            [Claim("acheng", "t1"), Claim("linzhou", "t2"), Advance(1), Heartbeat("linzhou")],
+            [Claim("acheng", "t1"), Claim("linzhou", "t2"), Advance(1), Heartbeat("acheng")],
+        ),
+    ],
+    ids=["pending", "expired"],
+)
+def test_two_states_that_differ_only_in_the_queues_order_are_two(
+    first: list[Action], second: list[Action]
+) -> None:
+    """The claim of any task takes the queued tasks by their place in the queue and the
+    expired ones by their expiry: two states alike in everything else but those orders
+    are two states, since that claim picks a different task in each."""
+    params = ExploreParams(tasks=2, steps=1)
+    far: list[Action] = [
+        Advance(5 * params.ttl_ms)
+    ]  # past the far mark, where expiries are all one
+    a, key_a = _state_after(params, first + far)
+    b, key_b = _state_after(params, second + far)
+    assert key_a != key_b
+    assert (_claimed_by_any(a), _claimed_by_any(b)) == ("t1", "t2")
+    a.close()
+    b.close()
+
+
+def test_the_store_reads_the_queue_first_in_first_out() -> None:
+    """`LeaseStore.queue()` is the order the claim of any task takes: a task failed back
+    goes behind every task queued then, whatever its id."""
+    sim = Simulation(ExploreParams(tasks=3, steps=1).settings())
+    assert run_inline(sim.store.queue()) == ["t1", "t2", "t3"]
+    for a in (Claim("acheng", "t1"), Fail("acheng"), Claim("linzhou", "t3")):
+        sim.apply(a)
+    assert run_inline(sim.store.queue()) == ["t2", "t1"]
     sim.close()

@@ -14,7 +14,6 @@ from core.engine.vocabulary import REJECTIONS, EventKind
 from core.sim.simulation import Simulation, run_inline
 from core.sim.worker import Work
 
-
 # The register lines of a transaction that leaves every task's row as it was: a refusal
 # (its transaction writes only the line), a dropped call, a page or an effect (their own
 # tables), and the simulation's own lines (a fault, an expiry it saw, a verdict). Any other
@@ -42,23 +41,36 @@ class _Reading:
     ledger: tuple[LedgerRow, ...]
     checkpoints: tuple[CheckpointRow, ...]
     effects: tuple[EffectRow, ...]
+    # the queued tasks, first in first out (read only with several tasks: with one, a
+    # queued task is first of its queue, as its row says)
+    queue: tuple[str, ...] = ()
+
+
+def _queue(sim: Simulation, rows: tuple[TaskRow, ...]) -> tuple[str, ...]:
+    return tuple(run_inline(sim.store.queue())) if len(rows) > 1 else ()
 
 
 def read(
     sim: Simulation, before: _Reading | None = None, events: Sequence[EventRow] = ()
 ) -> _Reading:
-    """The rows, the ledger, the checkpoints and the effects. Given the reading `before` a
-    transition and the events it wrote, a table no event says was written is taken from
-    `before`: the store writes the event of every change in the change's transaction."""
+    """The rows, the queue, the ledger, the checkpoints and the effects. Given the reading
+    `before` a transition and the events it wrote, a table no event says was written is
+    taken from `before`: the store writes the event of every change in the change's
+    transaction (and a task enters or leaves the queue only by a change of its row)."""
     if before is None:
+        rows = tuple(run_inline(sim.store.tasks()))
         return _Reading(
-            tuple(run_inline(sim.store.tasks())),
+            rows,
             tuple(run_inline(sim.store.ledger())),
             tuple(run_inline(sim.store.checkpoints())),
             tuple(run_inline(sim.store.effects())),
+            _queue(sim, rows),
         )
     kinds = {ev.event for ev in events}
-    rows = before.rows if kinds <= TASKS_KEPT else tuple(run_inline(sim.store.tasks()))
+    rows, queue = before.rows, before.queue
+    if not kinds <= TASKS_KEPT:
+        rows = tuple(run_inline(sim.store.tasks()))
+        queue = _queue(sim, rows)
     ledger, checkpoints, effects = before.ledger, before.checkpoints, before.effects
     if EventKind.WRITE_ACCEPTED in kinds:
         ledger = tuple(run_inline(sim.store.ledger()))
@@ -66,7 +78,7 @@ def read(
         checkpoints = tuple(run_inline(sim.store.checkpoints()))
     if EventKind.EFFECT_APPLIED in kinds:
         effects = tuple(run_inline(sim.store.effects()))
-    return _Reading(rows, ledger, checkpoints, effects)
+    return _Reading(rows, ledger, checkpoints, effects, queue)
 
 
 def known(work: Work) -> tuple[str, int, tuple[tuple[str, Any], ...]]:
@@ -204,6 +216,19 @@ def _forms(sim: Simulation, reading: _Reading) -> tuple[str, object]:
                 None if work is None or not work.states else known(work),
             )
         )
+    # The claim of any task takes the first expired lease by `lease_expires_at, task_id`,
+    # else the first queued task by `queue_seq, task_id`: each task's place in both
+    # orders is kept, as a rank. The expiries kept relative to now say the first order
+    # only until they fall behind the far mark, where they are all one, and the place in
+    # the queue is in no row at all. A task enters the queue behind every one queued
+    # (its place is drawn above theirs), so the ranks decide every later pick as the
+    # places themselves would. A task out of the queue has no place that counts: it gets
+    # a new one when it comes back.
+    in_queue = {t: i for i, t in enumerate(reading.queue)}
+    by_expiry = sorted(
+        (r.lease_expires_at, r.task_id) for r in reading.rows if r.lease_expires_at is not None
+    )
+    expiry_place = {t: i for i, (_, t) in enumerate(by_expiry)}
     rows = tuple(
         (
             r.task_id,
@@ -216,6 +241,8 @@ def _forms(sim: Simulation, reading: _Reading) -> tuple[str, object]:
             # and neither does whether a human approved the task: only the autopilot's
             # work loop reads that (a kind that parks once, waiting for an approval)
             None if r.lease_expires_at is None else max(r.lease_expires_at, far) - now,
+            expiry_place.get(r.task_id),
+            in_queue.get(r.task_id),
         )
         for r in reading.rows
     )
