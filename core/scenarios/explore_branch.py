@@ -1,11 +1,12 @@
 """Moving one simulation of the explored world from state to state: a copy of a state to
 go back to, and every transition out of a state (see core/scenarios/explore.py)."""
 
+import hashlib
 from dataclasses import dataclass, replace
 
 from core.engine.records import EventRow
 from core.engine.vocabulary import REJECTIONS, EventKind
-from core.scenarios.explore_state import canonical_pair, known, read
+from core.scenarios.explore_state import PlainForm, canonical_pair, known, read
 from core.scenarios.explore_world import ENGINE_ERROR, ExploreParams, Restore, broken_rules, choices
 from core.sim.simulation import SavedRun, Simulation
 from core.sim.spec import Action, Checkpoint, Claim, Complete, Effect, Fail, Heartbeat, Park, Write
@@ -44,6 +45,9 @@ class Branches:
         self.events: list[EventRow] = []
         self.sim = self._fresh()
         self._pages: dict[bytes, bytes] = {}
+        # The calls known to be refused with nothing changed, each as (what the call reads
+        # of the state, the caller's own part of the state, the call): see `expand`.
+        self.refused: set[tuple[bytes, str, Action]] = set()
 
     def _fresh(self) -> Simulation:
         sim = Simulation(self.settings)
@@ -99,6 +103,21 @@ def _memory(sim: Simulation, worker: Worker | None) -> tuple[object, ...]:
     return (worker.lease, work, knows, sim.next_look_ms, sim.now_ms)
 
 
+def _callers_view(plain: PlainForm) -> tuple[bytes, dict[str, str]]:
+    """A state as a worker's call sees it: the digest of everything but the workers' own
+    memories, and each worker's own part, by name.
+
+    A call by worker W is answered from the store's tables, W's own memory and faults,
+    the checker (which judges the lines the call writes, and after it looks for stuck
+    tasks at the same instant as the state itself was judged), and the clock. No other
+    worker's memory enters it: the store knows only rows, and a worker's memory is its
+    own. So a call refused with nothing changed in one state is refused with nothing
+    changed in every state alike in this view (by the canonical form with every worker as
+    itself), whatever the other workers remember."""
+    shared = hashlib.blake2b(repr(plain.shared).encode(), digest_size=16).digest()
+    return shared, dict(plain.own)
+
+
 @dataclass(frozen=True, slots=True)
 class Child:
     """One transition out of a state: the choice, where it led, and what it broke."""
@@ -128,7 +147,17 @@ def expand(branches: Branches, handle: Handle, seen: set[bytes]) -> list[Child]:
     out: list[Child] = []
     before = parent
     live = True  # the simulation is in the state `handle` names, as far as anything reads
+    memo = branches.refused if branches.params.memo else None
+    shared, own = _callers_view(home)
     for action in choices(sim, parent.rows):
+        asked: tuple[bytes, str, Action] | None = None
+        if memo is not None and isinstance(action, _CALLS):
+            asked = (shared, own[action.worker], action)
+            if asked in memo:
+                # Refused before, with nothing changed, in a state alike in everything
+                # this call reads: refused again, and the child is this state (below).
+                out.append(Child(action, home_key, None, ()))
+                continue
         if not live:
             branches.goto(handle)
             sim = branches.sim
@@ -158,6 +187,8 @@ def expand(branches: Branches, handle: Handle, seen: set[bytes]) -> list[Child]:
             # these say nothing changed, so nothing is read back), nor did the caller's
             # memory, nor the checker's (it counts none of them against a rule), nor what
             # is due: the parent's state, with one more register line.
+            if memo is not None and asked is not None:
+                memo.add(asked)
             out.append(Child(action, home_key, None, ()))
             continue
         after = read(sim, before, branches.events)

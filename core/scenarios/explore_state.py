@@ -92,7 +92,16 @@ def canonical(sim: Simulation, reading: _Reading) -> bytes:
     return canonical_pair(sim, reading)[0]
 
 
-def canonical_pair(sim: Simulation, reading: _Reading) -> tuple[bytes, object]:
+@dataclass(frozen=True, slots=True)
+class PlainForm:
+    """The canonical form with every worker as itself (not renamed): what the workers
+    share (the rows, the tables, the checker, what is due), and each worker's own part."""
+
+    shared: tuple[object, ...]
+    own: tuple[tuple[str, str], ...]  # by worker name
+
+
+def canonical_pair(sim: Simulation, reading: _Reading) -> tuple[bytes, PlainForm]:
     """The digest of `canonical_text`, and the same form with every worker as itself (not
     renamed): two states equal in it are one state with no worker swapped for another."""
     text, plain = _forms(sim, reading)
@@ -116,7 +125,7 @@ def canonical_text(sim: Simulation, reading: _Reading) -> str:
     return _forms(sim, reading)[0]
 
 
-def _forms(sim: Simulation, reading: _Reading) -> tuple[str, object]:
+def _forms(sim: Simulation, reading: _Reading) -> tuple[str, PlainForm]:
     """`canonical_text`, and the same with the workers in the order of their names."""
     now = sim.now_ms
     horizon = 3 * sim.config.ttl_ms + 2
@@ -273,7 +282,7 @@ def _forms(sim: Simulation, reading: _Reading) -> tuple[str, object]:
     # Workers in the order of what they are; only workers alike in themselves need their
     # orders tried (they differ, if at all, in what the rows and the checker say of them).
     as_named = sorted(workers)
-    plain = (fixed, tuple(own[wid] for wid in as_named), rows, held_by, down)
+    plain = PlainForm((fixed, rows, held_by, down), tuple((wid, own[wid]) for wid in as_named))
     ids = sorted(as_named, key=own.__getitem__)
     if len(set(own.values())) == len(own):
         return repr((fixed, form(ids))), plain
