@@ -5,7 +5,7 @@ figures for larger worlds are measured by `make bench` (bench/explore.py).
 """
 
 from collections import Counter
-from dataclasses import fields
+from dataclasses import fields, replace
 from pathlib import Path
 
 import pytest
@@ -327,3 +327,50 @@ def test_the_store_reads_the_queue_first_in_first_out() -> None:
         sim.apply(a)
     assert run_inline(sim.store.queue()) == ["t2", "t1"]
     sim.close()
+
+
+# Every mode in three worlds, small enough for the whole set to stay fast.
+MEMO_WORLDS = (
+    ExploreParams(workers=2, tasks=1, steps=2, depth=5),
+    ExploreParams(workers=3, tasks=1, steps=1, depth=5),
+    ExploreParams(workers=2, tasks=2, steps=1, depth=3),
+)
+
+
+@pytest.mark.parametrize("mode", list(Mode))
+def test_answering_a_refused_call_from_memory_changes_no_result(mode: Mode, tmp_path: Path) -> None:
+    """A call refused with nothing changed is not sent to the store again from a state
+    alike in all it reads; sending every call gives the same states, transitions, depth,
+    shortest traces and written files."""
+    for base in MEMO_WORLDS:
+        reports, files = {}, {}
+        for memo in (True, False):
+            params = replace(base, mode=mode, memo=memo)
+            reports[memo] = explore(params)
+            out = tmp_path / f"{base.workers}x{base.tasks}-{memo}"
+            written = write_counterexamples(params, reports[memo].counterexamples, out)
+            files[memo] = [Path(c.path).read_bytes() for c in written if c.path]
+        assert reports[True].summary() == reports[False].summary()
+        assert files[True] == files[False]
+
+
+def test_a_refused_call_is_answered_from_memory(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The memory is used: exhausting 2 workers, 1 task of 1 step sends about a quarter
+    fewer calls to the store with it, for the same result."""
+    calls: Counter[bool] = Counter()
+    apply = Simulation.apply
+    counting: list[bool] = []
+
+    def counted(sim: Simulation, action: Action) -> object:
+        calls[counting[0]] += 1
+        return apply(sim, action)
+
+    monkeypatch.setattr(Simulation, "apply", counted)
+    reports = {}
+    for memo in (True, False):
+        counting[:] = [memo]
+        reports[memo] = explore(ExploreParams(steps=1, depth=60, memo=memo))
+    assert reports[True].summary() == reports[False].summary()
+    assert reports[True].exhausted
+    assert calls[False] == reports[False].transitions
+    assert calls[True] < 0.8 * calls[False]

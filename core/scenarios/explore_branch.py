@@ -45,8 +45,8 @@ class Branches:
         self.events: list[EventRow] = []
         self.sim = self._fresh()
         self._pages: dict[bytes, bytes] = {}
-        # The calls known to be refused with nothing changed, each as (what the call reads
-        # of the state, the caller's own part of the state, the call): see `expand`.
+        # The calls known to be refused with nothing changed, each as (the state but the
+        # workers' own parts, the caller's own part, the call): see `_callers_view`.
         self.refused: set[tuple[bytes, str, Action]] = set()
 
     def _fresh(self) -> Simulation:
@@ -104,18 +104,20 @@ def _memory(sim: Simulation, worker: Worker | None) -> tuple[object, ...]:
 
 
 def _callers_view(plain: PlainForm) -> tuple[bytes, dict[str, str]]:
-    """A state as a worker's call sees it: the digest of everything but the workers' own
-    memories, and each worker's own part, by name.
+    """A state as one worker's call meets it: the digest of all but the workers' own
+    parts (the store's tables and rows, what is due, the checker), and each worker's own
+    part (its faults and the lease and step it remembers), by name.
 
-    A call by worker W is answered from the store's tables, W's own memory and faults,
-    the checker (which judges the lines the call writes, and after it looks for stuck
-    tasks at the same instant as the state itself was judged), and the clock. No other
-    worker's memory enters it: the store knows only rows, and a worker's memory is its
-    own. So a call refused with nothing changed in one state is refused with nothing
-    changed in every state alike in this view (by the canonical form with every worker as
-    itself), whatever the other workers remember."""
-    shared = hashlib.blake2b(repr(plain.shared).encode(), digest_size=16).digest()
-    return shared, dict(plain.own)
+    A call by worker W is answered from the store's tables, what W sends (made of W's own
+    memory) and the clock, and judged by the checker; no other worker's memory enters it.
+    The one look at the other workers is the checker's look for stuck tasks after every
+    choice (it asks who is idle), and after a call refused with nothing changed that look
+    judges again the state it judged when the state was reached. So a call refused with
+    nothing changed in one state is refused with nothing changed in every state alike in
+    this view, whatever the other workers remember: the child is its parent's state.
+    """
+    rest = hashlib.blake2b(repr((plain.store, plain.checker)).encode(), digest_size=16)
+    return rest.digest(), dict(plain.own)
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,8 +156,8 @@ def expand(branches: Branches, handle: Handle, seen: set[bytes]) -> list[Child]:
         if memo is not None and isinstance(action, _CALLS):
             asked = (shared, own[action.worker], action)
             if asked in memo:
-                # Refused before, with nothing changed, in a state alike in everything
-                # this call reads: refused again, and the child is this state (below).
+                # Refused before, with nothing changed, in a state alike in all this call
+                # meets: refused again, and the child is this state (see below).
                 out.append(Child(action, home_key, None, ()))
                 continue
         if not live:

@@ -94,10 +94,11 @@ def canonical(sim: Simulation, reading: _Reading) -> bytes:
 
 @dataclass(frozen=True, slots=True)
 class PlainForm:
-    """The canonical form with every worker as itself (not renamed): what the workers
-    share (the rows, the tables, the checker, what is due), and each worker's own part."""
+    """The canonical form with every worker as itself (not renamed): the store's part
+    (the tables and the rows, and what is due), the checker's, and each worker's own."""
 
-    shared: tuple[object, ...]
+    store: tuple[object, ...]
+    checker: tuple[object, ...]
     own: tuple[tuple[str, str], ...]  # by worker name
 
 
@@ -180,13 +181,16 @@ def _forms(sim: Simulation, reading: _Reading) -> tuple[str, PlainForm]:
     token_rank = {t: {v: i for i, v in enumerate(sorted(vs))} for t, vs in lease_tokens.items()}
     look = sim.next_look_ms
 
-    fixed = (
+    tables = (
         # who wrote a page, and under which lease an effect went out, is shown on
         # screen but read by no statement; nor is a page's fence token (above)
         tuple((p.key, p.value) for p in reading.ledger),
         tuple((t, cp.step, _state(cp.state)) for t, cp in sorted(latest.items())),
         tuple((e.idempotency_key, min(e.applied_count, 2)) for e in reading.effects),
         None if look is None else max(look, far) - now,
+    )
+    fixed = (
+        *tables,
         tuple((t, fence_rank(f)) for t, f in newest),
         effects,
         completions,
@@ -282,7 +286,9 @@ def _forms(sim: Simulation, reading: _Reading) -> tuple[str, PlainForm]:
     # Workers in the order of what they are; only workers alike in themselves need their
     # orders tried (they differ, if at all, in what the rows and the checker say of them).
     as_named = sorted(workers)
-    plain = PlainForm((fixed, rows, held_by, down), tuple((wid, own[wid]) for wid in as_named))
+    plain = PlainForm(
+        (tables, rows), (fixed, held_by, down), tuple((wid, own[wid]) for wid in as_named)
+    )
     ids = sorted(as_named, key=own.__getitem__)
     if len(set(own.values())) == len(own):
         return repr((fixed, form(ids))), plain
