@@ -2,7 +2,8 @@
 go back to, and every transition out of a state (see core/scenarios/explore.py)."""
 
 import hashlib
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields
+from operator import attrgetter
 
 from core.engine.records import EventRow
 from core.engine.vocabulary import REJECTIONS, EventKind
@@ -30,6 +31,18 @@ class _Copy:
 
     run: SavedRun  # with an empty database
     pages: tuple[bytes, ...]
+
+
+# A saved run but its database, in the order of its fields after the database: a copy's
+# run is rebuilt with its database joined again on every restore, and
+# `dataclasses.replace` (which looks the fields up each time) took 3 % of the search.
+_FIELDS = [f.name for f in fields(SavedRun)]
+assert _FIELDS[0] == "database", "a SavedRun is rebuilt with its database first"
+_REST = attrgetter(*_FIELDS[1:])
+
+
+def _with_database(run: SavedRun, database: bytes) -> SavedRun:
+    return SavedRun(database, *_REST(run))
 
 
 # A state to go back to: a copy of the run, or a trace from the root.
@@ -72,12 +85,12 @@ class Branches:
             pages.setdefault(page, page)
             for page in (db[i : i + _PAGE] for i in range(0, len(db), _PAGE))
         )
-        return _Copy(replace(saved, database=b""), cut)
+        return _Copy(_with_database(saved, b""), cut)
 
     def goto(self, handle: Handle) -> None:
         """Move to the state `handle` names."""
         if isinstance(handle, _Copy):
-            self.sim.restore(replace(handle.run, database=b"".join(handle.pages)))
+            self.sim.restore(_with_database(handle.run, b"".join(handle.pages)))
             return
         self.sim.close()
         self.sim = self._fresh()
