@@ -117,9 +117,17 @@ def test_every_status_word_fits_the_status_column() -> None:
             status = fit_columns(width, lang)["status"]
             for word in (*status_words(lang), header("status", lang)):
                 assert cell_len(word) <= status, (lang, width, word)
-        narrow = narrow_columns(79, lang, {})["status"] - 1  # less the gap
+        narrow = narrow_columns(79, lang, {"task": 9, "kind": 8, "owner": 8})["status"]
         for word in (*status_words(lang, narrow=True), header("status", lang, narrow=True)):
-            assert cell_len(word) <= narrow, (lang, word)
+            assert cell_len(word) < narrow, (lang, word)  # and a cell to the next column
+
+
+def test_the_narrow_table_keeps_two_cells_between_columns_where_they_fit() -> None:
+    fog = {"task": 6, "kind": 6, "owner": 7, "expires_in": 3, "expires_at": 7}
+    for lang in LANGS:
+        at_100, at_80 = narrow_columns(99, lang, fog), narrow_columns(79, lang, fog)
+        assert list(at_100) == list(at_80) == list(COLUMNS)
+        assert at_100["expires_at"] == 9 and at_80["expires_at"] == 8  # "0:01:00" and a gap
     assert "lendable again" in status_words("en") and "可再借出" in status_words("zh")
 
 

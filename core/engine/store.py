@@ -337,7 +337,11 @@ class LeaseStore(StoreReads, BatchOperations):
                         return None
                     continue
                 lease = _lease(row)
-                if self.sql.fence_issued is not None and self.policy.fence_tokens:
+                # Only a claim that drew a token records it: one that issues none (before
+                # the fence tag, or without expiry) would set the counter back to the
+                # task's old token, and a later claim would issue a token twice ("fence_token
+                # 只增不减的围栏令牌").
+                if self.sql.fence_issued is not None and self.policy.issues_fence_tokens:
                     self.sql.fence_issued.run(txn.conn, {"fence_token": lease.fence_token})
                 txn.lease_event(
                     EventKind.CLAIMED,

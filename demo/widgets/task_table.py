@@ -149,11 +149,11 @@ def fit_columns(width: int, lang: str = "en") -> dict[str, int]:
     return shown
 
 
-# The narrow table: one cell between columns (DataTable's padding 0, the gap inside each
-# column's width) and every column as wide as its label or its widest cell shown, so all of
-# them fit in 80 columns for a scenario of short ids. Only if they still do not fit does a
-# column go, in DROP_ORDER.
-GAP = 1
+# The narrow table: every column as wide as its label or its widest cell shown, two cells
+# apart where that fits (as the roomy table's padding) and one where not (DataTable's padding
+# 0, the gap inside each column's width), so all of them fit in 80 columns for a scenario
+# of short ids. Only if they still do not fit does a column go, in DROP_ORDER.
+GAPS = (2, 1)
 NARROW_STATUS_WIDTH = {
     lang: max(header_width("status", lang, True), *(cell_len(w) for w in status_words(lang, True)))
     for lang in LANGS
@@ -175,13 +175,16 @@ def narrow_columns(
 ) -> dict[str, int]:
     """The narrow table's columns and widths (the gap included) in `width` cells;
     `measured`: the widest cell each column shows now."""
-    shown = {
-        c: max(header_width(c, lang, True), measured.get(c, 0)) + GAP
-        for c in COLUMNS
-        if fenced or c != "fence_token"
-    }
-    # Fixed, so the columns do not move when a task's status changes.
-    shown["status"] = NARROW_STATUS_WIDTH.get(lang, NARROW_STATUS_WIDTH["en"]) + GAP
+    for gap in GAPS:
+        shown = {
+            c: max(header_width(c, lang, True), measured.get(c, 0)) + gap
+            for c in COLUMNS
+            if fenced or c != "fence_token"
+        }
+        # Fixed, so the columns do not move when a task's status changes.
+        shown["status"] = NARROW_STATUS_WIDTH.get(lang, NARROW_STATUS_WIDTH["en"]) + gap
+        if sum(shown.values()) <= width:
+            break
     for column in DROP_ORDER:
         if sum(shown.values()) <= width:
             break
