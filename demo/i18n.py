@@ -21,6 +21,7 @@ WORDS: dict[str, tuple[str, str]] = {
     **glossary.PANELS,
     **glossary.COLUMNS,
     **{f"th_{k}": v for k, v in glossary.HEADERS.items()},
+    **{f"th_narrow_{k}": v for k, v in glossary.NARROW_HEADERS.items()},
     **{f"status_{k}": v for k, v in glossary.TASK_STATUSES.items()},
     **glossary.WORKER_STATES,
     "freeze_heartbeat": ("Freeze heartbeat", glossary.ACTIONS["freeze_heartbeat"][1]),

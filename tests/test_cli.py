@@ -38,7 +38,55 @@ def test_play_transcript_shape(capsys: pytest.CaptureFixture[str]) -> None:
     assert "Step 1 · 0:00:00.000  → advance by=1s" in lines
     assert "  Acheng claims the sixth floor." in lines
     assert "  0:00:00.000  claimed  sixth-floor  acheng  lease 1  fence 1" in lines
+    assert "  ✓ pass  sixth-floor is running, held by Acheng, fence token 1" in lines
+    assert not any("{" in line for line in lines)  # the checks read as sentences
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_play_says_each_check_as_the_app_does(
+    lang: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from core.scenarios.format import load_scenario
+    from core.scenarios.session import Session
+    from demo.widgets.narration import narration_text
+
+    scenario = load_scenario(FOG)
+    _code, out, _err = run(["play", str(FOG), "--lang", lang], capsys)
+    checks = [line.split("  ", 2)[2] for line in out.splitlines() if line.startswith("  ✓")]
+    assert len(checks) == sum(len(step.expects) for step in scenario.steps) == 4
+    session = Session(scenario)
+    shown: list[str] = []
+    for _ in scenario.steps:
+        session.next_step()
+        shown += narration_text(session, lang).plain.splitlines()
+    for check in checks:  # the app's narration has the same sentence, word for word
+        assert any(line.endswith(f"✓ {check}") for line in shown), (check, shown)
+
+
+def test_play_toml_prints_each_check_in_the_files_form(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    _code, out, _err = run(["play", str(FOG), "--toml"], capsys)
+    lines = out.splitlines()
     assert any(line.startswith('  ✓ pass  { task = "sixth-floor"') for line in lines)
+    assert "  ✓ pass  sixth-floor is running, held by Acheng, fence token 1" not in lines
+
+
+def test_a_failed_check_is_a_sentence_with_what_was_found(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "f.toml"
+    path.write_text(
+        FOG.read_text("utf-8").replace(
+            'owner = "acheng", fence_token = 1', 'owner = "linzhou", fence_token = 1'
+        ),
+        encoding="utf-8",
+    )
+    code, out, _err = run(["play", str(path), "--lang", "zh"], capsys)
+    assert code == 1
+    lines = out.splitlines()
+    failed = lines.index("  ✗ 未通过  sixth-floor 运行中，由临舟持有，围栏令牌 1")
+    assert lines[failed + 1] == '      实际：status = "running", owner = "acheng", fence_token = 1'
 
 
 def test_play_zh_uses_glossary_words(capsys: pytest.CaptureFixture[str]) -> None:
@@ -57,6 +105,9 @@ def test_json_lines_are_byte_identical_across_runs(capsys: pytest.CaptureFixture
     assert {"event", "t", "task", "worker", "lease_token", "fence_token", "reason"} <= set(event)
     assert records[-1]["type"] == "summary"
     assert records[-1]["passed"] == 4 and records[-1]["failed"] == 0
+    check = next(r for r in records if r["type"] == "expect")
+    assert check["expect"].startswith('{ task = "sixth-floor"')  # the file's form
+    assert check["said"] == "sixth-floor is running, held by Acheng, fence token 1"
 
 
 def test_failed_expectation_exits_1(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -67,8 +118,10 @@ def test_failed_expectation_exits_1(tmp_path: Path, capsys: pytest.CaptureFixtur
     )
     code, out, _err = run(["play", str(path)], capsys)
     assert code == 1
-    assert '✗ FAIL  { task = "sixth-floor", status = "running", owner = "linzhou"' in out
+    assert "  ✗ FAIL  sixth-floor is running, held by Linzhou, fence token 1\n" in out
     assert '      found: status = "running", owner = "acheng", fence_token = 1' in out
+    _code, out, _err = run(["play", str(path), "--toml"], capsys)
+    assert '✗ FAIL  { task = "sixth-floor", status = "running", owner = "linzhou"' in out
     code, out, _err = run(["play", str(path), "--json"], capsys)
     assert code == 1 and '"ok": false' in out
 

@@ -22,6 +22,7 @@ EVERY_TABLE = {
     "panels": glossary.PANELS,
     "columns": glossary.COLUMNS,
     "headers": glossary.HEADERS,
+    "narrow_headers": glossary.NARROW_HEADERS,
     "statuses": glossary.TASK_STATUSES,
     "states": glossary.WORKER_STATES,
     "events": glossary.EVENTS,

@@ -1,8 +1,10 @@
 """Real worker processes on one file database, killed with SIGKILL mid-step and restarted.
 
-These tests use the real clock (they must: the processes are real). They stay short and
-bounded, and assert outcomes, never timings: on a loaded machine a slow heartbeat only means
-another worker takes the task over, which is exactly what the engine must make safe.
+These tests use the real clock (they must: the processes are real). They assert outcomes,
+never timings: on a loaded machine a slow heartbeat only means another worker takes the task
+over, which is exactly what the engine must make safe. They wait on what a worker says (a
+line on its stdout) or on the database, never for a stretch of time; every wait has a
+generous bound (WAIT_S), there to end a hung run, not to pace a healthy one.
 """
 
 import asyncio
@@ -13,11 +15,12 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 
@@ -26,13 +29,19 @@ from core.engine.config import LeaseConfig
 from core.engine.models import SCHEMA_VERSION
 from core.engine.records import EventRow
 from core.engine.store import LeaseStore
+from core.engine.vocabulary import RESTING_STATUSES
 from core.sim.checker import SafetyChecker
 from core.sim.simulation import run_inline
 
 pytestmark = pytest.mark.slow
 
+T = TypeVar("T")
+
 TTL = "1500ms"
 TTL_MS = 1500
+# The bound on any wait for a real process (a start under load can take many seconds): far
+# more than a healthy run needs, so only a hung one reaches it.
+WAIT_S = 180.0
 ROOT = Path(__file__).resolve().parent.parent
 TASKS = [
     ("t1", "ledger", 4),
@@ -55,13 +64,16 @@ def seed_db(db: Path) -> None:
 
 
 class Fleet:
-    """Worker processes by id; each one's stdout and stderr go to files in `logs`."""
+    """Worker processes by id; each one's stdout and stderr go to files in `logs`, and the
+    lines each has printed since it last started can be waited on (`wait_for`)."""
 
     def __init__(self, db: Path, logs: Path) -> None:
         self.db = db
         self.logs = logs
         self.procs: dict[str, subprocess.Popen[bytes]] = {}
         self.killed = 0
+        self.said: dict[str, list[str]] = {}  # worker -> its stdout lines since its start
+        self._heard = threading.Condition()
 
     def start(self, wid: str, *extra: str) -> None:
         cmd = [
@@ -81,19 +93,69 @@ class Fleet:
             "150ms",
             "--exit-when-idle",
             "--max-seconds",
-            "60",
+            str(int(WAIT_S)),
             *extra,
         ]
-        out = (self.logs / f"{wid}.out").open("ab")
         err = (self.logs / f"{wid}.err").open("ab")
-        self.procs[wid] = subprocess.Popen(cmd, stdout=out, stderr=err, cwd=ROOT)
-        out.close()
+        with self._heard:
+            proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err, cwd=ROOT)
+            self.procs[wid] = proc
+            self.said[wid] = []
         err.close()
+        threading.Thread(target=self._listen, args=(wid, proc), daemon=True).start()
+
+    def _listen(self, wid: str, proc: subprocess.Popen[bytes]) -> None:
+        """Copy the worker's stdout to its log, line by line, and wake whoever waits."""
+        assert proc.stdout is not None
+        with (self.logs / f"{wid}.out").open("ab") as log:
+            for raw in proc.stdout:
+                log.write(raw)
+                log.flush()
+                with self._heard:
+                    if self.procs.get(wid) is proc:
+                        self.said[wid].append(raw.decode(errors="replace"))
+                    self._heard.notify_all()
+        with self._heard:  # the pipe closed: the process is gone
+            self._heard.notify_all()
+
+    def wait_for(self, what: str, found: Callable[[], T | None], timeout: float = WAIT_S) -> T:
+        """Wait until `found()` (called with the lines locked, each time a worker prints or
+        exits, and every second for what the database says) is not None."""
+        end = time.monotonic() + timeout
+        with self._heard:
+            while (answer := found()) is None:
+                left = end - time.monotonic()
+                if left <= 0:
+                    pytest.fail(f"{what}: not within {timeout:.0f} s")
+                self._heard.wait(min(left, 1.0))
+        return answer
+
+    def says(self, wid: str, *words: str) -> bool:
+        """Whether the worker has printed a line with all these words since its start."""
+        return any(all(w in line.split() for w in words) for line in self.said.get(wid, []))
+
+    def part_way(self, workers: tuple[str, ...], pages: int) -> list[str]:
+        """The live workers among `workers` that have written `pages` pages (or more) of the
+        task they claimed last."""
+        with self._heard:
+            return [
+                w
+                for w in workers
+                if self.procs[w].poll() is None and self.pages_into_task(w) >= pages
+            ]
+
+    def pages_into_task(self, wid: str) -> int:
+        """How many pages the worker has written since its newest claim (0: none held)."""
+        lines = [line.split() for line in self.said.get(wid, [])]
+        claims = [n for n, words in enumerate(lines) if "claimed" in words]
+        if not claims:
+            return 0
+        return sum("write_accepted" in words for words in lines[claims[-1] :])
 
     def kill(self, wid: str) -> None:
         proc = self.procs[wid]
         proc.send_signal(signal.SIGKILL)
-        proc.wait(timeout=10)
+        proc.wait(timeout=WAIT_S)
         self.killed += 1
 
     def alive(self) -> list[str]:
@@ -106,7 +168,7 @@ class Fleet:
         codes = {}
         for wid, proc in self.procs.items():
             try:
-                codes[wid] = proc.wait(timeout=10)
+                codes[wid] = proc.wait(timeout=WAIT_S)
             except subprocess.TimeoutExpired:  # pragma: no cover - a hung worker
                 proc.kill()
                 codes[wid] = proc.wait()
@@ -221,18 +283,6 @@ def check_fleet_history(state: dict[str, Any]) -> Counter[str]:
     return applied
 
 
-def holders(db: Path) -> dict[str, str]:
-    """worker -> task, for running tasks (a plain read-only connection)."""
-    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5)
-    try:
-        rows = conn.execute(
-            "SELECT owner_id, task_id FROM agent_tasks WHERE status = 'running'"
-        ).fetchall()
-    finally:
-        conn.close()
-    return {owner: task for owner, task in rows if owner}
-
-
 def approve_waiting(db: Path) -> None:
     async def go() -> None:
         store = await LeaseStore.open_async(db, clock=DatabaseClock())
@@ -257,38 +307,76 @@ def fleet(tmp_path: Path) -> Iterator[Fleet]:
     f.stop_all()
 
 
+def chaos(fleet: Fleet, workers: tuple[str, ...], rng: random.Random) -> int:
+    """Kill a worker mid-task five times (after it has written a page of the task it holds,
+    so it dies between steps with its lease live) and restart it at once; a second process
+    reads the whole database after each kill. Stops early if the work is all done first.
+    Returns how many snapshots were read."""
+    snapshots = 0
+    all_resting = at_most_each_second(lambda: resting(fleet.db) or None)
+    while fleet.killed < 5:
+        pages = rng.randint(1, 2)  # how far into its task the victim gets
+
+        def mid_task(pages: int = pages) -> str | None:
+            found = fleet.part_way(workers, pages)
+            if found:
+                return rng.choice(found)
+            return "" if all_resting() else None
+
+        victim = fleet.wait_for("a worker part-way through a task", mid_task)
+        if not victim:
+            break  # every task is done or waits for a person: nothing left to interrupt
+        fleet.kill(victim)
+        fleet.start(victim)
+        check_consistent(read_state(fleet.db))  # a second process reads while they write
+        snapshots += 1
+    return snapshots
+
+
+def finish(fleet: Fleet, workers: tuple[str, ...]) -> dict[str, int]:
+    """Approve the task that parks for a human, restart any worker that left early, until
+    every task is done; then let the workers see it and leave; their exit codes."""
+
+    def all_done() -> bool | None:
+        approve_waiting(fleet.db)
+        for wid in workers:
+            if fleet.procs[wid].poll() is not None:
+                fleet.start(wid)
+        return all(r.status == "done" for r in task_rows(read_state(fleet.db)).values()) or None
+
+    fleet.wait_for("every task done", at_most_each_second(all_done))
+    for proc in fleet.procs.values():
+        proc.wait(timeout=WAIT_S)  # --exit-when-idle: each one leaves by itself
+    return fleet.stop_all()
+
+
+def resting(db: Path | str) -> bool:
+    """Every task done, dead or waiting for a person: no worker has anything to do."""
+    return all(r.status in RESTING_STATUSES for r in task_rows(read_state(db)).values())
+
+
+def at_most_each_second(check: Callable[[], T]) -> Callable[[], T | None]:
+    """`check`, run again only once a second has passed since it last ran (a database read
+    on every line a worker prints would be most of the test's work); None in between."""
+    last = [-1.0]
+
+    def throttled() -> T | None:
+        if time.monotonic() - last[0] < 1.0:
+            return None
+        last[0] = time.monotonic()
+        return check()
+
+    return throttled
+
+
 def test_sigkilled_workers_leave_every_task_done_once(fleet: Fleet) -> None:
     rng = random.Random(int(os.environ.get("BK_REAL_SEED", "6")))
     db = fleet.db
-    started = time.monotonic()
-    for wid in ("w1", "w2", "w3"):
+    workers = ("w1", "w2", "w3")
+    for wid in workers:
         fleet.start(wid)
-    snapshots = 0
-    # Chaos: kill a worker that holds a task (so it dies mid-step), restart it a moment later.
-    while fleet.killed < 5 and time.monotonic() - started < 15:
-        time.sleep(rng.uniform(0.3, 0.8))
-        held = {w: t for w, t in holders(db).items() if w in fleet.alive()}
-        if held:
-            victim = rng.choice(sorted(held))
-            fleet.kill(victim)
-            time.sleep(rng.uniform(0.0, 0.4))
-            fleet.start(victim)
-        check_consistent(read_state(db))  # a second process reads while they write
-        snapshots += 1
-    # Let them finish; approve the task that parks for a human; restart any that left early.
-    while time.monotonic() - started < 45:
-        approve_waiting(db)
-        state = read_state(db)
-        if all(r.status == "done" for r in task_rows(state).values()):
-            break
-        for wid in ("w1", "w2", "w3"):
-            if fleet.procs[wid].poll() is not None:
-                fleet.start(wid)
-        time.sleep(0.3)
-    deadline = time.monotonic() + 15
-    while fleet.alive() and time.monotonic() < deadline:
-        time.sleep(0.1)
-    codes = fleet.stop_all()
+    snapshots = chaos(fleet, workers, rng)
+    codes = finish(fleet, workers)
 
     assert fleet.killed >= 3
     assert snapshots >= 3
@@ -307,32 +395,32 @@ def test_sigkilled_workers_leave_every_task_done_once(fleet: Fleet) -> None:
 
 
 def test_a_reader_process_sees_a_consistent_state_while_workers_write(fleet: Fleet) -> None:
-    """A separate process opens the database over and over while two workers write."""
+    """A separate process opens the database over and over while two workers write: from
+    their first claim until they have nothing left to do (and at least five times)."""
     script = (
         "import sys, json\n"
         "sys.path.insert(0, sys.argv[2])\n"
-        "from tests.test_real_workers import read_state, check_consistent\n"
+        "from tests.test_real_workers import read_state, check_consistent, resting\n"
         "from pathlib import Path\n"
-        "import time\n"
-        "n = 0\n"
-        "end = time.monotonic() + 4\n"
-        "while time.monotonic() < end:\n"
-        "    check_consistent(read_state(Path(sys.argv[1])))\n"
+        "db = Path(sys.argv[1])\n"
+        "n, done = 0, False\n"
+        "while n < 5 or not done:\n"
+        "    done = resting(db)\n"
+        "    check_consistent(read_state(db))\n"
         "    n += 1\n"
         "print(json.dumps({'snapshots': n}))\n"
     )
     fleet.start("w1")
     fleet.start("w2")
-    # The reader starts once the workers are at work (a task held), not after a guess.
-    deadline = time.monotonic() + 20
-    while not holders(fleet.db) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert holders(fleet.db), "no worker claimed a task within 20 s"
+    # The reader starts once the workers are at work (a task claimed), not after a guess.
+    fleet.wait_for(
+        "a claim", lambda: fleet.says("w1", "claimed") or fleet.says("w2", "claimed") or None
+    )
     reader = subprocess.run(
         [sys.executable, "-c", script, str(fleet.db), str(ROOT)],
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=WAIT_S,
         cwd=ROOT,
     )
     assert reader.returncode == 0, reader.stderr
@@ -343,10 +431,7 @@ def test_a_reader_process_sees_a_consistent_state_while_workers_write(fleet: Fle
 
 def test_sigterm_stops_a_worker_cleanly(fleet: Fleet) -> None:
     fleet.start("w1")
-    deadline = time.monotonic() + 20
-    while "w1" not in holders(fleet.db) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert "w1" in holders(fleet.db)
+    fleet.wait_for("w1's claim", lambda: fleet.says("w1", "claimed") or None)
     codes = fleet.stop_all()
     assert codes == {"w1": 0}
     assert "Traceback" not in fleet.stderr()
@@ -356,13 +441,10 @@ def test_sigterm_stops_a_worker_cleanly(fleet: Fleet) -> None:
 
 def test_a_worker_whose_database_is_deleted_stops_with_one_line(fleet: Fleet) -> None:
     fleet.start("w1")
-    deadline = time.monotonic() + 20
-    while "w1" not in holders(fleet.db) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert "w1" in holders(fleet.db)
+    fleet.wait_for("w1's claim", lambda: fleet.says("w1", "claimed") or None)
     for suffix in ("", "-wal", "-shm"):
         Path(f"{fleet.db}{suffix}").unlink(missing_ok=True)
-    code = fleet.procs["w1"].wait(timeout=20)
+    code = fleet.procs["w1"].wait(timeout=WAIT_S)
     err = fleet.stderr()
     assert code == 2, err
     assert err.count("\n") == 1 and "was deleted while this store had it open" in err
@@ -476,18 +558,27 @@ def test_a_worker_with_a_skewed_clock_changes_no_expiry_decision(tmp_path: Path)
         )
     conn.close()
     # Behind by ten minutes, a worker judging by its own clock would leave `lapsed` alone;
-    # ahead by ten minutes, it would take `live` from its holder.
-    for wid, skew_s in (("behind", -600), ("ahead", 600)):
-        options = ["--id", wid, "--ttl", "2s", "--poll-every", "100ms", "--max-seconds", "2"]
-        result = subprocess.run(
+    # ahead by ten minutes, it would take `live` from its holder. The one behind runs until
+    # it says it completed `lapsed` (however slow its start); the one ahead has two seconds
+    # of polls to take `live` wrongly (fewer on a loaded machine: never a false failure).
+    for wid, skew_s, until in (("behind", -600, "lapsed"), ("ahead", 600, None)):
+        options = ["--id", wid, "--ttl", "2s", "--poll-every", "100ms"]
+        options += ["--max-seconds", str(int(WAIT_S)) if until else "2"]
+        proc = subprocess.Popen(
             [sys.executable, "-c", SKEWED_WORKER, str(skew_s), "worker", "--db", str(db), *options],
-            capture_output=True,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
             text=True,
-            timeout=60,
             cwd=ROOT,
         )
-        assert result.returncode == 0, result.stderr
-        assert "Traceback" not in result.stderr
+        assert proc.stdout is not None
+        for line in proc.stdout:  # ends at the worker's exit (--max-seconds at the latest)
+            if until is not None and f" completed {until} " in f"{line.rstrip()} ":
+                proc.send_signal(signal.SIGTERM)
+                break
+        _out, err = proc.communicate(timeout=WAIT_S)
+        assert proc.returncode == 0, err
+        assert "Traceback" not in err
     state = read_state(db)
     tasks = task_rows(state)
     claims = [(e.task_id, e.worker_id) for e in state["events"] if e.event == "claimed"]

@@ -22,11 +22,14 @@ from core.engine.backends import postgresql as backend
 from tests.pgserver_kit import with_schema
 from tests.test_real_workers import (
     ROOT,
+    WAIT_S,
     Fleet,
-    approve_waiting,
+    at_most_each_second,
     check_consistent,
     check_fleet_history,
+    finish,
     read_state,
+    resting,
     seed_db,
     task_rows,
 )
@@ -38,17 +41,6 @@ WORKERS = ("w1", "w2", "w3", "w4")
 
 def _admin(url: str) -> psycopg.Connection[Any]:
     return psycopg.connect(backend.Target.parse(url).conninfo, autocommit=True)
-
-
-def holders(url: str) -> dict[str, str]:
-    """worker -> task, for running tasks."""
-    schema = backend.Target.parse(url).schema
-    with _admin(url) as conn:
-        rows = conn.execute(
-            f'SELECT owner_id, task_id FROM "{schema}".agent_tasks WHERE status = %s',
-            ("running",),
-        ).fetchall()
-    return {owner: task for owner, task in rows if owner}
 
 
 def terminate_one_in_a_transaction(url: str, spared: set[int]) -> int | None:
@@ -88,43 +80,35 @@ def test_sigkilled_workers_and_terminated_backends_leave_every_task_done_once(
     fleet = pg_fleet
     url = str(fleet.db)
     rng = random.Random(int(os.environ.get("BK_REAL_SEED", "6")))
-    started = time.monotonic()
     for wid in WORKERS:
         fleet.start(wid)
     terminated: set[int] = set()
     snapshots = 0
-    # Chaos: kill holders mid-step (restarting them a moment later), and cut a worker's
-    # server connection while it is inside a write transaction.
-    while (fleet.killed < 5 or len(terminated) < 2) and time.monotonic() - started < 20:
-        pause_until = time.monotonic() + rng.uniform(0.3, 0.8)
-        while time.monotonic() < pause_until and len(terminated) < 2:
+    # Chaos: kill holders part-way through a task (restarting them at once), and cut a
+    # worker's server connection while it is inside a write transaction, until five kills
+    # and two cuts are done or nothing is left to do. A transaction is open only for a
+    # moment, so this polls quickly, bounded by WAIT_S, never a pause standing for time.
+    all_resting = at_most_each_second(lambda: resting(url) or None)
+    pages = rng.randint(1, 2)  # how far into its task the next victim gets
+    end = time.monotonic() + WAIT_S
+    while fleet.killed < 5 or len(terminated) < 2:
+        assert time.monotonic() < end, f"chaos not done within {WAIT_S:.0f} s"
+        if len(terminated) < 2:
             pid = terminate_one_in_a_transaction(url, terminated)
             if pid is not None:
                 terminated.add(pid)
-            time.sleep(0.005)
-        if fleet.killed < 5:
-            held = {w: t for w, t in holders(url).items() if w in fleet.alive()}
-            if held:
-                victim = rng.choice(sorted(held))
-                fleet.kill(victim)
-                time.sleep(rng.uniform(0.0, 0.4))
-                fleet.start(victim)
-        check_consistent(read_state(url))  # type: ignore[arg-type]
-        snapshots += 1
-    # Let them finish; approve the task that parks for a human; restart any that left early.
-    while time.monotonic() - started < 50:
-        approve_waiting(url)  # type: ignore[arg-type]
-        state = read_state(url)  # type: ignore[arg-type]
-        if all(r.status == "done" for r in task_rows(state).values()):
-            break
-        for wid in WORKERS:
-            if fleet.procs[wid].poll() is not None:
-                fleet.start(wid)
-        time.sleep(0.3)
-    deadline = time.monotonic() + 15
-    while fleet.alive() and time.monotonic() < deadline:
-        time.sleep(0.1)
-    codes = fleet.stop_all()
+        victims = fleet.part_way(WORKERS, pages)
+        if fleet.killed < 5 and victims:
+            victim = rng.choice(victims)
+            fleet.kill(victim)
+            fleet.start(victim)
+            check_consistent(read_state(url))  # type: ignore[arg-type]
+            snapshots += 1
+            pages = rng.randint(1, 2)
+        elif all_resting():
+            break  # every task is done or waits for a person: nothing left to interrupt
+        time.sleep(0.005)  # a poll of real processes, bounded by `end`
+    codes = finish(fleet, WORKERS)
     print(f"SIGKILLed {fleet.killed} holders; ended {len(terminated)} server processes mid-write")
 
     assert fleet.killed >= 3
@@ -140,10 +124,10 @@ def test_sigkilled_workers_and_terminated_backends_leave_every_task_done_once(
 def _worker(url: str, *extra: str) -> subprocess.CompletedProcess[str]:
     cmd = [sys.executable, "-m", "core.tools.realworker", "worker", "--db", url, "--id", "w1"]
     return subprocess.run(
-        [*cmd, "--max-seconds", "5", *extra],
+        [*cmd, "--max-seconds", str(int(WAIT_S)), *extra],  # a bound, not a pace
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=WAIT_S * 2,
         cwd=ROOT,
     )
 

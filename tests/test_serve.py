@@ -11,6 +11,7 @@ import sys
 import pytest
 
 from tests.servekit import (
+    APP_TIMEOUT_S,
     blocked_writing,
     get,
     handshake,
@@ -164,9 +165,9 @@ async def test_an_app_that_does_not_leave_when_asked_is_ended() -> None:
     process = app_process(service)
     assert process is not None
     try:
-        await asyncio.wait_for(client.sending.wait(), 30)
+        await asyncio.wait_for(client.sending.wait(), APP_TIMEOUT_S)
         client.drop()
-        await asyncio.wait_for(service.end(), 30)
+        await asyncio.wait_for(service.end(), APP_TIMEOUT_S)
         assert process.returncode is not None
     finally:
         if process.returncode is None:

@@ -104,6 +104,37 @@ def test_the_player_warns_in_its_language(
         assert err.startswith(f"{path}:3") and SAID[lang] in err
 
 
+def test_check_warns_in_its_language_as_play_does(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from core.tools.cli import main
+
+    path = scratch(tmp_path)
+    for lang in ("en", "zh"):
+        main(["play", str(path), "--lang", lang])
+        played = capsys.readouterr().err
+        assert main(["check", str(path), "--lang", lang]) == 0
+        out, err = capsys.readouterr()
+        assert (
+            err == played == "".join(w + "\n" for w in timing_warnings(load_scenario(path), lang))
+        )
+        assert SAID[lang] in err and out == f"{path}: ok (2 steps, 0 expectations)\n"
+    main(["check", str(path)])  # the default is play's: English
+    assert SAID["en"] in capsys.readouterr().err
+
+
+def test_check_with_a_bad_language_is_one_line_and_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from core.tools.cli import main
+
+    with pytest.raises(SystemExit) as exit_:
+        main(["check", str(scratch(tmp_path)), "--lang", "fr"])
+    assert exit_.value.code == 2
+    out, err = capsys.readouterr()
+    assert out == "" and "invalid choice: 'fr'" in err.splitlines()[-1]
+
+
 def test_the_exported_page_carries_the_warning_in_each_language(tmp_path: Path) -> None:
     from demo.export.frames import Recording
     from demo.export.page import build_page

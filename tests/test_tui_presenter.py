@@ -12,17 +12,26 @@ import pytest
 from rich.cells import cell_len
 from textual.widgets import TabbedContent
 
+from core.engine.config import Mode
 from core.scenarios.library import open_scenario
 from core.scenarios.session import Session
 from core.sim.spec import Advance, Enqueue, Kill, Partition
 from demo.app import BorrowedKeysApp
 from demo.commands import main_screen_commands
-from demo.i18n import LANGS
+from demo.i18n import LANGS, tr
 from demo.screens.confirm import ConfirmScreen
 from demo.screens.help import HelpScreen
 from demo.screens.main import MainScreen
 from demo.widgets.panels import RejectedTable, group_rejections
-from demo.widgets.task_table import TaskTable, fit_columns, header, status_words
+from demo.widgets.task_table import (
+    COLUMNS,
+    TaskTable,
+    fit_columns,
+    header,
+    narrow_columns,
+    status_words,
+    task_row,
+)
 
 
 def app_for(name: str | None, tmp_path: Path, lang: str = "en") -> BorrowedKeysApp:
@@ -108,6 +117,17 @@ def test_every_status_word_fits_the_status_column() -> None:
             status = fit_columns(width, lang)["status"]
             for word in (*status_words(lang), header("status", lang)):
                 assert cell_len(word) <= status, (lang, width, word)
+        narrow = narrow_columns(79, lang, {"task": 9, "kind": 8, "owner": 8})["status"]
+        for word in (*status_words(lang, narrow=True), header("status", lang, narrow=True)):
+            assert cell_len(word) < narrow, (lang, word)  # and a cell to the next column
+
+
+def test_the_narrow_table_keeps_two_cells_between_columns_where_they_fit() -> None:
+    fog = {"task": 6, "kind": 6, "owner": 7, "expires_in": 3, "expires_at": 7}
+    for lang in LANGS:
+        at_100, at_80 = narrow_columns(99, lang, fog), narrow_columns(79, lang, fog)
+        assert list(at_100) == list(at_80) == list(COLUMNS)
+        assert at_100["expires_at"] == 9 and at_80["expires_at"] == 8  # "0:01:00" and a gap
     assert "lendable again" in status_words("en") and "可再借出" in status_words("zh")
 
 
@@ -119,6 +139,77 @@ def test_every_worker_and_task_id_of_a_bundled_scenario_fits_its_column() -> Non
         for lang in LANGS:
             width = fit_columns(78, lang)[column]
             assert all(cell_len(n) <= width for n in names), (column, names)
+
+
+NARROW_SCENARIOS = ("01_fog", "00_story_1_keeper", "05_browser_agent")
+
+
+@pytest.mark.parametrize("lang", LANGS)
+@pytest.mark.parametrize("name", NARROW_SCENARIOS)
+async def test_every_task_column_and_its_header_is_on_screen_at_80x24(
+    tmp_path: Path, name: str, lang: str
+) -> None:
+    """The until column (the lease's end, the lesson's key number) and every other one."""
+    app = app_for(name, tmp_path, lang)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("n")
+        await pilot.pause()
+        screen = screen_of(app)
+        table = screen.query_one("#tasks", TaskTable)
+        # a run that issues no fence token (the keeper's chapter) has no fence column
+        fenced = Mode(screen.session.snapshot().mode).issues_fence_tokens
+        wanted = [c for c in COLUMNS if fenced or c != "fence_token"]
+        assert [c.value for c in table.columns] == wanted, (name, lang)
+        assert table.max_scroll_x == 0  # nothing behind a sideways scroll
+        assert table.region.right <= 80
+        lines = ["".join(s.text for s in table.render_line(y)) for y in (0, 1)]
+        for column in wanted:
+            label = header(column, lang, narrow=True)
+            for n, line in enumerate(label.split("\n")):
+                shown = line[:1].upper() + line[1:] if n == 0 else line
+                assert shown in lines[n], (name, lang, column, lines)
+        if name == "01_fog":  # the lease's end is on screen, not only its header
+            assert "0:01:00" in "".join(s.text for s in table.render_line(2))
+
+
+def test_the_narrow_table_fits_the_bundled_lessons_ids() -> None:
+    """Every bundled lesson's tasks, kinds and workers: all twelve columns in 79 cells (the
+    sandbox, with its 'approval' tasks, is the one that may leave its result column out)."""
+    for path in sorted(Path(str(files("scenarios"))).glob("*.toml")):
+        settings = open_scenario(path.stem).settings
+        measured = {
+            "task": max(cell_len(t.id) for t in settings.tasks),
+            "kind": max(cell_len(t.kind) for t in settings.tasks),
+            "owner": max(cell_len(w.id) for w in settings.workers),
+            "expires_in": 3,  # 60s
+            "expires_at": 7,  # 0:01:00
+            "last_heartbeat": 3,  # 20s
+        }
+        for lang in LANGS:
+            widths = narrow_columns(79, lang, measured)
+            assert sum(widths.values()) <= 79
+            if path.stem != "14_sandbox":
+                assert list(widths) == list(COLUMNS), (path.stem, lang)
+            assert all(widths[c] > measured[c] for c in measured), (path.stem, lang)
+
+
+def test_the_narrow_table_says_an_expired_lease_in_few_cells() -> None:
+    s = Session(open_scenario("00_story_2_fog"))  # the sand runs out before anyone claims it
+    while True:
+        assert s.next_step() is not None
+        snap = s.snapshot()
+        task = snap.task("floor6")
+        assert task is not None
+        if task.remaining_ms is not None and task.remaining_ms < 0:
+            break
+    for lang in LANGS:
+        roomy = task_row(task, snap.now_ms, lang)
+        narrow = task_row(task, snap.now_ms, lang, narrow=True)
+        assert str(roomy[2]) == tr("lendable", lang) and str(roomy[7]) == tr("expired", lang)
+        assert str(narrow[2]) == tr("lendable_short", lang)
+        assert str(narrow[7]) == f"-{-task.remaining_ms // 1000}s"
+        assert narrow[7].style == "bold red"  # type: ignore[union-attr]
+        assert roomy[8] == narrow[8]  # the lease's end, the same in both
 
 
 async def test_wide_screen_uses_the_width(tmp_path: Path) -> None:

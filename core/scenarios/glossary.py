@@ -46,6 +46,7 @@ CONCEPTS: Final[dict[str, Word]] = {
     # A running task whose lease has run out, until someone claims it: "他把第六层的钥匙状态
     # 改成'可再借出'".
     "lendable": ("lendable again", "可再借出"),
+    "lendable_short": ("lendable", "可再借出"),  # the same, in the 80-column task table
     "fence": ("Fence", "围栏令牌"),
     "fencing_token": ("Fencing token", "围栏令牌"),
     "ledger": ("Ledger", "总册"),
@@ -112,6 +113,15 @@ HEADERS: Final[dict[str, Word]] = {
     "expires_at": ("until", "到期"),
     "last_heartbeat": ("last\nheartbeat", "上次\n心跳"),
     "checkpoint_step": ("checkpoint\nstep", "检查点\n步"),
+}
+
+# The same headers where the whole table must fit in 80 columns: shorter English words, one
+# cell between the columns; the Chinese ones are already as narrow as two characters.
+NARROW_HEADERS: Final[dict[str, Word]] = {
+    "attempt": ("try", "尝试\n次数"),
+    "expires_in": ("time\nleft", "剩余\n租期"),
+    "last_heartbeat": ("last\nbeat", "上次\n心跳"),
+    "checkpoint_step": ("ckpt\nstep", "检查\n点"),
 }
 
 # -- the store's words ---------------------------------------------------------------------------

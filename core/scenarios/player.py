@@ -3,7 +3,8 @@
 `play(scenario)` yields plain records (dicts, JSON-ready): a `scenario` header, the `event`s
 each step caused, the `step`s, the `expect` results and a final `summary`. The CLI prints
 them as JSON Lines or as a readable transcript (`render_line`). Expectations are checked by
-the pure function `check_expectation(exp, snapshot)`.
+the pure function `check_expectation(exp, snapshot)`; a check carries the file's TOML form
+(`expect`) and the sentence the app shows for it in the run's language (`said`).
 """
 
 from collections.abc import Callable, Iterator
@@ -33,6 +34,7 @@ from core.scenarios.glossary import (
     reason_word,
     violation_word,
 )
+from core.scenarios.sentences import expectation_sentence
 from core.scenarios.writer import action_items
 from core.sim.snapshot import Snapshot
 from core.sim.spec import Action, SimSettings, in_language
@@ -311,6 +313,7 @@ def play(
                     "line": exp.line,
                     "ok": ok,
                     "expect": exp.to_toml(),
+                    "said": expectation_sentence(exp, lang),
                     "found": found,
                 }
     snap = sim.snapshot()
@@ -406,8 +409,9 @@ def _question_lines(record: Record, lang: str) -> list[tuple[str, str]]:
     return pieces
 
 
-def render_line(record: Record, lang: str = "en") -> list[tuple[str, str]]:
-    """One record as (text, rich style) pieces of one or more lines; "\\n" ends a line."""
+def render_line(record: Record, lang: str = "en", *, toml: bool = False) -> list[tuple[str, str]]:
+    """One record as (text, rich style) pieces of one or more lines; "\\n" ends a line. A
+    check reads as the app's sentence, or (`toml`) in the file's own form."""
     kind = record["type"]
     if kind == "scenario":
         pieces = [(f"{record['title']}\n", "bold")]
@@ -478,7 +482,7 @@ def render_line(record: Record, lang: str = "en") -> list[tuple[str, str]]:
         mark = ("✓ " + word("pass", lang)) if ok else ("✗ " + word("fail", lang))
         pieces = [
             (f"  {mark}", "bold green" if ok else "bold red"),
-            (f"  {record['expect']}\n", ""),
+            (f"  {record['expect'] if toml else record.get('said', record['expect'])}\n", ""),
         ]
         if not ok:
             pieces.append((f"      {labelled('found', lang)}{record['found']}\n", "red"))

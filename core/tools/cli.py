@@ -41,12 +41,14 @@ def _warnings(scenario: Scenario, lang: str = "en") -> None:
 
 
 class _Human:
-    """The readable transcript: rich colours on a terminal, plain text otherwise."""
+    """The readable transcript: rich colours on a terminal, plain text otherwise; each check
+    as the app says it, or (`toml`) in the file's form."""
 
-    def __init__(self, lang: str) -> None:
+    def __init__(self, lang: str, toml: bool = False) -> None:
         from rich.console import Console
 
         self.lang = lang
+        self.toml = toml
         self.console = Console(
             file=sys.stdout, highlight=False, soft_wrap=True, emoji=False, markup=False
         )
@@ -55,7 +57,7 @@ class _Human:
         from rich.text import Text
 
         text = Text()
-        for piece, style in render_line(record, self.lang):
+        for piece, style in render_line(record, self.lang, toml=self.toml):
             text.append(piece, style=style or None)
         self.console.print(text, end="")
 
@@ -74,7 +76,7 @@ def cmd_play(args: argparse.Namespace) -> int:
         _say_error(exc)
         return EXIT_BAD_INPUT
     _warnings(scenario, args.lang)
-    emit = _json_line if args.json else _Human(args.lang)
+    emit = _json_line if args.json else _Human(args.lang, toml=args.toml)
     result = PlayResult()
     from core.sim.simulation import Simulation
 
@@ -108,7 +110,7 @@ def cmd_check(args: argparse.Namespace) -> int:
             _say_error(exc)
             status = EXIT_BAD_INPUT
             continue
-        _warnings(scenario)
+        _warnings(scenario, args.lang)
         expects = sum(len(s.expects) for s in scenario.steps)
         print(f"{scenario.path}: ok ({len(scenario.steps)} steps, {expects} expectations)")
     return status
@@ -237,6 +239,11 @@ def add_play(sub: Any) -> None:
         "--lang", choices=("en", "zh"), default="en", help="narration language (default en)"
     )
     p.add_argument("--json", action="store_true", help="JSON Lines instead of a transcript")
+    p.add_argument(
+        "--toml",
+        action="store_true",
+        help="each check in the file's TOML form, not as the app's sentence (as t in the app)",
+    )
     add_db_option(p)
     p.set_defaults(handler=cmd_play)
 
@@ -244,6 +251,9 @@ def add_play(sub: Any) -> None:
 def add_check(sub: Any) -> None:
     c = sub.add_parser("check", help="validate scenario files without playing them")
     c.add_argument("files", metavar="FILE", nargs="+", help="scenario files to validate")
+    c.add_argument(
+        "--lang", choices=("en", "zh"), default="en", help="warning language (default en)"
+    )
     c.set_defaults(handler=cmd_check)
 
 

@@ -3,6 +3,8 @@ plus the sandbox."""
 
 from typing import ClassVar
 
+from rich.console import Console, ConsoleOptions, RenderResult
+from rich.measure import Measurement
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -13,6 +15,7 @@ from textual.widgets.option_list import Option
 from core.scenarios.format import Scenario, ScenarioError, parse_scenario
 from demo.host import Host, host
 from demo.i18n import tr
+from demo.widgets.cjk_wrap import wrap_text
 from demo.widgets.keybar import Hint, KeyBar
 
 SANDBOX_ID = "sandbox"
@@ -37,6 +40,26 @@ def option_text(title: str, summary: str | None) -> Text:
         text.append("\n")
         text.append(summary, style="dim")
     return text
+
+
+class Wrapped:
+    """A title and summary broken into lines by Chinese rules (`cjk_wrap`, as the narration
+    is) at whatever width the list draws them: the list's own wrap, Rich's, splits a number
+    from its unit ("30 / 秒") and a glossary word in two."""
+
+    def __init__(self, text: Text) -> None:
+        self.text = text
+
+    def __str__(self) -> str:
+        return self.text.plain
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        wrapped = wrap_text(self.text, options.max_width)
+        wrapped.end = "\n"  # the list counts an option's lines by their line ends
+        yield wrapped
+
+    def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
+        return Measurement.get(console, options, self.text)
 
 
 class PickerScreen(Screen[None]):
@@ -82,10 +105,13 @@ class PickerScreen(Screen[None]):
         options.clear_options()
         for i, sc in enumerate(self.scenarios):
             options.add_option(
-                Option(option_text(sc.title_in(lang), sc.summary_in(lang)), id=str(i))
+                Option(Wrapped(option_text(sc.title_in(lang), sc.summary_in(lang))), id=str(i))
             )
         options.add_option(
-            Option(option_text(tr("sandbox", lang), tr("sandbox_summary", lang)), id=SANDBOX_ID)
+            Option(
+                Wrapped(option_text(tr("sandbox", lang), tr("sandbox_summary", lang))),
+                id=SANDBOX_ID,
+            )
         )
         options.highlighted = highlighted if highlighted is not None else 0
 

@@ -1,6 +1,8 @@
 """The task table: one row per task, keyed by task_id, cells updated in place."""
 
 import re
+from collections.abc import Mapping
+from dataclasses import dataclass
 
 from rich.cells import cell_len
 from rich.text import Text
@@ -35,19 +37,29 @@ STATUS_STYLES: dict[str, str] = {
 }
 
 
-def header(column: str, lang: str) -> str:
-    """A column's label; the long ones on two lines."""
+def header(column: str, lang: str, narrow: bool = False) -> str:
+    """A column's label; the long ones on two lines, shorter ones in the narrow table."""
+    if narrow and f"th_narrow_{column}" in WORDS:
+        return tr(f"th_narrow_{column}", lang)
     return tr(f"th_{column}", lang) if f"th_{column}" in WORDS else tr(column, lang)
 
 
-def task_row(view: TaskView, now_ms: int, lang: str) -> Row:
+def header_width(column: str, lang: str, narrow: bool = False) -> int:
+    """The cells a column's label needs: its longest line."""
+    return max(cell_len(line) for line in header(column, lang, narrow).split("\n"))
+
+
+def task_row(view: TaskView, now_ms: int, lang: str, narrow: bool = False) -> Row:
+    """One task's cells. `narrow` (the table in 80 columns): an expired lease says how long
+    ago in red ("-4s"), beside the status "lendable", where "expired" and "lendable again"
+    would need the room of a whole column."""
     row = view.row
     remaining = view.remaining_ms
     until: str | Text = ""
     if remaining is None:
         expires: str | Text = ""
     elif remaining <= 0:
-        expires = Text(tr("expired", lang), style="bold red")
+        expires = Text(short(remaining) if narrow else tr("expired", lang), style="bold red")
         until = Text(until_clock(now_ms + remaining), style="red")
     else:
         expires = short(remaining)
@@ -64,7 +76,7 @@ def task_row(view: TaskView, now_ms: int, lang: str) -> Row:
     status = Text(status_word(row.status, lang), style=STATUS_STYLES.get(row.status, ""))
     if running and remaining is not None and remaining <= 0:
         # The keeper's word at the instant the sand runs out, until someone claims it.
-        status = Text(tr("lendable", lang), style="bold cyan")
+        status = Text(tr("lendable_short" if narrow else "lendable", lang), style="bold cyan")
     return (
         Text(row.task_id, style="bold"),
         row.kind,
@@ -103,10 +115,11 @@ DROP_ORDER = ("result", "checkpoint_step", "attempt", "kind", "expires_at", "las
 RESULT_MAX = 60
 
 
-def status_words(lang: str) -> tuple[str, ...]:
+def status_words(lang: str, narrow: bool = False) -> tuple[str, ...]:
     """Every word the status column can show in `lang`: the statuses and the keeper's
-    "lendable again" of an expired lease nobody has claimed yet."""
-    return (*(status_word(s, lang) for s in TaskStatus), tr("lendable", lang))
+    "lendable again" of an expired lease nobody has claimed yet ("lendable" when narrow)."""
+    lendable = tr("lendable_short" if narrow else "lendable", lang)
+    return (*(status_word(s, lang) for s in TaskStatus), lendable)
 
 
 STATUS_WIDTH = {
@@ -136,6 +149,68 @@ def fit_columns(width: int, lang: str = "en") -> dict[str, int]:
     return shown
 
 
+# The narrow table: every column as wide as its label or its widest cell shown, two cells
+# apart where that fits (as the roomy table's padding) and one where not (DataTable's padding
+# 0, the gap inside each column's width), so all of them fit in 80 columns for a scenario
+# of short ids. Only if they still do not fit does a column go, in DROP_ORDER.
+GAPS = (2, 1)
+NARROW_STATUS_WIDTH = {
+    lang: max(header_width("status", lang, True), *(cell_len(w) for w in status_words(lang, True)))
+    for lang in LANGS
+}
+
+
+@dataclass(frozen=True)
+class Layout:
+    """The task table at one width: the columns shown with their widths, the padding either
+    side of each, and whether it is the narrow table (short headers and words)."""
+
+    widths: dict[str, int]
+    padding: int
+    narrow: bool
+
+
+def narrow_columns(
+    width: int, lang: str, measured: Mapping[str, int], fenced: bool = True
+) -> dict[str, int]:
+    """The narrow table's columns and widths (the gap included) in `width` cells;
+    `measured`: the widest cell each column shows now."""
+    for gap in GAPS:
+        shown = {
+            c: max(header_width(c, lang, True), measured.get(c, 0)) + gap
+            for c in COLUMNS
+            if fenced or c != "fence_token"
+        }
+        # Fixed, so the columns do not move when a task's status changes.
+        shown["status"] = NARROW_STATUS_WIDTH.get(lang, NARROW_STATUS_WIDTH["en"]) + gap
+        if sum(shown.values()) <= width:
+            break
+    for column in DROP_ORDER:
+        if sum(shown.values()) <= width:
+            break
+        del shown[column]
+    if "result" in shown:
+        rest = width - sum(w for c, w in shown.items() if c != "result")
+        shown["result"] = min(RESULT_MAX, max(shown["result"], rest))
+    return shown
+
+
+def layout(
+    width: int, lang: str, measured: Mapping[str, int] | None = None, fenced: bool = True
+) -> Layout:
+    """The roomy table (`fit_columns`) where it keeps every column, else the narrow one."""
+    roomy = fit_columns(width, lang)
+    if len(roomy) == len(COLUMNS):
+        if not fenced:
+            roomy.pop("fence_token")
+        return Layout(roomy, 1, narrow=False)
+    return Layout(narrow_columns(width, lang, measured or {}, fenced), 0, narrow=True)
+
+
+def cell_widths(row: Row) -> tuple[int, ...]:
+    return tuple(c.cell_len if isinstance(c, Text) else cell_len(c) for c in row)
+
+
 def natural_key(task_id: str) -> tuple[tuple[int, int | str], ...]:
     """The order a person reads ids in: task-7 before task-10 (not byte order)."""
     return tuple(
@@ -156,39 +231,41 @@ class TaskTable(KeyedTable):
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
         self.header_height = 2
-        # task id -> (the view, language and clock its row was made from, the row): most of
-        # 200 tasks wait in the queue unchanged, and building their cells again each refresh
-        # is most of the cost. The snapshot hands back the same view object for an unchanged
-        # task, so most checks are one `is`.
-        self._made: dict[str, tuple[TaskView, str, int | None, Row]] = {}
+        # task id -> (the view, language, narrowness and clock its row was made from, the
+        # row, its cells' widths): most of 200 tasks wait in the queue unchanged, and building
+        # their cells again each refresh is most of the cost. The snapshot hands back the
+        # same view object for an unchanged task, so most checks are one `is`.
+        self._made: dict[
+            str, tuple[TaskView, tuple[str, bool], int | None, Row, tuple[int, ...]]
+        ] = {}
         self._running_ids: set[str] = set()  # the running tasks at the last refresh
         self._order: tuple[tuple[str, ...], tuple[int, ...]] = ((), ())  # ids -> natural order
 
-    def _row(self, view: TaskView, now_ms: int, lang: str) -> Row:
+    def _row(
+        self, view: TaskView, now_ms: int, lang: str, narrow: bool
+    ) -> tuple[Row, tuple[int, ...]]:
         row = view.row
         # Only a running task's cells follow the clock ("expires in", "last heartbeat").
         tick = now_ms if row.status == TaskStatus.RUNNING else None
         made = self._made.get(row.task_id)
-        if made is not None and made[1] == lang and made[2] == tick:
+        how = (lang, narrow)
+        if made is not None and made[1] == how and made[2] == tick:
             if made[0] is view:
-                return made[3]
+                return made[3], made[4]
             if made[0] == view:
-                self._made[row.task_id] = (view, lang, tick, made[3])
-                return made[3]
-        cells = task_row(view, now_ms, lang)
-        self._made[row.task_id] = (view, lang, tick, cells)
-        return cells
+                self._made[row.task_id] = (view, how, tick, made[3], made[4])
+                return made[3], made[4]
+        cells = task_row(view, now_ms, lang, narrow)
+        widths = cell_widths(cells)
+        self._made[row.task_id] = (view, how, tick, cells, widths)
+        return cells, widths
 
     def show(
         self, tasks: tuple[TaskView, ...], now_ms: int, lang: str, *, fenced: bool = True
     ) -> None:
         """`fenced=False`: a run that issues no fence token has no fence column."""
         width = self.scrollable_content_region.width or self.size.width or 160
-        widths = fit_columns(width, lang)
-        if not fenced:
-            widths.pop("fence_token", None)
-        columns = [c for c in COLUMNS if c in widths]
-        self.set_columns([(c, header(c, lang)) for c in columns], widths)
+        narrow = layout(width, lang).narrow
         if len(self._made) > 2 * len(tasks) + 64:
             self._made.clear()
         ids = tuple(t.task_id for t in tasks)
@@ -196,20 +273,27 @@ class TaskTable(KeyedTable):
             perm = sorted(range(len(ids)), key=lambda i: natural_key(ids[i]))
             self._order = (ids, tuple(perm))
         tasks = tuple(tasks[i] for i in self._order[1])
-        self._sync_rows(tasks, columns, now_ms, lang)
+        made = [self._row(t, now_ms, lang, narrow) for t in tasks]
+        measured: dict[str, int] = {}
+        if narrow and made:
+            columns_of = zip(*(w for _, w in made), strict=True)  # each column's cell widths
+            measured = dict(zip(COLUMNS, map(max, columns_of), strict=True))
+        fit = layout(width, lang, measured, fenced)
+        columns = [c for c in COLUMNS if c in fit.widths]
+        if self.cell_padding != fit.padding:
+            self.cell_padding = fit.padding
+        self.set_columns([(c, header(c, lang, fit.narrow)) for c in columns], fit.widths)
+        self._sync_rows(tasks, columns, [cells for cells, _ in made])
         self._keep_running_in_view(tasks)
 
-    def _sync_rows(
-        self, tasks: tuple[TaskView, ...], columns: list[str], now_ms: int, lang: str
-    ) -> None:
+    def _sync_rows(self, tasks: tuple[TaskView, ...], columns: list[str], rows: list[Row]) -> None:
         index = [COLUMNS.index(c) for c in columns]
         if len(index) == len(COLUMNS):
-            self.sync((t.task_id, self._row(t, now_ms, lang)) for t in tasks)
+            self.sync((t.task_id, cells) for t, cells in zip(tasks, rows, strict=True))
             return
         self.sync(
             (t.task_id, tuple(cells[i] for i in index))
-            for t in tasks
-            for cells in (self._row(t, now_ms, lang),)
+            for t, cells in zip(tasks, rows, strict=True)
         )
 
     def _keep_running_in_view(self, tasks: tuple[TaskView, ...]) -> None:
@@ -237,4 +321,13 @@ class TaskTable(KeyedTable):
         return waiting[0] if waiting else None
 
 
-__all__ = ["TaskTable", "fit_columns", "format_clock", "status_words", "task_row"]
+__all__ = [
+    "Layout",
+    "TaskTable",
+    "fit_columns",
+    "format_clock",
+    "layout",
+    "narrow_columns",
+    "status_words",
+    "task_row",
+]
