@@ -48,6 +48,10 @@ def _with_database(run: SavedRun, database: bytes) -> SavedRun:
     return SavedRun(database, *_REST(run))
 
 
+# A call refused with nothing changed: the state but the workers' own parts (a digest),
+# the caller's own part, the call (see `_callers_view`).
+Refusal = tuple[bytes, str, Action]
+
 # A state's reading, canonical key and form with every worker as itself.
 Known = tuple[Reading, bytes, PlainForm]
 
@@ -66,7 +70,8 @@ class Branches:
         self._pages: dict[bytes, bytes] = {}
         # The calls known to be refused with nothing changed, each as (the state but the
         # workers' own parts, the caller's own part, the call): see `_callers_view`.
-        self.refused: set[tuple[bytes, str, Action]] = set()
+        self.refused: set[Refusal] = set()
+        self.learnt: list[Refusal] = []  # added to `refused` since the last `drain`
 
     def _fresh(self) -> Simulation:
         sim = Simulation(self.settings)
@@ -105,6 +110,11 @@ class Branches:
         self.sim = self._fresh()
         for action in handle:
             self.sim.apply(action)
+
+    def drain(self) -> list[Refusal]:
+        """The refusals met here since the last time (for the other jobs to remember)."""
+        mine, self.learnt = self.learnt, []
+        return mine
 
     def close(self) -> None:
         self.sim.close()
@@ -177,7 +187,7 @@ def expand(branches: Branches, handle: Handle, seen: set[bytes]) -> list[Child]:
     memo = branches.refused if branches.params.memo else None
     shared, own = _callers_view(home)
     for action in choices(sim, parent.rows):
-        asked: tuple[bytes, str, Action] | None = None
+        asked: Refusal | None = None
         if memo is not None and isinstance(action, _CALLS):
             asked = (shared, own[action.worker], action)
             if asked in memo:
@@ -216,6 +226,7 @@ def expand(branches: Branches, handle: Handle, seen: set[bytes]) -> list[Child]:
             # is due: the parent's state, with one more register line.
             if memo is not None and asked is not None:
                 memo.add(asked)
+                branches.learnt.append(asked)
             out.append(Child(action, home_key, None, ()))
             continue
         after = read(sim, before, branches.events)
