@@ -539,3 +539,33 @@ async def test_the_batch_calls_write_what_the_single_calls_write_in_every_mode(
     assert kinds == ({"heartbeat_noted"} if mode is Mode.NO_EXPIRY else {"renewed"})
     if mode is Mode.BEFORE_FENCE:
         assert {line[5] for line in batch[2]} == {None}
+
+
+@pytest.mark.parametrize("mode", [m for m in Mode if not m.issues_fence_tokens])
+async def test_claim_many_draws_no_fence_token_where_claim_draws_none(
+    make_store: MakeStore, mode: Mode
+) -> None:
+    """Before the fence tag (and without expiry) a claim issues no fence token, so it
+    leaves the counter (PostgreSQL: the sequence) alone; claim_many must too. A store in
+    the correct world on the same database then issues the token that follows the last
+    one it issued, whichever form the claims in between took."""
+
+    async def history(many: bool) -> Any:
+        clock = VirtualClock()
+        fenced = make_store(clock=clock)
+        await queued(fenced, 4)
+        first = await fenced.claim("w0")
+        assert first is not None and first.fence_token > 0
+        unfenced = LeaseStore(fenced.driver, clock, fenced.config, mode)
+        if many:
+            taken = await unfenced.claim_many("w1", 2)
+        else:
+            taken = await claim_each(unfenced, "w1", 2)
+        assert len(taken) == 2
+        after = await fenced.claim("w2")
+        assert after is not None
+        return after.fence_token - first.fence_token, taken, lines(await fenced.events())
+
+    batch, single = await history(True), await history(False)
+    assert single[0] == 1  # the next token: nothing was drawn in between
+    assert batch == single

@@ -5,7 +5,7 @@ figures for larger worlds are measured by `make bench` (bench/explore.py).
 """
 
 from collections import Counter
-from dataclasses import fields
+from dataclasses import fields, replace
 from pathlib import Path
 
 import pytest
@@ -16,15 +16,18 @@ from core.scenarios import explore_branch as branch
 from core.scenarios import explore_world as world
 from core.scenarios.explore import ExploreParams, Restore, explore
 from core.scenarios.explore_pool import plan
+from core.scenarios.explore_state import canonical, read
 from core.scenarios.explore_story import scenario_text, verify, write_counterexamples
 from core.scenarios.format import parse_scenario
-from core.sim.simulation import ActionError, Simulation
+from core.sim.simulation import ActionError, Simulation, run_inline
 from core.sim.spec import (
     Action,
     Advance,
     Claim,
     Complete,
     Effect,
+    Fail,
+    Heartbeat,
     Kill,
     SimSettings,
     Stall,
@@ -265,3 +268,109 @@ def test_a_checker_copy_remembers_everything_the_checker_does() -> None:
     assert copy == sim.checker
     assert all(getattr(copy, f.name) == getattr(sim.checker, f.name) for f in fields(copy))
     sim.close()
+
+
+def _state_after(params: ExploreParams, steps: list[Action]) -> tuple[Simulation, bytes]:
+    sim = Simulation(params.settings())
+    for a in steps:
+        sim.apply(a)
+    return sim, canonical(sim, read(sim))
+
+
+def _claimed_by_any(sim: Simulation) -> str | None:
+    """The task the claim of any task gives acheng from this state."""
+    sim.apply(Claim("acheng"))
+    lease = sim.workers["acheng"].lease
+    return None if lease is None else lease.task_id
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        # the queue: each task claimed once and failed back, in one order and the other
+        (
+            [Claim("acheng", "t1"), Fail("acheng"), Claim("linzhou", "t2"), Fail("linzhou")],
+            [Claim("acheng", "t1"), Claim("linzhou", "t2"), Fail("linzhou"), Fail("acheng")],
+        ),
+        # two expired leases, both further back than any rule looks: which ran out first
+        (
+            [Claim("acheng", "t1"), Claim("linzhou", "t2"), Advance(1), Heartbeat("linzhou")],
+            [Claim("acheng", "t1"), Claim("linzhou", "t2"), Advance(1), Heartbeat("acheng")],
+        ),
+    ],
+    ids=["pending", "expired"],
+)
+def test_two_states_that_differ_only_in_the_queues_order_are_two(
+    first: list[Action], second: list[Action]
+) -> None:
+    """The claim of any task takes the queued tasks by their place in the queue and the
+    expired ones by their expiry: two states alike in everything else but those orders
+    are two states, since that claim picks a different task in each."""
+    params = ExploreParams(tasks=2, steps=1)
+    far: list[Action] = [
+        Advance(5 * params.ttl_ms)
+    ]  # past the far mark, where expiries are all one
+    a, key_a = _state_after(params, first + far)
+    b, key_b = _state_after(params, second + far)
+    assert key_a != key_b
+    assert (_claimed_by_any(a), _claimed_by_any(b)) == ("t1", "t2")
+    a.close()
+    b.close()
+
+
+def test_the_store_reads_the_queue_first_in_first_out() -> None:
+    """`LeaseStore.queue()` is the order the claim of any task takes: a task failed back
+    goes behind every task queued then, whatever its id."""
+    sim = Simulation(ExploreParams(tasks=3, steps=1).settings())
+    assert run_inline(sim.store.queue()) == ["t1", "t2", "t3"]
+    for a in (Claim("acheng", "t1"), Fail("acheng"), Claim("linzhou", "t3")):
+        sim.apply(a)
+    assert run_inline(sim.store.queue()) == ["t2", "t1"]
+    sim.close()
+
+
+# Every mode in three worlds, small enough for the whole set to stay fast.
+MEMO_WORLDS = (
+    ExploreParams(workers=2, tasks=1, steps=2, depth=5),
+    ExploreParams(workers=3, tasks=1, steps=1, depth=5),
+    ExploreParams(workers=2, tasks=2, steps=1, depth=3),
+)
+
+
+@pytest.mark.parametrize("mode", list(Mode))
+def test_answering_a_refused_call_from_memory_changes_no_result(mode: Mode, tmp_path: Path) -> None:
+    """A call refused with nothing changed is not sent to the store again from a state
+    alike in all it reads; sending every call gives the same states, transitions, depth,
+    shortest traces and written files."""
+    for base in MEMO_WORLDS:
+        reports, files = {}, {}
+        for memo in (True, False):
+            params = replace(base, mode=mode, memo=memo)
+            reports[memo] = explore(params)
+            out = tmp_path / f"{base.workers}x{base.tasks}-{memo}"
+            written = write_counterexamples(params, reports[memo].counterexamples, out)
+            files[memo] = [Path(c.path).read_bytes() for c in written if c.path]
+        assert reports[True].summary() == reports[False].summary()
+        assert files[True] == files[False]
+
+
+def test_a_refused_call_is_answered_from_memory(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The memory is used: exhausting 2 workers, 1 task of 1 step sends about a quarter
+    fewer calls to the store with it, for the same result."""
+    calls: Counter[bool] = Counter()
+    apply = Simulation.apply
+    counting: list[bool] = []
+
+    def counted(sim: Simulation, action: Action) -> object:
+        calls[counting[0]] += 1
+        return apply(sim, action)
+
+    monkeypatch.setattr(Simulation, "apply", counted)
+    reports = {}
+    for memo in (True, False):
+        counting[:] = [memo]
+        reports[memo] = explore(ExploreParams(steps=1, depth=60, memo=memo))
+    assert reports[True].summary() == reports[False].summary()
+    assert reports[True].exhausted
+    assert calls[False] == reports[False].transitions
+    assert calls[True] < 0.8 * calls[False]

@@ -468,7 +468,12 @@ class BatchOperations:
                 if self.policy.expiry:
                     # Fence tokens are drawn in the order the tasks were taken.
                     taken.sort(key=lambda lease: lease.fence_token)
-                    if taken and self.sql.fence_issued is not None:
+                    # Recorded only if drawn, as by `claim` (none before the fence tag).
+                    if (
+                        taken
+                        and self.sql.fence_issued is not None
+                        and self.policy.issues_fence_tokens
+                    ):
                         self.sql.fence_issued.run(txn.conn, {"fence_token": taken[-1].fence_token})
                 lines: list[_Line] = [
                     (

@@ -187,7 +187,13 @@ def _build(dialect: Dialect, policy: Policy) -> BatchStatements:
         # limited rows; CASE draws only for a task that gets a lease), so sorting the leases
         # by fence token gives the claim order back.
         first = select(u).order_by(*order).limit(n).subquery("first")
-        draw = literal_column(f"nextval('{FENCE_SEQUENCE}')", BigInteger)
+        # A claim that issues no token (before the fence tag, without expiry) draws none,
+        # as `claim` draws none: the sequence is "只增不减", not spent on nothing.
+        draw = (
+            literal_column(f"nextval('{FENCE_SEQUENCE}')", BigInteger)
+            if policy.issues_fence_tokens
+            else null()
+        )
         picked = select(
             first.c.task_id,
             case((first.c.attempt < first.c.max_attempts, draw), else_=null()).label("fence"),

@@ -22,6 +22,12 @@ class Policy:
     idempotency: bool = True
     guards: bool = True
 
+    @property
+    def issues_fence_tokens(self) -> bool:
+        """Whether a claim draws a fence token from the counter: not before the fence tag,
+        and not without expiry, where a claim writes no new version at all."""
+        return self.expiry and self.fence_tokens
+
 
 # The seed's three statements, exactly as printed (its INTERVAL is the configured ttl
 # here). `borrowed-keys sql` prints them beside the statements this store runs.

@@ -49,6 +49,11 @@ class StoreReads:
 
         return await self.driver.read(body)
 
+    async def queue(self) -> list[str]:
+        """The queued tasks' ids, first in, first out: the order the claim of any task
+        takes them in (a task's place in the queue is in no row a read returns)."""
+        return await self.driver.read(lambda conn: [r[0] for r in self.sql.queue_order.run(conn)])
+
     async def ledger(self) -> list[LedgerRow]:
         """Every page of the ledger, by key."""
         return await self.driver.read(

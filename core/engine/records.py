@@ -18,6 +18,37 @@ def dump_json(value: Any) -> str:
     return _ENCODER.encode(value)
 
 
+# An event's detail is a handful of words and numbers, and most calls repeat one seen
+# before (every refusal of one stale lease says the same): its text is kept by the values
+# and their types. Only where equal values of one type always give the same text: strings
+# and integers (enums of either included; True and 1 differ by type). A float is not (0.0
+# and -0.0 are equal), nor a list or a dict (unhashable, or equal to another type's).
+_DETAIL_TEXTS: dict[tuple[Any, ...], str] = {}
+_PLAIN_SHAPES: dict[tuple[type, ...], bool] = {}
+_DETAILS_KEPT = 4096
+
+
+def detail_json(detail: dict[str, Any]) -> str:
+    """`dump_json` of an event's detail (a flat dict), the same text, kept for its next use."""
+    types = tuple(map(type, detail.values()))
+    plain = _PLAIN_SHAPES.get(types)
+    if plain is None:
+        plain = all(issubclass(t, (str, int)) for t in types)
+        if len(_PLAIN_SHAPES) >= _DETAILS_KEPT:
+            _PLAIN_SHAPES.clear()
+        _PLAIN_SHAPES[types] = plain
+    if not plain:
+        return dump_json(detail)
+    key = (*detail.items(), types)
+    text = _DETAIL_TEXTS.get(key)
+    if text is None:
+        text = dump_json(detail)
+        if len(_DETAIL_TEXTS) >= _DETAILS_KEPT:
+            _DETAIL_TEXTS.clear()
+        _DETAIL_TEXTS[key] = text
+    return text
+
+
 def stored_json(value: Any, what: str) -> str:
     """`dump_json` of a caller's value (a payload, a state, a result), or InvalidPayload in
     one line for what no database would take: not JSON, nested too deep, not UTF-8 text."""

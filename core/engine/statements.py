@@ -187,6 +187,7 @@ class Statements:
     task_state: Stmt
     task_one: Stmt
     task_all: Stmt
+    queue_order: Stmt
     next_expiry: Stmt
     expired_running: Stmt
     # fence_counter: records a claim's draw (None on PostgreSQL, which draws from a SEQUENCE)
@@ -526,6 +527,12 @@ def _task_reads(c: _Common) -> dict[str, Stmt]:
         ),
         "task_one": c.sql(select(*task_cols).where(t.c.task_id == bindparam("task_id"))),
         "task_all": c.sql(select(*task_cols).order_by(t.c.task_id)),
+        # the queued tasks in the order the claim of any task takes them (`queued_pick`)
+        "queue_order": c.sql(
+            select(t.c.task_id)
+            .where(t.c.status == TaskStatus.QUEUED)
+            .order_by(t.c.queue_seq, t.c.task_id)
+        ),
         "next_expiry": c.sql(
             select(func.min(t.c.lease_expires_at)).where(
                 t.c.status == TaskStatus.RUNNING, t.c.lease_expires_at >= now

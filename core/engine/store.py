@@ -149,13 +149,15 @@ class LeaseStore(StoreReads, BatchOperations):
         return self.clock.now_ms()
 
     async def _write(self, body: Callable[[_Txn], Any]) -> Any:
-        txn_holder: list[_Txn] = []
+        last: _Txn | None = None  # the attempt that committed (a busy one is tried again)
 
         def run(conn: Any) -> Any:
+            nonlocal last
             # Read the clock once the write lock is held: a time read before waiting for
             # the lock could be older than a competing commit that already happened.
-            txn = _Txn(self.sql, conn, self._now(conn), fence_tokens=self.policy.fence_tokens)
-            txn_holder.append(txn)
+            txn = last = _Txn(
+                self.sql, conn, self._now(conn), fence_tokens=self.policy.fence_tokens
+            )
             try:
                 return body(txn)
             except _Rejected as rejected:
@@ -164,9 +166,10 @@ class LeaseStore(StoreReads, BatchOperations):
                 return rejected
 
         result = await self.driver.write(run)
-        for ev in txn_holder[-1].events if txn_holder else []:
-            for listener in self._listeners:
-                listener(ev)
+        if last is not None:
+            for ev in last.events:
+                for listener in self._listeners:
+                    listener(ev)
         if isinstance(result, _Rejected):
             raise result.error
         return result
@@ -334,7 +337,11 @@ class LeaseStore(StoreReads, BatchOperations):
                         return None
                     continue
                 lease = _lease(row)
-                if self.sql.fence_issued is not None and self.policy.fence_tokens:
+                # Only a claim that drew a token records it: one that issues none (before
+                # the fence tag, or without expiry) would set the counter back to the
+                # task's old token, and a later claim would issue a token twice ("fence_token
+                # 只增不减的围栏令牌").
+                if self.sql.fence_issued is not None and self.policy.issues_fence_tokens:
                     self.sql.fence_issued.run(txn.conn, {"fence_token": lease.fence_token})
                 txn.lease_event(
                     EventKind.CLAIMED,

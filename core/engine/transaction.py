@@ -4,7 +4,7 @@ listeners once it commits; and the small conversions every operation shares."""
 from typing import Any
 
 from core.engine.errors import LeaseRejected
-from core.engine.records import EventRow, Lease, dump_json, stored_json
+from core.engine.records import EventRow, Lease, detail_json, stored_json
 from core.engine.statements import LeaseReturned, Statements, Stmt, TaskState
 from core.engine.vocabulary import EventKind
 
@@ -48,13 +48,15 @@ class Txn:
 
     def lease_event(self, event: EventKind, lease: Lease, **detail: Any) -> EventRow:
         """An event about one lease: its task, holder and both tokens."""
-        return self.event(
+        reason = detail.pop("reason", None)
+        return self._append(
             event,
-            task_id=lease.task_id,
-            worker_id=lease.owner_id,
-            lease_token=lease.lease_token,
-            fence_token=lease.fence_token,
-            **detail,
+            lease.task_id,
+            lease.owner_id,
+            lease.lease_token,
+            lease.fence_token,
+            reason,
+            detail,
         )
 
     def event(
@@ -69,29 +71,45 @@ class Txn:
         reason: str | None = None,
         **detail: Any,
     ) -> EventRow:
-        clean = {k: v for k, v in detail.items() if v is not None}
-        if not self.fence_tokens:
+        return self._append(kind, task_id, worker_id, lease_token, fence_token, reason, detail)
+
+    def _append(
+        self,
+        kind: EventKind,
+        task_id: str | None,
+        worker_id: str | None,
+        lease_token: int | None,
+        fence_token: int | None,
+        reason: str | None,
+        detail: dict[str, Any],
+    ) -> EventRow:
+        # Every event of every call passes here (most of an explorer's calls are refusals,
+        # which write nothing else): one pass over the detail, no second copy of it.
+        if self.fence_tokens:
+            clean = {k: v for k, v in detail.items() if v is not None}
+        else:
             # The world before the fence tag: no line of the register names a fence token.
             fence_token = None
-            clean = {k: v for k, v in clean.items() if "fence" not in k}
+            clean = {k: v for k, v in detail.items() if v is not None and "fence" not in k}
         # Plain strings in the row, as a row read back from the database has them.
         event = str(kind)
         if reason is not None:
             reason = str(reason)
-        params = {
-            "at": self.now,
-            "event": event,
-            "task_id": task_id,
-            "worker_id": worker_id,
-            "lease_token": lease_token,
-            "fence_token": fence_token,
-            "reason": reason,
-            "detail": dump_json(clean) if clean else "{}",
-        }
-        row = self.one(self.sql.event_insert, params)
-        assert row is not None
+        rows = self.sql.event_insert.run(
+            self.conn,
+            {
+                "at": self.now,
+                "event": event,
+                "task_id": task_id,
+                "worker_id": worker_id,
+                "lease_token": lease_token,
+                "fence_token": fence_token,
+                "reason": reason,
+                "detail": detail_json(clean) if clean else "{}",
+            },
+        )
         ev = EventRow(
-            seq=row[0],
+            seq=rows[0][0],
             at=self.now,
             event=event,
             task_id=task_id,

@@ -10,9 +10,27 @@ from itertools import groupby, permutations
 from typing import Any
 
 from core.engine.records import CheckpointRow, EffectRow, EventRow, LedgerRow, TaskRow
-from core.engine.vocabulary import EventKind
+from core.engine.vocabulary import REJECTIONS, EventKind
 from core.sim.simulation import Simulation, run_inline
 from core.sim.worker import Work
+
+# The register lines of a transaction that leaves every task's row as it was: a refusal
+# (its transaction writes only the line), a dropped call, a page or an effect (their own
+# tables), and the simulation's own lines (a fault, an expiry it saw, a verdict). Any other
+# line, or one added later, makes the rows be read again.
+TASKS_KEPT = REJECTIONS | {
+    EventKind.CALL_DROPPED,
+    EventKind.WRITE_ACCEPTED,
+    EventKind.EFFECT_APPLIED,
+    EventKind.EFFECT_DEDUPLICATED,
+    EventKind.LEASE_EXPIRED,
+    EventKind.VIOLATION,
+    EventKind.STALLED,
+    EventKind.RESUMED,
+    EventKind.KILLED,
+    EventKind.RESTARTED,
+    EventKind.SKEWED,
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,23 +41,36 @@ class _Reading:
     ledger: tuple[LedgerRow, ...]
     checkpoints: tuple[CheckpointRow, ...]
     effects: tuple[EffectRow, ...]
+    # the queued tasks, first in first out (read only with several tasks: with one, a
+    # queued task is first of its queue, as its row says)
+    queue: tuple[str, ...] = ()
+
+
+def _queue(sim: Simulation, rows: tuple[TaskRow, ...]) -> tuple[str, ...]:
+    return tuple(run_inline(sim.store.queue())) if len(rows) > 1 else ()
 
 
 def read(
     sim: Simulation, before: _Reading | None = None, events: Sequence[EventRow] = ()
 ) -> _Reading:
-    """The rows, the ledger, the checkpoints and the effects. Given the reading `before` a
-    transition and the events it wrote, a table no event says was written is taken from
-    `before`: the store writes the event of every change in the change's transaction."""
-    rows = tuple(run_inline(sim.store.tasks()))
+    """The rows, the queue, the ledger, the checkpoints and the effects. Given the reading
+    `before` a transition and the events it wrote, a table no event says was written is
+    taken from `before`: the store writes the event of every change in the change's
+    transaction (and a task enters or leaves the queue only by a change of its row)."""
     if before is None:
+        rows = tuple(run_inline(sim.store.tasks()))
         return _Reading(
             rows,
             tuple(run_inline(sim.store.ledger())),
             tuple(run_inline(sim.store.checkpoints())),
             tuple(run_inline(sim.store.effects())),
+            _queue(sim, rows),
         )
     kinds = {ev.event for ev in events}
+    rows, queue = before.rows, before.queue
+    if not kinds <= TASKS_KEPT:
+        rows = tuple(run_inline(sim.store.tasks()))
+        queue = _queue(sim, rows)
     ledger, checkpoints, effects = before.ledger, before.checkpoints, before.effects
     if EventKind.WRITE_ACCEPTED in kinds:
         ledger = tuple(run_inline(sim.store.ledger()))
@@ -47,7 +78,7 @@ def read(
         checkpoints = tuple(run_inline(sim.store.checkpoints()))
     if EventKind.EFFECT_APPLIED in kinds:
         effects = tuple(run_inline(sim.store.effects()))
-    return _Reading(rows, ledger, checkpoints, effects)
+    return _Reading(rows, ledger, checkpoints, effects, queue)
 
 
 def known(work: Work) -> tuple[str, int, tuple[tuple[str, Any], ...]]:
@@ -61,7 +92,17 @@ def canonical(sim: Simulation, reading: _Reading) -> bytes:
     return canonical_pair(sim, reading)[0]
 
 
-def canonical_pair(sim: Simulation, reading: _Reading) -> tuple[bytes, object]:
+@dataclass(frozen=True, slots=True)
+class PlainForm:
+    """The canonical form with every worker as itself (not renamed): the store's part
+    (the tables and the rows, and what is due), the checker's, and each worker's own."""
+
+    store: tuple[object, ...]
+    checker: tuple[object, ...]
+    own: tuple[tuple[str, str], ...]  # by worker name
+
+
+def canonical_pair(sim: Simulation, reading: _Reading) -> tuple[bytes, PlainForm]:
     """The digest of `canonical_text`, and the same form with every worker as itself (not
     renamed): two states equal in it are one state with no worker swapped for another."""
     text, plain = _forms(sim, reading)
@@ -85,7 +126,7 @@ def canonical_text(sim: Simulation, reading: _Reading) -> str:
     return _forms(sim, reading)[0]
 
 
-def _forms(sim: Simulation, reading: _Reading) -> tuple[str, object]:
+def _forms(sim: Simulation, reading: _Reading) -> tuple[str, PlainForm]:
     """`canonical_text`, and the same with the workers in the order of their names."""
     now = sim.now_ms
     horizon = 3 * sim.config.ttl_ms + 2
@@ -140,13 +181,16 @@ def _forms(sim: Simulation, reading: _Reading) -> tuple[str, object]:
     token_rank = {t: {v: i for i, v in enumerate(sorted(vs))} for t, vs in lease_tokens.items()}
     look = sim.next_look_ms
 
-    fixed = (
+    tables = (
         # who wrote a page, and under which lease an effect went out, is shown on
         # screen but read by no statement; nor is a page's fence token (above)
         tuple((p.key, p.value) for p in reading.ledger),
         tuple((t, cp.step, _state(cp.state)) for t, cp in sorted(latest.items())),
         tuple((e.idempotency_key, min(e.applied_count, 2)) for e in reading.effects),
         None if look is None else max(look, far) - now,
+    )
+    fixed = (
+        *tables,
         tuple((t, fence_rank(f)) for t, f in newest),
         effects,
         completions,
@@ -185,6 +229,19 @@ def _forms(sim: Simulation, reading: _Reading) -> tuple[str, object]:
                 None if work is None or not work.states else known(work),
             )
         )
+    # The claim of any task takes the first expired lease by `lease_expires_at, task_id`,
+    # else the first queued task by `queue_seq, task_id`: each task's place in both
+    # orders is kept, as a rank. The expiries kept relative to now say the first order
+    # only until they fall behind the far mark, where they are all one, and the place in
+    # the queue is in no row at all. A task enters the queue behind every one queued
+    # (its place is drawn above theirs), so the ranks decide every later pick as the
+    # places themselves would. A task out of the queue has no place that counts: it gets
+    # a new one when it comes back.
+    in_queue = {t: i for i, t in enumerate(reading.queue)}
+    by_expiry = sorted(
+        (r.lease_expires_at, r.task_id) for r in reading.rows if r.lease_expires_at is not None
+    )
+    expiry_place = {t: i for i, (_, t) in enumerate(by_expiry)}
     rows = tuple(
         (
             r.task_id,
@@ -197,6 +254,8 @@ def _forms(sim: Simulation, reading: _Reading) -> tuple[str, object]:
             # and neither does whether a human approved the task: only the autopilot's
             # work loop reads that (a kind that parks once, waiting for an approval)
             None if r.lease_expires_at is None else max(r.lease_expires_at, far) - now,
+            expiry_place.get(r.task_id),
+            in_queue.get(r.task_id),
         )
         for r in reading.rows
     )
@@ -227,7 +286,9 @@ def _forms(sim: Simulation, reading: _Reading) -> tuple[str, object]:
     # Workers in the order of what they are; only workers alike in themselves need their
     # orders tried (they differ, if at all, in what the rows and the checker say of them).
     as_named = sorted(workers)
-    plain = (fixed, tuple(own[wid] for wid in as_named), rows, held_by, down)
+    plain = PlainForm(
+        (tables, rows), (fixed, held_by, down), tuple((wid, own[wid]) for wid in as_named)
+    )
     ids = sorted(as_named, key=own.__getitem__)
     if len(set(own.values())) == len(own):
         return repr((fixed, form(ids))), plain

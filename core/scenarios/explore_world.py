@@ -106,6 +106,10 @@ class ExploreParams:
     ttl_ms: int = TTL_MS
     heartbeat_ms: int = HEARTBEAT_MS
     restore: Restore = Restore.SNAPSHOT
+    # answer a worker's call from an earlier refusal of the same call in a state alike in
+    # all that call reads (core/scenarios/explore_branch.py, `Branches.refused`); off, every
+    # call goes to the store (the results are the same, which the tests check)
+    memo: bool = True
     max_states: int | None = None  # stop (not exhausted) once this many are found
     # stop (not exhausted) at the end of the level that passes this time (benchmarks only:
     # it makes the result depend on the machine)

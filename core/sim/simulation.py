@@ -205,15 +205,16 @@ class Simulation(SaveRestore):
             self._dedup[str(ev.detail.get("key", ""))] += 1
         self._pending_violations.extend(self.checker.observe(ev))
         if ev.event in REJECTIONS and ev.reason is not None:
+            operation = ev.detail.get("operation")
+            if operation is None:
+                operation = REFUSED_OPERATION[EventKind(ev.event)]
             self._rejections.append(
                 Rejection(
                     seq=ev.seq,
                     at=ev.at,
                     worker_id=ev.worker_id,
                     task_id=ev.task_id,
-                    operation=Operation(
-                        ev.detail.get("operation", REFUSED_OPERATION[EventKind(ev.event)])
-                    ),
+                    operation=Operation(operation),
                     reason=ev.reason,
                     lease_token=ev.lease_token,
                     fence_token=ev.fence_token,
@@ -373,7 +374,7 @@ class Simulation(SaveRestore):
             raise ActionError(f"{action.name}: {bad}") from None
         self._settle()
         if not result.ok and result.rejection is None and len(self._rejections) > before:
-            result = dataclasses.replace(result, rejection=self._rejections[-1])
+            result = ActionResult(result.ok, result.message, result.ignored, self._rejections[-1])
         return result
 
     def _settle(self) -> None:

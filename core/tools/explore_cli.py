@@ -55,6 +55,12 @@ def add_parser(subparsers: Any) -> None:
         default="explore-out",
         help="folder for counterexample scenario files (default ./explore-out)",
     )
+    p.add_argument(
+        "--no-memo",
+        action="store_true",
+        help="send every call to the store, even one a state alike for its caller has "
+        "already refused (slower; the same result)",
+    )
     p.add_argument("--json", action="store_true", help="print a JSON summary on stdout")
     p.set_defaults(handler=command)
 
@@ -96,7 +102,12 @@ def _run(args: Any, mode: Mode, err: Any) -> ExploreReport:
     from core.scenarios.explore_story import write_counterexamples
 
     params = ExploreParams(
-        mode=mode, workers=args.workers, tasks=args.tasks, steps=args.steps, depth=args.depth
+        mode=mode,
+        workers=args.workers,
+        tasks=args.tasks,
+        steps=args.steps,
+        depth=args.depth,
+        memo=not args.no_memo,
     )
 
     def progress(lv: Level) -> None:
