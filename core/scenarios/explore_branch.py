@@ -7,7 +7,7 @@ from operator import attrgetter
 
 from core.engine.records import EventRow
 from core.engine.vocabulary import REJECTIONS, EventKind
-from core.scenarios.explore_state import PlainForm, canonical_pair, known, read
+from core.scenarios.explore_state import PlainForm, Reading, canonical_pair, known, read
 from core.scenarios.explore_world import ENGINE_ERROR, ExploreParams, Restore, broken_rules, choices
 from core.sim.simulation import SavedRun, Simulation
 from core.sim.spec import Action, Checkpoint, Claim, Complete, Effect, Fail, Heartbeat, Park, Write
@@ -31,6 +31,9 @@ class _Copy:
 
     run: SavedRun  # with an empty database
     pages: tuple[bytes, ...]
+    # the state's reading, key and form, as found when it was reached: a restore is
+    # exact, so expanding it need not read and reduce it again
+    known: "Known | None" = None
 
 
 # A saved run but its database, in the order of its fields after the database: a copy's
@@ -44,6 +47,9 @@ _REST = attrgetter(*_FIELDS[1:])
 def _with_database(run: SavedRun, database: bytes) -> SavedRun:
     return SavedRun(database, *_REST(run))
 
+
+# A state's reading, canonical key and form with every worker as itself.
+Known = tuple[Reading, bytes, PlainForm]
 
 # A state to go back to: a copy of the run, or a trace from the root.
 Handle = _Copy | tuple[Action, ...]
@@ -70,8 +76,11 @@ class Branches:
     def root(self) -> Handle:
         return self.here((), None)
 
-    def here(self, path: tuple[Action, ...], action: Action | None) -> Handle:
-        """A handle on the state the simulation is in, reached by `path` then `action`."""
+    def here(
+        self, path: tuple[Action, ...], action: Action | None, known: "Known | None" = None
+    ) -> Handle:
+        """A handle on the state the simulation is in, reached by `path` then `action`
+        (`known`: its reading, key and form, if the caller has them)."""
         if self.params.restore is Restore.REPLAY:
             return path if action is None else (*path, action)
         saved = self.sim.save()
@@ -85,7 +94,7 @@ class Branches:
             pages.setdefault(page, page)
             for page in (db[i : i + _PAGE] for i in range(0, len(db), _PAGE))
         )
-        return _Copy(_with_database(saved, b""), cut)
+        return _Copy(_with_database(saved, b""), cut, known)
 
     def goto(self, handle: Handle) -> None:
         """Move to the state `handle` names."""
@@ -156,8 +165,11 @@ def expand(branches: Branches, handle: Handle, seen: set[bytes]) -> list[Child]:
     """
     branches.goto(handle)
     sim = branches.sim
-    parent = read(sim)
-    home_key, home = canonical_pair(sim, parent)
+    if isinstance(handle, _Copy) and handle.known is not None:
+        parent, home_key, home = handle.known
+    else:
+        parent = read(sim)
+        home_key, home = canonical_pair(sim, parent)
     path = handle if isinstance(handle, tuple) else ()
     out: list[Child] = []
     before = parent
@@ -212,7 +224,7 @@ def expand(branches: Branches, handle: Handle, seen: set[bytes]) -> list[Child]:
         kept = None
         if key not in seen:
             # the first time this key turns up: the copy of it the search may keep
-            kept = branches.here(path, action)
+            kept = branches.here(path, action, (after, key, plain))
             seen.add(key)
         out.append(Child(action, key, kept, broken))
         live = plain == home
