@@ -7,9 +7,10 @@
     (one transaction per operation).
 (b) The time of one claim with 1,000 and with 20,000 finished tasks in the table.
 Then the sections in `BENCHES`: the TUI's refresh (bench/tui.py), PostgreSQL (bench/postgres.py:
-the cycle, claims beside pgqueuer and procrastinate, claim cost in history) and heartbeats as
-the fleet grows (bench/scale.py). `--quick` (or `BK_BENCH_QUICK=1`) runs the smaller points of
-the last two.
+the cycle, claims beside pgqueuer and procrastinate, claim cost in history), heartbeats as
+the fleet grows (bench/scale.py), the explorer (bench/explore.py) and the simulation
+(bench/sim.py: an hour of virtual time, one manual call). `--quick` (or `BK_BENCH_QUICK=1`)
+runs the smaller points of PostgreSQL's and the fleet's sections.
 
 The last line is always `ratio core/raw: 0.NN` (core on AsyncSqliteDriver over raw sqlite3).
 """
@@ -34,6 +35,7 @@ from bench import export as _export_bench  # noqa: F401  (joins BENCHES: the por
 from bench.explore import explore_bench
 from bench.postgres import postgres_bench
 from bench.scale import scale_bench
+from bench.sim import sim_bench
 from bench.tui import tui_bench
 from core.engine.backends import sqlite as backend
 from core.engine.clock import DatabaseClock
@@ -48,6 +50,7 @@ BENCHES.append(tui_bench)
 BENCHES.append(postgres_bench)
 BENCHES.append(scale_bench)
 BENCHES.append(explore_bench)
+BENCHES.append(sim_bench)
 
 TASKS = 2_000
 HEARTBEATS = 3

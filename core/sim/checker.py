@@ -346,6 +346,17 @@ class SafetyChecker:
             )
         return out
 
+    def holder_down(self) -> bool:
+        """Whether some task's current lease is held by a dead or stalled worker: otherwise
+        no task is stuck (`check_stuck` finds none) and no look is due (`next_stuck_check`
+        is None)."""
+        for history in self._leases.values():
+            if history:
+                lease = history[-1]
+                if not lease.released and self._holder_down(lease) is not None:
+                    return True
+        return False
+
     def next_stuck_check(self) -> int | None:
         """The next instant a stuck-task verdict could change (3 x ttl after a down holder's
         last heartbeat, if its task is still out of reach then)."""

@@ -108,6 +108,14 @@ class ActionResult:
     rejection: Rejection | None = None
 
 
+# The register lines after which the keeper watches a lease's new expiry, and those after
+# which there is none to watch.
+_LEASE_MOVES = frozenset({EventKind.CLAIMED, EventKind.RENEWED})
+_LEASE_ENDS = frozenset(
+    {EventKind.COMPLETED, EventKind.PARKED, EventKind.FAILED, EventKind.DEAD_LETTERED}
+)
+
+
 def run_inline(coro: Coroutine[Any, Any, T]) -> T:
     """Run a coroutine that never suspends (store calls on the inline driver)."""
     try:
@@ -199,45 +207,43 @@ class Simulation(SaveRestore):
 
     def _on_event(self, ev: EventRow) -> None:
         self._last_seq = ev.seq
-        if ev.event == EventKind.VIOLATION:
+        name, detail = ev.event, ev.detail
+        if name == EventKind.VIOLATION:
             return
-        if ev.event == EventKind.EFFECT_DEDUPLICATED:
-            self._dedup[str(ev.detail.get("key", ""))] += 1
+        if name == EventKind.EFFECT_DEDUPLICATED:
+            self._dedup[str(detail.get("key", ""))] += 1
         self._pending_violations.extend(self.checker.observe(ev))
-        if ev.event in REJECTIONS and ev.reason is not None:
-            operation = ev.detail.get("operation")
-            if operation is None:
-                operation = REFUSED_OPERATION[EventKind(ev.event)]
-            self._rejections.append(
-                Rejection(
-                    seq=ev.seq,
-                    at=ev.at,
-                    worker_id=ev.worker_id,
-                    task_id=ev.task_id,
-                    operation=Operation(operation),
-                    reason=ev.reason,
-                    lease_token=ev.lease_token,
-                    fence_token=ev.fence_token,
-                    current_lease_token=ev.detail.get("current_lease_token"),
-                    current_fence_token=ev.detail.get("current_fence_token"),
-                    key=ev.detail.get("key"),
+        if name in REJECTIONS:
+            if ev.reason is not None:
+                operation = detail.get("operation")
+                if operation is None:
+                    operation = REFUSED_OPERATION[EventKind(name)]
+                self._rejections.append(
+                    Rejection(
+                        seq=ev.seq,
+                        at=ev.at,
+                        worker_id=ev.worker_id,
+                        task_id=ev.task_id,
+                        operation=Operation(operation),
+                        reason=ev.reason,
+                        lease_token=ev.lease_token,
+                        fence_token=ev.fence_token,
+                        current_lease_token=detail.get("current_lease_token"),
+                        current_fence_token=detail.get("current_fence_token"),
+                        key=detail.get("key"),
+                    )
                 )
-            )
+            return  # a refusal changes no lease
         task = ev.task_id
         if task is None:
             return
-        if ev.event in (EventKind.CLAIMED, EventKind.RENEWED) and self.mode is not Mode.NO_EXPIRY:
-            expires = int(ev.detail["expires_at"])
+        if name in _LEASE_MOVES and self.mode is not Mode.NO_EXPIRY:
+            expires = int(detail["expires_at"])
             lease_token = ev.lease_token or 0
             self._live_leases[task] = (lease_token, expires, ev.worker_id, ev.fence_token or 0)
             # The expiry is written the moment the lease runs out (now > expires_at).
             self.runtime.call_at(expires + 1, lambda: self._expiry_look(task, lease_token, expires))
-        elif ev.event in (
-            EventKind.COMPLETED,
-            EventKind.PARKED,
-            EventKind.FAILED,
-            EventKind.DEAD_LETTERED,
-        ):
+        elif name in _LEASE_ENDS:
             self._live_leases.pop(task, None)
 
     def _expiry_look(self, task: str, lease_token: int, expires: int) -> None:
@@ -385,6 +391,8 @@ class Simulation(SaveRestore):
         # A kill, stall, restart or heal past the 3 x ttl mark can make a task stuck at this
         # very instant: judge it now, while the idle worker is still idle; a look one poll
         # later could find it busy with other work and never report the violation.
+        if not self.checker.holder_down():
+            return  # no task can be stuck, nor a look for one fall due: nothing to judge
         self._pending_violations.extend(self.checker.check_stuck(self.now_ms, self._idle_map()))
         self._flush()
         self._schedule_stuck_look()
@@ -661,10 +669,12 @@ class Simulation(SaveRestore):
         """When the keeper or the checker next looks at the register of its own accord (a
         lease running out, a task held too long), or None; looks that would find nothing
         changed since they were booked are not counted."""
-        times = [expires + 1 for _, expires, _, _ in self._live_leases.values()]
-        if self._stuck_look_at is not None:
-            times.append(self._stuck_look_at)
-        return min(times, default=None)
+        soonest = self._stuck_look_at
+        for lease in self._live_leases.values():
+            at = lease[1] + 1  # the expiry look runs the instant after the lease's end
+            if soonest is None or at < soonest:
+                soonest = at
+        return soonest
 
     def _book_expiry_look(self, task: str, lease_token: int, expires: int) -> None:
         self.runtime.call_at(expires + 1, lambda: self._expiry_look(task, lease_token, expires))
