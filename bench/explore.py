@@ -86,6 +86,33 @@ def rate_table(console: Console) -> None:
     console.print(f"targets: {RATE_TARGET:,} states per CPU s; " + "; ".join(verdicts))
 
 
+MEMO_WORLDS = ((2, 1, 2), (3, 1, 1))
+
+
+def memo_table(console: Console) -> None:
+    """The refused-call memory on and off (1 job, to exhaustion): the same result, fewer
+    store calls (see docs/explore.md, "No call for a refusal already seen")."""
+    table = Table(title="answering a refused call from memory (correct, 1 job, to exhaustion)")
+    for col in ("workers x tasks x steps", "memo", "states", "transitions", "CPU s", "speed-up"):
+        table.add_column(col, justify="right")
+    for w, t, s in MEMO_WORLDS:
+        cpu: dict[bool, float] = {}
+        for memo in (False, True):
+            params = ExploreParams(workers=w, tasks=t, steps=s, depth=EXHAUST_DEPTH, memo=memo)
+            r = _run(params)
+            cpu[memo] = r.cpu_s
+            gain = f"{cpu[False] / r.cpu_s:.2f}x" if memo and r.cpu_s > 0 else ""
+            table.add_row(
+                f"{w} x {t} x {s}",
+                "on" if memo else "off",
+                f"{r.states:,}",
+                f"{r.transitions:,}",
+                f"{r.cpu_s:.1f}",
+                gain,
+            )
+    console.print(table)
+
+
 def growth_table(console: Console) -> None:
     table = Table(title=f"distinct states by depth (correct), up to depth {GROWTH_DEPTH}")
     table.add_column("workers x tasks x steps")
@@ -130,6 +157,7 @@ def explore_bench(console: Console) -> None:
     console.print("explorer (borrowed-keys explore):")
     restore_table(console)
     rate_table(console)
+    memo_table(console)
     growth_table(console)
     exhaust_table(console, EXHAUST_TARGET_S)
 
@@ -153,5 +181,7 @@ def mode_table(console: Console, depth: int) -> None:
 if __name__ == "__main__":
     if sys.argv[1:2] == ["modes"]:
         mode_table(Console(), int(sys.argv[2]) if len(sys.argv) > 2 else 5)
+    elif sys.argv[1:2] == ["memo"]:
+        memo_table(Console())
     else:
         explore_bench(Console())

@@ -7,6 +7,7 @@ figures for larger worlds are measured by `make bench` (bench/explore.py).
 from collections import Counter
 from dataclasses import fields, replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -199,6 +200,27 @@ def test_the_command_exits_1_and_writes_the_counterexample(
     assert code == 1
     assert "duplicate_effect: 4 steps" in capsys.readouterr().out
     assert [p.name for p in tmp_path.iterdir()] == ["explore-no_idempotency-duplicate_effect.toml"]
+
+
+def test_the_command_without_the_memory_says_the_same(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--no-memo` sends every call to the store, and prints the same summary."""
+    used: list[bool] = []
+    run = ex.explore
+
+    def spy(params: ExploreParams, **kw: Any) -> ex.ExploreReport:
+        used.append(params.memo)
+        return run(params, **kw)
+
+    monkeypatch.setattr("core.tools.explore_cli.explore", spy)
+    summaries = []
+    for flag in ([], ["--no-memo"]):
+        argv = ["explore", "--mode", "seed_sql", "--depth", "4", "--json", *flag]
+        assert main([*argv, "--out", str(tmp_path)]) == 1
+        summaries.append(capsys.readouterr().out)
+    assert used == [True, False]
+    assert summaries[0] == summaries[1]
 
 
 @pytest.mark.parametrize(

@@ -7,7 +7,7 @@ from operator import attrgetter
 
 from core.engine.records import EventRow
 from core.engine.vocabulary import REJECTIONS, EventKind
-from core.scenarios.explore_state import PlainForm, canonical_pair, known, read
+from core.scenarios.explore_state import PlainForm, Reading, canonical_pair, known, read
 from core.scenarios.explore_world import ENGINE_ERROR, ExploreParams, Restore, broken_rules, choices
 from core.sim.simulation import SavedRun, Simulation
 from core.sim.spec import Action, Checkpoint, Claim, Complete, Effect, Fail, Heartbeat, Park, Write
@@ -31,6 +31,9 @@ class _Copy:
 
     run: SavedRun  # with an empty database
     pages: tuple[bytes, ...]
+    # the state's reading, key and form, as found when it was reached: a restore is
+    # exact, so expanding it need not read and reduce it again
+    known: "Known | None" = None
 
 
 # A saved run but its database, in the order of its fields after the database: a copy's
@@ -44,6 +47,13 @@ _REST = attrgetter(*_FIELDS[1:])
 def _with_database(run: SavedRun, database: bytes) -> SavedRun:
     return SavedRun(database, *_REST(run))
 
+
+# A call refused with nothing changed: the state but the workers' own parts (a digest),
+# the caller's own part, the call (see `_callers_view`).
+Refusal = tuple[bytes, str, Action]
+
+# A state's reading, canonical key and form with every worker as itself.
+Known = tuple[Reading, bytes, PlainForm]
 
 # A state to go back to: a copy of the run, or a trace from the root.
 Handle = _Copy | tuple[Action, ...]
@@ -60,7 +70,8 @@ class Branches:
         self._pages: dict[bytes, bytes] = {}
         # The calls known to be refused with nothing changed, each as (the state but the
         # workers' own parts, the caller's own part, the call): see `_callers_view`.
-        self.refused: set[tuple[bytes, str, Action]] = set()
+        self.refused: set[Refusal] = set()
+        self.learnt: list[Refusal] = []  # added to `refused` since the last `drain`
 
     def _fresh(self) -> Simulation:
         sim = Simulation(self.settings)
@@ -70,8 +81,11 @@ class Branches:
     def root(self) -> Handle:
         return self.here((), None)
 
-    def here(self, path: tuple[Action, ...], action: Action | None) -> Handle:
-        """A handle on the state the simulation is in, reached by `path` then `action`."""
+    def here(
+        self, path: tuple[Action, ...], action: Action | None, known: "Known | None" = None
+    ) -> Handle:
+        """A handle on the state the simulation is in, reached by `path` then `action`
+        (`known`: its reading, key and form, if the caller has them)."""
         if self.params.restore is Restore.REPLAY:
             return path if action is None else (*path, action)
         saved = self.sim.save()
@@ -85,7 +99,7 @@ class Branches:
             pages.setdefault(page, page)
             for page in (db[i : i + _PAGE] for i in range(0, len(db), _PAGE))
         )
-        return _Copy(_with_database(saved, b""), cut)
+        return _Copy(_with_database(saved, b""), cut, known)
 
     def goto(self, handle: Handle) -> None:
         """Move to the state `handle` names."""
@@ -96,6 +110,11 @@ class Branches:
         self.sim = self._fresh()
         for action in handle:
             self.sim.apply(action)
+
+    def drain(self) -> list[Refusal]:
+        """The refusals met here since the last time (for the other jobs to remember)."""
+        mine, self.learnt = self.learnt, []
+        return mine
 
     def close(self) -> None:
         self.sim.close()
@@ -156,8 +175,11 @@ def expand(branches: Branches, handle: Handle, seen: set[bytes]) -> list[Child]:
     """
     branches.goto(handle)
     sim = branches.sim
-    parent = read(sim)
-    home_key, home = canonical_pair(sim, parent)
+    if isinstance(handle, _Copy) and handle.known is not None:
+        parent, home_key, home = handle.known
+    else:
+        parent = read(sim)
+        home_key, home = canonical_pair(sim, parent)
     path = handle if isinstance(handle, tuple) else ()
     out: list[Child] = []
     before = parent
@@ -165,7 +187,7 @@ def expand(branches: Branches, handle: Handle, seen: set[bytes]) -> list[Child]:
     memo = branches.refused if branches.params.memo else None
     shared, own = _callers_view(home)
     for action in choices(sim, parent.rows):
-        asked: tuple[bytes, str, Action] | None = None
+        asked: Refusal | None = None
         if memo is not None and isinstance(action, _CALLS):
             asked = (shared, own[action.worker], action)
             if asked in memo:
@@ -204,6 +226,7 @@ def expand(branches: Branches, handle: Handle, seen: set[bytes]) -> list[Child]:
             # is due: the parent's state, with one more register line.
             if memo is not None and asked is not None:
                 memo.add(asked)
+                branches.learnt.append(asked)
             out.append(Child(action, home_key, None, ()))
             continue
         after = read(sim, before, branches.events)
@@ -212,7 +235,7 @@ def expand(branches: Branches, handle: Handle, seen: set[bytes]) -> list[Child]:
         kept = None
         if key not in seen:
             # the first time this key turns up: the copy of it the search may keep
-            kept = branches.here(path, action)
+            kept = branches.here(path, action, (after, key, plain))
             seen.add(key)
         out.append(Child(action, key, kept, broken))
         live = plain == home

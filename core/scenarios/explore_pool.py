@@ -20,7 +20,7 @@ from heapq import merge
 from multiprocessing.connection import Connection
 from typing import Any
 
-from core.scenarios.explore_branch import Branches, Child, Handle, expand
+from core.scenarios.explore_branch import Branches, Child, Handle, Refusal, expand
 from core.scenarios.explore_state import canonical, read
 from core.scenarios.explore_world import ExploreParams
 from core.sim.spec import Action
@@ -94,10 +94,16 @@ class _Shard:
         self.pending.clear()
         return moving
 
-    def take(self, arrived: Iterable[tuple[int, Handle]], new_keys: Iterable[bytes]) -> None:
+    def take(
+        self,
+        arrived: Iterable[tuple[int, Handle]],
+        new_keys: Iterable[bytes],
+        refusals: Iterable[Refusal] = (),
+    ) -> None:
         self.frontier.extend(arrived)
         self.frontier.sort(key=lambda entry: entry[0])
         self.seen.update(new_keys)
+        self.branches.refused.update(refusals)
 
     def close(self) -> None:
         self.branches.close()
@@ -112,6 +118,7 @@ class Expander:
         self._pipes: list[Connection] = []
         self._procs: list[Any] = []
         self._holders: list[int] = [0]  # the job holding each state of the level
+        self._learnt: list[list[Refusal]] = [[] for _ in range(self.jobs)]
         if self.jobs == 1:
             self._local = _Shard(params)
             return
@@ -138,7 +145,7 @@ class Expander:
         key = self._answer(self._pipes[0])
         assert isinstance(key, bytes)
         for pipe in self._pipes[1:]:
-            pipe.send(("take", [], [key]))
+            pipe.send(("take", [], [key], []))
         for pipe in self._pipes[1:]:
             self._answer(pipe)
         return key
@@ -150,7 +157,10 @@ class Expander:
             return
         for pipe in self._pipes:
             pipe.send(("expand",))
-        parts = [self._answer(pipe) for pipe in self._pipes]
+        parts = []
+        for job, pipe in enumerate(self._pipes):
+            part, self._learnt[job] = self._answer(pipe)
+            parts.append(part)
         yield from merge(*parts, key=lambda entry: entry[0])
 
     def keep(self, new: Sequence[tuple[int, int]], new_keys: Sequence[bytes]) -> None:
@@ -163,6 +173,7 @@ class Expander:
             moved = self._local.keep(0, keeps)
             assert not moved
             self._local.take((), new_keys)
+            self._local.branches.drain()  # no other job to tell
             return
         by_job: list[list[Keep]] = [[] for _ in self._pipes]
         for k in keeps:
@@ -174,8 +185,12 @@ class Expander:
             moving: dict[int, bytes] = self._answer(pipe)
             for job, blob in moving.items():
                 arriving[job].append(blob)
-        for pipe, blobs in zip(self._pipes, arriving, strict=True):
-            pipe.send(("take", blobs, new_keys))
+        # Each job also learns the refusals the others met in this level (see
+        # `Branches.refused`): remembered by one job alone, they would be met again by each.
+        for job, (pipe, blobs) in enumerate(zip(self._pipes, arriving, strict=True)):
+            others = [r for other, rs in enumerate(self._learnt) if other != job for r in rs]
+            pipe.send(("take", blobs, new_keys, others))
+        self._learnt = [[] for _ in self._pipes]
         for pipe in self._pipes:
             self._answer(pipe)
 
@@ -227,7 +242,7 @@ def _serve(params: ExploreParams, pipe: Connection, me: int) -> None:
                 if kind == "start":
                     pipe.send(("ok", shard.start()))
                 elif kind == "expand":
-                    pipe.send(("ok", shard.expand()))
+                    pipe.send(("ok", (shard.expand(), shard.branches.drain())))
                 elif kind == "keep":
                     moving = shard.keep(me, request[1])
                     blobs = {
@@ -237,7 +252,7 @@ def _serve(params: ExploreParams, pipe: Connection, me: int) -> None:
                     pipe.send(("ok", blobs))
                 elif kind == "take":
                     arrived = [entry for blob in request[1] for entry in pickle.loads(blob)]
-                    shard.take(arrived, request[2])
+                    shard.take(arrived, request[2], request[3])
                     pipe.send(("ok", None))
             except Exception:
                 pipe.send(("error", traceback.format_exc()))

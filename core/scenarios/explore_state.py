@@ -34,7 +34,7 @@ TASKS_KEPT = REJECTIONS | {
 
 
 @dataclass(frozen=True, slots=True)
-class _Reading:
+class Reading:
     """What the canonical form is made of, read once per state."""
 
     rows: tuple[TaskRow, ...]
@@ -51,15 +51,15 @@ def _queue(sim: Simulation, rows: tuple[TaskRow, ...]) -> tuple[str, ...]:
 
 
 def read(
-    sim: Simulation, before: _Reading | None = None, events: Sequence[EventRow] = ()
-) -> _Reading:
+    sim: Simulation, before: Reading | None = None, events: Sequence[EventRow] = ()
+) -> Reading:
     """The rows, the queue, the ledger, the checkpoints and the effects. Given the reading
     `before` a transition and the events it wrote, a table no event says was written is
     taken from `before`: the store writes the event of every change in the change's
     transaction (and a task enters or leaves the queue only by a change of its row)."""
     if before is None:
         rows = tuple(run_inline(sim.store.tasks()))
-        return _Reading(
+        return Reading(
             rows,
             tuple(run_inline(sim.store.ledger())),
             tuple(run_inline(sim.store.checkpoints())),
@@ -78,7 +78,7 @@ def read(
         checkpoints = tuple(run_inline(sim.store.checkpoints()))
     if EventKind.EFFECT_APPLIED in kinds:
         effects = tuple(run_inline(sim.store.effects()))
-    return _Reading(rows, ledger, checkpoints, effects, queue)
+    return Reading(rows, ledger, checkpoints, effects, queue)
 
 
 def known(work: Work) -> tuple[str, int, tuple[tuple[str, Any], ...]]:
@@ -87,7 +87,7 @@ def known(work: Work) -> tuple[str, int, tuple[tuple[str, Any], ...]]:
     return (work.task_id, last, _state(work.states[last]))
 
 
-def canonical(sim: Simulation, reading: _Reading) -> bytes:
+def canonical(sim: Simulation, reading: Reading) -> bytes:
     """The digest of `canonical_text`: what the search keeps of each state it has seen."""
     return canonical_pair(sim, reading)[0]
 
@@ -102,14 +102,14 @@ class PlainForm:
     own: tuple[tuple[str, str], ...]  # by worker name
 
 
-def canonical_pair(sim: Simulation, reading: _Reading) -> tuple[bytes, PlainForm]:
+def canonical_pair(sim: Simulation, reading: Reading) -> tuple[bytes, PlainForm]:
     """The digest of `canonical_text`, and the same form with every worker as itself (not
     renamed): two states equal in it are one state with no worker swapped for another."""
     text, plain = _forms(sim, reading)
     return hashlib.blake2b(text.encode(), digest_size=16).digest(), plain
 
 
-def canonical_text(sim: Simulation, reading: _Reading) -> str:
+def canonical_text(sim: Simulation, reading: Reading) -> str:
     """The state up to renaming interchangeable workers (all explored workers
     start alike; a skew is part of a worker's state, so it is kept, not compared away).
 
@@ -126,7 +126,7 @@ def canonical_text(sim: Simulation, reading: _Reading) -> str:
     return _forms(sim, reading)[0]
 
 
-def _forms(sim: Simulation, reading: _Reading) -> tuple[str, PlainForm]:
+def _forms(sim: Simulation, reading: Reading) -> tuple[str, PlainForm]:
     """`canonical_text`, and the same with the workers in the order of their names."""
     now = sim.now_ms
     horizon = 3 * sim.config.ttl_ms + 2

@@ -151,8 +151,8 @@ def fit_columns(width: int, lang: str = "en") -> dict[str, int]:
 
 # The narrow table: every column as wide as its label or its widest cell shown, two cells
 # apart where that fits (as the roomy table's padding) and one where not (DataTable's padding
-# 0, the gap inside each column's width), so all of them fit in 80 columns for a scenario
-# of short ids. Only if they still do not fit does a column go, in DROP_ORDER.
+# 0, the gap inside each column's width), so all of them fit in 80 columns for every bundled
+# scenario's ids. Only if they still do not fit does a column go, in DROP_ORDER.
 GAPS = (2, 1)
 NARROW_STATUS_WIDTH = {
     lang: max(header_width("status", lang, True), *(cell_len(w) for w in status_words(lang, True)))
@@ -183,6 +183,7 @@ def narrow_columns(
         }
         # Fixed, so the columns do not move when a task's status changes.
         shown["status"] = NARROW_STATUS_WIDTH.get(lang, NARROW_STATUS_WIDTH["en"]) + gap
+        shown["result"] -= gap  # the last column: nothing after it to keep apart from
         if sum(shown.values()) <= width:
             break
     for column in DROP_ORDER:
