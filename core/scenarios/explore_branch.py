@@ -142,7 +142,7 @@ def _callers_view(plain: PlainForm) -> tuple[bytes, dict[str, str]]:
 
     A call by worker W is answered from the store's tables, what W sends (made of W's own
     memory) and the clock, and judged by the checker; no other worker's memory enters it.
-    The one look at the other workers is the checker's look for stuck tasks after every
+    The one look at the other workers is the checker's look for stuck tasks after a
     choice (it asks who is idle), and after a call refused with nothing changed that look
     judges again the state it judged when the state was reached. So a call refused with
     nothing changed in one state is refused with nothing changed in every state alike in
@@ -185,7 +185,7 @@ def expand(branches: Branches, handle: Handle, seen: set[bytes]) -> list[Child]:
     before = parent
     live = True  # the simulation is in the state `handle` names, as far as anything reads
     memo = branches.refused if branches.params.memo else None
-    shared, own = _callers_view(home)
+    shared, own = _callers_view(home) if memo is not None else (b"", {})
     for action in choices(sim, parent.rows):
         asked: Refusal | None = None
         if memo is not None and isinstance(action, _CALLS):
