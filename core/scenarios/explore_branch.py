@@ -172,6 +172,8 @@ def expand(branches: Branches, handle: Handle, seen: set[bytes]) -> list[Child]:
     there rather than from a fresh copy of the state: the two are one state by the same
     canonical form that makes the search visit each state once. "As it was" means with
     every worker as itself, not up to renaming, so the next choice's worker is the same.
+    A call refused so in a state alike for its caller (`_callers_view`) is not made at
+    all: its child is this state (unless `params.memo` is off).
     """
     branches.goto(handle)
     sim = branches.sim
