@@ -153,8 +153,11 @@ async def test_every_task_column_and_its_header_is_on_screen_at_80x24(
     app = app_for(name, tmp_path, lang)
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.press("n")
-        await pilot.pause()
         screen = screen_of(app)
+        if name == "01_fog":  # at the end, with a long result to cut, not only at the start
+            while not screen.session.at_end:
+                await pilot.press("v" if screen.session.question is not None else "n")
+        await pilot.pause()
         table = screen.query_one("#tasks", TaskTable)
         # a run that issues no fence token (the keeper's chapter) has no fence column
         fenced = Mode(screen.session.snapshot().mode).issues_fence_tokens
@@ -168,8 +171,9 @@ async def test_every_task_column_and_its_header_is_on_screen_at_80x24(
             for n, line in enumerate(label.split("\n")):
                 shown = line[:1].upper() + line[1:] if n == 0 else line
                 assert shown in lines[n], (name, lang, column, lines)
-        if name == "01_fog":  # the lease's end is on screen, not only its header
-            assert "0:01:00" in "".join(s.text for s in table.render_line(2))
+        if name == "01_fog":  # the task's row is on screen, its result cut to fit
+            result = str(table._rows["floor6"][-1])
+            assert result and result[:4] in "".join(s.text for s in table.render_line(2))
 
 
 def test_the_narrow_table_fits_the_bundled_lessons_ids() -> None:
