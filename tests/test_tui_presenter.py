@@ -26,6 +26,7 @@ from demo.widgets.panels import RejectedTable, group_rejections
 from demo.widgets.task_table import (
     COLUMNS,
     TaskTable,
+    cell_widths,
     fit_columns,
     header,
     narrow_columns,
@@ -193,6 +194,28 @@ def test_the_narrow_table_fits_the_bundled_lessons_ids() -> None:
             assert sum(widths.values()) <= 79
             assert list(widths) == list(COLUMNS), (path.stem, lang)
             assert all(widths[c] > measured[c] for c in measured), (path.stem, lang)
+
+
+def test_the_narrow_table_keeps_every_column_at_every_step_of_every_bundled_scenario() -> None:
+    """What the cells hold as each script plays (results, expired leases, late heartbeats),
+    not only the ids: at 80 columns no column of the run ever goes."""
+    for path in sorted(Path(str(files("scenarios"))).glob("*.toml")):
+        for lang in LANGS:
+            s = Session(open_scenario(path.stem))
+            while True:
+                snap = s.snapshot()
+                cells = [cell_widths(task_row(t, snap.now_ms, lang, True)) for t in snap.tasks]
+                measured = dict(zip(COLUMNS, map(max, zip(*cells, strict=True)), strict=True))
+                fenced = Mode(snap.mode).issues_fence_tokens
+                wanted = [c for c in COLUMNS if fenced or c != "fence_token"]
+                assert list(narrow_columns(79, lang, measured, fenced)) == wanted, (
+                    path.stem,
+                    lang,
+                    s.position,
+                )
+                if s.at_end:
+                    break
+                s.next_step()  # at a question: asks first, then plays it
 
 
 def test_the_narrow_table_says_an_expired_lease_in_few_cells() -> None:

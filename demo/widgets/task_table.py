@@ -326,6 +326,7 @@ class TaskTable(KeyedTable):
 __all__ = [
     "Layout",
     "TaskTable",
+    "cell_widths",
     "fit_columns",
     "format_clock",
     "layout",
