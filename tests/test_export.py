@@ -209,7 +209,7 @@ def test_a_bad_size_is_refused_by_the_parser(size: str, capsys: pytest.CaptureFi
         main(["13_portfolio_demo", "--size", size])
     assert stop.value.code == 2
     err = capsys.readouterr().err
-    assert err.splitlines()[-1].startswith("borrowed-keys export: error: argument --size")
+    assert err.splitlines()[-1].startswith("borrowed-keys export: argument --size")
 
 
 def test_the_console_script_routes_export(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -6,7 +6,7 @@ the file must hold for anyone who plays it from the start), and the written text
 played back with the scenario player before it counts as verified.
 """
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,7 +24,7 @@ from core.scenarios.glossary import (
     violation_word,
 )
 from core.scenarios.player import PlayResult, play
-from core.scenarios.writer import dump_scenario
+from core.scenarios.writer import dump_scenario, write_whole
 from core.sim.checker import ViolationKind
 from core.sim.simulation import ActionResult, Simulation, run_inline
 from core.sim.spec import (
@@ -388,14 +388,17 @@ def file_name(params: ExploreParams, rule: str) -> str:
 
 
 def write_counterexamples(
-    params: ExploreParams, found: Sequence[Counterexample], out_dir: str | Path | None
+    params: ExploreParams,
+    found: Sequence[Counterexample],
+    out_dir: str | Path | None,
+    on_written: Callable[[str], None] | None = None,
 ) -> list[Counterexample]:
-    """Each counterexample's file, written to `out_dir` (if given) and verified."""
+    """Each counterexample's file, written to `out_dir` (if given) and verified;
+    `on_written` hears each file's path once it is whole. The folder is made only for a
+    file to put in it."""
     from dataclasses import replace
 
     written: list[Counterexample] = []
-    if out_dir is not None:
-        Path(out_dir).mkdir(parents=True, exist_ok=True)
     for cex in found:
         if cex.rule == "engine_error":
             written.append(cex)  # a crash is reported, not played
@@ -404,8 +407,10 @@ def write_counterexamples(
         path = None
         if out_dir is not None:
             target = Path(out_dir) / file_name(params, cex.rule)
-            target.write_text(text, encoding="utf-8")
+            write_whole(target, text)
             path = str(target)
+            if on_written is not None:
+                on_written(path)
         written.append(replace(cex, path=path, verified=verify(text)))
     return written
 

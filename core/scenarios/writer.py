@@ -8,7 +8,9 @@ document shows it: each worker, task and step under its own `[[...]]` header (to
 fold short ones into one inline array), and a step's `expect` one inline table per line.
 """
 
+import os
 from collections.abc import Iterable, Sequence
+from pathlib import Path
 from typing import Any
 
 import tomli_w
@@ -18,7 +20,7 @@ from core.scenarios.format import Expectation, Scenario, Step, toml_value
 from core.sim.heavy import format_size
 from core.sim.spec import Action, SimSettings, action_fields
 
-__all__ = ["action_items", "action_step", "dump", "dump_scenario", "toml_value"]
+__all__ = ["action_items", "action_step", "dump", "dump_scenario", "toml_value", "write_whole"]
 
 ScalarValue = str | int | float | bool
 
@@ -160,3 +162,30 @@ def dump(scenario: Scenario, *, comments: Sequence[str] = ()) -> str:
 def action_step(action: Action, *expects: Expectation, say: str | None = None) -> Step:
     """A Step for one action (a convenience for reproducers and the TUI's recorder)."""
     return Step(say=say, action=action, expects=tuple(expects))
+
+
+def write_whole(target: Path, text: str) -> None:
+    """Write `text` to `target` whole or not at all, making its folder only now.
+
+    Nothing half-written and nothing empty: the text goes to a temporary file beside the
+    target, renamed over it once complete; if anything stops the write (an error, Ctrl-C),
+    the temporary file and any folder made for it are removed.
+    """
+    folder = target.parent
+    made: list[Path] = []
+    probe = folder
+    while not probe.exists():
+        made.append(probe)
+        probe = probe.parent
+    folder.mkdir(parents=True, exist_ok=True)
+    # Named by the process (not mkstemp, whose file is private): the file keeps the
+    # permissions any file written here would have.
+    temporary = folder / f".{target.name}.{os.getpid()}.tmp"
+    try:
+        temporary.write_text(text, encoding="utf-8")
+        os.replace(temporary, target)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        for path in made:  # the deepest first
+            path.rmdir()
+        raise

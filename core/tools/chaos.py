@@ -21,8 +21,8 @@ actions that still break it, and written as a scenario file whose last step expe
 
 import math
 import multiprocessing
-import os
 import random
+import signal
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
@@ -34,7 +34,7 @@ from core.engine.config import LeaseConfig, Mode
 from core.engine.durations import format_duration
 from core.engine.vocabulary import RESTING_STATUSES, TaskStatus
 from core.scenarios.format import Expectation, Step, Subject, parse_scenario
-from core.scenarios.writer import dump_scenario
+from core.scenarios.writer import dump_scenario, write_whole
 from core.sim.simulation import Simulation
 from core.sim.spec import (
     TASK_KINDS,
@@ -556,6 +556,13 @@ def _init(params: ChaosParams) -> None:
     _PARAMS = params
 
 
+def _init_job(params: ChaosParams) -> None:
+    """A pool process's start: Ctrl-C is the parent's to handle (it ends the pool), not a
+    traceback from every process."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _init(params)
+
+
 def _run_one(job: tuple[int, int]) -> RunResult:
     index, seed = job
     assert _PARAMS is not None
@@ -574,7 +581,7 @@ def _reproduce(job: tuple[int, int, Failure, str | None]) -> tuple[Reproducer, s
     path = None
     if out_dir is not None:
         target = Path(out_dir) / _file_name(_PARAMS.mode, failure, seed)
-        target.write_text(text, encoding="utf-8")
+        write_whole(target, text)  # a job ended by Ctrl-C leaves no half of a file
         path = str(target)
     rep = Reproducer(
         failure=failure.label,
@@ -589,39 +596,6 @@ def _reproduce(job: tuple[int, int, Failure, str | None]) -> tuple[Reproducer, s
     return rep, text
 
 
-def out_dir_problem(out_dir: str | Path) -> str | None:
-    """Why reproducers could not be written under `out_dir`, or None if they could.
-
-    Asked before the runs, so that a folder that cannot be made or written is one line
-    at once, not a traceback after hours of runs.
-    """
-    folder = Path(out_dir)
-    probe = folder
-    while not probe.exists():
-        if probe.parent == probe:
-            break
-        probe = probe.parent
-    if not probe.is_dir():
-        return f"--out {out_dir}: {probe} is not a folder"
-    if not os.access(probe, os.W_OK | os.X_OK):
-        return f"--out {out_dir}: cannot write in {probe}"
-    if probe != folder:
-        # Root may write anywhere os.access says; a pseudo-filesystem still says no.
-        try:
-            folder.mkdir(parents=True)
-        except OSError as exc:
-            return f"--out {out_dir}: cannot make this folder: {exc.strerror or exc}"
-        _remove_made(folder, probe)
-    return None
-
-
-def _remove_made(folder: Path, kept: Path) -> None:
-    """Remove the empty folders just made to try, from `folder` up to `kept`."""
-    while folder != kept:
-        folder.rmdir()
-        folder = folder.parent
-
-
 def _imap(
     fn: Callable[[Any], Any], jobs_in: Sequence[Any], params: ChaosParams, jobs: int
 ) -> Iterator[Any]:
@@ -631,7 +605,7 @@ def _imap(
         return
     ctx = multiprocessing.get_context("fork")
     chunk = max(1, min(50, len(jobs_in) // (jobs * 8)))
-    with ctx.Pool(jobs, initializer=_init, initargs=(params,)) as pool:
+    with ctx.Pool(jobs, initializer=_init_job, initargs=(params,)) as pool:
         yield from pool.imap(fn, jobs_in, chunksize=chunk)
 
 

@@ -12,7 +12,7 @@ from typing import Any
 from core.engine.config import Mode
 from core.engine.durations import format_duration
 from core.tools.chaos import ChaosReport, Reproducer, RunResult, run_chaos
-from core.tools.options import out_of_range
+from core.tools.options import Parser, out_dir_problem, out_of_range
 
 # Failing runs whose seeds are printed while running (--json lists them all).
 MAX_SEEDS_SHOWN = 20
@@ -80,8 +80,6 @@ def command(args: Any) -> int:
     err = Console(stderr=True)
     problem = _check_args(args)
     if problem is None and args.repros:
-        from core.tools.chaos import out_dir_problem
-
         problem = out_dir_problem(args.out)
     if problem is None and args.db is not None:
         from core.tools.database_option import check_run_database
@@ -96,8 +94,14 @@ def command(args: Any) -> int:
     # same process (a test, a host program) does not find its later runs moved.
     before = use_database(args.db) if args.db is not None else None
     mode = Mode(args.mode)
+    written: list[str] = []
     try:
-        report = _run_with_progress(args, mode, err)
+        report = _run_with_progress(args, mode, err, written)
+    except KeyboardInterrupt:
+        # Each reproducer is written whole or not at all (the pool ends with the with-block).
+        kept = f"{len(written)} whole reproducer(s) in {args.out}" if written else "nothing written"
+        print(f"borrowed-keys chaos: interrupted: {kept}", file=sys.stderr)
+        return 130
     except OSError as exc:  # the folder changed under the run (removed, made read-only)
         print(f"borrowed-keys chaos: --out {args.out}: {exc.strerror or exc}", file=sys.stderr)
         return 2
@@ -113,7 +117,7 @@ def command(args: Any) -> int:
     return 0 if report.ok else 1
 
 
-def _run_with_progress(args: Any, mode: Mode, err: Any) -> ChaosReport:
+def _run_with_progress(args: Any, mode: Mode, err: Any, written: list[str]) -> ChaosReport:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
     failed = 0
@@ -143,6 +147,8 @@ def _run_with_progress(args: Any, mode: Mode, err: Any) -> ChaosReport:
             progress.update(bar, advance=1, description=f"chaos {mode.value} ({failed} failed)")
 
         def repro(rep: Reproducer) -> None:
+            if rep.path is not None:
+                written.append(rep.path)
             state = "verified" if rep.verified else "NOT REPRODUCED"
             progress.console.print(
                 f"reproducer for {rep.failure} (seed {rep.seed}): {rep.path} "
@@ -212,9 +218,7 @@ def _table(summary: dict[str, Any], report: ChaosReport) -> Any:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    import argparse
-
-    parser = argparse.ArgumentParser(prog="borrowed-keys")
+    parser = Parser(prog="borrowed-keys")
     sub = parser.add_subparsers(dest="command", required=True)
     add_parser(sub)
     args = parser.parse_args(argv)

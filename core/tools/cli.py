@@ -21,6 +21,7 @@ from core.scenarios.sentences import timing_warnings
 from core.sim.spec import SimSettings
 from core.tools import chaos_cli, explore_cli, realworker
 from core.tools.database_option import add_db_option
+from core.tools.options import Parser
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -295,7 +296,8 @@ def build_parser(
     prog: str = "borrowed-keys", first: Sequence[Register] = ()
 ) -> argparse.ArgumentParser:
     """The one parser of `borrowed-keys`: `first` (the app's commands), then COMMANDS."""
-    parser = argparse.ArgumentParser(
+    # Parser: an option's mistake is one line, exit 2, in every subcommand too.
+    parser = Parser(
         prog=prog,
         description="Leases, heartbeats, fence tokens and checkpoints, played out.",
     )

@@ -2,7 +2,8 @@
 
 The search is core/scenarios/explore.py; the counterexample files are
 core/scenarios/explore_story.py.
-Exit 0 when no rule is broken, 1 when one is, 2 for bad options (as `chaos`).
+Exit 0 when no rule is broken, 1 when one is, 2 for bad options (as `chaos`), 130 when
+interrupted (Ctrl-C), as a shell reports a command ended by SIGINT.
 """
 
 import json
@@ -12,11 +13,12 @@ from typing import Any
 
 from core.engine.config import Mode
 from core.scenarios.explore import DEFAULT_DEPTH, ExploreParams, ExploreReport, Level, explore
-from core.tools.options import out_of_range
+from core.tools.options import Parser, out_dir_problem, out_of_range
 
 EXIT_OK = 0
 EXIT_FOUND = 1
 EXIT_BAD_ARGS = 2
+EXIT_INTERRUPTED = 130
 
 
 def add_parser(subparsers: Any) -> None:
@@ -35,7 +37,9 @@ def add_parser(subparsers: Any) -> None:
     which = p.add_mutually_exclusive_group()
     which.add_argument(
         "--mode",
-        default=Mode.CORRECT.value,
+        # None, not "correct": argparse calls two exclusive options given together only
+        # when a value is not the default object, so `--mode correct --all-modes` passed.
+        default=None,
         choices=[m.value for m in Mode],
         help="the engine's mode (default correct)",
     )
@@ -66,6 +70,8 @@ def add_parser(subparsers: Any) -> None:
 
 
 def _check_args(args: Any) -> str | None:
+    # The folder is judged before the search, not when its first file is written after
+    # minutes of it.
     return out_of_range(
         (
             ("workers", args.workers, 1, 4),
@@ -74,7 +80,7 @@ def _check_args(args: Any) -> str | None:
             ("depth", args.depth, 1, 200),
             ("jobs", args.jobs, 1, 64),
         )
-    )
+    ) or out_dir_problem(args.out)
 
 
 def command(args: Any) -> int:
@@ -85,9 +91,23 @@ def command(args: Any) -> int:
     if problem is not None:
         print(f"borrowed-keys explore: {problem}", file=sys.stderr)
         return EXIT_BAD_ARGS
-    modes = list(Mode) if args.all_modes else [Mode(args.mode)]
+    modes = list(Mode) if args.all_modes else [Mode(args.mode or Mode.CORRECT.value)]
     err = Console(stderr=True, highlight=False)
-    reports = [_run(args, mode, err) for mode in modes]
+    written: list[str] = []
+    try:
+        reports = [_run(args, mode, err, written.append) for mode in modes]
+    except KeyboardInterrupt:
+        # Each file is written whole or not at all, so what is named here is all there is.
+        kept = (
+            f"{len(written)} whole file(s) written to {args.out}, of the modes searched to the end"
+            if written
+            else "nothing written"
+        )
+        print(f"borrowed-keys explore: interrupted: {kept}", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except OSError as exc:  # the folder changed under the search (removed, made read-only)
+        print(f"borrowed-keys explore: --out {args.out}: {exc.strerror or exc}", file=sys.stderr)
+        return EXIT_BAD_ARGS
     if args.json:
         doc: Any = [r.summary() for r in reports]
         print(json.dumps(doc if args.all_modes else doc[0], indent=2, ensure_ascii=False))
@@ -98,7 +118,7 @@ def command(args: Any) -> int:
     return EXIT_OK if all(r.ok for r in reports) else EXIT_FOUND
 
 
-def _run(args: Any, mode: Mode, err: Any) -> ExploreReport:
+def _run(args: Any, mode: Mode, err: Any, on_written: Callable[[str], None]) -> ExploreReport:
     from core.scenarios.explore_story import write_counterexamples
 
     params = ExploreParams(
@@ -118,7 +138,9 @@ def _run(args: Any, mode: Mode, err: Any) -> ExploreReport:
         )
 
     report = explore(params, jobs=args.jobs, on_level=progress)
-    report.counterexamples = write_counterexamples(params, report.counterexamples, args.out)
+    report.counterexamples = write_counterexamples(
+        params, report.counterexamples, args.out, on_written=on_written
+    )
     return report
 
 
@@ -145,9 +167,7 @@ def _print(console: Any, report: ExploreReport) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    import argparse
-
-    parser = argparse.ArgumentParser(prog="borrowed-keys")
+    parser = Parser(prog="borrowed-keys")
     sub = parser.add_subparsers(dest="command", required=True)
     add_parser(sub)
     args = parser.parse_args(argv)

@@ -41,6 +41,7 @@ from core.engine.vocabulary import RESTING_STATUSES
 from core.sim.real import AsyncioEnv
 from core.sim.spec import TASK_KINDS
 from core.sim.worker import Worker
+from core.tools.options import Parser
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -287,7 +288,7 @@ def enqueue_command(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """`python -m core.tools.realworker worker ...` (the same as `borrowed-keys worker ...`)."""
-    parser = argparse.ArgumentParser(prog="borrowed-keys")
+    parser = Parser(prog="borrowed-keys")
     sub = parser.add_subparsers(dest="command", required=True)
     add_parser(sub)
     args = parser.parse_args(argv)

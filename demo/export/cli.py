@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from core.tools.options import Parser
 from demo.export import DEFAULT_SIZE
 
 # The console script builds every command's parser on each run: this module stays light,
@@ -88,7 +89,7 @@ def add_parser(subparsers: Any) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog=PROG, description=DESCRIPTION)
+    parser = Parser(prog=PROG, description=DESCRIPTION)
     add_arguments(parser)
     return parser
 
