@@ -17,7 +17,7 @@ from core.scenarios import explore_branch as branch
 from core.scenarios import explore_world as world
 from core.scenarios.explore import ExploreParams, Restore, explore
 from core.scenarios.explore_pool import plan
-from core.scenarios.explore_state import canonical, read
+from core.scenarios.explore_state import canonical, canonical_pair, read
 from core.scenarios.explore_story import scenario_text, verify, write_counterexamples
 from core.scenarios.format import parse_scenario
 from core.sim.simulation import ActionError, Simulation, run_inline
@@ -145,6 +145,27 @@ def test_restoring_a_copy_is_exactly_replaying_from_the_root() -> None:
     snap = explore(ExploreParams(mode=Mode.CLIENT_CLOCK, depth=3))
     replay = explore(ExploreParams(mode=Mode.CLIENT_CLOCK, depth=3, restore=Restore.REPLAY))
     assert snap.summary() == replay.summary()
+
+
+def test_a_copy_knows_its_state_as_a_fresh_reading_does() -> None:
+    """A copy carries the reading, key and form found when its state was reached, and
+    expanding it uses them instead of reading again: after the restore, reading and
+    reducing the state give exactly those, for every new state three levels down."""
+    branches = branch.Branches(ExploreParams(mode=Mode.NO_EXPIRY, workers=3))
+    seen: set[bytes] = set()
+    level = [branches.root()]
+    checked = 0
+    for _ in range(3):
+        kept = [c.handle for h in level for c in branch.expand(branches, h, seen) if c.handle]
+        for handle in kept:
+            assert isinstance(handle, branch._Copy) and handle.known is not None
+            branches.goto(handle)
+            reading = read(branches.sim)
+            assert (reading, *canonical_pair(branches.sim, reading)) == handle.known
+            checked += 1
+        level = kept
+    assert checked > 20
+    branches.close()
 
 
 def test_a_restored_run_goes_on_as_the_original_did() -> None:
