@@ -86,7 +86,7 @@ def rate_table(console: Console) -> None:
     console.print(f"targets: {RATE_TARGET:,} states per CPU s; " + "; ".join(verdicts))
 
 
-MEMO_WORLDS = ((2, 1, 2), (3, 1, 1))
+MEMO_WORLDS = ((2, 1, 2), (3, 1, 1), (3, 1, 2))
 
 
 def memo_table(console: Console) -> None:

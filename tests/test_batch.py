@@ -569,3 +569,47 @@ async def test_claim_many_draws_no_fence_token_where_claim_draws_none(
     batch, single = await history(True), await history(False)
     assert single[0] == 1  # the next token: nothing was drawn in between
     assert batch == single
+
+
+@pytest.mark.parametrize("mode", list(Mode))
+async def test_the_batch_refusals_write_what_the_single_refusals_write_in_every_mode(
+    make_store: MakeStore, mode: Mode
+) -> None:
+    """heartbeat_many and complete_many of leases whose tasks are done give the verdicts
+    and write the lines heartbeat and complete give one lease at a time: before the fence
+    tag neither line's detail names a fence token."""
+
+    async def complete_each(store: LeaseStore, leases: list[Lease]) -> list[Any]:
+        out: list[Any] = []
+        for lease in leases:
+            try:
+                await store.complete(lease)
+                out.append(None)
+            except LeaseRejected as refused:
+                out.append(refused)
+        return out
+
+    async def history(many: bool) -> Any:
+        clock = VirtualClock()
+        store = make_store(clock=clock, mode=mode)
+        heard: list[EventRow] = []
+        store.add_listener(heard.append)
+        await queued(store, 2)
+        leases = await claim_each(store, "w1", 2)
+        for lease in leases:
+            await store.complete(lease)
+        clock.advance(1_000)
+        if many:
+            beats = await store.heartbeat_many(leases)
+            ends = await store.complete_many(leases)
+        else:
+            beats = await heartbeat_each(store, leases)
+            ends = await complete_each(store, leases)
+        stored = await store.events()
+        assert heard == stored
+        return outcome(beats), [e and outcome([e]) for e in ends], lines(stored)
+
+    batch, single = await history(True), await history(False)
+    assert batch == single
+    if mode is Mode.BEFORE_FENCE:
+        assert not any("fence" in key for line in batch[2] for key, _ in line[7])

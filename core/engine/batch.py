@@ -56,8 +56,12 @@ def _insert_events(store: _StoreLike, txn: Any, lines: list[_Line]) -> None:
         return
     if not store.policy.fence_tokens:
         # The world before the fence tag: no line of the register names a fence token, as
-        # `_Txn.event` writes it for the one-lease calls.
-        lines = [(k, t, w, lt, None, r, d) for k, t, w, lt, _f, r, d in lines]
+        # `_Txn.event` writes it for the one-lease calls (nor does its detail: a refusal's
+        # `current_fence_token`).
+        lines = [
+            (k, t, w, lt, None, r, {key: v for key, v in d.items() if "fence" not in key})
+            for k, t, w, lt, _f, r, d in lines
+        ]
     # The lines of one batch mostly share their detail (every renewal its same new expiry):
     # each distinct detail is encoded once.
     texts: dict[tuple[Any, ...], str] = {}

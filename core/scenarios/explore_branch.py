@@ -142,7 +142,7 @@ def _callers_view(plain: PlainForm) -> tuple[bytes, dict[str, str]]:
 
     A call by worker W is answered from the store's tables, what W sends (made of W's own
     memory) and the clock, and judged by the checker; no other worker's memory enters it.
-    The one look at the other workers is the checker's look for stuck tasks after every
+    The one look at the other workers is the checker's look for stuck tasks after a
     choice (it asks who is idle), and after a call refused with nothing changed that look
     judges again the state it judged when the state was reached. So a call refused with
     nothing changed in one state is refused with nothing changed in every state alike in
@@ -172,6 +172,8 @@ def expand(branches: Branches, handle: Handle, seen: set[bytes]) -> list[Child]:
     there rather than from a fresh copy of the state: the two are one state by the same
     canonical form that makes the search visit each state once. "As it was" means with
     every worker as itself, not up to renaming, so the next choice's worker is the same.
+    A call refused so in a state alike for its caller (`_callers_view`) is not made at
+    all: its child is this state (unless `params.memo` is off).
     """
     branches.goto(handle)
     sim = branches.sim
@@ -185,7 +187,7 @@ def expand(branches: Branches, handle: Handle, seen: set[bytes]) -> list[Child]:
     before = parent
     live = True  # the simulation is in the state `handle` names, as far as anything reads
     memo = branches.refused if branches.params.memo else None
-    shared, own = _callers_view(home)
+    shared, own = _callers_view(home) if memo is not None else (b"", {})
     for action in choices(sim, parent.rows):
         asked: Refusal | None = None
         if memo is not None and isinstance(action, _CALLS):

@@ -177,7 +177,8 @@ def narrow_columns(
     `measured`: the widest cell each column shows now."""
     for gap in GAPS:
         shown = {
-            c: max(header_width(c, lang, True), measured.get(c, 0)) + gap
+            # the result takes what is left, its text cut to fit: only its label must fit
+            c: max(header_width(c, lang, True), measured.get(c, 0) if c != "result" else 0) + gap
             for c in COLUMNS
             if fenced or c != "fence_token"
         }
@@ -325,6 +326,7 @@ class TaskTable(KeyedTable):
 __all__ = [
     "Layout",
     "TaskTable",
+    "cell_widths",
     "fit_columns",
     "format_clock",
     "layout",
