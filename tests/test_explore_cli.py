@@ -294,3 +294,30 @@ def test_the_files_and_the_summary_do_not_depend_on_the_hash_seed(tmp_path: Path
     summary = json.loads(out_a)
     written = {Path(c["path"]).name for s in summary for c in s["counterexamples"]}
     assert written == set(files_a)
+
+
+# -- the docs ---------------------------------------------------------------------------------
+
+
+def test_the_docs_name_every_explore_option_and_link_each_mode_to_its_result(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    import re
+
+    with pytest.raises(SystemExit):
+        main(["explore", "--help"])
+    options = set(re.findall(r"(?<![\w-])--[a-z][a-z-]*", capsys.readouterr().out)) - {"--help"}
+    assert {"--json", "--out", "--no-memo", "--all-modes"} <= options
+    app = (ROOT / "docs" / "app.md").read_text("utf-8")
+    row = next(line for line in app.splitlines() if line.startswith("| `borrowed-keys explore"))
+    assert {o for o in options if o not in row} == set()
+    table = [line for line in app.splitlines() if line.startswith("| `") and "` | " in line]
+    modes = {line.split("`")[1]: line for line in table if line.split("`")[1] in set(Mode)}
+    assert set(modes) == set(Mode)
+    assert all(
+        line.rstrip(" |").endswith("(explore.md#results-by-mode)") for line in modes.values()
+    )
+    readme = (ROOT / "README.md").read_text("utf-8")
+    intro = readme[: readme.index("## Try it")]
+    assert "five common mistakes" in intro and "(docs/explore.md#results-by-mode)" in intro
+    assert "## Results by mode" in (ROOT / "docs" / "explore.md").read_text("utf-8")

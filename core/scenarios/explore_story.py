@@ -21,6 +21,7 @@ from core.scenarios.glossary import (
     person_name,
     pick,
     reason_word,
+    status_word,
     violation_word,
 )
 from core.scenarios.player import PlayResult, play
@@ -82,6 +83,8 @@ class _Done:
     events: tuple[EventRow, ...]
     now_ms: int
     lease: tuple[int, int] | None  # the tokens the actor remembered before acting
+    then_ms: int = 0  # the clock before the step
+    before: tuple[TaskRow, ...] = ()  # the rows before the step
 
 
 def _refusal(done: _Done, lang: str) -> str:
@@ -104,6 +107,37 @@ def _until(at: object, lang: str) -> str:
     if not isinstance(at, int):
         return "with no end" if lang == "en" else "没有到期时刻"
     return f"until {format_clock(at)}" if lang == "en" else f"到 {format_clock(at)} 为止"
+
+
+def _ends_passed(done: _Done, lang: str) -> str:
+    """Every lease end the step's time has just passed, each with its task's status: that
+    an instant went by is the point of a time step (a lease is live while `now <=
+    expires_at`, so its end is passed from `expires_at + 1` on). A lease the keeper
+    expired in the step is said by its event instead."""
+    said = {
+        (ev.task_id, ev.lease_token) for ev in done.events if ev.event == EventKind.LEASE_EXPIRED
+    }
+    text = ""
+    for row in done.before:
+        end = row.lease_expires_at
+        passed = end is not None and done.then_ms <= end < done.now_ms
+        if end is None or not passed or (row.task_id, row.lease_token) in said:
+            continue
+        holder = _who(row.owner_id, lang) if row.owner_id is not None else None
+        status = status_word(row.status, lang)
+        if lang == "en":
+            whose = f"{holder}'s, " if holder else ""
+            text += (
+                f"; {row.task_id} is {status}, and the end of its lease {row.lease_token} "
+                f"({whose}{format_clock(end)}) has just passed"
+            )
+        else:
+            whose = f"（{holder}的）" if holder else ""
+            text += (
+                f"；{row.task_id} {status}，它的租约号 {row.lease_token}{whose}"
+                f"到期时刻 {format_clock(end)} 刚刚过去"
+            )
+    return text
 
 
 def narrate(done: _Done, lang: str) -> str:
@@ -134,8 +168,9 @@ def narrate(done: _Done, lang: str) -> str:
                     if en
                     else f"；{gone}的租约号 {ev.lease_token} 在 {at} 到期"
                 )
+            text += _ends_passed(done, lang)
         case Claim(task=task):
-            what = task or ("any task" if en else "任务")
+            what = task or ("a task" if en else "任务")
             claimed = _first(done, EventKind.CLAIMED)
             if claimed is not None:
                 until = _until(claimed.detail.get("expires_at"), lang)
@@ -299,8 +334,11 @@ def replay(
         worker = sim.workers.get(getattr(action, "worker", ""))
         lease = worker.lease if worker is not None else None
         remembered = None if lease is None else (lease.lease_token, lease.fence_token)
+        then = sim.now_ms
         result = sim.apply(action)
-        steps.append(_Done(action, result, tuple(events), sim.now_ms, remembered))
+        steps.append(
+            _Done(action, result, tuple(events), sim.now_ms, remembered, then, tuple(rows[-1]))
+        )
         rows.append(list(run_inline(sim.store.tasks())))
     return steps, rows, sim
 
@@ -353,15 +391,17 @@ def scenario_text(params: ExploreParams, cex: Counterexample) -> str:
         f"({cex.length} steps)",
         params.settings(),
         out,
-        title_zh=f"穷举搜索：{mode_word(mode, 'zh')}下最短的“{rule_word(cex.rule, 'zh')}”"
-        f"（{cex.length} 步）",
+        # The mode's meaning has a colon of its own ("误区三：只有心跳，没有围栏"): it goes
+        # in brackets after the mode's name, not after the title's colon.
+        title_zh=f"穷举搜索：在 {mode} 模式（{mode_word(mode, 'zh')}）下最短的"
+        f"“{rule_word(cex.rule, 'zh')}”（{cex.length} 步）",
         summary=(
             f"Found by borrowed-keys explore: of every interleaving of {world} in {mode} "
             f"mode ({mode_word(mode, 'en')}), none breaks the rule in fewer steps. "
             f"{cex.states_before} distinct states were explored before this one."
         ),
         summary_zh=(
-            f"由 borrowed-keys explore 找到：在{mode_word(mode, 'zh')}下，"
+            f"由 borrowed-keys explore 找到：在 {mode} 模式（{mode_word(mode, 'zh')}）下，"
             f"{params.workers} 个执行者、{params.tasks} 个 {params.steps} 步任务的所有交错里，"
             f"没有更短的违规路径。找到它之前已探索 {cex.states_before} 个不同状态。"
         ),

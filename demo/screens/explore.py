@@ -39,7 +39,7 @@ WORDS.update(
             "and list the shortest way to each broken rule",
             "在这个模式下搜索 2 个执行者、1 个 2 步任务的所有交错，列出每条被违反规则的最短路径",
         ),
-        "explore_title": ("Exploring {mode}: {meaning}", "穷举 {mode}：{meaning}"),
+        "explore_title": ("Exploring {mode} ({meaning})", "穷举 {mode} 模式（{meaning}）"),
         "explore_level": (
             "depth {depth}/{bound} · {states:,} states · {rate:,.0f} states/s",
             "深度 {depth}/{bound} · {states:,} 个状态 · 每秒 {rate:,.0f} 个",
