@@ -162,8 +162,10 @@ class LeaseStore(StoreReads, BatchOperations):
                 return body(txn)
             except _Rejected as rejected:
                 # The rejection's event row commits with the transaction; the error
-                # reaches the caller after it.
-                return rejected
+                # reaches the caller after it. The carrier's traceback is read by no one
+                # and would hold this frame and, through it, the driver's, which holds
+                # the carrier: a reference cycle per refusal.
+                return rejected.with_traceback(None)
 
         result = await self.driver.write(run)
         if last is not None:
@@ -171,7 +173,15 @@ class LeaseStore(StoreReads, BatchOperations):
                 for listener in self._listeners:
                     listener(ev)
         if isinstance(result, _Rejected):
-            raise result.error
+            error = result.error
+            # The error's traceback holds this frame: were the frame still to hold the
+            # error, every refusal would leave a reference cycle for the garbage collector
+            # (in the explorer, a quarter of its time went to collecting them).
+            del result
+            try:
+                raise error
+            finally:
+                del error
         return result
 
     def _why(self, lease: Lease, current: TaskState | None) -> RejectReason:
