@@ -118,7 +118,11 @@ def test_check_warns_in_its_language_as_play_does(
         assert (
             err == played == "".join(w + "\n" for w in timing_warnings(load_scenario(path), lang))
         )
-        assert SAID[lang] in err and out == f"{path}: ok (2 steps, 0 expectations)\n"
+        ok = {
+            "en": f"{path}: ok (2 steps, 0 expectations)",
+            "zh": f"{path}：通过（2 步，0 条检查）",
+        }
+        assert SAID[lang] in err and out == ok[lang] + "\n"
     main(["check", str(path)])  # the default is play's: English
     assert SAID["en"] in capsys.readouterr().err
 

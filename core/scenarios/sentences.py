@@ -333,3 +333,17 @@ def timing_warnings(scenario: Scenario, lang: str = "en") -> tuple[str, ...]:
         )
         for note in scenario.timing_notes
     )
+
+
+CHECKED: Final[Word] = (
+    "{path}: ok ({steps} steps, {expects} expectations)",
+    "{path}：通过（{steps} 步，{expects} 条检查）",
+)
+
+
+def checked(scenario: Scenario, lang: str = "en") -> str:
+    """What `check` says of a scenario that loads: its steps and expectations, counted."""
+    expects = sum(len(s.expects) for s in scenario.steps)
+    return glossary.pick(CHECKED, lang).format(
+        path=scenario.path, steps=len(scenario.steps), expects=expects
+    )

@@ -17,7 +17,7 @@ from core.engine.config import Mode
 from core.scenarios import library
 from core.scenarios.format import Scenario, ScenarioError, parse_scenario
 from core.scenarios.player import PlayResult, Record, SimulationLike, play, render_line
-from core.scenarios.sentences import timing_warnings
+from core.scenarios.sentences import checked, timing_warnings
 from core.sim.spec import SimSettings
 from core.tools import chaos_cli, explore_cli, realworker
 from core.tools.database_option import add_db_option
@@ -112,8 +112,7 @@ def cmd_check(args: argparse.Namespace) -> int:
             status = EXIT_BAD_INPUT
             continue
         _warnings(scenario, args.lang)
-        expects = sum(len(s.expects) for s in scenario.steps)
-        print(f"{scenario.path}: ok ({len(scenario.steps)} steps, {expects} expectations)")
+        print(checked(scenario, args.lang))
     return status
 
 
