@@ -231,3 +231,27 @@ def test_fuzz_random_bytes(data: bytes) -> None:
 @given(st.text(max_size=200))
 def test_fuzz_random_text(text: str) -> None:
     only_scenario_or_error(text)
+
+
+@pytest.mark.parametrize(
+    ("name", "near"),
+    [("04_fence", "00_story_4b_fence"), ("foggy", "01_fog"), ("01_fg.toml", "01_fog")],
+)
+def test_a_name_near_a_bundled_one_is_named_back(
+    name: str, near: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A lesson's name typed from memory: one line that names the scenario meant."""
+    code, _out, err = run_check(name, capsys)
+    assert code == 2 and err.count("\n") == 1 and "Traceback" not in err
+    assert err.startswith(f"{name}: no such file, nor a bundled scenario of that name")
+    assert f"did you mean {near}" in err and "borrowed-keys list" in err
+
+
+def test_a_name_near_no_bundled_one_points_at_the_list(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _out, err = run_check("xyz", capsys)
+    assert code == 2 and "did you mean" not in err
+    assert_one_line_error(
+        err,
+        "xyz",
+        "no such file, nor a bundled scenario of that name (`borrowed-keys list` names them all)",
+    )
