@@ -164,8 +164,9 @@ def action_step(action: Action, *expects: Expectation, say: str | None = None) -
     return Step(say=say, action=action, expects=tuple(expects))
 
 
-def write_whole(target: Path, text: str) -> None:
-    """Write `text` to `target` whole or not at all, making its folder only now.
+def write_whole(target: Path, text: str | bytes) -> None:
+    """Write `text` (UTF-8 if a string) to `target` whole or not at all, making its folder
+    only now.
 
     Nothing half-written and nothing empty: the text goes to a temporary file beside the
     target, renamed over it once complete; if anything stops the write (an error, Ctrl-C),
@@ -182,7 +183,7 @@ def write_whole(target: Path, text: str) -> None:
     # permissions any file written here would have.
     temporary = folder / f".{target.name}.{os.getpid()}.tmp"
     try:
-        temporary.write_text(text, encoding="utf-8")
+        temporary.write_bytes(text.encode() if isinstance(text, str) else text)
         os.replace(temporary, target)
     except BaseException:
         temporary.unlink(missing_ok=True)

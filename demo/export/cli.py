@@ -15,11 +15,9 @@ written unless the whole export succeeded.
 
 import argparse
 import asyncio
-import os
 import re
 import shlex
 import sys
-import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -130,23 +128,6 @@ async def record_all(
     )
 
 
-def _write_atomically(path: Path, data: bytes) -> None:
-    """Write to a temporary file beside `path`, then rename: never a half-written file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        # mkstemp makes it private (0600); a page to publish gets the usual mode
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def export(
     scenario: "Scenario",
     out: Path,
@@ -158,6 +139,7 @@ def export(
     steps: int | None = None,
 ) -> Exported:
     """Play, render and write. `steps` keeps only the first steps (the tests' short pages)."""
+    from core.scenarios.writer import write_whole
     from demo.export.page import build_page
 
     started = time.perf_counter()
@@ -170,9 +152,9 @@ def export(
         gif = preview_gif(recordings[0])
     page = out / "index.html"
     data = html.encode("utf-8")
-    _write_atomically(page, data)
+    write_whole(page, data)
     if preview is not None:
-        _write_atomically(preview, gif)
+        write_whole(preview, gif)
     return Exported(
         page,
         len(data),
