@@ -1,5 +1,6 @@
 """Plain, immutable records the store hands out: leases and rows, safe to share with a UI."""
 
+import functools
 import json
 from dataclasses import dataclass, field
 from typing import Any
@@ -23,30 +24,22 @@ def dump_json(value: Any) -> str:
 # and their types. Only where equal values of one type always give the same text: strings
 # and integers (enums of either included; True and 1 differ by type). A float is not (0.0
 # and -0.0 are equal), nor a list or a dict (unhashable, or equal to another type's).
-_DETAIL_TEXTS: dict[tuple[Any, ...], str] = {}
-_PLAIN_SHAPES: dict[tuple[type, ...], bool] = {}
-_DETAILS_KEPT = 4096
+@functools.lru_cache(maxsize=4096)
+def _plain(types: tuple[type, ...]) -> bool:
+    return all(issubclass(t, (str, int)) for t in types)
+
+
+@functools.lru_cache(maxsize=4096)
+def _detail_text(items: tuple[tuple[str, Any], ...], types: tuple[type, ...]) -> str:
+    return dump_json(dict(items))
 
 
 def detail_json(detail: dict[str, Any]) -> str:
     """`dump_json` of an event's detail (a flat dict), the same text, kept for its next use."""
     types = tuple(map(type, detail.values()))
-    plain = _PLAIN_SHAPES.get(types)
-    if plain is None:
-        plain = all(issubclass(t, (str, int)) for t in types)
-        if len(_PLAIN_SHAPES) >= _DETAILS_KEPT:
-            _PLAIN_SHAPES.clear()
-        _PLAIN_SHAPES[types] = plain
-    if not plain:
+    if not _plain(types):
         return dump_json(detail)
-    key = (*detail.items(), types)
-    text = _DETAIL_TEXTS.get(key)
-    if text is None:
-        text = dump_json(detail)
-        if len(_DETAIL_TEXTS) >= _DETAILS_KEPT:
-            _DETAIL_TEXTS.clear()
-        _DETAIL_TEXTS[key] = text
-    return text
+    return _detail_text(tuple(detail.items()), types)
 
 
 def stored_json(value: Any, what: str) -> str:
