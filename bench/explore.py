@@ -15,7 +15,7 @@ from rich.console import Console
 from rich.table import Table
 
 from core.engine.config import Mode
-from core.scenarios.explore import ExploreParams, ExploreReport, Restore, explore
+from core.search.explore.bfs import ExploreParams, ExploreReport, Restore, explore
 
 RATE_TARGET = 5_000  # distinct states/s per core
 EXHAUST_TARGET_S = 60.0

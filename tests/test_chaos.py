@@ -8,18 +8,13 @@ import pytest
 from core.engine.config import Mode
 from core.scenarios.format import load_scenario
 from core.scenarios.player import PlayResult, play
+from core.search.fuzz.generate import ChaosParams, Failure, Schedule, generate
+from core.search.fuzz.pool import run_chaos
+from core.search.fuzz.replay import replay
+from core.search.fuzz.shrink import shrink
+from core.search.fuzz.write import verify_text
 from core.sim.simulation import Simulation
 from core.sim.spec import Kill, Stall
-from core.tools.chaos import (
-    ChaosParams,
-    Failure,
-    Schedule,
-    generate,
-    replay,
-    run_chaos,
-    shrink,
-    verify_text,
-)
 from core.tools.cli import main as cli_main
 
 MISTAKES = [

@@ -12,14 +12,13 @@ from typing import Any
 import pytest
 
 from core.engine.config import Mode
-from core.scenarios import explore as ex
-from core.scenarios import explore_branch as branch
-from core.scenarios import explore_world as world
-from core.scenarios.explore import ExploreParams, Restore, explore
-from core.scenarios.explore_pool import plan
-from core.scenarios.explore_state import canonical, canonical_pair, read
-from core.scenarios.explore_story import scenario_text, verify, write_counterexamples
 from core.scenarios.format import parse_scenario
+from core.search.explore import bfs as ex
+from core.search.explore import branch, world
+from core.search.explore.bfs import ExploreParams, Restore, explore
+from core.search.explore.canonical import canonical, canonical_pair, read
+from core.search.explore.pool import plan
+from core.search.explore.story import scenario_text, verify, write_counterexamples
 from core.sim.simulation import ActionError, Simulation, run_inline
 from core.sim.spec import (
     Action,

@@ -14,10 +14,11 @@ from typing import Any
 import pytest
 
 from core.engine.config import Mode
-from core.scenarios import explore as ex
-from core.scenarios import explore_pool, writer
-from core.scenarios.explore import ExploreParams
-from core.scenarios.explore_story import write_counterexamples
+from core.scenarios import writer
+from core.search.explore import bfs as ex
+from core.search.explore import pool as explore_pool
+from core.search.explore.bfs import ExploreParams
+from core.search.explore.story import write_counterexamples
 from core.tools.cli import main
 from core.tools.options import out_dir_problem
 
@@ -242,10 +243,11 @@ def test_ctrl_c_during_chaos_is_one_line_and_exit_130(
 def test_ctrl_c_during_chaos_with_jobs_ends_the_pool(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from core.tools import chaos, chaos_cli
+    from core.search.fuzz import pool
+    from core.tools import chaos_cli
 
     seen: list[int] = []
-    real = chaos.run_chaos
+    real = pool.run_chaos
 
     def interrupted_after_a_run(*args: Any, **kw: Any) -> Any:
         tick = kw["on_progress"]

@@ -12,9 +12,8 @@ import pytest
 
 from core.engine.config import Mode
 from core.engine.records import TaskRow
-from core.scenarios import explore_branch as branch
-from core.scenarios import explore_world as world
-from core.scenarios.explore import ENGINE_ERROR, ExploreParams, ExploreReport, explore
+from core.search.explore import branch, world
+from core.search.explore.bfs import ENGINE_ERROR, ExploreParams, ExploreReport, explore
 from core.sim.simulation import Simulation
 from core.sim.spec import Action, FreezeHeartbeat, Heal, Partition, Resume, Skew
 from tests.test_explore import SHORTEST

@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 
 from core.engine.config import Mode
-from core.scenarios.explore import ExploreParams, explore
-from core.scenarios.explore_story import narrate, replay, scenario_text, write_counterexamples
 from core.scenarios.format import parse_scenario
 from core.scenarios.player import PlayResult, play
+from core.search.explore.bfs import ExploreParams, explore
+from core.search.explore.story import narrate, replay, scenario_text, write_counterexamples
 from core.sim.spec import Advance, Claim
 from demo.i18n import mode_word, tr
 

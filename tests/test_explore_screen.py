@@ -19,8 +19,8 @@ from textual.pilot import Pilot
 from textual.widgets import OptionList, ProgressBar, Static
 
 from core.engine.config import Mode
-from core.scenarios.explore import ExploreParams, explore
 from core.scenarios.library import open_scenario
+from core.search.explore.bfs import ExploreParams, explore
 from demo.app import BorrowedKeysApp
 from demo.screens.explore import APP_DEPTH, ExploreScreen
 from demo.screens.main import MainScreen

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from core.engine.config import Mode
-from core.scenarios.explore import ExploreParams, explore
-from core.scenarios.explore_state import read
-from core.scenarios.explore_world import broken_rules
 from core.scenarios.format import load_scenario
+from core.search.explore.bfs import ExploreParams, explore
+from core.search.explore.canonical import read
+from core.search.explore.world import broken_rules
 from core.sim.simulation import Simulation
 from tests.simkit import named
 

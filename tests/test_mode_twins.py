@@ -15,9 +15,9 @@ from core.engine.policies import SEED_STATEMENTS, policy_for
 from core.engine.statements import statements_for
 from core.scenarios.format import load_scenario
 from core.scenarios.session import Session
+from core.search.fuzz.pool import run_chaos
 from core.sim.simulation import Simulation
 from core.sim.spec import SimSettings, TaskSpec, WorkerSpec
-from core.tools.chaos import run_chaos
 from core.tools.cli import main as cli_main
 from tests.simkit import act, advance, make_sim, named
 

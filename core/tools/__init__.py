@@ -1,1 +1,1 @@
-"""Tools built on the scenarios and the engine: the fuzzer, real worker processes, the CLI."""
+"""The command line: its parser, each command's options and output, real worker processes."""

@@ -1,6 +1,6 @@
 """`borrowed-keys chaos` on the command line: its options, its progress bar and its tables.
 
-The fuzzer itself (schedules, runs, shrinking, reproducers) is core/tools/chaos.py; this
+The fuzzer itself (schedules, runs, shrinking, reproducers) is core/search/fuzz/; this
 module only reads the options, reports as it runs and prints the summary.
 """
 
@@ -11,7 +11,9 @@ from typing import Any
 
 from core.engine.config import Mode
 from core.engine.durations import format_duration
-from core.tools.chaos import ChaosReport, Reproducer, RunResult, run_chaos
+from core.search.fuzz.generate import RunResult
+from core.search.fuzz.pool import run_chaos
+from core.search.fuzz.report import ChaosReport, Reproducer
 from core.tools.options import Parser, out_dir_problem, out_of_range
 
 # Failing runs whose seeds are printed while running (--json lists them all).

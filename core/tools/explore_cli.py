@@ -1,7 +1,7 @@
 """`borrowed-keys explore` on the command line: its options, its progress and its result.
 
-The search is core/scenarios/explore.py; the counterexample files are
-core/scenarios/explore_story.py.
+The search is core/search/explore/bfs.py; the counterexample files are
+core/search/explore/story.py.
 Exit 0 when no rule is broken, 1 when one is, 2 for bad options (as `chaos`), 130 when
 interrupted (Ctrl-C), as a shell reports a command ended by SIGINT.
 """
@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from core.engine.config import Mode
-from core.scenarios.explore import DEFAULT_DEPTH, ExploreParams, ExploreReport, Level, explore
+from core.search.explore.bfs import DEFAULT_DEPTH, ExploreParams, ExploreReport, Level, explore
 from core.tools.options import Parser, out_dir_problem, out_of_range
 
 EXIT_OK = 0
@@ -119,7 +119,7 @@ def command(args: Any) -> int:
 
 
 def _run(args: Any, mode: Mode, err: Any, on_written: Callable[[str], None]) -> ExploreReport:
-    from core.scenarios.explore_story import write_counterexamples
+    from core.search.explore.story import write_counterexamples
 
     params = ExploreParams(
         mode=mode,

@@ -1,8 +1,8 @@
 """Explore this mode: every interleaving of a small world, searched in a worker thread,
 with a progress bar, and each mistake's shortest counterexample listed to play.
 
-The search is core/scenarios/explore.py; this screen only starts it, shows its levels as they
-finish and opens a chosen counterexample like any scenario.
+The search is core/search/explore/bfs.py; this screen only starts it, shows its levels as
+they finish and opens a chosen counterexample like any scenario.
 """
 
 import asyncio
@@ -20,11 +20,17 @@ from textual.widgets.option_list import Option
 from textual.worker import Worker, WorkerState
 
 from core.engine.config import Mode
-from core.scenarios.explore import ENGINE_ERROR, Counterexample, ExploreParams, ExploreReport, Level
-from core.scenarios.explore import explore as run_explore
-from core.scenarios.explore_story import rule_word, write_counterexamples
 from core.scenarios.format import ScenarioError
 from core.scenarios.library import open_scenario
+from core.search.explore.bfs import (
+    ENGINE_ERROR,
+    Counterexample,
+    ExploreParams,
+    ExploreReport,
+    Level,
+)
+from core.search.explore.bfs import explore as run_explore
+from core.search.explore.story import rule_word, write_counterexamples
 from demo.host import host
 from demo.i18n import WORDS, mode_word, tr
 

@@ -1,6 +1,6 @@
 """The explored world and its rules: what `explore` runs (W manual workers, T ledger
 tasks of S steps), every choice at a state, and the seed's rules judged on a transition
-beside the checker's (see core/scenarios/explore.py for the search)."""
+beside the checker's (see core/search/explore/bfs.py for the search)."""
 
 import enum
 from collections.abc import Sequence
@@ -107,7 +107,7 @@ class ExploreParams:
     heartbeat_ms: int = HEARTBEAT_MS
     restore: Restore = Restore.SNAPSHOT
     # answer a worker's call from an earlier refusal of the same call in a state alike in
-    # all that call reads (core/scenarios/explore_branch.py, `Branches.refused`); off, every
+    # all that call reads (core/search/explore/branch.py, `Branches.refused`); off, every
     # call goes to the store (the results are the same, which the tests check)
     memo: bool = True
     max_states: int | None = None  # stop (not exhausted) once this many are found

@@ -1,5 +1,5 @@
 """Moving one simulation of the explored world from state to state: a copy of a state to
-go back to, and every transition out of a state (see core/scenarios/explore.py)."""
+go back to, and every transition out of a state (see core/search/explore/bfs.py)."""
 
 import hashlib
 from dataclasses import dataclass, fields
@@ -7,8 +7,8 @@ from operator import attrgetter
 
 from core.engine.records import EventRow
 from core.engine.vocabulary import REJECTIONS, EventKind
-from core.scenarios.explore_state import PlainForm, Reading, canonical_pair, known, read
-from core.scenarios.explore_world import ENGINE_ERROR, ExploreParams, Restore, broken_rules, choices
+from core.search.explore.canonical import PlainForm, Reading, canonical_pair, known, read
+from core.search.explore.world import ENGINE_ERROR, ExploreParams, Restore, broken_rules, choices
 from core.sim.simulation import SavedRun, Simulation
 from core.sim.spec import Action, Checkpoint, Claim, Complete, Effect, Fail, Heartbeat, Park, Write
 from core.sim.worker import Worker

@@ -1,15 +1,15 @@
 """Explore every interleaving of a small world, breadth first, on the real engine (the
 `explore` command's engine, and the app's "Explore this mode…"; the command's options and
-output are core/tools/explore_cli.py). It sits with the scenarios, below both the tools
-and the app, since what it hands back is scenarios.
+output are core/tools/explore_cli.py). It sits with the fuzzer in core/search, below both
+the tools and the app and above the scenarios, since what it hands back is scenarios.
 
 The world is W manual workers and T ledger tasks of S steps, run by the real simulation:
 the real `LeaseStore` and its statements on SQLite, the real safety checker, on the virtual
-clock (core/scenarios/explore_world.py: the world, its choices and the seed's rules). At
+clock (core/search/explore/world.py: the world, its choices and the seed's rules). At
 each state the search tries every choice there is: each call a worker can make with the
 lease it remembers, each fault, approve / reject of a waiting task, and the passing of
 time to each instant where something can change. Each state reached is reduced to a
-canonical form (core/scenarios/explore_state.py) and visited once.
+canonical form (core/search/explore/canonical.py) and visited once.
 
 Every transition is judged by the checker's rules and by the seed's own (`SeedRule`). The
 first trace found to each broken rule is a shortest one (breadth first), and is written as
@@ -17,9 +17,9 @@ a scenario file that `borrowed-keys play` plays and the app opens. The search go
 a broken rule, so one rule broken early does not hide another that needs more choices.
 
 A state is restored by SQLite's own copy of the database (`Simulation.save` / `restore`,
-core/scenarios/explore_branch.py) or, as the slower alternative kept for measurement, by
+core/search/explore/branch.py) or, as the slower alternative kept for measurement, by
 replaying its trace from the root. With several jobs the states of each level are
-expanded by that many processes (core/scenarios/explore_pool.py); what is new, and in
+expanded by that many processes (core/search/explore/pool.py); what is new, and in
 which order, is decided here alone, so any number of jobs gives the same result.
 """
 
@@ -29,13 +29,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from core.scenarios.explore_pool import Expander
-from core.scenarios.explore_world import DEFAULT_DEPTH as DEFAULT_DEPTH
-from core.scenarios.explore_world import ENGINE_ERROR as ENGINE_ERROR
-from core.scenarios.explore_world import RULE_WORDS as RULE_WORDS
-from core.scenarios.explore_world import ExploreParams as ExploreParams
-from core.scenarios.explore_world import Restore as Restore
-from core.scenarios.explore_world import SeedRule as SeedRule
+from core.search.explore.pool import Expander
+from core.search.explore.world import DEFAULT_DEPTH as DEFAULT_DEPTH
+from core.search.explore.world import ENGINE_ERROR as ENGINE_ERROR
+from core.search.explore.world import RULE_WORDS as RULE_WORDS
+from core.search.explore.world import ExploreParams as ExploreParams
+from core.search.explore.world import Restore as Restore
+from core.search.explore.world import SeedRule as SeedRule
 from core.sim.spec import Action
 
 

@@ -1,6 +1,6 @@
 """Expanding a level of the search, in this process or in several (`--jobs`).
 
-The search (core/scenarios/explore.py) walks the world level by level and decides alone
+The search (core/search/explore/bfs.py) walks the world level by level and decides alone
 which states are new, in one fixed order, so the result is the same for any number of
 jobs. What it hands out is the expanding: every state of a level is tried by one of the
 jobs, each with its own simulation, and what comes back is only each transition's choice,
@@ -20,9 +20,9 @@ from heapq import merge
 from multiprocessing.connection import Connection
 from typing import Any
 
-from core.scenarios.explore_branch import Branches, Child, Handle, Refusal, expand
-from core.scenarios.explore_state import canonical, read
-from core.scenarios.explore_world import ExploreParams
+from core.search.explore.branch import Branches, Child, Handle, Refusal, expand
+from core.search.explore.canonical import canonical, read
+from core.search.explore.world import ExploreParams
 from core.sim.spec import Action
 
 

@@ -13,7 +13,6 @@ from pathlib import Path
 from core.engine.durations import format_clock, format_duration
 from core.engine.records import EventRow, TaskRow
 from core.engine.vocabulary import EventKind
-from core.scenarios.explore import RULE_WORDS, Counterexample, ExploreParams, SeedRule
 from core.scenarios.format import Expectation, Step, Subject, parse_scenario
 from core.scenarios.glossary import (
     Word,
@@ -26,6 +25,7 @@ from core.scenarios.glossary import (
 )
 from core.scenarios.player import PlayResult, play
 from core.scenarios.writer import dump_scenario, write_whole
+from core.search.explore.bfs import RULE_WORDS, Counterexample, ExploreParams, SeedRule
 from core.sim.checker import ViolationKind
 from core.sim.simulation import ActionResult, Simulation, run_inline
 from core.sim.spec import (
