@@ -35,7 +35,9 @@ class _StoreLike(Protocol):
     config: LeaseConfig
     policy: Policy
     sql: Any
-    batch_sql: BatchStatements
+
+    @property
+    def batch_sql(self) -> BatchStatements: ...
 
     @property
     def has_listeners(self) -> bool: ...

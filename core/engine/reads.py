@@ -114,11 +114,3 @@ class StoreReads:
             return None if not rows or rows[0][0] is None else int(rows[0][0])
 
         return await self.driver.read(body)
-
-    async def expired_leases(self) -> list[tuple[str, str, int, int, int]]:
-        """Running tasks whose lease has expired by the store clock and not been re-claimed."""
-        return await self.driver.read(
-            lambda conn: [
-                tuple(r) for r in self.sql.expired_running.run(conn, {"now": self._now(conn)})
-            ]
-        )

@@ -189,7 +189,6 @@ class Statements:
     task_all: Stmt
     queue_order: Stmt
     next_expiry: Stmt
-    expired_running: Stmt
     # fence_counter: records a claim's draw (None on PostgreSQL, which draws from a SEQUENCE)
     fence_issued: Stmt | None
     # checkpoints
@@ -537,13 +536,6 @@ def _task_reads(c: _Common) -> dict[str, Stmt]:
             select(func.min(t.c.lease_expires_at)).where(
                 t.c.status == TaskStatus.RUNNING, t.c.lease_expires_at >= now
             )
-        ),
-        "expired_running": c.sql(
-            select(
-                t.c.task_id, t.c.owner_id, t.c.lease_token, t.c.fence_token, t.c.lease_expires_at
-            )
-            .where(t.c.status == TaskStatus.RUNNING, t.c.lease_expires_at < now)
-            .order_by(t.c.lease_expires_at, t.c.task_id)
         ),
     }
 

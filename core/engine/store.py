@@ -8,10 +8,12 @@ typed `LeaseRejected` and is written to `events` in the same transaction.
 import json
 import os
 from collections.abc import Callable
+from functools import cached_property
 from types import TracebackType
 from typing import Any, Self
 
-from core.engine.batch import BatchOperations, batch_statements_for, renew_logged
+from core.engine.batch import BatchOperations, renew_logged
+from core.engine.batch_statements import BatchStatements, batch_statements_for
 from core.engine.clock import Clock, DatabaseClock
 from core.engine.config import LeaseConfig, Mode
 from core.engine.connect import async_driver, dialect_of, inline_driver
@@ -72,7 +74,8 @@ class LeaseStore(StoreReads, BatchOperations):
         self.mode = mode
         self.policy = policy_for(mode)
         self.sql = statements_for(dialect_of(driver), self.policy)
-        self.batch_sql = batch_statements_for(dialect_of(driver), self.policy)
+        # PostgreSQL renews a lease and writes its register line in one statement.
+        self._renews_logged = dialect_of(driver).name == "postgresql"
         # A database clock is read inside each transaction, under the write lock; a
         # virtual clock (simulations) is read in Python, so playback stays exact.
         self._db_clock = isinstance(clock, DatabaseClock)
@@ -80,6 +83,12 @@ class LeaseStore(StoreReads, BatchOperations):
         # each row of the last `tasks()` by its raw values: a screen reads all tasks ten
         # times a second and most rows have not changed, so their TaskRow is reused
         self._task_rows: dict[tuple[Any, ...], TaskRow] = {}
+
+    @cached_property
+    def batch_sql(self) -> BatchStatements:
+        """The many-leases statements, compiled on first use: a simulation or a real worker
+        renews and claims one lease at a time, and should not pay for them."""
+        return batch_statements_for(dialect_of(self.driver), self.policy)
 
     @classmethod
     def open_inline(
@@ -370,11 +379,7 @@ class LeaseStore(StoreReads, BatchOperations):
 
         def body(txn: _Txn) -> Lease:
             params = self._gate_params(lease, txn.now)
-            if (
-                self.batch_sql.renew_logged is not None
-                and self.policy.expiry
-                and self.policy.fence_tokens
-            ):
+            if self._renews_logged and self.policy.expiry and self.policy.fence_tokens:
                 # PostgreSQL: the renewal and its register line in one statement (its line
                 # is `renewed` with both tokens, so not for a run that has neither).
                 logged = renew_logged(self, txn, lease, params)

@@ -121,11 +121,6 @@ class Snapshot:
     generation: int = 0  # which rebuild of the run this is (a session steps back by one)
     dedup: Mapping[str, int] = field(default_factory=dict)  # effect key -> repeats deduplicated
 
-    @property
-    def frame_key(self) -> tuple[int, int, int]:
-        """Equal for two snapshots of the same run at the same instant and history."""
-        return (self.generation, self.now_ms, self.last_event_seq)
-
     def task(self, task_id: str) -> TaskView | None:
         return next((t for t in self.tasks if t.task_id == task_id), None)
 
