@@ -2,29 +2,52 @@
 task, every mode and panel, by name, in the chosen language.
 
 A palette entry runs exactly what its key or button runs; an act goes through
-`MainScreen.act`, so it forks a playback and is recorded like a click. The controls come
-from the one table in `demo.controls`.
+`MainScreen.act`, so it forks a playback and is recorded like a click. The controls and the
+faults come from the tables in `demo.controls`. The main screen lists this provider, so the
+palette knows the screen only as `PaletteScreen`.
 """
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import partial
-from typing import TYPE_CHECKING
+from typing import Any, Protocol, runtime_checkable
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
 from core.engine.config import Mode
 from core.engine.vocabulary import TaskStatus
-from core.sim.spec import TASK_KINDS, WORKER_ACTIONS, WorkerState
-from demo.controls import CONTROLS
+from core.sim.snapshot import Snapshot
+from core.sim.spec import TASK_KINDS, WORKER_ACTIONS, Action, WorkerState
+from demo.controls import CONTROLS, worker_faults
 from demo.i18n import WORDS, mode_description, reason_word, tr, worker_name
-from demo.screens.explore import open_explore
 
-if TYPE_CHECKING:
-    from demo.screens.main import MainScreen
 
-FAULTS = ("freeze_heartbeat", "stall", "kill", "resume", "restart", "partition", "heal")
-FAULT_WORDS = {"restart": "restart_worker"}
+@runtime_checkable
+class PaletteScreen(Protocol):
+    """What the palette runs on the main screen."""
+
+    @property
+    def lang(self) -> str: ...
+
+    def call_later(self, callback: Callable[..., Any], *args: Any) -> bool: ...
+
+    async def run_action(self, action: str) -> None: ...
+
+    def shown_snapshot(self) -> Snapshot: ...
+
+    def act(self, action: Action) -> None: ...
+
+    def set_mode(self, mode: Mode) -> None: ...
+
+    def explore(self, lang: str) -> None: ...
+
+    def action_enqueue(self, kind: str = ...) -> None: ...
+
+    def action_approve(self, task: str | None = ...) -> None: ...
+
+    def action_reject(self, task: str | None = ...) -> None: ...
+
+    def set_rejected_filter(self, reason: str | None) -> None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,7 +57,7 @@ class Command:
     callback: Callable[[], object]
 
 
-def main_screen_commands(screen: "MainScreen", lang: str) -> Iterator[Command]:
+def main_screen_commands(screen: PaletteScreen, lang: str) -> Iterator[Command]:
     """Every entry of the palette, in the order it lists them."""
     for c in CONTROLS:
         if c.palette is None:
@@ -47,17 +70,14 @@ def main_screen_commands(screen: "MainScreen", lang: str) -> Iterator[Command]:
     snap = screen.shown_snapshot()  # the frame on screen: no store call on the loop
     for w in snap.workers:
         name = worker_name(w.id, lang)
-        for fault in FAULTS:
-            if fault == "heal" and not w.partitioned:
-                continue
-            if fault == "partition" and w.partitioned:
-                continue
-            if (fault == "restart") != (w.state == WorkerState.DEAD):
+        dead = w.state == WorkerState.DEAD
+        for fault, acts in worker_faults(dead=dead, partitioned=w.partitioned):
+            if not acts:
                 continue
             yield Command(
-                f"{tr(FAULT_WORDS.get(fault, fault), lang)}: {name}",
+                f"{tr(fault.word, lang)}: {name}",
                 tr("palette_act_help", lang),
-                partial(screen.act, WORKER_ACTIONS[fault](w.id)),
+                partial(screen.act, WORKER_ACTIONS[fault.action](w.id)),
             )
     for mode in Mode:
         yield Command(
@@ -65,7 +85,7 @@ def main_screen_commands(screen: "MainScreen", lang: str) -> Iterator[Command]:
             mode_description(mode.value, lang),
             partial(screen.set_mode, mode),
         )
-    yield Command(tr("explore", lang), tr("tip_explore", lang), partial(_explore, screen, lang))
+    yield Command(tr("explore", lang), tr("tip_explore", lang), partial(screen.explore, lang))
     for kind in TASK_KINDS:
         yield Command(
             tr("palette_enqueue", lang, kind=kind),
@@ -101,18 +121,12 @@ def main_screen_commands(screen: "MainScreen", lang: str) -> Iterator[Command]:
         )
 
 
-def _explore(screen: "MainScreen", lang: str) -> None:
-    open_explore(screen, screen.session.mode, lang)
-
-
 class MainCommands(Provider):
     """The palette's entries for the main screen it was opened on."""
 
     def _commands(self) -> list[Command]:
-        from demo.screens.main import MainScreen
-
         screen = self.screen
-        if not isinstance(screen, MainScreen):
+        if not isinstance(screen, PaletteScreen):
             return []
         return list(main_screen_commands(screen, screen.lang))
 

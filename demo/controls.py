@@ -3,8 +3,9 @@ shows (key bar, button bar, palette) and its line on the help page.
 
 The screen's bindings, its buttons, its key bar, the command palette (`demo.commands`) and
 the help page's keys table are all derived from `CONTROLS`; a new control is one row here.
-Its own module, so the screens, the palette and the help page can all import it without
-importing one another.
+The faults a worker offers, in its pane and in the palette, are derived from `FAULTS` the
+same way. Its own module, so the screens, the palette and the help page can all import it
+without importing one another.
 """
 
 from collections.abc import Iterator
@@ -333,6 +334,51 @@ CONTROLS: tuple[Control, ...] = (
 )
 
 TABS: tuple[tuple[str, str], ...] = tuple((pane, word) for _name, _key, pane, word in _TABS)
+
+
+class WorkerIs(Enum):
+    """A worker's moment that changes which faults it offers."""
+
+    DEAD = "dead"
+    PARTITIONED = "partitioned"
+
+
+@dataclass(frozen=True, slots=True)
+class Fault:
+    """One fault a worker offers: a word in its pane (clickable) and a palette entry."""
+
+    action: str  # its key in `WORKER_ACTIONS`
+    word: str  # word key of its label
+    line: int  # which of the pane's two lines of fault words it sits on
+    # shown only in this moment, in the place of `instead_of`; a dead worker's pane keeps
+    # the others, dim, and only the fault shown for the dead acts
+    only_when: WorkerIs | None = None
+    instead_of: str | None = None
+    danger: bool = False  # drawn in red in the pane
+
+
+# In the order the pane shows them and the palette lists them.
+FAULTS: tuple[Fault, ...] = (
+    Fault("freeze_heartbeat", "freeze_heartbeat", 0),
+    Fault("stall", "stall", 0),
+    Fault("kill", "kill", 1, danger=True),
+    Fault("resume", "resume", 1),
+    Fault("restart", "restart_worker", 1, only_when=WorkerIs.DEAD, instead_of="resume"),
+    Fault("partition", "partition", 1),
+    Fault("heal", "heal", 1, only_when=WorkerIs.PARTITIONED, instead_of="partition"),
+)
+
+
+def worker_faults(*, dead: bool, partitioned: bool) -> list[tuple[Fault, bool]]:
+    """The faults a worker's pane shows now, each with whether it acts (the palette lists
+    those that act)."""
+    now = {WorkerIs.DEAD: dead, WorkerIs.PARTITIONED: partitioned}
+    replaced = {f.instead_of for f in FAULTS if f.only_when is not None and now[f.only_when]}
+    return [
+        (f, (f.only_when == WorkerIs.DEAD) == dead)
+        for f in FAULTS
+        if f.action not in replaced and (f.only_when is None or now[f.only_when])
+    ]
 
 
 def bindings(lang: str) -> list[Binding]:

@@ -297,6 +297,13 @@ WORDS.update(
             "直接跳到某一步（从头重放，和上一步一样准确）",
         ),
         "tip_palette": ("Every act by name", "按名字找每个动作"),
+        # the palette's entry for the explorer (its screen loads, with its words, when opened)
+        "explore": ("Explore this mode…", "穷举这个模式…"),
+        "tip_explore": (
+            "Search every interleaving of 2 workers and 1 task of 2 steps in this mode, "
+            "and list the shortest way to each broken rule",
+            "在这个模式下搜索 2 个执行者、1 个 2 步任务的所有交错，列出每条被违反规则的最短路径",
+        ),
         "forked_word": ("FORKED", "已分叉"),
         "on_their_own": ("workers on their own", "执行者自己接着干"),
         "saved_transcript": ("transcript", "回放记录"),  # as the save key says it

@@ -39,12 +39,6 @@ APP_DEPTH = 5
 
 WORDS.update(
     {
-        "explore": ("Explore this mode…", "穷举这个模式…"),
-        "tip_explore": (
-            "Search every interleaving of 2 workers and 1 task of 2 steps in this mode, "
-            "and list the shortest way to each broken rule",
-            "在这个模式下搜索 2 个执行者、1 个 2 步任务的所有交错，列出每条被违反规则的最短路径",
-        ),
         "explore_title": ("Exploring {mode} ({meaning})", "穷举 {mode} 模式（{meaning}）"),
         "explore_level": (
             "depth {depth}/{bound} · {states:,} states · {rate:,.0f} states/s",

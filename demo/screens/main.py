@@ -36,7 +36,7 @@ from core.sim.simulation import ActionResult
 from core.sim.snapshot import Snapshot, SnapshotPart
 from core.sim.spec import WORKER_ACTIONS, Action, AddWorker, Advance, Approve, Enqueue, Reject
 from core.sim.timeline import Timeline
-from demo.commands import MainCommands
+from demo.commands import MainCommands, PaletteScreen
 from demo.controls import CONTROLS, TABS, Moment, bindings
 from demo.host import Host, host
 from demo.i18n import act_words, reason_word, tr
@@ -659,6 +659,12 @@ class MainScreen(Screen[None]):
 
         self._discard_then(tr("mode", self.lang), switch)
 
+    def explore(self, lang: str) -> None:
+        """Explore this mode: every interleaving of a small world, on a screen of its own."""
+        from demo.screens.explore import open_explore  # the search loads when it is asked for
+
+        open_explore(self, self.session.mode, lang)
+
     def shown_snapshot(self) -> Snapshot:
         """The snapshot on screen (read off the loop on PostgreSQL, like every frame)."""
         return self._snap if self._snap is not None else self.session.snapshot(())
@@ -721,3 +727,7 @@ class MainScreen(Screen[None]):
 
     def action_quit(self) -> None:
         self._discard_then(tr("quit", self.lang), self.app.exit)
+
+
+# The palette knows this screen only by its protocol; this holds the screen to it.
+_PALETTE_SCREEN: type[PaletteScreen] = MainScreen

@@ -14,7 +14,7 @@ from collections import deque
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from rich.text import Text
 from textual.message import Message
@@ -25,10 +25,21 @@ from core.sim.snapshot import Snapshot, SnapshotPart
 from demo.widgets.narration import narration_text
 from demo.widgets.status_header import HeaderState
 
-if TYPE_CHECKING:
-    from demo.screens.main import MainScreen
-
 Then = Callable[[Any], None]
+
+
+class RunnerScreen(Protocol):
+    """What the runner uses of the screen it works for: its session, its messages, and a
+    thread to work on."""
+
+    @property
+    def session(self) -> Session: ...
+
+    def post_message(self, message: Message) -> bool: ...
+
+    def run_worker(
+        self, work: Callable[[], None], *, thread: bool, group: str, exit_on_error: bool
+    ) -> object: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,7 +133,7 @@ class SessionIdle(Message):
 class SessionRunner:
     """Runs the screen's session jobs inline, or (`off_loop`) one at a time on a thread."""
 
-    def __init__(self, screen: "MainScreen", *, off_loop: bool) -> None:
+    def __init__(self, screen: RunnerScreen, *, off_loop: bool) -> None:
         self.screen = screen
         self.off_loop = off_loop
         self._jobs: deque[Callable[[], Message]] = deque()  # each makes the message it posts

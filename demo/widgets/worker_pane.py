@@ -18,6 +18,7 @@ from core.engine.durations import format_clock, format_duration
 from core.sim.heavy import format_size
 from core.sim.snapshot import Snapshot, WorkerView
 from core.sim.spec import WorkerState
+from demo.controls import worker_faults
 from demo.i18n import state_word, token_word, tr, worker_name
 
 BAR_WIDTH = 14
@@ -376,33 +377,25 @@ class WorkerPane(Widget):
 
     def _append_faults(self, text: Text, v: WorkerView, lang: str) -> None:
         """Two lines of fault words; a dead worker's are dim and do nothing but Restart."""
-        dead = v.state == WorkerState.DEAD
-        rows = (
-            (("freeze_heartbeat", "freeze_heartbeat"), ("stall", "stall")),
-            (
-                ("kill", "kill"),
-                ("restart", "restart_worker") if dead else ("resume", "resume"),
-                ("heal", "heal") if v.partitioned else ("partition", "partition"),
-            ),
-        )
+        shown = worker_faults(dead=v.state == WorkerState.DEAD, partitioned=v.partitioned)
         self._words_at = {}
-        for y, row in enumerate(rows):
+        lines = sorted({f.line for f, _acts in shown})
+        for y in lines:
             if y:
                 text.append("\n")
             x = 0
-            for n, (action, word) in enumerate(row):
+            for n, (fault, enabled) in enumerate((f, a) for f, a in shown if f.line == y):
                 if n:
                     text.append(" ")
                     x += 1
-                enabled = not dead or action == "restart"
-                style = FAULT_DANGER if action == "kill" else FAULT_STYLE
+                style = FAULT_DANGER if fault.danger else FAULT_STYLE
                 if not enabled:
                     style = FAULT_OFF
                 else:
-                    style = style + Style(meta={"@click": f"fault({action!r})"})
+                    style = style + Style(meta={"@click": f"fault({fault.action!r})"})
                 # padded with no-break spaces: SVG renderers drop a styled run's leading spaces
-                label = f"\u00a0{tr(word, lang)}\u00a0"
-                self._words_at[action] = (x + 1, y)  # in the words' own lines
+                label = f"\u00a0{tr(fault.word, lang)}\u00a0"
+                self._words_at[fault.action] = (x + 1, y)  # in the words' own lines
                 text.append(label, style=style)
                 x += cell_len(label)
 
