@@ -125,8 +125,9 @@ class InlineDriver:
 class _WalFlusher:
     """Flushes the WAL on a thread and a connection of its own, never on the loop."""
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, guard: backend.FileGuard) -> None:
         self._path = path
+        self._guard = guard
         self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="bk-wal-flush")
         self._conn: sqlite3.Connection | None = None
         self._pending: asyncio.Future[None] | None = None
@@ -134,7 +135,14 @@ class _WalFlusher:
 
     def _flush(self) -> None:
         if self._conn is None:
+            # Opened by name: only while the name still holds our file, or this connection
+            # would flush our log into whatever file took the name.
+            if self._guard.moved():
+                return
             self._conn = backend.wal_flush_connection(self._path)
+        # A flush writes log pages into the file: never into a file that is no longer ours.
+        if not self._guard.still_ours():
+            return
         backend.flush_wal(self._conn)
         self.done += 1
 
@@ -215,8 +223,10 @@ class AsyncSqliteDriver:
         self._closing = False
         self._closed: asyncio.Future[None] | None = None
         self._commits = 0
-        self.wal_flusher = _WalFlusher(path) if path is not None else None
         self._guard = backend.FileGuard(path, conn) if path is not None else None
+        self.wal_flusher = (
+            _WalFlusher(path, self._guard) if path is not None and self._guard else None
+        )
 
     @classmethod
     async def open(cls, path: str | os.PathLike[str]) -> "AsyncSqliteDriver":
