@@ -12,13 +12,14 @@ import sqlite3
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from core.engine import drivers
 from core.engine.backends import sqlite as sqlite_backend
 from core.engine.clock import DatabaseClock, VirtualClock
-from core.engine.errors import StoreError
+from core.engine.errors import ClockBehind, StoreError
 from core.engine.store import LeaseStore
 from core.sim.simulation import run_inline
 from core.tools.cli import main
@@ -327,3 +328,26 @@ def test_a_store_the_full_disk_would_not_let_be_made_leaves_no_file(
         LeaseStore.open_inline(db, clock=VirtualClock())
     assert "\n" not in str(err.value)
     assert list(tmp_path.iterdir()) == []
+
+
+async def test_on_sqlite_a_clock_behind_an_instant_in_the_store_stops_the_store(
+    tmp_path: Path,
+) -> None:
+    """One clock on SQLite: an instant written by a process whose clock is two minutes ahead
+    of ours makes every later call of ours refuse, naming the difference."""
+    db = tmp_path / "work.db"
+    store = await _real(db)
+    await store.tasks()  # an instant of our own clock is no trouble
+    with sqlite3.connect(db) as conn:
+        conn.execute("UPDATE events SET at = at + 120000 WHERE seq = (SELECT max(seq) FROM events)")
+    with pytest.raises(ClockBehind, match=r"is 2m behind an instant already written") as err:
+        await store.claim("w1")
+    assert "\n" not in str(err.value)
+    assert [t.status for t in await _tasks_after(store, db)] == ["queued"]  # nothing written
+    await store.close()
+
+
+async def _tasks_after(store: LeaseStore, db: Path) -> list[Any]:
+    with sqlite3.connect(db) as conn:
+        conn.execute("UPDATE events SET at = at - 120000 WHERE seq = (SELECT max(seq) FROM events)")
+    return list(await store.tasks())

@@ -8,6 +8,7 @@ typed `LeaseRejected` and is written to `events` in the same transaction.
 import json
 import os
 from collections.abc import Callable
+from datetime import UTC, datetime
 from types import TracebackType
 from typing import Any, Self
 
@@ -16,7 +17,9 @@ from core.engine.clock import Clock, DatabaseClock
 from core.engine.config import LeaseConfig, Mode
 from core.engine.connect import async_driver, dialect_of, inline_driver
 from core.engine.drivers import Driver
+from core.engine.durations import format_duration
 from core.engine.errors import (
+    ClockBehind,
     DuplicateTask,
     FencedWrite,
     InvalidPayload,
@@ -47,6 +50,29 @@ from core.engine.transaction import to_json as _json
 from core.engine.vocabulary import EventKind, Operation, TaskStatus
 
 EventListener = Callable[[EventRow], None]
+
+
+# "Lease 的时间边界最好由统一的服务端时钟或数据库时钟裁决。否则不同机器各自判断“到没到点”，会
+# 把时钟漂移重新带回系统。" SQLite has no server clock: its `'now'` is the clock of the
+# process that asks. Processes on one machine read one clock, so an instant already in the
+# store (written under the write lock, before ours) is never later than our own; one that
+# is, by more than a step of the machine's time service could make, means this process's
+# clock is not the others' (libfaketime, a container with its own time namespace, a file
+# shared between machines), and nothing it judged about a lease could be trusted.
+CLOCK_TOLERANCE_MS = 500
+
+
+def _clock_behind(now: int, newest: int) -> ClockBehind:
+    def at(ms: int) -> str:
+        return datetime.fromtimestamp(ms / 1000, UTC).isoformat(timespec="milliseconds")
+
+    return ClockBehind(
+        f"this process's clock ({at(now)}) is {format_duration(round(newest - now, -3))} "
+        f"behind an instant already written to the store ({at(newest)}); on SQLite each "
+        f"process's own clock judges leases, so a process whose clock disagrees cannot be "
+        f"judged safely (one machine, one clock: use PostgreSQL, whose server clock judges, "
+        f"across machines)"
+    )
 
 
 class LeaseStore(StoreReads, BatchOperations):
@@ -145,7 +171,10 @@ class LeaseStore(StoreReads, BatchOperations):
             began: int | None = getattr(conn, "db_now_ms", None)
             if began is not None:
                 return began
-            return int(self.sql.now.run(conn)[0][0])
+            now, newest = self.sql.now.run(conn)[0]
+            if newest is not None and newest - now > CLOCK_TOLERANCE_MS:
+                raise _clock_behind(int(now), int(newest))
+            return int(now)
         return self.clock.now_ms()
 
     async def _write(self, body: Callable[[_Txn], Any]) -> Any:
