@@ -8,6 +8,7 @@ store checks every id it is given here, before anything is written; the scenario
 check theirs with the same rule.
 """
 
+import unicodedata
 from typing import Final
 
 from core.engine.errors import InvalidId
@@ -20,6 +21,8 @@ def _describe(ch: str) -> str:
         return f"a line break (U+{ord(ch):04X})"
     if ch == "\x00":
         return "a NUL character (U+0000)"
+    if ch == "\x1b":
+        return "an escape character (U+001B, which starts a terminal's control sequence)"
     if "\ud800" <= ch <= "\udfff":
         return f"a lone surrogate (U+{ord(ch):04X}, bytes that are not UTF-8 text)"
     return f"a character that is not printable (U+{ord(ch):04X})"
@@ -49,6 +52,29 @@ def check_id(value: object, what: str) -> str:
         raise InvalidId(f"{what} {shown} {problem}")
     assert isinstance(value, str)
     return value
+
+
+def shown_text_problem(value: str) -> str | None:
+    """Why text from a file cannot be shown on a terminal as it is, as the end of a
+    sentence; None if it can.
+
+    A terminal obeys what it prints: an escape sequence in a title would set the window's
+    title or clear the screen, a carriage return would write over the line before it, and
+    a line break would print a line identical to one of the program's own (an event, a
+    check). Text from a file is one line of printable characters.
+    """
+    if value.isprintable():
+        return None
+    # Spaces other than " " (a no-break space, the ideographic one of Chinese text) are not
+    # "printable" to Python, yet print as space.
+    bad = next(
+        (ch for ch in value if not ch.isprintable() and unicodedata.category(ch) != "Zs"), None
+    )
+    if bad is None:
+        return None
+    if bad in "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029":
+        return f"must be one line; it holds {_describe(bad)}"
+    return f"must hold no control characters; it holds {_describe(bad)}"
 
 
 def check_text(value: object, what: str) -> str:
