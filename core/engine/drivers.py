@@ -83,11 +83,17 @@ def _closed_error(what: str) -> StoreClosed:
 
 
 class InlineDriver:
-    """Runs each transaction synchronously in the calling thread; a call never suspends."""
+    """Runs each transaction synchronously in the calling thread; a call never suspends.
+
+    Safe across threads: one connection holds one transaction at a time, so a call from a
+    second thread waits for the first's transaction to end (without the lock, its BEGIN
+    failed inside the other's transaction, or its COMMIT committed half of the other's).
+    """
 
     def __init__(self, conn: sqlite3.Connection) -> None:
         self.conn = conn
         self._closed = False
+        self._one_at_a_time = threading.Lock()
 
     @classmethod
     def open(
@@ -98,20 +104,23 @@ class InlineDriver:
         return cls(_connect_with_schema(path, use))
 
     async def write(self, fn: Callable[[sqlite3.Connection], T]) -> T:
-        if self._closed:
-            raise _closed_error("write")
-        return backend.run_write(self.conn, fn)
+        with self._one_at_a_time:
+            if self._closed:
+                raise _closed_error("write")
+            return backend.run_write(self.conn, fn)
 
     async def read(self, fn: Callable[[sqlite3.Connection], T]) -> T:
-        if self._closed:
-            raise _closed_error("read")
-        return backend.run_read(self.conn, fn)
+        with self._one_at_a_time:
+            if self._closed:
+                raise _closed_error("read")
+            return backend.run_read(self.conn, fn)
 
     async def close(self) -> None:
-        # Nothing can be in flight: every call ran to its end before it returned.
-        if not self._closed:
-            self._closed = True
-            self.conn.close()
+        # Nothing can be in flight once the lock is ours: every call runs to its end.
+        with self._one_at_a_time:
+            if not self._closed:
+                self._closed = True
+                self.conn.close()
 
     async def __aenter__(self) -> Self:
         return self

@@ -60,6 +60,11 @@ class InvalidPayload(BorrowedKeysError):
     """A payload or state that cannot be stored as JSON."""
 
 
+class InvalidArgument(InvalidPayload, ValueError):
+    """A call to the store given an argument of the wrong type or outside its range; the
+    message names the argument. Nothing was written."""
+
+
 class InvalidId(InvalidPayload):
     """An id that is not one line of printable text (see core.engine.ids)."""
 

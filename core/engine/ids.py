@@ -11,9 +11,12 @@ check theirs with the same rule.
 import unicodedata
 from typing import Final
 
-from core.engine.errors import InvalidId
+from core.engine.errors import InvalidArgument, InvalidId
 
 MAX_ID_LENGTH: Final = 200
+# Whole numbers the store keeps fit a BIGINT with room to spare; a step is a count of steps.
+MAX_STEP: Final = 2**53
+MAX_ATTEMPTS: Final = 1_000_000
 
 
 def _describe(ch: str) -> str:
@@ -86,4 +89,17 @@ def check_text(value: object, what: str) -> str:
     bad = next((ch for ch in value if ch == "\x00" or "\ud800" <= ch <= "\udfff"), None)
     if bad is not None:
         raise InvalidId(f"{what} holds {_describe(bad)}")
+    return value
+
+
+def check_whole(value: object, what: str, low: int, high: int) -> int:
+    """`value` if it is a whole number in [low, high]; InvalidArgument naming it if not
+    (a float, a string of digits or a number past the column's range never reaches SQL)."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidArgument(
+            f"{what} must be a whole number, got {type(value).__name__} {ascii(value)[:40]}"
+        )
+    if not low <= value <= high:
+        shown = str(value) if abs(value) < 10**18 else f"a number of {len(str(abs(value)))} digits"
+        raise InvalidArgument(f"{what} must be between {low} and {high}, got {shown}")
     return value

@@ -22,7 +22,7 @@ from core.engine.errors import (
     ClockBehind,
     DuplicateTask,
     FencedWrite,
-    InvalidPayload,
+    InvalidArgument,
     LeaseMismatch,
     LeaseRejected,
     RegisterReason,
@@ -30,7 +30,7 @@ from core.engine.errors import (
     TaskStateError,
     UnknownTask,
 )
-from core.engine.ids import check_id, check_text
+from core.engine.ids import MAX_ATTEMPTS, MAX_STEP, check_id, check_text, check_whole
 from core.engine.policies import policy_for
 from core.engine.reads import StoreReads
 from core.engine.records import (
@@ -40,6 +40,7 @@ from core.engine.records import (
     Lease,
     LedgerRow,
     TaskRow,
+    check_lease,
     dump_json,
 )
 from core.engine.statements import LeaseReturned, TaskState, statements_for
@@ -47,7 +48,7 @@ from core.engine.transaction import Rejected as _Rejected
 from core.engine.transaction import Txn as _Txn
 from core.engine.transaction import lease_of as _lease
 from core.engine.transaction import to_json as _json
-from core.engine.vocabulary import EventKind, Operation, TaskStatus
+from core.engine.vocabulary import EventKind, Operation, TaskKindName, TaskStatus
 
 EventListener = Callable[[EventRow], None]
 
@@ -308,8 +309,12 @@ class LeaseStore(StoreReads, BatchOperations):
         """Add a queued task."""
         check_id(task_id, "task id")
         check_id(kind, "task kind")
-        if max_attempts < 1:
-            raise InvalidPayload(f"max_attempts must be at least 1, got {max_attempts}")
+        if kind not in TaskKindName.__members__.values():
+            raise InvalidArgument(
+                f"kind {kind!a} is not a task kind; the kinds are "
+                + ", ".join(k.value for k in TaskKindName)
+            )
+        check_whole(max_attempts, "max_attempts", 1, MAX_ATTEMPTS)
         body_json = _json(payload, "payload")
 
         def body(txn: _Txn) -> None:
@@ -396,6 +401,7 @@ class LeaseStore(StoreReads, BatchOperations):
 
     async def heartbeat(self, lease: Lease) -> Lease:
         """Renew a live lease; raise LeaseRejected (superseded, expired, not_running)."""
+        check_lease(lease)
 
         def body(txn: _Txn) -> Lease:
             params = self._gate_params(lease, txn.now)
@@ -425,6 +431,8 @@ class LeaseStore(StoreReads, BatchOperations):
 
     async def save_checkpoint(self, lease: Lease, step: int, state: Any) -> CheckpointRow:
         """Save half-done work as a checkpoint, if the lease is still current."""
+        check_lease(lease)
+        check_whole(step, "step", 0, MAX_STEP)
         state_json = _json(state, "checkpoint state")
 
         def body(txn: _Txn) -> CheckpointRow:
@@ -473,6 +481,7 @@ class LeaseStore(StoreReads, BatchOperations):
 
     async def complete(self, lease: Lease, result: Any = None) -> None:
         """Finish the task under a current lease."""
+        check_lease(lease)
         result_json = _json(result, "result")
 
         def body(txn: _Txn) -> None:
@@ -489,6 +498,7 @@ class LeaseStore(StoreReads, BatchOperations):
 
     async def fail(self, lease: Lease, error_code: str, retry: bool = True) -> str:
         """Give the task up: back to the queue (if retry and attempts remain) or dead."""
+        check_lease(lease)
         check_id(error_code, "error code")
 
         def body(txn: _Txn) -> str:
@@ -512,6 +522,7 @@ class LeaseStore(StoreReads, BatchOperations):
 
     async def park(self, lease: Lease, reason: str = "awaiting_approval") -> None:
         """Release the lease while a human decides; nothing expires while waiting."""
+        check_lease(lease)
         check_id(reason, "reason")
 
         def body(txn: _Txn) -> None:
@@ -571,6 +582,7 @@ class LeaseStore(StoreReads, BatchOperations):
         behind either is `fenced`; otherwise the lease gate's reason (superseded, expired,
         not_running). In no_fencing mode the ledger takes any write.
         """
+        check_lease(lease)
         check_id(key, "ledger key")
         check_text(value, "ledger value")
 
@@ -611,6 +623,7 @@ class LeaseStore(StoreReads, BatchOperations):
         self, lease: Lease, idempotency_key: str, effect: str, payload: Any = None
     ) -> EffectOutcome:
         """Apply a side effect once per idempotency key; repeats return the stored result."""
+        check_lease(lease)
         check_id(idempotency_key, "idempotency key")
         check_id(effect, "effect")
         payload_json = _json(payload, "effect payload")
