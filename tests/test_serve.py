@@ -117,7 +117,7 @@ def test_sessions_are_capped_and_the_next_browser_gets_a_page_saying_so(
 def test_a_tab_closed_and_opened_again_at_once_gets_an_app_not_the_full_page(
     request: pytest.FixtureRequest,
 ) -> None:
-    proc, url = start_serve(request, "--max-sessions", "1")
+    _proc, url = start_serve(request, "--max-sessions", "1")
     first, status = handshake(url)
     assert status.startswith("HTTP/1.1 101"), status
     assert read_some(first, FIRST_SCREEN_BYTES) >= FIRST_SCREEN_BYTES
