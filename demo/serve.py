@@ -37,6 +37,10 @@ from demo.serve_internals import app_process
 PROG = "borrowed-keys serve"
 EXIT_BAD_INPUT = 2
 QUIT_GRACE_S = 3.0  # an app asked to quit has this long before it is made to
+# A new tab at a full server waits this long for a place (the server learns of a closed tab
+# within it), and for an app still ending, as long as that app may take to end.
+FULL_WAIT_S = 1.0
+CLOSING_WAIT_S = 3 * QUIT_GRACE_S + 1.0
 # Larger than any screen shows; a page asking for more gets this (a frame of millions of
 # cells takes an app hundreds of megabytes).
 MAX_COLUMNS = 500
@@ -214,6 +218,8 @@ class AppServer(Server):
         )
         self.max_sessions = max_sessions
         self.sessions = 0
+        self.closing = 0  # sessions whose tab has gone and whose app is still ending
+        self._changed = asyncio.Condition()  # sessions or closing changed
         self.lang = lang
 
     def initialize_logging(self) -> None:
@@ -232,6 +238,35 @@ class AppServer(Server):
         if not host_allowed(request.host, given=self.host):
             raise web.HTTPForbidden(text="this server answers only to its own address")
 
+    async def _place(self) -> bool:
+        """Whether a new tab may have an app, waiting a little for a place being freed.
+
+        A tab closed and opened again at once would otherwise find its own old app still
+        counted while it ends (it is given QUIT_GRACE_S to leave): the new tab waits for
+        that app instead of being told the server is full. A server that is simply full
+        answers after FULL_WAIT_S, the time it takes the server to learn of a closed tab.
+        """
+        if self.sessions < self.max_sessions:
+            return True
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + FULL_WAIT_S
+        async with self._changed:
+            while self.sessions >= self.max_sessions:
+                if self.closing:
+                    deadline = max(deadline, loop.time() + CLOSING_WAIT_S)
+                left = deadline - loop.time()
+                if left <= 0:
+                    return False
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._changed.wait(), left)
+        return True
+
+    async def _count(self, sessions: int = 0, closing: int = 0) -> None:
+        async with self._changed:
+            self.sessions += sessions
+            self.closing += closing
+            self._changed.notify_all()
+
     def _full(self, request: web.Request) -> web.Response:
         lang, name = self.lang, self.title
         context = {
@@ -247,7 +282,7 @@ class AppServer(Server):
 
     async def handle_index(self, request: web.Request) -> web.Response:
         self._check_host(request)
-        if self.sessions >= self.max_sessions:
+        if not await self._place():
             return self._full(request)
         base = f"{request.scheme}://{request.host}"
         websocket = ("wss" if request.scheme == "https" else "ws") + f"://{request.host}/ws"
@@ -271,13 +306,13 @@ class AppServer(Server):
         origin = request.headers.get("Origin")
         if origin is not None and urlsplit(origin).netloc != request.host:
             raise web.HTTPForbidden(text="this app only talks to its own page")
-        if self.sessions >= self.max_sessions:
+        if not await self._place() or self.sessions >= self.max_sessions:
             raise web.HTTPServiceUnavailable(text="every session is in use")
-        self.sessions += 1  # counted before the first await: no two tabs take the last place
+        self.sessions += 1  # counted before the next await: no two tabs take the last place
         try:
             return await self._run_session(request)
         finally:
-            self.sessions -= 1
+            await self._count(sessions=-1)
 
     async def _run_session(self, request: web.Request) -> web.WebSocketResponse:
         websocket = web.WebSocketResponse(heartbeat=15)
@@ -293,7 +328,11 @@ class AppServer(Server):
         except asyncio.CancelledError:  # the server is stopping
             await websocket.close()
         finally:
-            await service.end()
+            await self._count(closing=1)
+            try:
+                await service.end()
+            finally:
+                await self._count(closing=-1)
         return websocket
 
 

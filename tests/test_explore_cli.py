@@ -71,6 +71,16 @@ def test_a_run_that_finds_nothing_makes_no_folder(
     assert not out.exists()
 
 
+def test_max_states_bounds_a_large_world_and_says_it_is_not_exhausted(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["explore", "--workers", "4", "--tasks", "4", "--steps", "6", "--max-states", "40"]
+    assert main([*argv, "--out", str(tmp_path / "o")]) == 0
+    out = capsys.readouterr().out
+    assert "stopped at 40 states (--max-states), not exhausted" in out
+    assert "40 distinct states" in out
+
+
 def test_the_folder_is_made_for_the_first_file(tmp_path: Path) -> None:
     params = ExploreParams(mode=Mode.NO_IDEMPOTENCY, depth=4)
     report = ex.explore(params)

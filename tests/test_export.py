@@ -251,3 +251,30 @@ def test_export_keeps_only_the_first_steps_when_asked(tmp_path: Path, portfolio:
     assert done.steps == 2 and done.preview is None
     html = done.page.read_text(encoding="utf-8")
     assert 'id="step-2"' in html and 'id="step-3"' not in html
+
+
+def test_a_full_disk_is_one_line_that_names_the_file_and_leaves_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import errno
+    import os
+    from typing import Any
+
+    from core.scenarios.writer import write_whole
+    from demo.export import cli
+
+    def no_room(self: Path, data: bytes) -> int:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    def export_page(scenario: Any, out: Path, **_kw: Any) -> Any:
+        write_whole(out / "index.html", b"<html></html>")
+
+    monkeypatch.setattr(Path, "write_bytes", no_room)
+    monkeypatch.setattr(cli, "export", export_page)
+    out = tmp_path / "out"
+    assert cli.main(["13_portfolio_demo", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err == (
+        f"borrowed-keys export: {out / 'index.html'}: cannot write: No space left on device\n"
+    )
+    assert list(tmp_path.iterdir()) == []  # the folder made for the page is gone too

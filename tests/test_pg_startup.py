@@ -181,3 +181,44 @@ def test_a_session_idle_inside_a_transaction_is_ended_by_the_server(url: str) ->
     shown = session.read(lambda c: c.execute("SHOW idle_in_transaction_session_timeout").fetchone())
     assert shown == (f"{backend.IDLE_IN_TRANSACTION_TIMEOUT_MS // 1000}s",)
     run_inline(store.close())
+
+
+def test_a_server_still_starting_up_is_waited_for_within_the_reconnect_bound(
+    url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """'the database system is starting up' is a passing answer: the store asks again (the
+    server's refusal is played by the first two connection attempts)."""
+    real = psycopg.connect
+    refusals: list[str] = []
+
+    def starting_up(*args: Any, **kwargs: Any) -> Any:
+        if len(refusals) < 2:
+            refusals.append("refused")
+            raise psycopg.OperationalError(
+                "connection to server failed: FATAL:  the database system is starting up"
+            )
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(backend.psycopg, "connect", starting_up)
+    store = LeaseStore.open_inline(url, clock=VirtualClock())
+    run_inline(store.enqueue("t1"))
+    assert [t.task_id for t in run_inline(store.tasks())] == ["t1"]
+    run_inline(store.close())
+    assert refusals == ["refused", "refused"]
+
+
+def test_a_refusal_that_will_not_pass_is_still_one_line_at_once(
+    url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls: list[int] = []
+
+    def wrong_password(*args: Any, **kwargs: Any) -> Any:
+        calls.append(1)
+        raise psycopg.OperationalError(
+            'connection to server failed: FATAL:  password authentication failed for user "x"'
+        )
+
+    monkeypatch.setattr(backend.psycopg, "connect", wrong_password)
+    with pytest.raises(backend.StoreError, match=r"cannot connect: .*password authentication"):
+        LeaseStore.open_inline(url, clock=VirtualClock())
+    assert calls == [1]

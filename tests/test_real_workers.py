@@ -11,6 +11,7 @@ import asyncio
 import json
 import os
 import random
+import shutil
 import signal
 import sqlite3
 import subprocess
@@ -589,3 +590,54 @@ def test_a_worker_with_a_skewed_clock_changes_no_expiry_decision(tmp_path: Path)
         "gone",
         1,
     )
+
+
+def test_on_sqlite_a_clock_of_its_own_is_told_and_the_worker_behind_it_stops(
+    tmp_path: Path,
+) -> None:
+    """SQLite has no clock: each process's own judges. A worker two minutes ahead (libfaketime:
+    the C library's clock, which SQLite reads) warns as it starts and takes a lease the
+    healthy worker still holds by the machine's clock; the healthy worker then finds an
+    instant in the store later than its own clock and stops with one line, instead of
+    working on beside a second holder."""
+    if shutil.which("faketime") is None:
+        pytest.skip("needs libfaketime (`apt-get install faketime`; .ci/run installs it)")
+    db = tmp_path / "clocks.db"
+
+    async def seed() -> None:
+        async with await LeaseStore.open_async(db, clock=DatabaseClock()) as s:
+            await s.enqueue("t1", "ledger", {"steps": 1000, "step_time_ms": 100}, 5)
+
+    asyncio.run(seed())
+    cmd = [sys.executable, "-m", "core.tools.realworker", "worker", "--db", str(db)]
+    options = ["--ttl", "30s", "--poll-every", "100ms", "--max-seconds", str(int(WAIT_S))]
+
+    def start(wid: str, *prefix: str) -> subprocess.Popen[str]:
+        return subprocess.Popen(
+            [*prefix, *cmd, "--id", wid, *options],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=ROOT,
+            start_new_session=True,  # the faketime wrapper passes no signal on: stop the group
+        )
+
+    healthy = start("healthy")
+    assert healthy.stdout is not None
+    for line in healthy.stdout:
+        if " claimed t1 " in f"{line.rstrip()} ":
+            break
+    ahead = start("ahead", "faketime", "-f", "+120s")
+    try:
+        _out, err = healthy.communicate(timeout=WAIT_S)
+    finally:
+        os.killpg(ahead.pid, signal.SIGTERM)
+        _ahead_out, ahead_err = ahead.communicate(timeout=WAIT_S)
+    assert healthy.returncode == 2, err
+    assert "Traceback" not in err and err.count("\n") == 1, err
+    assert "behind an instant already written to the store" in err
+    assert "on SQLite each process's own clock judges leases" in err
+    assert "warning: this process's clock is 2m ahead of the machine's" in ahead_err, ahead_err
+    assert "is 2m behind an instant" in err
+    claims = [(e.worker_id, e.task_id) for e in read_state(db)["events"] if e.event == "claimed"]
+    assert claims == [("healthy", "t1"), ("ahead", "t1")]

@@ -108,6 +108,40 @@ def test_missing_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
     assert_one_line_error(err, str(path), "cannot read: no such file")
 
 
+def test_a_loop_of_symbolic_links(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "a.toml").symlink_to("b.toml")
+    (tmp_path / "b.toml").symlink_to("a.toml")
+    code, _out, err = run_check(tmp_path / "a.toml", capsys)
+    assert code == 2
+    assert_one_line_error(
+        err, str(tmp_path / "a.toml"), "cannot read: symbolic links that lead round in a loop"
+    )
+
+
+def test_a_symbolic_link_to_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "a.toml").symlink_to("gone.toml")
+    code, _out, err = run_check(tmp_path / "a.toml", capsys)
+    assert code == 2
+    assert_one_line_error(
+        err,
+        str(tmp_path / "a.toml"),
+        "cannot read: a symbolic link to 'gone.toml', which does not exist",
+    )
+
+
+@pytest.mark.parametrize("opening", ["[" * 2000, "{a=" * 600])
+def test_nesting_too_deep_is_told_on_its_line(
+    opening: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    closing = "".join("]" if ch == "[" else "}" for ch in opening if ch in "[{")
+    path = tmp_path / "deep.toml"
+    # brackets in a string and a comment before it do not count
+    path.write_text('title = "x [[[["  # {{{{\n' + "\n" * 8 + f"x = {opening}1{closing}\n")
+    code, _out, err = run_check(path, capsys)
+    assert code == 2
+    assert_one_line_error(err, f"{path}:10", "bad TOML: nested too deeply")
+
+
 def test_directory(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, _out, err = run_check(tmp_path, capsys)
     assert code == 2

@@ -114,6 +114,23 @@ def test_sessions_are_capped_and_the_next_browser_gets_a_page_saying_so(
     assert code == 200 and "data-session-websocket-url" in page
 
 
+def test_a_tab_closed_and_opened_again_at_once_gets_an_app_not_the_full_page(
+    request: pytest.FixtureRequest,
+) -> None:
+    _proc, url = start_serve(request, "--max-sessions", "1")
+    first, status = handshake(url)
+    assert status.startswith("HTTP/1.1 101"), status
+    assert read_some(first, FIRST_SCREEN_BYTES) >= FIRST_SCREEN_BYTES
+    first.close()
+    # At once: the old tab's app is still ending, and the new one waits for its place.
+    code, page = get(url)
+    assert code == 200 and "data-session-websocket-url" in page
+    second, status = handshake(url)
+    assert status.startswith("HTTP/1.1 101"), status
+    assert read_some(second, FIRST_SCREEN_BYTES) >= FIRST_SCREEN_BYTES
+    second.close()
+
+
 # -- one app and its connection, in this process ----------------------------------------------
 
 # An app that never reads its input (so never the request to quit) and writes without end.

@@ -74,16 +74,16 @@ async def test_enqueue_adds_a_queued_task_and_an_event(
     store: LeaseStore, clock: VirtualClock
 ) -> None:
     clock.advance(5)
-    await store.enqueue("t1", kind="report", payload={"b": 2, "a": 1}, max_attempts=3)
+    await store.enqueue("t1", kind="browser", payload={"b": 2, "a": 1}, max_attempts=3)
     row = await store.task("t1")
-    assert (row.status, row.kind, row.attempt, row.max_attempts) == ("queued", "report", 0, 3)
+    assert (row.status, row.kind, row.attempt, row.max_attempts) == ("queued", "browser", 0, 3)
     assert (row.owner_id, row.lease_token, row.fence_token) == (None, 0, 0)
     assert row.lease_expires_at is None
     assert row.input_payload == '{"a":1,"b":2}'
     assert row.updated_at == 5
     ev = await last_event(store)
     assert (ev.event, ev.task_id, ev.at) == ("enqueued", "t1", 5)
-    assert ev.detail == {"kind": "report", "max_attempts": 3}
+    assert ev.detail == {"kind": "browser", "max_attempts": 3}
 
 
 async def test_enqueue_duplicate_is_refused_and_changes_nothing(store: LeaseStore) -> None:

@@ -9,14 +9,17 @@ import asyncio
 import os
 import shutil
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from core.engine import drivers
 from core.engine.backends import sqlite as sqlite_backend
 from core.engine.clock import DatabaseClock, VirtualClock
-from core.engine.errors import StoreError
+from core.engine.errors import ClockBehind, StoreError
 from core.engine.store import LeaseStore
 from core.sim.simulation import run_inline
 from core.tools.cli import main
@@ -78,6 +81,138 @@ async def test_a_file_rewritten_with_another_store_stops_the_store(
     with pytest.raises(StoreError, match="replaced by another store"):
         await store.claim("w1")
     await store.close()
+
+
+def _integrity(db: Path) -> list[str]:
+    """The whole-file check, on a connection that can flush nothing into the file."""
+    conn = sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True)
+    try:
+        return [row[0] for row in conn.execute("PRAGMA integrity_check")]
+    finally:
+        conn.close()
+
+
+def _tasks(db: Path) -> list[str]:
+    conn = sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True)
+    try:
+        return [row[0] for row in conn.execute("SELECT task_id FROM agent_tasks ORDER BY 1")]
+    finally:
+        conn.close()
+
+
+async def _busy_store(db: Path, tasks: list[str]) -> LeaseStore:
+    """A store with committed work still in its log (no WAL flush yet)."""
+    store = await LeaseStore.open_async(db, clock=DatabaseClock())
+    for task in tasks:
+        await store.enqueue(task)
+    lease = await store.claim("w1")
+    assert lease is not None
+    for _ in range(20):
+        await store.heartbeat(lease)
+    assert os.path.getsize(f"{db}-wal") > 32
+    return store
+
+
+async def _other_store(db: Path) -> None:
+    store = await LeaseStore.open_async(db, clock=DatabaseClock())
+    for task in ("o1", "o2", "o3"):
+        await store.enqueue(task)
+    await store.close()
+
+
+async def test_a_file_renamed_over_a_running_store_is_not_given_its_log(
+    tmp_path: Path,
+) -> None:
+    db, other, kept = tmp_path / "work.db", tmp_path / "other.db", tmp_path / "kept.db"
+    await _other_store(other)
+    store = await _busy_store(db, ["w1", "w2"])
+    os.link(db, kept)  # the replaced store stays reachable, to check it too
+    os.replace(other, db)
+    with pytest.raises(StoreError, match="replaced while this store had it open"):
+        await store.tasks()
+    await store.close()
+    # The next open finds the other store as it was made, whole.
+    again = await LeaseStore.open_async(db, clock=DatabaseClock())
+    assert [t.task_id for t in await again.tasks()] == ["o1", "o2", "o3"]
+    await again.close()
+    assert _integrity(db) == ["ok"]
+    # The replaced file is whole too, as of its last WAL flush: what was only in the log is
+    # given up at once rather than flushed, since the log is named after a file that is
+    # now another store's (and the sooner it goes, the less that store can meet it).
+    assert _integrity(kept) == ["ok"]
+
+
+async def test_a_file_copied_over_a_running_store_is_not_given_its_log(
+    tmp_path: Path,
+) -> None:
+    db, other = tmp_path / "work.db", tmp_path / "other.db"
+    await _other_store(other)
+    store = await _busy_store(db, ["w1", "w2"])
+    # Written long ago, as a store's file is between its WAL flushes; then a look at it.
+    os.utime(db, ns=(0, 0))
+    await store.tasks()
+    shutil.copyfile(other, db)  # the same file (inode), another store's bytes in it
+    with pytest.raises(StoreError, match="replaced by another store"):
+        await store.tasks()
+    await store.close()  # closing flushes nothing of ours into the copy
+    assert _integrity(db) == ["ok"]
+    assert _tasks(db) == ["o1", "o2", "o3"]
+    assert _integrity(other) == ["ok"]
+
+
+def test_a_log_left_by_another_store_is_refused_and_both_files_left_as_they_are(
+    tmp_path: Path,
+) -> None:
+    db, other = tmp_path / "work.db", tmp_path / "other.db"
+    asyncio.run(_other_store(other))
+    # A worker killed with its work still in the log: the log stays beside the file.
+    script = (
+        "import asyncio, os, sys\n"
+        "from core.engine.store import LeaseStore\n"
+        "from core.engine.clock import DatabaseClock\n"
+        "async def main():\n"
+        "    store = await LeaseStore.open_async(sys.argv[1], clock=DatabaseClock())\n"
+        "    for t in ('w1', 'w2', 'w3', 'w4'):\n"
+        "        await store.enqueue(t)\n"
+        "    lease = await store.claim('w1')\n"
+        "    for _ in range(20):\n"
+        "        await store.heartbeat(lease)\n"
+        "    os._exit(0)\n"
+        "asyncio.run(main())\n"
+    )
+    subprocess.run([sys.executable, "-c", script, str(db)], check=True, cwd=Path.cwd())
+    assert os.path.getsize(f"{db}-wal") > 32
+    os.replace(other, db)
+    before = {name: (tmp_path / name).read_bytes() for name in ("work.db", "work.db-wal")}
+    with pytest.raises(StoreError) as err:
+        sqlite_backend.connect(db)
+    assert "does not fit the file" in str(err.value)
+    assert "\n" not in str(err.value)
+    after = {name: (tmp_path / name).read_bytes() for name in ("work.db", "work.db-wal")}
+    assert after == before
+    # The log moved away, the file opens as it was: the other store, whole.
+    os.replace(f"{db}-wal", tmp_path / "stray-wal")
+    os.remove(f"{db}-shm")
+    assert _tasks(db) == ["o1", "o2", "o3"]
+    assert _integrity(db) == ["ok"]
+
+
+def test_a_log_of_its_own_file_is_replayed_as_always(tmp_path: Path) -> None:
+    db = tmp_path / "work.db"
+    script = (
+        "import asyncio, os, sys\n"
+        "from core.engine.store import LeaseStore\n"
+        "from core.engine.clock import DatabaseClock\n"
+        "async def main():\n"
+        "    store = await LeaseStore.open_async(sys.argv[1], clock=DatabaseClock())\n"
+        "    await store.enqueue('w1')\n"
+        "    os._exit(0)\n"
+        "asyncio.run(main())\n"
+    )
+    subprocess.run([sys.executable, "-c", script, str(db)], check=True, cwd=Path.cwd())
+    assert os.path.getsize(f"{db}-wal") > 32
+    sqlite_backend.connect(db).close()
+    assert _tasks(db) == ["w1"]
 
 
 async def test_a_simulation_refuses_a_store_real_workers_use(tmp_path: Path) -> None:
@@ -193,3 +328,26 @@ def test_a_store_the_full_disk_would_not_let_be_made_leaves_no_file(
         LeaseStore.open_inline(db, clock=VirtualClock())
     assert "\n" not in str(err.value)
     assert list(tmp_path.iterdir()) == []
+
+
+async def test_on_sqlite_a_clock_behind_an_instant_in_the_store_stops_the_store(
+    tmp_path: Path,
+) -> None:
+    """One clock on SQLite: an instant written by a process whose clock is two minutes ahead
+    of ours makes every later call of ours refuse, naming the difference."""
+    db = tmp_path / "work.db"
+    store = await _real(db)
+    await store.tasks()  # an instant of our own clock is no trouble
+    with sqlite3.connect(db) as conn:
+        conn.execute("UPDATE events SET at = at + 120000 WHERE seq = (SELECT max(seq) FROM events)")
+    with pytest.raises(ClockBehind, match=r"is 2m behind an instant already written") as err:
+        await store.claim("w1")
+    assert "\n" not in str(err.value)
+    assert [t.status for t in await _tasks_after(store, db)] == ["queued"]  # nothing written
+    await store.close()
+
+
+async def _tasks_after(store: LeaseStore, db: Path) -> list[Any]:
+    with sqlite3.connect(db) as conn:
+        conn.execute("UPDATE events SET at = at - 120000 WHERE seq = (SELECT max(seq) FROM events)")
+    return list(await store.tasks())

@@ -24,7 +24,7 @@ from core.engine.config import LeaseConfig
 from core.engine.errors import InvalidPayload, LeaseRejected, RegisterReason, RejectReason
 from core.engine.ids import check_id
 from core.engine.policies import Policy
-from core.engine.records import EventRow, Lease, dump_json, stored_json
+from core.engine.records import EventRow, Lease, check_lease, dump_json, stored_json
 from core.engine.statements import LeaseReturned, TaskState
 from core.engine.vocabulary import EventKind, Operation, TaskStatus
 
@@ -302,6 +302,8 @@ class BatchOperations:
         (`LeaseMismatch`, `UnknownTask`) is a caller's bug, as for `heartbeat`: it is
         raised and nothing of the batch is written.
         """
+        for i, lease in enumerate(leases):
+            check_lease(lease, f"leases[{i}]")
         leases = _checked(leases, "heartbeat_many")
         if not leases:
             return []
@@ -377,6 +379,8 @@ class BatchOperations:
         says why not, each refusal its own `complete_rejected` event. A lease never issued
         is raised, as by `heartbeat_many`, and nothing of the batch is written.
         """
+        for i, lease in enumerate(leases):
+            check_lease(lease, f"leases[{i}]")
         leases = _checked(leases, "complete_many")
         if results is None:
             results = [None] * len(leases)

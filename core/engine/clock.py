@@ -9,6 +9,8 @@ read under the write lock), so a worker whose clock is skewed changes nothing. S
 inject a `VirtualClock` instead.
 """
 
+import os
+import tempfile
 import time
 from typing import Protocol
 
@@ -51,3 +53,18 @@ class VirtualClock:
 
     def advance(self, by_ms: int) -> None:
         self.advance_to(self._now + by_ms)
+
+
+def machine_clock_gap_ms() -> int:
+    """This process's clock minus the machine's, in ms (positive: this process is ahead).
+
+    The machine's clock is read as the kernel stamps a file just written: a process can
+    have a clock of its own (libfaketime replaces the C library's calls, which SQLite's
+    `'now'` goes through too), but a file's times are written by the kernel. On SQLite the
+    store's clock is each process's own, so a gap here is a gap in how leases are judged.
+    """
+    with tempfile.TemporaryFile() as f:
+        f.write(b"t")
+        f.flush()
+        stamped = os.fstat(f.fileno()).st_mtime_ns
+    return (time.time_ns() - stamped) // 1_000_000

@@ -83,11 +83,17 @@ def _closed_error(what: str) -> StoreClosed:
 
 
 class InlineDriver:
-    """Runs each transaction synchronously in the calling thread; a call never suspends."""
+    """Runs each transaction synchronously in the calling thread; a call never suspends.
+
+    Safe across threads: one connection holds one transaction at a time, so a call from a
+    second thread waits for the first's transaction to end (without the lock, its BEGIN
+    failed inside the other's transaction, or its COMMIT committed half of the other's).
+    """
 
     def __init__(self, conn: sqlite3.Connection) -> None:
         self.conn = conn
         self._closed = False
+        self._one_at_a_time = threading.Lock()
 
     @classmethod
     def open(
@@ -98,20 +104,23 @@ class InlineDriver:
         return cls(_connect_with_schema(path, use))
 
     async def write(self, fn: Callable[[sqlite3.Connection], T]) -> T:
-        if self._closed:
-            raise _closed_error("write")
-        return backend.run_write(self.conn, fn)
+        with self._one_at_a_time:
+            if self._closed:
+                raise _closed_error("write")
+            return backend.run_write(self.conn, fn)
 
     async def read(self, fn: Callable[[sqlite3.Connection], T]) -> T:
-        if self._closed:
-            raise _closed_error("read")
-        return backend.run_read(self.conn, fn)
+        with self._one_at_a_time:
+            if self._closed:
+                raise _closed_error("read")
+            return backend.run_read(self.conn, fn)
 
     async def close(self) -> None:
-        # Nothing can be in flight: every call ran to its end before it returned.
-        if not self._closed:
-            self._closed = True
-            self.conn.close()
+        # Nothing can be in flight once the lock is ours: every call runs to its end.
+        with self._one_at_a_time:
+            if not self._closed:
+                self._closed = True
+                self.conn.close()
 
     async def __aenter__(self) -> Self:
         return self
@@ -125,8 +134,9 @@ class InlineDriver:
 class _WalFlusher:
     """Flushes the WAL on a thread and a connection of its own, never on the loop."""
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, guard: backend.FileGuard) -> None:
         self._path = path
+        self._guard = guard
         self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="bk-wal-flush")
         self._conn: sqlite3.Connection | None = None
         self._pending: asyncio.Future[None] | None = None
@@ -134,7 +144,14 @@ class _WalFlusher:
 
     def _flush(self) -> None:
         if self._conn is None:
+            # Opened by name: only while the name still holds our file, or this connection
+            # would flush our log into whatever file took the name.
+            if self._guard.moved():
+                return
             self._conn = backend.wal_flush_connection(self._path)
+        # A flush writes log pages into the file: never into a file that is no longer ours.
+        if not self._guard.still_ours():
+            return
         backend.flush_wal(self._conn)
         self.done += 1
 
@@ -215,8 +232,10 @@ class AsyncSqliteDriver:
         self._closing = False
         self._closed: asyncio.Future[None] | None = None
         self._commits = 0
-        self.wal_flusher = _WalFlusher(path) if path is not None else None
         self._guard = backend.FileGuard(path, conn) if path is not None else None
+        self.wal_flusher = (
+            _WalFlusher(path, self._guard) if path is not None and self._guard else None
+        )
 
     @classmethod
     async def open(cls, path: str | os.PathLike[str]) -> "AsyncSqliteDriver":

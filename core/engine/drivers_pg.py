@@ -43,6 +43,8 @@ class PgInlineDriver:
         self.scratch = scratch
         self.dialect: Dialect = backend.dialect()
         self._closed = False
+        # One connection, one transaction at a time: calls from other threads wait.
+        self._one_at_a_time = threading.Lock()
 
     @classmethod
     def open(cls, url: str, *, scratch: bool = False) -> "PgInlineDriver":
@@ -56,21 +58,24 @@ class PgInlineDriver:
             raise StoreClosed(f"{self.session.target.shown}: the store is closed")
 
     async def write(self, fn: Callable[[Any], T]) -> T:
-        self._check_open()
-        return self.session.write(fn)
+        with self._one_at_a_time:
+            self._check_open()
+            return self.session.write(fn)
 
     async def read(self, fn: Callable[[Any], T]) -> T:
-        self._check_open()
-        return self.session.read(fn)
+        with self._one_at_a_time:
+            self._check_open()
+            return self.session.read(fn)
 
     async def close(self) -> None:
-        if self._closed:
-            return
-        self._closed = True
-        if self.scratch:
-            backend.drop_scratch(self.session)
-        else:
-            self.session.close()
+        with self._one_at_a_time:
+            if self._closed:
+                return
+            self._closed = True
+            if self.scratch:
+                backend.drop_scratch(self.session)
+            else:
+                self.session.close()
 
 
 class PgThreadDriver:

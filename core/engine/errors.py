@@ -24,6 +24,14 @@ class StoreError(BorrowedKeysError):
     """The database cannot be opened or used: unwritable, not a database, too new."""
 
 
+class ClockBehind(StoreError):
+    """On SQLite, this process's clock is behind an instant another process already wrote.
+
+    SQLite has no clock of its own: each process's machine clock judges its leases, so one
+    that disagrees with the others cannot be judged safely, and it stops.
+    """
+
+
 class SchemaVersionError(StoreError):
     """The database was written by a newer version of borrowed-keys."""
 
@@ -50,6 +58,11 @@ class DuplicateTask(BorrowedKeysError):
 
 class InvalidPayload(BorrowedKeysError):
     """A payload or state that cannot be stored as JSON."""
+
+
+class InvalidArgument(InvalidPayload, ValueError):
+    """A call to the store given an argument of the wrong type or outside its range; the
+    message names the argument. Nothing was written."""
 
 
 class InvalidId(InvalidPayload):

@@ -8,11 +8,15 @@ store checks every id it is given here, before anything is written; the scenario
 check theirs with the same rule.
 """
 
+import unicodedata
 from typing import Final
 
-from core.engine.errors import InvalidId
+from core.engine.errors import InvalidArgument, InvalidId
 
 MAX_ID_LENGTH: Final = 200
+# Whole numbers the store keeps fit a BIGINT with room to spare; a step is a count of steps.
+MAX_STEP: Final = 2**53
+MAX_ATTEMPTS: Final = 1_000_000
 
 
 def _describe(ch: str) -> str:
@@ -20,6 +24,8 @@ def _describe(ch: str) -> str:
         return f"a line break (U+{ord(ch):04X})"
     if ch == "\x00":
         return "a NUL character (U+0000)"
+    if ch == "\x1b":
+        return "an escape character (U+001B, which starts a terminal's control sequence)"
     if "\ud800" <= ch <= "\udfff":
         return f"a lone surrogate (U+{ord(ch):04X}, bytes that are not UTF-8 text)"
     return f"a character that is not printable (U+{ord(ch):04X})"
@@ -51,6 +57,29 @@ def check_id(value: object, what: str) -> str:
     return value
 
 
+def shown_text_problem(value: str) -> str | None:
+    """Why text from a file cannot be shown on a terminal as it is, as the end of a
+    sentence; None if it can.
+
+    A terminal obeys what it prints: an escape sequence in a title would set the window's
+    title or clear the screen, a carriage return would write over the line before it, and
+    a line break would print a line identical to one of the program's own (an event, a
+    check). Text from a file is one line of printable characters.
+    """
+    if value.isprintable():
+        return None
+    # Spaces other than " " (a no-break space, the ideographic one of Chinese text) are not
+    # "printable" to Python, yet print as space.
+    bad = next(
+        (ch for ch in value if not ch.isprintable() and unicodedata.category(ch) != "Zs"), None
+    )
+    if bad is None:
+        return None
+    if bad in "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029":
+        return f"must be one line; it holds {_describe(bad)}"
+    return f"must hold no control characters; it holds {_describe(bad)}"
+
+
 def check_text(value: object, what: str) -> str:
     """`value` if it is text both backends store alike (any length, line breaks allowed);
     InvalidId if it is not text, holds a NUL (PostgreSQL refuses it, SQLite keeps it) or
@@ -60,4 +89,17 @@ def check_text(value: object, what: str) -> str:
     bad = next((ch for ch in value if ch == "\x00" or "\ud800" <= ch <= "\udfff"), None)
     if bad is not None:
         raise InvalidId(f"{what} holds {_describe(bad)}")
+    return value
+
+
+def check_whole(value: object, what: str, low: int, high: int) -> int:
+    """`value` if it is a whole number in [low, high]; InvalidArgument naming it if not
+    (a float, a string of digits or a number past the column's range never reaches SQL)."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidArgument(
+            f"{what} must be a whole number, got {type(value).__name__} {ascii(value)[:40]}"
+        )
+    if not low <= value <= high:
+        shown = str(value) if abs(value) < 10**18 else f"a number of {len(str(abs(value)))} digits"
+        raise InvalidArgument(f"{what} must be between {low} and {high}, got {shown}")
     return value

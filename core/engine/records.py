@@ -5,7 +5,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from core.engine.errors import InvalidPayload
+from core.engine.errors import InvalidArgument, InvalidPayload
 
 # Built once: building an encoder per call was a visible share of an event row's cost.
 # NaN and Infinity are refused, since they are not JSON and another reader would choke.
@@ -167,3 +167,12 @@ class EventRow:
             "reason": self.reason,
             "detail": self.detail,
         }
+
+
+def check_lease(lease: object, what: str = "lease") -> Lease:
+    """`lease` if it is one (what `claim` returned); InvalidArgument naming it if not."""
+    if not isinstance(lease, Lease):
+        raise InvalidArgument(
+            f"{what} must be a Lease, as claim returns it, got {type(lease).__name__}"
+        )
+    return lease

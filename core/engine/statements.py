@@ -171,7 +171,9 @@ class Statements:
     statements are built by one function below.
     """
 
-    now: Stmt  # the database's own clock, for stores on real time (core/engine/clock.py)
+    # the database's own clock, for stores on real time (core/engine/clock.py), and the
+    # newest instant any process wrote into the store (one clock on SQLite: see LeaseStore)
+    now: Stmt
     # agent_tasks: the lease's life
     claim_any: Stmt
     claim_named: Stmt
@@ -215,7 +217,12 @@ class Statements:
         c = _Common.of(dialect, policy)
         next_fence, fence_issued = _fence_counter(c)
         return cls(
-            now=c.sql(select(db_now_ms())),
+            now=c.sql(
+                select(
+                    db_now_ms(),
+                    select(events.c.at).order_by(events.c.seq.desc()).limit(1).scalar_subquery(),
+                )
+            ),
             fence_issued=fence_issued,
             **_lease_statements(c, next_fence),
             **_task_reads(c),

@@ -8,6 +8,7 @@ typed `LeaseRejected` and is written to `events` in the same transaction.
 import json
 import os
 from collections.abc import Callable
+from datetime import UTC, datetime
 from functools import cached_property
 from types import TracebackType
 from typing import Any, Self
@@ -18,10 +19,12 @@ from core.engine.clock import Clock, DatabaseClock
 from core.engine.config import LeaseConfig, Mode
 from core.engine.connect import async_driver, dialect_of, inline_driver
 from core.engine.drivers import Driver
+from core.engine.durations import format_duration
 from core.engine.errors import (
+    ClockBehind,
     DuplicateTask,
     FencedWrite,
-    InvalidPayload,
+    InvalidArgument,
     LeaseMismatch,
     LeaseRejected,
     RegisterReason,
@@ -29,7 +32,7 @@ from core.engine.errors import (
     TaskStateError,
     UnknownTask,
 )
-from core.engine.ids import check_id, check_text
+from core.engine.ids import MAX_ATTEMPTS, MAX_STEP, check_id, check_text, check_whole
 from core.engine.policies import policy_for
 from core.engine.reads import StoreReads
 from core.engine.records import (
@@ -39,6 +42,7 @@ from core.engine.records import (
     Lease,
     LedgerRow,
     TaskRow,
+    check_lease,
     dump_json,
 )
 from core.engine.statements import LeaseReturned, TaskState, statements_for
@@ -46,9 +50,32 @@ from core.engine.transaction import Rejected as _Rejected
 from core.engine.transaction import Txn as _Txn
 from core.engine.transaction import lease_of as _lease
 from core.engine.transaction import to_json as _json
-from core.engine.vocabulary import EventKind, Operation, TaskStatus
+from core.engine.vocabulary import EventKind, Operation, TaskKindName, TaskStatus
 
 EventListener = Callable[[EventRow], None]
+
+
+# "Lease 的时间边界最好由统一的服务端时钟或数据库时钟裁决。否则不同机器各自判断“到没到点”，会
+# 把时钟漂移重新带回系统。" SQLite has no server clock: its `'now'` is the clock of the
+# process that asks. Processes on one machine read one clock, so an instant already in the
+# store (written under the write lock, before ours) is never later than our own; one that
+# is, by more than a step of the machine's time service could make, means this process's
+# clock is not the others' (libfaketime, a container with its own time namespace, a file
+# shared between machines), and nothing it judged about a lease could be trusted.
+CLOCK_TOLERANCE_MS = 500
+
+
+def _clock_behind(now: int, newest: int) -> ClockBehind:
+    def at(ms: int) -> str:
+        return datetime.fromtimestamp(ms / 1000, UTC).isoformat(timespec="milliseconds")
+
+    return ClockBehind(
+        f"this process's clock ({at(now)}) is {format_duration(round(newest - now, -3))} "
+        f"behind an instant already written to the store ({at(newest)}); on SQLite each "
+        f"process's own clock judges leases, so a process whose clock disagrees cannot be "
+        f"judged safely (one machine, one clock: use PostgreSQL, whose server clock judges, "
+        f"across machines)"
+    )
 
 
 class LeaseStore(StoreReads, BatchOperations):
@@ -154,7 +181,10 @@ class LeaseStore(StoreReads, BatchOperations):
             began: int | None = getattr(conn, "db_now_ms", None)
             if began is not None:
                 return began
-            return int(self.sql.now.run(conn)[0][0])
+            now, newest = self.sql.now.run(conn)[0]
+            if newest is not None and newest - now > CLOCK_TOLERANCE_MS:
+                raise _clock_behind(int(now), int(newest))
+            return int(now)
         return self.clock.now_ms()
 
     async def _write(self, body: Callable[[_Txn], Any]) -> Any:
@@ -288,8 +318,12 @@ class LeaseStore(StoreReads, BatchOperations):
         """Add a queued task."""
         check_id(task_id, "task id")
         check_id(kind, "task kind")
-        if max_attempts < 1:
-            raise InvalidPayload(f"max_attempts must be at least 1, got {max_attempts}")
+        if kind not in TaskKindName.__members__.values():
+            raise InvalidArgument(
+                f"kind {kind!a} is not a task kind; the kinds are "
+                + ", ".join(k.value for k in TaskKindName)
+            )
+        check_whole(max_attempts, "max_attempts", 1, MAX_ATTEMPTS)
         body_json = _json(payload, "payload")
 
         def body(txn: _Txn) -> None:
@@ -376,6 +410,7 @@ class LeaseStore(StoreReads, BatchOperations):
 
     async def heartbeat(self, lease: Lease) -> Lease:
         """Renew a live lease; raise LeaseRejected (superseded, expired, not_running)."""
+        check_lease(lease)
 
         def body(txn: _Txn) -> Lease:
             params = self._gate_params(lease, txn.now)
@@ -401,6 +436,8 @@ class LeaseStore(StoreReads, BatchOperations):
 
     async def save_checkpoint(self, lease: Lease, step: int, state: Any) -> CheckpointRow:
         """Save half-done work as a checkpoint, if the lease is still current."""
+        check_lease(lease)
+        check_whole(step, "step", 0, MAX_STEP)
         state_json = _json(state, "checkpoint state")
 
         def body(txn: _Txn) -> CheckpointRow:
@@ -449,6 +486,7 @@ class LeaseStore(StoreReads, BatchOperations):
 
     async def complete(self, lease: Lease, result: Any = None) -> None:
         """Finish the task under a current lease."""
+        check_lease(lease)
         result_json = _json(result, "result")
 
         def body(txn: _Txn) -> None:
@@ -465,6 +503,7 @@ class LeaseStore(StoreReads, BatchOperations):
 
     async def fail(self, lease: Lease, error_code: str, retry: bool = True) -> str:
         """Give the task up: back to the queue (if retry and attempts remain) or dead."""
+        check_lease(lease)
         check_id(error_code, "error code")
 
         def body(txn: _Txn) -> str:
@@ -488,6 +527,7 @@ class LeaseStore(StoreReads, BatchOperations):
 
     async def park(self, lease: Lease, reason: str = "awaiting_approval") -> None:
         """Release the lease while a human decides; nothing expires while waiting."""
+        check_lease(lease)
         check_id(reason, "reason")
 
         def body(txn: _Txn) -> None:
@@ -547,6 +587,7 @@ class LeaseStore(StoreReads, BatchOperations):
         behind either is `fenced`; otherwise the lease gate's reason (superseded, expired,
         not_running). In no_fencing mode the ledger takes any write.
         """
+        check_lease(lease)
         check_id(key, "ledger key")
         check_text(value, "ledger value")
 
@@ -587,6 +628,7 @@ class LeaseStore(StoreReads, BatchOperations):
         self, lease: Lease, idempotency_key: str, effect: str, payload: Any = None
     ) -> EffectOutcome:
         """Apply a side effect once per idempotency key; repeats return the stored result."""
+        check_lease(lease)
         check_id(idempotency_key, "idempotency key")
         check_id(effect, "effect")
         payload_json = _json(payload, "effect payload")

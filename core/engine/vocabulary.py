@@ -78,6 +78,16 @@ class EventKind(enum.StrEnum):
     STORE_LOADED = "store_loaded"  # how busy the store is from now on
 
 
+class TaskKindName(enum.StrEnum):
+    """The kinds a task may be (the seed's three agent uses, and the ledger of its story);
+    what each one's work is lives in the simulation (`core.sim.kinds`)."""
+
+    LEDGER = "ledger"
+    BROWSER = "browser"
+    TOOLS = "tools"
+    APPROVAL = "approval"
+
+
 class Operation(enum.StrEnum):
     """A lease holder's call to the register; a refusal of it is written as its own line."""
 

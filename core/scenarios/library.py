@@ -1,6 +1,7 @@
 """The bundled scenario library: the files shipped in the `scenarios` package, found by name."""
 
 import difflib
+import os
 from importlib import resources
 from importlib.abc import Traversable
 from pathlib import Path
@@ -26,7 +27,10 @@ def find_bundled(name: str) -> Traversable | None:
 def open_scenario(name: str) -> Scenario:
     """A path, or else the name of a bundled scenario (with or without `.toml`)."""
     path = Path(name)
-    if not path.exists():
+    # `lexists`: a link that leads nowhere (or round in a loop) is still a file's name, and
+    # reading it says what is wrong with it; only a name that is no file at all may be a
+    # bundled scenario's.
+    if not os.path.lexists(path):
         bundled = find_bundled(name)
         if bundled is not None and "/" not in name and "\\" not in name:
             return parse_scenario(bundled.read_bytes(), f"scenarios/{bundled.name}")

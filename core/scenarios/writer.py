@@ -178,15 +178,32 @@ def write_whole(target: Path, text: str | bytes) -> None:
     while not probe.exists():
         made.append(probe)
         probe = probe.parent
-    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise WriteError(target, exc) from None
     # Named by the process (not mkstemp, whose file is private): the file keeps the
     # permissions any file written here would have.
     temporary = folder / f".{target.name}.{os.getpid()}.tmp"
     try:
         temporary.write_bytes(text.encode() if isinstance(text, str) else text)
         os.replace(temporary, target)
-    except BaseException:
+    except BaseException as exc:
         temporary.unlink(missing_ok=True)
         for path in made:  # the deepest first
             path.rmdir()
+        if isinstance(exc, OSError):
+            raise WriteError(target, exc) from None
         raise
+
+
+class WriteError(OSError):
+    """A file that could not be written, in one line that names it: a full disk's own
+    words ("[Errno 28] No space left on device") name no file."""
+
+    def __init__(self, target: Path, cause: OSError) -> None:
+        super().__init__(cause.errno, cause.strerror)
+        self.message = f"{target}: cannot write: {cause.strerror or cause}"
+
+    def __str__(self) -> str:
+        return self.message

@@ -55,6 +55,14 @@ def add_parser(subparsers: Any) -> None:
     )
     p.add_argument("--jobs", type=int, default=1, help="processes to use (default 1)")
     p.add_argument(
+        "--max-states",
+        type=int,
+        default=None,
+        metavar="N",
+        help="stop (not exhausted) once N distinct states are found: a bound on memory, "
+        "which grows with them (about 20 KB a state); default none",
+    )
+    p.add_argument(
         "--out",
         default="explore-out",
         help="folder for counterexample scenario files (default ./explore-out)",
@@ -79,6 +87,11 @@ def _check_args(args: Any) -> str | None:
             ("steps", args.steps, 1, 6),
             ("depth", args.depth, 1, 200),
             ("jobs", args.jobs, 1, 64),
+            *(
+                (("max-states", args.max_states, 1, 100_000_000),)
+                if args.max_states is not None
+                else ()
+            ),
         )
     ) or out_dir_problem(args.out)
 
@@ -128,6 +141,7 @@ def _run(args: Any, mode: Mode, err: Any, on_written: Callable[[str], None]) -> 
         steps=args.steps,
         depth=args.depth,
         memo=not args.no_memo,
+        max_states=args.max_states,
     )
 
     def progress(lv: Level) -> None:

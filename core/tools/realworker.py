@@ -3,8 +3,13 @@
 `worker` runs one autopilot `Worker` (the same class the simulation runs) on the wall clock,
 under asyncio, against a database named by `--db`: a SQLite file (`AsyncSqliteDriver`) or a
 `postgresql://` URL (psycopg, `PgThreadDriver`). The database's clock judges every lease,
-read inside each transaction: a worker's own clock never takes part, so one skewed by
-minutes changes nothing. Several worker processes may share one SQLite file: SQLite's locks
+read inside each transaction: on PostgreSQL the server's, so a worker's own clock never
+takes part and one skewed by minutes changes nothing. SQLite has no clock of its own: its
+`'now'` is the C library's clock of the process that asks, so there a process with a clock
+of its own (libfaketime, a file shared between machines) judges leases by it. It is told:
+a worker warns at start when its clock is off from the machine's (`machine_clock_gap_ms`),
+and stops when its clock is behind an instant already written (`ClockBehind`).
+Several worker processes may share one SQLite file: SQLite's locks
 serialise their transactions, and SQLITE_BUSY is retried inside the engine
 (`core.engine.backends.sqlite`), with a bound. On PostgreSQL workers may run on many
 machines; collisions and lost connections are retried there
@@ -30,13 +35,13 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, TextIO
 
-from core.engine.clock import DatabaseClock
+from core.engine.clock import DatabaseClock, machine_clock_gap_ms
 from core.engine.config import LeaseConfig, Mode
 from core.engine.durations import DurationError, format_duration, parse_duration
 from core.engine.errors import BorrowedKeysError, ConfigError, StoreError
 from core.engine.ids import id_problem
 from core.engine.records import EventRow
-from core.engine.store import LeaseStore
+from core.engine.store import CLOCK_TOLERANCE_MS, LeaseStore
 from core.engine.vocabulary import RESTING_STATUSES
 from core.sim.real import AsyncioEnv
 from core.sim.spec import TASK_KINDS
@@ -76,6 +81,23 @@ def _line(ev: EventRow) -> str:
     return " ".join(parts)
 
 
+def _warn_of_own_clock(worker_id: str) -> None:
+    """On SQLite each process's clock judges its leases: say so when this one's is off."""
+    gap = machine_clock_gap_ms()
+    if abs(gap) <= CLOCK_TOLERANCE_MS:
+        return
+    side = "ahead of" if gap > 0 else "behind"
+    print(
+        f"borrowed-keys worker {worker_id}: warning: this process's clock is "
+        f"{format_duration(round(abs(gap), -3))} {side} the machine's; on SQLite each "
+        f"process's own clock judges leases, so it may take a lease the others still hold "
+        f"(one machine, one clock: use PostgreSQL, whose server clock judges, for clocks of "
+        f"their own)",
+        file=sys.stderr,
+        flush=True,
+    )
+
+
 async def run_worker(options: WorkerOptions, out: TextIO = sys.stdout) -> int:
     """Run one worker until it is told to stop; the exit status."""
     store = await LeaseStore.open_async(
@@ -90,6 +112,8 @@ async def run_worker(options: WorkerOptions, out: TextIO = sys.stdout) -> int:
             file=out,
             flush=True,
         )
+    if not options.db.startswith("postgresql"):
+        _warn_of_own_clock(options.worker_id)
     env = AsyncioEnv()
     worker = Worker(
         options.worker_id, store=store, env=env, config=options.config, mode=options.mode
@@ -182,7 +206,12 @@ def add_parser(subparsers: Any) -> None:
         description=(
             "Run one worker process: it polls the database for tasks, claims them, renews "
             "its lease from a separate heartbeat, checkpoints each step and completes. "
-            "SIGTERM or SIGINT stops it cleanly."
+            "SIGTERM or SIGINT stops it cleanly. The database's clock judges every lease: "
+            "on PostgreSQL the server's, one for every machine; on SQLite, which has no clock "
+            "of its own, the clock of each process that asks, so SQLite means one machine "
+            "and one clock. A worker whose clock is off from the machine's says so when it "
+            "starts, and one whose clock is behind an instant already written to the store "
+            "stops with one line."
         ),
     )
     w.add_argument(

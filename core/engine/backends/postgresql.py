@@ -152,11 +152,30 @@ def _open(target: Target) -> DBConnection:
         "connect_timeout": CONNECT_TIMEOUT_S,
     }
     options: dict[str, Any] = {k: v for k, v in defaults.items() if k not in given}
-    try:
-        conn = psycopg.connect(target.conninfo, autocommit=True, **options)
-    except psycopg.Error as exc:
-        raise StoreError(f"{target.shown}: cannot connect: {_one_line(exc)}") from None
-    return conn
+    give_up = time.monotonic() + RECONNECT_FOR_S
+    delay = 0.05
+    while True:
+        try:
+            return psycopg.connect(target.conninfo, autocommit=True, **options)
+        except psycopg.Error as exc:
+            # A server starting up (or reaching a consistent state after a crash) answers
+            # for a few seconds, then takes connections: that answer is not the URL's fault.
+            if not _not_yet_accepting(exc) or time.monotonic() >= give_up:
+                raise StoreError(f"{target.shown}: cannot connect: {_one_line(exc)}") from None
+        time.sleep(delay)
+        delay = min(delay * 2, 1.0)
+
+
+# SQLSTATE 57P03, cannot_connect_now. A connection refused at start-up may reach us without
+# its code, so the server's own words (as libpq passes them on) are matched too.
+_NOT_YET = ("the database system is starting up", "not yet accepting connections")
+
+
+def _not_yet_accepting(exc: psycopg.Error) -> bool:
+    if getattr(exc, "sqlstate", None) == "57P03":
+        return True
+    text = str(exc)
+    return any(words in text for words in _NOT_YET)
 
 
 class ConnectionLost(StoreError):

@@ -86,6 +86,7 @@ def connect(path: str | os.PathLike[str], *, check_same_thread: bool = True) -> 
                 header = handle.read(16)
             if header != b"SQLite format 3\x00":
                 raise StoreError(f"{target}: not a SQLite database (left untouched)")
+            check_log_belongs(target)
     try:
         conn = sqlite3.connect(target, isolation_level=None, check_same_thread=check_same_thread)
     except sqlite3.Error as exc:
@@ -382,6 +383,120 @@ def _identity(path: str) -> tuple[int, int] | None:
     return st.st_dev, st.st_ino
 
 
+def _written(path: str) -> tuple[int, int] | None:
+    """When the file was last written and how long it is: a copy over it changes these."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return st.st_mtime_ns, st.st_size
+
+
+# The files SQLite keeps beside a database in WAL mode: the log and its shared index.
+LOG_SUFFIXES = ("-wal", "-shm")
+# A log of no more than its header holds no page: nothing to replay.
+_WAL_HEADER = 32
+
+
+class ForeignLog(StoreError):
+    """A write-ahead log beside the file that does not belong to it."""
+
+
+def check_log_belongs(target: str) -> None:
+    """Refuse to open a file whose write-ahead log is another store's.
+
+    SQLite pairs a database with the `-wal` beside it by name alone: a log left by a store
+    whose file was then replaced is replayed into the new file on the next open, and the
+    first WAL flush writes the other store's pages into it ("row 1 missing from index").
+    A log with pages in it is read first through a read-only connection (which never
+    flushes anything), and the task table and its indexes are checked against each other
+    (the part every transaction changes, so a stranger's pages show there; the whole-file
+    check would cost a scan of every table). Damaged: both files are left untouched.
+    """
+    log = f"{target}-wal"
+    try:
+        if os.path.getsize(log) <= _WAL_HEADER:
+            return
+    except OSError:
+        return
+    uri = f"{Path(target).resolve().as_uri()}?mode=ro"
+    try:
+        conn = sqlite3.connect(uri, uri=True)
+    except sqlite3.Error:
+        return  # it cannot be read without writing (no shared index): SQLite's own checks
+    try:
+        tables = {
+            name for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+        }
+        if "agent_tasks" not in tables:
+            return
+        # The store's name through the log against the file's own: a log that holds the
+        # name page of another store (a young one's does) gives itself away at once.
+        in_file = _store_id_in_file(target)
+        through_log = store_id(conn) if "store_meta" in tables else None
+        if in_file is not None and through_log is not None and in_file != through_log:
+            found = [f"it names store {through_log}, the file store {in_file}"]
+        else:
+            found = [row[0] for row in conn.execute("PRAGMA integrity_check(agent_tasks)")]
+    except sqlite3.DatabaseError as exc:
+        found = [str(exc)]
+    finally:
+        conn.close()
+    if found != ["ok"]:
+        raise ForeignLog(
+            f"{target}: its write-ahead log {log} does not fit the file (the log of another "
+            f"store, left when this file was replaced?): {found[0]}; both left untouched "
+            f"(move the log away to open the file as it is)"
+        )
+
+
+def _store_id_in_file(path: str) -> str | None:
+    """The store's name as the file alone holds it (None: not there, or not readable now).
+
+    Neither through the store's own connection (a copy over the file changes no log index,
+    so that connection answers from the pages it keeps in memory) nor through the log (it
+    holds our pages, the name among them while the store is young): `immutable` reads the
+    file's own bytes and nothing beside them.
+    """
+    try:
+        conn = sqlite3.connect(f"{Path(path).resolve().as_uri()}?immutable=1", uri=True)
+    except sqlite3.Error:
+        return None
+    try:
+        return store_id(conn)
+    except sqlite3.Error:
+        return None
+    finally:
+        conn.close()
+
+
+def _another_store_in_file(path: str, ours: str | None) -> bool:
+    """Another store's name in the file, read twice (a page read while a WAL flush writes
+    it could be torn, and a wrong "yes" would give up a live store's log)."""
+    return all((found := _store_id_in_file(path)) is not None and found != ours for _ in range(2))
+
+
+def _disown_logs(path: str, logs: dict[str, tuple[int, int] | None]) -> None:
+    """Empty and remove this store's log and index, if they are still the ones it opened.
+
+    They are named after the file, not tied to it: left beside a file that replaced ours,
+    the next open would replay our pages into that other store. Emptied first, so that no
+    connection still holding them (ours, when it closes) can flush a page of ours into the
+    file that now has our name: a flush reads each page from the log before writing it,
+    and there is none left to read.
+    """
+    for suffix in LOG_SUFFIXES:
+        name = f"{path}{suffix}"
+        if logs.get(suffix) is None or _identity(name) != logs[suffix]:
+            continue  # gone, or another store's by now: not ours to touch
+        try:
+            if suffix == "-wal":
+                os.truncate(name, 0)
+            os.remove(name)
+        except OSError:
+            pass
+
+
 class FileGuard:
     """Notices that the file under an open store was deleted or replaced.
 
@@ -391,22 +506,29 @@ class FileGuard:
     other file can take while this one is held open) is compared before a transaction, at
     most every FILE_CHECK_EVERY_S (a stat costs a few microseconds, a tenth of a heartbeat;
     a transaction in that window goes where it would have gone had the file been deleted
-    a moment later), and the store's own name (in store_meta) now and then, for a file
-    rewritten in place.
+    a moment later), and the store's own name (in store_meta) now and then, and read
+    afresh whenever the file was written by anyone (a copy over it keeps its identity).
+
+    Once gone, the store's log and index are emptied and removed (see `_disown_logs`), so
+    no other store is ever given our pages.
     """
 
     def __init__(self, path: str, conn: sqlite3.Connection) -> None:
         self.path = path
         self.identity = _identity(path)
         self.store_id = store_id(conn)
+        self._written = _written(path)
+        self._logs = {suffix: _identity(f"{path}{suffix}") for suffix in LOG_SUFFIXES}
         self._next_look = 0.0
         self._lost: StoreError | None = None  # once gone, gone for good
 
     def _gone(self, what: str) -> StoreError:
-        self._lost = StoreError(
-            f"{self.path}: the database file was {what} while this store had it open; "
-            f"stopping, so that no work goes into a file nobody else reads"
-        )
+        if self._lost is None:
+            _disown_logs(self.path, self._logs)
+            self._lost = StoreError(
+                f"{self.path}: the database file was {what} while this store had it open; "
+                f"stopping, so that no work goes into a file nobody else reads"
+            )
         return self._lost
 
     def check_file(self) -> None:
@@ -419,7 +541,28 @@ class FileGuard:
         now = _identity(self.path)
         if now != self.identity:
             raise self._gone("deleted" if now is None else "replaced")
+        written = _written(self.path)
+        if written != self._written:
+            self._written = written
+            self._look_at_store_on_disk()
+
+    def _look_at_store_on_disk(self) -> None:
+        if _another_store_in_file(self.path, self.store_id):
+            raise self._gone("replaced by another store")
 
     def check_store(self, conn: sqlite3.Connection) -> None:
         if store_id(conn) != self.store_id:
             raise self._gone("replaced by another store")
+
+    def moved(self) -> bool:
+        """The name no longer holds the file this store opened (or it was found gone)."""
+        return self._lost is not None or _identity(self.path) != self.identity
+
+    def still_ours(self) -> bool:
+        """For a WAL flush: the name still holds our file, and our store is in it."""
+        if self.moved():
+            return False
+        if _another_store_in_file(self.path, self.store_id):
+            self._gone("replaced by another store")
+            return False
+        return True

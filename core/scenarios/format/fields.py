@@ -17,7 +17,7 @@ from pydantic_core import PydanticCustomError
 
 from core.engine.config import Mode
 from core.engine.durations import DurationError, format_duration, parse_duration
-from core.engine.ids import id_problem
+from core.engine.ids import id_problem, shown_text_problem
 from core.scenarios.format.model import (
     MAX_ATTEMPTS,
     MAX_CHOICE_LENGTH,
@@ -68,6 +68,15 @@ def not_blank(value: str) -> str:
 def printable_id(value: str) -> str:
     """The store's own rule for ids (one line of printable text), told on the id's line."""
     problem = id_problem(value)
+    if problem is not None:
+        raise field_error(f" {problem}")
+    return value
+
+
+def shown_line(value: str) -> str:
+    """Text shown on a terminal and a page: one line of printable text (a line break in it
+    would print a line that looks like the program's own, an event's or a check's)."""
+    problem = shown_text_problem(value)
     if problem is not None:
         raise field_error(f" {problem}")
     return value
@@ -137,7 +146,8 @@ def bounded(low: int, high: int) -> Any:
     return Field(ge=low, le=high, strict=True)
 
 
-Text = Annotated[str, Strict()]
+# Every text a file gives is shown on a terminal: none may hold a control character.
+Text = Annotated[str, Strict(), AfterValidator(shown_line)]
 Ident = Annotated[
     str,
     Strict(),
@@ -145,7 +155,7 @@ Ident = Annotated[
     AfterValidator(not_blank),
     AfterValidator(printable_id),
 ]
-NonBlank = Annotated[str, Strict(), AfterValidator(not_blank)]
+NonBlank = Annotated[str, Strict(), AfterValidator(not_blank), AfterValidator(shown_line)]
 Flag = Annotated[bool, Strict()]
 Duration = Annotated[int, BeforeValidator(duration())]
 Instant = Annotated[int | str, BeforeValidator(_instant)]
@@ -159,7 +169,11 @@ ModeName = Annotated[
     str, Strict(), AfterValidator(member_of([m.value for m in Mode], "mode", "modes are"))
 ]
 Choice = Annotated[
-    str, Strict(), StringConstraints(max_length=MAX_CHOICE_LENGTH), AfterValidator(not_blank)
+    str,
+    Strict(),
+    StringConstraints(max_length=MAX_CHOICE_LENGTH),
+    AfterValidator(not_blank),
+    AfterValidator(shown_line),
 ]
 Choices = Annotated[list[Choice], Field(min_length=MIN_CHOICES, max_length=MAX_CHOICES)]
 

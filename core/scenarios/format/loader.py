@@ -1,5 +1,6 @@
 """Reading a scenario: the entry points, and the checks that need the whole file."""
 
+import errno
 import os
 import stat
 from collections.abc import Callable, Sequence
@@ -72,10 +73,20 @@ def read_scenario_file(path: str | Path) -> bytes:
     try:
         fd = os.open(path, flags)
     except FileNotFoundError:
+        if os.path.islink(path):
+            raise ScenarioError(
+                name,
+                None,
+                f"cannot read: a symbolic link to {os.readlink(path)!a}, which does not exist",
+            ) from None
         raise ScenarioError(name, None, "cannot read: no such file") from None
     except IsADirectoryError:
         raise ScenarioError(name, None, "cannot read: it is a directory, not a file") from None
     except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise ScenarioError(
+                name, None, "cannot read: symbolic links that lead round in a loop"
+            ) from None
         raise ScenarioError(name, None, f"cannot read: {exc.strerror or exc}") from None
     try:
         mode = os.fstat(fd).st_mode
@@ -93,6 +104,10 @@ def read_scenario_file(path: str | Path) -> bytes:
             chunks.append(chunk)
             size += len(chunk)
     except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise ScenarioError(
+                name, None, "cannot read: symbolic links that lead round in a loop"
+            ) from None
         raise ScenarioError(name, None, f"cannot read: {exc.strerror or exc}") from None
     finally:
         os.close(fd)

@@ -66,9 +66,45 @@ def parse_toml(source: str, path: str) -> dict[str, Any]:
         message = message[:1].lower() + message[1:]
         raise ScenarioError(path, line, f"bad TOML: {message}") from None
     except RecursionError:
-        raise ScenarioError(path, 1, "bad TOML: nested too deeply") from None
+        raise ScenarioError(path, _deepest_line(source), "bad TOML: nested too deeply") from None
     except (ValueError, OverflowError) as exc:  # e.g. an integer with thousands of digits
         raise ScenarioError(path, 1, f"bad TOML: {exc}") from None
+
+
+def _deepest_line(source: str) -> int:
+    """The line where arrays and inline tables first reach their deepest nesting (the parser
+    gave up somewhere in there, without saying where). Strings and comments are skipped."""
+    depth = deepest = 0
+    line = at = 1
+    quote = ""
+    in_comment = False
+    i = 0
+    while i < len(source):
+        ch = source[i]
+        if ch == "\n":
+            line += 1
+            in_comment = False
+        elif in_comment:
+            pass
+        elif quote:
+            if ch == "\\" and quote == '"':
+                i += 1  # an escaped character, whatever it is
+            elif source.startswith(quote, i):
+                i += len(quote) - 1
+                quote = ""
+        elif ch == "#":
+            in_comment = True
+        elif ch in "\"'":
+            quote = ch * 3 if source.startswith(ch * 3, i) else ch
+            i += len(quote) - 1
+        elif ch in "[{":
+            depth += 1
+            if depth > deepest:
+                deepest, at = depth, line
+        elif ch in "]}":
+            depth = max(0, depth - 1)
+        i += 1
+    return at
 
 
 # -- finding lines in the raw text -----------------------------------------------------------

@@ -77,6 +77,7 @@ class ExploreReport:
     cpu_s: float = 0.0  # processor time, this process's and its finished children's
     jobs: int = 1
     stopped: bool = False  # `stop` said so before the bound: neither exhausted nor bounded
+    capped: bool = False  # stopped by max_states or max_seconds before the depth bound
 
     @property
     def ok(self) -> bool:
@@ -99,6 +100,10 @@ class ExploreReport:
             if self.exhausted
             else f"stopped at depth {self.depth + 1}, not exhausted"
             if self.stopped
+            else f"stopped at {p.max_states} states (--max-states), not exhausted"
+            if self.capped and p.max_states is not None and self.states >= p.max_states
+            else f"stopped after {p.max_seconds:g} s, not exhausted"
+            if self.capped and p.max_seconds is not None
             else f"bounded at depth {p.depth}, not exhausted"
         )
         head = f"{self.states} distinct states, {self.transitions} transitions, depth {self.depth}"
@@ -223,6 +228,7 @@ def explore(
                 on_level(lv)
         report.states = len(seen)
         report.exhausted = not frontier and not full
+        report.capped = full
         report.counterexamples = sorted(found.values(), key=lambda c: (c.length, c.rule))
     finally:
         expander.close()
