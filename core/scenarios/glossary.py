@@ -463,7 +463,7 @@ TRANSCRIPT: Final[dict[str, Word]] = {
     ),
     # the explorer's result where the mode's harm is not safety (its figure from a run)
     "harm_in_run": (
-        "this mode's harm is not safety but {harm}, which a search of free choices cannot "
+        "This mode's harm is not safety but {harm}, which a search of free choices cannot "
         "measure (a worker may always wait, or start over): {value} in {scenario}, "
         "against {correct} in its correct run",
         "这个模式的害处不在安全，而在{harm}；穷举的每一步都是自由选择（执行者总可以等，或重来），"
