@@ -7,6 +7,7 @@ red at the last step for the rule the file is named after, never before, and `pl
 reports that rule. A rule that only the explorer knew would fail here.
 """
 
+import re
 from pathlib import Path
 
 import pytest
@@ -16,7 +17,8 @@ from core.engine.records import EventRow
 from core.scenarios import explore_branch, explore_world
 from core.scenarios.explore import ExploreParams, explore
 from core.scenarios.explore_story import write_counterexamples
-from core.scenarios.format import load_scenario
+from core.scenarios.format import Scenario, load_scenario
+from core.scenarios.glossary import violation_word
 from core.scenarios.harm import harm_line, harm_shown
 from core.scenarios.player import play, render_line
 from core.scenarios.session import Session
@@ -70,7 +72,28 @@ def disagreements(mode: Mode, out: Path) -> list[str]:
         summary = list(play(scenario))[-1]
         if not summary["violations"].get(cex.rule):
             wrong.append(f"{cex.rule}: play reports {summary['violations']}")
+        wrong += [f"{cex.rule}: {w}" for w in narration_faults(scenario, cex.rule)]
     return wrong
+
+
+RULE_IDS = re.compile("|".join(v.value for v in ViolationKind))
+
+
+def narration_faults(scenario: Scenario, rule: str) -> list[str]:
+    """What the file's words get wrong: a `None`, a rule id, "task(s)", or a violating
+    step that does not say why it is one."""
+    faults: list[str] = []
+    words = [scenario.title, scenario.title_zh or "", scenario.summary, scenario.summary_zh or ""]
+    for step in scenario.steps:
+        words += [step.say, step.say_zh or ""]
+    for text in words:
+        if "None" in text or "task(s)" in text or RULE_IDS.search(text):
+            faults.append(f"says {text!r}")
+    last = scenario.steps[-1]
+    en, zh = violation_word(rule, "en"), violation_word(rule, "zh")
+    if f"Broken: {en}: " not in last.say or f"违反规则：{zh}：" not in (last.say_zh or ""):
+        faults.append(f"the last step does not say why: {last.say!r}")
+    return faults
 
 
 @pytest.mark.parametrize("mode", list(Mode))
