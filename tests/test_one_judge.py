@@ -83,15 +83,15 @@ def narration_faults(scenario: Scenario, rule: str) -> list[str]:
     """What the file's words get wrong: a `None`, a rule id, "task(s)", or a violating
     step that does not say why it is one."""
     faults: list[str] = []
-    words = [scenario.title, scenario.title_zh or "", scenario.summary, scenario.summary_zh or ""]
+    words = [scenario.title, scenario.title_zh, scenario.summary, scenario.summary_zh]
     for step in scenario.steps:
-        words += [step.say, step.say_zh or ""]
-    for text in words:
+        words += [step.say, step.say_zh]
+    for text in filter(None, words):
         if "None" in text or "task(s)" in text or RULE_IDS.search(text):
             faults.append(f"says {text!r}")
     last = scenario.steps[-1]
     en, zh = violation_word(rule, "en"), violation_word(rule, "zh")
-    if f"Broken: {en}: " not in last.say or f"违反规则：{zh}：" not in (last.say_zh or ""):
+    if f"Broken: {en}: " not in (last.say or "") or f"违反规则：{zh}：" not in (last.say_zh or ""):
         faults.append(f"the last step does not say why: {last.say!r}")
     return faults
 
