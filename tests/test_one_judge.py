@@ -212,3 +212,18 @@ def test_a_page_breaks_one_rule_at_most() -> None:
     # the current lease's own page after its end: no newer token, the live-lease rule
     (late,) = checker.observe(_ev(5, 2 * TTL + 2, "write_accepted", "b", 2, key="q"))
     assert late.name is ViolationKind.PAGE_WITHOUT_LIVE_LEASE
+
+
+def test_explore_says_a_mode_whose_harm_is_not_safety_with_its_figure(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from core.tools.cli import main
+
+    assert main(["explore", "--mode", "no_checkpoint", "--depth", "2", "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "no violation" in out
+    assert (
+        "This mode's harm is not safety but steps done again, which a search of free choices "
+        "cannot measure (a worker may always wait, or start over): 3 in "
+        "10_mistake_no_checkpoint, against 0 in its correct run"
+    ) in out
