@@ -13,7 +13,15 @@ from typing import NamedTuple
 from core.engine.errors import RejectReason
 from core.engine.records import EventRow
 from core.engine.vocabulary import EventKind
-from core.sim.rules import HeldLease, ViolationKind, claim_verdicts, page_verdict
+from core.sim.rules import (
+    HeldLease,
+    ViolationKind,
+    claim_verdicts,
+    completion_verdict,
+    effect_verdict,
+    page_verdict,
+    stuck_mark,
+)
 from core.sim.rules import page_is_judged_by_lease as judged_by_lease
 from core.sim.spec import WorkerState
 
@@ -236,28 +244,20 @@ class SafetyChecker:
             if name == EventKind.COMPLETED:
                 tokens = self._completions.setdefault(task, set())
                 tokens.add(ev.lease_token or 0)
-                if len(tokens) > 1:
-                    out.append(
-                        self._violate(
-                            ViolationKind.COMPLETED_TWICE,
-                            ev,
-                            f"{task} completed by leases {sorted(tokens)}",
-                        )
-                    )
+                verdict = completion_verdict(len(tokens))
+                if verdict is not None:
+                    detail = f"{task} completed by leases {sorted(tokens)}"
+                    out.append(self._violate(verdict, ev, detail))
         elif name == EventKind.DEAD_LETTERED:
             for lease in self._leases.get(task, []):
                 lease.released = True
         elif name == EventKind.EFFECT_APPLIED:
             key = str(ev.detail.get("key", ev.detail.get("call")))
             self._effects[key] += 1
-            if self._effects[key] > 1:
-                out.append(
-                    self._violate(
-                        ViolationKind.DUPLICATE_EFFECT,
-                        ev,
-                        f"{key} applied {self._effects[key]} times",
-                    )
-                )
+            verdict = effect_verdict(self._effects[key])
+            if verdict is not None:
+                detail = f"{key} applied {self._effects[key]} times"
+                out.append(self._violate(verdict, ev, detail))
         if name in _ENDS:
             self._ended.add(task)
         elif name in _REOPENS:
@@ -354,7 +354,7 @@ class SafetyChecker:
             down = self._holder_down(lease)
             if lease.released or down is None:
                 continue
-            if now - lease.last_renew_at <= 3 * self.ttl_ms:
+            if now <= stuck_mark(lease.last_renew_at, self.ttl_ms):
                 continue
             if not self._out_of_reach(lease, now):
                 continue
@@ -395,7 +395,7 @@ class SafetyChecker:
             if not history:
                 continue
             lease = history[-1]
-            at = lease.last_renew_at + 3 * self.ttl_ms + 1
+            at = stuck_mark(lease.last_renew_at, self.ttl_ms) + 1
             if (
                 not lease.released
                 and self._holder_down(lease) is not None

@@ -112,6 +112,26 @@ def claim_verdicts(
     return out
 
 
+def completion_verdict(leases_completed: int) -> ViolationKind | None:
+    """A task completed under this many leases so far."""
+    return ViolationKind.COMPLETED_TWICE if leases_completed > 1 else None
+
+
+def effect_verdict(times_applied: int) -> ViolationKind | None:
+    """An effect applied this many times under one idempotency key."""
+    return ViolationKind.DUPLICATE_EFFECT if times_applied > 1 else None
+
+
+# A task held out of reach by a dead or stalled holder this many leases past its last
+# heartbeat, while someone could take it over, is stuck.
+STUCK_AFTER_LEASES = 3
+
+
+def stuck_mark(last_renew_at: int, ttl_ms: int) -> int:
+    """The last instant a down holder's task is not yet stuck: from the next one it is."""
+    return last_renew_at + STUCK_AFTER_LEASES * ttl_ms
+
+
 class Harm(enum.StrEnum):
     """What a mistake costs where it breaks no safety rule: the figure that shows it."""
 
