@@ -27,12 +27,13 @@ class ViolationKind(enum.StrEnum):
     # taken from a lease that is not the task's current, live one, though no newer token
     # exists (its holder completed, or its lease ran out with nobody after it).
     PAGE_WITHOUT_LIVE_LEASE = "page_without_live_lease"
-    # "系统真正关心的是：谁在这一刻还持有未过期的执行资格。" One live lease per task: a
-    # claim while the previous lease has not expired makes two.
+    # "系统真正关心的是：谁在这一刻还持有未过期的执行资格。" and the Claim's guard,
+    # "AND (status = 'queued' OR lease_expires_at < NOW())": one live lease per task, so a
+    # claim while the previous lease has not expired (whoever claims) makes two.
     DOUBLE_OWNER = "double_owner"
-    # The Claim's guard, "WHERE task_id = :task_id AND (status = 'queued' OR
-    # lease_expires_at < NOW())", read with "若 worker 成功完成，ack 删除任务；": a task
-    # done, given up or waiting for a human is never lent out again by a claim.
+    # "若 worker 成功完成，ack 删除任务；" and "审批信号到来后重新 claim；": a task done,
+    # given up or waiting for a human is never lent out again by a claim (the Claim's own
+    # guard, as printed, has no status in its expiry half: seed_sql shows what follows).
     RECLAIMED_AFTER_END = "reclaimed_after_end"
     # "fence_token       只增不减的围栏令牌" and "每次 claim / re-claim 任务时生成更大的
     # token；" Judged where claims issue fence tokens: before the fence tag, and where
