@@ -19,9 +19,10 @@ from core.engine.config import Mode
 class ViolationKind(enum.StrEnum):
     """A safety rule broken (the `reason` of a `violation` line, a scenario's `violation`)."""
 
-    # "存储层或状态机只接受当前最大的 token。" A page taken with a token older than the
-    # newest one issued for its task (before the fence tag, its lease token: "lease_token
-    # 本轮租约或版本号").
+    # "存储层或状态机只接受当前最大的 token。" and the 围栏签's rule, "若某页已经见过更大
+    # 的编号，较小编号的写入一律作废。" A page taken with a token older than the newest one
+    # issued for its task (before the fence tag, its lease token: "lease_token 本轮租约或
+    # 版本号").
     STALE_WRITE_ACCEPTED = "stale_write_accepted"
     # "谁写入总册，除了要拿出当前有效的租牌，还要在每一页角落压上自己的围栏签编号" A page
     # taken from a lease that is not the task's current, live one, though no newer token
