@@ -41,16 +41,15 @@ from core.tools.cli import main
 SHORTEST: dict[Mode, dict[str, int]] = {
     Mode.NO_FENCING: {"page_without_live_lease": 3, "stale_write_accepted": 4},
     Mode.SEED_SQL: {"reclaimed_after_end": 4, "completed_twice": 5},
-    Mode.NO_IDEMPOTENCY: {"duplicate_effect": 4},
-    Mode.CLIENT_CLOCK: {"double_owner": 4, "two_live_leases": 4},
-    Mode.NO_EXPIRY: {"fence_not_newer": 1, "stuck_task": 3},
-    # Before the fence tag no claim draws a fence token, and the ledger takes any page; a
-    # stale page is told by its lease token (the checker remembers the newest issued).
-    Mode.BEFORE_FENCE: {
-        "fence_not_newer": 1,
-        "page_without_live_lease": 3,
-        "stale_write_accepted": 4,
-    },
+    # claim; the effect twice, before any page
+    Mode.NO_IDEMPOTENCY: {"duplicate_effect": 3},
+    # claim; a skew past the lease; claim
+    Mode.CLIENT_CLOCK: {"double_owner": 3},
+    Mode.NO_EXPIRY: {"stuck_task": 3},
+    # Before the fence tag a claim issues no fence token by design (no rule is broken by
+    # it), and the ledger takes any page; a stale page is told by its lease token (the
+    # checker remembers the newest issued).
+    Mode.BEFORE_FENCE: {"page_without_live_lease": 3, "stale_write_accepted": 4},
 }
 
 
@@ -94,7 +93,7 @@ def test_the_written_counterexample_plays_and_its_expectations_hold(
     stale = next(c for c in written if c.rule == "stale_write_accepted")
     assert stale.path is not None
     assert main(["play", stale.path]) == 0
-    assert "stale_write_accepted" in capsys.readouterr().out
+    assert "stale write accepted × 1" in capsys.readouterr().out
     scenario = parse_scenario(Path(stale.path).read_bytes(), stale.path)
     assert len(scenario.steps) == stale.length == 4
     assert all(s.say and s.say_zh for s in scenario.steps)
@@ -218,7 +217,7 @@ def test_the_command_exits_1_and_writes_the_counterexample(
 ) -> None:
     code = main(["explore", "--mode", "no_idempotency", "--depth", "4", "--out", str(tmp_path)])
     assert code == 1
-    assert "duplicate_effect: 4 steps" in capsys.readouterr().out
+    assert "side effect done twice: 3 steps" in capsys.readouterr().out
     assert [p.name for p in tmp_path.iterdir()] == ["explore-no_idempotency-duplicate_effect.toml"]
 
 
@@ -261,9 +260,15 @@ def test_the_narration_says_what_the_engine_did() -> None:
     report = explore(params)
     double = next(c for c in report.counterexamples if c.rule == "double_owner")
     text = scenario_text(params, double)
-    assert "Linzhou's own clock runs 15s ahead" in text
-    assert "临舟自己的时钟比库房快了 15s" in text
-    assert "Broken: double_owner." in text
+    # claim; a skew past the lease; claim: no waiting needed
+    assert double.length == 3
+    assert "Acheng's own clock runs 45s ahead" in text
+    assert "阿澄自己的时钟比库房快了 45s" in text
+    assert (
+        "Broken: two live leases at once: Acheng's lease 1 is still live, until "
+        "0:00:30.000, and lease 2 exists now." in text
+    )
+    assert "违反规则：同时有两份未过期的租约：阿澄的租约号 1 仍然有效" in text
 
 
 @pytest.mark.parametrize("mode", [Mode.NO_FENCING, Mode.CLIENT_CLOCK])

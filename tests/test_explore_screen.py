@@ -198,10 +198,10 @@ async def test_it_lists_what_it_found_and_plays_the_chosen_one(tmp_path: Path, l
         await _settle(pilot, screen)
         expected = {
             "en": [
-                "a finished task lent out again · 4 steps",
-                "completed_twice · 5 steps",
+                "finished task lent out again · 4 steps",
+                "task completed twice · 5 steps",
             ],
-            "zh": ["已结束的任务又被借出 · 4 步", "完成了两次 · 5 步"],
+            "zh": ["已结束的任务又被借出 · 4 步", "任务完成了两次 · 5 步"],
         }
         assert labels(screen) == expected[lang]
         assert sorted(p.name for p in (tmp_path / "explore").iterdir()) == [
@@ -219,7 +219,11 @@ async def test_it_lists_what_it_found_and_plays_the_chosen_one(tmp_path: Path, l
             await pilot.press("n")
         await pilot.pause()
         assert main.session.position == 5
-        assert main.session.snapshot().violations == {"completed_twice": 1}
+        # lent out again at its 4th step, completed twice at its 5th
+        assert main.session.snapshot().violations == {
+            "reclaimed_after_end": 1,
+            "completed_twice": 1,
+        }
 
 
 @bounded(60)

@@ -10,7 +10,6 @@ import pytest
 from core.engine.config import Mode
 from core.scenarios.format import load_scenario
 from core.search.explore.bfs import ExploreParams, explore
-from core.search.explore.canonical import read
 from core.search.explore.world import broken_rules
 from core.sim.simulation import Simulation
 from tests.simkit import named
@@ -47,17 +46,17 @@ def test_the_lesson_is_still_a_shortest_trace_of_its_mode(lesson: Lesson) -> Non
 
 
 def rules_broken_by_each_step(file: str) -> list[list[str]]:
-    """The rules each acting step breaks, judged as the explorer judges a transition (the
-    checker's and the seed's)."""
+    """The rules each acting step breaks, judged as the explorer judges a transition (by
+    the checker behind the safety light)."""
     scenario = load_scenario(SCENARIOS / file)
     sim = Simulation(scenario.settings)
     out = []
     for step in scenario.steps:
         if step.action is None:
             continue
-        before, seq, found = read(sim).rows, sim.last_event_seq, len(sim.checker.found)
+        found = len(sim.checker.found)
         assert sim.apply(step.action).ok
-        out.append(broken_rules(sim, found, before, sim.events(seq), read(sim).rows))
+        out.append(broken_rules(sim, found))
     sim.close()
     return out
 
@@ -95,8 +94,8 @@ def test_22_in_its_correct_twin_refuses_the_page_as_not_running() -> None:
     sim.close()
 
 
-def test_22_breaks_no_checker_rule_only_the_seeds() -> None:
-    # "The checker's stale-write rule says nothing, since no newer token exists"
+def test_22_breaks_the_live_lease_rule_not_the_stale_write_rule() -> None:
+    # "No newer token exists, so this is not a stale write; the seed's rule is broken"
     assert rules_broken_by_each_step("22_explored_page_after_done.toml")[-1] == [
         "page_without_live_lease"
     ]

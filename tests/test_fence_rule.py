@@ -256,10 +256,13 @@ def test_stale_write_means_behind_the_newest_fence_token_issued_for_the_task() -
 
 def test_an_expired_holder_writing_before_anyone_takes_over_is_not_stale() -> None:
     """No newer token exists yet, so nothing the checker can call stale; the store refuses
-    the write anyway (`expired`), and in no_fencing mode it is merely late."""
+    the write anyway (`expired`). In no_fencing mode it takes the page, which breaks the
+    seed's other half: a page needs the current, live lease."""
     checker = SafetyChecker(ttl_ms=TTL)
     checker.observe(_ev(1, 0, "claimed", "t1", "a", 1, expires_at=TTL))
-    assert checker.observe(_ev(2, TTL + 5, "write_accepted", "t1", "a", 1, key="p")) == []
+    (found,) = checker.observe(_ev(2, TTL + 5, "write_accepted", "t1", "a", 1, key="p"))
+    assert found.name == "page_without_live_lease"
+    assert checker.violations == {"page_without_live_lease": 1}
 
 
 def test_every_refused_page_counts_as_a_step_worked_for_nothing() -> None:

@@ -12,6 +12,7 @@ from core.scenarios import glossary
 from core.scenarios.format import TASK_STATUSES, WORKER_STATES, load_scenario
 from core.scenarios.player import event_label, play, reason_label, render_line
 from core.sim.checker import ViolationKind
+from core.sim.rules import Harm
 from core.sim.spec import ACTION_TYPES, WorkerState
 from demo import i18n
 from demo.screens.help import help_renderable
@@ -40,6 +41,7 @@ def test_every_name_the_core_knows_has_a_chinese_word() -> None:
     assert set(WORKER_STATES) <= set(glossary.WORKER_STATES)
     assert {r.value for r in RejectReason} <= set(glossary.REASONS)
     assert {v.value for v in ViolationKind} <= set(glossary.VIOLATIONS)
+    assert {h.value for h in Harm} == set(glossary.HARMS)
     assert {m.value for m in Mode} <= set(glossary.MODES)
     assert set(ACTION_TYPES) <= set(glossary.ACTIONS)
 
@@ -80,7 +82,20 @@ def test_the_english_of_a_store_name_is_the_name_itself() -> None:
     # so an English transcript spells exactly what --json and the scenario files spell
     for table in (glossary.EVENTS, glossary.REASONS, glossary.TASK_STATUSES):
         assert all(en == name for name, (en, _zh) in table.items())
-    assert all(en == name for name, (en, _zh) in glossary.VIOLATIONS.items())
+
+
+def test_a_broken_rule_is_a_phrase_never_its_id() -> None:
+    # the light and the summary name what broke in the run's language
+    for name, (en, zh) in glossary.VIOLATIONS.items():
+        assert "_" not in en and en != name and zh != name
+    counts = {"stale_write_accepted": 1, "double_owner": 2, "stuck_task": 0}
+    assert glossary.violations_phrase(counts, "en") == (
+        "stale write accepted × 1, two live leases at once × 2"
+    )
+    assert glossary.violations_phrase(counts, "zh") == (
+        "过期写入被接受 × 1，同时有两份未过期的租约 × 2"
+    )
+    assert glossary.violations_phrase({}, "en") == ""
 
 
 @pytest.mark.parametrize("name", sorted(EVERY_TABLE))

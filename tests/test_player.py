@@ -159,7 +159,8 @@ def test_fake_facade_is_enough() -> None:
     )
     recs = list(play(s, make_sim=lambda _settings: Fake()))
     assert recs[-1] == {"type": "summary", "t": 1.0, "passed": 1, "failed": 0,
-                        "violations": {"double_owner": 0, "duplicate_effect": 1}}  # fmt: skip
+                        "violations": {"double_owner": 0, "duplicate_effect": 1},
+                        "harm": None}  # fmt: skip
 
 
 def test_transcript_lines_in_both_languages() -> None:

@@ -5,8 +5,9 @@ the screen speaks the essay's terms (租约, 心跳续约, 围栏令牌, 检查�
 chapters speak the story's (租牌, 续沙, 围栏签, 暂存木匣). A worker is a worker or 执行者.
 
 Each table maps a name the code uses (an event, a reason, a status, ...) to (en, zh). The
-English of events, reasons, statuses, worker states and violations is the name itself, so
-an English transcript shows exactly what `--json` and the scenario files spell.
+English of events, reasons, statuses and worker states is the name itself, so an English
+transcript shows exactly what `--json` and the scenario files spell; a broken rule is a
+phrase (the light and the summary name what broke, never an id).
 """
 
 import re
@@ -201,13 +202,23 @@ REASONS: Final[dict[str, Word]] = {
     "renew_deadline_passed": ("renew_deadline_passed", "过了续约截止时刻"),
 }
 
-# What the safety checker counts.
+# The safety rules the checker judges (core/sim/rules.py), as the light and the summary
+# name what broke: a phrase, never the rule's id.
 VIOLATIONS: Final[dict[str, Word]] = {
-    "stale_write_accepted": ("stale_write_accepted", "收下了过期写入"),
-    "double_owner": ("double_owner", "两人同时持有"),
-    "duplicate_effect": ("duplicate_effect", "副作用重复执行"),
-    "completed_twice": ("completed_twice", "完成了两次"),
-    "stuck_task": ("stuck_task", "任务卡死"),
+    "stale_write_accepted": ("stale write accepted", "过期写入被接受"),
+    "page_without_live_lease": ("page without a live lease", "无有效租约的写入被接受"),
+    "double_owner": ("two live leases at once", "同时有两份未过期的租约"),
+    "reclaimed_after_end": ("finished task lent out again", "已结束的任务又被借出"),
+    "fence_not_newer": ("claim without a newer fence token", "领取时没有更大的围栏令牌"),
+    "completed_twice": ("task completed twice", "任务完成了两次"),
+    "duplicate_effect": ("side effect done twice", "副作用重复执行"),
+    "stuck_task": ("task stuck out of reach", "任务卡死"),
+}
+
+# What a mistake costs where it breaks no safety rule (core/sim/rules.py, `Harm`).
+HARMS: Final[dict[str, Word]] = {
+    "steps_done_again": ("steps done again", "重做的步数"),
+    "time_out_of_reach": ("the longest a task stayed out of reach", "任务无人可接的最长时间"),
 }
 
 # The engine's modes: the correct one, or one of the seed's mistakes switched on.
@@ -445,6 +456,19 @@ TRANSCRIPT: Final[dict[str, Word]] = {
     "failed": ("failed", "未通过"),
     "violations": ("violations", "安全违规"),
     "none": ("none", "无"),
+    # where a mode's mistake breaks no safety rule, what it costs instead
+    "harm_not_safety": (
+        "this mode's harm is not safety but {harm}: {value}",
+        "这个模式的害处不在安全，而在{harm}：{value}",
+    ),
+    # the explorer's result where the mode's harm is not safety (its figure from a run)
+    "harm_in_run": (
+        "This mode's harm is not safety but {harm}, which a search of free choices cannot "
+        "measure (a worker may always wait, or start over): {value} in {scenario}, "
+        "against {correct} in its correct run",
+        "这个模式的害处不在安全，而在{harm}；穷举的每一步都是自由选择（执行者总可以等，或重来），"
+        "量不出这个数：{scenario} 里是 {value}，正确做法下是 {correct}",
+    ),
     "start": ("start", "开始"),
     "mode": ("mode", "模式"),
     "seed": ("seed", "种子"),
@@ -475,6 +499,19 @@ def state_word(name: str, lang: str) -> str:
 
 def violation_word(name: str, lang: str) -> str:
     return lookup(VIOLATIONS, name, lang)
+
+
+def harm_word(name: str, lang: str) -> str:
+    return lookup(HARMS, name, lang)
+
+
+def violations_phrase(counts: Mapping[str, int], lang: str) -> str:
+    """What broke, each rule by its phrase with how often ("stale write accepted × 1"), in
+    the order of the rules' table; empty if nothing did."""
+    order = {name: i for i, name in enumerate(VIOLATIONS)}
+    named = sorted((n for n, k in counts.items() if k), key=lambda n: (order.get(n, len(order)), n))
+    sep = "，" if lang == "zh" else ", "
+    return sep.join(f"{violation_word(n, lang)} × {counts[n]}" for n in named)
 
 
 def mode_word(name: str, lang: str) -> str:

@@ -29,13 +29,15 @@ from core.scenarios.glossary import (
     box_contents,
     concept_word,
     event_word,
+    harm_word,
     lookup,
     mode_word,
     reason_word,
-    violation_word,
+    violations_phrase,
 )
 from core.scenarios.sentences import expectation_sentence
 from core.scenarios.writer import action_items
+from core.sim.rules import Harm, harm_figure
 from core.sim.snapshot import Snapshot
 from core.sim.spec import Action, SimSettings, in_language
 
@@ -317,12 +319,16 @@ def play(
                     "found": found,
                 }
     snap = sim.snapshot()
+    harm = harm_figure(
+        scenario.settings.mode, snap.metrics.wasted_steps, snap.metrics.recovery_time_ms
+    )
     yield {
         "type": "summary",
         "t": sim.now_ms / 1000,
         "passed": result.passed,
         "failed": result.failed,
         "violations": {k: v for k, v in sorted(snap.violations.items())},
+        "harm": None if harm is None else {"name": str(harm[0]), "value": harm[1]},
     }
     close = getattr(sim, "close", None)
     if callable(close):
@@ -371,6 +377,13 @@ def word(key: str, lang: str, **fmt: object) -> str:
 def labelled(key: str, lang: str) -> str:
     """A word of the table as a label: "mode: ", "模式：" (Chinese takes the full-width colon)."""
     return word(key, lang) + ("：" if lang == "zh" else ": ")
+
+
+def harm_text(name: str, value: int, lang: str) -> str:
+    """A harm that is not safety, with its figure: "this mode's harm is not safety but
+    steps done again: 3" (a time is a duration)."""
+    shown = format_duration(value) if name == Harm.TIME_OUT_OF_REACH else str(value)
+    return word("harm_not_safety", lang, harm=harm_word(name, lang), value=shown)
 
 
 def event_label(name: str, lang: str) -> str:
@@ -489,8 +502,12 @@ def render_line(record: Record, lang: str = "en", *, toml: bool = False) -> list
         return pieces
     if kind == "summary":
         violations = record["violations"]
-        named = {violation_word(k, lang): v for k, v in violations.items()}
-        shown = _tally_counts(named) or word("none", lang)
+        shown = violations_phrase(violations, lang) or word("none", lang)
+        harm = record.get("harm")
+        if harm and not any(violations.values()):
+            shown += ("；" if lang == "zh" else "; ") + harm_text(
+                str(harm["name"]), int(harm["value"]), lang
+            )
         failed = record["failed"]
         return [
             ("\n", ""),

@@ -5,7 +5,6 @@ idle), so the same checker can judge a simulated run, a replay, or the events ta
 real worker processes.
 """
 
-import enum
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -14,21 +13,29 @@ from typing import NamedTuple
 from core.engine.errors import RejectReason
 from core.engine.records import EventRow
 from core.engine.vocabulary import EventKind
+from core.sim.rules import (
+    HeldLease,
+    ViolationKind,
+    claim_verdicts,
+    completion_verdict,
+    effect_verdict,
+    page_verdict,
+    stuck_mark,
+)
+from core.sim.rules import page_is_judged_by_lease as judged_by_lease
 from core.sim.spec import WorkerState
 
-
-class ViolationKind(enum.StrEnum):
-    """A safety rule the checker saw broken (the `reason` of a `violation` line)."""
-
-    STALE_WRITE_ACCEPTED = "stale_write_accepted"
-    DOUBLE_OWNER = "double_owner"
-    DUPLICATE_EFFECT = "duplicate_effect"
-    COMPLETED_TWICE = "completed_twice"
-    STUCK_TASK = "stuck_task"
+__all__ = ["CheckerMemory", "LeaseMemory", "SafetyChecker", "Violation", "ViolationKind"]
 
 
 # Events that end a lease normally: the holder let go, nobody lost it.
 _RELEASES = frozenset({EventKind.COMPLETED, EventKind.PARKED, EventKind.FAILED})
+# Events after which a task is done, given up or waiting for a human (no claim may take
+# it), and those after which it is in the queue again.
+_ENDS = frozenset(
+    {EventKind.COMPLETED, EventKind.DEAD_LETTERED, EventKind.PARKED, EventKind.REJECTED}
+)
+_REOPENS = frozenset({EventKind.ENQUEUED, EventKind.FAILED, EventKind.APPROVED})
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,6 +97,9 @@ class _LeaseRecord:
             self.orphaned,
         )
 
+    def held(self) -> HeldLease:
+        return HeldLease(self.worker_id, self.lease_token, self.expires_at, self.released)
+
 
 @dataclass
 class SafetyChecker:
@@ -97,6 +107,8 @@ class SafetyChecker:
 
     ttl_ms: int
     expiry_enabled: bool = True
+    # whether claims issue fence tokens (not before the fence tag, nor without expiry)
+    fence_tokens: bool = True
     violations: Counter[str] = field(default_factory=Counter)
     found: list[Violation] = field(default_factory=list)
     wasted_steps: int = 0
@@ -110,12 +122,14 @@ class SafetyChecker:
     _down: dict[str, WorkerState] = field(default_factory=dict)  # worker -> DEAD | STALLED
     _stuck_reported: set[tuple[str, int]] = field(default_factory=set)
     _pairs_reported: set[tuple[str, int, int]] = field(default_factory=set)
+    _ended: set[str] = field(default_factory=set)  # done, dead or waiting
 
     def copy(self) -> "SafetyChecker":
         """An independent checker that remembers what this one does (to branch a run)."""
         return SafetyChecker(
             ttl_ms=self.ttl_ms,
             expiry_enabled=self.expiry_enabled,
+            fence_tokens=self.fence_tokens,
             violations=Counter(self.violations),
             found=list(self.found),
             wasted_steps=self.wasted_steps,
@@ -129,6 +143,7 @@ class SafetyChecker:
             _down=dict(self._down),
             _stuck_reported=set(self._stuck_reported),
             _pairs_reported=set(self._pairs_reported),
+            _ended=set(self._ended),
         )
 
     def memory(self, now_ms: int, horizon_ms: int) -> CheckerMemory:
@@ -139,7 +154,8 @@ class SafetyChecker:
         Released leases are left out: no rule looks at them again. The counts of violations
         and wasted steps are not verdicts to come, and are left out too; so is how often an
         effect was applied or a task completed past the second time, which no rule tells
-        from the second.
+        from the second. Which tasks have ended is left out too: it is each task's status,
+        which the store's rows say (every change of it writes the event the checker reads).
         """
 
         def rel(at: int) -> int:
@@ -178,8 +194,9 @@ class SafetyChecker:
         self.found.append(v)
         return v
 
-    def _live(self, lease: _LeaseRecord, at: int) -> bool:
-        return not lease.released and (not self.expiry_enabled or at <= lease.expires_at)
+    def _current(self, task: str) -> HeldLease | None:
+        history = self._leases.get(task)
+        return history[-1].held() if history else None
 
     def observe(self, ev: EventRow) -> list[Violation]:
         """Take one event; return the violations it reveals."""
@@ -187,24 +204,28 @@ class SafetyChecker:
         name = ev.event
         task = ev.task_id or ""
         if name == EventKind.WRITE_ACCEPTED:
-            # Stale: the task has issued a newer fence token than the writer's, whoever
-            # wrote this page before (or nobody did).
             key = str(ev.detail.get("key"))
-            if ev.fence_token is None and ev.lease_token is not None:
+            if judged_by_lease(ev.fence_token, ev.lease_token):
                 # The world before the fence tag issues none: a newer lease token is the
                 # same sign that someone has claimed the task since.
-                token, newest, which = ev.lease_token, self._newest_lease.get(task, 0), "lease"
+                token, newest, which = ev.lease_token or 0, self._newest_lease.get(task, 0), "lease"
             else:
                 token, newest = ev.fence_token or 0, self._newest_fence.get(task, 0)
                 which = "fence"
-            if token < newest:
-                out.append(
-                    self._violate(
-                        ViolationKind.STALE_WRITE_ACCEPTED,
-                        ev,
-                        f"{key} accepted {which} {token} while {task}'s newest is {newest}",
-                    )
-                )
+            verdict = page_verdict(
+                token,
+                newest,
+                ev.lease_token or 0,
+                self._current(task),
+                ev.at,
+                self.expiry_enabled,
+            )
+            if verdict is ViolationKind.STALE_WRITE_ACCEPTED:
+                detail = f"{key} accepted {which} {token} while {task}'s newest is {newest}"
+                out.append(self._violate(verdict, ev, detail))
+            elif verdict is not None:
+                detail = f"{key} accepted under lease {ev.lease_token}, not {task}'s live one"
+                out.append(self._violate(verdict, ev, detail))
             self._count_step_run(key)
         elif name == EventKind.WRITE_REJECTED and ev.reason != RejectReason.PARTITIONED:
             # The step was worked and its page refused: whoever does it next does it again.
@@ -223,29 +244,25 @@ class SafetyChecker:
             if name == EventKind.COMPLETED:
                 tokens = self._completions.setdefault(task, set())
                 tokens.add(ev.lease_token or 0)
-                if len(tokens) > 1:
-                    out.append(
-                        self._violate(
-                            ViolationKind.COMPLETED_TWICE,
-                            ev,
-                            f"{task} completed by leases {sorted(tokens)}",
-                        )
-                    )
+                verdict = completion_verdict(len(tokens))
+                if verdict is not None:
+                    detail = f"{task} completed by leases {sorted(tokens)}"
+                    out.append(self._violate(verdict, ev, detail))
         elif name == EventKind.DEAD_LETTERED:
             for lease in self._leases.get(task, []):
                 lease.released = True
         elif name == EventKind.EFFECT_APPLIED:
             key = str(ev.detail.get("key", ev.detail.get("call")))
             self._effects[key] += 1
-            if self._effects[key] > 1:
-                out.append(
-                    self._violate(
-                        ViolationKind.DUPLICATE_EFFECT,
-                        ev,
-                        f"{key} applied {self._effects[key]} times",
-                    )
-                )
-        elif name in (EventKind.KILLED, EventKind.RESTARTED) and ev.worker_id:
+            verdict = effect_verdict(self._effects[key])
+            if verdict is not None:
+                detail = f"{key} applied {self._effects[key]} times"
+                out.append(self._violate(verdict, ev, detail))
+        if name in _ENDS:
+            self._ended.add(task)
+        elif name in _REOPENS:
+            self._ended.discard(task)
+        if name in (EventKind.KILLED, EventKind.RESTARTED) and ev.worker_id:
             # A crash loses the worker's memory: even after a restart under the same id,
             # nobody will renew the leases it held, so they stay orphaned. A restart of a
             # worker that was not killed first is a crash too. Either way the worker is no
@@ -269,24 +286,37 @@ class SafetyChecker:
         out: list[Violation] = []
         task = ev.task_id or ""
         worker = ev.worker_id or ""
-        self._newest_fence[task] = max(self._newest_fence.get(task, 0), ev.fence_token or 0)
+        newest_fence = self._newest_fence.get(task, 0)
+        self._newest_fence[task] = max(newest_fence, ev.fence_token or 0)
         self._newest_lease[task] = max(self._newest_lease.get(task, 0), ev.lease_token or 0)
         history = self._leases.setdefault(task, [])
-        for old in history:
-            if old.released or old.worker_id == worker:
-                continue
-            if self._live(old, ev.at):
-                pair = (task, old.lease_token, ev.lease_token or 0)
-                if pair not in self._pairs_reported:
-                    self._pairs_reported.add(pair)
-                    out.append(
-                        self._violate(
-                            ViolationKind.DOUBLE_OWNER,
-                            ev,
-                            f"{worker} claimed {task} while {old.worker_id}'s lease "
-                            f"{old.lease_token} was live until {old.expires_at}",
-                        )
-                    )
+        previous = history[-1] if history else None
+        fence = ev.fence_token or 0
+        verdicts = claim_verdicts(
+            previous.held() if previous is not None else None,
+            task in self._ended,
+            fence,
+            newest_fence,
+            ev.at,
+            expiry=self.expiry_enabled,
+            fence_tokens=self.fence_tokens,
+        )
+        self._ended.discard(task)
+        for verdict in verdicts:
+            if verdict is ViolationKind.DOUBLE_OWNER and previous is not None:
+                pair = (task, previous.lease_token, ev.lease_token or 0)
+                if pair in self._pairs_reported:
+                    continue
+                self._pairs_reported.add(pair)
+                detail = (
+                    f"{worker} claimed {task} while {previous.worker_id}'s lease "
+                    f"{previous.lease_token} was live until {previous.expires_at}"
+                )
+            elif verdict is ViolationKind.RECLAIMED_AFTER_END:
+                detail = f"{worker} claimed {task} after it had ended"
+            else:
+                detail = f"{worker} claimed {task} with fence {fence}, not above {newest_fence}"
+            out.append(self._violate(verdict, ev, detail))
         if history:
             previous = history[-1]
             if not previous.released:
@@ -324,7 +354,7 @@ class SafetyChecker:
             down = self._holder_down(lease)
             if lease.released or down is None:
                 continue
-            if now - lease.last_renew_at <= 3 * self.ttl_ms:
+            if now <= stuck_mark(lease.last_renew_at, self.ttl_ms):
                 continue
             if not self._out_of_reach(lease, now):
                 continue
@@ -365,7 +395,7 @@ class SafetyChecker:
             if not history:
                 continue
             lease = history[-1]
-            at = lease.last_renew_at + 3 * self.ttl_ms + 1
+            at = stuck_mark(lease.last_renew_at, self.ttl_ms) + 1
             if (
                 not lease.released
                 and self._holder_down(lease) is not None

@@ -161,7 +161,9 @@ class Simulation(SaveRestore):
         # workers.
         self.store_load = StoreLoad()
         self.checker = SafetyChecker(
-            ttl_ms=self.config.ttl_ms, expiry_enabled=settings.mode is not Mode.NO_EXPIRY
+            ttl_ms=self.config.ttl_ms,
+            expiry_enabled=settings.mode is not Mode.NO_EXPIRY,
+            fence_tokens=settings.mode.issues_fence_tokens,
         )
         self.workers: dict[str, Worker] = {}
         self._live_leases: dict[str, tuple[int, int, str | None, int]] = {}

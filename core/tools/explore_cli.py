@@ -12,6 +12,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from core.engine.config import Mode
+from core.scenarios.glossary import violation_word
+from core.scenarios.harm import harm_line, harm_shown
 from core.search.explore.bfs import DEFAULT_DEPTH, ExploreParams, ExploreReport, Level, explore
 from core.tools.options import Parser, out_dir_problem, out_of_range
 
@@ -122,7 +124,7 @@ def command(args: Any) -> int:
         print(f"borrowed-keys explore: --out {args.out}: {exc.strerror or exc}", file=sys.stderr)
         return EXIT_BAD_ARGS
     if args.json:
-        doc: Any = [r.summary() for r in reports]
+        doc: Any = [_with_harm(r) for r in reports]
         print(json.dumps(doc if args.all_modes else doc[0], indent=2, ensure_ascii=False))
     else:
         out = Console(highlight=False, soft_wrap=True)
@@ -158,10 +160,27 @@ def _run(args: Any, mode: Mode, err: Any, on_written: Callable[[str], None]) -> 
     return report
 
 
+def _with_harm(report: ExploreReport) -> dict[str, Any]:
+    doc = report.summary()
+    shown = harm_shown(report.params.mode)
+    if shown is not None:
+        doc["harm"] = {
+            "name": str(shown.harm),
+            "scenario": shown.scenario,
+            "value": shown.value,
+            "correct": shown.correct,
+        }
+    return doc
+
+
 def _print(console: Any, report: ExploreReport) -> None:
     p = report.params
     console.print(f"borrowed-keys explore: {p.mode.value} mode")
     console.print(f"  {report.claim()}")
+    if report.ok:
+        harm = harm_line(p.mode, "en")
+        if harm is not None:
+            console.print(f"  {harm}")
     console.print(
         f"  {report.elapsed_s:.1f} s with {report.jobs} job(s) ({report.cpu_s:.1f} s of "
         f"processor time): {report.states_per_s:,.0f} distinct states/s, "
@@ -172,7 +191,7 @@ def _print(console: Any, report: ExploreReport) -> None:
         state = {True: "verified", False: "NOT VERIFIED", None: ""}[c.verified]
         steps = f"{c.length} step" + ("" if c.length == 1 else "s")
         console.print(
-            f"  {c.rule}: {steps}, after {c.states_before} states, "
+            f"  {violation_word(c.rule, 'en')}: {steps}, after {c.states_before} states, "
             f"{c.elapsed_s:.1f} s: {where} {state}".rstrip()
         )
         if c.detail:

@@ -21,6 +21,7 @@ from textual.worker import Worker, WorkerState
 
 from core.engine.config import Mode
 from core.scenarios.format import ScenarioError
+from core.scenarios.harm import harm_line
 from core.scenarios.library import open_scenario
 from core.search.explore.bfs import (
     ENGINE_ERROR,
@@ -208,6 +209,9 @@ class ExploreScreen(ModalScreen[None]):
         if not found:
             none = tr("explore_none", self.lang, bound=self.params.depth, states=report.states)
             options.add_option(Option(none, disabled=True))
+            harm = harm_line(self.params.mode, self.lang)
+            if harm is not None:  # "no rule broken" alone would read as a pass
+                options.add_option(Option(harm, disabled=True))
             return
         for i, c in enumerate(found):
             key = "explore_crash" if c.path is None else "explore_found"

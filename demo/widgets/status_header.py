@@ -6,7 +6,7 @@ from rich.text import Text
 from textual.widgets import Static
 
 from core.engine.durations import format_clock
-from core.scenarios.glossary import violation_word
+from core.scenarios.glossary import violations_phrase
 from demo.i18n import tr
 
 
@@ -41,7 +41,8 @@ def header_fields(state: HeaderState) -> list[Text]:
         Text(tr("playing" if state.playing else "paused", lang)),
     ]
     if state.violations:
-        spelled = " ".join(f"{violation_word(name, lang)}×{n}" for name, n in state.violations)
+        # what broke, in the run's language: "stale write accepted × 1"
+        spelled = violations_phrase(dict(state.violations), lang)
         fields.append(Text.assemble((" ● ", "bold white on red"), (f" {spelled}", "bold red")))
     else:
         fields.append(

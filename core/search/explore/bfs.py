@@ -11,9 +11,10 @@ lease it remembers, each fault, approve / reject of a waiting task, and the pass
 time to each instant where something can change. Each state reached is reduced to a
 canonical form (core/search/explore/canonical.py) and visited once.
 
-Every transition is judged by the checker's rules and by the seed's own (`SeedRule`). The
-first trace found to each broken rule is a shortest one (breadth first), and is written as
-a scenario file that `borrowed-keys play` plays and the app opens. The search goes on past
+Every transition is judged by the checker behind the safety light, whose rules are the
+seed's (core/sim/rules.py): the explorer knows no rule of its own. The first trace found
+to each broken rule is a shortest one (breadth first), and is written as a scenario file
+that `borrowed-keys play` plays and the app opens. The search goes on past
 a broken rule, so one rule broken early does not hide another that needs more choices.
 
 A state is restored by SQLite's own copy of the database (`Simulation.save` / `restore`,
@@ -29,13 +30,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from core.scenarios.glossary import violation_word
 from core.search.explore.pool import Expander
 from core.search.explore.world import DEFAULT_DEPTH as DEFAULT_DEPTH
 from core.search.explore.world import ENGINE_ERROR as ENGINE_ERROR
-from core.search.explore.world import RULE_WORDS as RULE_WORDS
 from core.search.explore.world import ExploreParams as ExploreParams
 from core.search.explore.world import Restore as Restore
-from core.search.explore.world import SeedRule as SeedRule
 from core.sim.spec import Action
 
 
@@ -109,8 +109,12 @@ class ExploreReport:
         head = f"{self.states} distinct states, {self.transitions} transitions, depth {self.depth}"
         if self.ok:
             return f"{head}: no violation; {reach}"
-        found = ", ".join(f"{c.rule} in {c.length}" for c in self.counterexamples)
-        return f"{head}: {len(self.counterexamples)} rule(s) broken ({found} steps); {reach}"
+        found = ", ".join(
+            f"{violation_word(c.rule, 'en')} in {c.length}" for c in self.counterexamples
+        )
+        n = len(self.counterexamples)
+        rules = "1 rule" if n == 1 else f"{n} rules"
+        return f"{head}: {rules} broken ({found} steps); {reach}"
 
     def summary(self) -> dict[str, Any]:
         """Everything that depends only on the inputs (identical for any --jobs)."""

@@ -232,7 +232,7 @@ def expand(branches: Branches, handle: Handle, seen: set[bytes]) -> list[Child]:
             out.append(Child(action, home_key, None, ()))
             continue
         after = read(sim, before, branches.events)
-        broken = tuple(broken_rules(sim, found, before.rows, branches.events, after.rows))
+        broken = tuple(broken_rules(sim, found))
         key, plain = canonical_pair(sim, after)
         kept = None
         if key not in seen:

@@ -10,6 +10,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from core.engine.config import Mode
 from core.engine.durations import format_clock, format_duration
 from core.engine.records import EventRow, TaskRow
 from core.engine.vocabulary import EventKind
@@ -25,7 +26,7 @@ from core.scenarios.glossary import (
 )
 from core.scenarios.player import PlayResult, play
 from core.scenarios.writer import dump_scenario, write_whole
-from core.search.explore.bfs import RULE_WORDS, Counterexample, ExploreParams, SeedRule
+from core.search.explore.bfs import Counterexample, ExploreParams
 from core.sim.checker import ViolationKind
 from core.sim.simulation import ActionResult, Simulation, run_inline
 from core.sim.spec import (
@@ -69,9 +70,8 @@ def _who(worker_id: str, lang: str) -> str:
 
 
 def rule_word(rule: str, lang: str) -> str:
-    """A broken rule's name in `lang`: the checker's words, or the seed's rules'."""
-    word = RULE_WORDS.get(rule)
-    return pick(word, lang) if word is not None else violation_word(rule, lang)
+    """A broken rule's phrase in `lang` (the checker's words, which the light shows)."""
+    return violation_word(rule, lang)
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,6 +140,28 @@ def _ends_passed(done: _Done, lang: str) -> str:
     return text
 
 
+def _tokens(lease: int | None, fence: int | None, lang: str) -> tuple[str, str]:
+    """A lease's two tokens in words: "lease 1, fence token 2", or "no fence token" where
+    none is issued (before the fence tag; without expiry, no lease token either)."""
+    en = lang == "en"
+    if lease:
+        first = f"lease {lease}" if en else f"租约号 {lease}"
+    else:
+        first = "no lease token" if en else "没有租约号"
+    if fence:
+        second = f"fence token {fence}" if en else f"围栏令牌 {fence}"
+    else:
+        second = "no fence token" if en else "没有围栏令牌"
+    return first, second
+
+
+def _both(tokens: tuple[str, str], lang: str) -> str:
+    first, second = tokens
+    if lang == "en":
+        return f"{first} and {second}" if first.startswith("no ") else f"{first}, {second}"
+    return f"{first}，也{second}" if first.startswith("没有") else f"{first}，{second}"
+
+
 def narrate(done: _Done, lang: str) -> str:
     """One sentence for one step, from what the engine did."""
     a = done.action
@@ -149,10 +171,9 @@ def narrate(done: _Done, lang: str) -> str:
     held = done.lease
     holding = ""
     if held is not None:
+        lease, fence = _tokens(held[0], held[1], lang)
         holding = (
-            f", holding lease {held[0]} (fence token {held[1]}) in memory,"
-            if en
-            else f"手里记着租约号 {held[0]}（围栏令牌 {held[1]}），"
+            f", holding {lease} ({fence}) in memory," if en else f"手里记着{lease}（{fence}），"
         )
     ok = done.result.ok and not done.result.ignored
     text: str
@@ -174,12 +195,11 @@ def narrate(done: _Done, lang: str) -> str:
             claimed = _first(done, EventKind.CLAIMED)
             if claimed is not None:
                 until = _until(claimed.detail.get("expires_at"), lang)
+                tokens = _both(_tokens(claimed.lease_token, claimed.fence_token, lang), lang)
                 text = (
-                    f"At {clock} {who} claims {what}: lease {claimed.lease_token}, "
-                    f"fence token {claimed.fence_token}, {until}"
+                    f"At {clock} {who} claims {what}: {tokens}, {until}"
                     if en
-                    else f"{clock}，{who}领取{what}：租约号 {claimed.lease_token}，"
-                    f"围栏令牌 {claimed.fence_token}，{until}"
+                    else f"{clock}，{who}领取{what}：{tokens}，{until}"
                 )
             else:
                 outcome = (
@@ -303,6 +323,113 @@ def narrate(done: _Done, lang: str) -> str:
     return text + ("." if en else "。")
 
 
+def _why(rule: str, steps: Sequence[_Done], lang: str) -> str:
+    """Why the last of `steps` breaks `rule`, from the rows it met and the events it (and
+    the steps before it) wrote: what exists now that makes it a violation ("lease 2
+    exists now")."""
+    *earlier, done = steps
+    en = lang == "en"
+    ev = next((e for e in done.events if e.task_id is not None), None)
+    task = ev.task_id if ev is not None else None
+    row = next((r for r in done.before if r.task_id == task), None)
+    if ev is None or row is None:
+        return ""
+    holder = _who(row.owner_id, lang) if row.owner_id is not None else None
+    status = status_word(row.status, lang)
+    match rule:
+        case ViolationKind.STALE_WRITE_ACCEPTED:
+            if ev.fence_token is None:  # before the fence tag: told by the lease token
+                return (
+                    f"lease {row.lease_token} exists now, and the page came under the older "
+                    f"lease {ev.lease_token}"
+                    if en
+                    else f"租约号 {row.lease_token} 已经存在，这一页却出自更旧的租约号 "
+                    f"{ev.lease_token}"
+                )
+            return (
+                f"fence token {row.fence_token} exists now, and the page carries the older "
+                f"fence token {ev.fence_token}"
+                if en
+                else f"围栏令牌 {row.fence_token} 已经存在，这一页压的却是更旧的围栏令牌 "
+                f"{ev.fence_token}"
+            )
+        case ViolationKind.PAGE_WITHOUT_LIVE_LEASE:
+            end = row.lease_expires_at
+            if row.status != "running":
+                return (
+                    f"{task} is {status}, so no lease is live, yet the page was taken"
+                    if en
+                    else f"{task} {status}，没有任何有效租约，这一页却被收下"
+                )
+            at = format_clock(end) if end is not None else ""
+            return (
+                f"lease {row.lease_token} ended at {at} and nobody holds a live one, yet the "
+                "page was taken"
+                if en
+                else f"租约号 {row.lease_token} 已在 {at} 到期，没有人持有有效租约，这一页却被收下"
+            )
+        case ViolationKind.DOUBLE_OWNER:
+            whose = f"{holder}'s " if en and holder else (f"{holder}的" if holder else "")
+            end = row.lease_expires_at
+            until = _until(end, lang)
+            return (
+                f"{whose}lease {row.lease_token} is still live, {until}, and lease "
+                f"{ev.lease_token} exists now"
+                if en
+                else f"{whose}租约号 {row.lease_token} 仍然有效，{until}，而租约号 "
+                f"{ev.lease_token} 也已经存在"
+            )
+        case ViolationKind.RECLAIMED_AFTER_END:
+            return (
+                f"{task} was {status} already, yet lease {ev.lease_token} exists now"
+                if en
+                else f"{task} 本来的状态是“{status}”，租约号 {ev.lease_token} 却又出现了"
+            )
+        case ViolationKind.COMPLETED_TWICE:
+            first = next(
+                (
+                    e.lease_token
+                    for d in earlier
+                    for e in d.events
+                    if e.event == EventKind.COMPLETED and e.task_id == task
+                ),
+                None,
+            )
+            under = f" under lease {first}" if en else f"在租约号 {first} 下"
+            under = "" if first is None else under
+            return (
+                f"{task} was completed{under} already, and lease {ev.lease_token} completes it "
+                "again"
+                if en
+                else f"{task} 已经{under}完成过一次，租约号 {ev.lease_token} 又完成了一次"
+            )
+        case ViolationKind.DUPLICATE_EFFECT:
+            key = ev.detail.get("key", ev.detail.get("call"))
+            return (
+                f"the call under the key {key} had been applied already"
+                if en
+                else f"幂等键 {key} 下的调用之前已经执行过"
+            )
+        case ViolationKind.STUCK_TASK:
+            seen = row.last_heartbeat_at
+            since = format_clock(seen) if seen is not None else format_clock(0)
+            return (
+                f"the lease on {task} never ends, and {holder} has given no sign of life "
+                f"since {since}, over three leases ago, so nobody else may take it"
+                if en
+                else f"{task} 的租约永不过期，{holder}自 {since} 起再无音讯，已超过三个租期，"
+                "别人却接不了手"
+            )
+        case ViolationKind.FENCE_NOT_NEWER:
+            return (
+                f"fence token {row.fence_token} was issued before, and the claim's "
+                f"{ev.fence_token} is not above it"
+                if en
+                else f"之前已发出围栏令牌 {row.fence_token}，这次领取的 {ev.fence_token} 并不更大"
+            )
+    return ""
+
+
 def _row_expect(row: TaskRow) -> Expectation:
     params: list[tuple[str, str | int]] = [("status", row.status)]
     if row.owner_id is not None:
@@ -379,31 +506,47 @@ def scenario_text(params: ExploreParams, cex: Counterexample) -> str:
             expects = (_row_expect(before),)
         if i == len(steps) - 1:
             expects = tuple(proof)
-            say["en"] += f" Broken: {rule_word(cex.rule, 'en')}."
-            say["zh"] += f"违反规则：{rule_word(cex.rule, 'zh')}。"
+            why = {lang: _why(cex.rule, steps, lang) for lang in LANGS}
+            say["en"] += f" Broken: {rule_word(cex.rule, 'en')}" + (
+                f": {why['en']}." if why["en"] else "."
+            )
+            say["zh"] += f"违反规则：{rule_word(cex.rule, 'zh')}" + (
+                f"：{why['zh']}。" if why["zh"] else "。"
+            )
         out.append(Step(say=say["en"], say_zh=say["zh"], action=done.action, expects=expects))
+    tasks = "1 task" if params.tasks == 1 else f"{params.tasks} tasks"
     world = (
-        f"{params.workers} workers, {params.tasks} task(s) of {params.steps} steps, "
+        f"{params.workers} workers, {tasks} of {params.steps} steps, "
         f"lease {format_duration(params.ttl_ms)}"
     )
+    rule = {lang: rule_word(cex.rule, lang) for lang in LANGS}
+    meaning = {lang: mode_word(mode, lang) for lang in LANGS}
     return dump_scenario(
-        f"Explorer: the shortest way to {rule_word(cex.rule, 'en')} in {mode} mode "
-        f"({cex.length} steps)",
+        f"Explorer: the shortest way to {rule['en']} in {mode} mode ({cex.length} steps)",
         params.settings(),
         out,
         # The mode's meaning has a colon of its own ("误区三：只有心跳，没有围栏"): it goes
         # in brackets after the mode's name, not after the title's colon.
-        title_zh=f"穷举搜索：在 {mode} 模式（{mode_word(mode, 'zh')}）下最短的"
-        f"“{rule_word(cex.rule, 'zh')}”（{cex.length} 步）",
+        title_zh=f"穷举搜索：在 {mode} 模式（{meaning['zh']}）下最短的“{rule['zh']}”"
+        f"（{cex.length} 步）",
         summary=(
             f"Found by borrowed-keys explore: of every interleaving of {world} in {mode} "
-            f"mode ({mode_word(mode, 'en')}), none breaks the rule in fewer steps. "
-            f"{cex.states_before} distinct states were explored before this one."
+            f"mode ({meaning['en']}), none breaks the rule in fewer steps. The search offers "
+            "each worker every call it can make with the lease it remembers (a claim, a "
+            "page, the outside call of the step it works, before its page and after it, a "
+            "checkpoint, a renewal, completing, failing, parking), a human's verdict, the "
+            "passing of time to every instant where a verdict can change"
+            f"{_offered(params, 'en')}. {cex.states_before} distinct states were explored "
+            "before this one."
         ),
         summary_zh=(
-            f"由 borrowed-keys explore 找到：在 {mode} 模式（{mode_word(mode, 'zh')}）下，"
-            f"{params.workers} 个执行者、{params.tasks} 个 {params.steps} 步任务的所有交错里，"
-            f"没有更短的违规路径。找到它之前已探索 {cex.states_before} 个不同状态。"
+            f"由 borrowed-keys explore 找到：在 {mode} 模式（{meaning['zh']}）下，"
+            f"{params.workers} 个执行者、"
+            f"{params.tasks} 个 {params.steps} 步任务的所有交错里，没有更短的违规路径。"
+            "搜索让每个执行者凭它记得的租约做它能做的每个调用（领取、写一页、在这一步写页之前和之后"
+            "调用外部服务、存检查点、续约、完成、上报失败、挂起），审批人可以批准或驳回，"
+            f"时间可以走到每个会改变判断的时刻{_offered(params, 'zh')}。"
+            f"找到它之前已探索 {cex.states_before} 个不同状态。"
         ),
         comments=(
             f"borrowed-keys explore: mode {mode}, {world}",
@@ -412,6 +555,23 @@ def scenario_text(params: ExploreParams, cex: Counterexample) -> str:
             "replay: borrowed-keys play THIS_FILE",
         ),
     )
+
+
+def _offered(params: ExploreParams, lang: str) -> str:
+    """The faults the search offers in this mode, after the calls (see `choices`)."""
+    en = lang == "en"
+    if params.mode is Mode.CLIENT_CLOCK:
+        ahead = format_duration(params.ttl_ms * 3 // 2)
+        return (
+            f", and a worker's own clock {ahead} ahead of the store's, past the lease"
+            if en
+            else f"，执行者自己的时钟还可以比库房快 {ahead}，超过一个租期"
+        )
+    if params.mode is Mode.NO_EXPIRY:
+        return (
+            ", and a worker's stall, kill and restart" if en else "，执行者还可以停顿、被杀和重启"
+        )
+    return ""
 
 
 def verify(text: str) -> bool:
@@ -455,4 +615,4 @@ def write_counterexamples(
     return written
 
 
-__all__ = ["SeedRule", "narrate", "scenario_text", "verify", "write_counterexamples"]
+__all__ = ["narrate", "scenario_text", "verify", "write_counterexamples"]

@@ -1,15 +1,14 @@
-"""The explored world and its rules: what `explore` runs (W manual workers, T ledger
-tasks of S steps), every choice at a state, and the seed's rules judged on a transition
-beside the checker's (see core/search/explore/bfs.py for the search)."""
+"""The explored world: what `explore` runs (W manual workers, T ledger tasks of S steps),
+every choice at a state, and what a transition broke, as the checker judges it (see
+core/search/explore/bfs.py for the search)."""
 
 import enum
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from core.engine.config import LeaseConfig, Mode
-from core.engine.records import EventRow, TaskRow
-from core.engine.vocabulary import EventKind, TaskStatus
-from core.scenarios.glossary import Word
+from core.engine.records import TaskRow
+from core.engine.vocabulary import TaskStatus
 from core.sim.simulation import Simulation
 from core.sim.spec import (
     Action,
@@ -41,50 +40,15 @@ POLL_MS = 5_000
 # Each claim is an attempt; a third claim of the same task dead-letters it, so the world
 # reaches `dead` within a few choices.
 MAX_ATTEMPTS = 2
-# Every step of an explored task ends with one call to an outside service under the step's
-# idempotency key (the seed's fifth part), so each mode's effects are explored.
+# Every step of an explored task makes one call to an outside service under the step's
+# idempotency key (the seed's fifth part), offered while the step is worked, before its
+# page, and after it, so each mode's effects are explored.
 EFFECT_NAME = "notify"
 DEFAULT_DEPTH = 6  # deep enough for every mode's shortest trace in the default world (5)
 
 
-class SeedRule(enum.StrEnum):
-    """The seed's own rules, judged on every transition beside the checker's."""
-
-    # "系统真正关心的是：谁在这一刻还持有未过期的执行资格。" One holder of an unexpired
-    # lease at a time: a claim while the previous lease is still live breaks it.
-    TWO_LIVE_LEASES = "two_live_leases"
-    # "谁写入总册，除了要拿出当前有效的租牌，还要在每一页角落压上自己的围栏签编号" and
-    # "存储层或状态机只接受当前最大的 token。" A page only from the current, live lease
-    # carrying the task's newest fence token.
-    PAGE_WITHOUT_LIVE_LEASE = "page_without_live_lease"
-    # "若 worker 成功完成，ack 删除任务；" and "审批信号到来后重新 claim；" A task done,
-    # dead or waiting for a human is never lent out again by a claim.
-    RECLAIMED_AFTER_END = "reclaimed_after_end"
-    # "fence_token       只增不减的围栏令牌" and "每次 claim / re-claim 任务时生成更大的
-    # token；" The fence token never goes back, and each claim issues a larger one.
-    FENCE_NOT_NEWER = "fence_not_newer"
-
-
-RULE_WORDS: dict[str, Word] = {
-    SeedRule.TWO_LIVE_LEASES: ("two live leases", "同时有两份未过期的租约"),
-    SeedRule.PAGE_WITHOUT_LIVE_LEASE: (
-        "a page from a lease that is not the current live one",
-        "不是当前有效租约写下的一页",
-    ),
-    SeedRule.RECLAIMED_AFTER_END: (
-        "a finished task lent out again",
-        "已结束的任务又被借出",
-    ),
-    SeedRule.FENCE_NOT_NEWER: (
-        "a claim without a newer fence token",
-        "领取时没有拿到更大的围栏令牌",
-    ),
-}
-
 # Not a rule: the engine raised where it should have answered (a refusal is an answer).
 ENGINE_ERROR = "engine_error"
-
-_ENDED = (TaskStatus.DONE, TaskStatus.DEAD, TaskStatus.WAITING)
 
 
 class Restore(enum.StrEnum):
@@ -234,7 +198,9 @@ def choices(sim: Simulation, rows: Sequence[TaskRow]) -> list[Action]:
                 work = w.work
                 steps = work.steps if work is not None else 0
                 if done < steps:
+                    # the step being worked calls out before its page is written
                     key = f"{lease.task_id}/{done + 1}"
+                    out.append(Effect(wid, key=f"{key}/{EFFECT_NAME}"))
                     out.append(Write(wid, key=key, value=_page(sim, wid, done + 1)))
                 if done >= 1:
                     out.append(Checkpoint(wid, step=done))
@@ -247,8 +213,11 @@ def choices(sim: Simulation, rows: Sequence[TaskRow]) -> list[Action]:
         if lease is not None and faults:
             out.append(Kill(wid))
         if sim.mode is Mode.CLIENT_CLOCK and f.skew_ms == 0:
-            # Mistake five reads the worker's clock: half a lease ahead of the store's.
-            out.append(Skew(wid, by_ms=sim.config.ttl_ms // 2))
+            # Mistake five reads the worker's clock: one ahead of the store's by more than
+            # a lease. Only a claim reads it, and judges a lease over once its own clock
+            # passes the end: a worker this far ahead does so at once, and at any later
+            # instant a smaller skew would, so no shorter trace needs a smaller one.
+            out.append(Skew(wid, by_ms=sim.config.ttl_ms * 3 // 2))
     for r in rows:
         if r.status == TaskStatus.WAITING:
             out += [Approve(r.task_id), Reject(r.task_id)]
@@ -256,51 +225,9 @@ def choices(sim: Simulation, rows: Sequence[TaskRow]) -> list[Action]:
     return out
 
 
-def judge(
-    before: Sequence[TaskRow], events: Sequence[EventRow], after: Sequence[TaskRow]
-) -> list[str]:
-    """The seed's rules a transition broke (its events, between two readings of the rows)."""
-    broken: list[str] = []
-    was = {r.task_id: r for r in before}
-    for ev in events:
-        row = was.get(ev.task_id or "")
-        if row is None:
-            continue
-        live = row.status == TaskStatus.RUNNING and (
-            row.lease_expires_at is None or row.lease_expires_at >= ev.at
-        )
-        if ev.event == EventKind.CLAIMED:
-            if row.status in _ENDED:
-                broken.append(SeedRule.RECLAIMED_AFTER_END)
-            elif live:
-                broken.append(SeedRule.TWO_LIVE_LEASES)
-            if (ev.fence_token or 0) <= row.fence_token:
-                broken.append(SeedRule.FENCE_NOT_NEWER)
-        elif ev.event == EventKind.WRITE_ACCEPTED:
-            # before the fence tag a page carries no fence token: the row's stays 0
-            current = (
-                live
-                and row.lease_token == ev.lease_token
-                and row.fence_token == (ev.fence_token or 0)
-            )
-            if not current:
-                broken.append(SeedRule.PAGE_WITHOUT_LIVE_LEASE)
-    now = {r.task_id: r for r in after}
-    for task, row in was.items():
-        later = now.get(task)
-        if later is not None and later.fence_token < row.fence_token:
-            broken.append(SeedRule.FENCE_NOT_NEWER)
-    return list(dict.fromkeys(broken))
-
-
-def broken_rules(
-    sim: Simulation,
-    found_before: int,
-    before: Sequence[TaskRow],
-    events: Sequence[EventRow],
-    after: Sequence[TaskRow],
-) -> list[str]:
-    """Every rule a transition broke: the checker's (what it found since it had found
-    `found_before`), then the seed's."""
-    checker = [str(v.name) for v in sim.checker.found[found_before:]]
-    return list(dict.fromkeys([*checker, *judge(before, events, after)]))
+def broken_rules(sim: Simulation, found_before: int) -> list[str]:
+    """Every rule a transition broke: what the checker found since it had found
+    `found_before`. The explorer has no rule of its own: the checker behind the safety
+    light judges the one set (core/sim/rules.py), so a counterexample found here turns
+    the light red when it is played."""
+    return list(dict.fromkeys(str(v.name) for v in sim.checker.found[found_before:]))

@@ -1,0 +1,229 @@
+"""One judge: the rules the explorer finds broken are the rules the safety light, `play`'s
+summary and the checker count, each at the instant it happens.
+
+Every written counterexample of every mode is played as the app plays it (a Session, the
+light drawn from its snapshot) and as `play` does (its summary record): the light turns
+red at the last step for the rule the file is named after, never before, and `play`
+reports that rule. A rule that only the explorer knew would fail here.
+"""
+
+import re
+from pathlib import Path
+
+import pytest
+
+from core.engine.config import Mode
+from core.engine.records import EventRow
+from core.scenarios import explore_branch, explore_world
+from core.scenarios.format import Scenario, load_scenario
+from core.scenarios.glossary import violation_word
+from core.scenarios.harm import harm_line, harm_shown
+from core.scenarios.player import play, render_line
+from core.scenarios.session import Session
+from core.search.explore.bfs import ExploreParams, explore
+from core.search.explore.story import write_counterexamples
+from core.sim.checker import SafetyChecker
+from core.sim.rules import MODE_HARM, Harm, ViolationKind
+from core.sim.simulation import Simulation, run_inline
+from demo.widgets.status_header import HeaderState, header_fields
+
+# Deep enough for every mode's shortest trace in the default world (the longest is 5).
+DEPTH = 5
+
+
+def light(session: Session, lang: str = "en") -> str:
+    """The safety light's field of the header, as the app draws it from the session."""
+    snap = session.snapshot()
+    state = HeaderState(
+        title="",
+        now_ms=snap.now_ms,
+        speed=1.0,
+        mode=snap.mode,
+        playing=False,
+        forked=False,
+        dropped_script=False,
+        on_their_own=False,
+        violations=tuple((k, v) for k, v in sorted(snap.violations.items()) if v),
+        lang=lang,
+    )
+    field = next(f for f in header_fields(state) if "●" in f.plain)
+    return field.plain
+
+
+def disagreements(mode: Mode, out: Path) -> list[str]:
+    """Each written counterexample whose light or summary does not say its rule at its
+    last step (or says it before)."""
+    params = ExploreParams(mode=mode, depth=DEPTH)
+    found = write_counterexamples(params, explore(params).counterexamples, out)
+    wrong: list[str] = []
+    for cex in found:
+        assert cex.path is not None and cex.verified, cex
+        scenario = load_scenario(cex.path)
+        session = Session(scenario)
+        counts: list[int] = []
+        while session.next_step() is not None:
+            counts.append(session.snapshot().violations.get(cex.rule, 0))
+        red = light(session)
+        session.close()
+        if not (counts[-1] >= 1 and all(n == 0 for n in counts[:-1])):
+            wrong.append(f"{cex.rule}: the checker counts {counts} step by step")
+        if "safe" in red:
+            wrong.append(f"{cex.rule}: the light is green at the end ({red})")
+        summary = list(play(scenario))[-1]
+        if not summary["violations"].get(cex.rule):
+            wrong.append(f"{cex.rule}: play reports {summary['violations']}")
+        wrong += [f"{cex.rule}: {w}" for w in narration_faults(scenario, cex.rule)]
+    return wrong
+
+
+RULE_IDS = re.compile("|".join(v.value for v in ViolationKind))
+
+
+def narration_faults(scenario: Scenario, rule: str) -> list[str]:
+    """What the file's words get wrong: a `None`, a rule id, "task(s)", or a violating
+    step that does not say why it is one."""
+    faults: list[str] = []
+    words = [scenario.title, scenario.title_zh, scenario.summary, scenario.summary_zh]
+    for step in scenario.steps:
+        words += [step.say, step.say_zh]
+    for text in filter(None, words):
+        if "None" in text or "task(s)" in text or RULE_IDS.search(text):
+            faults.append(f"says {text!r}")
+    last = scenario.steps[-1]
+    en, zh = violation_word(rule, "en"), violation_word(rule, "zh")
+    if f"Broken: {en}: " not in (last.say or "") or f"违反规则：{zh}：" not in (last.say_zh or ""):
+        faults.append(f"the last step does not say why: {last.say!r}")
+    return faults
+
+
+@pytest.mark.parametrize("mode", list(Mode))
+def test_every_counterexample_turns_the_light_red_at_its_last_step(
+    mode: Mode, tmp_path: Path
+) -> None:
+    assert disagreements(mode, tmp_path) == []
+
+
+def test_a_rule_only_the_explorer_knew_would_be_caught(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Plant a rule in the explorer's judgement that the checker does not know (any page
+    in the ledger is "broken"): its counterexample ends green, and the test above says so."""
+    judged = explore_world.broken_rules
+
+    def planted(sim: Simulation, found_before: int) -> list[str]:
+        rules = judged(sim, found_before)
+        return [*rules, "planted_page_rule"] if run_inline(sim.store.ledger()) else rules
+
+    monkeypatch.setattr(explore_branch, "broken_rules", planted)
+    wrong = disagreements(Mode.CORRECT, tmp_path)
+    assert wrong and all(w.startswith("planted_page_rule") for w in wrong)
+
+
+def test_the_light_and_the_summary_name_what_broke_in_words() -> None:
+    scenario = load_scenario(Path("scenarios/09_mistake_no_fencing.toml"))
+    session = Session(scenario)
+    while not session.at_end:
+        session.next_step()  # a step that asks first is played by the next call
+    assert light(session, "en").endswith("stale write accepted × 1")
+    assert light(session, "zh").endswith("过期写入被接受 × 1")
+    session.close()
+    for lang, words in (("en", "stale write accepted × 1"), ("zh", "过期写入被接受 × 1")):
+        summary = list(play(scenario, lang=lang))[-1]
+        line = "".join(text for text, _ in render_line(summary, lang))
+        assert words in line and "stale_write_accepted" not in line
+
+
+@pytest.mark.parametrize("mode", sorted(MODE_HARM))
+def test_a_mode_whose_harm_is_not_safety_says_so_with_its_figure(mode: Mode) -> None:
+    shown = harm_shown(mode)
+    assert shown is not None
+    # the bundled run shows the harm: more than the same run done right
+    assert shown.value > shown.correct
+    scenario = load_scenario(Path("scenarios") / f"{shown.scenario}.toml")
+    if scenario.settings.mode is mode:
+        summary = list(play(scenario))[-1]
+        line = "".join(text for text, _ in render_line(summary, "en"))
+        assert "violations: none; this mode's harm is not safety but " in line
+    for lang in ("en", "zh"):
+        said = harm_line(mode, lang)
+        assert said is not None and shown.scenario in said
+
+
+def test_steps_done_again_and_time_out_of_reach_are_each_shown() -> None:
+    summary = list(play(load_scenario(Path("scenarios/10_mistake_no_checkpoint.toml"))))[-1]
+    assert summary["harm"] == {"name": Harm.STEPS_DONE_AGAIN, "value": 3}
+    line = "".join(text for text, _ in render_line(summary, "zh"))
+    assert "安全违规：无；这个模式的害处不在安全，而在重做的步数：3" in line
+    summary = list(play(load_scenario(Path("scenarios/08_mistake_long_lease.toml"))))[-1]
+    assert summary["harm"] is not None and summary["harm"]["name"] == Harm.TIME_OUT_OF_REACH
+    line = "".join(text for text, _ in render_line(summary, "en"))
+    assert "the longest a task stayed out of reach: 3605s" in line
+
+
+# -- the rules, one at a time ------------------------------------------------------------------
+
+
+TTL = 30_000
+
+
+def _ev(seq: int, at: int, event: str, worker: str, token: int, **detail: object) -> EventRow:
+    return EventRow(seq, at, event, "t1", worker, token, token, None, dict(detail))
+
+
+def test_a_claim_over_a_live_lease_is_two_live_leases_whoever_claims() -> None:
+    checker = SafetyChecker(ttl_ms=TTL)
+    checker.observe(_ev(1, 0, "claimed", "a", 1, expires_at=TTL))
+    (found,) = checker.observe(_ev(2, 10, "claimed", "a", 2, expires_at=TTL + 10))
+    assert found.name is ViolationKind.DOUBLE_OWNER
+
+
+def test_a_claim_after_the_end_of_a_task_lends_it_out_again() -> None:
+    checker = SafetyChecker(ttl_ms=TTL)
+    checker.observe(_ev(1, 0, "claimed", "a", 1, expires_at=TTL))
+    checker.observe(_ev(2, 5, "completed", "a", 1))
+    (found,) = checker.observe(_ev(3, TTL + 1, "claimed", "b", 2, expires_at=2 * TTL + 1))
+    assert found.name is ViolationKind.RECLAIMED_AFTER_END
+    # a task failed back to the queue may be claimed again
+    checker = SafetyChecker(ttl_ms=TTL)
+    checker.observe(_ev(1, 0, "claimed", "a", 1, expires_at=TTL))
+    checker.observe(_ev(2, 5, "failed", "a", 1))
+    assert checker.observe(_ev(3, 6, "claimed", "b", 2, expires_at=TTL + 6)) == []
+
+
+def test_a_claim_without_a_newer_fence_token_is_judged_where_claims_issue_them() -> None:
+    checker = SafetyChecker(ttl_ms=TTL)
+    checker.observe(_ev(1, 0, "claimed", "a", 2, expires_at=TTL))
+    (found,) = checker.observe(_ev(2, TTL + 1, "claimed", "b", 2, expires_at=2 * TTL + 1))
+    assert found.name is ViolationKind.FENCE_NOT_NEWER
+    # before the fence tag a claim issues none, by design: its harm is judged at the page
+    checker = SafetyChecker(ttl_ms=TTL, fence_tokens=False)
+    checker.observe(_ev(1, 0, "claimed", "a", 0, expires_at=TTL))
+    assert checker.observe(_ev(2, TTL + 1, "claimed", "b", 0, expires_at=2 * TTL + 1)) == []
+
+
+def test_a_page_breaks_one_rule_at_most() -> None:
+    checker = SafetyChecker(ttl_ms=TTL)
+    checker.observe(_ev(1, 0, "claimed", "a", 1, expires_at=TTL))
+    checker.observe(_ev(2, TTL + 1, "claimed", "b", 2, expires_at=2 * TTL + 1))
+    # stale, and not from the live lease: named once, as stale
+    (found,) = checker.observe(_ev(3, TTL + 2, "write_accepted", "a", 1, key="p"))
+    assert found.name is ViolationKind.STALE_WRITE_ACCEPTED
+    assert checker.observe(_ev(4, TTL + 3, "write_accepted", "b", 2, key="p")) == []
+    # the current lease's own page after its end: no newer token, the live-lease rule
+    (late,) = checker.observe(_ev(5, 2 * TTL + 2, "write_accepted", "b", 2, key="q"))
+    assert late.name is ViolationKind.PAGE_WITHOUT_LIVE_LEASE
+
+
+def test_explore_says_a_mode_whose_harm_is_not_safety_with_its_figure(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from core.tools.cli import main
+
+    assert main(["explore", "--mode", "no_checkpoint", "--depth", "2", "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "no violation" in out
+    assert (
+        "This mode's harm is not safety but steps done again, which a search of free choices "
+        "cannot measure (a worker may always wait, or start over): 3 in "
+        "10_mistake_no_checkpoint, against 0 in its correct run"
+    ) in out
