@@ -44,6 +44,11 @@ class TaskKind:
     # The state a worker starts from when it resumes from a box rather than from its own
     # memory (a new process: nothing of the last holder's is open any more).
     resume: Callable[[State], State] = lambda state: state
+    # What a holder's memory starts from when it takes the task under lease `n`: what it
+    # reads afresh for itself (the ledger kind's village reports). A holder that lost its
+    # lease without knowing keeps what it read under its own, so a page it writes late is
+    # its own world's page, not a copy of the current holder's.
+    take: Callable[[State, int], State] = lambda state, lease_token: state
 
     def after_page(self, task_id: str, step: int, steps: int, state: State, page: str) -> State:
         """What a worker knows after writing `page` as step `step`, from `state` before it."""
@@ -78,12 +83,34 @@ _VILLAGES = (
 )
 
 
+# The state's key for the lease under which its holder read the village reports. A report
+# read again later says a revised figure (a village corrects its count), so two holders of
+# the same step, each with its own reading, write different pages: "一个是当前租牌，一个是
+# 过期的记忆" (two claims, and two worlds, not one page written twice).
+_READ_UNDER = "read_under"
+
+
+def _grain(task_id: str, step: int, read_under: int) -> int:
+    """The step's village report as read under lease `read_under` (the first holder's
+    reading, or none, is the report as first filed)."""
+    seed = f"{task_id}/{step}" if read_under <= 1 else f"{task_id}/{step}/{read_under}"
+    return 40 + int(hashlib.sha256(seed.encode()).hexdigest()[:4], 16) % 160
+
+
 def _ledger_step(task_id: str, step: int, steps: int, state: State) -> StepOutput:
     village = _pick(_VILLAGES, task_id, step)
-    grain = 40 + int(hashlib.sha256(f"{task_id}/{step}".encode()).hexdigest()[:4], 16) % 160
+    read_under = int(state.get(_READ_UNDER, 0))
+    grain = _grain(task_id, step, read_under)
     total = int(state.get("total", 0)) + grain
     page = f"page {step}: {village} {grain} dan (total {total})"
-    return StepOutput(page=page, state={"reconciled": step, "total": total, "last": village})
+    new_state: State = {"reconciled": step, "total": total, "last": village}
+    if read_under:
+        new_state[_READ_UNDER] = read_under
+    return StepOutput(page=page, state=new_state)
+
+
+def _ledger_take(state: State, lease_token: int) -> State:
+    return {**state, _READ_UNDER: lease_token}
 
 
 # A page as the kind writes it ("page 3: west ferry 73 dan (total 288)") or as a scenario
@@ -96,7 +123,10 @@ def _ledger_page(task_id: str, step: int, state: State, page: str) -> State | No
     if found is None:
         return None
     total = int(state.get("total", 0)) + int(found["grain"])
-    return {"reconciled": step, "total": total, "last": found["village"]}
+    known: State = {"reconciled": step, "total": total, "last": found["village"]}
+    if state.get(_READ_UNDER):
+        known[_READ_UNDER] = state[_READ_UNDER]
+    return known
 
 
 LEDGER = TaskKind(
@@ -105,6 +135,7 @@ LEDGER = TaskKind(
     initial_state=lambda task_id, steps: {"reconciled": 0, "total": 0},
     run_step=_ledger_step,
     read_page=_ledger_page,
+    take=_ledger_take,
     result=lambda task_id, state: {
         "pages": state.get("reconciled", 0),
         "total": state.get("total"),
