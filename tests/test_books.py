@@ -6,6 +6,7 @@ and in the correct mode it never breaks.
 """
 
 import dataclasses
+import json
 from importlib.resources import files
 
 import pytest
@@ -17,6 +18,7 @@ from core.scenarios.format import load_scenario
 from core.scenarios.sentences import page_fence, refused_page_sentence, seam_sentence
 from core.sim.books import Figures, broken_pages, check_books, figures, refused_page
 from core.sim.simulation import Simulation
+from core.tools.cli import main
 
 BUNDLED = sorted(
     p.name.removesuffix(".toml") for p in files("scenarios").iterdir() if p.name.endswith(".toml")
@@ -166,13 +168,13 @@ def test_the_fence_keeps_out_a_page_and_the_refusal_says_what_it_would_have_writ
         assert refused.value == "page 3: stone bridge 73 dan (total 296)"
         en = refused_page_sentence("linzhou", "floor6/3", "floor6", refused.value, snap.ledger)
         assert en == (
-            "Linzhou's refused page 3 would have said: page 3: stone bridge 73 dan (total 296)."
-            " It would have put total 296 over Elder's 340; the fence kept it out."
+            "The fence kept out what Linzhou would have written: “page 3: stone bridge 73 dan"
+            " (total 296)”. It would have put total 296 over Elder's 340 on page 3."
         )
         zh = refused_page_sentence(
             "linzhou", "floor6/3", "floor6", refused.value, snap.ledger, "zh"
         )
-        assert "296" in zh and "校对官的 340" in zh and "_" not in zh
+        assert "296" in zh and "校对官第 3 页的 340" in zh and "_" not in zh
     finally:
         sim.close()
 
@@ -196,3 +198,21 @@ def test_a_page_older_than_its_task_shows_the_newest_token_beside_its_own() -> N
     assert page_fence(1, 2) == "1 (newest 2)"
     assert page_fence(1, 2, "zh") == "1（最新 2）"
     assert page_fence(2, 2) == "2" and page_fence(2, None) == "2"
+
+
+def test_play_says_where_the_books_break_and_what_the_fence_kept_out(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["play", "09_mistake_no_fencing"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("✗ The books break at page 3.") == 1
+    assert main(["play", "02_fire_midnight_return", "--lang", "zh"]) == 0
+    out = capsys.readouterr().out
+    assert "• 围栏挡下了临舟本来要写的" in out and "账本在" not in out
+    assert main(["play", "09_mistake_no_fencing", "--json"]) == 0
+    books = [
+        r for r in map(json.loads, capsys.readouterr().out.splitlines()) if r["type"] == "books"
+    ]
+    assert [(r["broken"], r["writer"], r["meets"]) for r in books] == [
+        ("floor6/3", "linzhou", "floor6/4")
+    ]

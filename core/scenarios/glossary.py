@@ -416,14 +416,14 @@ BOOKS: Final[dict[str, Word]] = {
     ),
     "fence": (" (fence token {n})", "（围栏令牌 {n}）"),
     "refused": (
-        "{who}'s refused page {page} would have said: {value}.",
-        "{who}被拒收的第 {page} 页本来要写：{value}。",
+        "The fence kept out what {who} would have written: “{value}”.",
+        "围栏挡下了{who}本来要写的：“{value}”。",
     ),
     "refused_over": (
-        "{who}'s refused page {page} would have said: {value}. It would have put total {total} "
-        "over {over}'s {over_total}; the fence kept it out.",
-        "{who}被拒收的第 {page} 页本来要写：{value}。它会把累计 {total} 盖在{over}的 "
-        "{over_total} 之上；围栏把它挡在了外面。",
+        "The fence kept out what {who} would have written: “{value}”. It would have put "
+        "total {total} over {over}'s {over_total} on page {page}.",
+        "围栏挡下了{who}本来要写的：“{value}”。它会把累计 {total} 盖在{over}第 {page} 页的 "
+        "{over_total} 之上。",
     ),
     "newest": ("{page} (newest {newest})", "{page}（最新 {newest}）"),
 }
