@@ -216,3 +216,17 @@ def test_play_says_where_the_books_break_and_what_the_fence_kept_out(
     assert [(r["broken"], r["writer"], r["meets"]) for r in books] == [
         ("floor6/3", "linzhou", "floor6/4")
     ]
+
+
+@pytest.mark.parametrize(("name", "step"), [("00_story_4a_fire", 6), ("09_mistake_no_fencing", 5)])
+def test_the_narration_points_at_the_break_with_the_runs_own_figures(name: str, step: int) -> None:
+    scenario = load_scenario(str(files("scenarios") / f"{name}.toml"))
+    sim = played(name)
+    try:
+        (seam,) = check_books(sim.snapshot().ledger, owners(sim))
+    finally:
+        sim.close()
+    said = f"{seam.before_total} + {seam.after_amount}"
+    for lang in ("en", "zh"):
+        say = scenario.steps[step - 1].narration(lang)
+        assert said in say and str(seam.after_total) in say and "3" in say
