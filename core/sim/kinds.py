@@ -83,34 +83,41 @@ _VILLAGES = (
 )
 
 
-# The state's key for the lease under which its holder read the village reports. A report
-# read again later says a revised figure (a village corrects its count), so two holders of
-# the same step, each with its own reading, write different pages: "一个是当前租牌，一个是
-# 过期的记忆" (two claims, and two worlds, not one page written twice).
-_READ_UNDER = "read_under"
+# The state's key for the edition of the village reports its holder read. A village counts
+# again when the floor changes hands, so whoever takes the floor reads the other edition
+# than the holder before it, and two holders of the same step write different pages: "一个是
+# 当前租牌，一个是过期的记忆" (two claims, and two worlds, not one page written twice). Two
+# editions, not one per lease: the explorer's world stays finite, and a holder and its
+# successor always differ.
+_EDITION = "edition"
 
 
-def _grain(task_id: str, step: int, read_under: int) -> int:
-    """The step's village report as read under lease `read_under` (the first holder's
-    reading, or none, is the report as first filed)."""
-    seed = f"{task_id}/{step}" if read_under <= 1 else f"{task_id}/{step}/{read_under}"
+def edition(lease_token: int) -> int:
+    """The edition of the reports read under lease `lease_token`: 1 (as first filed) for an
+    odd lease, 2 for an even one."""
+    return 2 - lease_token % 2
+
+
+def _grain(task_id: str, step: int, read: int) -> int:
+    """The step's village report in edition `read` (0 or 1: as first filed)."""
+    seed = f"{task_id}/{step}" if read <= 1 else f"{task_id}/{step}/{read}"
     return 40 + int(hashlib.sha256(seed.encode()).hexdigest()[:4], 16) % 160
 
 
 def _ledger_step(task_id: str, step: int, steps: int, state: State) -> StepOutput:
     village = _pick(_VILLAGES, task_id, step)
-    read_under = int(state.get(_READ_UNDER, 0))
-    grain = _grain(task_id, step, read_under)
+    read = int(state.get(_EDITION, 0))
+    grain = _grain(task_id, step, read)
     total = int(state.get("total", 0)) + grain
     page = f"page {step}: {village} {grain} dan (total {total})"
     new_state: State = {"reconciled": step, "total": total, "last": village}
-    if read_under:
-        new_state[_READ_UNDER] = read_under
+    if read:
+        new_state[_EDITION] = read
     return StepOutput(page=page, state=new_state)
 
 
 def _ledger_take(state: State, lease_token: int) -> State:
-    return {**state, _READ_UNDER: lease_token}
+    return {**state, _EDITION: edition(lease_token)}
 
 
 # A page as the kind writes it ("page 3: west ferry 73 dan (total 288)") or as a scenario
@@ -124,8 +131,8 @@ def _ledger_page(task_id: str, step: int, state: State, page: str) -> State | No
         return None
     total = int(state.get("total", 0)) + int(found["grain"])
     known: State = {"reconciled": step, "total": total, "last": found["village"]}
-    if state.get(_READ_UNDER):
-        known[_READ_UNDER] = state[_READ_UNDER]
+    if state.get(_EDITION):
+        known[_EDITION] = state[_EDITION]
     return known
 
 
