@@ -48,6 +48,7 @@ async def test_the_ledger_marks_the_page_where_the_books_break(
         assert set(rows) >= {"✗ floor6/3", "floor6/4"} and "floor6/3" not in rows
         assert str(rows["✗ floor6/3"][3]) in ("1 (newest 2)", "1（最新 2）")
         assert str(rows["floor6/4"][3]) == "2"
+        assert str(ledger.get_row_at(ledger.cursor_row)[1]) == "✗ floor6/3"  # brought into sight
 
 
 @pytest.mark.parametrize(

@@ -117,6 +117,10 @@ class LedgerTable(KeyedTable):
         )
         if restyled:
             self.restyle_rows(restyled)
+        newly = sorted(restyled & broken)
+        if newly:
+            # bring the page that broke the books into sight (at 80 x 24 it may be below)
+            self.move_cursor(row=self.get_row_index(newly[0]), animate=False)
 
 
 VALUE_MIN = 10  # the ledger's value column is never narrower than this
