@@ -643,6 +643,7 @@ async def test_fenced_write_accepts_equal_or_higher_and_refuses_lower(
         "current_fence_token": 2,
         "page_fence_token": 2,
         "status": "running",
+        "value": "stale",  # what the refused page would have said
     }
     assert [(r.key, r.value, r.fence_token, r.task_id) for r in ledger] == [
         ("page-1", "v2", 2, "t1")

@@ -612,6 +612,8 @@ class LeaseStore(StoreReads, BatchOperations):
                     reason=reason,
                     current_fence=newest,
                     page_fence_token=page,
+                    # what the page would have said: the room sees what the fence kept out
+                    value=value,
                 )
             txn.lease_event(
                 EventKind.WRITE_ACCEPTED,

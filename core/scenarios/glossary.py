@@ -412,6 +412,34 @@ def ledger_value(value: str, lang: str) -> str:
     return f"{lookup(PAGE_VERBS, verb, lang)}{sep}{rest}" if verb in PAGE_VERBS else value
 
 
+# The check of the books (each page's total is the previous page's total plus its own
+# amount), where it breaks, and what a refused page would have done to them. "账本看起来仍然
+# 整齐，却悄悄混进了两套互相覆盖的世界": the page looks like any page; these say where the two
+# worlds meet, and what the fence kept out.
+BOOKS: Final[dict[str, Word]] = {
+    "broken": (
+        "The books break at page {page}. It is {stale}'s page, written from the memory of an "
+        "old lease{stale_fence}; page {other_page} is {other}'s{other_fence}, built on another "
+        "total: {before} + {amount} is not {after}. Two worlds meet here.",
+        "账本在第 {page} 页断开。这一页是{stale}凭旧租约的记忆写的{stale_fence}；第 {other_page} "
+        "页是{other}写的{other_fence}，接的是另一个累计：{before} + {amount} 不等于 {after}。"
+        "两个世界在这里相接。",
+    ),
+    "fence": (" (fence token {n})", "（围栏令牌 {n}）"),
+    "refused": (
+        "The fence kept out what {who} would have written: “{value}”.",
+        "围栏挡下了{who}本来要写的：“{value}”。",
+    ),
+    "refused_over": (
+        "The fence kept out what {who} would have written: “{value}”. It would have put "
+        "total {total} over {over}'s {over_total} on page {page}.",
+        "围栏挡下了{who}本来要写的：“{value}”。它会把累计 {total} 盖在{over}第 {page} 页的 "
+        "{over_total} 之上。",
+    ),
+    "newest": ("{page} (newest {newest})", "{page}（最新 {newest}）"),
+}
+
+
 # -- the story -------------------------------------------------------------------------------------
 
 # The story's people, by the worker ids the scenarios give them.

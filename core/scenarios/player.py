@@ -35,8 +35,9 @@ from core.scenarios.glossary import (
     reason_word,
     violations_phrase,
 )
-from core.scenarios.sentences import expectation_sentence
+from core.scenarios.sentences import expectation_sentence, refused_page_sentence, seam_sentence
 from core.scenarios.writer import action_items
+from core.sim.books import check_books
 from core.sim.rules import Harm, harm_figure
 from core.sim.snapshot import Snapshot
 from core.sim.spec import Action, SimSettings, in_language
@@ -275,6 +276,7 @@ def play(
     for ev in sim.events(0):
         seen = max(seen, ev.seq)
         yield event_record(ev)
+    books = _Books(lang)
     for number, step in enumerate(scenario.steps, start=1):
         record: Record = {
             "type": "step",
@@ -296,11 +298,15 @@ def play(
                     step.action_line or step.line,
                     f"step {number} cannot run: {exc}",
                 ) from None
+            refused: list[EventRow] = []
             for ev in sim.events(seen):
                 if ev.seq <= seen:
                     continue
                 seen = ev.seq
                 yield event_record(ev)
+                if ev.event == EventKind.WRITE_REJECTED and ev.detail.get("value"):
+                    refused.append(ev)
+            yield from books.after_step(number, sim.snapshot(), refused)
         if step.expects:
             snap = sim.snapshot()
             for exp in step.expects:
@@ -333,6 +339,45 @@ def play(
     close = getattr(sim, "close", None)
     if callable(close):
         close()
+
+
+class _Books:
+    """The check of the books as the transcript says it: a line when a step breaks them
+    at a page, and, for each page the fence refused, what it would have
+    written ("账本看起来仍然整齐，却悄悄混进了两套互相覆盖的世界": the screen's note, said here)."""
+
+    def __init__(self, lang: str) -> None:
+        self.lang = lang
+        self.broken: frozenset[str] = frozenset()
+
+    def after_step(self, step: int, snap: Snapshot, refused: list[EventRow]) -> Iterator[Record]:
+        for ev in refused:
+            key, value = str(ev.detail.get("key")), str(ev.detail.get("value"))
+            yield {
+                "type": "books",
+                "step": step,
+                "refused": key,
+                "worker": ev.worker_id,
+                "value": value,
+                "say": refused_page_sentence(
+                    ev.worker_id, key, ev.task_id, value, snap.ledger, self.lang
+                ),
+            }
+        seams = check_books(snap.ledger, {t.task_id: t.row.owner_id for t in snap.tasks})
+        broken = frozenset(seam.key for seam in seams)
+        if broken == self.broken:
+            return
+        self.broken = broken
+        for seam in seams:
+            yield {
+                "type": "books",
+                "step": step,
+                "broken": seam.key,
+                "writer": seam.stale.writer,
+                "meets": seam.other.key,
+                "sum": [seam.before_total, seam.after_amount, seam.after_total],
+                "say": seam_sentence(seam, self.lang),
+            }
 
 
 def question_record(question: Question, lang: str = "en") -> Record:
@@ -500,6 +545,9 @@ def render_line(record: Record, lang: str = "en", *, toml: bool = False) -> list
         if not ok:
             pieces.append((f"      {labelled('found', lang)}{record['found']}\n", "red"))
         return pieces
+    if kind == "books":
+        style = "bold red" if "broken" in record else "bold"
+        return [(f"  {'✗' if 'broken' in record else '•'} {record['say']}\n", style)]
     if kind == "summary":
         violations = record["violations"]
         shown = violations_phrase(violations, lang) or word("none", lang)

@@ -8,13 +8,15 @@ holds, and the app shows it on demand.
 """
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Final
 
 from core.engine.durations import format_clock, format_duration
+from core.engine.records import LedgerRow
 from core.scenarios import glossary
 from core.scenarios.format import Expectation, ExpectValue, Scenario
-from core.scenarios.glossary import Word, ledger_value
+from core.scenarios.glossary import BOOKS, Word, ledger_value
+from core.sim.books import Seam, page_step, refused_page
 from core.sim.spec import Action, Advance
 
 FORMS: Final[dict[str, Word]] = {
@@ -347,3 +349,71 @@ def checked(scenario: Scenario, lang: str = "en") -> str:
     return glossary.pick(CHECKED, lang).format(
         path=scenario.path, steps=len(scenario.steps), expects=expects
     )
+
+
+# -- the books ---------------------------------------------------------------------------
+
+
+def _page(key: str, task_id: str | None) -> str:
+    """A page's number when its key is `<task>/<n>`, else its key."""
+    prefix, _, n = key.rpartition("/")
+    return n if n.isdigit() and (task_id is None or prefix == task_id) else key
+
+
+def _fence(token: int, lang: str) -> str:
+    """ " (fence token 2)", or nothing before the fence tag (a page stamped with no token)."""
+    return glossary.lookup(BOOKS, "fence", lang, n=token) if token else ""
+
+
+def seam_sentence(seam: Seam, lang: str = "en") -> str:
+    """Where the books break, and which two holders' worlds meet there."""
+    return glossary.lookup(
+        BOOKS,
+        "broken",
+        lang,
+        page=page_step(seam.stale) or seam.stale.key,
+        stale=_who(seam.stale.writer, lang),
+        stale_fence=_fence(seam.stale.fence_token, lang),
+        other_page=page_step(seam.other) or seam.other.key,
+        other=_who(seam.other.writer, lang),
+        other_fence=_fence(seam.other.fence_token, lang),
+        before=seam.before_total,
+        amount=seam.after_amount,
+        after=seam.after_total,
+    )
+
+
+def refused_page_sentence(
+    who: str | None,
+    key: str,
+    task_id: str | None,
+    value: str,
+    ledger: Iterable[LedgerRow],
+    lang: str = "en",
+) -> str:
+    """What a refused page would have written, and whose total it would have covered."""
+    fill = {
+        "who": _who(who or "", lang),
+        "page": _page(key, task_id),
+        "value": ledger_value(value, lang),
+    }
+    over = refused_page(value, key, ledger)
+    if over is None:
+        return glossary.lookup(BOOKS, "refused", lang, **fill)
+    return glossary.lookup(
+        BOOKS,
+        "refused_over",
+        lang,
+        **fill,
+        total=over.total,
+        over=_who(over.over.writer, lang),
+        over_total=over.over_total,
+    )
+
+
+def page_fence(token: int, newest: int | None, lang: str = "en") -> str:
+    """A page's fence token, with the newest issued for its task beside it when that is
+    newer: the comparison the store makes ("存储层或状态机只接受当前最大的 token")."""
+    if newest is None or newest <= token:
+        return str(token)
+    return glossary.lookup(BOOKS, "newest", lang, page=token, newest=newest)

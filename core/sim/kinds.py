@@ -44,6 +44,11 @@ class TaskKind:
     # The state a worker starts from when it resumes from a box rather than from its own
     # memory (a new process: nothing of the last holder's is open any more).
     resume: Callable[[State], State] = lambda state: state
+    # What a holder's memory starts from when it takes the task under lease `n`: what it
+    # reads afresh for itself (the ledger kind's village reports). A holder that lost its
+    # lease without knowing keeps what it read under its own, so a page it writes late is
+    # its own world's page, not a copy of the current holder's.
+    take: Callable[[State, int], State] = lambda state, lease_token: state
 
     def after_page(self, task_id: str, step: int, steps: int, state: State, page: str) -> State:
         """What a worker knows after writing `page` as step `step`, from `state` before it."""
@@ -78,12 +83,41 @@ _VILLAGES = (
 )
 
 
+# The state's key for the edition of the village reports its holder read. A village counts
+# again when the floor changes hands, so whoever takes the floor reads the other edition
+# than the holder before it, and two holders of the same step write different pages: "一个是
+# 当前租牌，一个是过期的记忆" (two claims, and two worlds, not one page written twice). Two
+# editions, not one per lease: the explorer's world stays finite, and a holder and its
+# successor always differ.
+_EDITION = "edition"
+
+
+def edition(lease_token: int) -> int:
+    """The edition of the reports read under lease `lease_token`: 1 (as first filed) for an
+    odd lease, 2 for an even one."""
+    return 2 - lease_token % 2
+
+
+def _grain(task_id: str, step: int, read: int) -> int:
+    """The step's village report in edition `read` (0 or 1: as first filed)."""
+    seed = f"{task_id}/{step}" if read <= 1 else f"{task_id}/{step}/{read}"
+    return 40 + int(hashlib.sha256(seed.encode()).hexdigest()[:4], 16) % 160
+
+
 def _ledger_step(task_id: str, step: int, steps: int, state: State) -> StepOutput:
     village = _pick(_VILLAGES, task_id, step)
-    grain = 40 + int(hashlib.sha256(f"{task_id}/{step}".encode()).hexdigest()[:4], 16) % 160
+    read = int(state.get(_EDITION, 0))
+    grain = _grain(task_id, step, read)
     total = int(state.get("total", 0)) + grain
     page = f"page {step}: {village} {grain} dan (total {total})"
-    return StepOutput(page=page, state={"reconciled": step, "total": total, "last": village})
+    new_state: State = {"reconciled": step, "total": total, "last": village}
+    if read:
+        new_state[_EDITION] = read
+    return StepOutput(page=page, state=new_state)
+
+
+def _ledger_take(state: State, lease_token: int) -> State:
+    return {**state, _EDITION: edition(lease_token)}
 
 
 # A page as the kind writes it ("page 3: west ferry 73 dan (total 288)") or as a scenario
@@ -96,7 +130,10 @@ def _ledger_page(task_id: str, step: int, state: State, page: str) -> State | No
     if found is None:
         return None
     total = int(state.get("total", 0)) + int(found["grain"])
-    return {"reconciled": step, "total": total, "last": found["village"]}
+    known: State = {"reconciled": step, "total": total, "last": found["village"]}
+    if state.get(_EDITION):
+        known[_EDITION] = state[_EDITION]
+    return known
 
 
 LEDGER = TaskKind(
@@ -105,6 +142,7 @@ LEDGER = TaskKind(
     initial_state=lambda task_id, steps: {"reconciled": 0, "total": 0},
     run_step=_ledger_step,
     read_page=_ledger_page,
+    take=_ledger_take,
     result=lambda task_id, state: {
         "pages": state.get("reconciled", 0),
         "total": state.get("total"),

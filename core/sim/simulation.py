@@ -233,6 +233,7 @@ class Simulation(SaveRestore):
                         current_lease_token=detail.get("current_lease_token"),
                         current_fence_token=detail.get("current_fence_token"),
                         key=detail.get("key"),
+                        value=detail.get("value"),
                     )
                 )
             return  # a refusal changes no lease

@@ -93,6 +93,8 @@ class Rejection:
     current_lease_token: int | None
     current_fence_token: int | None
     key: str | None
+    # A refused page's text: what it would have written (None for other operations).
+    value: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

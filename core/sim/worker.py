@@ -477,9 +477,11 @@ class Worker:
                 )
             checkpoint = None
         if checkpoint is not None:
-            states = {checkpoint.step: kind.resume(dict(checkpoint.state))}
+            step, state = checkpoint.step, kind.resume(dict(checkpoint.state))
         else:
-            states = {0: kind.initial_state(lease.task_id, steps)}
+            step, state = 0, kind.initial_state(lease.task_id, steps)
+        # From here on it reads for itself, under its own lease.
+        states = {step: kind.take(state, lease.lease_token)}
         work = Work(lease.task_id, kind, steps, states)
         if self._still_mine(lease):
             self.work = work

@@ -58,11 +58,13 @@ from demo.widgets.control_bar import ControlBar
 from demo.widgets.keybar import Hint, KeyBar
 from demo.widgets.narration import NarrationPanel, refusal_text
 from demo.widgets.panels import (
+    BooksNote,
     BoxDetail,
     CheckpointTable,
     EffectsTable,
     EventLog,
     LedgerTable,
+    RefusedNote,
     RejectedTable,
     checkpoint_writers,
 )
@@ -86,6 +88,8 @@ PANEL_PARTS: dict[str, frozenset[SnapshotPart]] = {
     "tab-ledger": frozenset({"ledger"}),
     "tab-checkpoints": frozenset({"checkpoints"}),
     "tab-effects": frozenset({"effects"}),
+    # a refused page is read against the page the ledger holds at its key
+    "tab-rejected": frozenset({"ledger"}),
 }
 
 
@@ -151,12 +155,14 @@ class MainScreen(Screen[None]):
                 yield TaskTable(id="tasks")
             with Horizontal(id="lower"):
                 with TabbedContent(id="panels"):
-                    with TabPane(tr("ledger", "en"), id="tab-ledger"):
+                    with TabPane(tr("ledger", "en"), id="tab-ledger"), Vertical():
+                        yield BooksNote(id="books-note")
                         yield LedgerTable(id="ledger")
                     with TabPane(tr("checkpoints", "en"), id="tab-checkpoints"), Vertical():
                         yield BoxDetail(id="box-detail")
                         yield CheckpointTable(id="checkpoints")
-                    with TabPane(tr("rejected", "en"), id="tab-rejected"):
+                    with TabPane(tr("rejected", "en"), id="tab-rejected"), Vertical():
+                        yield RefusedNote(id="refused-note")
                         yield RejectedTable(id="rejected")
                     with TabPane(tr("effects", "en"), id="tab-effects"):
                         yield EffectsTable(id="effects")
@@ -431,6 +437,7 @@ class MainScreen(Screen[None]):
             return
         active = self._active_tab()
         if active == "tab-ledger":
+            self.query_one("#books-note", BooksNote).show(snap, lang)
             self.query_one("#ledger", LedgerTable).show(snap, lang)
         elif active == "tab-checkpoints":
             table = self.query_one("#checkpoints", CheckpointTable)
@@ -438,6 +445,7 @@ class MainScreen(Screen[None]):
             self.query_one("#box-detail", BoxDetail).show(snap, lang, table.selected_key())
         elif active == "tab-rejected":
             self._rejections_seen = len(snap.rejections)
+            self.query_one("#refused-note", RefusedNote).show(snap, lang)
             self.query_one("#rejected", RejectedTable).show(
                 snap, lang, time_moved=snap.now_ms != self._rejected_now
             )

@@ -15,6 +15,8 @@ from core.engine.records import EventRow
 from core.engine.vocabulary import EventKind
 from core.scenarios.glossary import box_contents, box_parts, ledger_value
 from core.scenarios.player import event_style
+from core.scenarios.sentences import page_fence, refused_page_sentence, seam_sentence
+from core.sim.books import Seam, check_books
 from core.sim.snapshot import Rejection, Snapshot
 from demo.i18n import event_word, operation_word, reason_word, tr
 from demo.widgets.cjk_wrap import wrap_text
@@ -34,17 +36,42 @@ def _fenced(
     return columns[:at] + columns[at + 1 :], [(k, r[:at] + r[at + 1 :]) for k, r in rows]
 
 
+def books_seams(snap: Snapshot) -> tuple[Seam, ...]:
+    """Where the snapshot's books break (the check of core.sim.books, the one `play` and
+    the export use too)."""
+    return check_books(snap.ledger, {t.task_id: t.row.owner_id for t in snap.tasks})
+
+
+BROKEN_MARK = "✗ "  # before the key of a page where the books break
+
+
 class LedgerTable(KeyedTable):
     """Pages in the order they were (last) written: a rewritten page moves to the end.
 
     The columns fit the panel's width: the value takes what the others leave and ends in
-    "…" when longer, so the writer is never cut ("ache" for acheng at 80 columns)."""
+    "…" when longer, so the writer is never cut ("ache" for acheng at 80 columns). A page
+    where the books break has a mark before its key; its fence token has the newest issued
+    for its task beside it ("1 (newest 2)"), the comparison the store makes."""
 
     ORDERED = True
     AUTO_WIDTH = False
+    BROKEN = Style(bold=True, color="white", bgcolor="red")
+
+    _broken: frozenset[str] = frozenset()
+
+    def row_style(self, row_index: int) -> Style | None:
+        rows = self.ordered_rows
+        if row_index < len(rows) and rows[row_index].key.value in self._broken:
+            return self.BROKEN
+        return None
 
     def show(self, snap: Snapshot, lang: str) -> None:
         pages = sorted(snap.ledger, key=lambda p: (p.updated_at, p.key))
+        broken = frozenset(seam.key for seam in books_seams(snap))
+        restyled, self._broken = broken ^ self._broken, broken
+        newest = {t.task_id: t.row.fence_token for t in snap.tasks}
+        keys = [BROKEN_MARK + p.key if p.key in broken else p.key for p in pages]
+        fences = [page_fence(p.fence_token, newest.get(p.task_id), lang) for p in pages]
         labels = {
             "at": tr("time", lang),
             "key": tr("key", lang),
@@ -56,8 +83,8 @@ class LedgerTable(KeyedTable):
         values = [ledger_value(p.value, lang) for p in pages]
         cells = {
             "at": [format_clock(p.updated_at) for p in pages],
-            "key": [p.key for p in pages],
-            "fence": [str(p.fence_token) for p in pages],
+            "key": keys,
+            "fence": fences,
             "writer": [p.writer for p in pages],
         }
         fenced = Mode(snap.mode).issues_fence_tokens
@@ -80,14 +107,20 @@ class LedgerTable(KeyedTable):
                 p.key,
                 (
                     format_clock(p.updated_at),
-                    p.key,
+                    key,
                     _fit(value, value_w),
-                    *((str(p.fence_token),) if fenced else ()),
+                    *((fence,) if fenced else ()),
                     p.writer,
                 ),
             )
-            for p, value in zip(pages, values, strict=True)
+            for p, key, value, fence in zip(pages, keys, values, fences, strict=True)
         )
+        if restyled:
+            self.restyle_rows(restyled)
+        newly = sorted(restyled & broken)
+        if newly:
+            # bring the page that broke the books into sight (at 80 x 24 it may be below)
+            self.move_cursor(row=self.get_row_index(newly[0]), animate=False)
 
 
 VALUE_MIN = 10  # the ledger's value column is never narrower than this
@@ -137,6 +170,57 @@ class CheckpointTable(KeyedTable):
         )
         self.set_columns(columns)
         self.sync(rows)
+
+
+class Note(Static):
+    """A paragraph over a table, wrapped by the app's own rules; hidden when empty."""
+
+    _text: Text = Text()
+
+    def say(self, text: Text | None) -> None:
+        if not text:
+            self._text = Text()
+            self.update("")
+            self.display = False
+            return
+        self.display = True
+        self._text = text
+        self._draw()
+
+    def on_resize(self) -> None:
+        self._draw()
+
+    def _draw(self) -> None:
+        # broken by the app's own rules (no line starting with punctuation, a number with
+        # its unit kept whole), which Rich's word wrap does not know
+        width = self.content_size.width
+        self.update(wrap_text(self._text, width) if width else self._text)
+
+
+class BooksNote(Note):
+    """Over the Ledger: where the books break and which two holders' worlds meet there.
+    The page looks like any page ("账本看起来仍然整齐"); this says what one look further
+    shows. Hidden while the books add up."""
+
+    def show(self, snap: Snapshot, lang: str) -> None:
+        seams = books_seams(snap)
+        text = Text(" ".join(seam_sentence(seam, lang) for seam in seams), style="bold red")
+        self.say(text if seams else None)
+
+
+class RefusedNote(Note):
+    """Over the Rejected table: the newest refused page, what it would have written and
+    whose total it would have covered: what the fence saved."""
+
+    def show(self, snap: Snapshot, lang: str) -> None:
+        refused = next((r for r in reversed(snap.rejections) if r.value and r.key), None)
+        if refused is None or refused.key is None or refused.value is None:
+            self.say(None)
+            return
+        sentence = refused_page_sentence(
+            refused.worker_id, refused.key, refused.task_id, refused.value, snap.ledger, lang
+        )
+        self.say(Text(sentence, style="bold"))
 
 
 class BoxDetail(Static):

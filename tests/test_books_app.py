@@ -1,0 +1,71 @@
+"""The books on screen: the Ledger marks the page where they break and says whose worlds
+meet there; the Rejected panel says what a refused page would have written."""
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from textual.pilot import Pilot
+
+from core.scenarios.library import open_scenario
+from demo.app import BorrowedKeysApp
+from demo.screens.main import MainScreen
+from demo.widgets.panels import BooksNote, LedgerTable, RefusedNote
+
+
+def app_for(name: str, tmp_path: Path, lang: str) -> BorrowedKeysApp:
+    return BorrowedKeysApp(
+        open_scenario(name), open_directly=True, lang=lang, live_clock=False, save_dir=tmp_path
+    )
+
+
+async def _play_to_the_end(pilot: Pilot[Any], steps: int) -> None:
+    for _ in range(steps):
+        await pilot.press("n")
+        await pilot.press("v")  # a step that asks first: reveal, and it plays
+    await pilot.pause()
+
+
+@pytest.mark.parametrize(
+    ("lang", "said"),
+    [("en", "The books break at page 3."), ("zh", "账本在第 3 页断开。")],
+)
+async def test_the_ledger_marks_the_page_where_the_books_break(
+    tmp_path: Path, lang: str, said: str
+) -> None:
+    app = app_for("09_mistake_no_fencing", tmp_path, lang)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = app.screen
+        assert isinstance(screen, MainScreen)
+        await pilot.press("1")  # the Ledger
+        await pilot.pause()
+        note = screen.query_one("#books-note", BooksNote)
+        assert not note.display  # the books add up until his page comes back
+        await _play_to_the_end(pilot, 5)
+        assert note.display and str(note.render()).startswith(said)
+        ledger = screen.query_one("#ledger", LedgerTable)
+        rows = {str(ledger.get_row_at(i)[1]): ledger.get_row_at(i) for i in range(ledger.row_count)}
+        assert set(rows) >= {"✗ floor6/3", "floor6/4"} and "floor6/3" not in rows
+        assert str(rows["✗ floor6/3"][3]) in ("1 (newest 2)", "1（最新 2）")
+        assert str(rows["floor6/4"][3]) == "2"
+        assert str(ledger.get_row_at(ledger.cursor_row)[1]) == "✗ floor6/3"  # brought into sight
+
+
+@pytest.mark.parametrize(
+    ("lang", "said"), [("en", "over Elder's 340"), ("zh", "校对官第 3 页的 340")]
+)
+async def test_the_rejected_panel_says_what_the_fence_kept_out(
+    tmp_path: Path, lang: str, said: str
+) -> None:
+    app = app_for("02_fire_midnight_return", tmp_path, lang)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = app.screen
+        assert isinstance(screen, MainScreen)
+        await _play_to_the_end(pilot, 6)
+        await pilot.press("3")  # the Rejected panel
+        await pilot.pause()
+        note = screen.query_one("#refused-note", RefusedNote)
+        assert note.display and said in str(note.render()).replace("\n", "")
+        await pilot.press("1")
+        await pilot.pause()
+        assert not screen.query_one("#books-note", BooksNote).display  # the books add up
