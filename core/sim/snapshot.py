@@ -8,10 +8,13 @@ from typing import Literal
 from core.engine.records import CheckpointRow, EffectRow, LedgerRow, TaskRow
 from core.engine.vocabulary import Operation
 from core.sim.spec import WorkerState
+from core.sim.timeline import TimelineView
 
 # The lists a snapshot may leave out (`Simulation.snapshot(include=...)`); all by default.
-SnapshotPart = Literal["ledger", "checkpoints", "effects"]
-SNAPSHOT_PARTS: frozenset[SnapshotPart] = frozenset({"ledger", "checkpoints", "effects"})
+SnapshotPart = Literal["ledger", "checkpoints", "effects", "timeline"]
+SNAPSHOT_PARTS: frozenset[SnapshotPart] = frozenset(
+    {"ledger", "checkpoints", "effects", "timeline"}
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,6 +123,8 @@ class Snapshot:
     last_event_seq: int = 0
     generation: int = 0  # which rebuild of the run this is (a session steps back by one)
     dedup: Mapping[str, int] = field(default_factory=dict)  # effect key -> repeats deduplicated
+    # Belief against truth per worker (None when the snapshot was read without it).
+    timeline: TimelineView | None = None
 
     @property
     def frame_key(self) -> tuple[int, int, int]:

@@ -35,7 +35,6 @@ from core.sim.live import LivePacer
 from core.sim.simulation import ActionResult
 from core.sim.snapshot import Snapshot, SnapshotPart
 from core.sim.spec import WORKER_ACTIONS, Action, AddWorker, Advance, Approve, Enqueue, Reject
-from core.sim.timeline import Timeline
 from demo.commands import MainCommands
 from demo.controls import CONTROLS, TABS, Moment, bindings
 from demo.host import Host, host
@@ -86,6 +85,7 @@ PANEL_PARTS: dict[str, frozenset[SnapshotPart]] = {
     "tab-ledger": frozenset({"ledger"}),
     "tab-checkpoints": frozenset({"checkpoints"}),
     "tab-effects": frozenset({"effects"}),
+    "tab-timeline": frozenset({"timeline"}),
 }
 
 
@@ -111,7 +111,6 @@ class MainScreen(Screen[None]):
         self.session = session
         self.pacer = LivePacer(speed=1.0)
         self.set_reactive(MainScreen.playing, session.is_sandbox if playing is None else playing)
-        self.timeline = Timeline()
         self._seen_seq = 0
         self._generation = 0
         self._frame_key: tuple[object, ...] | None = None
@@ -330,7 +329,6 @@ class MainScreen(Screen[None]):
     def _reset_incremental(self, generation: int) -> None:
         self._generation = generation
         self._seen_seq = 0
-        self.timeline = Timeline()
         for log, pending in self._pending_events.items():
             self.query_one(f"#{log}", EventLog).clear()
             pending.clear()
@@ -376,7 +374,6 @@ class MainScreen(Screen[None]):
         new_events = [e for e in frame.events if e.seq > self._seen_seq]
         if new_events:
             self._seen_seq = new_events[-1].seq
-            self.timeline.feed(new_events)
             checkpoint_writers(new_events, self._checkpoint_writers)
             for pending in self._pending_events.values():
                 pending.extend(new_events)
@@ -447,7 +444,7 @@ class MainScreen(Screen[None]):
         elif active == "tab-events":
             self._catch_up("events")
         elif active == "tab-timeline":
-            self.query_one("#timeline", OwnershipTimeline).show(self.timeline, snap.now_ms, lang)
+            self.query_one("#timeline", OwnershipTimeline).show(snap.timeline, lang)
         # the log beside the panels, on a roomy screen, unless the panel is the log itself
         self.set_class(active == "tab-events", "-events-tab")
         if self.has_class("-roomy") and active != "tab-events":
