@@ -123,6 +123,7 @@ class MainScreen(Screen[None]):
         self._checkpoint_writers: dict[tuple[str, int], str] = {}
         self._rejections_seen = 0
         self._rejected_now = -1
+        self._opened: tuple[int, int, str] | None = None  # the last step's panel, opened
         # what the key bar was made for: a question waiting (`v` leads), p undoing
         self._hinted: tuple[bool, bool] = (False, False)
         self._toml = False  # expectations in the file's form instead of as sentences
@@ -368,6 +369,10 @@ class MainScreen(Screen[None]):
         self.refresh_count += 1
         if frame.generation != self._generation:
             self._reset_incremental(frame.generation)
+        if frame.opened is not None and frame.opened != self._opened:
+            # a step opens the panel it is about (the file's `panel`, or what it did)
+            self._opened = frame.opened
+            self.query_one("#panels", TabbedContent).active = frame.opened[2]
         lang = self.lang
         snap = frame.snap
         self._snap = snap
