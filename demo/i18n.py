@@ -241,6 +241,10 @@ WORDS.update(
             "for {span} {who} held a key the store no longer honoured",
             "有 {span}，{who}握着一把守库人已不认的钥匙",
         ),
+        "tl_stale_call": (
+            "one of its calls was accepted from a lease that was no longer current",
+            "有 1 个动作凭过时的租约被接受了",
+        ),
         "tl_stale_calls": (
             "{n} of its calls were accepted from a lease that was no longer current",
             "有 {n} 个动作凭过时的租约被接受了",

@@ -221,7 +221,9 @@ def worker_sentence(row: WorkerRow, now: int, lang: str) -> str | None:
         parts.append(tr("tl_gap", lang, span=span_words(gap, lang), who=person))
     stale = sum(1 for c in row.calls if c.outcome is CallOutcome.STALE)
     if stale:
-        parts.append(tr("tl_stale_calls", lang, n=stale))
+        parts.append(
+            tr("tl_stale_call", lang) if stale == 1 else tr("tl_stale_calls", lang, n=stale)
+        )
     return tr("tl_sentence", lang, who=person, parts=tr("tl_join", lang).join(parts))
 
 
