@@ -125,6 +125,19 @@ def test_the_panel_follows_what_the_step_is_about() -> None:
 # -- the page -----------------------------------------------------------------------------------
 
 
+def test_belief_against_truth_stands_beside_each_screen(
+    portfolio: Scenario, portfolio_en: Recording
+) -> None:
+    page = build_page(portfolio, [portfolio_en], command="borrowed-keys export 13_portfolio_demo")
+    sections = page.split('<section class="step"')[1:]
+    for f in portfolio_en.frames:
+        leased = f.timeline is not None and any(r.leases for r in f.timeline.rows)
+        # from the first claim on, drawn from the frame's own timeline
+        assert ('class="belief"' in sections[f.index]) == leased, f.index
+    # at the takeover A's belief outlives its lease: the red gap is drawn in that frame
+    assert "url(#tl-en3-g-" in sections[3]
+
+
 def test_the_page_inlines_every_frame_and_names_nothing_outside(
     portfolio: Scenario, portfolio_en: Recording
 ) -> None:

@@ -4,6 +4,7 @@ The seed's first lesson is the gap between what a holder believes and what the s
 ("是别人能不能相信这把钥匙现在确实在你手里"); these tests pin where the bars part and meet.
 """
 
+import re
 from pathlib import Path
 
 from rich.console import Console
@@ -24,6 +25,7 @@ from core.sim.timeline import (
     TimelineView,
 )
 from demo.app import BorrowedKeysApp
+from demo.export.timeline_svg import timeline_html
 from demo.widgets.timeline_view import OwnershipTimeline, render_timeline
 
 FENCE_STEP = 14  # 01_fog: Acheng's stale page 3 meets the fence
@@ -200,3 +202,24 @@ async def test_where_belief_and_truth_part_the_app_opens_the_timeline(tmp_path: 
         assert panels.active == "tab-timeline"
         drawn = str(app.screen.query_one("#timeline", OwnershipTimeline).render())
         assert "在阿澄心里，钥匙仍在手" in drawn
+
+
+def test_the_exported_page_draws_the_same_data_as_svg() -> None:
+    view = view_of(played("01_fog", FENCE_STEP))
+    drawn = timeline_html(view, "en", "t14")
+    svg = drawn[drawn.index("<svg") : drawn.index("</svg>")]
+    # no terminal screenshot: shapes, with the store's lease, the belief and the gap apart
+    assert "<rect" in svg and "rich-terminal" not in svg
+    bars = re.findall(r'<rect x="([\d.]+)" y="\d+" width="([\d.]+)"[^>]*fill="([^"]+)"', svg)
+    acheng_store = next(b for b in bars if b[2] == "#4ebf71")
+    belief = next(b for b in bars if b[2] == "url(#t14-b-acheng)")
+    gap = next(b for b in bars if b[2] == "url(#t14-g-acheng)")
+    end_of_lease = float(acheng_store[0]) + float(acheng_store[1])
+    # the hatched belief stops where the store's lease does, and the red gap runs on from there
+    assert abs(float(belief[0]) + float(belief[1]) - end_of_lease) < 0.2
+    assert abs(float(gap[0]) - end_of_lease) < 0.2 and float(gap[1]) > 0
+    assert "0:01:35 write: call refused (fence token 1 behind 2)" in svg
+    assert "for 15 s Acheng held a key the store no longer honoured" in drawn
+    zh = timeline_html(view, "zh", "z14")
+    assert "有 15 秒，阿澄握着一把守库人已不认的钥匙" in zh and "守库人登记的租约" in zh
+    assert timeline_html(view_of(played("01_fog", 0)), "en", "t0") == ""  # no lease yet

@@ -14,7 +14,9 @@ from textual.widgets import TabbedContent
 from core.scenarios import glossary
 from core.scenarios.format import Question, Scenario
 from core.scenarios.sentences import expectation_sentence
-from core.scenarios.session import StepOutcome
+from core.scenarios.session import Session, StepOutcome
+from core.sim.snapshot import SnapshotPart
+from core.sim.timeline import TimelineView
 from demo.app import BorrowedKeysApp
 from demo.controls import TABS
 from demo.export import DEFAULT_SIZE
@@ -44,6 +46,8 @@ class Frame:
     refusal: str | None = None
     checks: tuple[Check, ...] = ()
     question: Question | None = None
+    # belief against truth at this instant, drawn beside the screen from the same data
+    timeline: TimelineView | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,10 +67,16 @@ async def _settle(pilot: Pilot[int]) -> None:
 
 
 def _frame(
-    index: int, keys: list[str], panel: str, svg: str, outcome: StepOutcome | None, lang: str
+    index: int,
+    keys: list[str],
+    panel: str,
+    svg: str,
+    outcome: StepOutcome | None,
+    lang: str,
+    timeline: TimelineView | None = None,
 ) -> Frame:
     if outcome is None:
-        return Frame(index, tuple(keys), panel, svg)
+        return Frame(index, tuple(keys), panel, svg, timeline=timeline)
     step = outcome.step
     said = step.narration(lang)
     if not said and step.action is not None:
@@ -77,7 +87,14 @@ def _frame(
         Check(c.ok, expectation_sentence(c.expectation, lang), "" if c.ok else c.found)
         for c in outcome.checks
     )
-    return Frame(index, tuple(keys), panel, svg, said, refusal, checks, step.question)
+    return Frame(index, tuple(keys), panel, svg, said, refusal, checks, step.question, timeline)
+
+
+def _timeline(session: Session) -> TimelineView | None:
+    return session.snapshot(_TIMELINE).timeline
+
+
+_TIMELINE: frozenset[SnapshotPart] = frozenset({"timeline"})
 
 
 async def record(
@@ -98,7 +115,8 @@ async def record(
         assert screen is not None, "a scenario opens on the main screen"
         session = screen.session
         panel = FIRST_PANEL
-        frames.append(_frame(0, [], panel, app.export_screenshot(simplify=True), None, lang))
+        shot = app.export_screenshot(simplify=True)
+        frames.append(_frame(0, [], panel, shot, None, lang, _timeline(session)))
         for index in range(1, count + 1):
             step = session.steps[index - 1]
             # interview mode: n puts the question on screen, v reveals it and plays the step
@@ -110,6 +128,6 @@ async def record(
             await _settle(pilot)
             panel = screen.query_one("#panels", TabbedContent).active
             svg = app.export_screenshot(simplify=True)
-            frames.append(_frame(index, keys, panel, svg, outcome, lang))
+            frames.append(_frame(index, keys, panel, svg, outcome, lang, _timeline(session)))
         app.exit(0)
     return Recording(lang, size, tuple(frames))
