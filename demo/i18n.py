@@ -219,15 +219,15 @@ WORDS.update(
         # one sentence per worker: what the store holds, what the worker believes
         "tl_store_open": (
             "the store holds its {lease} until {until}",
-            "守库人记着它的{lease}，到 {until} 为止",
+            "守库人记着{who}的{lease}，到 {until} 为止",
         ),
         "tl_store_open_forever": (
             "the store holds its {lease}, with no end",
-            "守库人记着它的{lease}，没有到期时刻",
+            "守库人记着{who}的{lease}，没有到期时刻",
         ),
         "tl_store_ended": (
             "the store's {lease} ended at {at} ({why})",
-            "守库人那里，{lease}在 {at} 结束（{why}）",
+            "守库人那里，{lease} 在 {at} 结束（{why}）",
         ),
         "tl_believes_still": (
             "in {who}'s memory it is still held",
@@ -243,11 +243,11 @@ WORDS.update(
         ),
         "tl_stale_call": (
             "one of its calls was accepted from a lease that was no longer current",
-            "有 1 个动作凭过时的租约被接受了",
+            "{who}有 1 个动作凭过时的租约被接受了",
         ),
         "tl_stale_calls": (
             "{n} of its calls were accepted from a lease that was no longer current",
-            "有 {n} 个动作凭过时的租约被接受了",
+            "{who}有 {n} 个动作凭过时的租约被接受了",
         ),
         "tl_sentence": ("{who}: {parts}.", "{who}：{parts}。"),
         "tl_join": ("; ", "；"),

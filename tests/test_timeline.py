@@ -136,11 +136,12 @@ def test_the_drawing_at_80_columns_and_at_200() -> None:
             # Acheng's store bar stops at the expiry; her belief runs further
             assert store.rstrip(" │").endswith("┃")
             assert believes.rstrip().rfind("▒") > store.rfind("┃")
-    words = render_timeline(view, 120, "en", {}).plain
+    # the sentences are wrapped to the panel: read them as one line again
+    words = " ".join(render_timeline(view, 120, "en", {}).plain.split())
     assert "the store's lease 1 ended at 0:01:20 (it expired)" in words
     assert "held until 0:01:35, when the store refused a write (fence token 1 behind 2)" in words
     assert "for 15 s Acheng held a key the store no longer honoured" in words
-    zh = render_timeline(view, 120, "zh", {}).plain
+    zh = render_timeline(view, 120, "zh", {}).plain.replace("\n", "")
     assert "有 15 秒，阿澄握着一把守库人已不认的钥匙" in zh
     assert "snake" not in words and "_" not in words and "_" not in zh  # no ids on screen
 
@@ -221,5 +222,7 @@ def test_the_exported_page_draws_the_same_data_as_svg() -> None:
     assert "0:01:35 write: call refused (fence token 1 behind 2)" in svg
     assert "for 15 s Acheng held a key the store no longer honoured" in drawn
     zh = timeline_html(view, "zh", "z14")
-    assert "有 15 秒，阿澄握着一把守库人已不认的钥匙" in zh and "守库人登记的租约" in zh
+    # in Chinese a number keeps its unit on the page ("15 秒" unbroken)
+    assert '<span class="nb">有 15 秒，</span>阿澄握着一把守库人已不认的钥匙' in zh
+    assert "守库人登记的租约" in zh
     assert timeline_html(view_of(played("01_fog", 0)), "en", "t0") == ""  # no lease yet

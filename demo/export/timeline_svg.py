@@ -13,6 +13,7 @@ from collections.abc import Callable
 from core.scenarios import glossary
 from core.sim.timeline import CallOutcome, LeaseEnd, TickKind, TimelineView, WorkerRow
 from demo.i18n import tr
+from demo.widgets.cjk_wrap import html_unbroken
 from demo.widgets.timeline_view import (
     BEAT,
     LOST,
@@ -149,7 +150,7 @@ def timeline_html(view: TimelineView | None, lang: str, uid: str) -> str:
     )
     out.append("</svg>")
     said = "".join(
-        f'<p class="said">{_e(s)}</p>'
+        f'<p class="said">{html_unbroken(s, _e) if lang == "zh" else _e(s)}</p>'
         for row in rows
         if (s := worker_sentence(row, now, lang)) is not None
     )

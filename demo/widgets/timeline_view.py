@@ -26,6 +26,7 @@ from core.sim.timeline import (
     WorkerRow,
 )
 from demo.i18n import tr
+from demo.widgets.cjk_wrap import wrap
 
 PALETTE = ("green", "cyan", "magenta", "blue", "yellow", "bright_green", "bright_cyan")
 
@@ -203,9 +204,10 @@ def worker_sentence(row: WorkerRow, now: int, lang: str) -> str | None:
     if lease is not None:
         if lease.end is None:
             if lease.expires_at is None:
-                parts.append(tr("tl_store_open_forever", lang, lease=name))
+                parts.append(tr("tl_store_open_forever", lang, lease=name, who=person))
             else:
-                parts.append(tr("tl_store_open", lang, lease=name, until=clock(lease.expires_at)))
+                until = clock(lease.expires_at)
+                parts.append(tr("tl_store_open", lang, lease=name, until=until, who=person))
         else:
             assert lease.ended_by is not None
             why = tr(f"tl_end_{lease.ended_by.value}", lang)
@@ -222,7 +224,9 @@ def worker_sentence(row: WorkerRow, now: int, lang: str) -> str | None:
     stale = sum(1 for c in row.calls if c.outcome is CallOutcome.STALE)
     if stale:
         parts.append(
-            tr("tl_stale_call", lang) if stale == 1 else tr("tl_stale_calls", lang, n=stale)
+            tr("tl_stale_call", lang, who=person)
+            if stale == 1
+            else tr("tl_stale_calls", lang, n=stale, who=person)
         )
     return tr("tl_sentence", lang, who=person, parts=tr("tl_join", lang).join(parts))
 
@@ -397,7 +401,9 @@ def render_timeline(
     for row in rows:
         said = worker_sentence(row, now, lang)
         if said is not None:
-            text.append(said + "\n")
+            # Chinese rules: a number stays with its word, no line starts with "，"
+            for line in wrap(said, width):
+                text.append(line + "\n")
     used = 0
     for glyph, style, words in legend_items(lang):
         # an item is never split over two lines: a glyph stays beside its words
