@@ -16,6 +16,7 @@ from core.scenarios.format import Panel, parse_scenario
 from core.scenarios.library import open_scenario
 from core.scenarios.session import Session
 from core.scenarios.writer import dump
+from core.sim.snapshot import SNAPSHOT_PARTS, WITH_TIMELINE
 from core.sim.timeline import (
     BeliefEnd,
     CallOutcome,
@@ -44,7 +45,7 @@ def played(name: str, steps: int, mode: str | None = None) -> Session:
 
 
 def view_of(session: Session) -> TimelineView:
-    view = session.snapshot().timeline
+    view = session.snapshot(WITH_TIMELINE).timeline
     assert view is not None
     return view
 
@@ -107,6 +108,12 @@ def test_self_fencing_ends_the_belief_before_the_store_lease() -> None:
     # the bridge is down: Linzhou's heartbeats never reach the store, and he believes on
     assert any(t.kind is TickKind.PARTITIONED for t in linzhou.ticks)
     assert linzhou.beliefs[0].end is None
+
+
+def test_only_a_reader_who_asks_pays_for_the_timeline() -> None:
+    session = played("01_fog", 3)
+    assert session.snapshot(SNAPSHOT_PARTS).timeline is None
+    assert session.snapshot(WITH_TIMELINE).timeline is not None
 
 
 def test_fed_in_pieces_it_is_the_same_as_fed_at_once() -> None:

@@ -24,7 +24,7 @@ from core.scenarios.player import check_expectation, event_record
 from core.scenarios.writer import dump_scenario
 from core.sim.checker import ViolationKind
 from core.sim.simulation import ActionError, ActionResult, Simulation
-from core.sim.snapshot import SNAPSHOT_PARTS, Snapshot, SnapshotPart
+from core.sim.snapshot import SNAPSHOT_PARTS, WITH_TIMELINE, Snapshot, SnapshotPart
 from core.sim.spec import (
     Action,
     Advance,
@@ -286,7 +286,7 @@ class Session:
         action = step.action
         before, since = self.sim.last_event_seq, self.sim.now_ms
         result = self.sim.apply(in_language(action, self.lang)) if action is not None else None
-        snap = self.sim.snapshot(SNAPSHOT_PARTS if step.expects else _TIMELINE_ONLY)
+        snap = self.sim.snapshot(WITH_TIMELINE if step.expects else _TIMELINE_ONLY)
         checks = judge(step.expects, snap) if step.expects else ()
         self._judged_at = (self.sim.now_ms, self.sim.last_event_seq)
         events = self.sim.events(before) if self.sim.last_event_seq > before else []

@@ -10,11 +10,12 @@ from core.engine.vocabulary import Operation
 from core.sim.spec import WorkerState
 from core.sim.timeline import TimelineView
 
-# The lists a snapshot may leave out (`Simulation.snapshot(include=...)`); all by default.
+# The lists a snapshot may leave out (`Simulation.snapshot(include=...)`): the store's lists
+# are in by default; the timeline (belief against truth) only when asked for by name, since
+# only a screen that draws it needs it.
 SnapshotPart = Literal["ledger", "checkpoints", "effects", "timeline"]
-SNAPSHOT_PARTS: frozenset[SnapshotPart] = frozenset(
-    {"ledger", "checkpoints", "effects", "timeline"}
-)
+SNAPSHOT_PARTS: frozenset[SnapshotPart] = frozenset({"ledger", "checkpoints", "effects"})
+WITH_TIMELINE: frozenset[SnapshotPart] = SNAPSHOT_PARTS | {"timeline"}
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,6 +15,7 @@ the current live one: the harm). `Timeline.feed` takes register lines in order; 
 gives an immutable picture for one frame, which is all a screen or the exported page reads.
 """
 
+import bisect
 import enum
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -478,10 +479,10 @@ class Timeline:
                 low, high = max(start, belief.start), min(stop, b_end)
                 if low >= high:
                     continue
-                base = belief.start
-                delivered = [t.at for t in row.ticks if belief.start <= t.at <= low]
-                if delivered:
-                    base = max(delivered)
+                # the last beat delivered before the freeze (ticks come in time order)
+                n = bisect.bisect_right(row.ticks, low, key=lambda t: t.at)
+                last = row.ticks[n - 1].at if n else None
+                base = last if last is not None and last >= belief.start else belief.start
                 at = base + every
                 while at <= low:
                     at += every
