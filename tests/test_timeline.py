@@ -188,7 +188,7 @@ async def test_a_step_opens_the_panel_the_file_names(tmp_path: Path) -> None:
         await pilot.press("n", "v")  # step 4 asks first; its file names Belief vs truth
         await pilot.pause()
         assert panels.active == "tab-timeline"
-        drawn = str(app.screen.query_one("#timeline", OwnershipTimeline).render())
+        drawn = str(app.screen.query_one("#timeline", OwnershipTimeline).render()).replace("\n", "")
         assert "let go by itself" in drawn
         # the presenter may open another panel; the same step does not take it back
         await pilot.press("1")
@@ -208,7 +208,7 @@ async def test_where_belief_and_truth_part_the_app_opens_the_timeline(tmp_path: 
         await pilot.press("n")  # 0:01:20 her lease expires; at 0:01:25 Linzhou claims
         await pilot.pause()
         assert panels.active == "tab-timeline"
-        drawn = str(app.screen.query_one("#timeline", OwnershipTimeline).render())
+        drawn = str(app.screen.query_one("#timeline", OwnershipTimeline).render()).replace("\n", "")
         assert "在阿澄心里，钥匙仍在手" in drawn
 
 
@@ -233,3 +233,26 @@ def test_the_exported_page_draws_the_same_data_as_svg() -> None:
     assert '<span class="nb">有 15 秒，</span>阿澄握着一把守库人已不认的钥匙' in zh
     assert "守库人登记的租约" in zh
     assert timeline_html(view_of(played("01_fog", 0)), "en", "t0") == ""  # no lease yet
+
+
+async def test_the_drawing_fills_the_panel_once_its_tab_is_shown(tmp_path: Path) -> None:
+    app = BorrowedKeysApp(
+        open_scenario("01_fog"), open_directly=True, lang="en", live_clock=False, save_dir=tmp_path
+    )
+    async with app.run_test(size=(200, 60)) as pilot:
+        await pilot.pause()
+        await pilot.press(*["n"] * 14, "v", "6")
+        await pilot.pause()
+        await pilot.pause()
+        panel = app.screen.query_one("#timeline", OwnershipTimeline)
+
+        def fits() -> bool:
+            axis = str(panel.render()).splitlines()[0]
+            return panel.size.width - 2 - len(axis) in range(0, 12)
+
+        # drawn for the width it has on screen, not for the hidden tab's (none) or 80
+        assert panel.size.width > 100 and fits()
+        await pilot.resize_terminal(80, 24)
+        await pilot.pause()
+        await pilot.pause()
+        assert panel.size.width < 80 and fits()

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from rich.cells import cell_len
 from rich.text import Text
+from textual import events
 from textual.widgets import Static
 
 from core.scenarios import glossary
@@ -428,11 +429,16 @@ class OwnershipTimeline(Static):
         self.colours: dict[str, str] = {}
         self._view: TimelineView | None = None
         self._key: tuple[int, str] | None = None
+        self._lang = "en"
+
+    def _width(self) -> int:
+        # two cells spare for the scroll bar, which comes only once the panel overflows
+        return max(30, (self.size.width or 80) - 2)
 
     def show(self, view: TimelineView | None, lang: str) -> None:
         # The simulation hands back the same view while nothing changed.
-        # two cells spare for the scroll bar, which comes only once the panel overflows
-        width = max(30, (self.size.width or 80) - 2)
+        width = self._width()
+        self._lang = lang
         if view is self._view and (width, lang) == self._key and view is not None:
             return
         self._view, self._key = view, (width, lang)
@@ -441,3 +447,9 @@ class OwnershipTimeline(Static):
     def reset(self) -> None:
         self._view = self._key = None
         self.colours.clear()
+
+    def on_resize(self, event: events.Resize) -> None:
+        # drawn while its tab was hidden (no width yet) or before a resize: fit it again
+        if self._key is not None and self._key[0] != self._width():
+            self._key = None
+            self.show(self._view, self._lang)
