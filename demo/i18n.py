@@ -191,10 +191,99 @@ WORDS.update(
             "Box {task} #{seq} (step {step}):",
             "木匣 {task} #{seq}（第 {step} 步）：",
         ),
-        "timeline_legend": (
-            "each letter = who held it · ✕ lease expired · ! write rejected",
-            "每个字母 = 当时的持有人 · ✕ 租约过期 · ! 写入被拒",
+        # Belief against truth (the timeline panel and the exported page's drawing)
+        "tl_store": ("store", "守库人"),
+        "tl_believes": ("believes", "自以为"),
+        "tl_calls": ("calls", "动作"),
+        "tl_now": ("now {at}", "现在 {at}"),
+        "tl_empty": (
+            "No worker has held a lease yet.",
+            "还没有人拿到过租约。",
         ),
+        "tl_legend_store": ("the store's lease", "守库人登记的租约"),
+        "tl_legend_future": ("time left on it", "尚未走完的租期"),
+        "tl_legend_belief": ("what the worker believes it holds", "持有人以为自己还握着"),
+        "tl_legend_gap": (
+            "believed, but the store no longer holds it",
+            "自以为还握着，守库人已不认",
+        ),
+        "tl_legend_deadline": ("renew deadline", "续约截止"),
+        "tl_legend_expiry": ("expiry", "到期"),
+        "tl_legend_beat": ("heartbeat delivered", "心跳送到"),
+        "tl_legend_lost": ("heartbeat lost (fog or broken bridge)", "心跳丢失（起雾或断桥）"),
+        "tl_legend_ok": ("call accepted", "动作被接受"),
+        "tl_legend_refused": ("call refused", "动作被拒收"),
+        "tl_legend_stale": ("accepted from a lease no longer current", "旧租约的动作竟被接受"),
+        "tl_legend_undelivered": ("call not delivered", "动作未送达"),
+        "tl_legend_now": ("now", "现在"),
+        # one sentence per worker: what the store holds, what the worker believes
+        "tl_store_open": (
+            "the store holds its {lease} until {until}",
+            "守库人记着{who}的{lease}，到 {until} 为止",
+        ),
+        "tl_store_open_forever": (
+            "the store holds its {lease}, with no end",
+            "守库人记着{who}的{lease}，没有到期时刻",
+        ),
+        "tl_store_ended": (
+            "the store's {lease} ended at {at} ({why})",
+            "守库人那里，{lease} 在 {at} 结束（{why}）",
+        ),
+        "tl_believes_still": (
+            "in {who}'s memory it is still held",
+            "在{who}心里，钥匙仍在手",
+        ),
+        "tl_believed_until": (
+            "in {who}'s memory it was held until {at}, when {how}",
+            "在{who}心里，钥匙一直在手，直到 {at}：{how}",
+        ),
+        "tl_gap": (
+            "for {span} {who} held a key the store no longer honoured",
+            "有 {span}，{who}握着一把守库人已不认的钥匙",
+        ),
+        "tl_stale_call": (
+            "one of its calls was accepted from a lease that was no longer current",
+            "{who}有 1 个动作凭过时的租约被接受了",
+        ),
+        "tl_stale_calls": (
+            "{n} of its calls were accepted from a lease that was no longer current",
+            "{who}有 {n} 个动作凭过时的租约被接受了",
+        ),
+        "tl_sentence": ("{who}: {parts}.", "{who}：{parts}。"),
+        "tl_join": ("; ", "；"),
+        # why a store lease ended
+        "tl_end_expired": ("it expired", "到期"),
+        "tl_end_completed": ("the task was done", "任务完成"),
+        "tl_end_parked": ("the task waits for approval", "任务等待审批"),
+        "tl_end_failed": ("the task was given up", "任务被放弃"),
+        "tl_end_dead_lettered": ("the task went to the dead letters", "任务进了死信"),
+        "tl_end_reclaimed": ("a new claim replaced it", "被新的领取取代"),
+        # how a worker learned
+        "tl_learn_refused": ("the store refused a {op} ({why})", "{op}被拒收（{why}）"),
+        "tl_learn_self_fenced": (
+            "the renew deadline passed and the worker let go by itself",
+            "过了续约截止时刻，自己停手",
+        ),
+        "tl_learn_released": ("the worker finished with the task", "自己交了差"),
+        "tl_learn_killed": ("the process was killed", "进程被杀掉"),
+        "tl_learn_replaced": ("another lease was claimed", "领了另一份租约"),
+        "tl_learn_forgot": ("the worker forgot the lease", "忘了这份租约"),
+        # refusal reasons, as a phrase after "refused"
+        "tl_why_superseded": ("a newer lease exists", "已有新租约"),
+        "tl_why_expired": ("its lease had expired", "租约已过期"),
+        "tl_why_not_running": ("the task is not running", "任务不在运行"),
+        "tl_why_fenced": ("fence token {mine} behind {newest}", "围栏令牌 {mine} 落后于 {newest}"),
+        "tl_why_fenced_plain": ("its fence token is behind", "围栏令牌落后"),
+        "tl_why_partitioned": ("it never arrived", "断桥，未送达"),
+        # a call, as a noun after "its"
+        "tl_op_write": ("write", "写入总册"),
+        "tl_op_checkpoint": ("checkpoint", "存检查点"),
+        "tl_op_effect": ("effect", "副作用"),
+        "tl_op_complete": ("completion", "交差"),
+        "tl_op_fail": ("failure report", "上报失败"),
+        "tl_op_park": ("request to wait for approval", "挂起待批"),
+        "tl_op_heartbeat": ("heartbeat", "心跳续约"),
+        "tl_op_claim": ("claim", "领取"),
         "undone": ("Undone: {act} (and the time after it)", "已撤销：{act}（以及之后流逝的时间）"),
         "nothing_to_undo": ("Nothing to undo yet", "还没有可撤销的动作"),
         "discard_question": (

@@ -18,7 +18,7 @@ from core.scenarios.session import Session
 from core.sim.spec import FreezeHeartbeat
 from demo.app import BorrowedKeysApp
 from demo.export.cli import command_line, export, main, record_all
-from demo.export.frames import DEFAULT_SIZE, Recording, panel_for, record
+from demo.export.frames import DEFAULT_SIZE, Recording, record
 from demo.export.page import build_page, page_svg
 
 SNAPSHOTS = Path(__file__).parent / "__snapshots__" / "test_tui_snapshots"
@@ -72,11 +72,12 @@ async def test_each_frame_is_a_fresh_app_given_the_same_keys(
     portfolio: Scenario, portfolio_en: Recording
 ) -> None:
     frames = portfolio_en.frames
-    # step 1 checks A's checkpoint: Checkpoints, still open at step 3, which asks first (B
-    # reads the box); step 5 asks, then shows A's refused page
-    assert frames[1].keys == ("n", "2") and frames[1].panel == "tab-checkpoints"
-    assert frames[3].keys == ("n", "v") and frames[3].panel == "tab-checkpoints"
-    assert frames[5].keys == ("n", "v", "3") and frames[5].panel == "tab-rejected"
+    # step 1 checks A's checkpoint: the app opens Checkpoints by itself; step 3 asks first,
+    # then A's lease ends while A still believes in it (Belief vs truth); step 5 asks, then
+    # shows A's refused page
+    assert frames[1].keys == ("n",) and frames[1].panel == "tab-checkpoints"
+    assert frames[3].keys == ("n", "v") and frames[3].panel == "tab-timeline"
+    assert frames[5].keys == ("n", "v") and frames[5].panel == "tab-rejected"
     assert [f.index for f in frames] == list(range(len(portfolio.steps) + 1))
     for k in (3, 5):
         keys = [key for f in frames[1 : k + 1] for key in f.keys]
@@ -90,12 +91,10 @@ def panels(name: str) -> dict[int, str | None]:
     """The panel each step of a bundled scenario asks for, played without the app."""
     session = Session(open_scenario(name))
     out: dict[int, str | None] = {}
-    for index, step in enumerate(session.steps, start=1):
-        before = session.last_event_seq
-        if session.next_step() is None:
-            session.reveal()  # the step asked its question first
-        history = session.events(0)
-        out[index] = panel_for(step, [ev for ev in history if ev.seq > before], history)
+    for index in range(1, len(session.steps) + 1):
+        outcome = session.next_step() or session.reveal()  # a question is asked first
+        assert outcome is not None
+        out[index] = None if outcome.panel is None else outcome.panel.tab
     return out
 
 
@@ -103,16 +102,40 @@ def test_the_panel_follows_what_the_step_is_about() -> None:
     fog = panels("01_fog")
     assert fog[4] == "tab-checkpoints"  # she checkpoints
     assert fog[9] is None  # time passes, nothing to show: the panel on screen stays
-    assert fog[12] == "tab-checkpoints"  # Linzhou claims a task with a checkpoint
+    # her lease runs out while she still believes in it, and Linzhou claims the floor
+    assert fog[12] == "tab-timeline"
     assert fog[13] == "tab-ledger"  # and writes page 3
     assert fog[14] == fog[15] == fog[16] == "tab-rejected"  # the fence, then the lease check
     assert fog[17] == "tab-ledger"  # the pages of both owners
     # without a fence the stale page is the lesson, not the checkpoint refused beside it
     assert panels("09_mistake_no_fencing")[5] == "tab-ledger"
     assert panels("06_tool_calling")[1] == "tab-effects"
+    # a successor after a crash reads the box: the dead holder believed nothing past it
+    assert panels("03_crash_resume")[3] == "tab-checkpoints"
+    # where belief and truth part, by default; and where the file names the panel
+    for name, step in (
+        ("02_fire_midnight_return", 3),
+        ("00_story_4a_fire", 3),
+        ("13_portfolio_demo", 3),
+    ):
+        assert panels(name)[step] == "tab-timeline", name
+    assert panels("17_self_fencing")[4] == panels("17_self_fencing")[7] == "tab-timeline"
 
 
 # -- the page -----------------------------------------------------------------------------------
+
+
+def test_belief_against_truth_stands_beside_each_screen(
+    portfolio: Scenario, portfolio_en: Recording
+) -> None:
+    page = build_page(portfolio, [portfolio_en], command="borrowed-keys export 13_portfolio_demo")
+    sections = page.split('<section class="step"')[1:]
+    for f in portfolio_en.frames:
+        leased = f.timeline is not None and any(r.leases for r in f.timeline.rows)
+        # from the first claim on, drawn from the frame's own timeline
+        assert ('class="belief"' in sections[f.index]) == leased, f.index
+    # at the takeover A's belief outlives its lease: the red gap is drawn in that frame
+    assert "url(#tl-en3-g-" in sections[3]
 
 
 def test_the_page_inlines_every_frame_and_names_nothing_outside(

@@ -57,6 +57,19 @@ def test_fence_rejection_at_every_size(snap_compare: Any, lang: str, size: tuple
     )
 
 
+@pytest.mark.parametrize("size", [(80, 24), (200, 60)], ids=["80x24", "200x60"])
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_belief_against_truth_at_the_fence(
+    snap_compare: Any, lang: str, size: tuple[int, int]
+) -> None:
+    # n x 14, v, 6: scenario 1 at the fence, with Belief vs truth open: Acheng's belief runs
+    # on past her lease's expiry at 0:01:20 to the refusal at 0:01:35; Linzhou's lease from
+    # 0:01:25
+    assert snap_compare(
+        app_for("01_fog.toml", lang), press=["n"] * 14 + ["v", "6"], terminal_size=size
+    )
+
+
 SIZES = [(80, 24), (100, 30), (200, 60)]
 SIZE_IDS = ["80x24", "100x30", "200x60"]
 

@@ -72,7 +72,7 @@ PANELS: Final[dict[str, Word]] = {
     "rejected": ("Rejected", "拒收"),
     "effects": ("Effects", "副作用"),
     "event_log": ("Event log", "登记簿"),
-    "timeline": ("Ownership", "持有时间线"),
+    "timeline": ("Belief vs truth", "以为与实情"),
 }
 
 # Column names of the task table and the panels.

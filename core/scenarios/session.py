@@ -16,13 +16,15 @@ from pathlib import Path
 from core.engine.config import LeaseConfig, Mode
 from core.engine.durations import format_clock
 from core.engine.records import EventRow, dump_json
-from core.scenarios.format import Expectation, Question, Scenario, Step, Subject
+from core.engine.vocabulary import EventKind
+from core.scenarios.format import Expectation, Panel, Question, Scenario, Step, Subject
 from core.scenarios.glossary import action_word
+from core.scenarios.panels import panel_for
 from core.scenarios.player import check_expectation, event_record
 from core.scenarios.writer import dump_scenario
 from core.sim.checker import ViolationKind
 from core.sim.simulation import ActionError, ActionResult, Simulation
-from core.sim.snapshot import SNAPSHOT_PARTS, Snapshot, SnapshotPart
+from core.sim.snapshot import SNAPSHOT_PARTS, WITH_TIMELINE, Snapshot, SnapshotPart
 from core.sim.spec import (
     Action,
     Advance,
@@ -67,6 +69,8 @@ class StepOutcome:
     step: Step
     result: ActionResult | None
     checks: tuple[CheckResult, ...]
+    # The panel the step is about (the app opens it; the exported page shows it), or None.
+    panel: Panel | None = None
 
     @property
     def ok(self) -> bool:
@@ -104,6 +108,10 @@ class Recorded:
     at_ms: int
     action: Action
     handed_over: bool = False
+
+
+# What a step without expectations reads after it: the timeline, to see belief part from truth.
+_TIMELINE_ONLY: frozenset[SnapshotPart] = frozenset({"timeline"})
 
 
 def judge(expects: Sequence[Expectation], snapshot: Snapshot) -> tuple[CheckResult, ...]:
@@ -276,10 +284,17 @@ class Session:
     def _play(self, index: int) -> StepOutcome:
         step = self.steps[index]
         action = step.action
+        before, since = self.sim.last_event_seq, self.sim.now_ms
         result = self.sim.apply(in_language(action, self.lang)) if action is not None else None
-        checks = judge(step.expects, self.sim.snapshot()) if step.expects else ()
+        snap = self.sim.snapshot(WITH_TIMELINE if step.expects else _TIMELINE_ONLY)
+        checks = judge(step.expects, snap) if step.expects else ()
         self._judged_at = (self.sim.now_ms, self.sim.last_event_seq)
-        return StepOutcome(index, step, result, checks)
+        events = self.sim.events(before) if self.sim.last_event_seq > before else []
+        # the whole register only when a claim may have taken over a checkpointed task
+        claimed = any(ev.event == EventKind.CLAIMED for ev in events)
+        history = self.sim.events(0) if claimed else events
+        panel = panel_for(step, events, history, snap.timeline, since)
+        return StepOutcome(index, step, result, checks, panel)
 
     def marks(self) -> tuple[Mark, ...]:
         """The last step's expectations as they stand now: judged again on every new

@@ -110,6 +110,8 @@ def _step(step: Step) -> dict[str, Any]:
         ):
             if value is not None:
                 table[key] = value
+    if step.panel is not None:
+        table["panel"] = step.panel.value
     if not table and not step.expects:  # a step with nothing in it cannot be read back
         table["say"] = ""
     return table

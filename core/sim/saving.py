@@ -18,6 +18,7 @@ from core.sim.heavy import StoreLoad
 from core.sim.kinds import KINDS
 from core.sim.runtime import VirtualRuntime
 from core.sim.snapshot import Rejection, TaskView
+from core.sim.timeline import Timeline
 from core.sim.worker import Work, Worker, WorkerFaults
 
 
@@ -103,9 +104,12 @@ class _SimLike(Protocol):
     _stuck_look_at: int | None
     _stuck_looks: int
     _last_seq: int
+    timeline: Timeline
 
     @property
     def now_ms(self) -> int: ...
+
+    def new_timeline(self) -> Timeline: ...
 
     def _connection(self) -> sqlite3.Connection: ...
 
@@ -192,6 +196,7 @@ class SaveRestore:
         self._task_views: dict[str, TaskView] = {}
         self._pending_violations: list[Violation] = []
         self._last_seq = saved.last_seq
+        self.timeline = self.new_timeline()  # read again from the restored register
         self._stuck_looks = saved.stuck_looks
         self._stuck_look_at = saved.stuck_look_at
         for task, (lease_token, expires, _, _) in sorted(

@@ -74,6 +74,7 @@ from core.sim.spec import (
     WorkerState,
     Write,
 )
+from core.sim.timeline import Timeline, TimelineView
 from core.sim.worker import NoLease, Worker, WorkerFaults
 
 T = TypeVar("T")
@@ -174,6 +175,9 @@ class Simulation(SaveRestore):
         self._stuck_look_at: int | None = None  # when the pending stuck-task look runs
         self._stuck_looks = 0  # looks scheduled so far; only the latest one is live
         self._last_seq = 0
+        # Belief against truth: fed the register lines it has not seen when it is read, so a
+        # run nobody draws (the explorer's, the fuzzer's) pays nothing for it.
+        self.timeline = self.new_timeline()
         self.store.add_listener(self._on_event)
         try:
             for task in settings.tasks:
@@ -657,7 +661,26 @@ class Simulation(SaveRestore):
             last_event_seq=self._last_seq,
             generation=self.generation,
             dedup=dict(self._dedup),
+            timeline=self._timeline_view(now) if "timeline" in include else None,
         )
+
+    def new_timeline(self) -> Timeline:
+        """An empty timeline for this run's timing (a restored run starts one again)."""
+        config = self.config
+        return Timeline(config.heartbeat_ms, config.ttl_ms, config.deadline_ms)
+
+    def _timeline_view(self, now: int) -> TimelineView:
+        if self.timeline.last_seq < self._last_seq:
+            self.timeline.feed(self.events(self.timeline.last_seq))
+        # What each worker's memory holds now ends a belief no register line ended.
+        self.timeline.forget(
+            now,
+            {
+                w.id: None if w.lease is None else (w.lease.task_id, w.lease.lease_token)
+                for w in self.workers.values()
+            },
+        )
+        return self.timeline.view(now)
 
     @property
     def on_network(self) -> bool:

@@ -8,10 +8,14 @@ from typing import Literal
 from core.engine.records import CheckpointRow, EffectRow, LedgerRow, TaskRow
 from core.engine.vocabulary import Operation
 from core.sim.spec import WorkerState
+from core.sim.timeline import TimelineView
 
-# The lists a snapshot may leave out (`Simulation.snapshot(include=...)`); all by default.
-SnapshotPart = Literal["ledger", "checkpoints", "effects"]
+# The lists a snapshot may leave out (`Simulation.snapshot(include=...)`): the store's lists
+# are in by default; the timeline (belief against truth) only when asked for by name, since
+# only a screen that draws it needs it.
+SnapshotPart = Literal["ledger", "checkpoints", "effects", "timeline"]
 SNAPSHOT_PARTS: frozenset[SnapshotPart] = frozenset({"ledger", "checkpoints", "effects"})
+WITH_TIMELINE: frozenset[SnapshotPart] = SNAPSHOT_PARTS | {"timeline"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,6 +126,8 @@ class Snapshot:
     last_event_seq: int = 0
     generation: int = 0  # which rebuild of the run this is (a session steps back by one)
     dedup: Mapping[str, int] = field(default_factory=dict)  # effect key -> repeats deduplicated
+    # Belief against truth per worker (None when the snapshot was read without it).
+    timeline: TimelineView | None = None
 
     def task(self, task_id: str) -> TaskView | None:
         return next((t for t in self.tasks if t.task_id == task_id), None)

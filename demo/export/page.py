@@ -17,6 +17,7 @@ from rich.cells import cell_len
 from core.scenarios import glossary
 from core.scenarios.format import Scenario
 from core.scenarios.sentences import timing_warnings
+from demo.export import timeline_svg
 from demo.export.frames import Frame, Recording
 from demo.i18n import label, tr
 from demo.screens.main import AUTOPLAY_S
@@ -172,7 +173,8 @@ def _step_html(frame: Frame, lang: str, total: int) -> str:
     parts.append("</div></div>")  # .after, .text
     label = _e(word("frame_label", lang, k=k))
     svg = page_svg(frame.svg, f"{lang}{k}")
-    parts.append(f'<figure class="frame after" aria-label="{label}">{svg}</figure>')
+    belief = timeline_svg.timeline_html(frame.timeline, lang, f"tl-{lang}{k}")
+    parts.append(f'<figure class="frame after" aria-label="{label}">{svg}{belief}</figure>')
     parts.append("</div>")
     return "".join(parts)
 
@@ -368,7 +370,7 @@ def build_page(scenario: Scenario, recordings: Sequence[Recording], *, command: 
         # an empty icon: on a web host the browser would otherwise ask for /favicon.ico
         '<link rel="icon" href="data:,">',
         f"<title>{_e(' · '.join(dict.fromkeys(scenario.title_in(lg) for lg in langs)))}</title>",
-        f"<style>{CSS}</style>",
+        f"<style>{CSS}{timeline_svg.CSS}</style>",
         "</head>",
         f"<body data-langs='{_e(json.dumps(langs))}' data-total=\"{total}\""
         f' data-pace-ms="{int(AUTOPLAY_S * 1000)}">',

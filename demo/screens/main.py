@@ -35,7 +35,6 @@ from core.sim.live import LivePacer
 from core.sim.simulation import ActionResult
 from core.sim.snapshot import Snapshot, SnapshotPart
 from core.sim.spec import WORKER_ACTIONS, Action, AddWorker, Advance, Approve, Enqueue, Reject
-from core.sim.timeline import Timeline
 from demo.commands import MainCommands, PaletteScreen
 from demo.controls import CONTROLS, TABS, Moment, bindings
 from demo.host import Host, host
@@ -90,6 +89,7 @@ PANEL_PARTS: dict[str, frozenset[SnapshotPart]] = {
     "tab-effects": frozenset({"effects"}),
     # a refused page is read against the page the ledger holds at its key
     "tab-rejected": frozenset({"ledger"}),
+    "tab-timeline": frozenset({"timeline"}),
 }
 
 
@@ -115,7 +115,6 @@ class MainScreen(Screen[None]):
         self.session = session
         self.pacer = LivePacer(speed=1.0)
         self.set_reactive(MainScreen.playing, session.is_sandbox if playing is None else playing)
-        self.timeline = Timeline()
         self._seen_seq = 0
         self._generation = 0
         self._frame_key: tuple[object, ...] | None = None
@@ -128,6 +127,7 @@ class MainScreen(Screen[None]):
         self._checkpoint_writers: dict[tuple[str, int], str] = {}
         self._rejections_seen = 0
         self._rejected_now = -1
+        self._opened: tuple[int, int, str] | None = None  # the last step's panel, opened
         # what the key bar was made for: a question waiting (`v` leads), p undoing
         self._hinted: tuple[bool, bool] = (False, False)
         self._toml = False  # expectations in the file's form instead of as sentences
@@ -336,7 +336,6 @@ class MainScreen(Screen[None]):
     def _reset_incremental(self, generation: int) -> None:
         self._generation = generation
         self._seen_seq = 0
-        self.timeline = Timeline()
         for log, pending in self._pending_events.items():
             self.query_one(f"#{log}", EventLog).clear()
             pending.clear()
@@ -376,13 +375,16 @@ class MainScreen(Screen[None]):
         self.refresh_count += 1
         if frame.generation != self._generation:
             self._reset_incremental(frame.generation)
+        if frame.opened is not None and frame.opened != self._opened:
+            # a step opens the panel it is about (the file's `panel`, or what it did)
+            self._opened = frame.opened
+            self.query_one("#panels", TabbedContent).active = frame.opened[2]
         lang = self.lang
         snap = frame.snap
         self._snap = snap
         new_events = [e for e in frame.events if e.seq > self._seen_seq]
         if new_events:
             self._seen_seq = new_events[-1].seq
-            self.timeline.feed(new_events)
             checkpoint_writers(new_events, self._checkpoint_writers)
             for pending in self._pending_events.values():
                 pending.extend(new_events)
@@ -455,7 +457,7 @@ class MainScreen(Screen[None]):
         elif active == "tab-events":
             self._catch_up("events")
         elif active == "tab-timeline":
-            self.query_one("#timeline", OwnershipTimeline).show(self.timeline, snap.now_ms, lang)
+            self.query_one("#timeline", OwnershipTimeline).show(snap.timeline, lang)
         # the log beside the panels, on a roomy screen, unless the panel is the log itself
         self.set_class(active == "tab-events", "-events-tab")
         if self.has_class("-roomy") and active != "tab-events":

@@ -56,6 +56,9 @@ class Frame:
     on_their_own: bool
     question_waits: bool
     undoes: bool
+    # The panel the last step played is about, with which step it was: (generation, step
+    # index, tab id); the screen opens it once per step.
+    opened: tuple[int, int, str] | None = None
 
     def header(self, *, speed: float, playing: bool, lang: str) -> HeaderState:
         """What the header shows of this frame, at the screen's speed and play state."""
@@ -101,7 +104,15 @@ def read_frame(session: Session, reading: Reading, since: tuple[int, int]) -> Fr
         on_their_own=bool(session.handed_over),
         question_waits=session.question is not None,
         undoes=session.undoes,
+        opened=_opened(session, generation),
     )
+
+
+def _opened(session: Session, generation: int) -> tuple[int, int, str] | None:
+    outcome = session.last_outcome
+    if outcome is None or outcome.panel is None:
+        return None
+    return (generation, outcome.index, outcome.panel.tab)
 
 
 class SessionWorked(Message):

@@ -1,65 +1,455 @@
-"""The Ownership timeline: per task, who held it over time, expiry and rejection marks."""
+"""Belief against truth: per worker, the lease as the store holds it and as the worker
+believes it holds it, its heartbeats and its calls, on one shared time axis.
 
+The seed's first lesson is the gap between the two bars: "是别人能不能相信这把钥匙现在确实在你手里".
+Everything drawn here comes from the snapshot's `TimelineView`; this module only lays it out.
+The pure parts (the scale, the sentences, the legend) are shared with the exported page's
+drawing, so the page and the screen say the same.
+"""
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from rich.cells import cell_len
 from rich.text import Text
+from textual import events
 from textual.widgets import Static
 
-from core.sim.timeline import Timeline
+from core.scenarios import glossary
+from core.sim.timeline import (
+    BeliefBar,
+    BeliefEnd,
+    CallOutcome,
+    LeaseBar,
+    LeaseEnd,
+    TickKind,
+    TimelineView,
+    WorkerRow,
+)
 from demo.i18n import tr
+from demo.widgets.cjk_wrap import wrap
 
 PALETTE = ("green", "cyan", "magenta", "blue", "yellow", "bright_green", "bright_cyan")
 
+# The glyphs, one cell each, and what each means (the legend's order).
+STORE = "█"
+FUTURE = "░"
+BELIEF = "▒"
+DEADLINE = "┊"
+EXPIRY = "┃"
+BEAT = "♥"
+LOST = "✗"
+OK = "✓"
+REFUSED = "✕"
+STALE = "!"
+UNDELIVERED = "~"
+NOW = "│"
+
+# Nice spacings of the axis labels, in seconds.
+_STEPS_S = (1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 21600, 43200, 86400)
+# The future beyond now that the axis shows of a lease still held: enough to see its expiry
+# without squeezing the past (long_lease's hour would).
+_MIN_FUTURE_MS = 30_000
+
+
+def clock(ms: int) -> str:
+    """An instant as the header writes it, without the milliseconds when they are 0."""
+    sign = "-" if ms < 0 else ""
+    ms = abs(ms)
+    hours, rest = divmod(ms, 3_600_000)
+    minutes, rest = divmod(rest, 60_000)
+    seconds, millis = divmod(rest, 1000)
+    text = f"{sign}{hours}:{minutes:02d}:{seconds:02d}"
+    return f"{text}.{millis:03d}" if millis else text
+
+
+def axis_label(ms: int) -> str:
+    """A compact axis label: 0:30, 1:30, 1:00:00."""
+    seconds = ms // 1000
+    hours, rest = divmod(seconds, 3600)
+    minutes, secs = divmod(rest, 60)
+    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
+
+
+def span_words(ms: int, lang: str) -> str:
+    """A length of time in words: 15 s, 1 min 5 s / 15 秒, 1 分 5 秒."""
+    seconds = round(ms / 1000)
+    minutes, secs = divmod(seconds, 60)
+    if lang == "zh":
+        return (
+            f"{minutes} 分 {secs} 秒"
+            if minutes and secs
+            else f"{minutes} 分"
+            if minutes
+            else f"{secs} 秒"
+        )
+    if minutes and secs:
+        return f"{minutes} min {secs} s"
+    return f"{minutes} min" if minutes else f"{secs} s"
+
+
+def axis_end(view: TimelineView) -> int:
+    """Where the axis ends: now, or the expiry of a lease still held if it is near."""
+    now = view.now_ms
+    future = now
+    for row in view.rows:
+        for lease in row.leases:
+            if lease.end is None and lease.expires_at is not None:
+                future = max(future, lease.expires_at)
+    return max(now, min(future, now + max(now * 3 // 4, _MIN_FUTURE_MS)), 1000)
+
+
+@dataclass(frozen=True, slots=True)
+class Scale:
+    """Time to cells: `cells` cells from 0 to `end_ms`; labels every `step_ms`."""
+
+    cells: int
+    end_ms: int
+    step_ms: int
+
+    @property
+    def per_cell(self) -> float:
+        return self.end_ms / self.cells
+
+    def cell(self, at: int) -> int:
+        return max(0, min(self.cells - 1, int(at / self.per_cell)))
+
+    def window(self, cell: int) -> tuple[float, float]:
+        return cell * self.per_cell, (cell + 1) * self.per_cell
+
+    def labels(self) -> Iterator[tuple[int, int]]:
+        """(cell, ms) of each axis label."""
+        at = 0
+        while at <= self.end_ms:
+            yield self.cell(at), at
+            at += self.step_ms
+
+
+def make_scale(view: TimelineView, cells: int, label_cells: int = 7) -> Scale:
+    """A scale for `cells` cells whose labels stand `label_cells` apart at least."""
+    cells = max(10, cells)
+    end = axis_end(view)
+    per_cell = end / cells
+    step_s = next((s for s in _STEPS_S if s * 1000 / per_cell >= label_cells), _STEPS_S[-1])
+    return Scale(cells, end, step_s * 1000)
+
+
+# -- words ------------------------------------------------------------------------------------
+
+
+def who(worker_id: str, lang: str) -> str:
+    return glossary.person_name(worker_id, lang) or worker_id
+
+
+def refusal_phrase(reason: str | None, mine: int | None, newest: int | None, lang: str) -> str:
+    """Why a call was refused, as a phrase: "fence token 1 behind 2"."""
+    if reason == "fenced":
+        if mine is not None and newest is not None:
+            return tr("tl_why_fenced", lang, mine=mine, newest=newest)
+        return tr("tl_why_fenced_plain", lang)
+    if reason in ("superseded", "expired", "not_running", "partitioned"):
+        return tr(f"tl_why_{reason}", lang)
+    return glossary.reason_word(reason, lang) if reason else ""
+
+
+def _learned(row: WorkerRow, belief: BeliefBar, lang: str) -> str:
+    if belief.ended_by is BeliefEnd.REFUSED:
+        call = next(
+            (
+                c
+                for c in row.calls
+                if c.at == belief.end
+                and c.outcome is CallOutcome.REFUSED
+                and c.lease_token == belief.lease_token
+            ),
+            None,
+        )
+        op = tr(f"tl_op_{call.operation.value}", lang) if call is not None else ""
+        why = refusal_phrase(
+            belief.reason,
+            call.fence_token if call else None,
+            call.current_fence_token if call else None,
+            lang,
+        )
+        return tr("tl_learn_refused", lang, op=op, why=why)
+    assert belief.ended_by is not None
+    return tr(f"tl_learn_{belief.ended_by.value}", lang)
+
+
+def _lease_of(row: WorkerRow, belief: BeliefBar) -> LeaseBar | None:
+    return next(
+        (
+            lease
+            for lease in row.leases
+            if lease.task_id == belief.task_id and lease.lease_token == belief.lease_token
+        ),
+        None,
+    )
+
+
+def _lease_name(lease: LeaseBar | BeliefBar, lang: str) -> str:
+    """ "lease 2" / "租约号 2": the token is what tells two leases of a task apart."""
+    return f"{glossary.token_word('lease', lang)} {lease.lease_token}"
+
+
+def worker_sentence(row: WorkerRow, now: int, lang: str) -> str | None:
+    """What the store holds for this worker and what it believes, in one sentence (about its
+    latest lease); None for a worker that never held one."""
+    if not row.beliefs:
+        return None
+    belief = row.beliefs[-1]
+    lease = _lease_of(row, belief)
+    parts = []
+    name = _lease_name(belief, lang)
+    person = who(row.worker_id, lang)
+    if lease is not None:
+        if lease.end is None:
+            if lease.expires_at is None:
+                parts.append(tr("tl_store_open_forever", lang, lease=name, who=person))
+            else:
+                until = clock(lease.expires_at)
+                parts.append(tr("tl_store_open", lang, lease=name, until=until, who=person))
+        else:
+            assert lease.ended_by is not None
+            why = tr(f"tl_end_{lease.ended_by.value}", lang)
+            parts.append(tr("tl_store_ended", lang, lease=name, at=clock(lease.end), why=why))
+    if belief.end is None:
+        parts.append(tr("tl_believes_still", lang, who=person))
+    else:
+        learned = _learned(row, belief, lang)
+        at = clock(belief.end)
+        parts.append(tr("tl_believed_until", lang, who=person, at=at, how=learned))
+    gap = gap_ms(row, belief, now)
+    if gap > 0:
+        parts.append(tr("tl_gap", lang, span=span_words(gap, lang), who=person))
+    stale = sum(1 for c in row.calls if c.outcome is CallOutcome.STALE)
+    if stale:
+        parts.append(
+            tr("tl_stale_call", lang, who=person)
+            if stale == 1
+            else tr("tl_stale_calls", lang, n=stale, who=person)
+        )
+    return tr("tl_sentence", lang, who=person, parts=tr("tl_join", lang).join(parts))
+
+
+def gap_ms(row: WorkerRow, belief: BeliefBar, now: int) -> int:
+    """How long the worker believed `belief` while the store no longer held it."""
+    lease = _lease_of(row, belief)
+    if lease is None or lease.end is None:
+        return 0
+    believed_until = now if belief.end is None else belief.end
+    return max(0, believed_until - lease.end)
+
+
+def legend_items(lang: str) -> list[tuple[str, str, str]]:
+    """(glyph, style, words) of each mark, in the order the legend shows them."""
+    return [
+        (STORE, "bold", tr("tl_legend_store", lang)),
+        (FUTURE, "dim", tr("tl_legend_future", lang)),
+        (BELIEF, "", tr("tl_legend_belief", lang)),
+        (BELIEF, "bold red", tr("tl_legend_gap", lang)),
+        (DEADLINE, "yellow", tr("tl_legend_deadline", lang)),
+        (EXPIRY, "bold yellow", tr("tl_legend_expiry", lang)),
+        (BEAT, "green", tr("tl_legend_beat", lang)),
+        (LOST, "bold yellow", tr("tl_legend_lost", lang)),
+        (OK, "green", tr("tl_legend_ok", lang)),
+        (REFUSED, "bold yellow", tr("tl_legend_refused", lang)),
+        (STALE, "bold white on red", tr("tl_legend_stale", lang)),
+        (UNDELIVERED, "dim", tr("tl_legend_undelivered", lang)),
+        (NOW, "bold", tr("tl_legend_now", lang)),
+    ]
+
+
+# -- the cells of one row ---------------------------------------------------------------------
+
+Cell = tuple[str, str]  # glyph, style
+_BLANK: Cell = (" ", "")
+
+
+def _overlaps(scale: Scale, cell: int, start: int, end: int) -> bool:
+    """Whether [start, end] (both drawn) meets the cell."""
+    low, high = scale.window(cell)
+    return start < high and end >= low
+
+
+def store_cells(row: WorkerRow, scale: Scale, now: int, colour: str) -> list[Cell]:
+    cells = [_BLANK] * scale.cells
+    for lease in row.leases:
+        until = now if lease.end is None else lease.end
+        for c in range(scale.cells):
+            if _overlaps(scale, c, lease.start, until):
+                cells[c] = (STORE, colour)
+            elif (
+                lease.end is None
+                and lease.expires_at is not None
+                and _overlaps(scale, c, now + 1, lease.expires_at)
+                and cells[c] == _BLANK
+            ):
+                cells[c] = (FUTURE, colour)
+        open_ = lease.end is None
+        deadline = lease.renew_deadline
+        shown = open_ or lease.ended_by is LeaseEnd.EXPIRED
+        if shown and deadline is not None and deadline <= scale.end_ms:
+            cells[scale.cell(deadline)] = (DEADLINE, "yellow")
+        if open_ and lease.expires_at is not None:
+            if lease.expires_at > scale.end_ms:
+                cells[-1] = ("▶", colour)
+            else:
+                cells[scale.cell(lease.expires_at)] = (EXPIRY, "bold yellow")
+        elif lease.ended_by is LeaseEnd.EXPIRED and lease.end is not None:
+            cells[scale.cell(lease.end)] = (EXPIRY, "bold yellow")
+    return cells
+
+
+def belief_cells(row: WorkerRow, scale: Scale, now: int, colour: str) -> list[Cell]:
+    cells = [_BLANK] * scale.cells
+    for belief in row.beliefs:
+        until = now if belief.end is None else belief.end
+        lease = _lease_of(row, belief)
+        for c in range(scale.cells):
+            if not _overlaps(scale, c, belief.start, until):
+                continue
+            middle = sum(scale.window(c)) / 2
+            held = lease is not None and (lease.end is None or middle < lease.end)
+            cells[c] = (BELIEF, colour if held else "bold red")
+    return cells
+
+
+# Which mark wins a cell shared with another: harm first, then refusals, then the rest.
+_RANK = {STALE: 6, REFUSED: 5, LOST: 4, UNDELIVERED: 3, OK: 2, BEAT: 1}
+
+
+def mark_cells(row: WorkerRow, scale: Scale) -> list[Cell]:
+    cells = [_BLANK] * scale.cells
+    marks: list[tuple[int, Cell]] = []
+    for tick in row.ticks:
+        if tick.kind is TickKind.DELIVERED:
+            marks.append((tick.at, (BEAT, "green")))
+        else:
+            marks.append((tick.at, (LOST, "bold yellow")))
+    for call in row.calls:
+        if call.outcome is CallOutcome.ACCEPTED:
+            marks.append((call.at, (OK, "green")))
+        elif call.outcome is CallOutcome.REFUSED:
+            marks.append((call.at, (REFUSED, "bold yellow")))
+        elif call.outcome is CallOutcome.STALE:
+            marks.append((call.at, (STALE, "bold white on red")))
+        else:
+            marks.append((call.at, (UNDELIVERED, "dim")))
+    for at, mark in marks:
+        c = scale.cell(at)
+        if _RANK.get(mark[0], 0) >= _RANK.get(cells[c][0], 0):
+            cells[c] = mark
+    return cells
+
+
+# -- the whole panel --------------------------------------------------------------------------
+
 
 def render_timeline(
-    timeline: Timeline, now_ms: int, width: int, lang: str, colours: dict[str, str]
+    view: TimelineView | None, width: int, lang: str, colours: dict[str, str]
 ) -> Text:
-    label_w = max((len(t) for t in timeline.lines), default=4)
-    label_w = min(label_w, 16)
-    cells = max(10, width - label_w - 2)
-    span_ms = max(now_ms, 1)
-    per_cell = span_ms / cells
-    text = Text(no_wrap=True, overflow="crop")
-    text.append(tr("timeline_legend", lang) + "\n", style="dim")
-    for task_id, line in timeline.lines.items():
-        text.append(f"{task_id[:label_w]:<{label_w}} ", style="bold")
-        marks: dict[int, str] = {}
-        for mark in line.marks:
-            cell = min(cells - 1, int(mark.at / per_cell))
-            # a rejection is worth more ink than an expiry on the same cell
-            if marks.get(cell) != "!":
-                marks[cell] = "!" if mark.kind == "rejected" else "✕"
-        for cell in range(cells):
-            at = int(cell * per_cell + per_cell / 2)
-            if cell in marks:
-                text.append(marks[cell], style="bold red" if marks[cell] == "!" else "bold yellow")
-                continue
-            span = line.holder_at(at)
-            if span is None or at > now_ms:
-                text.append("·", style="dim")
-                continue
-            colour = colours.setdefault(span.worker_id, PALETTE[len(colours) % len(PALETTE)])
-            text.append(span.worker_id[:1], style=f"bold black on {colour}")
-        text.append("\n")
-    if colours:
-        text.append("  ".join(f"{w[:1]}={w}" for w in colours), style="dim")
+    """The panel: an axis, three lines a worker (store, belief, marks), the now cursor, one
+    sentence a worker and the legend; `width` cells wide."""
+    text = Text(no_wrap=False, overflow="fold")
+    if view is None or not any(row.leases for row in view.rows):
+        text.append(tr("tl_empty", lang), style="dim")
+        return text
+    rows = [row for row in view.rows if row.leases or row.calls]
+    name_w = min(12, max(cell_len(who(r.worker_id, lang)) for r in rows))
+    lanes = [tr("tl_store", lang), tr("tl_believes", lang), tr("tl_calls", lang)]
+    lane_w = max(cell_len(lane) for lane in lanes)
+    label_w = name_w + 1 + lane_w + 1
+    scale = make_scale(view, width - label_w - 1)
+    now = view.now_ms
+    now_cell = scale.cell(now)
+
+    def pad(word: str, w: int) -> str:
+        return word + " " * max(0, w - cell_len(word))
+
+    axis = [" "] * scale.cells
+    for c, at in scale.labels():
+        label = axis_label(at)
+        if c + len(label) <= scale.cells and all(
+            ch == " " for ch in axis[max(0, c - 1) : c + len(label) + 1]
+        ):
+            axis[c : c + len(label)] = list(label)
+    text.append(" " * label_w, style="")
+    text.append("".join(axis) + "\n", style="dim")
+    for row in rows:
+        colour = colours.setdefault(row.worker_id, PALETTE[len(colours) % len(PALETTE)])
+        lines = (
+            store_cells(row, scale, now, colour),
+            belief_cells(row, scale, now, colour),
+            mark_cells(row, scale),
+        )
+        for n, (lane, cells) in enumerate(zip(lanes, lines, strict=True)):
+            name = pad(who(row.worker_id, lang), name_w) if n == 0 else " " * name_w
+            text.append(name, style=f"bold {colour}")
+            text.append(" " + pad(lane, lane_w) + " ", style="dim")
+            for c, (glyph, style) in enumerate(cells):
+                if c == now_cell and glyph == " ":
+                    text.append(NOW, style="bold")
+                else:
+                    text.append(glyph, style=style)
+            text.append("\n")
+    cursor = tr("tl_now", lang, at=clock(now))
+    start = label_w + now_cell
+    if now_cell + 2 + cell_len(cursor) <= scale.cells:
+        text.append(" " * start + "↑ " + cursor + "\n", style="bold")
+    else:
+        text.append(" " * max(0, start - cell_len(cursor) - 1) + cursor + " ↑\n", style="bold")
+    for row in rows:
+        said = worker_sentence(row, now, lang)
+        if said is not None:
+            # Chinese rules: a number stays with its word, no line starts with "，"
+            for line in wrap(said, width):
+                text.append(line + "\n")
+    used = 0
+    for glyph, style, words in legend_items(lang):
+        # an item is never split over two lines: a glyph stays beside its words
+        size = 1 + 1 + cell_len(words)
+        if used and used + 2 + size > width:
+            text.append("\n")
+            used = 0
+        elif used:
+            text.append("  ")
+            used += 2
+        text.append(glyph, style=style)
+        text.append(" " + words, style="dim")
+        used += size
     return text
 
 
 class OwnershipTimeline(Static):
-    """Rendered only when visible and changed (it is the most expensive panel)."""
+    """Belief against truth; drawn only when it is on screen and something changed."""
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__("", id=id)
         self.colours: dict[str, str] = {}
-        self._key: tuple[int, int, int, str] | None = None
+        self._view: TimelineView | None = None
+        self._key: tuple[int, str] | None = None
+        self._lang = "en"
 
-    def show(self, timeline: Timeline, now_ms: int, lang: str) -> None:
-        width = max(20, self.size.width or 80)
-        key = (timeline.last_seq, now_ms // 1000, width, lang)
-        if key == self._key:
+    def _width(self) -> int:
+        # two cells spare for the scroll bar, which comes only once the panel overflows
+        return max(30, (self.size.width or 80) - 2)
+
+    def show(self, view: TimelineView | None, lang: str) -> None:
+        # The simulation hands back the same view while nothing changed.
+        width = self._width()
+        self._lang = lang
+        if view is self._view and (width, lang) == self._key and view is not None:
             return
-        self._key = key
-        self.update(render_timeline(timeline, now_ms, width, lang, self.colours))
+        self._view, self._key = view, (width, lang)
+        self.update(render_timeline(view, width, lang, self.colours))
 
     def reset(self) -> None:
-        self._key = None
+        self._view = self._key = None
         self.colours.clear()
+
+    def on_resize(self, event: events.Resize) -> None:
+        # drawn while its tab was hidden (no width yet) or before a resize: fit it again
+        if self._key is not None and self._key[0] != self._width():
+            self._key = None
+            self.show(self._view, self._lang)

@@ -15,6 +15,7 @@ points and the checks that need the whole file).
 from core.scenarios.format.loader import load_scenario, parse_scenario
 from core.scenarios.format.model import (
     METRICS,
+    PANELS,
     REJECT_REASONS,
     TASK_STATUSES,
     TIME_KEYS,
@@ -22,6 +23,7 @@ from core.scenarios.format.model import (
     WORKER_STATES,
     Expectation,
     ExpectValue,
+    Panel,
     Question,
     Scenario,
     ScenarioError,
@@ -46,6 +48,7 @@ __all__ = [
     "ACTION_KEYS_OF",
     "EXPECT_SUBJECTS",
     "METRICS",
+    "PANELS",
     "REJECT_REASONS",
     "STEP_KEYS",
     "TASK_KEYS",
@@ -57,6 +60,7 @@ __all__ = [
     "WORKER_STATES",
     "ExpectValue",
     "Expectation",
+    "Panel",
     "Question",
     "Scenario",
     "ScenarioError",

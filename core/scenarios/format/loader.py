@@ -19,6 +19,7 @@ from core.scenarios.format.model import (
     MAX_WAKEUPS,
     MAX_WORKERS,
     Expectation,
+    Panel,
     Scenario,
     ScenarioError,
     Step,
@@ -249,6 +250,7 @@ def _step(index: int, entry: StepTable, state: "_State", lines: Lines, fail: Fai
         action=action,
         expects=expects,
         question=entry.question(),
+        panel=None if entry.panel is None else Panel(entry.panel),
         line=where(),
         action_line=action_line,
     )

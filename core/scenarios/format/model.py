@@ -61,6 +61,26 @@ class ScenarioError(BorrowedKeysError):
 ExpectValue = str | int
 
 
+class Panel(enum.StrEnum):
+    """The main screen's panels, in the order of keys 1-6: what a step may name as the one
+    it is about (`panel = "timeline"`)."""
+
+    LEDGER = "ledger"
+    CHECKPOINTS = "checkpoints"
+    REJECTED = "rejected"
+    EFFECTS = "effects"
+    EVENTS = "events"
+    TIMELINE = "timeline"
+
+    @property
+    def tab(self) -> str:
+        """The id of its tab on the main screen."""
+        return f"tab-{self.value}"
+
+
+PANELS: Final = tuple(p.value for p in Panel)
+
+
 class Subject(enum.StrEnum):
     """What an expectation is about: the key that names it in its inline table."""
 
@@ -169,6 +189,7 @@ class Step:
     action: Action | None = None
     expects: tuple[Expectation, ...] = ()
     question: Question | None = None
+    panel: Panel | None = None  # the panel it is about, when the file names it
     line: int = field(default=0, compare=False)  # where its [[step]] header is
     action_line: int | None = field(default=None, compare=False)  # where its `do` is
 

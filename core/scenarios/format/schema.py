@@ -46,6 +46,7 @@ from core.scenarios.format.model import (
     MAX_TASKS,
     MAX_WORKERS,
     METRICS,
+    PANELS,
     REJECT_REASONS,
     TASK_STATUSES,
     VIOLATIONS,
@@ -516,6 +517,8 @@ class StepTable(Table):
     answer: Annotated[int, bounded(1, MAX_CHOICES)] | None = None
     why: Text | None = None
     why_zh: Text | None = None
+    # The panel the step is about, opened by the app after it and shown on the exported page.
+    panel: Annotated[str, Strict(), AfterValidator(member_of(PANELS, "panel"))] | None = None
 
     @model_validator(mode="before")
     @classmethod
