@@ -187,6 +187,7 @@ WORDS: dict[str, tuple[str, str]] = {
 WORDS.update(
     {
         "undo": ("Undo", "撤销"),
+        "found": ("found", "实际"),  # what a failed check found instead
         "box_detail": (
             "Box {task} #{seq} (step {step}):",
             "木匣 {task} #{seq}（第 {step} 步）：",

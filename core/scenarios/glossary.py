@@ -5,8 +5,8 @@ the screen speaks the essay's terms (租约, 心跳续约, 围栏令牌, 检查�
 chapters speak the story's (租牌, 续沙, 围栏签, 暂存木匣). A worker is a worker or 执行者.
 
 Each table maps a name the code uses (an event, a reason, a status, ...) to (en, zh). The
-English of events, reasons, statuses, worker states and violations is the name itself, so
-an English transcript shows exactly what `--json` and the scenario files spell.
+English of events, reasons, statuses, worker states and violations is the name itself said
+as words ("not running" for `not_running`): `--json` and the scenario files keep the name.
 """
 
 import re
@@ -146,31 +146,31 @@ WORKER_STATES: Final[dict[str, Word]] = {
 EVENTS: Final[dict[str, Word]] = {
     "enqueued": ("enqueued", "入队"),
     "claimed": ("claimed", "借出租约"),
-    "claim_rejected": ("claim_rejected", "领取被拒"),
+    "claim_rejected": ("claim rejected", "领取被拒"),
     "renewed": ("renewed", "心跳续约"),
-    "heartbeat_noted": ("heartbeat_noted", "心跳已记下（无可续期）"),
-    "renew_rejected": ("renew_rejected", "续约被拒"),
-    "lease_expired": ("lease_expired", "租约过期"),
-    "checkpoint_saved": ("checkpoint_saved", "存入检查点"),
-    "checkpoint_rejected": ("checkpoint_rejected", "检查点被拒"),
-    "write_accepted": ("write_accepted", "总册收下"),
-    "write_rejected": ("write_rejected", "账房拒收"),
-    "effect_applied": ("effect_applied", "副作用已执行"),
-    "effect_deduplicated": ("effect_deduplicated", "副作用已去重"),
-    "effect_rejected": ("effect_rejected", "副作用被拒"),
+    "heartbeat_noted": ("heartbeat noted", "心跳已记下（无可续期）"),
+    "renew_rejected": ("renew rejected", "续约被拒"),
+    "lease_expired": ("lease expired", "租约过期"),
+    "checkpoint_saved": ("checkpoint saved", "存入检查点"),
+    "checkpoint_rejected": ("checkpoint rejected", "检查点被拒"),
+    "write_accepted": ("write accepted", "总册收下"),
+    "write_rejected": ("write rejected", "账房拒收"),
+    "effect_applied": ("effect applied", "副作用已执行"),
+    "effect_deduplicated": ("effect deduplicated", "副作用已去重"),
+    "effect_rejected": ("effect rejected", "副作用被拒"),
     "completed": ("completed", "完成"),
-    "complete_rejected": ("complete_rejected", "完成被拒"),
+    "complete_rejected": ("complete rejected", "完成被拒"),
     "failed": ("failed", "失败"),
-    "fail_rejected": ("fail_rejected", "失败上报被拒"),
+    "fail_rejected": ("fail rejected", "失败上报被拒"),
     "parked": ("parked", "挂起待批"),
-    "park_rejected": ("park_rejected", "挂起被拒"),
+    "park_rejected": ("park rejected", "挂起被拒"),
     "approved": ("approved", "已批准"),
     "rejected": ("rejected", "已驳回"),
-    "approve_ignored": ("approve_ignored", "批准被忽略"),
-    "reject_ignored": ("reject_ignored", "驳回被忽略"),
-    "dead_lettered": ("dead_lettered", "进入死信队列"),
+    "approve_ignored": ("approve ignored", "批准被忽略"),
+    "reject_ignored": ("reject ignored", "驳回被忽略"),
+    "dead_lettered": ("dead lettered", "进入死信队列"),
     "violation": ("violation", "安全违规"),
-    "heartbeat_frozen": ("heartbeat_frozen", "心跳冻结"),
+    "heartbeat_frozen": ("heartbeat frozen", "心跳冻结"),
     "stalled": ("stalled", "停顿"),
     "killed": ("killed", "进程被杀"),
     "partitioned": ("partitioned", "断桥"),
@@ -179,35 +179,35 @@ EVENTS: Final[dict[str, Word]] = {
     "restarted": ("restarted", "重启"),
     "slowed": ("slowed", "变慢"),
     "skewed": ("skewed", "时钟偏移"),
-    "worker_added": ("worker_added", "新增执行者"),
+    "worker_added": ("worker added", "新增执行者"),
     "autopilot": ("autopilot", "自己接着干"),
-    "call_dropped": ("call_dropped", "调用未送达"),
-    "self_fenced": ("self_fenced", "主动停手"),
-    "checkpoint_ignored": ("checkpoint_ignored", "无视检查点"),
-    "heartbeat_sent": ("heartbeat_sent", "重心跳发出"),
-    "heartbeat_payload": ("heartbeat_payload", "心跳载荷设定"),
-    "store_loaded": ("store_loaded", "存储负载变化"),
+    "call_dropped": ("call dropped", "调用未送达"),
+    "self_fenced": ("self fenced", "主动停手"),
+    "checkpoint_ignored": ("checkpoint ignored", "无视检查点"),
+    "heartbeat_sent": ("heartbeat sent", "重心跳发出"),
+    "heartbeat_payload": ("heartbeat payload", "心跳载荷设定"),
+    "store_loaded": ("store loaded", "存储负载变化"),
 }
 
 # Why an operation was refused.
 REASONS: Final[dict[str, Word]] = {
     "superseded": ("superseded", "已有新租约"),
     "expired": ("expired", "租约已过期"),
-    "not_running": ("not_running", "任务不在运行"),
+    "not_running": ("not running", "任务不在运行"),
     "fenced": ("fenced", "围栏令牌落后"),
     "partitioned": ("partitioned", "断桥，未送达"),
-    "not_waiting": ("not_waiting", "不在等待审批"),
-    "attempts_exhausted": ("attempts_exhausted", "次数用尽"),
-    "renew_deadline_passed": ("renew_deadline_passed", "过了续约截止时刻"),
+    "not_waiting": ("not waiting", "不在等待审批"),
+    "attempts_exhausted": ("attempts exhausted", "次数用尽"),
+    "renew_deadline_passed": ("renew deadline passed", "过了续约截止时刻"),
 }
 
 # What the safety checker counts.
 VIOLATIONS: Final[dict[str, Word]] = {
-    "stale_write_accepted": ("stale_write_accepted", "收下了过期写入"),
-    "double_owner": ("double_owner", "两人同时持有"),
-    "duplicate_effect": ("duplicate_effect", "副作用重复执行"),
-    "completed_twice": ("completed_twice", "完成了两次"),
-    "stuck_task": ("stuck_task", "任务卡死"),
+    "stale_write_accepted": ("stale write accepted", "收下了过期写入"),
+    "double_owner": ("double owner", "两人同时持有"),
+    "duplicate_effect": ("duplicate effect", "副作用重复执行"),
+    "completed_twice": ("completed twice", "完成了两次"),
+    "stuck_task": ("stuck task", "任务卡死"),
 }
 
 # The engine's modes: the correct one, or one of the seed's mistakes switched on.
@@ -450,6 +450,10 @@ TRANSCRIPT: Final[dict[str, Word]] = {
     "seed": ("seed", "种子"),
     "ask": ("Q:", "问："),
     "answer": ("A:", "答："),
+    "times": (
+        " ({n} times, until {until})",
+        "（共 {n} 次，直到 {until}）",
+    ),  # repeats of one line folded into it
 }
 
 

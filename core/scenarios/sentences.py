@@ -187,6 +187,8 @@ def _ledger(exp: Expectation, lang: str) -> str:
             tails.append(_form("ledger_value", lang, value=shown))
         elif name == "value_zh":
             continue  # said with value, in the language of the sentence
+        elif v == 0:
+            tails.append(_form("task_no_fence_token", lang))  # a page written with no token
         else:
             tails.append(_form("ledger_fence_token", lang, n=v))
     if not tails:

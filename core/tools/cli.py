@@ -16,7 +16,14 @@ from typing import Any
 from core.engine.config import Mode
 from core.scenarios import library
 from core.scenarios.format import Scenario, ScenarioError, parse_scenario
-from core.scenarios.player import PlayResult, Record, SimulationLike, play, render_line
+from core.scenarios.player import (
+    PlayResult,
+    Record,
+    SimulationLike,
+    folded,
+    play,
+    render_line,
+)
 from core.scenarios.sentences import checked, timing_warnings
 from core.sim.spec import SimSettings
 from core.tools import chaos_cli, explore_cli, realworker
@@ -90,7 +97,8 @@ def cmd_play(args: argparse.Namespace) -> int:
         return sim
 
     try:
-        for record in play(scenario, lang=args.lang, make_sim=make_sim, result=result):
+        records = play(scenario, lang=args.lang, make_sim=make_sim, result=result)
+        for record in records if args.json else folded(records, args.lang):
             emit(record)
     except ScenarioError as exc:
         sys.stdout.flush()

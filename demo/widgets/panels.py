@@ -15,8 +15,9 @@ from core.engine.records import EventRow
 from core.engine.vocabulary import EventKind
 from core.scenarios.glossary import box_contents, box_parts, ledger_value
 from core.scenarios.player import event_style
+from core.scenarios.telling import event_sentence
 from core.sim.snapshot import Rejection, Snapshot
-from demo.i18n import event_word, operation_word, reason_word, tr
+from demo.i18n import operation_word, reason_word, tr
 from demo.widgets.cjk_wrap import wrap_text
 from demo.widgets.keyed_table import KeyedTable, Row
 
@@ -375,31 +376,10 @@ class EffectsTable(KeyedTable):
 
 
 def event_line(ev: EventRow, lang: str) -> Text:
+    """One line of the register as a sentence in the run's language, after its time."""
     text = Text(no_wrap=True, overflow="ellipsis")
     text.append(f"{format_clock(ev.at)} ", style="dim")
-    text.append(event_word(ev.event, lang), style=event_style(ev.event))
-    rest = []
-    if ev.task_id:
-        rest.append(ev.task_id)
-    if ev.worker_id:
-        rest.append(ev.worker_id)
-    if ev.lease_token is not None:
-        rest.append(f"L{ev.lease_token}")
-    if ev.fence_token is not None:
-        rest.append(f"F{ev.fence_token}")
-    for key in ("key", "call", "step", "payload", "load"):
-        if ev.detail.get(key) is not None:
-            rest.append(f"{key}={ev.detail[key]}")
-    if ev.detail.get("lands_at") is not None:
-        # a heavy heartbeat: when it reaches the store, by the store's clock
-        rest.append(f"→ {format_clock(int(ev.detail['lands_at']))}")
-    if ev.reason:
-        rest.append(reason_word(ev.reason, lang))
-    if rest:
-        # the gap is a run of its own: SVG renderers (librsvg) drop a run's leading spaces,
-        # which glued the event's word to its task in screenshots
-        text.append("  ", style="dim")
-        text.append(" ".join(rest))
+    text.append(event_sentence(ev, lang), style=event_style(ev.event))
     return text
 
 
