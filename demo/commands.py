@@ -15,6 +15,7 @@ from textual.command import DiscoveryHit, Hit, Hits, Provider
 
 from core.engine.config import Mode
 from core.engine.vocabulary import TaskStatus
+from core.scenarios import glossary
 from core.sim.spec import TASK_KINDS, WORKER_ACTIONS, WorkerState
 from demo.controls import CONTROLS
 from demo.i18n import WORDS, mode_description, reason_word, tr, worker_name
@@ -61,7 +62,7 @@ def main_screen_commands(screen: "MainScreen", lang: str) -> Iterator[Command]:
             )
     for mode in Mode:
         yield Command(
-            tr("palette_mode", lang, mode=mode.value),
+            tr("palette_mode", lang, mode=glossary.mode_name(mode.value, lang)),
             mode_description(mode.value, lang),
             partial(screen.set_mode, mode),
         )

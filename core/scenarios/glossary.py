@@ -121,7 +121,7 @@ NARROW_HEADERS: Final[dict[str, Word]] = {
     "attempt": ("try", "尝试\n次数"),
     "expires_in": ("time\nleft", "剩余\n租期"),
     "last_heartbeat": ("last\nbeat", "上次\n心跳"),
-    "checkpoint_step": ("ckpt\nstep", "检查\n点"),
+    "checkpoint_step": ("ckpt\nstep", "检查点"),
 }
 
 # -- the store's words ---------------------------------------------------------------------------
@@ -213,7 +213,7 @@ VIOLATIONS: Final[dict[str, Word]] = {
 # The engine's modes: the correct one, or one of the seed's mistakes switched on.
 MODES: Final[dict[str, Word]] = {
     "correct": ("the correct run", "正确做法"),
-    "no_expiry": ("mistake one: `running` taken as ownership", "误区一：把“运行中”当成所有权"),
+    "no_expiry": ("mistake one: “running” taken as ownership", "误区一：把“运行中”当成所有权"),
     "long_lease": ("mistake two: a very long lease", "误区二：租期拉得极长"),
     "no_fencing": ("mistake three: heartbeats but no fence", "误区三：只有心跳，没有围栏"),
     "no_checkpoint": ("mistake four: no checkpoint", "误区四：只回收资格，不保存中间结果"),
@@ -235,6 +235,46 @@ MODES: Final[dict[str, Word]] = {
         "心跳和业务逻辑绑在一起",
     ),
     "before_fence": ("the world before the fence tag", "围栏签出现之前"),
+}
+
+# The modes by a short name, for the header and the palette: "模式 正确做法", never the id.
+# The world before the fence names no fence: the story has not invented it yet.
+MODE_NAMES: Final[dict[str, Word]] = {
+    "correct": ("correct", "正确做法"),
+    "no_expiry": ("mistake one", "误区一"),
+    "long_lease": ("mistake two", "误区二"),
+    "no_fencing": ("mistake three", "误区三"),
+    "no_checkpoint": ("mistake four", "误区四"),
+    "unread_checkpoint": ("box unread", "木匣没读"),
+    "client_clock": ("mistake five", "误区五"),
+    "no_idempotency": ("no idempotency", "缺少幂等"),
+    "seed_sql": ("the seed's SQL", "原文 SQL"),
+    "heartbeat_in_work": ("heartbeat in the work", "心跳绑在业务里"),
+    "before_fence": ("the old ways", "老规矩"),
+}
+
+# A task's kind, in the task table.
+KINDS: Final[dict[str, Word]] = {
+    "ledger": ("ledger", "总册"),
+    "browser": ("browser", "浏览器"),
+    "tools": ("tools", "工具调用"),
+    "approval": ("approval", "审批"),
+}
+
+# What a finished task's result holds, by its keys, and why a failed one failed.
+RESULTS: Final[dict[str, Word]] = {
+    "pages": ("pages", "页数"),
+    "total": ("total", "累计"),
+    "url": ("URL", "网址"),
+    "actions": ("actions", "操作数"),
+    "calls": ("calls", "调用数"),
+    "documents": ("documents", "文档数"),
+    "steps": ("steps", "步数"),
+    "approved": ("approved", "已批准"),
+    "by": ("by", "完成者"),
+}
+ERRORS: Final[dict[str, Word]] = {
+    "manual_failure": ("failed by hand", "手动上报失败"),
 }
 
 # Actions (a scenario's `do`) and the operations the Rejected panel names.
@@ -457,6 +497,32 @@ TRANSCRIPT: Final[dict[str, Word]] = {
 }
 
 
+# A timing mistake in a file, in Chinese, by the rule it breaks (the English is the
+# engine's own message). The keys are the file's, as it spells them.
+CONFIG_MISTAKES: Final[dict[str, str]] = {
+    "ttl_positive": "lease_ttl 必须为正，现在是 {ttl}",
+    "heartbeat_positive": "heartbeat_every 必须为正",
+    "deadline_positive": "renew_deadline 必须为正",
+    "poll_positive": "poll_every 必须为正",
+    "ttl_too_short": "lease_ttl 太短，分不出心跳的间隔",
+    "ttl_above_deadline": "lease_ttl（{ttl}）必须长于 renew_deadline（{deadline}）",
+    "deadline_above_heartbeat": (
+        "renew_deadline（{deadline}）必须长于 heartbeat_every（{heartbeat}）"
+    ),
+    "heartbeat_below_long_deadline": (
+        "heartbeat_every（{heartbeat}）必须短于误区二（租期拉得极长）的续约截止时长（{deadline}）"
+    ),
+}
+
+
+def config_mistake(err: Exception, lang: str) -> str:
+    """A ConfigError in `lang`: its Chinese by the rule it names, else its own message."""
+    rule, fill = getattr(err, "rule", ""), getattr(err, "fill", {})
+    if lang != "zh" or rule not in CONFIG_MISTAKES:
+        return str(err)
+    return CONFIG_MISTAKES[rule].format(**fill)
+
+
 # -- lookups ------------------------------------------------------------------------------------
 
 
@@ -502,6 +568,40 @@ def concept_word(name: str, lang: str) -> str:
 
 def story_word(name: str, lang: str) -> str:
     return lookup(STORY, name, lang)
+
+
+def mode_name(name: str, lang: str) -> str:
+    """A mode's short name ("mistake three", "误区三")."""
+    return lookup(MODE_NAMES, name, lang)
+
+
+def kind_word(name: str, lang: str) -> str:
+    return lookup(KINDS, name, lang)
+
+
+def result_line(result: str | None, error_code: str | None, lang: str) -> str:
+    """A task's result (JSON, as the store keeps it) or its error, in words: "pages 6 · total
+    288" / "页数 6 · 累计 288"; an error code by its word ("failed by hand")."""
+    import json
+
+    if result in (None, "", "null"):
+        return lookup(ERRORS, error_code, lang) if error_code else ""
+    try:
+        data = json.loads(str(result))
+    except ValueError:
+        return str(result)
+    if not isinstance(data, dict):
+        return str(data)
+    parts = []
+    for key, value in data.items():
+        label = lookup(RESULTS, key, lang)
+        if value is True:
+            parts.append(label)
+        elif key == "by":
+            parts.append(f"{label} {person_name(str(value), lang) or value}")
+        elif value is not None:
+            parts.append(f"{label} {value}")
+    return " · ".join(parts)
 
 
 def person_name(worker_id: str, lang: str) -> str | None:

@@ -510,9 +510,7 @@ def render_line(record: Record, lang: str = "en", *, toml: bool = False) -> list
         pieces = [(f"{record['title']}\n", "bold")]
         if record.get("summary"):
             pieces.append((f"{record['summary']}\n", "italic"))
-        mode = str(record["mode"])
-        if lang == "zh":
-            mode = f"{mode}（{mode_word(mode, lang)}）"
+        mode = mode_word(str(record["mode"]), lang)  # the mode in words, never its id
         pieces.append(
             (f"{labelled('mode', lang)}{mode}  {labelled('seed', lang)}{record['seed']}\n", "dim")
         )

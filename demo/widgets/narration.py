@@ -47,9 +47,9 @@ def mode_notice(session: Session, lang: str) -> str | None:
     return tr(
         "mode_notice",
         lang,
-        mode=mode,
+        mode=glossary.mode_name(mode, lang),
         meaning=mode_word(mode, lang),
-        own=own,
+        own=glossary.mode_name(own, lang),
         own_meaning=mode_word(own, lang),
     )
 

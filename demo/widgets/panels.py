@@ -16,6 +16,7 @@ from core.engine.vocabulary import EventKind
 from core.scenarios.glossary import box_contents, box_parts, ledger_value
 from core.scenarios.player import event_style
 from core.scenarios.telling import event_sentence
+from core.scenarios.telling import who as name_of
 from core.sim.snapshot import Rejection, Snapshot
 from demo.i18n import operation_word, reason_word, tr
 from demo.widgets.cjk_wrap import wrap_text
@@ -59,7 +60,7 @@ class LedgerTable(KeyedTable):
             "at": [format_clock(p.updated_at) for p in pages],
             "key": [p.key for p in pages],
             "fence": [str(p.fence_token) for p in pages],
-            "writer": [p.writer for p in pages],
+            "writer": [name_of(p.writer, lang) for p in pages],
         }
         fenced = Mode(snap.mode).issues_fence_tokens
         if not fenced:  # no fence token before the fence tag
@@ -84,7 +85,7 @@ class LedgerTable(KeyedTable):
                     p.key,
                     _fit(value, value_w),
                     *((str(p.fence_token),) if fenced else ()),
-                    p.writer,
+                    name_of(p.writer, lang),
                 ),
             )
             for p, value in zip(pages, values, strict=True)
@@ -128,7 +129,7 @@ class CheckpointTable(KeyedTable):
                         str(c.seq),
                         str(c.step),
                         str(c.fence_token),
-                        writers.get((c.task_id, c.seq), ""),
+                        name_of(writers.get((c.task_id, c.seq), ""), lang),
                         format_clock(c.created_at),
                         box_contents(c.state, lang),
                     ),
@@ -277,7 +278,7 @@ class RejectedTable(KeyedTable):
                 ("its", tr("its_token", lang)),
                 ("current", tr("current_token", lang)),
                 ("reason", tr("reason", lang)),
-                ("count", "×"),
+                ("count", tr("times_column", lang)),
             ]
         )
         fresh_before = set(self._fresh)
@@ -315,13 +316,13 @@ class RejectedTable(KeyedTable):
                     key,
                     (
                         format_clock(r.at),
-                        r.worker_id or "",
+                        name_of(r.worker_id or "", lang),
                         r.task_id or "",
                         operation_word(r.operation, lang),
                         its,
                         tokens(r.current_lease_token, r.current_fence_token),
                         reason_word(r.reason, lang),
-                        f"×{group.count}" if group.count > 1 else "",
+                        str(group.count) if group.count > 1 else "",
                     ),
                 )
             )
