@@ -155,6 +155,7 @@ def _task(exp: Expectation, lang: str) -> str:
             tails.append(_form(f"task_no_{key}", lang))  # token 0 is never issued
         else:
             tails.append(_form(f"task_{key}", lang, n=v))
+    tails = list(dict.fromkeys(tails))  # no step and an empty box are one "no checkpoint"
     return _sentence(head, tails, lang, after=_form("task_head", lang, task=task))
 
 
