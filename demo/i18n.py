@@ -194,8 +194,8 @@ WORDS.update(
             "木匣 {task} #{seq}（第 {step} 步）：",
         ),
         "timeline_legend": (
-            "each letter = who held it · ✕ lease expired · ! write rejected",
-            "每个字母 = 当时的持有人 · ✕ 租约过期 · ! 写入被拒",
+            "each letter: who held it · ✕ lease expired · ! write rejected",
+            "每个字母：当时的持有人 · ✕ 租约过期 · ! 写入被拒",
         ),
         "undone": ("Undone: {act} (and the time after it)", "已撤销：{act}（以及之后流逝的时间）"),
         "nothing_to_undo": ("Nothing to undo yet", "还没有可撤销的动作"),
