@@ -16,6 +16,7 @@ from textual.command import DiscoveryHit, Hit, Hits, Provider
 
 from core.engine.config import Mode
 from core.engine.vocabulary import TaskStatus
+from core.scenarios import glossary
 from core.sim.snapshot import Snapshot
 from core.sim.spec import TASK_KINDS, WORKER_ACTIONS, Action, WorkerState
 from demo.controls import CONTROLS, worker_faults
@@ -81,7 +82,7 @@ def main_screen_commands(screen: PaletteScreen, lang: str) -> Iterator[Command]:
             )
     for mode in Mode:
         yield Command(
-            tr("palette_mode", lang, mode=mode.value),
+            tr("palette_mode", lang, mode=glossary.mode_name(mode.value, lang)),
             mode_description(mode.value, lang),
             partial(screen.set_mode, mode),
         )

@@ -34,7 +34,8 @@ WORDS: dict[str, tuple[str, str]] = {
     "heal": ("Heal", "修桥"),
     "add_worker": ("+ Worker", "+ 执行者"),
     "own_clock": ("own", "自认"),
-    "by_store": ("store", "存储"),
+    # the keeper's view of the lease (the store's clock), beside the holder's own
+    "by_store": ("keeper", "守库人"),
     "pulse": ("pulse", "脉搏"),
     "ago": ("{age} ago", "{age}前"),
     "no_lease": ("holds no lease", "未持租约"),
@@ -86,10 +87,9 @@ WORDS: dict[str, tuple[str, str]] = {
         "沙盒：你做的都会录下（已录 {acts}）。按 s 存为场景。",
     ),
     "mode_notice": (
-        "Mode {mode}: {meaning}. This text describes {own_meaning} (mode {own}); "
+        "This run is {meaning}. The text describes {own_meaning}; "
         "the ✓ and ✗ show where this run differs.",
-        "当前模式 {mode}：{meaning}。下面的旁白讲的是{own_meaning}（模式 {own}）；"
-        "✓ 和 ✗ 标出这一局哪里不一样。",
+        "这一局是{meaning}。下面的旁白讲的是{own_meaning}；✓ 和 ✗ 标出这一局哪里不一样。",
     ),
     "refused": ("{msg}", "被拒绝：{msg}"),
     "ignored": ("{msg}", "已忽略：{msg}"),
@@ -177,7 +177,7 @@ WORDS: dict[str, tuple[str, str]] = {
         "未保存：本会话已保存 {n} 次，已达上限",
     ),
     "no_waiting": ("No waiting task to {what}", "没有待批任务可{what}"),
-    "mode_now": ("Mode: {mode}, {meaning} (restarted)", "模式：{mode}，{meaning}（已重来）"),
+    "mode_now": ("Mode: {meaning} (restarted)", "模式：{meaning}（已重来）"),
     "help_title": ("The five ideas", "五个概念"),
     "help_close": ("Esc or ? closes this page.", "按 Esc 或 ? 关闭本页。"),
 }
@@ -187,6 +187,8 @@ WORDS: dict[str, tuple[str, str]] = {
 WORDS.update(
     {
         "undo": ("Undo", "撤销"),
+        "times_column": ("times", "次数"),  # the Rejected panel's count of repeats
+        "found": ("found", "实际"),  # what a failed check found instead
         "box_detail": (
             "Box {task} #{seq} (step {step}):",
             "木匣 {task} #{seq}（第 {step} 步）：",

@@ -35,9 +35,9 @@ def test_play_transcript_shape(capsys: pytest.CaptureFixture[str]) -> None:
     _code, out, _err = run(["play", str(FOG)], capsys)
     lines = out.splitlines()
     assert lines[0] == "The fog: a frozen heartbeat"
-    assert "Step 1 · 0:00:00.000  → advance by=1s" in lines
+    assert "Step 1 · 0:00:00.000  → 1 s pass" in lines
     assert "  Acheng claims the sixth floor." in lines
-    assert "  0:00:00.000  claimed  sixth-floor  acheng  lease 1  fence 1" in lines
+    assert "  0:00:00.000  Acheng claims sixth-floor (lease token 1, fence token 1)" in lines
     assert "  ✓ pass  sixth-floor is running, held by Acheng, fence token 1" in lines
     assert not any("{" in line for line in lines)  # the checks read as sentences
 
@@ -86,13 +86,14 @@ def test_a_failed_check_is_a_sentence_with_what_was_found(
     assert code == 1
     lines = out.splitlines()
     failed = lines.index("  ✗ 未通过  sixth-floor 运行中，由临舟持有，围栏令牌 1")
-    assert lines[failed + 1] == '      实际：status = "running", owner = "acheng", fence_token = 1'
+    # what the run has instead, in words: the key it got wrong
+    assert lines[failed + 1] == "      实际：sixth-floor：由阿澄持有"
 
 
 def test_play_zh_uses_glossary_words(capsys: pytest.CaptureFixture[str]) -> None:
     _code, out, _err = run(["play", str(FOG), "--lang", "zh"], capsys)
     assert "起雾：心跳冻结" in out and "阿澄借走了第六层的钥匙。" in out
-    assert "借出租约" in out and "第1步" in out
+    assert "阿澄领到 sixth-floor（租约号 1，围栏令牌 1）" in out and "第1步" in out
 
 
 def test_json_lines_are_byte_identical_across_runs(capsys: pytest.CaptureFixture[str]) -> None:
@@ -119,8 +120,9 @@ def test_failed_expectation_exits_1(tmp_path: Path, capsys: pytest.CaptureFixtur
     code, out, _err = run(["play", str(path)], capsys)
     assert code == 1
     assert "  ✗ FAIL  sixth-floor is running, held by Linzhou, fence token 1\n" in out
-    assert '      found: status = "running", owner = "acheng", fence_token = 1' in out
+    assert "      found: sixth-floor: held by Acheng\n" in out
     _code, out, _err = run(["play", str(path), "--toml"], capsys)
+    assert '      found: status = "running", owner = "acheng", fence_token = 1' in out
     assert '✗ FAIL  { task = "sixth-floor", status = "running", owner = "linzhou"' in out
     code, out, _err = run(["play", str(path), "--json"], capsys)
     assert code == 1 and '"ok": false' in out

@@ -154,7 +154,7 @@ def test_the_page_inlines_every_frame_and_names_nothing_outside(
     questions = re.findall(r'<section class="step" id="step-(\d+)" data-question', html)
     assert questions == ["3", "5"]
     assert "<code>borrowed-keys export 13_portfolio_demo</code>" in html
-    assert "mode correct" in html
+    assert "in the correct run" in html
     why = portfolio.steps[4].question.why if portfolio.steps[4].question else None
     assert why is not None and escape(why) in html
     assert portfolio.summary is not None and escape(portfolio.summary) in html

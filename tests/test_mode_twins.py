@@ -438,7 +438,7 @@ async def test_panes_and_table_show_the_renew_deadline_and_a_task_with_no_versio
         assert view is not None
         cells = [str(c) for c in task_row(view, 35_000, "zh")]
         # task, kind, status, owner, attempt, then no lease token, no fence token, no expiry
-        assert cells[3:8] == ["acheng", "1", "", "", ""]
+        assert cells[3:8] == ["阿澄", "1", "", "", ""]  # the story's name, not the id
 
 
 @pytest.mark.parametrize(

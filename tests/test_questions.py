@@ -46,7 +46,7 @@ def test_json_step_records_carry_a_question_only_when_there_is_one() -> None:
     assert "choices" not in steps[2] and "answer" not in steps[2]
     assert steps[2]["why"].startswith("From Acheng's last saved checkpoint")
     plain = [r for r in play(load_scenario(FOG)) if r["type"] == "step"]
-    assert all(set(r) == {"type", "step", "line", "t", "say", "do"} for r in plain)
+    assert all(set(r) == {"type", "step", "line", "t", "say", "do", "act"} for r in plain)
 
 
 def test_the_transcript_prints_question_choices_and_answer() -> None:

@@ -85,17 +85,26 @@ class LeaseConfig:
         """Return self if the timing rules hold; raise ConfigError (naming the key) otherwise."""
         if self.ttl_ms <= 0:
             raise ConfigError(
-                f"lease_ttl must be positive, got {format_duration(self.ttl_ms)}", "lease_ttl"
+                f"lease_ttl must be positive, got {format_duration(self.ttl_ms)}",
+                "lease_ttl",
+                rule="ttl_positive",
+                fill={"ttl": format_duration(self.ttl_ms)},
             )
         if self.heartbeat_every_ms is not None and self.heartbeat_every_ms <= 0:
-            raise ConfigError("heartbeat_every must be positive", "heartbeat_every")
+            raise ConfigError(
+                "heartbeat_every must be positive", "heartbeat_every", rule="heartbeat_positive"
+            )
         if self.renew_deadline_ms is not None and self.renew_deadline_ms <= 0:
-            raise ConfigError("renew_deadline must be positive", "renew_deadline")
+            raise ConfigError(
+                "renew_deadline must be positive", "renew_deadline", rule="deadline_positive"
+            )
         if self.poll_every_ms <= 0:
-            raise ConfigError("poll_every must be positive", "poll_every")
+            raise ConfigError("poll_every must be positive", "poll_every", rule="poll_positive")
         if self.heartbeat_ms <= 0 or self.deadline_ms <= 0:
             # A ttl of a millisecond or two leaves a third or two thirds of it at zero.
-            raise ConfigError("lease_ttl is too short to divide into beats", "lease_ttl")
+            raise ConfigError(
+                "lease_ttl is too short to divide into beats", "lease_ttl", rule="ttl_too_short"
+            )
         # The seed: "renew_deadline   下一次续约必须发生在什么时候" (when the next renewal
         # must happen): before the lease runs out, or the deadline protects nothing.
         if not self.ttl_ms > self.deadline_ms:
@@ -104,6 +113,11 @@ class LeaseConfig:
                 f"renew_deadline ({format_duration(self.deadline_ms)})",
                 "renew_deadline",
                 "lease_ttl",
+                rule="ttl_above_deadline",
+                fill={
+                    "ttl": format_duration(self.ttl_ms),
+                    "deadline": format_duration(self.deadline_ms),
+                },
             )
         if not self.deadline_ms > self.heartbeat_ms:
             raise ConfigError(
@@ -112,6 +126,11 @@ class LeaseConfig:
                 "heartbeat_every",
                 "renew_deadline",
                 "lease_ttl",
+                rule="deadline_above_heartbeat",
+                fill={
+                    "deadline": format_duration(self.deadline_ms),
+                    "heartbeat": format_duration(self.heartbeat_ms),
+                },
             )
         return self
 
@@ -135,6 +154,11 @@ class LeaseConfig:
                 f"than long_lease's renew deadline ({format_duration(long.deadline_ms)})",
                 "heartbeat_every",
                 "lease_ttl",
+                rule="heartbeat_below_long_deadline",
+                fill={
+                    "heartbeat": format_duration(long.heartbeat_ms),
+                    "deadline": format_duration(long.deadline_ms),
+                },
             )
         return long.validated()
 

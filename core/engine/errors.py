@@ -15,9 +15,15 @@ class ConfigError(BorrowedKeysError):
     `keys` names the settings the broken rule is about, the one to change first, so a
     scenario file can point at the line that holds it."""
 
-    def __init__(self, message: str, *keys: str) -> None:
+    def __init__(
+        self, message: str, *keys: str, rule: str = "", fill: dict[str, str] | None = None
+    ) -> None:
         super().__init__(message)
         self.keys = keys
+        # the broken rule by name, and the values it names: a run in another language says
+        # the same mistake in its own words
+        self.rule = rule
+        self.fill = fill or {}
 
 
 class StoreError(BorrowedKeysError):

@@ -5,9 +5,9 @@ the screen speaks the essay's terms (租约, 心跳续约, 围栏令牌, 检查�
 chapters speak the story's (租牌, 续沙, 围栏签, 暂存木匣). A worker is a worker or 执行者.
 
 Each table maps a name the code uses (an event, a reason, a status, ...) to (en, zh). The
-English of events, reasons, statuses and worker states is the name itself, so an English
-transcript shows exactly what `--json` and the scenario files spell; a broken rule is a
-phrase (the light and the summary name what broke, never an id).
+English of events, reasons, statuses and worker states is the name itself said as words
+("not running" for `not_running`): `--json` and the scenario files keep the name. A broken
+rule is a phrase (the light and the summary name what broke, never an id).
 """
 
 import re
@@ -122,7 +122,7 @@ NARROW_HEADERS: Final[dict[str, Word]] = {
     "attempt": ("try", "尝试\n次数"),
     "expires_in": ("time\nleft", "剩余\n租期"),
     "last_heartbeat": ("last\nbeat", "上次\n心跳"),
-    "checkpoint_step": ("ckpt\nstep", "检查\n点"),
+    "checkpoint_step": ("ckpt\nstep", "检查点"),
 }
 
 # -- the store's words ---------------------------------------------------------------------------
@@ -147,31 +147,31 @@ WORKER_STATES: Final[dict[str, Word]] = {
 EVENTS: Final[dict[str, Word]] = {
     "enqueued": ("enqueued", "入队"),
     "claimed": ("claimed", "借出租约"),
-    "claim_rejected": ("claim_rejected", "领取被拒"),
+    "claim_rejected": ("claim rejected", "领取被拒"),
     "renewed": ("renewed", "心跳续约"),
-    "heartbeat_noted": ("heartbeat_noted", "心跳已记下（无可续期）"),
-    "renew_rejected": ("renew_rejected", "续约被拒"),
-    "lease_expired": ("lease_expired", "租约过期"),
-    "checkpoint_saved": ("checkpoint_saved", "存入检查点"),
-    "checkpoint_rejected": ("checkpoint_rejected", "检查点被拒"),
-    "write_accepted": ("write_accepted", "总册收下"),
-    "write_rejected": ("write_rejected", "账房拒收"),
-    "effect_applied": ("effect_applied", "副作用已执行"),
-    "effect_deduplicated": ("effect_deduplicated", "副作用已去重"),
-    "effect_rejected": ("effect_rejected", "副作用被拒"),
+    "heartbeat_noted": ("heartbeat noted", "心跳已记下（无可续期）"),
+    "renew_rejected": ("renew rejected", "续约被拒"),
+    "lease_expired": ("lease expired", "租约过期"),
+    "checkpoint_saved": ("checkpoint saved", "存入检查点"),
+    "checkpoint_rejected": ("checkpoint rejected", "检查点被拒"),
+    "write_accepted": ("write accepted", "总册收下"),
+    "write_rejected": ("write rejected", "账房拒收"),
+    "effect_applied": ("effect applied", "副作用已执行"),
+    "effect_deduplicated": ("effect deduplicated", "副作用已去重"),
+    "effect_rejected": ("effect rejected", "副作用被拒"),
     "completed": ("completed", "完成"),
-    "complete_rejected": ("complete_rejected", "完成被拒"),
+    "complete_rejected": ("complete rejected", "完成被拒"),
     "failed": ("failed", "失败"),
-    "fail_rejected": ("fail_rejected", "失败上报被拒"),
+    "fail_rejected": ("fail rejected", "失败上报被拒"),
     "parked": ("parked", "挂起待批"),
-    "park_rejected": ("park_rejected", "挂起被拒"),
+    "park_rejected": ("park rejected", "挂起被拒"),
     "approved": ("approved", "已批准"),
     "rejected": ("rejected", "已驳回"),
-    "approve_ignored": ("approve_ignored", "批准被忽略"),
-    "reject_ignored": ("reject_ignored", "驳回被忽略"),
-    "dead_lettered": ("dead_lettered", "进入死信队列"),
+    "approve_ignored": ("approve ignored", "批准被忽略"),
+    "reject_ignored": ("reject ignored", "驳回被忽略"),
+    "dead_lettered": ("dead lettered", "进入死信队列"),
     "violation": ("violation", "安全违规"),
-    "heartbeat_frozen": ("heartbeat_frozen", "心跳冻结"),
+    "heartbeat_frozen": ("heartbeat frozen", "心跳冻结"),
     "stalled": ("stalled", "停顿"),
     "killed": ("killed", "进程被杀"),
     "partitioned": ("partitioned", "断桥"),
@@ -180,26 +180,26 @@ EVENTS: Final[dict[str, Word]] = {
     "restarted": ("restarted", "重启"),
     "slowed": ("slowed", "变慢"),
     "skewed": ("skewed", "时钟偏移"),
-    "worker_added": ("worker_added", "新增执行者"),
+    "worker_added": ("worker added", "新增执行者"),
     "autopilot": ("autopilot", "自己接着干"),
-    "call_dropped": ("call_dropped", "调用未送达"),
-    "self_fenced": ("self_fenced", "主动停手"),
-    "checkpoint_ignored": ("checkpoint_ignored", "无视检查点"),
-    "heartbeat_sent": ("heartbeat_sent", "重心跳发出"),
-    "heartbeat_payload": ("heartbeat_payload", "心跳载荷设定"),
-    "store_loaded": ("store_loaded", "存储负载变化"),
+    "call_dropped": ("call dropped", "调用未送达"),
+    "self_fenced": ("self fenced", "主动停手"),
+    "checkpoint_ignored": ("checkpoint ignored", "无视检查点"),
+    "heartbeat_sent": ("heartbeat sent", "重心跳发出"),
+    "heartbeat_payload": ("heartbeat payload", "心跳载荷设定"),
+    "store_loaded": ("store loaded", "存储负载变化"),
 }
 
 # Why an operation was refused.
 REASONS: Final[dict[str, Word]] = {
     "superseded": ("superseded", "已有新租约"),
     "expired": ("expired", "租约已过期"),
-    "not_running": ("not_running", "任务不在运行"),
+    "not_running": ("not running", "任务不在运行"),
     "fenced": ("fenced", "围栏令牌落后"),
     "partitioned": ("partitioned", "断桥，未送达"),
-    "not_waiting": ("not_waiting", "不在等待审批"),
-    "attempts_exhausted": ("attempts_exhausted", "次数用尽"),
-    "renew_deadline_passed": ("renew_deadline_passed", "过了续约截止时刻"),
+    "not_waiting": ("not waiting", "不在等待审批"),
+    "attempts_exhausted": ("attempts exhausted", "次数用尽"),
+    "renew_deadline_passed": ("renew deadline passed", "过了续约截止时刻"),
 }
 
 # The safety rules the checker judges (core/sim/rules.py), as the light and the summary
@@ -224,7 +224,7 @@ HARMS: Final[dict[str, Word]] = {
 # The engine's modes: the correct one, or one of the seed's mistakes switched on.
 MODES: Final[dict[str, Word]] = {
     "correct": ("the correct run", "正确做法"),
-    "no_expiry": ("mistake one: `running` taken as ownership", "误区一：把“运行中”当成所有权"),
+    "no_expiry": ("mistake one: “running” taken as ownership", "误区一：把“运行中”当成所有权"),
     "long_lease": ("mistake two: a very long lease", "误区二：租期拉得极长"),
     "no_fencing": ("mistake three: heartbeats but no fence", "误区三：只有心跳，没有围栏"),
     "no_checkpoint": ("mistake four: no checkpoint", "误区四：只回收资格，不保存中间结果"),
@@ -246,6 +246,46 @@ MODES: Final[dict[str, Word]] = {
         "心跳和业务逻辑绑在一起",
     ),
     "before_fence": ("the world before the fence tag", "围栏签出现之前"),
+}
+
+# The modes by a short name, for the header and the palette: "模式 正确做法", never the id.
+# The world before the fence names no fence: the story has not invented it yet.
+MODE_NAMES: Final[dict[str, Word]] = {
+    "correct": ("correct", "正确做法"),
+    "no_expiry": ("mistake one", "误区一"),
+    "long_lease": ("mistake two", "误区二"),
+    "no_fencing": ("mistake three", "误区三"),
+    "no_checkpoint": ("mistake four", "误区四"),
+    "unread_checkpoint": ("box unread", "木匣没读"),
+    "client_clock": ("mistake five", "误区五"),
+    "no_idempotency": ("no idempotency", "缺少幂等"),
+    "seed_sql": ("the seed's SQL", "原文 SQL"),
+    "heartbeat_in_work": ("heartbeat in the work", "心跳绑在业务里"),
+    "before_fence": ("the old ways", "老规矩"),
+}
+
+# A task's kind, in the task table.
+KINDS: Final[dict[str, Word]] = {
+    "ledger": ("ledger", "总册"),
+    "browser": ("browser", "浏览器"),
+    "tools": ("tools", "工具调用"),
+    "approval": ("approval", "审批"),
+}
+
+# What a finished task's result holds, by its keys, and why a failed one failed.
+RESULTS: Final[dict[str, Word]] = {
+    "pages": ("pages", "页数"),
+    "total": ("total", "累计"),
+    "url": ("URL", "网址"),
+    "actions": ("actions", "操作数"),
+    "calls": ("calls", "调用数"),
+    "documents": ("documents", "文档数"),
+    "steps": ("steps", "步数"),
+    "approved": ("approved", "已批准"),
+    "by": ("by", "完成者"),
+}
+ERRORS: Final[dict[str, Word]] = {
+    "manual_failure": ("failed by hand", "手动上报失败"),
 }
 
 # Actions (a scenario's `do`) and the operations the Rejected panel names.
@@ -502,7 +542,37 @@ TRANSCRIPT: Final[dict[str, Word]] = {
     "seed": ("seed", "种子"),
     "ask": ("Q:", "问："),
     "answer": ("A:", "答："),
+    "times": (
+        " ({n} times, until {until})",
+        "（共 {n} 次，直到 {until}）",
+    ),  # repeats of one line folded into it
 }
+
+
+# A timing mistake in a file, in Chinese, by the rule it breaks (the English is the
+# engine's own message). The keys are the file's, as it spells them.
+CONFIG_MISTAKES: Final[dict[str, str]] = {
+    "ttl_positive": "lease_ttl 必须为正，现在是 {ttl}",
+    "heartbeat_positive": "heartbeat_every 必须为正",
+    "deadline_positive": "renew_deadline 必须为正",
+    "poll_positive": "poll_every 必须为正",
+    "ttl_too_short": "lease_ttl 太短，分不出心跳的间隔",
+    "ttl_above_deadline": "lease_ttl（{ttl}）必须长于 renew_deadline（{deadline}）",
+    "deadline_above_heartbeat": (
+        "renew_deadline（{deadline}）必须长于 heartbeat_every（{heartbeat}）"
+    ),
+    "heartbeat_below_long_deadline": (
+        "heartbeat_every（{heartbeat}）必须短于误区二（租期拉得极长）的续约截止时长（{deadline}）"
+    ),
+}
+
+
+def config_mistake(err: Exception, lang: str) -> str:
+    """A ConfigError in `lang`: its Chinese by the rule it names, else its own message."""
+    rule, fill = getattr(err, "rule", ""), getattr(err, "fill", {})
+    if lang != "zh" or rule not in CONFIG_MISTAKES:
+        return str(err)
+    return CONFIG_MISTAKES[rule].format(**fill)
 
 
 # -- lookups ------------------------------------------------------------------------------------
@@ -563,6 +633,40 @@ def concept_word(name: str, lang: str) -> str:
 
 def story_word(name: str, lang: str) -> str:
     return lookup(STORY, name, lang)
+
+
+def mode_name(name: str, lang: str) -> str:
+    """A mode's short name ("mistake three", "误区三")."""
+    return lookup(MODE_NAMES, name, lang)
+
+
+def kind_word(name: str, lang: str) -> str:
+    return lookup(KINDS, name, lang)
+
+
+def result_line(result: str | None, error_code: str | None, lang: str) -> str:
+    """A task's result (JSON, as the store keeps it) or its error, in words: "pages 6 · total
+    288" / "页数 6 · 累计 288"; an error code by its word ("failed by hand")."""
+    import json
+
+    if result in (None, "", "null"):
+        return lookup(ERRORS, error_code, lang) if error_code else ""
+    try:
+        data = json.loads(str(result))
+    except ValueError:
+        return str(result)
+    if not isinstance(data, dict):
+        return str(data)
+    parts = []
+    for key, value in data.items():
+        label = lookup(RESULTS, key, lang)
+        if value is True:
+            parts.append(label)
+        elif key == "by":
+            parts.append(f"{label} {person_name(str(value), lang) or value}")
+        elif value is not None:
+            parts.append(f"{label} {value}")
+    return " · ".join(parts)
 
 
 def person_name(worker_id: str, lang: str) -> str | None:

@@ -26,16 +26,23 @@ from core.scenarios.format import (
 )
 from core.scenarios.glossary import (
     TRANSCRIPT,
+    Word,
     box_contents,
-    concept_word,
     event_word,
     harm_word,
     lookup,
     mode_word,
+    pick,
     reason_word,
     violations_phrase,
 )
-from core.scenarios.sentences import expectation_sentence, refused_page_sentence, seam_sentence
+from core.scenarios.sentences import (
+    action_sentence,
+    expectation_sentence,
+    refused_page_sentence,
+    seam_sentence,
+)
+from core.scenarios.telling import event_sentence
 from core.scenarios.writer import action_items
 from core.sim.books import check_books
 from core.sim.rules import Harm, harm_figure
@@ -79,7 +86,40 @@ def _q(value: object) -> str:
     return str(value)
 
 
-def _compare(exp: Expectation, found: dict[str, object]) -> tuple[bool, str]:
+# What a check found: the expectation as the run has it (its keys with the values found),
+# or, when what it names is not there at all, that in words (en, zh).
+Seen = Expectation | Word
+Found = tuple[bool, str, Seen]
+
+MISSING: Final[dict[str, Word]] = {
+    "task": ("there is no task {v}", "没有任务 {v}"),
+    "worker": ("there is no worker {v}", "没有执行者 {v}"),
+    "ledger": ("page {v} is not in the ledger", "总册里没有 {v} 页"),
+}
+
+
+def _missing(exp: Expectation) -> Found:
+    subject = exp.subject.value
+    en, zh = MISSING[subject]
+    code = (
+        f'no page "{exp.value}" in the ledger'
+        if subject == "ledger"
+        else f'no {subject} "{exp.value}"'
+    )
+    return False, code, (en.format(v=exp.value), zh.format(v=exp.value))
+
+
+def _as_seen(exp: Expectation, found: dict[str, object]) -> Expectation:
+    """`exp` with the values the run has for the keys it got wrong (all of them if none)."""
+    params = tuple((k, found.get(k, v)) for k, v in exp.params if k in found)
+    wrong = tuple((k, v) for k, v in params if v != exp.get(k))
+    pointed = exp.subject in (Subject.TASK, Subject.WORKER, Subject.LEDGER)
+    if wrong and pointed and not exp.has("value_zh"):
+        params = wrong
+    return Expectation(exp.subject, exp.value, params, exp.line)  # type: ignore[arg-type]
+
+
+def _compare(exp: Expectation, found: dict[str, object]) -> Found:
     ok = True
     parts = []
     for key, want in exp.params:
@@ -88,16 +128,16 @@ def _compare(exp: Expectation, found: dict[str, object]) -> tuple[bool, str]:
             ok = False
         shown = instant_text(got) if key in TIME_KEYS and isinstance(got, int) else got
         parts.append(f"{key} = {_q(shown)}")
-    return ok, ", ".join(parts)
+    return ok, ", ".join(parts), _as_seen(exp, found)
 
 
-Check = Callable[[Expectation, Snapshot], tuple[bool, str]]
+Check = Callable[[Expectation, Snapshot], Found]
 
 
-def _check_task(exp: Expectation, snap: Snapshot) -> tuple[bool, str]:
+def _check_task(exp: Expectation, snap: Snapshot) -> Found:
     view = snap.task(exp.value)
     if view is None:
-        return False, f'no task "{exp.value}"'
+        return _missing(exp)
     row = view.row
     boxes = [c for c in snap.checkpoints if c.task_id == exp.value]
     newest = max(boxes, key=lambda c: c.seq) if boxes else None
@@ -120,10 +160,10 @@ def _check_task(exp: Expectation, snap: Snapshot) -> tuple[bool, str]:
     )
 
 
-def _check_worker(exp: Expectation, snap: Snapshot) -> tuple[bool, str]:
+def _check_worker(exp: Expectation, snap: Snapshot) -> Found:
     worker = snap.worker(exp.value)
     if worker is None:
-        return False, f'no worker "{exp.value}"'
+        return _missing(exp)
     # the tokens are those the worker believes it holds, which may be stale
     return _compare(
         exp,
@@ -136,10 +176,10 @@ def _check_worker(exp: Expectation, snap: Snapshot) -> tuple[bool, str]:
     )
 
 
-def _check_ledger(exp: Expectation, snap: Snapshot) -> tuple[bool, str]:
+def _check_ledger(exp: Expectation, snap: Snapshot) -> Found:
     page = next((p for p in snap.ledger if p.key == exp.value), None)
     if page is None:
-        return False, f'no page "{exp.value}" in the ledger'
+        return _missing(exp)
     found: dict[str, object] = {
         "value": page.value,
         "value_zh": page.value,
@@ -153,7 +193,7 @@ def _check_ledger(exp: Expectation, snap: Snapshot) -> tuple[bool, str]:
     return _compare(exp, found)
 
 
-def _check_rejected(exp: Expectation, snap: Snapshot) -> tuple[bool, str]:
+def _check_rejected(exp: Expectation, snap: Snapshot) -> Found:
     value = exp.value
     worker_filter, task_filter = exp.get("worker"), exp.get("task")
     matching = [
@@ -169,18 +209,18 @@ def _check_rejected(exp: Expectation, snap: Snapshot) -> tuple[bool, str]:
     found = f"count = {count}"
     if not ok and snap.rejections:
         found += "; all rejections so far: " + _tally(r.reason for r in snap.rejections)
-    return ok, found
+    return ok, found, _as_seen(exp, {"count": count, "worker": worker_filter, "task": task_filter})
 
 
-def _check_effect(exp: Expectation, snap: Snapshot) -> tuple[bool, str]:
+def _check_effect(exp: Expectation, snap: Snapshot) -> Found:
     effect = next((e for e in snap.effects if e.idempotency_key == exp.value), None)
     applied = effect.applied_count if effect is not None else 0
     want = exp.get("applied")
     ok = applied == want if want is not None else applied >= 1
-    return ok, f"applied = {applied}"
+    return ok, f"applied = {applied}", _as_seen(exp, {"applied": applied})
 
 
-def _check_violation(exp: Expectation, snap: Snapshot) -> tuple[bool, str]:
+def _check_violation(exp: Expectation, snap: Snapshot) -> Found:
     every = snap.violations
     count = sum(every.values()) if exp.value == "any" else every.get(exp.value, 0)
     want = exp.get("count")
@@ -188,10 +228,15 @@ def _check_violation(exp: Expectation, snap: Snapshot) -> tuple[bool, str]:
     found = f"count = {count}"
     if exp.value == "any" and count:
         found += f" ({_tally_counts(snap.violations)})"
-    return ok, found
+    if exp.value == "any" and count:
+        # which ones, each by its name and count
+        named = [Expectation(Subject.VIOLATION, k, (("count", v),)) for k, v in every.items() if v]
+        if len(named) == 1:
+            return ok, found, named[0]
+    return ok, found, _as_seen(exp, {"count": count})
 
 
-def _check_metric(exp: Expectation, snap: Snapshot) -> tuple[bool, str]:
+def _check_metric(exp: Expectation, snap: Snapshot) -> Found:
     if exp.value == "recovery_time":
         number = snap.metrics.recovery_time_ms
         shown = _q(format_duration(number))
@@ -202,7 +247,7 @@ def _check_metric(exp: Expectation, snap: Snapshot) -> tuple[bool, str]:
     ok = (not isinstance(low, int) or number >= low) and (
         not isinstance(high, int) or number <= high
     )
-    return ok, f"{exp.value} = {shown}"
+    return ok, f"{exp.value} = {shown}", _as_seen(exp, {"min": number, "max": number})
 
 
 _CHECKS: Final[dict[Subject, Check]] = {
@@ -218,7 +263,17 @@ _CHECKS: Final[dict[Subject, Check]] = {
 
 def check_expectation(exp: Expectation, snap: Snapshot) -> tuple[bool, str]:
     """Whether `exp` holds in `snap`, and what was found (in the file's own spelling)."""
-    return _CHECKS[exp.subject](exp, snap)
+    ok, found, _seen = _CHECKS[exp.subject](exp, snap)
+    return ok, found
+
+
+def judge_expectation(exp: Expectation, snap: Snapshot) -> tuple[bool, str, Word]:
+    """Whether `exp` holds in `snap`, what was found in the file's spelling (for `--json`),
+    and what was found as a sentence (en, zh): "floor6 is running, held by Acheng"."""
+    ok, found, seen = _CHECKS[exp.subject](exp, snap)
+    if isinstance(seen, tuple):
+        return ok, found, seen
+    return ok, found, (expectation_sentence(seen, "en"), expectation_sentence(seen, "zh"))
 
 
 def _tally(names: Iterator[str] | Any) -> str:
@@ -247,6 +302,21 @@ class PlayResult:
 
 def event_record(ev: EventRow) -> Record:
     return {"type": "event", **ev.to_json_dict()}
+
+
+def event_of(record: Record) -> EventRow:
+    """An event record read back into its register line."""
+    return EventRow(
+        seq=int(record.get("seq") or 0),
+        at=round(record["t"] * 1000),
+        event=str(record["event"]),
+        task_id=record.get("task"),
+        worker_id=record.get("worker"),
+        lease_token=record.get("lease_token"),
+        fence_token=record.get("fence_token"),
+        reason=record.get("reason"),
+        detail=dict(record.get("detail") or {}),
+    )
 
 
 def play(
@@ -286,6 +356,8 @@ def play(
             "say": step.narration(lang),
             "do": dict(action_items(step.action)) if step.action is not None else None,
         }
+        if step.action is not None:  # the act in words, for the readable transcript
+            record["act"] = action_sentence(in_language(step.action, lang), lang)
         if step.question is not None:  # only then: files without questions print as before
             record.update(question_record(step.question, lang))
         yield record
@@ -310,7 +382,7 @@ def play(
         if step.expects:
             snap = sim.snapshot()
             for exp in step.expects:
-                ok, found = check_expectation(exp, snap)
+                ok, found, said_found = judge_expectation(exp, snap)
                 if ok:
                     result.passed += 1
                 else:
@@ -323,6 +395,7 @@ def play(
                     "expect": exp.to_toml(),
                     "said": expectation_sentence(exp, lang),
                     "found": found,
+                    "seen": pick(said_found, lang),
                 }
     snap = sim.snapshot()
     harm = harm_figure(
@@ -378,6 +451,31 @@ class _Books:
                 "sum": [seam.before_total, seam.after_amount, seam.after_total],
                 "say": seam_sentence(seam, self.lang),
             }
+
+
+def folded(records: Iterator[Record], lang: str = "en") -> Iterator[Record]:
+    """The records with each run of events folded for people: a line said again in the same
+    run (a partitioned worker's writes every 5 s) is one line at its first time, with how
+    many times and until when. `--json` keeps every line."""
+    run: dict[str, Record] = {}
+
+    def flush() -> Iterator[Record]:
+        yield from run.values()
+        run.clear()
+
+    for record in records:
+        if record["type"] != "event":
+            yield from flush()
+            yield record
+            continue
+        said = event_sentence(event_of(record), lang)
+        first = run.get(said)
+        if first is None:
+            run[said] = dict(record)
+        else:
+            first["times"] = first.get("times", 1) + 1
+            first["until"] = record["t"]
+    yield from flush()
 
 
 def question_record(question: Question, lang: str = "en") -> Record:
@@ -475,9 +573,7 @@ def render_line(record: Record, lang: str = "en", *, toml: bool = False) -> list
         pieces = [(f"{record['title']}\n", "bold")]
         if record.get("summary"):
             pieces.append((f"{record['summary']}\n", "italic"))
-        mode = str(record["mode"])
-        if lang == "zh":
-            mode = f"{mode}（{mode_word(mode, lang)}）"
+        mode = mode_word(str(record["mode"]), lang)  # the mode in words, never its id
         pieces.append(
             (f"{labelled('mode', lang)}{mode}  {labelled('seed', lang)}{record['seed']}\n", "dim")
         )
@@ -486,14 +582,9 @@ def render_line(record: Record, lang: str = "en", *, toml: bool = False) -> list
         n = record["step"]
         head = f"Step {n}" if lang != "zh" else word("step", lang, n=n)
         pieces = [("\n", ""), (f"{head} · {format_clock(round(record['t'] * 1000))}", "bold")]
-        action = record.get("do")
+        action = record.get("act")
         if action:
-            spelled = " ".join(
-                f"{k}={v}" if k != "do" else str(v)
-                for k, v in action.items()
-                if not isinstance(v, bool) or k != "do"
-            )
-            pieces.append((f"  → {spelled}", "bold magenta"))
+            pieces.append((f"  → {action}", "bold magenta"))
         pieces.append(("\n", ""))
         if record.get("say"):
             for text in str(record["say"]).splitlines() or [""]:
@@ -504,37 +595,11 @@ def render_line(record: Record, lang: str = "en", *, toml: bool = False) -> list
     if kind == "event":
         name = str(record["event"])
         at = format_clock(round(record["t"] * 1000))
-        label = event_label(name, lang)
-        parts = [f"  {at}  ", label]
-        rest: list[str] = []
-        if record.get("task"):
-            rest.append(str(record["task"]))
-        if record.get("worker"):
-            rest.append(str(record["worker"]))
-        # Token 0 is no token: a task with no version (no_expiry mode) was never issued one.
-        if record.get("lease_token"):
-            rest.append(f"{word('lease', lang)} {record['lease_token']}")
-        if record.get("fence_token"):
-            rest.append(f"{word('fence', lang)} {record['fence_token']}")
-        detail = record.get("detail") or {}
-        for key in ("key", "call", "step", "payload", "load"):
-            if key in detail and detail[key] is not None:
-                rest.append(f"{key}={detail[key]}")
-        if detail.get("lands_at") is not None:
-            # a heavy heartbeat: when it reaches the store, by the store's clock
-            rest.append(f"→ {format_clock(int(detail['lands_at']))}")
-        reason = record.get("reason")
-        if reason:
-            reason = str(reason)
-            rest.append(reason_label(reason, lang))
-        if name == EventKind.LEASE_EXPIRED:
-            # the task is claimable from this instant until someone claims it
-            rest.append(f"→ {concept_word('lendable', lang)}")
-        return [
-            (parts[0], "dim"),
-            (parts[1], event_style(name)),
-            ("  " + "  ".join(rest) + "\n" if rest else "\n", ""),
-        ]
+        pieces = [(f"  {at}  ", "dim"), (event_sentence(event_of(record), lang), event_style(name))]
+        if record.get("times", 1) > 1:
+            until = format_clock(round(record["until"] * 1000)).removesuffix(".000")
+            pieces.append((word("times", lang, n=record["times"], until=until), "bold"))
+        return [*pieces, ("\n", "")]
     if kind == "expect":
         ok = bool(record["ok"])
         mark = ("✓ " + word("pass", lang)) if ok else ("✗ " + word("fail", lang))
@@ -543,7 +608,8 @@ def render_line(record: Record, lang: str = "en", *, toml: bool = False) -> list
             (f"  {record['expect'] if toml else record.get('said', record['expect'])}\n", ""),
         ]
         if not ok:
-            pieces.append((f"      {labelled('found', lang)}{record['found']}\n", "red"))
+            seen = record["found"] if toml else record.get("seen", record["found"])
+            pieces.append((f"      {labelled('found', lang)}{seen}\n", "red"))
         return pieces
     if kind == "books":
         style = "bold red" if "broken" in record else "bold"

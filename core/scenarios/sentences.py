@@ -46,6 +46,8 @@ FORMS: Final[dict[str, Word]] = {
     "worker_holds_nothing": ("holds nothing", "手里没有任务"),
     "worker_lease_token": ("remembers lease token {n}", "记得租约号 {n}"),
     "worker_fence_token": ("remembers fence token {n}", "记得围栏令牌 {n}"),
+    "worker_no_lease_token": ("remembers no lease token", "不记得任何租约号"),
+    "worker_no_fence_token": ("remembers no fence token", "不记得任何围栏令牌"),
     # a ledger page: "Page floor6/1: written by Acheng, fence token 1"
     "ledger_head": ("page {page}:", "{page} 页："),
     "ledger_page": ("page {page} is in the ledger", "总册里有 {page} 页"),
@@ -157,6 +159,7 @@ def _task(exp: Expectation, lang: str) -> str:
             tails.append(_form(f"task_no_{key}", lang))  # token 0 is never issued
         else:
             tails.append(_form(f"task_{key}", lang, n=v))
+    tails = list(dict.fromkeys(tails))  # no step and an empty box are one "no checkpoint"
     return _sentence(head, tails, lang, after=_form("task_head", lang, task=task))
 
 
@@ -171,6 +174,8 @@ def _worker(exp: Expectation, lang: str) -> str:
             tails.append(
                 _form("worker_holds", lang, task=v) if v else _form("worker_holds_nothing", lang)
             )
+        elif v is None or v == 0:
+            tails.append(_form(f"worker_no_{key}", lang))  # a token never issued to it
         else:
             tails.append(_form(f"worker_{key}", lang, n=v))
     return _sentence(head, tails, lang, after=_form("worker_head", lang, who=who))
@@ -189,6 +194,8 @@ def _ledger(exp: Expectation, lang: str) -> str:
             tails.append(_form("ledger_value", lang, value=shown))
         elif name == "value_zh":
             continue  # said with value, in the language of the sentence
+        elif v == 0:
+            tails.append(_form("task_no_fence_token", lang))  # a page written with no token
         else:
             tails.append(_form("ledger_fence_token", lang, n=v))
     if not tails:

@@ -20,7 +20,7 @@ from core.engine.vocabulary import EventKind
 from core.scenarios.format import Expectation, Panel, Question, Scenario, Step, Subject
 from core.scenarios.glossary import action_word
 from core.scenarios.panels import panel_for
-from core.scenarios.player import check_expectation, event_record
+from core.scenarios.player import event_record, judge_expectation
 from core.scenarios.writer import dump_scenario
 from core.sim.checker import ViolationKind
 from core.sim.simulation import ActionError, ActionResult, Simulation
@@ -58,7 +58,8 @@ class CheckResult:
 
     expectation: Expectation
     ok: bool
-    found: str
+    found: str  # in the file's spelling, for --json and the logs
+    seen: tuple[str, str] = ("", "")  # what the run has instead, as a sentence (en, zh)
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,8 +119,8 @@ def judge(expects: Sequence[Expectation], snapshot: Snapshot) -> tuple[CheckResu
     """Every expectation against one snapshot."""
     out = []
     for exp in expects:
-        ok, found = check_expectation(exp, snapshot)
-        out.append(CheckResult(exp, ok, found))
+        ok, found, seen = judge_expectation(exp, snapshot)
+        out.append(CheckResult(exp, ok, found, seen))
     return tuple(out)
 
 

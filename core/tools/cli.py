@@ -16,7 +16,15 @@ from typing import Any
 from core.engine.config import Mode
 from core.scenarios import library
 from core.scenarios.format import Scenario, ScenarioError, parse_scenario
-from core.scenarios.player import PlayResult, Record, SimulationLike, play, render_line
+from core.scenarios.glossary import pick
+from core.scenarios.player import (
+    PlayResult,
+    Record,
+    SimulationLike,
+    folded,
+    play,
+    render_line,
+)
 from core.scenarios.sentences import checked, timing_warnings
 from core.sim.spec import SimSettings
 from core.tools import chaos_cli, explore_cli, realworker
@@ -31,8 +39,8 @@ EXIT_BAD_INPUT = 2
 # -- output ----------------------------------------------------------------------------------
 
 
-def _say_error(exc: ScenarioError) -> None:
-    text = " ".join(str(exc).split())  # always exactly one line
+def _say_error(exc: ScenarioError, lang: str = "en") -> None:
+    text = " ".join(exc.in_language(lang).split())  # always exactly one line
     print(text, file=sys.stderr)
 
 
@@ -74,7 +82,7 @@ def cmd_play(args: argparse.Namespace) -> int:
     try:
         scenario = library.open_scenario(args.file)
     except ScenarioError as exc:
-        _say_error(exc)
+        _say_error(exc, args.lang)
         return EXIT_BAD_INPUT
     _warnings(scenario, args.lang)
     emit = _json_line if args.json else _Human(args.lang, toml=args.toml)
@@ -90,11 +98,12 @@ def cmd_play(args: argparse.Namespace) -> int:
         return sim
 
     try:
-        for record in play(scenario, lang=args.lang, make_sim=make_sim, result=result):
+        records = play(scenario, lang=args.lang, make_sim=make_sim, result=result)
+        for record in records if args.json else folded(records, args.lang):
             emit(record)
     except ScenarioError as exc:
         sys.stdout.flush()
-        _say_error(exc)
+        _say_error(exc, args.lang)
         return EXIT_BAD_INPUT
     finally:
         for sim in runs:
@@ -108,7 +117,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         try:
             scenario = library.open_scenario(name)
         except ScenarioError as exc:
-            _say_error(exc)
+            _say_error(exc, args.lang)
             status = EXIT_BAD_INPUT
             continue
         _warnings(scenario, args.lang)
@@ -156,34 +165,81 @@ def _partition_top(text: str, sep: str) -> tuple[str, str, str]:
 
 # What this store's statements hold that the seed's do not, and why: `sql` says it line by
 # line under each statement, so "exactly as printed" never hides an addition.
-SQL_ADDITIONS: tuple[tuple[str, str], ...] = (
-    (":now", "NOW() is the store's clock, read once per transaction (a virtual one in a play)"),
-    (":ttl", "INTERVAL '60 seconds' is the configured lease_ttl"),
+SQL_ADDITIONS: tuple[tuple[str, tuple[str, str]], ...] = (
+    (
+        ":now",
+        (
+            "NOW() is the store's clock, read once per transaction (a virtual one in a play)",
+            "NOW() 是存储的时钟，每个事务读一次（回放里是虚拟时钟）",
+        ),
+    ),
+    (
+        ":ttl",
+        (
+            "INTERVAL '60 seconds' is the configured lease_ttl",
+            "INTERVAL '60 seconds' 即配置的租期 lease_ttl",
+        ),
+    ),
     (
         ":judge_now",
-        "the clock that judges expiry: the store's (a worker's own only in client_clock mode)",
+        (
+            "the clock that judges expiry: the store's (a worker's own only in client_clock mode)",
+            "判定过期的时钟：存储的时钟（只有 client_clock 模式才用执行者自己的）",
+        ),
     ),
     (
         "max_attempts",
-        "a dead letter the seed does not have: out of attempts, the task goes to 'dead'",
+        (
+            "a dead letter the seed does not have: out of attempts, the task goes to 'dead'",
+            "原文没有的死信：次数用尽，任务进入 'dead'",
+        ),
     ),
     (
         "fence_token=",
-        'the seed\'s production field "fence_token 只增不减的围栏令牌", drawn from one counter',
+        (
+            'the seed\'s production field "fence_token 只增不减的围栏令牌", drawn from one counter',
+            "原文生产环境的字段“fence_token 只增不减的围栏令牌”，取自同一个计数器",
+        ),
     ),
     (
         "renew_deadline=",
-        'the seed\'s fourth minimum field "renew_deadline 下一次续约必须发生在什么时候"',
+        (
+            'the seed\'s fourth minimum field "renew_deadline 下一次续约必须发生在什么时候"',
+            "原文最小字段中的第四个：“renew_deadline 下一次续约必须发生在什么时候”",
+        ),
     ),
-    ("result=", "the result is kept inline here, where the seed keeps a result_uri"),
-    ("RETURNING", "the lease comes back to the caller in the same statement"),
+    (
+        "result=",
+        (
+            "the result is kept inline here, where the seed keeps a result_uri",
+            "结果直接存在这一行里，原文存的是 result_uri",
+        ),
+    ),
+    (
+        "RETURNING",
+        (
+            "the lease comes back to the caller in the same statement",
+            "同一条语句把租约交回调用者",
+        ),
+    ),
 )
 
+# The headings `sql` prints above each statement.
+SQL_HEADINGS: dict[str, tuple[str, str]] = {
+    "seed": ("-- {name}: the seed, as printed", "-- {name}：原文，照印"),
+    "ours": (
+        "-- {name}: what this store runs in {mode} mode (SQLite)",
+        "-- {name}：本存储在 {mode} 模式下运行的语句（SQLite）",
+    ),
+    "adds": ("-- {name}: what it adds to the seed's, and why", "-- {name}：比原文多了什么，为什么"),
+}
 
-def sql_additions(ours: str, seed: str) -> list[str]:
+
+def sql_additions(ours: str, seed: str, lang: str = "en") -> list[str]:
     """The comment lines naming what `ours` adds to `seed`, each with its reason."""
+    colon = "：" if lang == "zh" else ": "
     return [
-        f"--   + {needle.strip('=')}: {why}"
+        f"--   + {needle.strip('=')}{colon}{pick(why, lang)}"
         for needle, why in SQL_ADDITIONS
         if needle in ours and needle not in seed
     ]
@@ -216,13 +272,14 @@ def cmd_sql(args: argparse.Namespace) -> int:
     ours = statements_for(dialect(), policy_for(mode))
     compiled = {"claim": ours.claim_named, "heartbeat": ours.heartbeat, "complete": ours.complete}
     for name, seed_text in SEED_STATEMENTS.items():
-        print(f"-- {name}: the seed, as printed")
+        lang = args.lang
+        print(pick(SQL_HEADINGS["seed"], lang).format(name=name))
         print(seed_text)
-        print(f"-- {name}: what this store runs in {mode.value} mode (SQLite)")
+        print(pick(SQL_HEADINGS["ours"], lang).format(name=name, mode=mode.value))
         print(_pretty_sql(compiled[name].sql))
-        added = sql_additions(compiled[name].sql, seed_text)
+        added = sql_additions(compiled[name].sql, seed_text, lang)
         if added:
-            print(f"-- {name}: what it adds to the seed's, and why")
+            print(pick(SQL_HEADINGS["adds"], lang).format(name=name))
             print("\n".join(added))
         print()
     return EXIT_OK
@@ -274,6 +331,9 @@ def add_sql(sub: Any) -> None:
         choices=[m.value for m in Mode],
         default=Mode.CORRECT.value,
         help="whose statements to compile (default correct; seed_sql runs the seed's guards)",
+    )
+    q.add_argument(
+        "--lang", choices=("en", "zh"), default="en", help="comment language (default en)"
     )
     q.set_defaults(handler=cmd_sql)
 

@@ -84,7 +84,11 @@ def _frame(
     result = outcome.result
     refusal = refusal_text(result, lang) if result is not None and not result.ok else None
     checks = tuple(
-        Check(c.ok, expectation_sentence(c.expectation, lang), "" if c.ok else c.found)
+        Check(
+            c.ok,
+            expectation_sentence(c.expectation, lang),
+            "" if c.ok else glossary.pick(c.seen, lang),
+        )
         for c in outcome.checks
     )
     return Frame(index, tuple(keys), panel, svg, said, refusal, checks, step.question, timeline)

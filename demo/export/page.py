@@ -41,9 +41,9 @@ WORDS: dict[str, tuple[str, str]] = {
         "← → 或 PgUp PgDn：翻步 · 空格：播放 · v：揭晓",
     ),
     "made_with": (
-        "Made by the app itself with {command}, in mode {mode}: {meaning}. Every frame is the "
+        "Made by the app itself with {command}, in {meaning}. Every frame is the "
         "app's own screen at that step, and every ✓ was checked in that run.",
-        "由应用本身生成：{command}，模式 {mode}：{meaning}。每一帧都是应用在那一步的真实画面，"
+        "由应用本身生成：{command}，{meaning}。每一帧都是应用在那一步的真实画面，"
         "每个 ✓ 都是那一局里实际检查过的。",
     ),
     "frame_label": ("The app's screen after step {k}", "第 {k} 步之后应用的画面"),

@@ -664,7 +664,8 @@ class MainScreen(Screen[None]):
             self._message = None
             self._work(partial(self.session.set_mode, mode))
             meaning = glossary.mode_word(mode.value, self.lang)
-            self.notify(tr("mode_now", self.lang, mode=mode.value, meaning=meaning), timeout=3)
+            name = glossary.mode_name(mode.value, self.lang)
+            self.notify(tr("mode_now", self.lang, mode=name, meaning=meaning), timeout=3)
             self.changed()
 
         self._discard_then(tr("mode", self.lang), switch)

@@ -7,8 +7,9 @@ from core.scenarios import glossary
 from core.scenarios.format import Question
 from core.scenarios.sentences import action_sentence, expectation_sentence, timing_warnings
 from core.scenarios.session import Mark, Session, StepOutcome
+from core.scenarios.telling import refusal_sentence
 from core.sim.simulation import ActionResult
-from demo.i18n import acts_words, label, mode_word, operation_word, reason_word, tr
+from demo.i18n import acts_words, label, mode_word, tr
 from demo.widgets.cjk_wrap import wrap_text
 
 
@@ -21,18 +22,15 @@ def refusal_text(result: ActionResult, lang: str) -> str:
     r = result.rejection
     if r is None:
         return tr("refused", lang, msg=result.message)
-    from demo.widgets.panels import tokens
-
-    return tr(
-        "refusal",
-        lang,
-        # the story's people by their names in the chosen language (阿澄, not acheng)
-        worker=(glossary.person_name(r.worker_id, lang) or r.worker_id) if r.worker_id else "",
-        op=operation_word(r.operation, lang),
-        task=r.task_id or "",
-        reason=reason_word(r.reason, lang),
-        its=tokens(r.lease_token, r.fence_token) + (f" {r.key}" if r.key else ""),
-        current=tokens(r.current_lease_token, r.current_fence_token) or "-",
+    return refusal_sentence(
+        worker=r.worker_id,
+        task=r.task_id,
+        operation=r.operation,
+        reason=r.reason,
+        lang=lang,
+        key=r.key,
+        its=(r.lease_token, r.fence_token),
+        current=(r.current_lease_token, r.current_fence_token),
     )
 
 
@@ -49,9 +47,9 @@ def mode_notice(session: Session, lang: str) -> str | None:
     return tr(
         "mode_notice",
         lang,
-        mode=mode,
+        mode=glossary.mode_name(mode, lang),
         meaning=mode_word(mode, lang),
-        own=own,
+        own=glossary.mode_name(own, lang),
         own_meaning=mode_word(own, lang),
     )
 
@@ -145,7 +143,8 @@ def _mark(text: Text, mark: Mark, lang: str, *, toml: bool) -> None:
         return
     text.append(" ✗ ", style="bold red")
     text.append(said)
-    text.append(f"  ({mark.check.found})", style="red")
+    seen = mark.check.found if toml else glossary.pick(mark.check.seen, lang)
+    text.append(f"\n   {label(tr('found', lang), lang)}{seen}", style="red")
 
 
 def _answer(text: Text, question: Question, lang: str) -> None:

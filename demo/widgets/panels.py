@@ -16,9 +16,11 @@ from core.engine.vocabulary import EventKind
 from core.scenarios.glossary import box_contents, box_parts, ledger_value
 from core.scenarios.player import event_style
 from core.scenarios.sentences import page_fence, refused_page_sentence, seam_sentence
+from core.scenarios.telling import event_sentence
+from core.scenarios.telling import who as name_of
 from core.sim.books import Seam, check_books
 from core.sim.snapshot import Rejection, Snapshot
-from demo.i18n import event_word, operation_word, reason_word, tr
+from demo.i18n import operation_word, reason_word, tr
 from demo.widgets.cjk_wrap import wrap_text
 from demo.widgets.keyed_table import KeyedTable, Row
 
@@ -85,7 +87,7 @@ class LedgerTable(KeyedTable):
             "at": [format_clock(p.updated_at) for p in pages],
             "key": keys,
             "fence": fences,
-            "writer": [p.writer for p in pages],
+            "writer": [name_of(p.writer, lang) for p in pages],
         }
         fenced = Mode(snap.mode).issues_fence_tokens
         if not fenced:  # no fence token before the fence tag
@@ -110,7 +112,7 @@ class LedgerTable(KeyedTable):
                     key,
                     _fit(value, value_w),
                     *((fence,) if fenced else ()),
-                    p.writer,
+                    name_of(p.writer, lang),
                 ),
             )
             for p, key, value, fence in zip(pages, keys, values, fences, strict=True)
@@ -160,7 +162,7 @@ class CheckpointTable(KeyedTable):
                         str(c.seq),
                         str(c.step),
                         str(c.fence_token),
-                        writers.get((c.task_id, c.seq), ""),
+                        name_of(writers.get((c.task_id, c.seq), ""), lang),
                         format_clock(c.created_at),
                         box_contents(c.state, lang),
                     ),
@@ -360,7 +362,7 @@ class RejectedTable(KeyedTable):
                 ("its", tr("its_token", lang)),
                 ("current", tr("current_token", lang)),
                 ("reason", tr("reason", lang)),
-                ("count", "×"),
+                ("count", tr("times_column", lang)),
             ]
         )
         fresh_before = set(self._fresh)
@@ -398,13 +400,13 @@ class RejectedTable(KeyedTable):
                     key,
                     (
                         format_clock(r.at),
-                        r.worker_id or "",
+                        name_of(r.worker_id or "", lang),
                         r.task_id or "",
                         operation_word(r.operation, lang),
                         its,
                         tokens(r.current_lease_token, r.current_fence_token),
                         reason_word(r.reason, lang),
-                        f"×{group.count}" if group.count > 1 else "",
+                        str(group.count) if group.count > 1 else "",
                     ),
                 )
             )
@@ -459,31 +461,10 @@ class EffectsTable(KeyedTable):
 
 
 def event_line(ev: EventRow, lang: str) -> Text:
+    """One line of the register as a sentence in the run's language, after its time."""
     text = Text(no_wrap=True, overflow="ellipsis")
     text.append(f"{format_clock(ev.at)} ", style="dim")
-    text.append(event_word(ev.event, lang), style=event_style(ev.event))
-    rest = []
-    if ev.task_id:
-        rest.append(ev.task_id)
-    if ev.worker_id:
-        rest.append(ev.worker_id)
-    if ev.lease_token is not None:
-        rest.append(f"L{ev.lease_token}")
-    if ev.fence_token is not None:
-        rest.append(f"F{ev.fence_token}")
-    for key in ("key", "call", "step", "payload", "load"):
-        if ev.detail.get(key) is not None:
-            rest.append(f"{key}={ev.detail[key]}")
-    if ev.detail.get("lands_at") is not None:
-        # a heavy heartbeat: when it reaches the store, by the store's clock
-        rest.append(f"→ {format_clock(int(ev.detail['lands_at']))}")
-    if ev.reason:
-        rest.append(reason_word(ev.reason, lang))
-    if rest:
-        # the gap is a run of its own: SVG renderers (librsvg) drop a run's leading spaces,
-        # which glued the event's word to its task in screenshots
-        text.append("  ", style="dim")
-        text.append(" ".join(rest))
+    text.append(event_sentence(ev, lang), style=event_style(ev.event))
     return text
 
 

@@ -6,7 +6,7 @@ from rich.text import Text
 from textual.widgets import Static
 
 from core.engine.durations import format_clock
-from core.scenarios.glossary import violations_phrase
+from core.scenarios.glossary import mode_name, violations_phrase
 from demo.i18n import tr
 
 
@@ -37,7 +37,7 @@ def header_fields(state: HeaderState) -> list[Text]:
         Text(state.title, style="bold"),
         Text(format_clock(state.now_ms), style="bold cyan"),
         Text(f"{tr('speed', lang)} {speed_text(state.speed)}"),
-        Text.assemble(f"{tr('mode', lang)} ", (state.mode, mode_style)),
+        Text.assemble(f"{tr('mode', lang)} ", (mode_name(state.mode, lang), mode_style)),
         Text(tr("playing" if state.playing else "paused", lang)),
     ]
     if state.violations:

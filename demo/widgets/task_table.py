@@ -9,6 +9,7 @@ from rich.text import Text
 
 from core.engine.durations import format_clock
 from core.engine.vocabulary import TaskStatus
+from core.scenarios.glossary import kind_word, person_name, result_line
 from core.sim.snapshot import TaskView
 from demo.i18n import LANGS, WORDS, status_word, tr
 from demo.widgets.keyed_table import KeyedTable, Row
@@ -59,10 +60,10 @@ def task_row(view: TaskView, now_ms: int, lang: str, narrow: bool = False) -> Ro
     if remaining is None:
         expires: str | Text = ""
     elif remaining <= 0:
-        expires = Text(short(remaining) if narrow else tr("expired", lang), style="bold red")
+        expires = Text(short(remaining, lang) if narrow else tr("expired", lang), style="bold red")
         until = Text(until_clock(now_ms + remaining), style="red")
     else:
-        expires = short(remaining)
+        expires = short(remaining, lang)
         until = until_clock(now_ms + remaining)
     # Only a running task's heartbeat age means anything: a done or parked one would count up
     # for ever ("60m01s").
@@ -70,18 +71,18 @@ def task_row(view: TaskView, now_ms: int, lang: str, narrow: bool = False) -> Ro
     beat = (
         ""
         if row.last_heartbeat_at is None or not running
-        else short(now_ms - row.last_heartbeat_at)
+        else short(now_ms - row.last_heartbeat_at, lang)
     )
-    result = row.result if row.result not in (None, "null") else (row.error_code or "")
+    result = result_line(row.result, row.error_code, lang)
     status = Text(status_word(row.status, lang), style=STATUS_STYLES.get(row.status, ""))
     if running and remaining is not None and remaining <= 0:
         # The keeper's word at the instant the sand runs out, until someone claims it.
         status = Text(tr("lendable_short" if narrow else "lendable", lang), style="bold cyan")
     return (
         Text(row.task_id, style="bold"),
-        row.kind,
+        kind_word(row.kind, lang),
         status,
-        row.owner_id or "",
+        person_name(row.owner_id, lang) or row.owner_id if row.owner_id else "",
         str(row.attempt),
         # Token 0 was never issued: a queued task, or mistake one's task with no version.
         str(row.lease_token) if row.lease_token else "",

@@ -32,15 +32,20 @@ STATE_STYLES = {
 }
 
 
-def short(ms: int) -> str:
-    """A duration for a narrow pane, in one style everywhere: 4s, 42s, 3m20s, -4s."""
+def short(ms: int, lang: str = "en") -> str:
+    """A duration for a narrow pane, in one style everywhere: 4s, 42s, 3m20s, -4s; in
+    Chinese with Chinese units (4秒, 3分20秒), never "4s前"."""
     sign = "-" if ms < 0 else ""
     ms = abs(ms)
+    s, m = ("秒", "分") if lang == "zh" else ("s", "m")
     if ms < 120_000:
-        return f"{sign}{ms // 1000}s"
+        return f"{sign}{ms // 1000}{s}"
     minutes, seconds = divmod(ms // 1000, 60)
     if minutes < 120:
-        return f"{sign}{minutes}m{seconds:02d}s"
+        return f"{sign}{minutes}{m}{seconds:02d}{s}"
+    if lang == "zh":
+        hours, minutes = divmod(minutes, 60)
+        return f"{sign}{hours}小时{minutes:02d}{m}"
     return sign + format_duration(ms - ms % 60_000)
 
 
@@ -70,7 +75,7 @@ def lease_bar(label: str, remaining: int | None, ttl_ms: int, lang: str) -> Text
     text.append("█" * filled, style=style)
     text.append("░" * (BAR_WIDTH - filled), style="dim")
     text.append(" ")
-    text.append(short(remaining), style=style)
+    text.append(short(remaining, lang), style=style)
     return text
 
 
@@ -93,7 +98,7 @@ def pulse_line(
         else "bold red"
     )
     text.append("♥ ", style=style)
-    text.append(tr("ago", lang, age=short(age)), style=style)
+    text.append(tr("ago", lang, age=short(age, lang)), style=style)
     if lands_at is not None:
         text.append("  ")
         text.append(tr("lands_at", lang, at=until_clock(lands_at)), style="yellow")
@@ -310,7 +315,7 @@ class WorkerPane(Widget):
         text.append(f"{state_word(v.state, lang)}", style=STATE_STYLES.get(v.state, ""))
         flags = []
         if v.skew_ms:
-            flags.append(tr("skew", lang, amount=short(v.skew_ms)))
+            flags.append(tr("skew", lang, amount=short(v.skew_ms, lang)))
         if v.slow_factor != 1.0:
             flags.append(tr("slow", lang, factor=f"{v.slow_factor:g}"))
         if not v.autopilot:

@@ -35,6 +35,7 @@ from core.scenarios.format.schema import (
     WorkerTable,
 )
 from core.scenarios.format.source import Lines, decode, parse_toml
+from core.scenarios.glossary import config_mistake
 from core.sim.spec import (
     MANUAL_ACTIONS,
     Action,
@@ -220,7 +221,9 @@ def _lease_config(
     try:
         config.in_mode(Mode(model.mode))
     except ConfigError as err:
-        raise fail(line_of(*err.keys), str(err)) from None
+        bad = fail(line_of(*err.keys), str(err))
+        bad.message_zh = config_mistake(err, "zh")
+        raise bad from None
     if config.renews_too_slowly:
         line = line_of("heartbeat_every", "lease_ttl")
         notes.append(TimingNote(line, config.heartbeat_ms, config.ttl_ms))

@@ -48,12 +48,22 @@ MAX_CHOICE_LENGTH: Final = 80
 class ScenarioError(BorrowedKeysError):
     """A scenario file that cannot be played. str() is `FILE:LINE: message`."""
 
-    def __init__(self, path: str, line: int | None, message: str) -> None:
+    def __init__(
+        self, path: str, line: int | None, message: str, message_zh: str | None = None
+    ) -> None:
         self.path = path
         self.line = line
         self.message = message
+        self.message_zh = message_zh  # the same mistake in Chinese, where it is known
         where = f"{path}:{line}" if line is not None else path
         super().__init__(f"{where}: {message}")
+
+    def in_language(self, lang: str) -> str:
+        """`FILE:LINE: message` in `lang` (English where no Chinese is known)."""
+        if lang != "zh" or self.message_zh is None:
+            return str(self)
+        where = f"{self.path}:{self.line}" if self.line is not None else self.path
+        return f"{where}：{self.message_zh}"
 
 
 # -- what a file becomes ---------------------------------------------------------------------

@@ -1,0 +1,290 @@
+"""A line of the loan register, and a refusal, as a sentence an audience reads.
+
+The register keeps codes (`write_rejected floor6 acheng L1 F1 key=floor6/3 fenced`) for
+`--json` and the logs; the app's event log, `play`'s transcript and the exported page say
+the same line in the run's language: "Acheng's page floor6/3 for floor6 is refused: her
+fence token 1 is behind the task's 2" / "阿澄写 floor6/3 页（floor6）被拒收：她的围栏令牌
+1 落后于当前的 2". A call that never reached the store (the bridge was down) is not
+refused by it: it is "not delivered".
+"""
+
+from collections.abc import Mapping
+from typing import Any, Final
+
+from core.engine.durations import format_clock
+from core.engine.records import EventRow
+from core.engine.vocabulary import REJECTIONS, EventKind
+from core.scenarios import glossary
+from core.scenarios.glossary import Word
+
+# What each line of the register says. {who} is the worker by name, {task} the task id;
+# the other fields are filled from the line's detail where it has them.
+EVENT_FORMS: Final[dict[str, Word]] = {
+    "enqueued": ("{task} joins the queue", "{task} 进入队列"),
+    "claimed": ("{who} claims {task}{tokens}", "{who}领到 {task}{tokens}"),
+    "renewed": ("{who} renews {task}{until}", "{who}为 {task} 续约{until}"),
+    "heartbeat_noted": (
+        "{who}'s heartbeat on {task} is noted: there is no lease to extend",
+        "{who}对 {task} 的心跳已记下：没有可延长的租约",
+    ),
+    "lease_expired": (
+        "{who}'s lease on {task} runs out: {task} can be lent again",
+        "{who}在 {task} 上的租约到期：{task} 可再借出",
+    ),
+    "checkpoint_saved": (
+        "{who} saves a checkpoint of {task} at step {step}",
+        "{who}为 {task} 存下检查点：第 {step} 步",
+    ),
+    "write_accepted": (
+        "{who} writes page {key} into the ledger{tokens}",
+        "{who}把 {key} 页写进总册{tokens}",
+    ),
+    "effect_applied": ("{who}'s effect {what} is applied", "{who}的副作用 {what} 已执行"),
+    "effect_deduplicated": (
+        "{who}'s effect {what} was already applied: not done again",
+        "{who}的副作用 {what} 已执行过：不再重复",
+    ),
+    "completed": ("{who} finishes {task}", "{who}完成了 {task}"),
+    "failed": (
+        "{who} reports {task} failed: it goes back to the queue",
+        "{who}上报 {task} 失败：任务回到队列",
+    ),
+    "parked": (
+        "{who} parks {task}: it waits for a person's approval",
+        "{who}把 {task} 挂起：等人批准",
+    ),
+    "approved": ("a person approves {task}", "有人批准了 {task}"),
+    "rejected": ("a person rejects {task}", "有人驳回了 {task}"),
+    "approve_ignored": (
+        "approving {task} changes nothing: it is not waiting",
+        "批准 {task} 没有作用：它不在等待审批",
+    ),
+    "reject_ignored": (
+        "rejecting {task} changes nothing: it is not waiting",
+        "驳回 {task} 没有作用：它不在等待审批",
+    ),
+    "dead_lettered": (
+        "{task} has used all its attempts: it goes to the dead-letter queue",
+        "{task} 次数用尽：进入死信队列",
+    ),
+    "violation": ("safety violation on {task}: {reason}", "{task} 出现安全违规：{reason}"),
+    "heartbeat_frozen": (
+        "{who}'s heartbeats stop reaching the keeper",
+        "{who}的心跳再也到不了守库人那里",
+    ),
+    "stalled": ("{who} stalls, still holding the lease in mind", "{who}停顿了，心里仍记着租约"),
+    "killed": ("{who}'s process is killed", "{who}的进程被杀"),
+    "partitioned": ("the bridge to {who} is down", "通往{who}的桥断了"),
+    "healed": ("the bridge to {who} is mended", "通往{who}的桥修好了"),
+    "resumed": ("{who} resumes", "{who}恢复运行"),
+    "restarted": ("{who} restarts with an empty memory", "{who}重启，什么都不记得"),
+    "slowed": ("{who} slows down, {factor} times slower", "{who}变慢了，慢 {factor} 倍"),
+    "skewed": ("{who}'s own clock is off by {skew}", "{who}自己的时钟偏了 {skew}"),
+    "worker_added": ("{who} joins the run", "{who}加入"),
+    "autopilot": ("{who} goes on unscripted", "{who}自己接着干"),
+    "call_dropped": (
+        "{who}'s {op} is not sent: {who} is {state}",
+        "{who}的{op}没有发出：{who}{state}",
+    ),
+    "self_fenced": (
+        "{who} stops of their own accord: no renewal by the renew deadline {deadline}",
+        "{who}主动停手：续约截止时刻 {deadline} 已过，没有续上",
+    ),
+    "checkpoint_ignored": (
+        "{who} walks past the checkpoint at step {step} and starts over",
+        "{who}没读第 {step} 步的检查点，从头做起",
+    ),
+    "heartbeat_sent": (
+        "{who} sends a heartbeat carrying {payload}; it reaches the keeper at {lands}",
+        "{who}发出夹带 {payload} 的心跳，{lands} 才送到守库人那里",
+    ),
+    "heartbeat_payload": (
+        "{who}'s heartbeats now carry {payload}",
+        "{who}的心跳从此夹带 {payload}",
+    ),
+    "store_loaded": ("the store's load is now {load} times", "存储的负载变为 {load} 倍"),
+}
+
+# A refused call, by who made it and what it was.
+REFUSAL_FORMS: Final[dict[str, Word]] = {
+    "refused": ("{who}'s {op} on {task} is refused: {why}", "{who}对 {task} 的{op}被拒：{why}"),
+    "refused_page": (
+        "{who}'s page {key} for {task} is refused: {why}",
+        "{who}写 {key} 页（{task}）被拒收：{why}",
+    ),
+    "undelivered": (
+        "{who}'s {op} on {task} is not delivered: the bridge is down",
+        "{who}对 {task} 的{op}没有送到：桥断了",
+    ),
+    "undelivered_page": (
+        "{who}'s page {key} for {task} is not delivered: the bridge is down",
+        "{who}的 {key} 页（{task}）没有送到：桥断了",
+    ),
+    "undelivered_claim": (
+        "{who}'s claim is not delivered: the bridge is down",
+        "{who}的领取没有送到：桥断了",
+    ),
+    # why, with the tokens that decide it
+    "fence_behind": (
+        "fence token {its} is behind the current {current}",
+        "围栏令牌 {its} 落后于当前的 {current}",
+    ),
+    "page_behind": (
+        "fence token {its} is behind the page's {current}",
+        "围栏令牌 {its} 落后于这一页的 {current}",
+    ),
+    "lease_behind": (
+        "lease token {its} is old, the current one is {current}",
+        "租约号 {its} 已旧，当前是 {current}",
+    ),
+    "times": (" ({n} times)", "（{n} 次）"),
+}
+
+# The tail of a line about a lease: its tokens, when the lease ends.
+TAIL_FORMS: Final[dict[str, Word]] = {
+    "tokens": (
+        " (lease token {lease}, fence token {fence})",
+        "（租约号 {lease}，围栏令牌 {fence}）",
+    ),
+    "lease_only": (" (lease token {lease})", "（租约号 {lease}）"),
+    "fence_only": (" (fence token {fence})", "（围栏令牌 {fence}）"),
+    "no_version": (" (no lease token, no expiry)", "（没有租约号，也不会过期）"),
+    "until": ("; the lease now ends at {at}", "，租约延到 {at}"),
+}
+
+# The operations as a noun after "Acheng's" ("Acheng's heartbeat"), and in Chinese.
+OPERATIONS: Final[dict[str, Word]] = {
+    "claim": ("claim", "领取"),
+    "heartbeat": ("heartbeat", "心跳续约"),
+    "renew": ("heartbeat", "心跳续约"),
+    "checkpoint": ("checkpoint", "检查点"),
+    "write": ("write", "写入"),
+    "effect": ("effect", "副作用"),
+    "complete": ("completion", "交差"),
+    "fail": ("failure report", "失败上报"),
+    "park": ("parking", "挂起"),
+}
+
+
+def _pick(table: Mapping[str, Word], name: str, lang: str, /, **fill: object) -> str:
+    return glossary.pick(table[name], lang).format(**fill)
+
+
+def who(worker_id: str | None, lang: str) -> str:
+    """The story's people by their names (阿澄, Acheng); another worker by its id."""
+    if not worker_id:
+        return ""
+    return glossary.person_name(worker_id, lang) or worker_id
+
+
+def operation_noun(name: str, lang: str) -> str:
+    return glossary.lookup(OPERATIONS, name, lang)
+
+
+def _clock(ms: object) -> str:
+    return format_clock(int(str(ms))).removesuffix(".000")
+
+
+def _tokens(lease: int | None, fence: int | None, lang: str) -> str:
+    if lease == 0:
+        return _pick(TAIL_FORMS, "no_version", lang)  # mistake one: no version at all
+    if lease and fence:
+        return _pick(TAIL_FORMS, "tokens", lang, lease=lease, fence=fence)
+    if lease:
+        return _pick(TAIL_FORMS, "lease_only", lang, lease=lease)
+    if fence:
+        return _pick(TAIL_FORMS, "fence_only", lang, fence=fence)
+    return ""
+
+
+def refusal_sentence(
+    *,
+    worker: str | None,
+    task: str | None,
+    operation: str,
+    reason: str,
+    lang: str,
+    key: str | None = None,
+    its: tuple[int | None, int | None] = (None, None),
+    current: tuple[int | None, int | None] = (None, None),
+    page_fence: int | None = None,
+) -> str:
+    """A refused (or undelivered) call in one sentence, with the tokens that decided it."""
+    name, task_id = who(worker, lang), task or ""
+    op = operation_noun(operation, lang)
+    if reason == "partitioned":
+        # the call never reached the store: nothing refused it
+        if not task_id:
+            return _pick(REFUSAL_FORMS, "undelivered_claim", lang, who=name)
+        form = "undelivered_page" if key else "undelivered"
+        return _pick(REFUSAL_FORMS, form, lang, who=name, op=op, task=task_id, key=key)
+    why = glossary.reason_word(reason, lang)
+    (its_lease, its_fence), (now_lease, now_fence) = its, current
+    if reason == "fenced" and its_fence is not None:
+        if page_fence is not None and (now_fence is None or page_fence > now_fence):
+            why = _pick(REFUSAL_FORMS, "page_behind", lang, its=its_fence, current=page_fence)
+        elif now_fence is not None:
+            why = _pick(REFUSAL_FORMS, "fence_behind", lang, its=its_fence, current=now_fence)
+    elif reason == "superseded" and its_lease is not None and now_lease is not None:
+        why += glossary.pick(("; ", "；"), lang) + _pick(
+            REFUSAL_FORMS, "lease_behind", lang, its=its_lease, current=now_lease
+        )
+    form = "refused_page" if key and operation == "write" else "refused"
+    return _pick(REFUSAL_FORMS, form, lang, who=name, op=op, task=task_id, key=key, why=why)
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def event_sentence(ev: EventRow, lang: str) -> str:
+    """One line of the register as a sentence in `lang` (without its time)."""
+    d = ev.detail
+    name = who(ev.worker_id, lang)
+    task = ev.task_id or ""
+    if ev.event in REJECTIONS:
+        return refusal_sentence(
+            worker=ev.worker_id,
+            task=ev.task_id,
+            operation=str(d.get("operation") or ev.event.removesuffix("_rejected")),
+            reason=ev.reason or "",
+            lang=lang,
+            key=d.get("key"),
+            its=(ev.lease_token, ev.fence_token),
+            current=(_int(d.get("current_lease_token")), _int(d.get("current_fence_token"))),
+            page_fence=_int(d.get("page_fence_token")),
+        )
+    form = EVENT_FORMS.get(ev.event)
+    if form is None:
+        return glossary.event_word(ev.event, lang)
+    fill: dict[str, object] = {
+        "who": name,
+        "task": task,
+        "key": d.get("key") or "",
+        "step": d.get("step", ""),
+        "tokens": "",
+        "until": "",
+        "reason": glossary.reason_word(ev.reason or "", lang),
+        "what": d.get("key") or d.get("call") or d.get("effect") or "",
+        "factor": d.get("factor", ""),
+        "skew": d.get("skew_ms", ""),
+        "payload": d.get("payload", ""),
+        "load": d.get("load", ""),
+        "op": operation_noun(str(d.get("operation", "")), lang),
+        "state": glossary.state_word(ev.reason or "", lang),
+        "deadline": _clock(d["renew_deadline"]) if d.get("renew_deadline") is not None else "",
+        "lands": _clock(d["lands_at"]) if d.get("lands_at") is not None else "",
+    }
+    if isinstance(fill["skew"], int):
+        fill["skew"] = (
+            f"{fill['skew'] / 1000:+g} s" if lang != "zh" else f"{fill['skew'] / 1000:+g} 秒"
+        )
+    if ev.event in (EventKind.CLAIMED, EventKind.WRITE_ACCEPTED):
+        fill["tokens"] = _tokens(ev.lease_token, ev.fence_token, lang)
+    if ev.event == EventKind.RENEWED and d.get("expires_at") is not None:
+        fill["until"] = _pick(TAIL_FORMS, "until", lang, at=_clock(d["expires_at"]))
+    pattern = glossary.pick(form, lang)
+    sentence = pattern.format(**fill)
+    if lang != "zh" and not pattern.startswith("{"):
+        sentence = sentence[:1].upper() + sentence[1:]  # a word, not a name or an id
+    return sentence

@@ -1,0 +1,249 @@
+"""Every line the audience sees is a sentence in the run's language, never a code.
+
+Walks every step of every bundled scenario in both languages, through the presenters the
+app draws with (narration, the register, refusals, the task table, the worker panes, the
+header, the panels' cells), `play`'s readable transcript and the words the exported page
+adds, and fails on an identifier: a snake_case word, `key = value`, JSON braces, `None`, a
+backtick. No Pilot: the presenters are pure functions of the session, so the walk is fast.
+
+Left out: a scenario's summary, questions, choices and answers (their own test holds them),
+and `play`'s final figures line; `--json` and `--toml` keep codes by design.
+"""
+
+import re
+from collections.abc import Iterator
+from functools import cache
+from importlib.resources import files
+from typing import Any, cast
+
+import pytest
+
+from core.engine.config import Mode
+from core.scenarios.format import Question, Scenario, load_scenario
+from core.scenarios.player import Record, folded, play, render_line
+from core.scenarios.session import Session
+from core.scenarios.telling import refusal_sentence
+from demo.export.page import WORDS as PAGE_WORDS
+from demo.i18n import WORDS as APP_WORDS
+from demo.i18n import operation_word, reason_word
+from demo.widgets.narration import narration_text
+from demo.widgets.panels import event_line
+from demo.widgets.status_header import HeaderState, header_fields
+from demo.widgets.task_table import task_row
+from demo.widgets.worker_pane import WorkerPane, lease_bar, pane_states, pulse_line, until_line
+
+# The seed's own column and setting names, which the engineering scenarios' narration names
+# when it sets the design's SQL beside the store's ("The design's Heartbeat checks only
+# owner_id and lease_token"): the seed prints them, so they are words of the lesson.
+SEED_NAMES = frozenset(
+    {
+        "agent_tasks",
+        "owner_id",
+        "task_id",
+        "worker_id",
+        "lease_token",
+        "fence_token",
+        "lease_expires_at",
+        "last_heartbeat_at",
+        "renew_deadline",
+        "updated_at",
+        "lease_ttl",
+        "heartbeat_every",
+        "result_uri",
+        "input_payload",
+    }
+)
+
+SNAKE = re.compile(r"(?<![\w/.-])[a-z][a-z0-9]*(?:_[a-z0-9]+)+(?![\w/.-])")
+KEY_VALUE = re.compile(r"\b[a-z][a-z0-9_]* ?= ?[\"'\w]")
+CODE = re.compile(r"[{}`]|\bNone\b")
+
+
+def identifiers(text: str) -> list[str]:
+    """The codes in `text` a person should never read on screen."""
+    found = [m for m in SNAKE.findall(text) if m not in SEED_NAMES]
+    found += KEY_VALUE.findall(text)
+    found += CODE.findall(text)
+    return found
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '(writer = "linzhou", fence_token = 1)',
+        "write_rejected floor6 acheng L1 F1 key=floor6/3 fenced",
+        'the result {"pages":6,"total":7',
+        "mode: `running` taken as ownership",
+        "effect None",
+        "stale_write_accepted×1",
+        "awaiting_approval",
+    ],
+)
+def test_a_planted_code_is_found(text: str) -> None:
+    assert identifiers(text), text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Acheng's page floor6/3 for floor6 is refused: fence token 1 is behind the current 2",
+        "阿澄写 floor6/3 页（floor6）被拒收：围栏令牌 1 落后于当前的 2",
+        "Effect agent/3/api_call was applied once",  # an idempotency key is data, not a code
+        "The design's Heartbeat checks only owner_id and lease_token",
+        "floor6: held by Acheng, no lease end",
+    ],
+)
+def test_a_sentence_passes(text: str) -> None:
+    assert identifiers(text) == [], text
+
+
+def bundled() -> list[str]:
+    return sorted(f.name for f in files("scenarios").iterdir() if f.name.endswith(".toml"))
+
+
+@cache
+def scenario(name: str) -> Scenario:
+    return load_scenario(str(files("scenarios") / name))
+
+
+def _question_texts(question: Question | None, lang: str) -> list[str]:
+    if question is None:
+        return []
+    said = [question.text(lang), *question.choices_in(lang)]
+    why = question.why_in(lang)
+    return [*said, *([why] if why else [])]
+
+
+def _without(text: str, parts: list[str]) -> str:
+    for part in sorted(parts, key=len, reverse=True):
+        if part:
+            text = text.replace(part, "")
+    return text
+
+
+def app_texts(sc: Scenario, lang: str, mode: Mode | None = None) -> Iterator[tuple[str, str]]:
+    """(where, text) for each thing the app draws, at every step of the scenario (played in
+    `mode`, when given: then checks fail, and say what they found)."""
+    session = Session(sc)
+    if mode is not None:
+        session.set_mode(mode)
+    asked = [t for step in sc.steps for t in _question_texts(step.question, lang)]
+    seen_events = 0
+    for k in range(len(sc.steps) + 1):
+        if k:
+            if session.question is not None:
+                yield f"step {k} asking", _without(narration_text(session, lang).plain, asked)
+                session.reveal()
+            else:
+                session.next_step()
+        where = f"step {k}"
+        yield where, _without(narration_text(session, lang).plain, asked)
+        snap = session.snapshot()
+        state = HeaderState(
+            title=session.title(lang),
+            now_ms=snap.now_ms,
+            speed=1.0,
+            mode=session.mode.value,
+            playing=False,
+            forked=False,
+            dropped_script=False,
+            on_their_own=False,
+            violations=(),
+            lang=lang,
+        )
+        yield where + " header", " ".join(t.plain for t in header_fields(state))
+        for view in snap.tasks:
+            cells = task_row(view, snap.now_ms, lang)
+            yield where + " task table", " | ".join(str(c) for c in cells)
+        for pane in pane_states(snap, session.config, lang, faults=True):
+            head = WorkerPane._head(cast(Any, None), pane.view, pane)
+            yield where + " pane", head.plain
+            v = pane.view
+            yield where + " pane", lease_bar("x", v.store_remaining_ms, pane.ttl_ms, lang).plain
+            yield where + " pane", until_line(pane.expires_at_ms, v.store_remaining_ms, lang).plain
+            yield (
+                where + " pane",
+                pulse_line(v.heartbeat_age_ms, pane.heartbeat_ms, pane.deadline_ms, lang).plain,
+            )
+        for r in snap.rejections:
+            yield (
+                where + " rejected",
+                refusal_sentence(
+                    worker=r.worker_id,
+                    task=r.task_id,
+                    operation=r.operation,
+                    reason=r.reason,
+                    lang=lang,
+                    key=r.key,
+                    its=(r.lease_token, r.fence_token),
+                    current=(r.current_lease_token, r.current_fence_token),
+                ),
+            )
+            yield (
+                where + " rejected",
+                f"{operation_word(r.operation, lang)} {reason_word(r.reason, lang)}",
+            )
+        events = session.events(seen_events)
+        for ev in events:
+            yield where + " event log", event_line(ev, lang).plain
+            seen_events = max(seen_events, ev.seq)
+    session.close()
+
+
+def play_texts(sc: Scenario, lang: str) -> Iterator[tuple[str, str]]:
+    """(where, line) for `play`'s readable transcript, without questions and the figures."""
+    step = 0
+    for record in folded(play(sc, lang=lang), lang):
+        if record["type"] in ("summary",):
+            continue
+        shown: Record = {
+            k: v for k, v in record.items() if k not in ("summary", "ask", "choices", "why")
+        }
+        if record["type"] == "step":
+            step = record["step"]
+        for piece, _style in render_line(shown, lang):
+            yield f"play step {step} {record['type']}", piece
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("name", bundled())
+def test_no_code_on_screen_in_play_or_on_the_page(name: str, lang: str) -> None:
+    sc = scenario(name)
+    bad = [
+        f"{where}: {ids} in {text.strip()[:160]!r}"
+        for where, text in (*app_texts(sc, lang), *play_texts(sc, lang))
+        if (ids := identifiers(text))
+    ]
+    assert bad == [], "\n".join(bad[:20])
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("mode", list(Mode))
+def test_a_failed_check_says_what_it_found_in_words(mode: Mode, lang: str) -> None:
+    # the fog in every mode: where the run differs from the script, each ✗ says in words
+    # what the run has instead ("floor6: no lease token"), never `lease_token = 0`
+    texts = list(app_texts(scenario("01_fog.toml"), lang, mode))
+    bad = [
+        f"{where}: {ids} in {text[:160]!r}" for where, text in texts if (ids := identifiers(text))
+    ]
+    assert bad == [], "\n".join(bad[:20])
+    if mode is Mode.NO_EXPIRY:
+        found = "found: " if lang == "en" else "实际："
+        assert any(found in text for _where, text in texts)
+
+
+def test_the_app_and_page_word_tables_hold_no_code() -> None:
+    for table in (APP_WORDS, PAGE_WORDS):
+        for key, pair in table.items():
+            for text in pair:
+                # a {field} is filled before it is shown
+                assert identifiers(re.sub(r"\{\w*(:[^}]*)?\}", "", text)) == [], (key, text)
+
+
+def test_every_mode_is_named_in_words() -> None:
+    from core.scenarios.glossary import mode_name, mode_word
+
+    for mode in Mode:
+        for lang in ("en", "zh"):
+            assert identifiers(mode_name(mode.value, lang)) == []
+            assert identifiers(mode_word(mode.value, lang)) == []
