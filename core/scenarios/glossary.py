@@ -450,6 +450,7 @@ TRANSCRIPT: Final[dict[str, Word]] = {
     "seed": ("seed", "种子"),
     "ask": ("Q:", "问："),
     "answer": ("A:", "答："),
+    "follow_up": ("Follow-up:", "追问："),
 }
 
 
