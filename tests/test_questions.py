@@ -264,3 +264,20 @@ def test_the_story_names_no_fence_before_it_has_one() -> None:
         for lang, words in (("en", ("fence",)), ("zh", ("围栏",))):
             said = mode_word(mode, lang)
             assert not any(w in said for w in words), (path.name, said)
+
+
+def test_the_follow_up_is_read_and_comes_after_the_answer_in_json_and_text() -> None:
+    q = load_scenario(INTERVIEW).steps[1].question
+    assert q is not None and q.follow_up is not None
+    assert q.follow_up.answer == 1 and q.follow_up.text("zh").startswith("她还在干活")
+    step = next(r for r in play(load_scenario(INTERVIEW)) if r.get("step") == 2)
+    assert step["follow_up"]["answer"] == 1
+    assert step["follow_up"]["choices"][0].startswith("The store cannot tell")
+    for lang, asked, answered in (
+        ("en", "Follow-up: She is still working.", "A: 1. The store cannot tell"),
+        ("zh", "追问： 她还在干活。", "答： 1. 存储分不清"),
+    ):
+        step = next(r for r in play(load_scenario(INTERVIEW), lang=lang) if r.get("step") == 2)
+        text = "".join(piece for piece, _style in render_line(step, lang))
+        first_answer = text.index("A: 2." if lang == "en" else "答： 2.")
+        assert first_answer < text.index(asked) < text.index(answered), text
