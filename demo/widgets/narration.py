@@ -153,8 +153,9 @@ def _mark(text: Text, mark: Mark, lang: str, *, toml: bool) -> None:
 
 
 def _answer(text: Text, question: Question, lang: str) -> None:
-    """A revealed question: the right choice, then why, as the presenter reveals them; then
-    its follow-up, the pushback, with its own answer."""
+    """A revealed question: the right choice, then why, as the presenter reveals them. (Its
+    follow-up is asked in interview mode, before v: here it would push the step's checks
+    off a small screen.)"""
     text.append(label(tr("answer", lang), lang), style="bold green")
     right = question.right_choice(lang)
     if right is not None and question.answer is not None:
@@ -164,12 +165,6 @@ def _answer(text: Text, question: Question, lang: str) -> None:
         if right is not None:
             text.append("\n")
         text.append(why, style="green")
-    follow = question.follow_up
-    if follow is not None:
-        text.append("\n")
-        text.append(label(tr("follow_up", lang), lang) + follow.text(lang), style="cyan")
-        text.append("\n")
-        _answer(text, follow, lang)
 
 
 def _question(text: Text, session: Session, question: Question, lang: str) -> None:
