@@ -57,8 +57,11 @@ class BorrowedKeysApp(App[int]):
         live_clock: bool = True,
         save_dir: Path | None = None,
         mode: Mode | None = None,
+        interview: bool = False,
     ) -> None:
         super().__init__()
+        # Interview mode: every run this app opens asks the room for its answers (i toggles).
+        self.interview = interview
         self.set_reactive(BorrowedKeysApp.lang, lang if lang in LANGS else "en")
         self.start_scenario = scenario
         self.open_directly = open_directly or scenario is not None
@@ -76,7 +79,7 @@ class BorrowedKeysApp(App[int]):
     # -- sessions ------------------------------------------------------------------------------
 
     def open_session(self, scenario: Scenario | None, *, mode: Mode | None = None) -> MainScreen:
-        session = Session(scenario, mode=mode, lang=self.lang)
+        session = Session(scenario, mode=mode, lang=self.lang, interview=self.interview)
         screen = MainScreen(session, playing=scenario is None and self.live_clock)
         self.push_screen(screen)
         return screen
@@ -150,6 +153,7 @@ def run_app(args: argparse.Namespace) -> int:
         open_directly=bool(args.file) or args.sandbox,
         lang=lang,
         mode=Mode(args.mode) if args.mode else None,
+        interview=getattr(args, "interview", False),
     )
     result = app.run()
     return int(result) if isinstance(result, int) else 0

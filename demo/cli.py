@@ -36,6 +36,11 @@ def add_app_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--sandbox", action="store_true", help="open the sandbox directly")
     parser.add_argument(
+        "--interview",
+        action="store_true",
+        help="interview mode: the room answers each question by its number before it is revealed",
+    )
+    parser.add_argument(
         "--db",
         default=None,
         metavar="URL",

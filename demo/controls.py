@@ -15,6 +15,7 @@ from enum import Enum
 from textual.binding import Binding
 
 from core.scenarios import glossary
+from core.scenarios.format.model import MAX_CHOICES
 from demo.i18n import tr
 
 
@@ -270,6 +271,36 @@ CONTROLS: tuple[Control, ...] = (
     ),
     Control("remote.next", "pagedown", "next_step", "next", "tip_next", palette=None),
     Control("remote.previous", "pageup", "previous_step", "previous", "tip_previous", palette=None),
+    # Interview mode: at a question, 1-4 answer it (then its follow-up); otherwise they open
+    # the panels, as below. Rows before the tabs': the screen tries the answer first.
+    *(
+        Control(
+            f"answer.{n}",
+            str(n),
+            f"answer({n})",
+            "answer_keys",
+            "tip_interview",
+            palette=None,
+            help=(
+                HelpLine(
+                    "1 … 4",
+                    "interview mode, at a question: answer it by its number, then the follow-up",
+                    "面试模式下遇到问题：按编号作答，再答追问",
+                )
+                if n == 1
+                else None
+            ),
+        )
+        for n in range(1, MAX_CHOICES + 1)
+    ),
+    Control(
+        "interview",
+        "i",
+        "toggle_interview",
+        "interview",
+        "tip_interview",
+        help=HelpLine("i", "interview mode on / off", "面试模式：开 / 关"),
+    ),
     *(
         Control(
             f"tab.{name}",

@@ -17,6 +17,7 @@ from core.scenarios.session import Session
 class Host(Protocol):
     lang: str  # "en" or "zh"; setting it relabels every screen
     live_clock: bool  # False in tests and snapshots: time moves only by keys
+    interview: bool  # the room answers questions by number; the runs it opens start so
 
     def open_session(self, scenario: Scenario | None, *, mode: Mode | None = None) -> object:
         """Open a scenario (None: the sandbox) on a new main screen."""

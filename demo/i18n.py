@@ -409,6 +409,41 @@ WORDS.update(
             "The step asks first: v reveals the answer and plays it",
             "这一步先提问：按 v 揭晓答案并播放这一步",
         ),
+        # interview mode: the room answers by number before v
+        "interview": ("Interview", "面试"),
+        "tip_interview": (
+            "Interview mode: the room answers each question by its number before v reveals it",
+            "面试模式：揭晓之前，现场按数字键回答每个问题",
+        ),
+        "interview_on": (
+            "Interview mode on: at a question the room answers by its number, then v reveals",
+            "面试模式已开：遇到问题，现场先按编号作答，再按 v 揭晓",
+        ),
+        "interview_off": ("Interview mode off", "面试模式已关"),
+        "answer_hint": ("(1-{n}: answer · v: reveal)", "（按 1-{n} 作答 · 按 v 揭晓）"),
+        "reveal_hint": ("(v: reveal)", "（按 v 揭晓）"),
+        "answer_keys": ("Answer", "作答"),
+        "follow_up": ("Follow-up", "追问"),
+        "chosen_right": ("Right.", "答对了。"),
+        "chosen_wrong": ("Not quite: the answer is {n}.", "不对：答案是 {n}。"),
+        "no_such_choice": (
+            "There is no choice {n}: answer 1 to {last}",
+            "没有第 {n} 个选项：请在 1 到 {last} 里选",
+        ),
+        "interview_score": (
+            "Interview: {right} of {questions} questions right, "
+            "{follow_right} of {follow_ups} follow-ups right.",
+            "面试得分：{questions} 道题答对 {right} 道，"
+            "{follow_ups} 道追问答对 {follow_right} 道。",
+        ),
+        "interview_score_short": (
+            "Interview: {right} of {questions} questions right.",
+            "面试得分：{questions} 道题答对 {right} 道。",
+        ),
+        "paused_at_question": (
+            "A question waits: nothing moves until v reveals it",
+            "正在提问：按 v 揭晓之前，什么都不会动",
+        ),
         "toml_form": ("TOML", "TOML"),
         "tip_toml": (
             "The expectations as the scenario file spells them, or as sentences",

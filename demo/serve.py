@@ -59,6 +59,8 @@ def app_command(args: argparse.Namespace) -> str:
         argv += ["--mode", args.mode]
     if args.sandbox:
         argv.append("--sandbox")
+    if getattr(args, "interview", False):
+        argv.append("--interview")
     if args.db:
         argv += ["--db", args.db]
     # `exec`: the shell textual-serve starts becomes the app, so that ending the process

@@ -1,6 +1,9 @@
 """Interview mode: a step's question is read, printed by the player, and held by the Session
 until the presenter reveals it."""
 
+import difflib
+import itertools
+import re
 from pathlib import Path
 
 from core.scenarios.format import Question, load_scenario, parse_scenario
@@ -143,3 +146,138 @@ def test_no_answer_gives_itself_away() -> None:
                 longest_wrong = max(len(c) for i, c in enumerate(choices, 1) if i != q.answer)
                 assert right <= 1.4 * longest_wrong, (path.name, choices)
     assert len(set(places)) == 3 and max(places.count(p) for p in set(places)) < len(places) / 2
+
+
+# -- questions that keep their secret, and are worth asking ------------------------------------
+
+BUNDLED = sorted((HERE.parent / "scenarios").glob("*.toml"))
+SANDBOX = "14_sandbox.toml"
+
+
+def _asked(path: Path) -> list[Question]:
+    return [s.question for s in load_scenario(path).steps if s.question is not None]
+
+
+def _all_questions(path: Path) -> list[Question]:
+    """A scenario's questions and their follow-ups."""
+    out = []
+    for q in _asked(path):
+        out.append(q)
+        if q.follow_up is not None:
+            out.append(q.follow_up)
+    return out
+
+
+def test_every_engineering_scenario_has_a_follow_up_with_its_answer_and_why() -> None:
+    for path in ENGINEERING:
+        if path.name == SANDBOX:
+            continue  # nothing scripted to push back on
+        follow = [q.follow_up for q in _asked(path) if q.follow_up is not None]
+        assert follow, path.name
+        for f in follow:
+            assert f.text("en") != f.text("zh"), path.name
+            assert f.choices and len(f.choices_zh) == len(f.choices), path.name
+            assert f.answer is not None and f.right_choice("en"), path.name
+            assert f.why_in("en") and f.why_in("zh") != f.why_in("en"), path.name
+
+
+def test_every_chinese_choice_is_chinese() -> None:
+    """A Chinese run reads Chinese choices: none left in English (15's were, but one)."""
+    for path in BUNDLED:
+        for q in _all_questions(path):
+            for choice in q.choices_zh:
+                assert any("\u4e00" <= ch <= "\u9fff" for ch in choice), (path.name, choice)
+
+
+def test_no_follow_up_gives_itself_away() -> None:
+    places = []
+    for path in ENGINEERING:
+        for q in _asked(path):
+            f = q.follow_up
+            if f is None or f.answer is None:
+                continue
+            places.append(f.answer)
+            for choices in (f.choices, f.choices_zh):
+                right = len(choices[f.answer - 1])
+                longest_wrong = max(len(c) for i, c in enumerate(choices, 1) if i != f.answer)
+                assert right <= 1.4 * longest_wrong, (path.name, choices)
+    assert len(set(places)) == 3 and max(places.count(p) for p in set(places)) < len(places) / 2
+
+
+def _words(text: str) -> set[str]:
+    """The words that carry meaning: English words of four letters or more, and pairs of
+    Chinese characters (Chinese has no spaces to split on)."""
+    latin = {w for w in re.findall(r"[a-z0-9]+", text.lower()) if len(w) >= 4}
+    han = re.sub(r"[^\u4e00-\u9fff]", "", text)
+    return latin | {han[i : i + 2] for i in range(len(han) - 1)}
+
+
+def _shared(answer: str, text: str) -> float:
+    said = _words(answer)
+    return len(said & _words(text)) / max(1, len(said))
+
+
+def test_a_summary_does_not_state_the_answer_to_its_questions() -> None:
+    """The picker, play's second line and the exported page's head show the summary before
+    any question is asked: it states the situation, not the outcome asked about.
+
+    A word count, not an understanding: it fails a summary that says most of what the right
+    choice says (as 03's "the successor starts after the last checkpoint" did for "At step 4,
+    after her last checkpoint"); a summary that gives the answer in other words passes."""
+    for path in BUNDLED:
+        s = load_scenario(path)
+        for q in _asked(path):
+            for lang, limit in (("en", 0.5), ("zh", 0.45)):
+                right = q.right_choice(lang)
+                summary = s.summary_in(lang) or ""
+                assert right is not None
+                assert _shared(right, summary) < limit, (path.name, lang, right, summary)
+
+
+def _same(a: str, b: str) -> float:
+    return difflib.SequenceMatcher(None, a.lower(), b.lower()).ratio()
+
+
+def test_no_two_scenarios_ask_the_same_question() -> None:
+    """Two questions are the same when they ask alike or expect alike: the question texts, or
+    the right answers, read nearly the same (07's and 23's 'Still Acheng' did, and 03's and
+    13's 'after her last checkpoint'). Again a measure of wording, not of meaning."""
+    asked = [(path.name, q) for path in BUNDLED for q in _asked(path) if q.answer is not None]
+    for (name_a, a), (name_b, b) in itertools.combinations(asked, 2):
+        if name_a == name_b:
+            continue
+        for lang in ("en", "zh"):
+            assert _same(a.text(lang), b.text(lang)) < 0.6, (name_a, name_b, a.text(lang))
+            right_a, right_b = a.right_choice(lang) or "", b.right_choice(lang) or ""
+            assert _same(right_a, right_b) < 0.6, (name_a, name_b, right_a, right_b)
+
+
+def test_the_story_names_no_fence_before_it_has_one() -> None:
+    """Chapters 1-3 run before the keeper invents the fence tag: their mode line does not
+    name it."""
+    from core.scenarios.glossary import mode_word
+
+    for path in BUNDLED:
+        if not path.name.startswith(("00_story_1", "00_story_2", "00_story_3")):
+            continue
+        mode = load_scenario(path).settings.mode.value
+        for lang, words in (("en", ("fence",)), ("zh", ("围栏",))):
+            said = mode_word(mode, lang)
+            assert not any(w in said for w in words), (path.name, said)
+
+
+def test_the_follow_up_is_read_and_comes_after_the_answer_in_json_and_text() -> None:
+    q = load_scenario(INTERVIEW).steps[1].question
+    assert q is not None and q.follow_up is not None
+    assert q.follow_up.answer == 1 and q.follow_up.text("zh").startswith("她还在干活")
+    step = next(r for r in play(load_scenario(INTERVIEW)) if r.get("step") == 2)
+    assert step["follow_up"]["answer"] == 1
+    assert step["follow_up"]["choices"][0].startswith("The store cannot tell")
+    for lang, asked, answered in (
+        ("en", "Follow-up: She is still working.", "A: 1. The store cannot tell"),
+        ("zh", "追问： 她还在干活。", "答： 1. 存储分不清"),
+    ):
+        step = next(r for r in play(load_scenario(INTERVIEW), lang=lang) if r.get("step") == 2)
+        text = "".join(piece for piece, _style in render_line(step, lang))
+        first_answer = text.index("A: 2." if lang == "en" else "答： 2.")
+        assert first_answer < text.index(asked) < text.index(answered), text

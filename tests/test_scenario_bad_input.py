@@ -172,6 +172,7 @@ KEYS = [
     "self_fencing", "workers", "tasks", "step", "id", "do", "by", "worker", "task", "expect",
     "steps", "step_time", "max_attempts", "kind", "autopilot", "skew", "factor", "count",
     "ask", "ask_zh", "choices", "choices_zh", "answer", "why", "why_zh",
+    "follow_up", "follow_up_choices", "follow_up_answer", "follow_up_why",
 ]  # fmt: skip
 
 

@@ -658,7 +658,7 @@ async def test_after_a_fork_a_mark_is_rechecked_or_dated_never_stale(
         assert ("workers on their own" if lang == "en" else "执行者自己接着干") in header
 
 
-async def test_at_a_question_n_does_not_reveal_and_v_lets_auto_play_go_on(
+async def test_at_a_question_n_does_not_reveal_and_after_v_the_run_stays_paused(
     tmp_path: Path,
 ) -> None:
     app = app_for(str(Path(__file__).parent / "scenarios_ok" / "interview.toml"), tmp_path)
@@ -686,15 +686,15 @@ async def test_at_a_question_n_does_not_reveal_and_v_lets_auto_play_go_on(
         screen.on_tick()
         await pilot.pause()
         assert s.question is not None and s.position == 1
-        assert any("v reveals" in str(n.message) for n in app._notifications)
+        assert any("nothing moves until v" in str(n.message) for n in app._notifications)
         screen.playing = True  # however the run was started, a beat does not play the step
         screen._autoplay_wall = -1e9
         screen.on_tick()
         await pilot.pause()
         assert s.question is not None and s.position == 1 and not screen.playing
-        await pilot.press("v")  # reveal: the step plays and the run goes on
+        await pilot.press("v")  # reveal: the step plays, and the run stays paused
         await pilot.pause()
-        assert s.question is None and s.position == 2 and screen.playing
+        assert s.question is None and s.position == 2 and not screen.playing
         assert not any("v reveals" in str(n.message) for n in app._notifications)
         said = str(screen.query_one("#narration").content)
         why = s.steps[1].question.why_in("en")  # type: ignore[union-attr]

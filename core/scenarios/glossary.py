@@ -245,7 +245,9 @@ MODES: Final[dict[str, Word]] = {
         "the heartbeat sent from the work loop",
         "心跳和业务逻辑绑在一起",
     ),
-    "before_fence": ("the world before the fence tag", "围栏签出现之前"),
+    # Chapters 1 to 4a run in this mode: the word names nothing the story has not told yet
+    # (the fence tag comes in chapter 4b, "守库人因此把钥匙又改了一次").
+    "before_fence": ("the vault's rules as they first were", "库房最初的规矩"),
 }
 
 # The modes by a short name, for the header and the palette: "模式 正确做法", never the id.
@@ -546,6 +548,7 @@ TRANSCRIPT: Final[dict[str, Word]] = {
         " ({n} times, until {until})",
         "（共 {n} 次，直到 {until}）",
     ),  # repeats of one line folded into it
+    "follow_up": ("Follow-up:", "追问："),
 }
 
 

@@ -487,6 +487,8 @@ def question_record(question: Question, lang: str = "en") -> Record:
     why = question.why_in(lang)
     if why is not None:
         out["why"] = why
+    if question.follow_up is not None:
+        out["follow_up"] = question_record(question.follow_up, lang)
     return out
 
 
@@ -549,10 +551,10 @@ def event_style(name: str) -> str:
     return "yellow"  # faults and operator acts
 
 
-def _question_lines(record: Record, lang: str) -> list[tuple[str, str]]:
+def _question_lines(record: Record, lang: str, asked: str = "ask") -> list[tuple[str, str]]:
     """The question, its numbered choices, then the answer and why (the player reveals at
-    once: there is no audience to wait for)."""
-    pieces = [(f"  {word('ask', lang)} {record['ask']}\n", "bold cyan")]
+    once: there is no audience to wait for); then its follow-up the same way."""
+    pieces = [(f"  {word(asked, lang)} {record['ask']}\n", "bold cyan")]
     choices = record.get("choices") or []
     for n, choice in enumerate(choices, start=1):
         pieces.append((f"     {n}. {choice}\n", "cyan"))
@@ -562,6 +564,9 @@ def _question_lines(record: Record, lang: str) -> list[tuple[str, str]]:
     if said or why:
         text = said + (" — " if said and why else "") + (why or "")
         pieces.append((f"  {word('answer', lang)} {text}\n", "bold green"))
+    follow_up = record.get("follow_up")
+    if follow_up:
+        pieces += _question_lines(follow_up, lang, "follow_up")
     return pieces
 
 

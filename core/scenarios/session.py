@@ -19,6 +19,7 @@ from core.engine.records import EventRow, dump_json
 from core.engine.vocabulary import EventKind
 from core.scenarios.format import Expectation, Panel, Question, Scenario, Step, Subject
 from core.scenarios.glossary import action_word
+from core.scenarios.interview import Interview, Verdict
 from core.scenarios.panels import panel_for
 from core.scenarios.player import event_record, judge_expectation
 from core.scenarios.writer import dump_scenario
@@ -146,8 +147,11 @@ class Session:
         settings: SimSettings | None = None,
         mode: Mode | None = None,
         lang: str = "en",
+        interview: bool = False,
     ) -> None:
         self.scenario = scenario
+        # The room's answers to the questions (interview mode), kept over steps back and forth.
+        self.interview = Interview(on=interview)
         # The language the script's pages are written in (a write's value or value_zh);
         # the app keeps it to the language on screen.
         self.lang = lang
@@ -330,6 +334,15 @@ class Session:
             return None
         return self._play_next()
 
+    def answer(self, chosen: int) -> Verdict | None:
+        """Interview mode: the room's answer to the question on screen (or, once that is
+        answered, to its follow-up); None when nothing waits for one. The step stays unplayed
+        until `reveal`."""
+        question = self.question
+        if not self.interview.on or question is None:
+            return None
+        return self.interview.answer(self.position, question, chosen)
+
     def reveal(self) -> StepOutcome | None:
         """Play the step whose question is on screen; None if no question is waiting."""
         return self._play_next() if self.asking else None
@@ -412,6 +425,7 @@ class Session:
         """Back to the start of the scenario (or an empty sandbox), not forked."""
         self.forked = False
         self._drop_recording()
+        self.interview.clear()  # a new run, a new interview
         self._rebuild(0)
 
     def next_mode(self) -> Mode:

@@ -110,6 +110,19 @@ def _step(step: Step) -> dict[str, Any]:
         ):
             if value is not None:
                 table[key] = value
+        follow = question.follow_up
+        if follow is not None:
+            for key, value in (
+                ("follow_up", follow.ask),
+                ("follow_up_zh", follow.ask_zh),
+                ("follow_up_choices", list(follow.choices) or None),
+                ("follow_up_choices_zh", list(follow.choices_zh) or None),
+                ("follow_up_answer", follow.answer),
+                ("follow_up_why", follow.why),
+                ("follow_up_why_zh", follow.why_zh),
+            ):
+                if value is not None:
+                    table[key] = value
     if step.panel is not None:
         table["panel"] = step.panel.value
     if not table and not step.expects:  # a step with nothing in it cannot be read back

@@ -128,10 +128,10 @@ class MainScreen(Screen[None]):
         self._rejections_seen = 0
         self._rejected_now = -1
         self._opened: tuple[int, int, str] | None = None  # the last step's panel, opened
-        # what the key bar was made for: a question waiting (`v` leads), p undoing
-        self._hinted: tuple[bool, bool] = (False, False)
+        # what the key bar was made for: a question waiting (`v` leads), p undoing, an
+        # answer waiting (interview mode: the numbers lead)
+        self._hinted: tuple[bool, bool, bool] = (False, False, False)
         self._toml = False  # expectations in the file's form instead of as sentences
-        self._resume_after_reveal = False  # auto-play stopped at a question: v goes on
         self.runner = SessionRunner(self, off_loop=session.on_network)
         self._owed_ms = 0  # live time not yet handed to a busy off-loop session
 
@@ -250,10 +250,10 @@ class MainScreen(Screen[None]):
 
     def _auto_stepped(self, outcome: object) -> None:
         if outcome is None:
-            # a question (or the end) stops the run; revealing it (v) lets it go on
-            self._resume_after_reveal = self.session.question is not None
+            # a question (or the end) stops the run; after v it stays paused, so the
+            # presenter speaks before anything else moves
             self.playing = False
-            if self._resume_after_reveal:
+            if self.session.question is not None:
                 self.notify(tr("question_n", self.lang), timeout=4)
 
     def _work(self, work: Callable[[], object], then: Then | None = None) -> None:
@@ -311,15 +311,18 @@ class MainScreen(Screen[None]):
         relabel_bindings(self, words)
         self._set_key_hints()
 
-    def _hint_moment(self) -> tuple[bool, bool]:
-        return (self.session.question is not None, self.session.undoes)
+    def _hint_moment(self) -> tuple[bool, bool, bool]:
+        return (self.session.question is not None, self.session.undoes, self._answer_waits())
 
     def _set_key_hints(self) -> None:
         lang = self.lang
         self._hinted = self._hint_moment()
         hints = []
+        if self._hinted[2]:
+            # interview mode: the room answers first, by number
+            hints.append(Hint(f"1-{self._choices_waiting()}", tr("answer_keys", lang), 0))
         if self._hinted[0]:
-            # interview mode: while a question waits, `v` (reveal) leads the bar
+            # while a question waits, `v` (reveal) leads the bar
             hints.append(Hint("v", tr("reveal", lang), 0))
         for c in CONTROLS:
             if c.hint is None:
@@ -504,11 +507,10 @@ class MainScreen(Screen[None]):
     def action_play_pause(self) -> None:
         self._autoplay_wall = time.monotonic()
         if not self.playing and not self.session.live and self.session.question is not None:
-            # auto-play waits on the question: v reveals it and the run goes on from there
-            self._resume_after_reveal = True
-            self.notify(tr("question_n", self.lang), timeout=4)
+            # at a question nothing moves until v, and nothing is armed behind a bar that
+            # says paused: after v the run stays paused too
+            self.notify(tr("paused_at_question", self.lang), timeout=4)
             return
-        self._resume_after_reveal = False
         self.playing = not self.playing
 
     def action_show_tab(self, pane_id: str) -> None:
@@ -563,10 +565,56 @@ class MainScreen(Screen[None]):
             self.notify(tr("nothing_to_reveal", self.lang), timeout=3)
         else:
             self.app.clear_notifications()  # "press v" no longer stands beside the answer
-            if self._resume_after_reveal:
-                self._autoplay_wall = time.monotonic()  # the revealed step stays a full beat
-                self.playing = True
-        self._resume_after_reveal = False
+            self.playing = False  # the presenter speaks to the answer before the run goes on
+        self.changed()
+
+    # -- interview mode: the room answers by number before v ------------------------------------
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "answer":
+            # a number answers only while a question waits for one; otherwise the key's
+            # next binding (its panel) has it
+            return self._answer_waits()
+        return True
+
+    def _answer_waits(self) -> bool:
+        s = self.session
+        question = s.question
+        return (
+            question is not None
+            and s.interview.on
+            and s.interview.waiting(s.position, question) is not None
+        )
+
+    def _choices_waiting(self) -> int:
+        s = self.session
+        question = s.question
+        waiting = s.interview.waiting(s.position, question) if question is not None else None
+        return len(waiting.choices) if waiting is not None else 0
+
+    def action_answer(self, chosen: int) -> None:
+        session = self.session
+        question = session.question
+        waiting = None
+        if question is not None:
+            waiting = session.interview.waiting(session.position, question)
+
+        def then(verdict: object) -> None:
+            if verdict is None and waiting is not None:
+                last = len(waiting.choices_in(self.lang))
+                self.notify(tr("no_such_choice", self.lang, n=chosen, last=last), timeout=3)
+            self.changed()
+
+        self._work(partial(session.answer, chosen), then)
+
+    def action_toggle_interview(self) -> None:
+        on = not self.session.interview.on
+        self.bk_app.interview = on  # the next run opened asks the same way
+        self.session.interview.on = on
+        if on:
+            self.notify(tr("interview_on", self.lang), timeout=4)
+        else:
+            self.notify(tr("interview_off", self.lang), timeout=3)
         self.changed()
 
     def action_toggle_toml(self) -> None:

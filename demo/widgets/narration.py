@@ -5,6 +5,7 @@ from textual.widgets import Static
 
 from core.scenarios import glossary
 from core.scenarios.format import Question
+from core.scenarios.interview import Verdict, answerable
 from core.scenarios.sentences import action_sentence, expectation_sentence, timing_warnings
 from core.scenarios.session import Mark, Session, StepOutcome
 from core.scenarios.telling import refusal_sentence
@@ -88,7 +89,7 @@ def narration_text(
                 text.append(warning, style="bold yellow")
                 text.append("\n")
         if asked is not None:
-            _question(text, asked, lang)
+            _question(text, session, asked, lang)
         elif k == 0 and session.forked:
             pass  # the script was dropped before its first step: nothing of it to narrate
         elif k == 0:
@@ -98,6 +99,9 @@ def narration_text(
             if k >= n and not session.forked:
                 text.append("\n")
                 text.append(tr("end_of_script", lang), style="dim")
+                if session.interview.on:
+                    text.append("\n")
+                    text.append(score_line(session, lang), style="bold")
     if message:
         text.append("\n")
         text.append(message, style="red")
@@ -148,7 +152,9 @@ def _mark(text: Text, mark: Mark, lang: str, *, toml: bool) -> None:
 
 
 def _answer(text: Text, question: Question, lang: str) -> None:
-    """A revealed question: the right choice, then why, as the presenter reveals them."""
+    """A revealed question: the right choice, then why, as the presenter reveals them. (Its
+    follow-up is asked in interview mode, before v: here it would push the step's checks
+    off a small screen.)"""
     text.append(label(tr("answer", lang), lang), style="bold green")
     right = question.right_choice(lang)
     if right is not None and question.answer is not None:
@@ -160,13 +166,72 @@ def _answer(text: Text, question: Question, lang: str) -> None:
         text.append(why, style="green")
 
 
-def _question(text: Text, question: Question, lang: str) -> None:
-    """Interview mode: the question and its choices, before the step plays."""
+def _question(text: Text, session: Session, question: Question, lang: str) -> None:
+    """The question and its choices, before the step plays. In interview mode, each answer
+    the room gave with right or not and why, then the follow-up the same way."""
+    interview = session.interview
+    given = interview.answers_to(session.position) if interview.on else ()
+    waiting = interview.waiting(session.position, question) if interview.on else None
     text.append(label(tr("question", lang), lang) + question.text(lang), style="bold cyan")
-    # on the question's own line: the narration box may be short
-    text.append(f"  {tr('question_hint', lang)}", style="dim")
+    if not given:
+        # on the question's own line: the narration box may be short
+        text.append(f"  {_hint(waiting, lang)}", style="dim")
+    _choices(text, question, lang, given[0].chosen if given else None)
+    if not given:
+        return
+    _verdict(text, given[0], lang)
+    follow = question.follow_up
+    if follow is not None and answerable(follow):  # an open one is told after v
+        text.append("\n")
+        text.append(label(tr("follow_up", lang), lang) + follow.text(lang), style="bold cyan")
+        if len(given) == 1:
+            text.append(f"  {_hint(waiting, lang)}", style="dim")
+        _choices(text, follow, lang, given[1].chosen if len(given) > 1 else None)
+        if len(given) > 1:
+            _verdict(text, given[1], lang)
+    if waiting is None:
+        text.append("\n")
+        text.append(tr("reveal_hint", lang), style="dim")
+
+
+def _hint(waiting: Question | None, lang: str) -> str:
+    if waiting is None:
+        return tr("question_hint", lang)
+    return tr("answer_hint", lang, n=len(waiting.choices))
+
+
+def _choices(text: Text, question: Question, lang: str, chosen: int | None) -> None:
     for n, choice in enumerate(question.choices_in(lang), start=1):
-        text.append(f"\n  {n}. {choice}", style="cyan")
+        mark = "▸" if n == chosen else " "
+        text.append(f"\n{mark} {n}. {choice}", style="bold cyan" if n == chosen else "cyan")
+
+
+def _verdict(text: Text, verdict: Verdict, lang: str) -> None:
+    """Right or not, and why: said as soon as the room has answered."""
+    text.append("\n")
+    if verdict.right:
+        text.append("✓ " + tr("chosen_right", lang), style="bold green")
+    else:
+        answer = verdict.question.answer
+        text.append("✗ " + tr("chosen_wrong", lang, n=answer), style="bold red")
+    why = verdict.question.why_in(lang)
+    if why:
+        text.append(" " + why if lang == "en" else why, style="green" if verdict.right else "")
+
+
+def score_line(session: Session, lang: str) -> str:
+    """How the room did, in the run's language: questions right, follow-ups right."""
+    score = session.interview.score(session.steps)
+    if not score.follow_ups:
+        return tr("interview_score_short", lang, right=score.right, questions=score.questions)
+    return tr(
+        "interview_score",
+        lang,
+        right=score.right,
+        questions=score.questions,
+        follow_right=score.follow_ups_right,
+        follow_ups=score.follow_ups,
+    )
 
 
 class NarrationPanel(Static):

@@ -20,6 +20,8 @@ from core.sim.spec import ACTION_TYPES
 
 # -- from pydantic's problem to one line -------------------------------------------------------
 
+_CHOICE_KEYS = ("choices", "choices_zh", "follow_up_choices", "follow_up_choices_zh")
+
 
 def _explain(err: ErrorDetails, lines: Lines) -> tuple[int, str]:
     """The line and the message for one validation problem, in this format's words."""
@@ -87,8 +89,8 @@ def _explain(err: ErrorDetails, lines: Lines) -> tuple[int, str]:
     name = key
     if len(loc) == 3 and loc[0] in ("workers", "tasks") and key == "id":
         name = f"{ARRAYS[str(loc[0])]} id"
-    if key in ("choices", "choices_zh") and isinstance(loc[-1], int):
-        name = f"choice {loc[-1] + 1}" + (" in choices_zh" if key == "choices_zh" else "")
+    if key in _CHOICE_KEYS and isinstance(loc[-1], int):
+        name = f"choice {loc[-1] + 1}" + (f" in {key}" if key != "choices" else "")
     if kind in ("scenario", "scenario_value"):
         return line, str(ctx["message"])
     if kind == "scenario_field":
@@ -105,9 +107,9 @@ def _explain(err: ErrorDetails, lines: Lines) -> tuple[int, str]:
         return line, f"{name} is too large: {raw} (at most {ctx['le']})"
     if kind == "string_too_long":
         return line, f"{name} is too long (at most {ctx['max_length']} characters)"
-    if kind == "list_type" and key in ("choices", "choices_zh"):
+    if kind == "list_type" and key in _CHOICE_KEYS:
         return line, f'{key} must be an array of short answers, like ["yes", "no"]'
-    if kind in ("too_short", "too_long") and key in ("choices", "choices_zh"):
+    if kind in ("too_short", "too_long") and key in _CHOICE_KEYS:
         return line, (
             f"{key} must have {MIN_CHOICES} to {MAX_CHOICES} answers, "
             f"got {ctx.get('actual_length')}"

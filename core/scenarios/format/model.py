@@ -173,6 +173,8 @@ class Question:
     answer: int | None = None
     why: str | None = None
     why_zh: str | None = None
+    # The pushback a good interviewer gives once the first answer is in, asked the same way.
+    follow_up: "Question | None" = None
 
     def text(self, lang: str = "en") -> str:
         return _in(lang, self.ask, self.ask_zh) or ""
@@ -186,6 +188,10 @@ class Question:
     def right_choice(self, lang: str = "en") -> str | None:
         shown = self.choices_in(lang)
         return shown[self.answer - 1] if self.answer is not None and shown else None
+
+    def is_right(self, chosen: int) -> bool:
+        """Whether choice `chosen` (counting from 1) is the right one."""
+        return self.answer is not None and chosen == self.answer
 
 
 @dataclass(frozen=True, slots=True)

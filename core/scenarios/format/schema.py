@@ -503,6 +503,42 @@ _AnyExpect = Annotated[
 # -- playback steps ----
 
 _QUESTION_PARTS: Final = ("choices", "choices_zh", "answer", "why", "why_zh")
+# The follow-up: the same parts as the question, each key with this in front.
+FOLLOW_UP: Final = "follow_up"
+_FOLLOW_UP_PARTS: Final = tuple(f"{FOLLOW_UP}_{part}" for part in _QUESTION_PARTS)
+
+
+def _check_choices(
+    prefix: str, choices: list[str] | None, choices_zh: list[str] | None, answer: int | None
+) -> None:
+    """The rules a question's choices keep (the follow-up's too, its keys under `prefix`)."""
+    n = len(choices) if choices is not None else None
+    if choices_zh is not None and n is None:
+        raise table_error(
+            f'"{prefix}choices_zh" without choices: add {prefix}choices = [...]',
+            f"{prefix}choices_zh",
+        )
+    if answer is not None and n is None:
+        raise table_error(
+            f'"{prefix}answer" without choices: add {prefix}choices = [...]', f"{prefix}answer"
+        )
+    if n is not None and answer is None:
+        raise table_error(
+            f"{prefix}choices need an answer: add {prefix}answer = N, the right one's number "
+            f"(1 to {n})",
+            f"{prefix}choices",
+        )
+    if n is not None and answer is not None and answer > n:
+        raise table_error(
+            f"{prefix}answer must be one of the choices, 1 to {n}, got {answer}",
+            f"{prefix}answer",
+        )
+    if n is not None and choices_zh is not None and len(choices_zh) != n:
+        raise table_error(
+            f"{prefix}choices_zh has {len(choices_zh)} answers, {prefix}choices has {n}: "
+            "give both the same answers in the same order",
+            f"{prefix}choices_zh",
+        )
 
 
 class StepTable(Table):
@@ -519,6 +555,13 @@ class StepTable(Table):
     why_zh: Text | None = None
     # The panel the step is about, opened by the app after it and shown on the exported page.
     panel: Annotated[str, Strict(), AfterValidator(member_of(PANELS, "panel"))] | None = None
+    follow_up: NonBlank | None = None
+    follow_up_zh: NonBlank | None = None
+    follow_up_choices: Choices | None = None
+    follow_up_choices_zh: Choices | None = None
+    follow_up_answer: Annotated[int, bounded(1, MAX_CHOICES)] | None = None
+    follow_up_why: Text | None = None
+    follow_up_why_zh: Text | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -534,37 +577,41 @@ class StepTable(Table):
     @model_validator(mode="after")
     def _whole(self) -> "StepTable":
         asked = self.ask is not None or self.ask_zh is not None
+        followed = self.follow_up is not None or self.follow_up_zh is not None
         content = (self.say, self.say_zh, self.action, self.expect, self.ask, self.ask_zh)
         if all(part is None for part in content):
             raise table_error("empty step: give it say, do or expect")
-        for key in _QUESTION_PARTS:
+        for key in (*_QUESTION_PARTS, FOLLOW_UP, f"{FOLLOW_UP}_zh"):
             if getattr(self, key) is not None and not asked:
                 raise table_error(f'"{key}" without a question: add ask = "..."', key)
-        n = len(self.choices) if self.choices is not None else None
-        if self.choices_zh is not None and n is None:
-            raise table_error('"choices_zh" without choices: add choices = [...]', "choices_zh")
-        if self.answer is not None and n is None:
-            raise table_error('"answer" without choices: add choices = [...]', "answer")
-        if n is not None and self.answer is None:
-            raise table_error(
-                f"choices need an answer: add answer = N, the right one's number (1 to {n})",
-                "choices",
-            )
-        if n is not None and self.answer is not None and self.answer > n:
-            raise table_error(
-                f"answer must be one of the choices, 1 to {n}, got {self.answer}", "answer"
-            )
-        if n is not None and self.choices_zh is not None and len(self.choices_zh) != n:
-            raise table_error(
-                f"choices_zh has {len(self.choices_zh)} answers, choices has {n}: "
-                "give both the same answers in the same order",
-                "choices_zh",
-            )
+        for key in _FOLLOW_UP_PARTS:
+            if getattr(self, key) is not None and not followed:
+                raise table_error(
+                    f'"{key}" without a follow-up question: add {FOLLOW_UP} = "..."', key
+                )
+        _check_choices("", self.choices, self.choices_zh, self.answer)
+        _check_choices(
+            f"{FOLLOW_UP}_",
+            self.follow_up_choices,
+            self.follow_up_choices_zh,
+            self.follow_up_answer,
+        )
         return self
 
     def question(self) -> Question | None:
         if self.ask is None and self.ask_zh is None:
             return None
+        follow_up = None
+        if self.follow_up is not None or self.follow_up_zh is not None:
+            follow_up = Question(
+                ask=self.follow_up,
+                ask_zh=self.follow_up_zh,
+                choices=tuple(self.follow_up_choices or ()),
+                choices_zh=tuple(self.follow_up_choices_zh or ()),
+                answer=self.follow_up_answer,
+                why=self.follow_up_why,
+                why_zh=self.follow_up_why_zh,
+            )
         return Question(
             ask=self.ask,
             ask_zh=self.ask_zh,
@@ -573,6 +620,7 @@ class StepTable(Table):
             answer=self.answer,
             why=self.why,
             why_zh=self.why_zh,
+            follow_up=follow_up,
         )
 
 
