@@ -16,7 +16,7 @@ from textual.command import DiscoveryHit, Hit, Hits, Provider
 from core.engine.config import Mode
 from core.engine.vocabulary import TaskStatus
 from core.sim.spec import TASK_KINDS, WORKER_ACTIONS, WorkerState
-from demo.controls import CONTROLS
+from demo.controls import CONTROLS, FAULT_KEY
 from demo.i18n import WORDS, mode_description, reason_word, tr, worker_name
 from demo.screens.explore import open_explore
 
@@ -55,8 +55,8 @@ def main_screen_commands(screen: "MainScreen", lang: str) -> Iterator[Command]:
             if (fault == "restart") != (w.state == WorkerState.DEAD):
                 continue
             yield Command(
-                f"{tr(FAULT_WORDS.get(fault, fault), lang)}: {name}",
-                tr("palette_act_help", lang),
+                f"{tr(FAULT_WORDS.get(fault, fault), lang)}: {name}  [{FAULT_KEY[fault]}]",
+                tr("palette_fault_help", lang, press=FAULT_KEY[fault]),
                 partial(screen.act, WORKER_ACTIONS[fault](w.id)),
             )
     for mode in Mode:

@@ -320,11 +320,16 @@ async def test_palette_offers_every_act(tmp_path: Path) -> None:
         await pilot.press("n")
         screen = screen_of(app)
         titles = [c.title for c in main_screen_commands(screen, "en")]
-        for expected in ("Kill: Acheng", "Partition: Acheng", "Freeze heartbeat: Acheng"):
+        # each with the key that does it to the chosen worker
+        for expected in (
+            "Kill: Acheng  [k]",
+            "Partition: Acheng  [c]",
+            "Freeze heartbeat: Acheng  [h]",
+        ):
             assert expected in titles
         assert any(t == "Mode: no_fencing" for t in titles)
         assert any(t == "Enqueue: approval task" for t in titles)
-        kill = next(c for c in main_screen_commands(screen, "en") if c.title == "Kill: Acheng")
+        kill = next(c for c in main_screen_commands(screen, "en") if c.title == "Kill: Acheng  [k]")
         kill.callback()
         await pilot.pause()
         assert screen.session.forked

@@ -14,7 +14,7 @@ import os
 import time
 from collections.abc import Callable
 from functools import partial
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -34,12 +34,21 @@ from core.scenarios.session import Session, StepOutcome
 from core.sim.live import LivePacer
 from core.sim.simulation import ActionResult
 from core.sim.snapshot import Snapshot, SnapshotPart
-from core.sim.spec import WORKER_ACTIONS, Action, AddWorker, Advance, Approve, Enqueue, Reject
+from core.sim.spec import (
+    WORKER_ACTIONS,
+    Action,
+    AddWorker,
+    Advance,
+    Approve,
+    Enqueue,
+    Reject,
+    WorkerState,
+)
 from core.sim.timeline import Timeline
 from demo.commands import MainCommands
 from demo.controls import CONTROLS, TABS, Moment, bindings
 from demo.host import Host, host
-from demo.i18n import act_words, reason_word, tr
+from demo.i18n import act_words, reason_word, tr, worker_name
 from demo.saves import MAX_SAVES, SaveLimitReached
 from demo.screens.confirm import ask_then
 from demo.screens.layout import fit
@@ -70,6 +79,9 @@ from demo.widgets.status_header import StatusHeader
 from demo.widgets.task_table import TaskTable
 from demo.widgets.timeline_view import OwnershipTimeline
 from demo.widgets.worker_pane import WorkerGrid, WorkerPane, pane_states
+
+if TYPE_CHECKING:
+    from demo.screens.picker import Picked
 
 
 def _nothing() -> None:
@@ -125,11 +137,12 @@ class MainScreen(Screen[None]):
         self._rejections_seen = 0
         self._rejected_now = -1
         # what the key bar was made for: a question waiting (`v` leads), p undoing
-        self._hinted: tuple[bool, bool] = (False, False)
+        self._hinted: tuple[bool, bool, bool] = (False, False, False)
         self._toml = False  # expectations in the file's form instead of as sentences
         self._resume_after_reveal = False  # auto-play stopped at a question: v goes on
         self.runner = SessionRunner(self, off_loop=session.on_network)
         self._owed_ms = 0  # live time not yet handed to a busy off-loop session
+        self.chosen_worker: str | None = None  # the worker the fault keys act on (w)
 
     @property
     def bk_app(self) -> Host:
@@ -305,8 +318,9 @@ class MainScreen(Screen[None]):
         relabel_bindings(self, words)
         self._set_key_hints()
 
-    def _hint_moment(self) -> tuple[bool, bool]:
-        return (self.session.question is not None, self.session.undoes)
+    def _hint_moment(self) -> tuple[bool, bool, bool]:
+        s = self.session
+        return (s.question is not None, s.undoes, s.redo_target is not None)
 
     def _set_key_hints(self) -> None:
         lang = self.lang
@@ -322,6 +336,8 @@ class MainScreen(Screen[None]):
             if word == "previous" and self.session.undoes:
                 word = "undo"
             hints.append(Hint(c.hint.key, tr(word, lang), c.hint.priority))
+            if word == "undo" and self._hinted[2]:
+                hints.append(Hint("y", tr("redo", lang), c.hint.priority))
         self.query_one("#keybar", KeyBar).set_items(hints)
         # p has one meaning in every sandbox and after a fork; its button says the same
         undo = "undo" if self.session.undoes else "previous"
@@ -460,7 +476,11 @@ class MainScreen(Screen[None]):
 
     def _show_workers(self, snap: Snapshot) -> None:
         # read once, not once a pane: `lang` asks the app through a runtime-checked protocol
-        states = pane_states(snap, self.session.config, self.lang, not self.has_class("-short"))
+        ids = [w.id for w in snap.workers]
+        if self.chosen_worker not in ids:
+            self.chosen_worker = ids[0] if ids else None
+        faults = not self.has_class("-short")
+        states = pane_states(snap, self.session.config, self.lang, faults, self.chosen_worker)
         self.query_one("#workers", WorkerGrid).sync(states)
 
     def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
@@ -575,12 +595,69 @@ class MainScreen(Screen[None]):
 
         def stepped(changed: object) -> None:
             if undone is not None and changed and not asking:
-                self.notify(tr("undone", self.lang, act=act_words(undone, self.lang)), timeout=4)
+                act = act_words(undone, self.lang)
+                self.notify(tr("undone_redo", self.lang, act=act), timeout=4)
             elif session.is_sandbox and not changed:
                 self.notify(tr("nothing_to_undo", self.lang), timeout=3)
             self.changed()
 
         self._work(session.previous_step, stepped)
+
+    def action_redo(self) -> None:
+        """Bring back what the last undo took away (the Session decides what that is)."""
+        self._message = None
+        session = self.session
+        act = session.redo_target
+
+        def redone(changed: object) -> None:
+            if changed and act is not None:
+                self.notify(tr("redone", self.lang, act=act_words(act, self.lang)), timeout=4)
+            else:
+                self.notify(tr("nothing_to_redo", self.lang), timeout=3)
+            self.changed()
+
+        self._work(session.redo, redone)
+
+    def action_choose_worker(self) -> None:
+        """The next worker becomes the one the fault keys act on."""
+        ids = [w.id for w in self.shown_snapshot().workers]
+        if not ids:
+            self.notify(tr("no_worker", self.lang), severity="warning", timeout=3)
+            return
+        at = ids.index(self.chosen_worker) if self.chosen_worker in ids else -1
+        self.chosen_worker = ids[(at + 1) % len(ids)]
+        name = worker_name(self.chosen_worker, self.lang)
+        self.notify(tr("chosen_worker", self.lang, name=name), timeout=4)
+        self.changed()
+
+    def action_fault(self, fault: str) -> None:
+        """A fault's key on the chosen worker: what its word in the pane does. `u` restarts
+        a dead worker and resumes a living one; `c` heals a cut network, or cuts it."""
+        snap = self.shown_snapshot()
+        worker = next((w for w in snap.workers if w.id == self.chosen_worker), None)
+        if worker is None:
+            self.notify(tr("no_worker", self.lang), severity="warning", timeout=3)
+            return
+        if fault == "resume" and worker.state == WorkerState.DEAD:
+            fault = "restart"
+        elif fault == "partition" and worker.partitioned:
+            fault = "heal"
+        self.act(WORKER_ACTIONS[fault](worker.id))
+
+    def action_open_scenario(self) -> None:
+        """Another scenario, from the picker, without leaving the app; Esc comes back."""
+        from demo.screens.picker import Picked, PickerScreen
+
+        def picked(choice: Picked | None) -> None:
+            if choice is not None:
+                self._discard_then(tr("open_other", self.lang), partial(self._open, choice))
+
+        self.app.push_screen(PickerScreen(back=True), picked)
+
+    def _open(self, choice: "Picked") -> None:
+        app = self.bk_app
+        self.app.pop_screen()  # this run ends with its screen (on_unmount closes it)
+        app.open_session(choice.scenario)
 
     def action_jump(self) -> None:
         """Go to any step in one act: a list of the steps, by number or by moving to one."""
@@ -646,15 +723,43 @@ class MainScreen(Screen[None]):
         # the same run: rejections already looked at stay seen
         self._rejections_seen = max(seen, self._rejections_seen)
 
-    def action_next_mode(self) -> None:
-        self.set_mode(self.session.next_mode())
+    def action_choose_mode(self) -> None:
+        """The modes in a list, the one `m` used to switch to highlighted."""
+        from demo.screens.modes import ModeScreen
+
+        session = self.session
+        own = session.scenario.settings.mode if session.scenario is not None else None
+        screen = ModeScreen(session.mode, session.next_mode(), own, self.lang)
+
+        def chosen(mode: Mode | None) -> None:
+            if mode is not None:
+                self.set_mode(mode)
+
+        self.app.push_screen(screen, chosen)
 
     def set_mode(self, mode: Mode) -> None:
+        """The run in another mode, replayed to the step it stood at (the Session decides
+        how far the new mode lets it go, and the toast says so)."""
+        session = self.session
+        was = session.position
+
+        def switched(reached: object) -> None:
+            assert isinstance(reached, int)
+            lang = self.lang
+            meaning = glossary.mode_word(mode.value, lang).replace("`", "")
+            if was == 0:
+                said = tr("mode_from_start", lang, meaning=meaning)
+            elif reached == was:
+                said = tr("mode_kept", lang, meaning=meaning, k=was)
+            else:
+                said = tr("mode_cut", lang, meaning=meaning, k=reached, was=was, next=reached + 1)
+            self.notify(said, timeout=6)
+            self.changed()
+
         def switch() -> None:
             self._message = None
-            self._work(partial(self.session.set_mode, mode))
-            meaning = glossary.mode_word(mode.value, self.lang)
-            self.notify(tr("mode_now", self.lang, mode=mode.value, meaning=meaning), timeout=3)
+            self.playing = False
+            self._work(partial(session.set_mode, mode, keep_step=True), switched)
             self.changed()
 
         self._discard_then(tr("mode", self.lang), switch)
