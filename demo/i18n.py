@@ -401,6 +401,5 @@ WORDS.update(
             "▸ {n} more lines: d opens the rest",
             "▸ 还有 {n} 行：按 d 展开",
         ),
-        "narration_less": ("▴ d folds the narration", "▴ 按 d 折起旁白"),
     }
 )

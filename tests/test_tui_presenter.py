@@ -656,6 +656,8 @@ async def test_after_a_fork_a_mark_is_rechecked_or_dated_never_stale(
             await pilot.press("n")  # in a fork, n lets 5 s pass
         await pilot.pause()
         assert screen.session.snapshot().worker("linzhou").state == "working"  # type: ignore[union-attr]
+        await pilot.press("d")  # the narration whole (at 100 x 30 it is folded)
+        await pilot.pause()
         said = str(screen.query_one("#narration").content).replace("\n", " ")
         assert f"✓ {idle}" not in said.replace("○ ✓", "")  # no stale ✓ beside his pane
         assert "○" in said and ("at step 8" if lang == "en" else "第 8 步时") in said

@@ -92,6 +92,8 @@ REFRESH_S = 0.1  # the fixed refresh interval (10 Hz)
 SANDBOX_STEP_MS = 5_000  # "next" in a live run lets this much virtual time pass
 AUTOPLAY_S = 3.0  # seconds between steps of an auto-playing script at x1
 WARNING_TOAST_S = 20.0  # a scenario's timing warning stays long enough to be read aloud
+PANEL_ROWS = 5  # on a small screen the chosen panel keeps at least these rows in sight
+NARRATION_FOLD_MIN = 3  # a folded narration keeps its step line, a line of text, the hint
 
 # The snapshot lists each panel needs; the others are not read while it is shown.
 PANEL_PARTS: dict[str, frozenset[SnapshotPart]] = {
@@ -143,6 +145,8 @@ class MainScreen(Screen[None]):
         self.runner = SessionRunner(self, off_loop=session.on_network)
         self._owed_ms = 0  # live time not yet handed to a busy off-loop session
         self.chosen_worker: str | None = None  # the worker the fault keys act on (w)
+        self._narration_open = False  # d: the step's narration whole on a small screen
+        self._narration_step: tuple[int, int, bool] | None = None  # the step it was opened at
 
     @property
     def bk_app(self) -> Host:
@@ -369,6 +373,7 @@ class MainScreen(Screen[None]):
             self._message,
             self._active_tab(),
             self._toml,
+            self._narration_open,
         )
         if not force and frame == self._frame_key:
             return
@@ -409,13 +414,41 @@ class MainScreen(Screen[None]):
             said = said.copy()
             said.append("\n")
             said.append(self._message, style="red")
-        self.query_one("#narration", NarrationPanel).show(said)
+        self.query_one("#narration", NarrationPanel).show(
+            said, fold=self._narration_fold(), lang=lang
+        )
         self._show_workers(snap)
         self.query_one("#tasks", TaskTable).show(
             snap.tasks, snap.now_ms, lang, fenced=Mode(snap.mode).issues_fence_tokens
         )
         self._label_rejected(snap)
         self._show_active_panel()
+
+    def _narration_fold(self) -> int | None:
+        """The narration's most lines now: on a small screen, folded, what leaves the chosen
+        panel PANEL_ROWS rows under the panes, the task table and its tabs; None: all.
+
+        A question is never folded (its choices are what the room answers), and `d`
+        opens a step whole until the next step.
+        """
+        session = self.session
+        step = (session.generation, session.position, session.question is not None)
+        if step != self._narration_step:
+            self._narration_step = step
+            self._narration_open = False
+        if self._narration_open or not self.has_class("-narrow") or session.question is not None:
+            return None
+        above = sum(
+            self.query_one(part).outer_size.height for part in ("#status", "#workers", "#tasks")
+        )
+        bars = 2  # the button bar and the key bar
+        tabs = 2  # the panels' tab bar and its underline
+        return max(NARRATION_FOLD_MIN, self.size.height - above - bars - tabs - PANEL_ROWS)
+
+    def action_toggle_narration(self) -> None:
+        """d: the whole step's narration, or folded to its first lines again."""
+        self._narration_open = not self._narration_open
+        self.changed()
 
     def _label_rejected(self, snap: Snapshot) -> None:
         lang = self.lang
