@@ -392,6 +392,9 @@ WORDS.update(
             "worker (w chooses)",
             "立刻执行（回放会分叉并录下）· 按 {press} 对选定的执行者执行（按 w 选定）",
         ),
+        "serve_starting": ("{name} is starting…", "{name}正在启动…"),
+        "serve_ended": ("The app in this tab has ended.", "这个标签页里的应用已经结束。"),
+        "serve_again": ("Start it again", "重新启动"),
         "narration_fold": ("Narration", "旁白"),
         "tip_narration_fold": (
             "Open the whole step's narration, or fold it to its first lines",
