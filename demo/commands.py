@@ -19,7 +19,7 @@ from core.engine.vocabulary import TaskStatus
 from core.scenarios import glossary
 from core.sim.snapshot import Snapshot
 from core.sim.spec import TASK_KINDS, WORKER_ACTIONS, Action, WorkerState
-from demo.controls import CONTROLS, worker_faults
+from demo.controls import CONTROLS, FAULT_KEY, worker_faults
 from demo.i18n import WORDS, mode_description, reason_word, tr, worker_name
 
 
@@ -76,8 +76,8 @@ def main_screen_commands(screen: PaletteScreen, lang: str) -> Iterator[Command]:
             if not acts:
                 continue
             yield Command(
-                f"{tr(fault.word, lang)}: {name}",
-                tr("palette_act_help", lang),
+                f"{tr(fault.word, lang)}: {name}  [{FAULT_KEY[fault.action]}]",
+                tr("palette_fault_help", lang, press=FAULT_KEY[fault.action]),
                 partial(screen.act, WORKER_ACTIONS[fault.action](w.id)),
             )
     for mode in Mode:

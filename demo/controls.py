@@ -79,6 +79,18 @@ class Control:
 
 KEY_SHOWN = {"question_mark": "?", "minus": "-", "plus": "+", "space": "space", "full_stop": "."}
 
+# A fault's key acts on the chosen worker (`w`): the same act as its word in the pane.
+# `u` resumes a frozen or stalled worker and restarts a dead one; `c` cuts the network
+# (partition) or heals it, whichever the worker is in.
+FAULT_KEYS: tuple[tuple[str, str, str], ...] = (
+    ("freeze_heartbeat", "h", "freeze_heartbeat"),
+    ("stall", "z", "stall"),
+    ("kill", "k", "kill"),
+    ("resume", "u", "resume"),
+    ("partition", "c", "partition"),
+)
+FAULT_KEY = {fault: key for fault, key, _word in FAULT_KEYS} | {"restart": "u", "heal": "c"}
+
 _PANELS = "1 … 6"
 # Each panel tab is a control (keys 1-6); the first carries the key bar's and help's line.
 _TABS = (
@@ -122,6 +134,18 @@ CONTROLS: tuple[Control, ...] = (
             "p  ←  PgUp",
             "previous step (sandbox and after a fork: undo the last act)",
             "上一步（沙盒里和分叉之后：撤销上一个动作）",
+        ),
+    ),
+    Control(
+        "redo",
+        "y",
+        "redo",
+        "redo",
+        "tip_redo",
+        help=HelpLine(
+            "y",
+            "redo: bring back what p undid (the act and the time after it)",
+            "重做：把 p 撤销的动作（连同之后的时间）找回来",
         ),
     ),
     Control(
@@ -202,14 +226,75 @@ CONTROLS: tuple[Control, ...] = (
     Control(
         "mode",
         "m",
-        "next_mode",
+        "choose_mode",
         "mode_next",
         "tip_mode",
         hint=Hint("m", "mode_next", 9),
         button=6,
         help=HelpLine(
-            "m", "mode: a mistake, then its correct twin", "模式：错误做法与它正确的孪生版本互换"
+            "m",
+            "mode: choose one from a list; the run stays at its step",
+            "模式：从列表里选一种；这一局停在原来那一步",
         ),
+    ),
+    Control(
+        "open",
+        "o",
+        "open_scenario",
+        "open_scenario",
+        "tip_open_scenario",
+        hint=Hint("o", "open_scenario", 12),
+        help=HelpLine(
+            "o",
+            "open another scenario (the picker; Esc comes back)",
+            "打开另一个场景（场景列表；Esc 返回）",
+        ),
+    ),
+    Control(
+        "narration",
+        "d",
+        "toggle_narration",
+        "narration_fold",
+        "tip_narration_fold",
+        help=HelpLine(
+            "d",
+            "narration: open the whole step / fold it to its first lines",
+            "旁白：展开整步 / 折回前几行",
+        ),
+    ),
+    Control(
+        "worker",
+        "w",
+        "choose_worker",
+        "choose_worker",
+        "tip_choose_worker",
+        hint=Hint("w", "choose_worker", 13),
+        help=HelpLine(
+            "w",
+            "choose the worker the fault keys act on (its pane's border is doubled)",
+            "选定故障键作用的执行者（它的面板边框变成双线）",
+        ),
+    ),
+    *(
+        Control(
+            f"fault.{fault}",
+            key,
+            f"fault('{fault}')",
+            word,
+            "tip_fault",
+            palette=None,  # the palette names each fault on each worker
+            help=(
+                HelpLine(
+                    "h  z  k  u  c",
+                    "on the chosen worker: freeze heartbeat, stall, kill, "
+                    "resume / restart, partition / heal",
+                    "对选定的执行者：冻结心跳、停顿、杀死、恢复 / 重启、断桥 / 修桥",
+                )
+                if key == "h"
+                else None
+            ),
+        )
+        for fault, key, word in FAULT_KEYS
     ),
     Control(
         "approve",

@@ -458,3 +458,84 @@ WORDS.update(
         ),
     }
 )
+
+
+# Leaving the script and coming back: redo, another scenario, a mode from a list, the
+# chosen worker's fault keys, the folded narration.
+WORDS.update(
+    {
+        "redo": ("Redo", "重做"),
+        "tip_redo": (
+            "Bring back what undo took away: the act and the time after it",
+            "把撤销掉的动作和它之后的时间找回来",
+        ),
+        "redone": ("Redone: {act}", "已重做：{act}"),
+        "nothing_to_redo": ("Nothing to redo", "没有可重做的动作"),
+        "undone_redo": (
+            "Undone: {act} (and the time after it). y brings it back.",
+            "已撤销：{act}（以及之后流逝的时间）。按 y 找回来。",
+        ),
+        "open_scenario": ("Open scenario", "打开场景"),
+        "tip_open_scenario": (
+            "Open another scenario without leaving the app",
+            "不退出应用，打开另一个场景",
+        ),
+        "pick_hint_back": (
+            "Enter opens · Esc goes back to the run · l language · ? help",
+            "回车打开 · Esc 回到这一局 · l 切换语言 · ? 帮助",
+        ),
+        "open_other": ("Open another scenario", "打开另一个场景"),
+        "mode_title": (
+            "Choose a mode: Enter replays this run to the same step in it · Esc cancels",
+            "选一种模式：回车后这一局在新模式下重放到同一步 · Esc 取消",
+        ),
+        "mode_current": ("(now)", "（当前）"),
+        "mode_own": ("(the scenario's own)", "（场景本来的模式）"),
+        "mode_kept": (
+            "Mode: {meaning}. Replayed to step {k}, where the run was.",
+            "模式：{meaning}。已重放到原来的第 {k} 步。",
+        ),
+        "mode_cut": (
+            "Mode: {meaning}. Step {next} cannot be played in this mode, so the run "
+            "stands at step {k}, not {was}.",
+            "模式：{meaning}。这一模式下第 {next} 步无法演出，所以这一局停在第 {k} 步，"
+            "而不是第 {was} 步。",
+        ),
+        "mode_from_start": (
+            "Mode: {meaning}. The run starts over.",
+            "模式：{meaning}。这一局从头开始。",
+        ),
+        "choose_worker": ("Worker", "执行者"),
+        "tip_choose_worker": (
+            "Choose the worker the fault keys act on",
+            "选定故障键作用的执行者",
+        ),
+        "chosen_worker": (
+            "Fault keys act on {name}: h freeze heartbeat, z stall, k kill, u resume or "
+            "restart, c partition or heal",
+            "故障键作用于 {name}：h 冻结心跳，z 停顿，k 杀死，u 恢复或重启，c 断桥或修桥",
+        ),
+        "no_worker": ("No worker to act on", "没有可以操作的执行者"),
+        "tip_fault": (
+            "Do it to the chosen worker now (w chooses; a playback forks)",
+            "立刻对选定的执行者执行（按 w 选定；回放会分叉）",
+        ),
+        "palette_fault_help": (
+            "Do it now (a playback forks and records it) · key {press} does it to the chosen "
+            "worker (w chooses)",
+            "立刻执行（回放会分叉并录下）· 按 {press} 对选定的执行者执行（按 w 选定）",
+        ),
+        "serve_starting": ("{name} is starting…", "{name}正在启动…"),
+        "serve_ended": ("The app in this tab has ended.", "这个标签页里的应用已经结束。"),
+        "serve_again": ("Start it again", "重新启动"),
+        "narration_fold": ("Narration", "旁白"),
+        "tip_narration_fold": (
+            "Open the whole step's narration, or fold it to its first lines",
+            "展开这一步的全部旁白，或折回前几行",
+        ),
+        "narration_more": (
+            "▸ {n} more lines: d opens the rest",
+            "▸ 还有 {n} 行：按 d 展开",
+        ),
+    }
+)

@@ -12,6 +12,7 @@ MAX_COLUMNS x MAX_ROWS, and ends every app when its connection ends.
 
 import argparse
 import asyncio
+import base64
 import contextlib
 import errno
 import ipaddress
@@ -32,6 +33,7 @@ from textual_serve.server import Server
 from core.scenarios.format import ScenarioError
 from demo.i18n import tr
 from demo.saves import SAVE_FOLDER
+from demo.screens.layout import NARROW_HEIGHT, NARROW_WIDTH
 from demo.serve_internals import app_process
 
 PROG = "borrowed-keys serve"
@@ -46,6 +48,21 @@ CLOSING_WAIT_S = 3 * QUIT_GRACE_S + 1.0
 MAX_COLUMNS = 500
 MAX_ROWS = 200
 PAGE_FOLDER = Path(__file__).resolve().parent / "serve_page"
+# The tab's icon, in the page itself: no request, nothing to answer with a 404.
+FAVICON = "data:image/svg+xml;base64," + base64.b64encode(
+    (PAGE_FOLDER / "favicon.svg").read_bytes()
+).decode("ascii")
+# Without `?fontsize`, the page picks the largest text that still gives the app its large
+# layout (`layout.fit`: at least NARROW_WIDTH x NARROW_HEIGHT cells, one row to spare): at
+# 1600 x 1000 that is 20 px, where textual-serve's 16 px left the text small over a call.
+# A cell of the terminal's font (Roboto Mono in xterm.js) is 0.6 of the size wide and 1.32
+# high, as measured in Chromium (tests/test_serve_browser.py checks the fit it gives).
+FIT_COLUMNS = NARROW_WIDTH
+FIT_ROWS = NARROW_HEIGHT + 1
+CELL_WIDTH_EM = 0.6
+CELL_HEIGHT_EM = 1.32
+MIN_FONT, MAX_FONT = 12, 32
+DEFAULT_FONT = 20  # what a page without script would get: the fit at 1600 x 1000
 
 
 def app_command(args: argparse.Namespace) -> str:
@@ -288,8 +305,20 @@ class AppServer(Server):
             return self._full(request)
         base = f"{request.scheme}://{request.host}"
         websocket = ("wss" if request.scheme == "https" else "ws") + f"://{request.host}/ws"
+        lang = self.lang
         context = {
-            "font_size": _int_or(request.query.get("fontsize", ""), 16),
+            # `?fontsize=N` as given; without it the page fits the text to its window
+            "font_size": _int_or(request.query.get("fontsize", ""), DEFAULT_FONT),
+            "fit_columns": FIT_COLUMNS,
+            "fit_rows": FIT_ROWS,
+            "cell_width": CELL_WIDTH_EM,
+            "cell_height": CELL_HEIGHT_EM,
+            "min_font": MIN_FONT,
+            "max_font": MAX_FONT,
+            "favicon": FAVICON,
+            "starting": tr("serve_starting", lang, name=self.title),
+            "ended": tr("serve_ended", lang),
+            "again": tr("serve_again", lang),
             "app_websocket_url": websocket,
             "config": {"static": {"url": f"{base}/static/"}},
             "application": {"name": self.title},

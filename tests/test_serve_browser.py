@@ -218,7 +218,7 @@ def test_serve_walks_scenario_01_to_the_fence_rejection_in_a_browser(
             wait_for_screen(page, "The fog: a frozen heartbeat", "Acheng", "Step 0")
             for _ in range(14):
                 page.keyboard.press("n")  # n: next step
-            wait_for_screen(page, "Will the ledger accept her page?")  # step 14 asks first
+            wait_for_screen(page, "accept her page?")  # step 14 asks first
             page.keyboard.press("v")  # v: reveal the answer; step 14 plays
             wait_for_screen(page, "Step 14 of")
             page.keyboard.press("3")  # 3: the Rejected tab
@@ -319,3 +319,71 @@ def test_a_page_from_another_site_cannot_open_the_socket(served: str) -> None:
     assert _handshake_status(served, "http://evil.example").startswith("HTTP/1.1 403")
     own = served.rstrip("/")
     assert _handshake_status(served, own).startswith("HTTP/1.1 101")
+
+
+# -- the page before the app: its text fits the window, an icon, no splash ---------------------
+
+NO_SPLASH = """
+() => ({
+  splash: document.querySelector(".intro-dialog, .intro") !== null,
+  terminalShown: getComputedStyle(document.querySelector(".textual-terminal")).opacity,
+  icon: (document.querySelector("link[rel=icon]") || {}).href || "",
+})
+"""
+
+ICON_DRAWS = """
+async (href) => {
+  const image = new Image();
+  image.src = href;
+  await image.decode();
+  return image.naturalWidth > 0;
+}
+"""
+
+TERMINAL_SIZE = """
+() => {
+  const term = window.__bkTerminal;
+  return {font: term.options.fontSize, cols: term.cols, rows: term.rows};
+}
+"""
+
+
+def test_the_page_fits_its_text_to_the_window_shows_an_icon_and_no_splash(
+    chromium: str, served: str, tmp_path: Path
+) -> None:
+    from playwright.sync_api import sync_playwright
+
+    from demo.screens.layout import NARROW_HEIGHT, NARROW_WIDTH
+
+    with sync_playwright() as pw:
+        context = pw.chromium.launch_persistent_context(
+            str(tmp_path / "profile"),
+            executable_path=chromium,
+            headless=True,
+            args=CHROMIUM_ARGS,
+            viewport={"width": 1600, "height": 1000},
+        )
+        try:
+            asked: list[str] = []
+            context.on("request", lambda request: asked.append(request.url))
+            context.add_init_script(CAPTURE_TERMINAL)
+            page = context.pages[0] if context.pages else context.new_page()
+            page.goto(served, wait_until="domcontentloaded", timeout=SCREEN_TIMEOUT_MS)
+            first = page.evaluate(NO_SPLASH)  # before the app has said anything
+            assert not first["splash"]  # no logo dialog in front of the terminal
+            assert first["terminalShown"] == "1"
+            assert first["icon"].startswith("data:image/svg+xml")
+            assert page.evaluate(ICON_DRAWS, first["icon"])
+            wait_for_screen(page, "The fog: a frozen heartbeat")  # the picker
+            size = page.evaluate(TERMINAL_SIZE)
+            # without ?fontsize: larger text than textual-serve's 16 px, and still the
+            # app's large layout (not one column that scrolls)
+            assert int(size["font"]) == 20, size
+            assert size["cols"] >= NARROW_WIDTH and size["rows"] >= NARROW_HEIGHT, size
+            assert not any(url.endswith("/favicon.ico") for url in asked), asked
+
+            page.goto(served + "?fontsize=16", wait_until="load", timeout=SCREEN_TIMEOUT_MS)
+            wait_for_screen(page, "The fog: a frozen heartbeat")
+            assert int(page.evaluate(TERMINAL_SIZE)["font"]) == 16  # as asked
+        finally:
+            context.close()

@@ -372,3 +372,61 @@ def test_p_undoes_one_act_after_a_finished_scripts_free_play() -> None:
     assert s.snapshot().worker("acheng").state == "dead"  # type: ignore[union-attr]
     assert s.previous_step()  # undoes the kill: no act left, back where the fork began
     assert not s.forked and s.recorded == []
+
+
+# -- redo brings back what undo took away; a mode switch can keep the step ------------------
+
+
+def test_redo_brings_back_the_act_and_the_time_after_it() -> None:
+    s = Session()
+    s.tick(1_000)
+    s.act(FreezeHeartbeat(worker="acheng"))
+    s.tick(4_000)
+    s.act(Enqueue(task="extra"))
+    s.tick(9_000)
+    before, recorded = history(s), list(s.recorded)
+    assert s.redo_target is None and not s.redo()
+    assert s.previous_step()  # the enqueue and the 9 s after it are gone
+    assert s.now_ms == 5_000 and s.snapshot().task("extra") is None
+    assert s.redo_target == Enqueue(task="extra")
+    s.tick(2_000)  # time let pass since the undo does not stand in the way
+    assert s.redo()
+    assert s.now_ms == 14_000 and history(s) == before and s.recorded == recorded
+    assert s.redo_target is None
+
+
+def test_redo_after_undoing_a_forks_first_act_forks_again() -> None:
+    s = Session(load_scenario(bundled("01_fog.toml")))
+    for _ in range(4):
+        s.next_step()
+    fork_at = s.position
+    assert s.act(Kill(worker="acheng")).ok
+    s.tick(10_000)
+    s.act(Enqueue(task="extra"))
+    before, acts = history(s), s.acts_count
+    assert s.previous_step() and s.previous_step()  # both acts undone: the script is back
+    assert not s.forked and s.position == fork_at
+    assert s.redo() and s.forked and s.acts_count == 1  # the kill and its 10 s
+    assert s.redo() and history(s) == before and s.acts_count == acts
+    assert not s.redo()
+
+
+def test_a_new_act_ends_what_can_be_redone() -> None:
+    s = Session()
+    s.act(Enqueue(task="extra"))
+    assert s.previous_step()
+    s.act(Kill(worker="acheng"))
+    assert s.redo_target is None and not s.redo()
+    assert s.snapshot().task("extra") is None
+
+
+def test_set_mode_can_keep_the_step() -> None:
+    s = Session(load_scenario(bundled("01_fog.toml")))
+    while s.position < 6:
+        s.next_step() or s.reveal()
+    at = s.now_ms
+    assert s.set_mode(Mode.NO_FENCING, keep_step=True) == 6
+    assert s.mode is Mode.NO_FENCING and s.position == 6 and s.now_ms == at
+    assert s.snapshot().mode == "no_fencing"
+    assert s.last_outcome is not None and s.last_outcome.index == 5
+    assert s.set_mode(Mode.CORRECT) == 0 and s.position == 0

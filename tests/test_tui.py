@@ -97,8 +97,8 @@ async def test_playback_controls(tmp_path: Path) -> None:
         assert "总册" in str(screen.query_one("#panels").get_tab("tab-ledger").label)  # type: ignore[attr-defined]
         await pilot.press("l")  # language: back to English
         assert app.lang == "en"
-        await pilot.press("m")  # mode: the next one, same scenario restarted
-        assert s.mode is Mode.NO_EXPIRY and s.position == 0
+        await pilot.press("m", "enter")  # mode: the list, the next one highlighted
+        assert s.mode is Mode.NO_EXPIRY and s.position == 0  # restarted above: still 0
         await pilot.press("question_mark")  # help
         await pilot.pause()
         assert isinstance(app.screen, HelpScreen)

@@ -320,11 +320,16 @@ async def test_palette_offers_every_act(tmp_path: Path) -> None:
         await pilot.press("n")
         screen = screen_of(app)
         titles = [c.title for c in main_screen_commands(screen, "en")]
-        for expected in ("Kill: Acheng", "Partition: Acheng", "Freeze heartbeat: Acheng"):
+        # each with the key that does it to the chosen worker
+        for expected in (
+            "Kill: Acheng  [k]",
+            "Partition: Acheng  [c]",
+            "Freeze heartbeat: Acheng  [h]",
+        ):
             assert expected in titles
         assert any(t == "Mode: no_fencing" for t in titles)
         assert any(t == "Enqueue: approval task" for t in titles)
-        kill = next(c for c in main_screen_commands(screen, "en") if c.title == "Kill: Acheng")
+        kill = next(c for c in main_screen_commands(screen, "en") if c.title == "Kill: Acheng  [k]")
         kill.callback()
         await pilot.pause()
         assert screen.session.forked
@@ -651,6 +656,8 @@ async def test_after_a_fork_a_mark_is_rechecked_or_dated_never_stale(
             await pilot.press("n")  # in a fork, n lets 5 s pass
         await pilot.pause()
         assert screen.session.snapshot().worker("linzhou").state == "working"  # type: ignore[union-attr]
+        await pilot.press("d")  # the narration whole (at 100 x 30 it is folded)
+        await pilot.pause()
         said = str(screen.query_one("#narration").content).replace("\n", " ")
         assert f"✓ {idle}" not in said.replace("○ ✓", "")  # no stale ✓ beside his pane
         assert "○" in said and ("at step 8" if lang == "en" else "第 8 步时") in said

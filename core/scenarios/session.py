@@ -116,6 +116,17 @@ class Recorded:
 _TIMELINE_ONLY: frozenset[SnapshotPart] = frozenset({"timeline"})
 
 
+@dataclass(frozen=True, slots=True)
+class _Undone:
+    """The run as it stood before an undo: what was recorded, whether it was forked, and
+    whether those acts were saved."""
+
+    recorded: tuple[Recorded, ...]
+    forked: bool
+    unsaved: bool
+    act: Action  # the act the undo took back (what redo says it brings back)
+
+
 def judge(expects: Sequence[Expectation], snapshot: Snapshot) -> tuple[CheckResult, ...]:
     """Every expectation against one snapshot."""
     out = []
@@ -170,6 +181,9 @@ class Session:
         # Where the run stood when the last step's expectations were judged (clock, event).
         self._judged_at: tuple[int, int] = (0, 0)
         self._marks: tuple[tuple[int, int, int], tuple[Mark, ...]] | None = None
+        # What each undo left behind, newest last: the run as it stood before it, so redo
+        # brings back the act and the time after it exactly (replayed: determinism).
+        self._redo: list[_Undone] = []
 
     def _new_simulation(self) -> Simulation:
         return Simulation(self.settings, generation=self.sim.generation + 1)
@@ -379,18 +393,21 @@ class Session:
         """Step back. An unrevealed question is taken back first.
 
         In the sandbox and after a fork, one meaning: the last act (and the time after it)
-        is undone; with no act left after a fork, back to the fork point. A sandbox with no
-        act to undo is left exactly as it is. Returns whether anything changed.
+        is undone, and kept for `redo`; with no act left after a fork, back to the fork
+        point. A sandbox with no act to undo is left exactly as it is. Returns whether
+        anything changed.
         """
         if self.asking:
             self.asking = False
             return True
         if self.undoes:
-            if self.undo_target is None:
+            act = self.undo_target
+            if act is None:
                 if not self.forked:
                     return False  # nothing to undo: the run goes on untouched
                 self._unfork()
                 return True
+            undone = _Undone(tuple(self.recorded), self.forked, self._unsaved, act)
             while self.recorded and (
                 isinstance(self.recorded[-1].action, Advance) or self.recorded[-1].handed_over
             ):
@@ -400,15 +417,37 @@ class Session:
                 self._unfork()  # the fork's first act undone: the script is back
             else:
                 self._replay_recording()
+            self._redo.append(undone)
             return True
         if self.position == 0:
             return False
         self._rebuild(self.position - 1)
         return True
 
+    @property
+    def redo_target(self) -> Action | None:
+        """The act `redo` would bring back (None: nothing was undone since the last act)."""
+        return self._redo[-1].act if self._redo else None
+
+    def redo(self) -> bool:
+        """Bring back what the last undo took away: its act and the time that had passed
+        after it, exactly as they were (time let pass since the undo is dropped: the run
+        goes back to where it stood). A new act of the person ends what can be redone.
+        Returns whether anything changed."""
+        if not self._redo:
+            return False
+        undone = self._redo.pop()
+        self.forked = undone.forked
+        self.asking = False
+        self.recorded = list(undone.recorded)
+        self._unsaved = undone.unsaved
+        self._replay_recording()
+        return True
+
     def _unfork(self) -> None:
         self.forked = False
-        self._drop_recording()
+        self.recorded.clear()
+        self._unsaved = False
         self._rebuild(self.position)
 
     def _replay_recording(self) -> None:
@@ -420,6 +459,7 @@ class Session:
     def _drop_recording(self) -> None:
         self.recorded.clear()
         self._unsaved = False
+        self._redo.clear()
 
     def restart(self) -> None:
         """Back to the start of the scenario (or an empty sandbox), not forked."""
@@ -442,10 +482,23 @@ class Session:
         modes = list(Mode)
         return modes[(modes.index(self.mode) + 1) % len(modes)]
 
-    def set_mode(self, mode: Mode) -> None:
-        """Restart the same scenario in another mode."""
+    def set_mode(self, mode: Mode, *, keep_step: bool = False) -> int:
+        """The same scenario in another mode: from the start, or (`keep_step`) replayed
+        under the new mode to the step the run stood at. Acts after a fork are dropped (the
+        script is what is replayed). A step that cannot be played in the new mode (its act
+        does not fit that run) stops the replay before it. Returns the steps played."""
+        target = self.position if keep_step else 0
         self.settings = dataclasses.replace(self.settings, mode=mode)
-        self.restart()
+        self.forked = False
+        self._drop_recording()
+        self._rebuild(0)
+        while self.position < target:
+            try:
+                self.last_outcome = self._play(self.position)
+            except ActionError:
+                break
+            self.position += 1
+        return self.position
 
     def goto(self, position: int) -> None:
         """Jump to just after `position` script steps (replaying from the start)."""
@@ -490,6 +543,7 @@ class Session:
         else:
             self.recorded.append(Recorded(at, action))
             self._unsaved = True
+            self._redo.clear()  # a new act: what was undone before it cannot come back
         if forks:
             self._hand_over()
         return result

@@ -14,7 +14,7 @@ import os
 import time
 from collections.abc import Callable
 from functools import partial
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -34,11 +34,20 @@ from core.scenarios.session import Session, StepOutcome
 from core.sim.live import LivePacer
 from core.sim.simulation import ActionResult
 from core.sim.snapshot import Snapshot, SnapshotPart
-from core.sim.spec import WORKER_ACTIONS, Action, AddWorker, Advance, Approve, Enqueue, Reject
+from core.sim.spec import (
+    WORKER_ACTIONS,
+    Action,
+    AddWorker,
+    Advance,
+    Approve,
+    Enqueue,
+    Reject,
+    WorkerState,
+)
 from demo.commands import MainCommands, PaletteScreen
 from demo.controls import CONTROLS, TABS, Moment, bindings
 from demo.host import Host, host
-from demo.i18n import act_words, reason_word, tr
+from demo.i18n import act_words, reason_word, tr, worker_name
 from demo.saves import MAX_SAVES, SaveLimitReached
 from demo.screens.confirm import ask_then
 from demo.screens.layout import fit
@@ -72,6 +81,9 @@ from demo.widgets.task_table import TaskTable
 from demo.widgets.timeline_view import OwnershipTimeline
 from demo.widgets.worker_pane import WorkerGrid, WorkerPane, pane_states
 
+if TYPE_CHECKING:
+    from demo.screens.picker import Picked
+
 
 def _nothing() -> None:
     """A job that only reads the frame after it."""
@@ -81,6 +93,8 @@ REFRESH_S = 0.1  # the fixed refresh interval (10 Hz)
 SANDBOX_STEP_MS = 5_000  # "next" in a live run lets this much virtual time pass
 AUTOPLAY_S = 3.0  # seconds between steps of an auto-playing script at x1
 WARNING_TOAST_S = 20.0  # a scenario's timing warning stays long enough to be read aloud
+PANEL_ROWS = 5  # on a small screen the chosen panel keeps at least these rows in sight
+NARRATION_FOLD_MIN = 3  # a folded narration keeps its step line, a line of text, the hint
 
 # The snapshot lists each panel needs; the others are not read while it is shown.
 PANEL_PARTS: dict[str, frozenset[SnapshotPart]] = {
@@ -128,12 +142,15 @@ class MainScreen(Screen[None]):
         self._rejections_seen = 0
         self._rejected_now = -1
         self._opened: tuple[int, int, str] | None = None  # the last step's panel, opened
-        # what the key bar was made for: a question waiting (`v` leads), p undoing, an
-        # answer waiting (interview mode: the numbers lead)
-        self._hinted: tuple[bool, bool, bool] = (False, False, False)
+        # what the key bar was made for: a question waiting (`v` leads), p undoing, redo
+        # possible, an answer waiting (interview mode: the numbers lead)
+        self._hinted: tuple[bool, bool, bool, bool] = (False, False, False, False)
         self._toml = False  # expectations in the file's form instead of as sentences
         self.runner = SessionRunner(self, off_loop=session.on_network)
         self._owed_ms = 0  # live time not yet handed to a busy off-loop session
+        self.chosen_worker: str | None = None  # the worker the fault keys act on (w)
+        self._narration_open = False  # d: the step's narration whole on a small screen
+        self._narration_step: tuple[int, int, bool] | None = None  # the step it was opened at
 
     @property
     def bk_app(self) -> Host:
@@ -311,14 +328,15 @@ class MainScreen(Screen[None]):
         relabel_bindings(self, words)
         self._set_key_hints()
 
-    def _hint_moment(self) -> tuple[bool, bool, bool]:
-        return (self.session.question is not None, self.session.undoes, self._answer_waits())
+    def _hint_moment(self) -> tuple[bool, bool, bool, bool]:
+        s = self.session
+        return (s.question is not None, s.undoes, s.redo_target is not None, self._answer_waits())
 
     def _set_key_hints(self) -> None:
         lang = self.lang
         self._hinted = self._hint_moment()
         hints = []
-        if self._hinted[2]:
+        if self._hinted[3]:
             # interview mode: the room answers first, by number
             hints.append(Hint(f"1-{self._choices_waiting()}", tr("answer_keys", lang), 0))
         if self._hinted[0]:
@@ -331,6 +349,8 @@ class MainScreen(Screen[None]):
             if word == "previous" and self.session.undoes:
                 word = "undo"
             hints.append(Hint(c.hint.key, tr(word, lang), c.hint.priority))
+            if word == "undo" and self._hinted[2]:
+                hints.append(Hint("y", tr("redo", lang), c.hint.priority))
         self.query_one("#keybar", KeyBar).set_items(hints)
         # p has one meaning in every sandbox and after a fork; its button says the same
         undo = "undo" if self.session.undoes else "previous"
@@ -361,6 +381,7 @@ class MainScreen(Screen[None]):
             self._message,
             self._active_tab(),
             self._toml,
+            self._narration_open,
         )
         if not force and frame == self._frame_key:
             return
@@ -404,13 +425,41 @@ class MainScreen(Screen[None]):
             said = said.copy()
             said.append("\n")
             said.append(self._message, style="red")
-        self.query_one("#narration", NarrationPanel).show(said)
+        self.query_one("#narration", NarrationPanel).show(
+            said, fold=self._narration_fold(), lang=lang
+        )
         self._show_workers(snap)
         self.query_one("#tasks", TaskTable).show(
             snap.tasks, snap.now_ms, lang, fenced=Mode(snap.mode).issues_fence_tokens
         )
         self._label_rejected(snap)
         self._show_active_panel()
+
+    def _narration_fold(self) -> int | None:
+        """The narration's most lines now: on a small screen, folded, what leaves the chosen
+        panel PANEL_ROWS rows under the panes, the task table and its tabs; None: all.
+
+        A question is never folded (its choices are what the room answers), and `d`
+        opens a step whole until the next step.
+        """
+        session = self.session
+        step = (session.generation, session.position, session.question is not None)
+        if step != self._narration_step:
+            self._narration_step = step
+            self._narration_open = False
+        if self._narration_open or not self.has_class("-narrow") or session.question is not None:
+            return None
+        above = sum(
+            self.query_one(part).outer_size.height for part in ("#status", "#workers", "#tasks")
+        )
+        bars = 2  # the button bar and the key bar
+        tabs = 2  # the panels' tab bar and its underline
+        return max(NARRATION_FOLD_MIN, self.size.height - above - bars - tabs - PANEL_ROWS)
+
+    def action_toggle_narration(self) -> None:
+        """d: the whole step's narration, or folded to its first lines again."""
+        self._narration_open = not self._narration_open
+        self.changed()
 
     def _label_rejected(self, snap: Snapshot) -> None:
         lang = self.lang
@@ -473,7 +522,11 @@ class MainScreen(Screen[None]):
 
     def _show_workers(self, snap: Snapshot) -> None:
         # read once, not once a pane: `lang` asks the app through a runtime-checked protocol
-        states = pane_states(snap, self.session.config, self.lang, not self.has_class("-short"))
+        ids = [w.id for w in snap.workers]
+        if self.chosen_worker not in ids:
+            self.chosen_worker = ids[0] if ids else None
+        faults = not self.has_class("-short")
+        states = pane_states(snap, self.session.config, self.lang, faults, self.chosen_worker)
         self.query_one("#workers", WorkerGrid).sync(states)
 
     def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
@@ -633,12 +686,69 @@ class MainScreen(Screen[None]):
 
         def stepped(changed: object) -> None:
             if undone is not None and changed and not asking:
-                self.notify(tr("undone", self.lang, act=act_words(undone, self.lang)), timeout=4)
+                act = act_words(undone, self.lang)
+                self.notify(tr("undone_redo", self.lang, act=act), timeout=4)
             elif session.is_sandbox and not changed:
                 self.notify(tr("nothing_to_undo", self.lang), timeout=3)
             self.changed()
 
         self._work(session.previous_step, stepped)
+
+    def action_redo(self) -> None:
+        """Bring back what the last undo took away (the Session decides what that is)."""
+        self._message = None
+        session = self.session
+        act = session.redo_target
+
+        def redone(changed: object) -> None:
+            if changed and act is not None:
+                self.notify(tr("redone", self.lang, act=act_words(act, self.lang)), timeout=4)
+            else:
+                self.notify(tr("nothing_to_redo", self.lang), timeout=3)
+            self.changed()
+
+        self._work(session.redo, redone)
+
+    def action_choose_worker(self) -> None:
+        """The next worker becomes the one the fault keys act on."""
+        ids = [w.id for w in self.shown_snapshot().workers]
+        if not ids:
+            self.notify(tr("no_worker", self.lang), severity="warning", timeout=3)
+            return
+        at = ids.index(self.chosen_worker) if self.chosen_worker in ids else -1
+        self.chosen_worker = ids[(at + 1) % len(ids)]
+        name = worker_name(self.chosen_worker, self.lang)
+        self.notify(tr("chosen_worker", self.lang, name=name), timeout=4)
+        self.changed()
+
+    def action_fault(self, fault: str) -> None:
+        """A fault's key on the chosen worker: what its word in the pane does. `u` restarts
+        a dead worker and resumes a living one; `c` heals a cut network, or cuts it."""
+        snap = self.shown_snapshot()
+        worker = next((w for w in snap.workers if w.id == self.chosen_worker), None)
+        if worker is None:
+            self.notify(tr("no_worker", self.lang), severity="warning", timeout=3)
+            return
+        if fault == "resume" and worker.state == WorkerState.DEAD:
+            fault = "restart"
+        elif fault == "partition" and worker.partitioned:
+            fault = "heal"
+        self.act(WORKER_ACTIONS[fault](worker.id))
+
+    def action_open_scenario(self) -> None:
+        """Another scenario, from the picker, without leaving the app; Esc comes back."""
+        from demo.screens.picker import Picked, PickerScreen
+
+        def picked(choice: Picked | None) -> None:
+            if choice is not None:
+                self._discard_then(tr("open_other", self.lang), partial(self._open, choice))
+
+        self.app.push_screen(PickerScreen(back=True), picked)
+
+    def _open(self, choice: "Picked") -> None:
+        app = self.bk_app
+        self.app.pop_screen()  # this run ends with its screen (on_unmount closes it)
+        app.open_session(choice.scenario)
 
     def action_jump(self) -> None:
         """Go to any step in one act: a list of the steps, by number or by moving to one."""
@@ -704,16 +814,43 @@ class MainScreen(Screen[None]):
         # the same run: rejections already looked at stay seen
         self._rejections_seen = max(seen, self._rejections_seen)
 
-    def action_next_mode(self) -> None:
-        self.set_mode(self.session.next_mode())
+    def action_choose_mode(self) -> None:
+        """The modes in a list, the one `m` used to switch to highlighted."""
+        from demo.screens.modes import ModeScreen
+
+        session = self.session
+        own = session.scenario.settings.mode if session.scenario is not None else None
+        screen = ModeScreen(session.mode, session.next_mode(), own, self.lang)
+
+        def chosen(mode: Mode | None) -> None:
+            if mode is not None:
+                self.set_mode(mode)
+
+        self.app.push_screen(screen, chosen)
 
     def set_mode(self, mode: Mode) -> None:
+        """The run in another mode, replayed to the step it stood at (the Session decides
+        how far the new mode lets it go, and the toast says so)."""
+        session = self.session
+        was = session.position
+
+        def switched(reached: object) -> None:
+            assert isinstance(reached, int)
+            lang = self.lang
+            meaning = glossary.mode_word(mode.value, lang).replace("`", "")
+            if was == 0:
+                said = tr("mode_from_start", lang, meaning=meaning)
+            elif reached == was:
+                said = tr("mode_kept", lang, meaning=meaning, k=was)
+            else:
+                said = tr("mode_cut", lang, meaning=meaning, k=reached, was=was, next=reached + 1)
+            self.notify(said, timeout=6)
+            self.changed()
+
         def switch() -> None:
             self._message = None
-            self._work(partial(self.session.set_mode, mode))
-            meaning = glossary.mode_word(mode.value, self.lang)
-            name = glossary.mode_name(mode.value, self.lang)
-            self.notify(tr("mode_now", self.lang, mode=name, meaning=meaning), timeout=3)
+            self.playing = False
+            self._work(partial(session.set_mode, mode, keep_step=True), switched)
             self.changed()
 
         self._discard_then(tr("mode", self.lang), switch)

@@ -1,6 +1,7 @@
 """The scenario picker: the bundled scenarios (title and summary in the chosen language)
 plus the sandbox."""
 
+from dataclasses import dataclass
 from typing import ClassVar
 
 from rich.console import Console, ConsoleOptions, RenderResult
@@ -19,6 +20,13 @@ from demo.widgets.cjk_wrap import wrap_text
 from demo.widgets.keybar import Hint, KeyBar
 
 SANDBOX_ID = "sandbox"
+
+
+@dataclass(frozen=True, slots=True)
+class Picked:
+    """What the picker opened from a run chose: a scenario, or the sandbox (None)."""
+
+    scenario: Scenario | None
 
 
 def bundled_scenarios() -> list[Scenario]:
@@ -62,17 +70,22 @@ class Wrapped:
         return Measurement.get(console, options, self.text)
 
 
-class PickerScreen(Screen[None]):
+class PickerScreen(Screen[Picked | None]):
+    """The first screen; or, opened from a run (`back`), the way to another scenario: it
+    is dismissed with the choice (the run decides whether to leave), or None on Esc."""
+
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("l", "language", "Language", tooltip="English / 中文", id="picker.language"),
         Binding("question_mark", "help", "Help", id="picker.help"),
-        Binding("q", "app.quit", "Quit", id="picker.quit"),
+        Binding("q", "quit", "Quit", id="picker.quit"),
         Binding("s", "save", "Save", id="picker.save"),
+        Binding("escape", "back", "Back", id="picker.back"),
     ]
 
-    def __init__(self) -> None:
+    def __init__(self, *, back: bool = False) -> None:
         super().__init__()
         self.scenarios = bundled_scenarios()
+        self.back = back
 
     @property
     def bk_app(self) -> Host:
@@ -91,13 +104,15 @@ class PickerScreen(Screen[None]):
     def fill(self) -> None:
         lang = self.bk_app.lang
         self.query_one("#picker-title", Static).update(Text(tr("pick_title", lang), style="bold"))
-        self.query_one("#picker-hint", Static).update(tr("pick_hint", lang))
+        hint = "pick_hint_back" if self.back else "pick_hint"
+        self.query_one("#picker-hint", Static).update(tr(hint, lang))
+        last = Hint("esc", tr("back", lang), 3) if self.back else Hint("q", tr("quit", lang), 3)
         self.query_one("#keybar", KeyBar).set_items(
             [
                 Hint("⏎", tr("open", lang), 0),
                 Hint("l", tr("language", lang), 1),
                 Hint("?", tr("help", lang), 2),
-                Hint("q", tr("quit", lang), 3),
+                last,
             ]
         )
         options = self.query_one(OptionList)
@@ -130,9 +145,23 @@ class PickerScreen(Screen[None]):
 
         self.app.push_screen(HelpScreen(self.bk_app.lang))
 
+    def action_back(self) -> None:
+        """Back to the run the picker was opened from (the first picker has none)."""
+        if self.back:
+            self.dismiss(None)
+
+    def action_quit(self) -> None:
+        """q leaves the app from the first picker; from a run's picker, back to the run
+        (whose q asks first when acts would be lost)."""
+        if self.back:
+            self.dismiss(None)
+        else:
+            self.app.exit()
+
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         chosen = event.option.id
-        if chosen == SANDBOX_ID or chosen is None:
-            self.bk_app.open_session(None)
+        scenario = None if chosen == SANDBOX_ID or chosen is None else self.scenarios[int(chosen)]
+        if self.back:
+            self.dismiss(Picked(scenario))
         else:
-            self.bk_app.open_session(self.scenarios[int(chosen)])
+            self.bk_app.open_session(scenario)

@@ -236,15 +236,26 @@ def score_line(session: Session, lang: str) -> str:
 
 class NarrationPanel(Static):
     """Shows the current step, wrapped by Chinese rules (`cjk_wrap`) to its width; redrawn
-    only when what it says or its width changed."""
+    only when what it says, its width or its fold changed.
+
+    Folded (`fold` lines), a step longer than that shows its first lines and a last one
+    saying how many more there are and that `d` opens them: on a small screen the panel
+    the step is about stays in sight below it.
+    """
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__("", id=id)
         self._text: Text | None = None
-        self._shown: tuple[str, int] | None = None
+        self._fold: int | None = None
+        self._lang = "en"
+        self._shown: tuple[str, int, int | None, str] | None = None
+        self.hidden_lines = 0  # lines the fold leaves out now (0: the step is whole)
 
-    def show(self, text: Text) -> None:
+    def show(self, text: Text, *, fold: int | None = None, lang: str = "en") -> None:
+        """`fold`: at most this many lines, the last saying what is left out (None: all)."""
         self._text = text
+        self._fold = fold
+        self._lang = lang
         self._draw()
 
     def on_resize(self) -> None:
@@ -255,7 +266,20 @@ class NarrationPanel(Static):
         if text is None:
             return
         width = self.content_region.width or self.size.width or 80
-        if self._shown == (text.plain, width):
+        key = (text.plain, width, self._fold, self._lang)
+        if self._shown == key:
             return
-        self._shown = (text.plain, width)
-        self.update(wrap_text(text, width))
+        self._shown = key
+        wrapped = wrap_text(text, width)
+        lines = wrapped.split("\n", allow_blank=True)
+        fold = self._fold
+        if fold is None or len(lines) <= fold:
+            self.hidden_lines = 0
+            self.update(wrapped)
+            return
+        kept = lines[: max(1, fold - 1)]
+        self.hidden_lines = len(lines) - len(kept)
+        folded = Text("\n").join(kept)
+        folded.append("\n")
+        folded.append(tr("narration_more", self._lang, n=self.hidden_lines), style="bold dim")
+        self.update(folded)

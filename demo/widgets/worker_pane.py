@@ -18,7 +18,7 @@ from core.engine.durations import format_clock, format_duration
 from core.sim.heavy import format_size
 from core.sim.snapshot import Snapshot, WorkerView
 from core.sim.spec import WorkerState
-from demo.controls import worker_faults
+from demo.controls import FAULT_KEY, worker_faults
 from demo.i18n import state_word, token_word, tr, worker_name
 
 BAR_WIDTH = 14
@@ -148,6 +148,7 @@ class PaneState:
     client_clock: bool
     lang: str
     faults: bool = True  # the fault words (left out on a short screen: the palette has them)
+    chosen: bool = False  # the worker the fault keys act on: its words show their keys
 
 
 FAULT_STYLE = Style(bold=True, bgcolor="grey23")
@@ -294,12 +295,13 @@ class WorkerPane(Widget):
         head = self._parts[0]
         if head is None or head[0] != head_key:
             head = self._parts[0] = (head_key, split_lines(self._head(v, state)))
-        fault_key = (v.state == WorkerState.DEAD, v.partitioned, lang, state.faults)
+        self.set_class(state.chosen, "-chosen")
+        fault_key = (v.state == WorkerState.DEAD, v.partitioned, lang, state.faults, state.chosen)
         faults = self._parts[1]
         if faults is None or faults[0] != fault_key:
             words = Text()
             if state.faults:
-                self._append_faults(words, v, lang)
+                self._append_faults(words, v, lang, keys=state.chosen)
             faults = self._parts[1] = (fault_key, split_lines(words) if words.plain else [])
         lines = [*head[1], *self._live(v, state)]
         self._live_lines = (len(head[1]), len(lines))
@@ -380,8 +382,9 @@ class WorkerPane(Widget):
         )
         return lines
 
-    def _append_faults(self, text: Text, v: WorkerView, lang: str) -> None:
-        """Two lines of fault words; a dead worker's are dim and do nothing but Restart."""
+    def _append_faults(self, text: Text, v: WorkerView, lang: str, *, keys: bool) -> None:
+        """Two lines of fault words; a dead worker's are dim and do nothing but Restart.
+        `keys`: the chosen worker's words begin with the key that does them."""
         shown = worker_faults(dead=v.state == WorkerState.DEAD, partitioned=v.partitioned)
         self._words_at = {}
         lines = sorted({f.line for f, _acts in shown})
@@ -399,7 +402,8 @@ class WorkerPane(Widget):
                 else:
                     style = style + Style(meta={"@click": f"fault({fault.action!r})"})
                 # padded with no-break spaces: SVG renderers drop a styled run's leading spaces
-                label = f"\u00a0{tr(fault.word, lang)}\u00a0"
+                key = f"{FAULT_KEY[fault.action]}\u00a0" if keys and enabled else ""
+                label = f"\u00a0{key}{tr(fault.word, lang)}\u00a0"
                 self._words_at[fault.action] = (x + 1, y)  # in the words' own lines
                 text.append(label, style=style)
                 x += cell_len(label)
@@ -461,8 +465,11 @@ class WorkerGrid(Container):
         self.call_after_refresh(self._draw)
 
 
-def pane_states(snap: Snapshot, cfg: LeaseConfig, lang: str, faults: bool) -> list[PaneState]:
-    """Every worker's pane state in one snapshot; `faults`: the panes show fault buttons."""
+def pane_states(
+    snap: Snapshot, cfg: LeaseConfig, lang: str, faults: bool, chosen: str | None = None
+) -> list[PaneState]:
+    """Every worker's pane state in one snapshot; `faults`: the panes show fault buttons;
+    `chosen`: the worker the fault keys act on."""
     held = {w.task_id for w in snap.workers if w.task_id is not None}
     steps = {t.task_id: t.total_steps for t in snap.tasks if t.task_id in held}
     client_clock = snap.mode == Mode.CLIENT_CLOCK.value
@@ -479,6 +486,7 @@ def pane_states(snap: Snapshot, cfg: LeaseConfig, lang: str, faults: bool) -> li
             client_clock=client_clock,
             lang=lang,
             faults=faults,
+            chosen=w.id == chosen,
         )
         for w in snap.workers
     ]
