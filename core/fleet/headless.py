@@ -1,0 +1,236 @@
+"""`borrowed-keys fleet --headless`: real workers, random real faults, a verdict.
+
+The faults are the app's buttons, pressed by a seeded random hand on a worker that holds a
+lease: Kill (SIGKILL, restarted a moment later under the same id), Stall (SIGSTOP past its
+lease's expiry, then SIGCONT), Freeze (its heartbeat stops while its work goes on, then
+thaws) and Restart. The supervisor's clock only paces the hand; the database's clock judges
+every lease. The run ends after `seconds`, or sooner once every task is done; then the
+whole history is checked again from its first row.
+"""
+
+import enum
+import random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TextIO
+
+from core.engine.records import EventRow
+from core.fleet.supervisor import Fleet
+from core.fleet.verdict import Finding, HistoryCheck
+
+
+class Fault(enum.StrEnum):
+    KILL = "kill"
+    STALL = "stall"
+    FREEZE = "freeze"
+    RESTART = "restart"
+
+
+ALL_FAULTS = tuple(Fault)
+# How often the hand presses a button, in lease lengths between two faults.
+_GAP = (0.6, 1.4)
+
+
+@dataclass
+class HeadlessRun:
+    """What happened: faults pressed, workers that died on their own, the final check."""
+
+    faults: list[tuple[Fault, str]] = field(default_factory=list)
+    died: dict[str, int | None] = field(default_factory=dict)
+    live_findings: list[Finding] = field(default_factory=list)
+    check: HistoryCheck | None = None
+    seconds: float = 0.0
+    finished: bool = False
+
+
+def parse_faults(text: str) -> tuple[Fault, ...]:
+    """`random` (every fault), `none`, or a comma list of kill, stall, freeze, restart."""
+    text = text.strip().lower()
+    if text == "random":
+        return ALL_FAULTS
+    if text in ("none", ""):
+        return ()
+    out = []
+    for word in text.split(","):
+        try:
+            out.append(Fault(word.strip()))
+        except ValueError:
+            names = ", ".join(f.value for f in ALL_FAULTS)
+            raise ValueError(
+                f"unknown fault {word.strip()!r}: say random, none, or some of {names}"
+            ) from None
+    return tuple(out)
+
+
+def run_headless(
+    fleet: Fleet,
+    *,
+    workers: int,
+    tasks: int,
+    seconds: float,
+    faults: tuple[Fault, ...],
+    seed: int,
+    say: Callable[[str], None] = print,
+    tick_s: float = 0.1,
+) -> HeadlessRun:
+    """Run the fleet until `seconds` pass or every task is done; judge the history."""
+    rng = random.Random(seed)
+    ttl_s = fleet.settings.ttl_ms / 1000
+    run = HeadlessRun()
+    for _ in range(workers):
+        w = fleet.add_worker()
+        say(f"Started {w.worker_id} as pid {w.pid}.")
+    fleet.enqueue(tasks)
+    start = time.monotonic()
+    next_fault = start + rng.uniform(*_GAP) * ttl_s
+    undo: list[tuple[float, Callable[[], object]]] = []
+    expected_down: set[str] = set()
+    while True:
+        now = time.monotonic()
+        for ev in fleet.poll():
+            _tell_violations(fleet, ev, run, say)
+        for wid, w in fleet.workers.items():
+            if not w.alive and wid not in expected_down and wid not in run.died:
+                run.died[wid] = w.exit_status
+                say(f"{wid} (pid {w.pid}) ended by itself with exit status {w.exit_status}.")
+        for item in [u for u in undo if u[0] <= now]:
+            undo.remove(item)
+            item[1]()
+        if now - start >= seconds:
+            break
+        if not undo and fleet.resting():
+            run.finished = True
+            break
+        if faults and now >= next_fault:
+            _press(fleet, rng, faults, run, undo, expected_down, now, ttl_s, say)
+            next_fault = now + rng.uniform(*_GAP) * ttl_s
+        time.sleep(tick_s)  # the hand's pace: nothing waits on this for a verdict
+    for _at, action in undo:
+        action()
+    fleet.stop_workers()
+    for ev in fleet.poll():
+        _tell_violations(fleet, ev, run, say)
+    run.seconds = time.monotonic() - start
+    run.check = fleet.final_check()
+    return run
+
+
+def _tell_violations(
+    fleet: Fleet, ev: EventRow, run: HeadlessRun, say: Callable[[str], None]
+) -> None:
+    for f in fleet.found[len(run.live_findings) :]:
+        run.live_findings.append(f)
+        say(f"Violation, seen as it happened: {f.detail}.")
+
+
+def _press(
+    fleet: Fleet,
+    rng: random.Random,
+    faults: tuple[Fault, ...],
+    run: HeadlessRun,
+    undo: list[tuple[float, Callable[[], object]]],
+    expected_down: set[str],
+    now: float,
+    ttl_s: float,
+    say: Callable[[str], None],
+) -> None:
+    touched = {getattr(a, "worker_id", None) for _t, a in undo}
+    candidates = [
+        wid
+        for wid, w in fleet.workers.items()
+        if w.alive and not w.stalled and not w.frozen and wid not in touched
+    ]
+    holders = [wid for wid in candidates if fleet.workers[wid].belief.task is not None]
+    pool = holders or candidates
+    if not pool:
+        return
+    wid = rng.choice(pool)
+    fault = rng.choice(faults)
+    w = fleet.workers[wid]
+    run.faults.append((fault, wid))
+    held = f" holding {w.belief.task}" if w.belief.task else ""
+    if fault is Fault.KILL:
+        expected_down.add(wid)
+        fleet.kill(wid)
+        say(f"Killed {wid} (pid {w.pid}){held} with SIGKILL.")
+        undo.append((now + rng.uniform(0.3, 1.0) * ttl_s, _Restart(fleet, wid, expected_down, say)))
+    elif fault is Fault.STALL:
+        fleet.stall(wid)
+        say(f"Stalled {wid} (pid {w.pid}){held} with SIGSTOP.")
+        undo.append((now + rng.uniform(1.3, 2.5) * ttl_s, _Resume(fleet, wid, say)))
+    elif fault is Fault.FREEZE:
+        fleet.freeze(wid)
+        say(f"Froze the heartbeat of {wid} (pid {w.pid}){held}; its work goes on.")
+        undo.append((now + rng.uniform(1.3, 2.5) * ttl_s, _Thaw(fleet, wid, say)))
+    else:
+        old = w.pid
+        fleet.restart(wid)
+        say(f"Restarted {wid}{held}: pid {old} killed, pid {w.pid} started under the same id.")
+
+
+@dataclass
+class _Restart:
+    fleet: Fleet
+    worker_id: str
+    expected_down: set[str]
+    say: Callable[[str], None]
+
+    def __call__(self) -> None:
+        self.fleet.restart(self.worker_id)
+        self.expected_down.discard(self.worker_id)
+        pid = self.fleet.workers[self.worker_id].pid
+        self.say(f"Restarted {self.worker_id} as pid {pid}.")
+
+
+@dataclass
+class _Resume:
+    fleet: Fleet
+    worker_id: str
+    say: Callable[[str], None]
+
+    def __call__(self) -> None:
+        self.fleet.resume(self.worker_id)
+        self.say(f"Resumed {self.worker_id} with SIGCONT.")
+
+
+@dataclass
+class _Thaw:
+    fleet: Fleet
+    worker_id: str
+    say: Callable[[str], None]
+
+    def __call__(self) -> None:
+        self.fleet.thaw(self.worker_id)
+        self.say(f"Thawed the heartbeat of {self.worker_id}.")
+
+
+def verdict_lines(run: HeadlessRun, fleet: Fleet) -> list[str]:
+    """The verdict in sentences."""
+    check = run.check
+    assert check is not None
+    lines = [
+        f"{len(fleet.workers)} worker processes ran for {run.seconds:.0f} s with "
+        f"{len(run.faults)} faults; {check.claims} claims, {check.completed} tasks completed, "
+        f"{check.accepted_pages} pages accepted and {check.refused_pages} refused.",
+        f"The whole history ({check.events} events) was checked again from its first row.",
+    ]
+    if not run.finished:
+        lines.append("Not every task was done when the time ran out.")
+    for wid, status in run.died.items():
+        lines.append(f"{wid} ended by itself with exit status {status}.")
+    if check.findings:
+        lines.append(f"Verdict: broken. {len(check.findings)} safety rules were broken:")
+        lines.extend(f"  {f.detail}." for f in check.findings[:20])
+    else:
+        lines.append(
+            "Verdict: held. Every accepted page came from its task's current live lease with "
+            "the newest fence token, no two leases were live at once, each effect was applied "
+            "once and each task completed once."
+        )
+    return lines
+
+
+def write_lines(lines: list[str], out: TextIO) -> None:
+    for line in lines:
+        print(line, file=out)

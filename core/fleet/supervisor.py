@@ -1,0 +1,441 @@
+"""The fleet: real `borrowed-keys worker` processes against one database, their faults, and
+the same safety checker the simulations use, judging the events table as it grows.
+
+The app (`borrowed-keys fleet`) and the headless run drive one `Fleet`. Every call that
+touches the database or starts a process runs on the fleet's own thread: the store's
+connection stays on one thread, and the parent-death signal (which fires when the thread
+that started a child ends) is tied to a thread that lives exactly as long as the fleet.
+The database's clock judges every lease; the supervisor only watches, signals and reads.
+"""
+
+import contextlib
+import itertools
+import os
+import shutil
+import sys
+import tempfile
+import threading
+import time
+import warnings
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+from core.engine.clock import DatabaseClock
+from core.engine.config import LeaseConfig, Mode
+from core.engine.durations import format_duration
+from core.engine.errors import BorrowedKeysError
+from core.engine.records import EffectRow, EventRow, LedgerRow, TaskRow
+from core.engine.store import LeaseStore
+from core.engine.vocabulary import EventKind, TaskStatus
+from core.fleet.process import Belief, WorkerProcess
+from core.fleet.verdict import Finding, HistoryCheck, check_history
+from core.sim.checker import SafetyChecker
+from core.sim.simulation import run_inline
+from core.sim.spec import TASK_KINDS
+
+T = TypeVar("T")
+
+# Rejections the Rejected panel lists: every refusal the store wrote, newest last.
+REFUSALS = frozenset(
+    {
+        EventKind.WRITE_REJECTED,
+        EventKind.RENEW_REJECTED,
+        EventKind.CHECKPOINT_REJECTED,
+        EventKind.EFFECT_REJECTED,
+        EventKind.COMPLETE_REJECTED,
+        EventKind.CLAIM_REJECTED,
+        EventKind.PARK_REJECTED,
+        EventKind.FAIL_REJECTED,
+    }
+)
+# The task kinds a fleet enqueues by default: the one that waits for a person's approval
+# is left out, so a headless run can finish by itself.
+FLEET_KINDS = tuple(k for k in TASK_KINDS if k != "approval")
+
+
+@dataclass(frozen=True, slots=True)
+class FleetSettings:
+    """How the fleet's workers run and what they are given to do."""
+
+    db: str
+    ttl_ms: int = 6_000
+    heartbeat_ms: int | None = None  # default: a third of the ttl
+    poll_ms: int = 250
+    steps: int = 5
+    step_ms: int | None = None  # default: a third of the ttl
+    mode: Mode = Mode.CORRECT  # another mode plants one of the design's mistakes
+    env: dict[str, str] | None = None  # the workers' environment (None: this one's)
+
+    @property
+    def config(self) -> LeaseConfig:
+        return LeaseConfig(
+            ttl_ms=self.ttl_ms, heartbeat_every_ms=self.heartbeat_ms, poll_every_ms=self.poll_ms
+        ).validated()
+
+    @property
+    def step_time_ms(self) -> int:
+        return self.step_ms if self.step_ms is not None else max(50, self.ttl_ms // 3)
+
+
+@dataclass(frozen=True, slots=True)
+class FaultNote:
+    """A fault the supervisor caused: when (wall clock, ms), what, to whom."""
+
+    at: int
+    event: EventKind
+    worker_id: str
+    pid: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerView:
+    """One worker as a frame shows it: the process, and what it believes."""
+
+    worker_id: str
+    pid: int | None
+    ours: bool  # a child of this fleet (fault buttons), or one started elsewhere
+    alive: bool
+    exit_status: int | None
+    stalled: bool
+    frozen: bool
+    belief: Belief
+    restarts: int
+
+
+@dataclass(frozen=True, slots=True)
+class FleetView:
+    """One snapshot of the fleet and the store's rows: what one frame renders."""
+
+    now_ms: int
+    workers: tuple[WorkerView, ...]
+    tasks: tuple[TaskRow, ...]
+    ledger: tuple[LedgerRow, ...]
+    refused: tuple[EventRow, ...]
+    recent: tuple[EventRow, ...]
+    violations: tuple[Finding, ...]
+    events_seen: int
+
+
+@dataclass
+class _Database:
+    url: str
+    folder: Path | None  # a fresh folder this fleet made (removed on close)
+    server: Any = None  # an embedded PostgreSQL this fleet started (stopped on close)
+
+
+def open_database(db: str | None, pg: bool, folder: Path | None = None) -> _Database:
+    """The database a fleet runs on: `db` as given, a fresh embedded PostgreSQL (`pg`), or
+    by default a SQLite file in a fresh folder."""
+    made = None
+    if folder is None and (db is None or pg):
+        folder = made = Path(tempfile.mkdtemp(prefix="bk-fleet-"))
+    if pg:
+        assert folder is not None
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # platformdirs on XDG_RUNTIME_DIR
+            import pgserver
+
+            server = pgserver.get_server(folder / "pg", cleanup_mode="delete")  # type: ignore[attr-defined]
+        return _Database(str(server.get_uri()), made, server)
+    if db is None:
+        assert folder is not None
+        return _Database(str(folder / "fleet.db"), made)
+    return _Database(db, made)
+
+
+class Fleet:
+    """Worker processes by id on one database, read and judged as they run."""
+
+    def __init__(self, settings: FleetSettings, logs: Path, database: Any = None) -> None:
+        self.settings = settings
+        self.logs = logs
+        logs.mkdir(parents=True, exist_ok=True)
+        self._database: _Database | None = database
+        self.workers: dict[str, WorkerProcess] = {}
+        self.checker = SafetyChecker(ttl_ms=settings.ttl_ms)
+        self.found: list[Finding] = []
+        self.events: list[EventRow] = []  # the whole history read so far, in order
+        self._seen = 0
+        self._ids = itertools.count(1)
+        self._task_ids = itertools.count(1)
+        # What the supervisor did to its workers, by the wall clock (ms), for the screen
+        # and the saved history. Not written to the store: a worker stopped by SIGSTOP in
+        # the middle of a SQLite transaction holds the write lock until it is resumed, and
+        # the supervisor, which is the one to resume it, must never wait for that lock.
+        self.faults: list[FaultNote] = []
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="fleet")
+        # Writes (enqueue, approve) on a thread and a connection of their own, for the same
+        # reason: the reads and the signals go on while a write waits for the lock.
+        self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="fleet-write")
+        self._closed = False
+        self._lock = threading.Lock()
+        self.store: LeaseStore = self._do(self._open)
+        self._wstore: LeaseStore = self._writer.submit(self._open).result()
+
+    def _open(self) -> LeaseStore:
+        return LeaseStore.open_inline(
+            self.settings.db, clock=DatabaseClock(), config=self.settings.config
+        )
+
+    # -- the fleet's own thread ---------------------------------------------------------------
+
+    def _do(self, fn: Callable[[], T]) -> T:
+        return self._pool.submit(fn).result()
+
+    # -- workers ----------------------------------------------------------------------------
+
+    def _command(self, worker_id: str) -> list[str]:
+        s = self.settings
+        cfg = s.config
+        return [
+            sys.executable,
+            "-m",
+            "core.tools.realworker",
+            "worker",
+            "--db",
+            s.db,
+            "--id",
+            worker_id,
+            "--ttl",
+            format_duration(cfg.ttl_ms),
+            "--heartbeat-every",
+            format_duration(cfg.heartbeat_ms),
+            "--renew-deadline",
+            format_duration(cfg.deadline_ms),
+            "--poll-every",
+            format_duration(cfg.poll_every_ms),
+            "--mode",
+            s.mode.value,
+            "--json",
+            "--control",
+        ]
+
+    def add_worker(self, worker_id: str | None = None) -> WorkerProcess:
+        """Start one more worker process (w1, w2, ... unless named)."""
+        with self._lock:
+            while worker_id is None or worker_id in self.workers:
+                worker_id = f"w{next(self._ids)}"
+            proc = WorkerProcess(
+                worker_id, self._command(worker_id), self.logs, env=self.settings.env
+            )
+            self.workers[worker_id] = proc
+        self._do(proc.start)
+        return proc
+
+    def restart(self, worker_id: str) -> WorkerProcess:
+        """A new process under the same id (the old one killed first if it still runs)."""
+        proc = self.workers[worker_id]
+        if proc.alive:
+            proc.kill()
+            self._note(EventKind.KILLED, worker_id, pid=proc.pid)
+        self._do(proc.start)
+        self._note(EventKind.RESTARTED, worker_id, pid=proc.pid)
+        return proc
+
+    def kill(self, worker_id: str) -> bool:
+        proc = self.workers[worker_id]
+        pid = proc.pid
+        done = proc.kill()
+        if done:
+            self._note(EventKind.KILLED, worker_id, pid=pid)
+        return done
+
+    def stall(self, worker_id: str) -> bool:
+        done = self.workers[worker_id].stall()
+        if done:
+            self._note(EventKind.STALLED, worker_id, pid=self.workers[worker_id].pid)
+        return done
+
+    def resume(self, worker_id: str) -> bool:
+        was = self.workers[worker_id].stalled
+        done = self.workers[worker_id].resume()
+        if done and was:
+            self._note(EventKind.RESUMED, worker_id, pid=self.workers[worker_id].pid)
+        return done
+
+    def freeze(self, worker_id: str) -> bool:
+        done = self.workers[worker_id].freeze()
+        if done:
+            self._note(EventKind.HEARTBEAT_FROZEN, worker_id, pid=self.workers[worker_id].pid)
+        return done
+
+    def thaw(self, worker_id: str) -> bool:
+        was = self.workers[worker_id].frozen
+        done = self.workers[worker_id].thaw()
+        if done and was:
+            self._note(EventKind.RESUMED, worker_id, pid=self.workers[worker_id].pid)
+        return done
+
+    def _note(self, event: EventKind, worker_id: str, pid: int | None) -> None:
+        """A fault the supervisor caused, kept beside the store's own lines."""
+        self.faults.append(FaultNote(time.time_ns() // 1_000_000, event, worker_id, pid))
+
+    def _write(self, fn: Callable[[], T]) -> T:
+        return self._writer.submit(fn).result()
+
+    # -- tasks ------------------------------------------------------------------------------
+
+    def enqueue(self, n: int, kinds: tuple[str, ...] = FLEET_KINDS) -> list[str]:
+        """Add `n` tasks (t1, t2, ... not used yet), kinds in turn."""
+        s = self.settings
+
+        store = self._wstore
+
+        def go() -> list[str]:
+            have = {row.task_id for row in run_inline(store.tasks())}
+            made: list[str] = []
+            for _ in range(n):
+                task_id = f"t{next(self._task_ids)}"
+                while task_id in have:
+                    task_id = f"t{next(self._task_ids)}"
+                kind = kinds[(len(have) + len(made)) % len(kinds)]
+                payload = {"steps": s.steps, "step_time_ms": s.step_time_ms}
+                run_inline(store.enqueue(task_id, kind, payload, 100))
+                made.append(task_id)
+            return made
+
+        return self._write(go)
+
+    def approve_waiting(self) -> list[str]:
+        """Approve every task waiting for a person (what a click on Approve does)."""
+
+        store = self._wstore
+
+        def go() -> list[str]:
+            waiting = [r.task_id for r in run_inline(store.tasks()) if r.status == "waiting"]
+            for task_id in waiting:
+                run_inline(store.approve(task_id))
+            return waiting
+
+        return self._write(go)
+
+    # -- reading and judging ------------------------------------------------------------------
+
+    def poll(self) -> list[EventRow]:
+        """Read the events written since the last look and judge each one as it comes."""
+
+        def go() -> list[EventRow]:
+            fresh = run_inline(self.store.events(self._seen))
+            if fresh:
+                self._seen = fresh[-1].seq
+            return fresh
+
+        fresh = self._do(go)
+        for ev in fresh:
+            self.events.append(ev)
+            for v in self.checker.observe(ev):
+                self.found.append(Finding(v.name.value, v.task_id, v.worker_id, v.at, v.detail))
+        return fresh
+
+    def rows(self) -> tuple[list[TaskRow], list[LedgerRow], list[EffectRow]]:
+        def go() -> tuple[list[TaskRow], list[LedgerRow], list[EffectRow]]:
+            return (
+                run_inline(self.store.tasks()),
+                run_inline(self.store.ledger()),
+                run_inline(self.store.effects()),
+            )
+
+        return self._do(go)
+
+    def now_ms(self) -> int:
+        return self._do(lambda: run_inline(self.store.driver.read(self.store._now)))
+
+    def snapshot(self, recent: int = 40) -> FleetView:
+        """Read what is new and the store's rows: one frame's worth, in one call."""
+        self.poll()
+        tasks, ledger, _effects = self.rows()
+        now = self.now_ms()
+        views = [self._view(w) for w in self.workers.values()]
+        ours = set(self.workers)
+        elsewhere = sorted(
+            {e.worker_id for e in self.events if e.worker_id and e.worker_id not in ours}
+        )
+        holders = {r.owner_id: r for r in tasks if r.status == TaskStatus.RUNNING}
+        for wid in elsewhere:
+            row = holders.get(wid)
+            belief = Belief(
+                state="working" if row is not None else "idle",
+                task=row.task_id if row is not None else None,
+                lease_token=row.lease_token if row is not None else None,
+                fence_token=row.fence_token if row is not None else None,
+                expires_at=row.lease_expires_at if row is not None else None,
+            )
+            views.append(WorkerView(wid, None, False, True, None, False, False, belief, 0))
+        refused = tuple(e for e in self.events if e.event in REFUSALS)
+        return FleetView(
+            now_ms=now,
+            workers=tuple(views),
+            tasks=tuple(tasks),
+            ledger=tuple(ledger),
+            refused=refused[-recent:],
+            recent=tuple(self.events[-recent:]),
+            violations=tuple(self.found),
+            events_seen=len(self.events),
+        )
+
+    def _view(self, w: WorkerProcess) -> WorkerView:
+        return WorkerView(
+            w.worker_id,
+            w.pid,
+            True,
+            w.alive,
+            w.exit_status,
+            w.stalled,
+            w.frozen,
+            w.belief,
+            max(0, w.generation - 1),
+        )
+
+    def resting(self) -> bool:
+        """Every task done, dead or waiting for a person: nothing left to work on."""
+        tasks, _l, _e = self.rows()
+        return bool(tasks) and all(
+            r.status in (TaskStatus.DONE, TaskStatus.DEAD, TaskStatus.WAITING) for r in tasks
+        )
+
+    def final_events(self) -> list[EventRow]:
+        """The whole events table, read again from its first row."""
+        return self._do(lambda: run_inline(self.store.events(0)))
+
+    def final_check(self) -> HistoryCheck:
+        """The whole events table read again from its first row and judged afresh, with the
+        store's final rows."""
+        events = self.final_events()
+        tasks, _ledger, effects = self.rows()
+        return check_history(events, ttl_ms=self.settings.ttl_ms, tasks=tasks, effects=effects)
+
+    # -- the end ----------------------------------------------------------------------------
+
+    def stop_workers(self) -> dict[str, int | None]:
+        """Ask every worker to stop (resumed first if stalled); their exit statuses."""
+        return {wid: w.stop() for wid, w in self.workers.items()}
+
+    def close(self) -> None:
+        """Stop every worker, close the store, stop an embedded server, remove a fresh
+        folder. Safe to call twice."""
+        if self._closed:
+            return
+        self._closed = True
+        self.stop_workers()
+        with contextlib.suppress(BorrowedKeysError):
+            self._do(lambda: run_inline(self.store.close()))
+        with contextlib.suppress(BorrowedKeysError):
+            self._write(lambda: run_inline(self._wstore.close()))
+        self._pool.shutdown(wait=True)
+        self._writer.shutdown(wait=True)
+        db = self._database
+        if db is not None:
+            if db.server is not None:
+                with contextlib.suppress(Exception):
+                    db.server.cleanup()
+            if db.folder is not None and not os.environ.get("BK_FLEET_KEEP"):
+                shutil.rmtree(db.folder, ignore_errors=True)
+
+    def __enter__(self) -> "Fleet":
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()

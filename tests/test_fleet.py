@@ -1,0 +1,209 @@
+"""The fleet: real worker processes under a supervisor, faulted by signals and by their
+control channel, judged by the simulations' safety checker from the events table.
+
+Real processes on the real clock (marked slow), with 1.5 s leases so each test takes
+seconds. They wait on what a worker prints (its JSON lines) or on the process table, never
+for a stretch of time; every wait has a generous bound (WAIT_S) that only a hung run reaches.
+"""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from core.engine.config import Mode
+from core.fleet.process import WorkerProcess
+from core.fleet.supervisor import Fleet, FleetSettings
+from core.fleet.verdict import Verdict
+from tests.pgserver_kit import with_schema
+
+pytestmark = pytest.mark.slow
+
+WAIT_S = 120.0
+ROOT = Path(__file__).resolve().parent.parent
+Line = dict[str, Any]
+
+
+def holds(task: str) -> Callable[[Line], bool]:
+    return lambda line: line.get("t") == "belief" and (line.get("lease") or {}).get("task") == task
+
+
+def in_a_step(task: str) -> Callable[[Line], bool]:
+    """Holding `task` and inside a step: its work is waiting for the step to end, which it
+    will have by the time it is resumed, so its page is the first thing it sends."""
+    return lambda line: holds(task)(line) and line.get("step") is not None
+
+
+def said(event: str, reason: str | None = None) -> Callable[[Line], bool]:
+    def match(line: Line) -> bool:
+        if line.get("t") != "event" or line.get("event") != event:
+            return False
+        return reason is None or line.get("reason") == reason
+
+    return match
+
+
+def wait(proc: WorkerProcess, what: Callable[[Line], bool], since: int = 0) -> Line:
+    line = proc.wait_for(what, WAIT_S, since=since)
+    assert line is not None, f"{proc.worker_id} never said it: {proc.said()[-5:]}"
+    return line
+
+
+def make_fleet(db: str, tmp_path: Path, **kw: Any) -> Fleet:
+    settings = FleetSettings(db=db, ttl_ms=1500, poll_ms=150, steps=6, step_ms=600, **kw)
+    return Fleet(settings, tmp_path / "logs")
+
+
+@pytest.fixture
+def fleet(tmp_path: Path) -> Iterator[Fleet]:
+    f = make_fleet(str(tmp_path / "fleet.db"), tmp_path)
+    yield f
+    f.close()
+
+
+def stall_takeover_resume(fleet: Fleet) -> None:
+    """Stall the holder past its expiry, let another worker claim, resume the first: its
+    next page is refused as fenced, in its own words, in the store's rows and in the check."""
+    fleet.enqueue(1)
+    w1 = fleet.add_worker()
+    wait(w1, in_a_step("t1"))
+    assert fleet.stall("w1")
+    mark = len(w1.said())
+    w2 = fleet.add_worker()
+    wait(w2, said("claimed"))  # only after w1's lease ran out by the database's clock
+    assert fleet.resume("w1")
+    refused = wait(w1, said("write_rejected"), since=mark)
+    assert refused["reason"] == "fenced"
+    wait(w2, said("completed"))
+    view = fleet.snapshot()
+    assert any(
+        e.event == "write_rejected" and e.worker_id == "w1" and e.reason == "fenced"
+        for e in view.refused
+    )
+    check = fleet.final_check()
+    assert check.verdict is Verdict.HELD, check.findings
+    assert check.refused_pages >= 1 and check.completed == 1
+
+
+def test_a_stalled_holder_resumed_after_a_takeover_is_fenced(fleet: Fleet) -> None:
+    stall_takeover_resume(fleet)
+
+
+def test_a_holder_killed_mid_step_leaves_its_task_completed_once(fleet: Fleet) -> None:
+    fleet.enqueue(1)
+    w1 = fleet.add_worker()
+    wait(w1, said("write_accepted"))  # one page in: killed between steps, lease live
+    assert fleet.kill("w1")
+    assert w1.exit_status == -signal.SIGKILL
+    w2 = fleet.add_worker()
+    done = wait(w2, said("completed"))
+    assert done["task"] == "t1"
+    check = fleet.final_check()
+    assert check.verdict is Verdict.HELD, check.findings
+    assert check.completed == 1 and check.claims == 2
+
+
+def test_a_frozen_heartbeat_loses_the_lease_while_the_work_goes_on(fleet: Fleet) -> None:
+    fleet.enqueue(1)
+    w1 = fleet.add_worker()
+    wait(w1, holds("t1"))
+    assert fleet.freeze("w1")
+    mark = len(w1.said())
+    w2 = fleet.add_worker()
+    wait(w2, said("claimed"))
+    # Its heartbeat stopped, not its work: it wrote (or tried to write) another page after
+    # the freeze, and never renewed again.
+    wait(w1, lambda line: said("write_accepted")(line) or said("write_rejected")(line), mark)
+    assert not any(said("renewed")(line) for line in w1.said()[mark:])
+    wait(w2, said("completed"))
+    check = fleet.final_check()
+    assert check.verdict is Verdict.HELD, check.findings
+    assert check.completed == 1
+
+
+def test_a_worker_that_skips_the_fence_turns_the_verdict_red(tmp_path: Path) -> None:
+    """The planted bug: the same stall, with workers whose ledger takes any token."""
+    f = make_fleet(str(tmp_path / "bug.db"), tmp_path, mode=Mode.NO_FENCING)
+    try:
+        f.enqueue(1)
+        w1 = f.add_worker()
+        wait(w1, in_a_step("t1"))
+        f.stall("w1")
+        mark = len(w1.said())
+        w2 = f.add_worker()
+        wait(w2, said("claimed"))
+        f.resume("w1")
+        wait(w1, said("write_accepted"), since=mark)  # the stale page, taken
+        f.poll()
+        assert f.found, "the running checker saw nothing"
+        check = f.final_check()
+        assert check.verdict is Verdict.BROKEN
+        assert "stale_write_accepted" in {x.rule for x in check.findings}
+    finally:
+        f.close()
+
+
+def test_headless_runs_random_faults_and_exits_on_its_verdict(tmp_path: Path) -> None:
+    save = tmp_path / "run.jsonl"
+    cmd = [sys.executable, "-m", "demo.cli", "fleet", "--headless", "--workers", "3"]
+    cmd += ["--tasks", "3", "--ttl", "1500ms", "--step-time", "300ms", "--steps", "3"]
+    cmd += ["--seconds", "30", "--seed", "7", "--save", str(save)]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=WAIT_S, cwd=ROOT)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "Verdict: held." in done.stdout
+    assert "Traceback" not in done.stderr
+    last = save.read_text().splitlines()[-1]
+    assert '"verdict": "held"' in last
+
+
+def test_headless_refuses_bad_options_in_one_line() -> None:
+    cmd = [sys.executable, "-m", "demo.cli", "fleet", "--headless", "--faults", "meteor"]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=WAIT_S, cwd=ROOT)
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1 and "meteor" in done.stderr
+
+
+def _gone(pid: int) -> bool:
+    """Whether a process has ended (a zombie nobody reaped yet has ended too)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except FileNotFoundError:
+        return True
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_no_worker_outlives_a_sigkilled_supervisor(tmp_path: Path) -> None:
+    cmd = [sys.executable, "-m", "demo.cli", "fleet", "--headless", "--workers", "3"]
+    cmd += ["--tasks", "3", "--ttl", "1500ms", "--seconds", "120", "--faults", "stall"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, cwd=ROOT)
+    assert proc.stdout is not None
+    pids = []
+    for line in proc.stdout:  # "Started w1 as pid N." for each worker
+        if line.startswith("Started "):
+            pids.append(int(line.rstrip(".\n").rsplit(" ", 1)[1]))
+        if len(pids) == 3:
+            break
+    assert len(pids) == 3 and not any(_gone(p) for p in pids)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=WAIT_S)
+    end = time.monotonic() + 5.0
+    while not all(_gone(p) for p in pids) and time.monotonic() < end:
+        time.sleep(0.05)  # polling the process table, bounded by the 5 s the rule allows
+    assert [p for p in pids if not _gone(p)] == []
+
+
+def test_on_postgresql_a_stalled_holder_resumed_after_a_takeover_is_fenced(
+    postgres_url: str, tmp_path: Path
+) -> None:
+    f = make_fleet(with_schema(postgres_url), tmp_path)
+    try:
+        stall_takeover_resume(f)
+    finally:
+        f.close()
