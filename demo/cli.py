@@ -98,8 +98,9 @@ def run_fleet(args: argparse.Namespace) -> int:
         from core.fleet.command import run_headless_command
 
         return run_headless_command(args)
-    print("borrowed-keys fleet: only --headless so far", file=sys.stderr)
-    return EXIT_BAD_INPUT
+    from demo.fleet_app import run_fleet_app
+
+    return run_fleet_app(args)
 
 
 # The app's commands, listed first by `--help`. A new one is one line here.

@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from core.engine.config import Mode
+from core.fleet.frame import FrameMaker
 from core.fleet.process import WorkerProcess
 from core.fleet.supervisor import Fleet, FleetSettings
 from core.fleet.verdict import Verdict
@@ -81,10 +82,10 @@ def stall_takeover_resume(fleet: Fleet) -> None:
     refused = wait(w1, said("write_rejected"), since=mark)
     assert refused["reason"] == "fenced"
     wait(w2, said("completed"))
-    view = fleet.snapshot()
+    snap = FrameMaker(fleet).frame().snap  # what the Rejected panel shows
     assert any(
-        e.event == "write_rejected" and e.worker_id == "w1" and e.reason == "fenced"
-        for e in view.refused
+        r.operation == "write" and r.worker_id == "w1" and r.reason == "fenced"
+        for r in snap.rejections
     )
     check = fleet.final_check()
     assert check.verdict is Verdict.HELD, check.findings
@@ -205,5 +206,73 @@ def test_on_postgresql_a_stalled_holder_resumed_after_a_takeover_is_fenced(
     f = make_fleet(with_schema(postgres_url), tmp_path)
     try:
         stall_takeover_resume(f)
+    finally:
+        f.close()
+
+
+async def test_the_app_drives_real_processes_and_saves_their_history(tmp_path: Path) -> None:
+    """Pilot: the fleet screen's Stall and Resume on a real holder; the Rejected panel shows
+    its page refused as fenced, the light stays green, and `s` saves a history that held."""
+    from demo.fleet_app import FleetApp
+    from demo.screens.fleet import FleetScreen
+    from demo.widgets.panels import RejectedTable
+    from demo.widgets.worker_pane import WorkerGrid, WorkerPane
+
+    f = make_fleet(str(tmp_path / "app.db"), tmp_path)
+    saves = tmp_path / "saves"
+    try:
+        f.enqueue(1)
+        w1 = f.add_worker()
+        app = FleetApp(f, "en", saves)
+        async with app.run_test(size=(160, 50)) as pilot:
+            screen = app.screen
+            assert isinstance(screen, FleetScreen)
+
+            async def until(what: str, found: Callable[[], bool]) -> None:
+                end = time.monotonic() + WAIT_S
+                while not found():
+                    assert time.monotonic() < end, f"{what}: not within {WAIT_S:.0f} s"
+                    await pilot.pause(0.05)  # the screen reads a frame every 0.1 s
+
+            def pane_of(wid: str) -> Any:
+                frame = screen.frame
+                assert frame is not None
+                return next((v for v in frame.snap.workers if v.id == wid), None)
+
+            await until(
+                "w1 in a step of t1",
+                lambda: (
+                    (v := pane_of("w1")) is not None and v.task_id == "t1" and v.step is not None
+                ),
+            )
+            grid = app.screen.query_one("#workers", WorkerGrid)
+            assert f"pid {w1.pid}" in str(grid.panes["w1"].border_title)
+            screen.post_message(WorkerPane.FaultRequested("w1", "stall"))
+            await until("w1 stalled", lambda: (v := pane_of("w1")) is not None and v.stalled)
+            f.add_worker("w2")
+            await until(
+                "w2 holds t1", lambda: (v := pane_of("w2")) is not None and v.task_id == "t1"
+            )
+            screen.post_message(WorkerPane.FaultRequested("w1", "resume"))
+            table = app.screen.query_one("#rejected", RejectedTable)
+
+            def fenced_in_panel() -> bool:
+                frame = screen.frame
+                return (
+                    frame is not None
+                    and any(
+                        r.worker_id == "w1" and r.reason == "fenced" and r.operation == "write"
+                        for r in frame.snap.rejections
+                    )
+                    and table.row_count > 0
+                )
+
+            await until("w1's page refused in the Rejected panel", fenced_in_panel)
+            assert screen.frame is not None and screen.frame.snap.violations == {}
+            await pilot.press("s")
+            await until("the history saved", lambda: any(saves.glob("fleet-*.jsonl")))
+            saved = next(saves.glob("fleet-*.jsonl"))
+            await until("the save written whole", lambda: '"verdict"' in saved.read_text())
+            assert '"verdict": "held"' in saved.read_text().splitlines()[-1]
     finally:
         f.close()

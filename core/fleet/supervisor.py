@@ -27,10 +27,10 @@ from core.engine.clock import DatabaseClock
 from core.engine.config import LeaseConfig, Mode
 from core.engine.durations import format_duration
 from core.engine.errors import BorrowedKeysError
-from core.engine.records import EffectRow, EventRow, LedgerRow, TaskRow
+from core.engine.records import CheckpointRow, EffectRow, EventRow, LedgerRow, TaskRow
 from core.engine.store import LeaseStore
 from core.engine.vocabulary import EventKind, TaskStatus
-from core.fleet.process import Belief, WorkerProcess
+from core.fleet.process import WorkerProcess
 from core.fleet.verdict import Finding, HistoryCheck, check_history
 from core.sim.checker import SafetyChecker
 from core.sim.simulation import run_inline
@@ -38,19 +38,6 @@ from core.sim.spec import TASK_KINDS
 
 T = TypeVar("T")
 
-# Rejections the Rejected panel lists: every refusal the store wrote, newest last.
-REFUSALS = frozenset(
-    {
-        EventKind.WRITE_REJECTED,
-        EventKind.RENEW_REJECTED,
-        EventKind.CHECKPOINT_REJECTED,
-        EventKind.EFFECT_REJECTED,
-        EventKind.COMPLETE_REJECTED,
-        EventKind.CLAIM_REJECTED,
-        EventKind.PARK_REJECTED,
-        EventKind.FAIL_REJECTED,
-    }
-)
 # The task kinds a fleet enqueues by default: the one that waits for a person's approval
 # is left out, so a headless run can finish by itself.
 FLEET_KINDS = tuple(k for k in TASK_KINDS if k != "approval")
@@ -88,35 +75,6 @@ class FaultNote:
     event: EventKind
     worker_id: str
     pid: int | None
-
-
-@dataclass(frozen=True, slots=True)
-class WorkerView:
-    """One worker as a frame shows it: the process, and what it believes."""
-
-    worker_id: str
-    pid: int | None
-    ours: bool  # a child of this fleet (fault buttons), or one started elsewhere
-    alive: bool
-    exit_status: int | None
-    stalled: bool
-    frozen: bool
-    belief: Belief
-    restarts: int
-
-
-@dataclass(frozen=True, slots=True)
-class FleetView:
-    """One snapshot of the fleet and the store's rows: what one frame renders."""
-
-    now_ms: int
-    workers: tuple[WorkerView, ...]
-    tasks: tuple[TaskRow, ...]
-    ledger: tuple[LedgerRow, ...]
-    refused: tuple[EventRow, ...]
-    recent: tuple[EventRow, ...]
-    violations: tuple[Finding, ...]
-    events_seen: int
 
 
 @dataclass
@@ -340,54 +298,12 @@ class Fleet:
 
         return self._do(go)
 
+    def checkpoints(self) -> list[CheckpointRow]:
+        return self._do(lambda: run_inline(self.store.checkpoints()))
+
     def now_ms(self) -> int:
+        """The store's clock (the database's), which judges every lease."""
         return self._do(lambda: run_inline(self.store.driver.read(self.store._now)))
-
-    def snapshot(self, recent: int = 40) -> FleetView:
-        """Read what is new and the store's rows: one frame's worth, in one call."""
-        self.poll()
-        tasks, ledger, _effects = self.rows()
-        now = self.now_ms()
-        views = [self._view(w) for w in self.workers.values()]
-        ours = set(self.workers)
-        elsewhere = sorted(
-            {e.worker_id for e in self.events if e.worker_id and e.worker_id not in ours}
-        )
-        holders = {r.owner_id: r for r in tasks if r.status == TaskStatus.RUNNING}
-        for wid in elsewhere:
-            row = holders.get(wid)
-            belief = Belief(
-                state="working" if row is not None else "idle",
-                task=row.task_id if row is not None else None,
-                lease_token=row.lease_token if row is not None else None,
-                fence_token=row.fence_token if row is not None else None,
-                expires_at=row.lease_expires_at if row is not None else None,
-            )
-            views.append(WorkerView(wid, None, False, True, None, False, False, belief, 0))
-        refused = tuple(e for e in self.events if e.event in REFUSALS)
-        return FleetView(
-            now_ms=now,
-            workers=tuple(views),
-            tasks=tuple(tasks),
-            ledger=tuple(ledger),
-            refused=refused[-recent:],
-            recent=tuple(self.events[-recent:]),
-            violations=tuple(self.found),
-            events_seen=len(self.events),
-        )
-
-    def _view(self, w: WorkerProcess) -> WorkerView:
-        return WorkerView(
-            w.worker_id,
-            w.pid,
-            True,
-            w.alive,
-            w.exit_status,
-            w.stalled,
-            w.frozen,
-            w.belief,
-            max(0, w.generation - 1),
-        )
 
     def resting(self) -> bool:
         """Every task done, dead or waiting for a person: nothing left to work on."""
