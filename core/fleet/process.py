@@ -203,17 +203,23 @@ class WorkerProcess:
         self.frozen = self.frozen and not done
         return done
 
+    def ask_to_stop(self) -> None:
+        """SIGCONT (should it be stalled) and `stop` on its control channel, which closes."""
+        if self.proc is None or not self.alive:
+            return
+        self.resume()
+        self._tell("stop")
+        with contextlib.suppress(OSError, ValueError):
+            stdin: IO[bytes] | None = self.proc.stdin
+            if stdin is not None:
+                stdin.close()
+
     def stop(self, wait_s: float = 10.0) -> int | None:
-        """Ask it to stop (SIGCONT first, should it be stalled), then SIGKILL if it will not."""
+        """Ask it to stop, wait for it, and SIGKILL it if it will not."""
         if self.proc is None:
             return None
         if self.alive:
-            self.resume()
-            self._tell("stop")
-            with contextlib.suppress(OSError, ValueError):
-                stdin: IO[bytes] | None = self.proc.stdin
-                if stdin is not None:
-                    stdin.close()
+            self.ask_to_stop()
             try:
                 self.proc.wait(timeout=wait_s)
             except subprocess.TimeoutExpired:

@@ -327,6 +327,8 @@ class Fleet:
 
     def stop_workers(self) -> dict[str, int | None]:
         """Ask every worker to stop (resumed first if stalled); their exit statuses."""
+        for w in self.workers.values():  # all asked first: they stop side by side
+            w.ask_to_stop()
         return {wid: w.stop() for wid, w in self.workers.items()}
 
     def close(self) -> None:
