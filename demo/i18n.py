@@ -78,6 +78,14 @@ WORDS: dict[str, tuple[str, str]] = {
         "A partition cuts a worker's road to a database server: run the fleet on PostgreSQL",
         "断桥切断的是执行者通往数据库服务器的路：请在 PostgreSQL 上运行这支队伍",
     ),
+    "fleet_partitioned": (
+        "Cut the road from {worker} (pid {pid}) to the server: its connections dropped",
+        "已切断 {worker}（进程 {pid}）通往服务器的路：它的连接断了",
+    ),
+    "fleet_healed": (
+        "The road from {worker} to the server is back",
+        "{worker} 通往服务器的路恢复了",
+    ),
     "fleet_started": ("Started {worker} as pid {pid}", "已启动 {worker}，进程 {pid}"),
     "fleet_enqueue": ("enqueue", "加任务"),
     "fleet_enqueued": ("Enqueued {tasks}", "已加入任务 {tasks}"),

@@ -285,3 +285,31 @@ async def test_the_app_drives_real_processes_and_saves_their_history(tmp_path: P
             assert '"verdict": "held"' in saved.read_text().splitlines()[-1]
     finally:
         f.close()
+
+
+def test_on_postgresql_a_partitioned_holder_healed_after_a_takeover_is_fenced(
+    postgres_url: str, tmp_path: Path
+) -> None:
+    """A real network cut: the holder's relay to the server drops its connections and
+    refuses new ones; its lease runs out by the server's clock, another worker claims, and
+    once the road is back the holder's next page is refused."""
+    f = make_fleet(with_schema(postgres_url), tmp_path)
+    try:
+        assert f.relays is not None
+        f.enqueue(1)
+        w1 = f.add_worker()
+        wait(w1, in_a_step("t1"))
+        assert f.partition("w1")
+        mark = len(w1.said())
+        w2 = f.add_worker()
+        wait(w2, said("claimed"))
+        assert f.heal("w1")
+        refused = wait(w1, said("write_rejected"), since=mark)
+        assert refused["reason"] == "fenced"
+        wait(w2, said("completed"))
+        assert w1.alive  # it reconnected by itself: the cut cost it the task, not its life
+        check = f.final_check()
+        assert check.verdict is Verdict.HELD, check.findings
+        assert check.completed == 1
+    finally:
+        f.close()

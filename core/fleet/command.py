@@ -45,7 +45,7 @@ def add_fleet_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--faults",
         default="random",
-        help="headless: random, none, or a comma list of kill, stall, freeze, restart",
+        help="headless: random, none, or some of kill, stall, freeze, restart, partition",
     )
     p.add_argument("--seconds", type=float, default=60.0, help="headless: how long at most (60)")
     p.add_argument("--seed", type=int, default=None, help="headless: the faults' random seed")

@@ -102,13 +102,14 @@ class FrameMaker:
         ours = dict.fromkeys(fleet.workers)
         for wid, w in list(fleet.workers.items()):
             pids[wid] = w.pid
-            state = _state(w.belief, w.alive, w.stalled, w.frozen)
+            cut = fleet.partitioned(wid)
+            state = _state(w.belief, w.alive, w.stalled, w.frozen, cut)
             if not w.alive:
                 exits[wid] = w.exit_status
             belief = w.belief
             if belief.expires_at is not None:
                 belief = dataclasses.replace(belief, expires_at=belief.expires_at - o)
-            views.append(self._pane(wid, state, belief, w.frozen, w.stalled, rows, now))
+            views.append(self._pane(wid, state, belief, w.frozen, w.stalled, rows, now, cut))
         holders = {r.owner_id: r for r in tasks if r.status == TaskStatus.RUNNING}
         for wid in self._seen_workers:
             if wid in ours:
@@ -195,6 +196,7 @@ class FrameMaker:
         stalled: bool,
         rows: dict[str, TaskRow],
         now: int,
+        cut: bool = False,
     ) -> PaneView:
         row = rows.get(belief.task or "")
         granted = (
@@ -225,15 +227,20 @@ class FrameMaker:
             heartbeat_age_ms=None if beat is None or belief.task is None else now - beat,
             heartbeat_frozen=frozen,
             stalled=stalled,
+            partitioned=cut,
             renew_deadline=row.renew_deadline if granted and row is not None else None,
         )
 
 
-def _state(belief: Belief, alive: bool, stalled: bool, frozen: bool) -> WorkerState:
+def _state(
+    belief: Belief, alive: bool, stalled: bool, frozen: bool, cut: bool = False
+) -> WorkerState:
     if not alive:
         return WorkerState.DEAD
     if stalled:
         return WorkerState.STALLED
+    if cut:
+        return WorkerState.PARTITIONED
     if frozen:
         return WorkerState.FROZEN
     try:

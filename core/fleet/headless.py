@@ -25,6 +25,7 @@ class Fault(enum.StrEnum):
     STALL = "stall"
     FREEZE = "freeze"
     RESTART = "restart"
+    PARTITION = "partition"  # on PostgreSQL only: the relay between a worker and the server
 
 
 ALL_FAULTS = tuple(Fault)
@@ -48,7 +49,7 @@ def parse_faults(text: str) -> tuple[Fault, ...]:
     """`random` (every fault), `none`, or a comma list of kill, stall, freeze, restart."""
     text = text.strip().lower()
     if text == "random":
-        return ALL_FAULTS
+        return ALL_FAULTS  # a partition is left out where there is no relay to cut
     if text in ("none", ""):
         return ()
     out = []
@@ -76,6 +77,8 @@ def run_headless(
 ) -> HeadlessRun:
     """Run the fleet until `seconds` pass or every task is done; judge the history."""
     rng = random.Random(seed)
+    if fleet.relays is None:
+        faults = tuple(f for f in faults if f is not Fault.PARTITION)
     ttl_s = fleet.settings.ttl_ms / 1000
     run = HeadlessRun()
     for _ in range(workers):
@@ -139,7 +142,12 @@ def _press(
     candidates = [
         wid
         for wid, w in fleet.workers.items()
-        if w.alive and not w.stalled and not w.frozen and wid not in touched
+        if w.alive
+        and w.ready  # a worker still connecting would only fail to start
+        and not w.stalled
+        and not w.frozen
+        and not fleet.partitioned(wid)
+        and wid not in touched
     ]
     holders = [wid for wid in candidates if fleet.workers[wid].belief.task is not None]
     pool = holders or candidates
@@ -159,6 +167,10 @@ def _press(
         fleet.stall(wid)
         say(f"Stalled {wid} (pid {w.pid}){held} with SIGSTOP.")
         undo.append((now + rng.uniform(1.3, 2.5) * ttl_s, _Resume(fleet, wid, say)))
+    elif fault is Fault.PARTITION:
+        fleet.partition(wid)
+        say(f"Cut the road from {wid} (pid {w.pid}){held} to the server.")
+        undo.append((now + rng.uniform(1.3, 2.5) * ttl_s, _Heal(fleet, wid, say)))
     elif fault is Fault.FREEZE:
         fleet.freeze(wid)
         say(f"Froze the heartbeat of {wid} (pid {w.pid}){held}; its work goes on.")
@@ -203,6 +215,17 @@ class _Thaw:
     def __call__(self) -> None:
         self.fleet.thaw(self.worker_id)
         self.say(f"Thawed the heartbeat of {self.worker_id}.")
+
+
+@dataclass
+class _Heal:
+    fleet: Fleet
+    worker_id: str
+    say: Callable[[str], None]
+
+    def __call__(self) -> None:
+        self.fleet.heal(self.worker_id)
+        self.say(f"The road from {self.worker_id} to the server is back.")
 
 
 def verdict_lines(run: HeadlessRun, fleet: Fleet) -> list[str]:

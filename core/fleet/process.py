@@ -147,6 +147,12 @@ class WorkerProcess:
             return list(self.lines)
 
     @property
+    def ready(self) -> bool:
+        """Whether this incarnation has opened its store and said what it believes."""
+        with self._lock:
+            return any(line.get("t") == "belief" for line in self.lines)
+
+    @property
     def alive(self) -> bool:
         return self.proc is not None and self.proc.poll() is None
 

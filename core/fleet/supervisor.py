@@ -31,6 +31,7 @@ from core.engine.records import CheckpointRow, EffectRow, EventRow, LedgerRow, T
 from core.engine.store import LeaseStore
 from core.engine.vocabulary import EventKind, TaskStatus
 from core.fleet.process import WorkerProcess
+from core.fleet.relay import Relays, through, upstream_of
 from core.fleet.verdict import Finding, HistoryCheck, check_history
 from core.sim.checker import SafetyChecker
 from core.sim.simulation import run_inline
@@ -55,6 +56,9 @@ class FleetSettings:
     step_ms: int | None = None  # default: a third of the ttl
     mode: Mode = Mode.CORRECT  # another mode plants one of the design's mistakes
     env: dict[str, str] | None = None  # the workers' environment (None: this one's)
+    # On PostgreSQL each worker reaches the server through a relay the fleet owns, so a
+    # partition can cut it (SQLite has no road to cut: one machine, one file).
+    relays: bool = True
 
     @property
     def config(self) -> LeaseConfig:
@@ -130,6 +134,9 @@ class Fleet:
         self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="fleet-write")
         self._closed = False
         self._lock = threading.Lock()
+        self.relays: Relays | None = None
+        if settings.relays and settings.db.startswith(("postgresql://", "postgres://")):
+            self.relays = Relays(upstream_of(settings.db))
         self.store: LeaseStore = self._do(self._open)
         self._wstore: LeaseStore = self._writer.submit(self._open).result()
 
@@ -148,13 +155,14 @@ class Fleet:
     def _command(self, worker_id: str) -> list[str]:
         s = self.settings
         cfg = s.config
+        db = s.db if self.relays is None else through(s.db, self.relays.port(worker_id))
         return [
             sys.executable,
             "-m",
             "core.tools.realworker",
             "worker",
             "--db",
-            s.db,
+            db,
             "--id",
             worker_id,
             "--ttl",
@@ -226,6 +234,24 @@ class Fleet:
         if done and was:
             self._note(EventKind.RESUMED, worker_id, pid=self.workers[worker_id].pid)
         return done
+
+    def partition(self, worker_id: str) -> bool:
+        """Cut the worker's road to the server (PostgreSQL only): False if there is none."""
+        if self.relays is None or not self.workers[worker_id].alive:
+            return False
+        self.relays.cut(worker_id)
+        self._note(EventKind.PARTITIONED, worker_id, pid=self.workers[worker_id].pid)
+        return True
+
+    def heal(self, worker_id: str) -> bool:
+        if self.relays is None or not self.relays.is_cut(worker_id):
+            return False
+        self.relays.heal(worker_id)
+        self._note(EventKind.HEALED, worker_id, pid=self.workers[worker_id].pid)
+        return True
+
+    def partitioned(self, worker_id: str) -> bool:
+        return self.relays is not None and self.relays.is_cut(worker_id)
 
     def _note(self, event: EventKind, worker_id: str, pid: int | None) -> None:
         """A fault the supervisor caused, kept beside the store's own lines."""
@@ -344,6 +370,8 @@ class Fleet:
             self._write(lambda: run_inline(self._wstore.close()))
         self._pool.shutdown(wait=True)
         self._writer.shutdown(wait=True)
+        if self.relays is not None:
+            self.relays.close()
         db = self._database
         if db is not None:
             if db.server is not None:

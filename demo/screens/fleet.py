@@ -220,8 +220,14 @@ class FleetScreen(Screen[None]):
         elif action == "restart":
             fleet.restart(wid)
             ok, key = True, "fleet_restarted"
-        else:  # partition and heal need the relay, which PostgreSQL runs through
-            self.post_message(FaultApplied(tr("fleet_no_partition", lang), False))
+        elif action == "partition":
+            if fleet.relays is None:  # SQLite: no road to a server to cut
+                self.post_message(FaultApplied(tr("fleet_no_partition", lang), False))
+                return
+            ok, key = fleet.partition(wid), "fleet_partitioned"
+        elif action == "heal":
+            ok, key = fleet.heal(wid), "fleet_healed"
+        else:
             return
         if not ok:
             key = "fleet_gone"
