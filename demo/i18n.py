@@ -86,6 +86,20 @@ WORDS: dict[str, tuple[str, str]] = {
         "The road from {worker} to the server is back",
         "{worker} 通往服务器的路恢复了",
     ),
+    "fleet_skew_key": ("skew a clock", "拨快时钟"),
+    "fleet_skewed": (
+        "Restarted {worker} under libfaketime, its clock five minutes ahead: pid {pid} ended, "
+        "pid {new} started",
+        "已在 libfaketime 下重启 {worker}，它的时钟快了五分钟：进程 {pid} 结束，进程 {new} 启动",
+    ),
+    "fleet_no_faketime": (
+        "Skew needs libfaketime (apt-get install faketime), which is not installed here",
+        "拨快时钟需要 libfaketime（apt-get install faketime），这台机器上没有装",
+    ),
+    "fleet_nobody_to_skew": (
+        "Every live worker's clock is already skewed",
+        "每个在运行的执行者的时钟都已拨快",
+    ),
     "fleet_started": ("Started {worker} as pid {pid}", "已启动 {worker}，进程 {pid}"),
     "fleet_enqueue": ("enqueue", "加任务"),
     "fleet_enqueued": ("Enqueued {tasks}", "已加入任务 {tasks}"),

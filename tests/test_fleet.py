@@ -20,7 +20,7 @@ import pytest
 from core.engine.config import Mode
 from core.fleet.frame import FrameMaker
 from core.fleet.process import WorkerProcess
-from core.fleet.supervisor import Fleet, FleetSettings
+from core.fleet.supervisor import Fleet, FleetSettings, libfaketime
 from core.fleet.verdict import Verdict
 from tests.pgserver_kit import with_schema
 
@@ -163,7 +163,7 @@ def test_headless_runs_random_faults_and_exits_on_its_verdict(tmp_path: Path) ->
     save = tmp_path / "run.jsonl"
     cmd = [sys.executable, "-m", "demo.cli", "fleet", "--headless", "--workers", "3"]
     cmd += ["--tasks", "3", "--ttl", "1500ms", "--step-time", "300ms", "--steps", "3"]
-    cmd += ["--seconds", "30", "--seed", "7", "--save", str(save)]
+    cmd += ["--seconds", "8", "--seed", "7", "--save", str(save)]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=WAIT_S, cwd=ROOT)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "Verdict: held." in done.stdout
@@ -313,3 +313,24 @@ def test_on_postgresql_a_partitioned_holder_healed_after_a_takeover_is_fenced(
         assert check.completed == 1
     finally:
         f.close()
+
+
+@pytest.mark.skipif(libfaketime() is None, reason="needs libfaketime (apt-get install faketime)")
+def test_on_sqlite_a_worker_with_a_skewed_clock_takes_a_live_lease(tmp_path: Path) -> None:
+    """SQLite means one machine and one clock: each process's store reads its own clock, so a
+    worker five minutes ahead (libfaketime) judges a live lease expired and takes it; the
+    fleet, which knows the skew it applied, judges on the true timeline: two live owners."""
+    settings = FleetSettings(db=str(tmp_path / "skew.db"), ttl_ms=1500, poll_ms=150, steps=60)
+    fleet = Fleet(settings, tmp_path / "logs")
+    try:
+        fleet.enqueue(1)
+        w1 = fleet.add_worker()
+        wait(w1, holds("t1"))  # a task of 60 steps: held for far longer than this test
+        fleet.add_worker("w2")
+        assert fleet.skew("w2", 300_000)
+        wait(fleet.workers["w2"], said("claimed"))
+        fleet.poll()
+        assert "double_owner" in {f.rule for f in fleet.found}
+        assert fleet.final_check().verdict is Verdict.BROKEN
+    finally:
+        fleet.close()

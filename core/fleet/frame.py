@@ -109,7 +109,9 @@ class FrameMaker:
             belief = w.belief
             if belief.expires_at is not None:
                 belief = dataclasses.replace(belief, expires_at=belief.expires_at - o)
-            views.append(self._pane(wid, state, belief, w.frozen, w.stalled, rows, now, cut))
+            view = self._pane(wid, state, belief, w.frozen, w.stalled, rows, now, cut)
+            skew = fleet.skews.get(wid, 0)
+            views.append(dataclasses.replace(view, skew_ms=skew) if skew else view)
         holders = {r.owner_id: r for r in tasks if r.status == TaskStatus.RUNNING}
         for wid in self._seen_workers:
             if wid in ours:

@@ -86,12 +86,16 @@ class WorkerProcess:
     def pid(self) -> int | None:
         return self.proc.pid if self.proc is not None else None
 
-    def start(self) -> None:
-        """Start a new incarnation under this id (a restart when one ran before).
+    def start(self, extra_env: dict[str, str] | None = None) -> None:
+        """Start a new incarnation under this id (a restart when one ran before), with
+        `extra_env` added to its environment.
 
         Call it from a thread that lives as long as the supervisor: the parent-death signal
         fires when the thread that started the child ends, not only the process.
         """
+        env = self.env
+        if extra_env:
+            env = {**(self.env if self.env is not None else os.environ), **extra_env}
         err = (self.log_dir / f"{self.worker_id}.err").open("ab")
         try:
             proc = subprocess.Popen(
@@ -100,7 +104,7 @@ class WorkerProcess:
                 stdout=subprocess.PIPE,
                 stderr=err,
                 cwd=self.cwd,
-                env=self.env,
+                env=env,
                 start_new_session=True,
                 preexec_fn=_die_with_parent,
             )

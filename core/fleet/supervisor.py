@@ -9,6 +9,7 @@ The database's clock judges every lease; the supervisor only watches, signals an
 """
 
 import contextlib
+import dataclasses
 import itertools
 import os
 import shutil
@@ -81,6 +82,39 @@ class FaultNote:
     pid: int | None
 
 
+# Where distributions put libfaketime (the multithreaded build: a worker runs threads).
+_FAKETIME_DIRS = (
+    "/usr/lib/x86_64-linux-gnu/faketime",
+    "/usr/lib/aarch64-linux-gnu/faketime",
+    "/usr/lib/faketime",
+    "/usr/local/lib/faketime",
+    "/usr/lib64/faketime",
+)
+
+
+def libfaketime() -> Path | None:
+    """The libfaketime library, if it is installed."""
+    for folder in _FAKETIME_DIRS:
+        for name in ("libfaketimeMT.so.1", "libfaketime.so.1"):
+            path = Path(folder) / name
+            if path.exists():
+                return path
+    return None
+
+
+def skewed_env(skew_ms: int) -> dict[str, str]:
+    """The environment that runs a process under libfaketime, its wall clock `skew_ms` off.
+    Its monotonic clock is left alone: the worker's sleeps take as long as they should."""
+    lib = libfaketime()
+    assert lib is not None
+    preload = " ".join(p for p in (str(lib), os.environ.get("LD_PRELOAD", "")) if p)
+    return {
+        "LD_PRELOAD": preload,
+        "FAKETIME": f"{skew_ms / 1000:+.3f}",
+        "FAKETIME_DONT_FAKE_MONOTONIC": "1",
+    }
+
+
 @dataclass
 class _Database:
     url: str
@@ -135,6 +169,8 @@ class Fleet:
         self._closed = False
         self._lock = threading.Lock()
         self.relays: Relays | None = None
+        self.skews: dict[str, int] = {}  # worker -> how far its clock is off (ms)
+        self._skewed_from: dict[str, tuple[int, int]] = {}  # worker -> (after seq, skew)
         if settings.relays and settings.db.startswith(("postgresql://", "postgres://")):
             self.relays = Relays(upstream_of(settings.db))
         self.store: LeaseStore = self._do(self._open)
@@ -192,14 +228,47 @@ class Fleet:
         return proc
 
     def restart(self, worker_id: str) -> WorkerProcess:
-        """A new process under the same id (the old one killed first if it still runs)."""
+        """A new process under the same id (the old one killed first if it still runs),
+        under the same skew as before, if any."""
         proc = self.workers[worker_id]
         if proc.alive:
             proc.kill()
             self._note(EventKind.KILLED, worker_id, pid=proc.pid)
-        self._do(proc.start)
+        env = skewed_env(self.skews[worker_id]) if self.skews.get(worker_id) else None
+        self._do(lambda: proc.start(env))
         self._note(EventKind.RESTARTED, worker_id, pid=proc.pid)
         return proc
+
+    def skew(self, worker_id: str, skew_ms: int) -> bool:
+        """Restart the worker under libfaketime, its clock `skew_ms` off (0: its own clock
+        again); False where libfaketime is not installed."""
+        if skew_ms and libfaketime() is None:
+            return False
+        proc = self.workers[worker_id]
+        if proc.alive:
+            proc.kill()
+            self._note(EventKind.KILLED, worker_id, pid=proc.pid)
+        # Every line it writes from now on is stamped by its skewed clock (on SQLite the
+        # store's clock is the process's own). The fleet applied the skew, so it knows it,
+        # and judges the history on the true timeline: those stamps, less the skew.
+        self.poll()
+        self._skewed_from[worker_id] = (self._seen, skew_ms)
+        self.skews[worker_id] = skew_ms
+        self.restart(worker_id)
+        self._note(EventKind.SKEWED, worker_id, pid=proc.pid)
+        return True
+
+    def true_time(self, ev: EventRow) -> EventRow:
+        """The event on the true timeline: a skewed worker's stamps less its skew."""
+        skewed = self._skewed_from.get(ev.worker_id or "")
+        if skewed is None or ev.seq <= skewed[0] or not skewed[1]:
+            return ev
+        off = skewed[1]
+        detail = dict(ev.detail)
+        for key in ("expires_at", "renew_deadline"):
+            if isinstance(detail.get(key), int):
+                detail[key] -= off
+        return dataclasses.replace(ev, at=ev.at - off, detail=detail)
 
     def kill(self, worker_id: str) -> bool:
         proc = self.workers[worker_id]
@@ -307,7 +376,7 @@ class Fleet:
                 self._seen = fresh[-1].seq
             return fresh
 
-        fresh = self._do(go)
+        fresh = [self.true_time(ev) for ev in self._do(go)]
         for ev in fresh:
             self.events.append(ev)
             for v in self.checker.observe(ev):
@@ -345,7 +414,7 @@ class Fleet:
     def final_check(self) -> HistoryCheck:
         """The whole events table read again from its first row and judged afresh, with the
         store's final rows."""
-        events = self.final_events()
+        events = [self.true_time(ev) for ev in self.final_events()]
         tasks, _ledger, effects = self.rows()
         return check_history(events, ttl_ms=self.settings.ttl_ms, tasks=tasks, effects=effects)
 

@@ -36,6 +36,7 @@ from demo.widgets.worker_pane import WorkerGrid, WorkerPane, pane_states
 
 REFRESH_S = 0.1  # one frame on the wall clock, ten times a second
 ENQUEUE_N = 3  # tasks one press of Enqueue adds
+SKEW_MS = 300_000  # how far ahead `k` sets a worker's clock
 
 
 class FrameRead(Message):
@@ -70,6 +71,7 @@ class FleetScreen(Screen[None]):
         Binding("plus,a", "add_worker", "+ worker"),
         Binding("e", "enqueue", "enqueue"),
         Binding("s", "save", "save"),
+        Binding("k", "skew", "skew a clock"),
         Binding("q", "quit_fleet", "quit"),
     ]
 
@@ -114,6 +116,7 @@ class FleetScreen(Screen[None]):
                 Hint("+", tr("add_worker", lang), 0),
                 Hint("e", tr("fleet_enqueue", lang), 1),
                 Hint("s", tr("fleet_save", lang), 2),
+                Hint("k", tr("fleet_skew_key", lang), 3),
                 Hint("q", tr("fleet_quit", lang), 0),
             ]
         )
@@ -254,6 +257,29 @@ class FleetScreen(Screen[None]):
     def _enqueue(self) -> None:
         made = self.fleet.enqueue(ENQUEUE_N)
         self.post_message(FaultApplied(tr("fleet_enqueued", self.lang, tasks=" ".join(made)), True))
+
+    def action_skew(self) -> None:
+        self._skew()
+
+    @work(thread=True, group="fleet-faults")
+    def _skew(self) -> None:
+        """Restart one worker with its clock five minutes ahead: an idle one if there is one
+        (on SQLite it may take a lease that is still live; on PostgreSQL nothing changes)."""
+        fleet, lang = self.fleet, self.lang
+        choices = [
+            w for w in fleet.workers.values() if w.alive and not fleet.skews.get(w.worker_id)
+        ]
+        choices.sort(key=lambda w: w.belief.task is not None)
+        if not choices:
+            self.post_message(FaultApplied(tr("fleet_nobody_to_skew", lang), False))
+            return
+        w = choices[0]
+        old = w.pid
+        if not fleet.skew(w.worker_id, SKEW_MS):
+            self.post_message(FaultApplied(tr("fleet_no_faketime", lang), False))
+            return
+        text = tr("fleet_skewed", lang, worker=w.worker_id, pid=old, new=w.pid)
+        self.post_message(FaultApplied(text, True))
 
     def action_save(self) -> None:
         self._save()
