@@ -18,6 +18,7 @@ from core.engine.errors import BorrowedKeysError
 from core.fleet.command import BadOption, checked, start_fleet
 from core.fleet.supervisor import Fleet
 from demo.app import default_lang
+from demo.i18n import tr
 from demo.saves import SAVE_FOLDER
 from demo.screens.fleet import FleetScreen
 
@@ -62,9 +63,21 @@ def run_fleet_app(args: argparse.Namespace) -> int:
         for _ in range(opts.workers):
             fleet.add_worker()
         fleet.enqueue(opts.tasks)
-        result = FleetApp(fleet, lang, Path.cwd() / SAVE_FOLDER).run()
-        return int(result) if isinstance(result, int) else 0
+        FleetApp(fleet, lang, Path.cwd() / SAVE_FOLDER).run()
     except KeyboardInterrupt:
-        return 0
+        pass
+    try:
+        fleet.stop_workers()
+        # On quit the whole history is checked again from its first row, and the verdict
+        # printed: the exit status says it too (0 held, 1 broken), as the headless run's.
+        check = fleet.final_check()
+        key = "fleet_verdict_held" if not check.findings else "fleet_verdict_broken"
+        print(tr(key, lang, n=len(check.findings)) + ("。" if lang == "zh" else "."))
+        for finding in check.findings[:20]:
+            print(f"  {finding.detail}.")
+        return int(check.verdict)
+    except BorrowedKeysError as exc:
+        print(f"borrowed-keys fleet: {' '.join(str(exc).split())}", file=sys.stderr)
+        return EXIT_BAD_INPUT
     finally:
         fleet.close()

@@ -62,6 +62,7 @@ class FrameMaker:
         self._rejections: list[Rejection] = []
         self._seen_workers: dict[str, None] = {}  # every worker the events name, in order
         self._frames = 0
+        self._notes_shown = 0  # the fleet's fault notes already put in a frame
         # The store's clock counts from 1970; the screen's clock words count from a day's
         # start, so every instant on screen is shown as this day's time (UTC): the frame's
         # instants all move by the same amount, and every difference stays as it was.
@@ -77,6 +78,16 @@ class FrameMaker:
         fresh = [dataclasses.replace(ev, at=ev.at - o) for ev in fleet.poll()]
         for ev in fresh:
             self._take(ev)
+        # What the supervisor did (Kill, Stall...) joins the register on screen, beside
+        # the store's own lines, in time order; it is not a row of the events table.
+        notes = fleet.faults[self._notes_shown :]
+        self._notes_shown += len(notes)
+        if notes:
+            fresh += [
+                EventRow(0, n.at - o, n.event, None, n.worker_id, None, None, None, {})
+                for n in notes
+            ]
+            fresh.sort(key=lambda ev: ev.at)
         tasks_read, ledger_read, effects_read = fleet.rows()
         tasks = [
             dataclasses.replace(

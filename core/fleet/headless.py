@@ -15,7 +15,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TextIO
 
-from core.engine.records import EventRow
 from core.fleet.supervisor import Fleet
 from core.fleet.verdict import Finding, HistoryCheck
 
@@ -91,8 +90,8 @@ def run_headless(
     expected_down: set[str] = set()
     while True:
         now = time.monotonic()
-        for ev in fleet.poll():
-            _tell_violations(fleet, ev, run, say)
+        fleet.poll()
+        _tell_violations(fleet, run, say)
         for wid, w in fleet.workers.items():
             if not w.alive and wid not in expected_down and wid not in run.died:
                 run.died[wid] = w.exit_status
@@ -112,16 +111,15 @@ def run_headless(
     for _at, action in undo:
         action()
     fleet.stop_workers()
-    for ev in fleet.poll():
-        _tell_violations(fleet, ev, run, say)
+    fleet.poll()
+    _tell_violations(fleet, run, say)
     run.seconds = time.monotonic() - start
     run.check = fleet.final_check()
     return run
 
 
-def _tell_violations(
-    fleet: Fleet, ev: EventRow, run: HeadlessRun, say: Callable[[str], None]
-) -> None:
+def _tell_violations(fleet: Fleet, run: HeadlessRun, say: Callable[[str], None]) -> None:
+    """Say each violation the running checker found since the last look."""
     for f in fleet.found[len(run.live_findings) :]:
         run.live_findings.append(f)
         say(f"Violation, seen as it happened: {f.detail}.")
