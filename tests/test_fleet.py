@@ -7,6 +7,7 @@ for a stretch of time; every wait has a generous bound (WAIT_S) that only a hung
 """
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -334,3 +335,41 @@ def test_on_sqlite_a_worker_with_a_skewed_clock_takes_a_live_lease(tmp_path: Pat
         assert fleet.final_check().verdict is Verdict.BROKEN
     finally:
         fleet.close()
+
+
+def test_on_postgresql_a_server_restart_mid_run_loses_nothing_and_doubles_nothing() -> None:
+    """A server of its own (the shared test server is not ours to restart), restarted with
+    `pg_ctl restart -m fast` while both workers hold a lease: their connections drop, they
+    reconnect by themselves, and every task is completed exactly once."""
+    import tempfile
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        import pgserver
+
+    # Not under pytest's folder: as root the server runs as another user (see conftest).
+    folder = Path(tempfile.mkdtemp(prefix="bk-fleet-restart-"))
+    server = pgserver.get_server(folder / "pg", cleanup_mode="delete")  # type: ignore[attr-defined]
+    f = make_fleet(str(server.get_uri()), folder)
+    try:
+        f.enqueue(2)
+        ws = [f.add_worker(), f.add_worker()]
+        for w in ws:
+            wait(w, lambda line: line.get("t") == "belief" and bool(line.get("lease")))
+        pgserver.pg_ctl(  # type: ignore[attr-defined]
+            ["-w", "-m", "fast", "restart"], pgdata=server.pgdata, user=server.system_user
+        )
+        for task in ("t1", "t2"):
+            end = time.monotonic() + WAIT_S
+            while not any(e.event == "completed" and e.task_id == task for e in f.final_events()):
+                assert time.monotonic() < end, f"{task} never completed"
+                f.workers["w1"].wait_for(said("completed"), 1.0)  # woken by a completion
+        assert all(w.alive for w in ws)
+        check = f.final_check()
+        assert check.verdict is Verdict.HELD, check.findings
+        assert check.completed == 2
+    finally:
+        f.close()
+        server.cleanup()
+        shutil.rmtree(folder, ignore_errors=True)
