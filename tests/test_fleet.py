@@ -189,25 +189,51 @@ def _gone(pid: int) -> bool:
         return True
 
 
+def _server_of(folder: str) -> list[int]:
+    """The pids of the PostgreSQL processes whose command line names `folder`."""
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().decode(errors="replace")
+        except OSError:
+            continue
+        if folder in cmdline and "postgres" in cmdline and not _gone(int(entry.name)):
+            pids.append(int(entry.name))
+    return pids
+
+
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
-def test_no_worker_outlives_a_sigkilled_supervisor(tmp_path: Path) -> None:
-    cmd = [sys.executable, "-m", "demo.cli", "fleet", "--headless", "--workers", "3"]
+def test_nothing_outlives_a_sigkilled_supervisor(tmp_path: Path) -> None:
+    """SIGKILL the supervisor of a fleet on its own PostgreSQL: within five seconds no worker
+    is left (the parent-death signal), and the server stops too (the watchdog)."""
+    cmd = [sys.executable, "-m", "demo.cli", "fleet", "--headless", "--pg", "--workers", "3"]
     cmd += ["--tasks", "3", "--ttl", "1500ms", "--seconds", "120", "--faults", "stall"]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, cwd=ROOT)
     assert proc.stdout is not None
-    pids = []
-    for line in proc.stdout:  # "Started w1 as pid N." for each worker
+    pids: list[int] = []
+    pgdata = ""
+    for line in proc.stdout:  # "A fleet ... on URL ..." then "Started w1 as pid N." each
+        if line.startswith("A fleet"):
+            pgdata = line.split("host=", 1)[1].split(",", 1)[0]
         if line.startswith("Started "):
             pids.append(int(line.rstrip(".\n").rsplit(" ", 1)[1]))
         if len(pids) == 3:
             break
     assert len(pids) == 3 and not any(_gone(p) for p in pids)
+    assert pgdata and _server_of(pgdata)
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait(timeout=WAIT_S)
     end = time.monotonic() + 5.0
     while not all(_gone(p) for p in pids) and time.monotonic() < end:
         time.sleep(0.05)  # polling the process table, bounded by the 5 s the rule allows
     assert [p for p in pids if not _gone(p)] == []
+    end = time.monotonic() + 60.0  # a server stop that hangs is what this bound catches
+    while (_server_of(pgdata) or Path(pgdata).exists()) and time.monotonic() < end:
+        time.sleep(0.1)
+    assert _server_of(pgdata) == []
+    assert not Path(pgdata).exists()  # the fresh folder removed as well
 
 
 def test_on_postgresql_a_stalled_holder_resumed_after_a_takeover_is_fenced(

@@ -13,6 +13,7 @@ import dataclasses
 import itertools
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 import threading
@@ -120,6 +121,7 @@ class _Database:
     url: str
     folder: Path | None  # a fresh folder this fleet made (removed on close)
     server: Any = None  # an embedded PostgreSQL this fleet started (stopped on close)
+    watchdog: subprocess.Popen[bytes] | None = None  # stops the server should we die
 
 
 def open_database(db: str | None, pg: bool, folder: Path | None = None) -> _Database:
@@ -135,7 +137,23 @@ def open_database(db: str | None, pg: bool, folder: Path | None = None) -> _Data
             import pgserver
 
             server = pgserver.get_server(folder / "pg", cleanup_mode="delete")  # type: ignore[attr-defined]
-        return _Database(str(server.get_uri()), made, server)
+        # pgserver runs the server as a daemon: should this process be killed outright, the
+        # watchdog sees its pipe close and stops the server (core/fleet/watchdog.py).
+        watchdog = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "core.fleet.watchdog",
+                str(server.pgdata),
+                server.system_user or "",
+                str(made or ""),
+            ],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        return _Database(str(server.get_uri()), made, server, watchdog)
     if db is None:
         assert folder is not None
         return _Database(str(folder / "fleet.db"), made)
@@ -446,7 +464,11 @@ class Fleet:
             if db.server is not None:
                 with contextlib.suppress(Exception):
                     db.server.cleanup()
-            if db.folder is not None and not os.environ.get("BK_FLEET_KEEP"):
+            if db.watchdog is not None and db.watchdog.stdin is not None:
+                db.watchdog.stdin.close()  # its work is done already: it only tidies up
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    db.watchdog.wait(timeout=30)
+            if db.folder is not None:
                 shutil.rmtree(db.folder, ignore_errors=True)
 
     def __enter__(self) -> "Fleet":
