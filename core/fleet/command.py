@@ -148,6 +148,7 @@ def run_headless_command(args: argparse.Namespace) -> int:
     from core.engine.errors import BorrowedKeysError
     from core.fleet.headless import parse_faults, run_headless, verdict_lines
     from core.fleet.verdict import Verdict, save_history
+    from core.fleet.words import word
 
     try:
         opts = checked(args)
@@ -165,9 +166,9 @@ def run_headless_command(args: argparse.Namespace) -> int:
         print(f"borrowed-keys fleet: {' '.join(str(exc).split())}", file=sys.stderr)
         return EXIT_BAD_INPUT
     try:
+        lang = args.lang or "en"
         print(
-            f"A fleet of {opts.workers} worker processes on {fleet.settings.db}, "
-            f"{opts.tasks} tasks, seed {seed}.",
+            word("fleet", lang, n=opts.workers, db=fleet.settings.db, tasks=opts.tasks, seed=seed),
             flush=True,
         )
         run = run_headless(
@@ -178,16 +179,17 @@ def run_headless_command(args: argparse.Namespace) -> int:
             faults=faults,
             seed=seed,
             say=lambda line: print(line, flush=True),
+            lang=lang,
         )
-        for line in verdict_lines(run, fleet):
+        for line in verdict_lines(run, fleet, lang):
             print(line)
         assert run.check is not None
         if args.save:
             save_history(Path(args.save), fleet.final_events(), run.check)
-            print(f"The history and its verdict are in {args.save}.")
+            print(word("saved", lang, path=args.save))
         return int(run.check.verdict)
     except KeyboardInterrupt:
-        print("Stopped; every worker process was ended.", file=sys.stderr)
+        print(word("stopped", args.lang or "en"), file=sys.stderr)
         return int(Verdict.NOT_RUN)
     finally:
         fleet.close()

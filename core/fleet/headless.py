@@ -17,6 +17,7 @@ from typing import TextIO
 
 from core.fleet.supervisor import Fleet
 from core.fleet.verdict import Finding, HistoryCheck
+from core.fleet.words import word
 
 
 class Fault(enum.StrEnum):
@@ -52,13 +53,13 @@ def parse_faults(text: str) -> tuple[Fault, ...]:
     if text in ("none", ""):
         return ()
     out = []
-    for word in text.split(","):
+    for name in text.split(","):
         try:
-            out.append(Fault(word.strip()))
+            out.append(Fault(name.strip()))
         except ValueError:
             names = ", ".join(f.value for f in ALL_FAULTS)
             raise ValueError(
-                f"unknown fault {word.strip()!r}: say random, none, or some of {names}"
+                f"unknown fault {name.strip()!r}: say random, none, or some of {names}"
             ) from None
     return tuple(out)
 
@@ -73,6 +74,7 @@ def run_headless(
     seed: int,
     say: Callable[[str], None] = print,
     tick_s: float = 0.1,
+    lang: str = "en",
 ) -> HeadlessRun:
     """Run the fleet until `seconds` pass or every task is done; judge the history."""
     rng = random.Random(seed)
@@ -82,7 +84,7 @@ def run_headless(
     run = HeadlessRun()
     for _ in range(workers):
         w = fleet.add_worker()
-        say(f"Started {w.worker_id} as pid {w.pid}.")
+        say(word("started", lang, worker=w.worker_id, pid=w.pid))
     fleet.enqueue(tasks)
     start = time.monotonic()
     next_fault = start + rng.uniform(*_GAP) * ttl_s
@@ -91,11 +93,11 @@ def run_headless(
     while True:
         now = time.monotonic()
         fleet.poll()
-        _tell_violations(fleet, run, say)
+        _tell_violations(fleet, run, say, lang)
         for wid, w in fleet.workers.items():
             if not w.alive and wid not in expected_down and wid not in run.died:
                 run.died[wid] = w.exit_status
-                say(f"{wid} (pid {w.pid}) ended by itself with exit status {w.exit_status}.")
+                say(word("died", lang, worker=wid, pid=w.pid, status=w.exit_status))
         for item in [u for u in undo if u[0] <= now]:
             undo.remove(item)
             item[1]()
@@ -105,24 +107,24 @@ def run_headless(
             run.finished = True
             break
         if faults and now >= next_fault:
-            _press(fleet, rng, faults, run, undo, expected_down, now, ttl_s, say)
+            _press(fleet, rng, faults, run, undo, expected_down, now, ttl_s, say, lang)
             next_fault = now + rng.uniform(*_GAP) * ttl_s
         time.sleep(tick_s)  # the hand's pace: nothing waits on this for a verdict
     for _at, action in undo:
         action()
     fleet.stop_workers()
     fleet.poll()
-    _tell_violations(fleet, run, say)
+    _tell_violations(fleet, run, say, lang)
     run.seconds = time.monotonic() - start
     run.check = fleet.final_check()
     return run
 
 
-def _tell_violations(fleet: Fleet, run: HeadlessRun, say: Callable[[str], None]) -> None:
+def _tell_violations(fleet: Fleet, run: HeadlessRun, say: Callable[[str], None], lang: str) -> None:
     """Say each violation the running checker found since the last look."""
     for f in fleet.found[len(run.live_findings) :]:
         run.live_findings.append(f)
-        say(f"Violation, seen as it happened: {f.detail}.")
+        say(word("violation", lang, detail=f.detail))
 
 
 def _press(
@@ -135,6 +137,7 @@ def _press(
     now: float,
     ttl_s: float,
     say: Callable[[str], None],
+    lang: str,
 ) -> None:
     touched = {getattr(a, "worker_id", None) for _t, a in undo}
     candidates = [
@@ -155,28 +158,30 @@ def _press(
     fault = rng.choice(faults)
     w = fleet.workers[wid]
     run.faults.append((fault, wid))
-    held = f" holding {w.belief.task}" if w.belief.task else ""
+    held = word("holding", lang, task=w.belief.task) if w.belief.task else ""
     if fault is Fault.KILL:
         expected_down.add(wid)
         fleet.kill(wid)
-        say(f"Killed {wid} (pid {w.pid}){held} with SIGKILL.")
-        undo.append((now + rng.uniform(0.3, 1.0) * ttl_s, _Restart(fleet, wid, expected_down, say)))
+        say(word("killed", lang, worker=wid, pid=w.pid, held=held))
+        undo.append(
+            (now + rng.uniform(0.3, 1.0) * ttl_s, _Restart(fleet, wid, expected_down, say, lang))
+        )
     elif fault is Fault.STALL:
         fleet.stall(wid)
-        say(f"Stalled {wid} (pid {w.pid}){held} with SIGSTOP.")
-        undo.append((now + rng.uniform(1.3, 2.5) * ttl_s, _Resume(fleet, wid, say)))
+        say(word("stalled", lang, worker=wid, pid=w.pid, held=held))
+        undo.append((now + rng.uniform(1.3, 2.5) * ttl_s, _Resume(fleet, wid, say, lang)))
     elif fault is Fault.PARTITION:
         fleet.partition(wid)
-        say(f"Cut the road from {wid} (pid {w.pid}){held} to the server.")
-        undo.append((now + rng.uniform(1.3, 2.5) * ttl_s, _Heal(fleet, wid, say)))
+        say(word("cut", lang, worker=wid, pid=w.pid, held=held))
+        undo.append((now + rng.uniform(1.3, 2.5) * ttl_s, _Heal(fleet, wid, say, lang)))
     elif fault is Fault.FREEZE:
         fleet.freeze(wid)
-        say(f"Froze the heartbeat of {wid} (pid {w.pid}){held}; its work goes on.")
-        undo.append((now + rng.uniform(1.3, 2.5) * ttl_s, _Thaw(fleet, wid, say)))
+        say(word("frozen", lang, worker=wid, pid=w.pid, held=held))
+        undo.append((now + rng.uniform(1.3, 2.5) * ttl_s, _Thaw(fleet, wid, say, lang)))
     else:
         old = w.pid
         fleet.restart(wid)
-        say(f"Restarted {wid}{held}: pid {old} killed, pid {w.pid} started under the same id.")
+        say(word("restarted_now", lang, worker=wid, held=held, old=old, pid=w.pid))
 
 
 @dataclass
@@ -185,12 +190,13 @@ class _Restart:
     worker_id: str
     expected_down: set[str]
     say: Callable[[str], None]
+    lang: str
 
     def __call__(self) -> None:
         self.fleet.restart(self.worker_id)
         self.expected_down.discard(self.worker_id)
         pid = self.fleet.workers[self.worker_id].pid
-        self.say(f"Restarted {self.worker_id} as pid {pid}.")
+        self.say(word("restarted", self.lang, worker=self.worker_id, pid=pid))
 
 
 @dataclass
@@ -198,10 +204,11 @@ class _Resume:
     fleet: Fleet
     worker_id: str
     say: Callable[[str], None]
+    lang: str
 
     def __call__(self) -> None:
         self.fleet.resume(self.worker_id)
-        self.say(f"Resumed {self.worker_id} with SIGCONT.")
+        self.say(word("resumed", self.lang, worker=self.worker_id))
 
 
 @dataclass
@@ -209,10 +216,11 @@ class _Thaw:
     fleet: Fleet
     worker_id: str
     say: Callable[[str], None]
+    lang: str
 
     def __call__(self) -> None:
         self.fleet.thaw(self.worker_id)
-        self.say(f"Thawed the heartbeat of {self.worker_id}.")
+        self.say(word("thawed", self.lang, worker=self.worker_id))
 
 
 @dataclass
@@ -220,35 +228,40 @@ class _Heal:
     fleet: Fleet
     worker_id: str
     say: Callable[[str], None]
+    lang: str
 
     def __call__(self) -> None:
         self.fleet.heal(self.worker_id)
-        self.say(f"The road from {self.worker_id} to the server is back.")
+        self.say(word("healed", self.lang, worker=self.worker_id))
 
 
-def verdict_lines(run: HeadlessRun, fleet: Fleet) -> list[str]:
+def verdict_lines(run: HeadlessRun, fleet: Fleet, lang: str = "en") -> list[str]:
     """The verdict in sentences."""
     check = run.check
     assert check is not None
     lines = [
-        f"{len(fleet.workers)} worker processes ran for {run.seconds:.0f} s with "
-        f"{len(run.faults)} faults; {check.claims} claims, {check.completed} tasks completed, "
-        f"{check.accepted_pages} pages accepted and {check.refused_pages} refused.",
-        f"The whole history ({check.events} events) was checked again from its first row.",
+        word(
+            "summary",
+            lang,
+            n=len(fleet.workers),
+            seconds=f"{run.seconds:.0f}",
+            faults=len(run.faults),
+            claims=check.claims,
+            completed=check.completed,
+            accepted=check.accepted_pages,
+            refused=check.refused_pages,
+        ),
+        word("rechecked", lang, events=check.events),
     ]
     if not run.finished:
-        lines.append("Not every task was done when the time ran out.")
+        lines.append(word("unfinished", lang))
     for wid, status in run.died.items():
-        lines.append(f"{wid} ended by itself with exit status {status}.")
+        lines.append(word("died", lang, worker=wid, pid=fleet.workers[wid].pid, status=status))
     if check.findings:
-        lines.append(f"Verdict: broken. {len(check.findings)} safety rules were broken:")
+        lines.append(word("broken", lang, n=len(check.findings)))
         lines.extend(f"  {f.detail}." for f in check.findings[:20])
     else:
-        lines.append(
-            "Verdict: held. Every accepted page came from its task's current live lease with "
-            "the newest fence token, no two leases were live at once, each effect was applied "
-            "once and each task completed once."
-        )
+        lines.append(word("held", lang))
     return lines
 
 
