@@ -203,7 +203,9 @@ class WorkerProcess:
         return True
 
     def freeze(self) -> bool:
-        """Its heartbeat stops; its work goes on (a message on its control channel)."""
+        """Its heartbeat stops; its work goes on (a message on its control channel). The
+        heartbeat can stop alone because it runs apart from the work, as the seed asks:
+        "更稳妥的方式是单独的 heartbeat 协程或线程"."""
         done = self._tell("freeze")
         self.frozen = self.frozen or done
         return done

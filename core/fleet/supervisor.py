@@ -1,10 +1,11 @@
 """The fleet: real `borrowed-keys worker` processes against one database, their faults, and
 the same safety checker the simulations use, judging the events table as it grows.
 
-The app (`borrowed-keys fleet`) and the headless run drive one `Fleet`. Every call that
-touches the database or starts a process runs on the fleet's own thread: the store's
-connection stays on one thread, and the parent-death signal (which fires when the thread
-that started a child ends) is tied to a thread that lives exactly as long as the fleet.
+The app (`borrowed-keys fleet`) and the headless run drive one `Fleet`. Every read of the
+database and every process start runs on the fleet's own thread: the store's connection
+stays on one thread, and the parent-death signal (which fires when the thread that started
+a child ends) is tied to a thread that lives exactly as long as the fleet. Writes (enqueue)
+run on a second thread with a connection of their own.
 The database's clock judges every lease; the supervisor only watches, signals and reads.
 """
 
@@ -259,7 +260,13 @@ class Fleet:
 
     def skew(self, worker_id: str, skew_ms: int) -> bool:
         """Restart the worker under libfaketime, its clock `skew_ms` off (0: its own clock
-        again); False where libfaketime is not installed."""
+        again); False where libfaketime is not installed.
+
+        The seed's fifth mistake, made real: "Lease 的时间边界最好由统一的服务端时钟或数据库时钟
+        裁决。否则不同机器各自判断“到没到点”，会把时钟漂移重新带回系统。" On SQLite each
+        process's store reads its own clock, so a skewed worker brings the drift back; on
+        PostgreSQL the server's clock judges and the skew changes nothing.
+        """
         if skew_ms and libfaketime() is None:
             return False
         proc = self.workers[worker_id]
@@ -367,19 +374,6 @@ class Fleet:
                 run_inline(store.enqueue(task_id, kind, payload, 100))
                 made.append(task_id)
             return made
-
-        return self._write(go)
-
-    def approve_waiting(self) -> list[str]:
-        """Approve every task waiting for a person (what a click on Approve does)."""
-
-        store = self._wstore
-
-        def go() -> list[str]:
-            waiting = [r.task_id for r in run_inline(store.tasks()) if r.status == "waiting"]
-            for task_id in waiting:
-                run_inline(store.approve(task_id))
-            return waiting
 
         return self._write(go)
 
