@@ -82,8 +82,34 @@ def add_serve(sub: Any) -> None:
     p.set_defaults(handler=run_serve)
 
 
+def add_fleet(sub: Any) -> None:
+    from core.fleet.command import add_fleet_options
+
+    p = sub.add_parser(
+        "fleet",
+        help="the app on real worker processes and a real database (or --headless)",
+        description=(
+            "Real `borrowed-keys worker` processes against one database, on the wall clock: "
+            "the app's panes and fault buttons act on them (Kill is SIGKILL, Stall is "
+            "SIGSTOP), and the simulations' safety checker judges the events table."
+        ),
+    )
+    add_fleet_options(p)
+    p.set_defaults(handler=run_fleet)
+
+
+def run_fleet(args: argparse.Namespace) -> int:
+    if args.headless:
+        from core.fleet.command import run_headless_command
+
+        return run_headless_command(args)
+    from demo.fleet_app import run_fleet_app
+
+    return run_fleet_app(args)
+
+
 # The app's commands, listed first by `--help`. A new one is one line here.
-APP_COMMANDS: tuple[Register, ...] = (add_tui, add_serve, add_export)
+APP_COMMANDS: tuple[Register, ...] = (add_tui, add_serve, add_fleet, add_export)
 
 
 def db_problem(args: argparse.Namespace, command: str) -> bool:

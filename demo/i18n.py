@@ -32,6 +32,89 @@ WORDS: dict[str, tuple[str, str]] = {
     "restart_worker": ("Restart", "重启"),
     "partition": ("Partition", "断桥"),
     "heal": ("Heal", "修桥"),
+    # the fleet: real worker processes (borrowed-keys fleet)
+    "fleet_title": ("Real fleet · {n} worker processes", "真实进程 · {n} 个执行者进程"),
+    "fleet_note_sqlite": (
+        "SQLite: one machine and one clock. Each process's store reads this machine's clock, "
+        "so a worker whose clock is skewed could take a live lease; on PostgreSQL the "
+        "server's clock judges every lease.",
+        "SQLite：一台机器、一个时钟。每个进程的存储读的是本机时钟，时钟偏了的执行者可能拿走仍有效的租约；"
+        "在 PostgreSQL 上由服务器的时钟裁决每一份租约。",
+    ),
+    "fleet_note_pg": (
+        "PostgreSQL: the server's clock judges every lease, whatever each machine's clock says.",
+        "PostgreSQL：由服务器的时钟裁决每一份租约，不管各台机器的时钟怎么说。",
+    ),
+    "fleet_pid": ("pid {pid}", "进程 {pid}"),
+    "fleet_elsewhere": ("started elsewhere", "在别处启动"),
+    "fleet_exited": ("ended, exit status {status}", "已结束，退出码 {status}"),
+    "fleet_not_ours": (
+        "{worker} was started elsewhere: its faults are not this app's to send",
+        "{worker} 是在别处启动的：本应用不能对它施加故障",
+    ),
+    "fleet_killed": (
+        "Killed {worker} (pid {pid}) with SIGKILL",
+        "已用 SIGKILL 杀死 {worker}（进程 {pid}）",
+    ),
+    "fleet_stalled": (
+        "Stalled {worker} (pid {pid}) with SIGSTOP",
+        "已用 SIGSTOP 让 {worker} 卡住（进程 {pid}）",
+    ),
+    "fleet_resumed": (
+        "Resumed {worker} (pid {pid}) with SIGCONT",
+        "已用 SIGCONT 让 {worker} 继续（进程 {pid}）",
+    ),
+    "fleet_frozen": (
+        "Froze the heartbeat of {worker} (pid {pid}); its work goes on",
+        "已冻结 {worker} 的心跳（进程 {pid}）；它的工作照常进行",
+    ),
+    "fleet_thawed": ("The heartbeat of {worker} beats again", "{worker} 的心跳恢复了"),
+    "fleet_restarted": (
+        "Restarted {worker}: pid {pid} ended, pid {new} started under the same id",
+        "已重启 {worker}：进程 {pid} 结束，同一编号下启动了进程 {new}",
+    ),
+    "fleet_gone": ("{worker} (pid {pid}) is no longer running", "{worker}（进程 {pid}）已不在运行"),
+    "fleet_no_partition": (
+        "A partition cuts a worker's road to a database server: run the fleet on PostgreSQL",
+        "断桥切断的是执行者通往数据库服务器的路：请在 PostgreSQL 上运行这支队伍",
+    ),
+    "fleet_partitioned": (
+        "Cut the road from {worker} (pid {pid}) to the server: its connections dropped",
+        "已切断 {worker}（进程 {pid}）通往服务器的路：它的连接断了",
+    ),
+    "fleet_healed": (
+        "The road from {worker} to the server is back",
+        "{worker} 通往服务器的路恢复了",
+    ),
+    "fleet_skew_key": ("skew a clock", "拨快时钟"),
+    "fleet_skewed": (
+        "Restarted {worker} under libfaketime, its clock five minutes ahead: pid {pid} ended, "
+        "pid {new} started",
+        "已在 libfaketime 下重启 {worker}，它的时钟快了五分钟：进程 {pid} 结束，进程 {new} 启动",
+    ),
+    "fleet_no_faketime": (
+        "Skew needs libfaketime (apt-get install faketime), which is not installed here",
+        "拨快时钟需要 libfaketime（apt-get install faketime），这台机器上没有装",
+    ),
+    "fleet_nobody_to_skew": (
+        "Every live worker's clock is already skewed",
+        "每个在运行的执行者的时钟都已拨快",
+    ),
+    "fleet_started": ("Started {worker} as pid {pid}", "已启动 {worker}，进程 {pid}"),
+    "fleet_enqueue": ("enqueue", "加任务"),
+    "fleet_enqueued": ("Enqueued {tasks}", "已加入任务 {tasks}"),
+    "fleet_save": ("save history", "保存历史"),
+    "fleet_quit": ("quit (ends every worker)", "退出（结束所有执行者）"),
+    "fleet_saved": ("Saved the history to {path}. {verdict}", "历史已保存到 {path}。{verdict}"),
+    "fleet_verdict_held": (
+        "The whole history was checked again: every rule held",
+        "整段历史重新检查过：每条规则都守住了",
+    ),
+    "fleet_verdict_broken": (
+        "The whole history was checked again: {n} safety rules were broken",
+        "整段历史重新检查过：有 {n} 处违反安全规则",
+    ),
+    "fleet_read_failed": ("The store could not be read: {why}", "读不了存储：{why}"),
     "add_worker": ("+ Worker", "+ 执行者"),
     "own_clock": ("own", "自认"),
     # the keeper's view of the lease (the store's clock), beside the holder's own

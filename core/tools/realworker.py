@@ -17,6 +17,13 @@ machines; collisions and lost connections are retried there
 `--exit-when-idle` finds every task done, dead or waiting, or after `--max-seconds`. A
 SIGKILL needs no help: its lease simply expires and another worker takes over.
 
+With `--json` every line on stdout is a JSON object, for a supervisor (`borrowed-keys
+fleet`) to read: `hello` (its pid), each `event` its store wrote, and a `belief` whenever what
+it believes changes (the lease it holds with its tokens, its step, the store's last answer
+to it). With `--control` it takes lines on stdin: `freeze` stops its heartbeat while its
+work goes on, `thaw` lets it beat again, `stop` ends it; the end of stdin (the supervisor is
+gone) ends it too.
+
 `enqueue` adds a task to a database (creating it if needed), for demos and tests.
 
 Errors (a path that cannot be written, a file that is not a database, a database from a
@@ -28,8 +35,10 @@ file, a full disk, the file deleted or replaced under it): the worker stops.
 import argparse
 import asyncio
 import contextlib
+import os
 import signal
 import sys
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -40,7 +49,7 @@ from core.engine.config import LeaseConfig, Mode
 from core.engine.durations import DurationError, format_duration, parse_duration
 from core.engine.errors import BorrowedKeysError, ConfigError, StoreError
 from core.engine.ids import id_problem
-from core.engine.records import EventRow
+from core.engine.records import EventRow, dump_json
 from core.engine.store import CLOCK_TOLERANCE_MS, LeaseStore
 from core.engine.vocabulary import RESTING_STATUSES
 from core.sim.real import AsyncioEnv
@@ -62,6 +71,8 @@ class WorkerOptions:
     exit_when_idle: bool = False
     max_seconds: float | None = None
     quiet: bool = False
+    json_lines: bool = False
+    control: bool = False
 
 
 def _line(ev: EventRow) -> str:
@@ -98,12 +109,68 @@ def _warn_of_own_clock(worker_id: str) -> None:
     )
 
 
+def _event_json(ev: EventRow) -> dict[str, Any]:
+    return {
+        "t": "event",
+        "seq": ev.seq,
+        "at": ev.at,
+        "event": ev.event,
+        "task": ev.task_id,
+        "worker": ev.worker_id,
+        "lease_token": ev.lease_token,
+        "fence_token": ev.fence_token,
+        "reason": ev.reason,
+        "key": ev.detail.get("key"),
+    }
+
+
+def _belief(worker: Worker, answer: dict[str, Any] | None) -> dict[str, Any]:
+    """What the worker believes: its memory, which the store's rows may contradict."""
+    lease = worker.lease
+    held = None
+    if lease is not None:
+        held = {
+            "task": lease.task_id,
+            "lease_token": lease.lease_token,
+            "fence_token": lease.fence_token,
+            "expires_at": lease.expires_at,
+        }
+    return {
+        "t": "belief",
+        "worker": worker.id,
+        "state": worker.state.value,
+        "lease": held,
+        "step": worker.step,
+        "answer": answer,
+    }
+
+
+def _listen_for_control(
+    loop: asyncio.AbstractEventLoop, on_line: Callable[[str], None], stream: TextIO
+) -> None:
+    """Read control lines on a thread of its own (stdin has no portable asyncio reader);
+    the end of the stream is a `stop`: whoever controlled this worker is gone."""
+
+    def read() -> None:
+        with contextlib.suppress(OSError, ValueError, RuntimeError):
+            for line in stream:
+                loop.call_soon_threadsafe(on_line, line.strip())
+        with contextlib.suppress(RuntimeError):  # the loop may have closed already
+            loop.call_soon_threadsafe(on_line, "stop")
+
+    threading.Thread(target=read, name="control", daemon=True).start()
+
+
 async def run_worker(options: WorkerOptions, out: TextIO = sys.stdout) -> int:
     """Run one worker until it is told to stop; the exit status."""
     store = await LeaseStore.open_async(
         options.db, clock=DatabaseClock(), config=options.config, mode=options.mode
     )
-    if not options.quiet:
+    if options.json_lines:
+        hello = {"t": "hello", "worker": options.worker_id, "pid": os.getpid()}
+        hello["mode"] = options.mode.value
+        print(dump_json(hello), file=out, flush=True)
+    elif not options.quiet:
         cfg = options.config
         print(
             f"[{options.worker_id}] worker on {options.db}: ttl {format_duration(cfg.ttl_ms)}, "
@@ -118,7 +185,17 @@ async def run_worker(options: WorkerOptions, out: TextIO = sys.stdout) -> int:
     worker = Worker(
         options.worker_id, store=store, env=env, config=options.config, mode=options.mode
     )
-    if not options.quiet:
+    answer: list[dict[str, Any] | None] = [None]
+    if options.json_lines:
+
+        def echo_json(ev: EventRow) -> None:
+            line = _event_json(ev)
+            if ev.worker_id == options.worker_id:
+                answer[0] = {"event": ev.event, "reason": ev.reason, "task": ev.task_id}
+            print(dump_json(line), file=out, flush=True)
+
+        store.add_listener(echo_json)
+    elif not options.quiet:
         prefix = f"[{options.worker_id}] "
 
         def echo(ev: EventRow) -> None:
@@ -127,15 +204,39 @@ async def run_worker(options: WorkerOptions, out: TextIO = sys.stdout) -> int:
         store.add_listener(echo)
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
+    if options.control:
+
+        def on_control(line: str) -> None:
+            if line == "freeze":
+                worker.faults.heartbeat_frozen = True
+            elif line == "thaw":
+                worker.faults.heartbeat_frozen = False
+            elif line == "stop":
+                stop.set()
+
+        _listen_for_control(loop, on_control, sys.stdin)
     for sig in (signal.SIGTERM, signal.SIGINT):
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.add_signal_handler(sig, stop.set)
     deadline = loop.time() + options.max_seconds if options.max_seconds is not None else None
     look_every = min(options.config.poll_every_ms, 500) / 1000
+    if options.json_lines:
+        # A belief is looked at often, and printed only when it changed.
+        look_every = min(look_every, 0.05)
+    said: list[str] = [""]
+
+    def say_belief() -> None:
+        if options.json_lines:
+            line = dump_json(_belief(worker, answer[0]))
+            if line != said[0]:
+                said[0] = line
+                print(line, file=out, flush=True)
+
     status = EXIT_OK
     worker.start()
     try:
         while not stop.is_set():
+            say_belief()
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(stop.wait(), look_every)
             if env.errors:
@@ -233,6 +334,17 @@ def add_parser(subparsers: Any) -> None:
     )
     w.add_argument("--max-seconds", type=float, default=None, help="exit after this long")
     w.add_argument("--quiet", action="store_true", help="do not print this worker's events")
+    w.add_argument(
+        "--json",
+        action="store_true",
+        dest="json_lines",
+        help="print JSON lines: its events and what it believes (for a supervisor)",
+    )
+    w.add_argument(
+        "--control",
+        action="store_true",
+        help="take freeze, thaw and stop lines on stdin; the end of stdin stops it",
+    )
     w.set_defaults(handler=worker_command)
 
     e = subparsers.add_parser(
@@ -282,6 +394,8 @@ def worker_command(args: argparse.Namespace) -> int:
         exit_when_idle=args.exit_when_idle,
         max_seconds=args.max_seconds,
         quiet=args.quiet,
+        json_lines=args.json_lines,
+        control=args.control,
     )
     try:
         return asyncio.run(run_worker(options))

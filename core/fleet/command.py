@@ -1,0 +1,195 @@
+"""`borrowed-keys fleet`: its options, and the headless run (`--headless`).
+
+The options are declared here, light (argparse only), so that the command line can list
+them without loading the engine; the app's fleet screen and the headless run read the same
+parsed namespace through `settings_of`.
+"""
+
+import argparse
+import contextlib
+import signal
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+EXIT_BAD_INPUT = 2
+
+
+def add_fleet_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--db",
+        default=None,
+        metavar="PATH|URL",
+        help="a SQLite file or postgresql://... (default: a SQLite file in a fresh folder)",
+    )
+    p.add_argument(
+        "--pg",
+        action="store_true",
+        help="start a PostgreSQL server for this run (the pgserver package), stopped on exit",
+    )
+    p.add_argument("--workers", type=int, default=3, metavar="N", help="worker processes (3)")
+    p.add_argument("--tasks", type=int, default=6, metavar="N", help="tasks to enqueue (6)")
+    p.add_argument("--ttl", default="6s", help='the lease ttl, e.g. "6s" (default)')
+    p.add_argument("--steps", type=int, default=5, metavar="N", help="steps per task (5)")
+    p.add_argument("--step-time", default=None, help="time per step (default: a third of the ttl)")
+    p.add_argument("--lang", choices=("en", "zh"), default=None, help="en or zh")
+    p.add_argument(
+        "--mode",
+        default="correct",
+        help="the workers' engine mode: another one plants one of the design's mistakes",
+    )
+    p.add_argument("--headless", action="store_true", help="no screen: faults, then a verdict")
+    p.add_argument(
+        "--faults",
+        default="random",
+        help="headless: random, none, or some of kill, stall, freeze, restart, partition",
+    )
+    p.add_argument("--seconds", type=float, default=60.0, help="headless: how long at most (60)")
+    p.add_argument("--seed", type=int, default=None, help="headless: the faults' random seed")
+    p.add_argument(
+        "--save",
+        default=None,
+        metavar="FILE",
+        help="headless: write the history (JSON lines) and the verdict to FILE",
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class FleetArgs:
+    """The parsed options, checked: what a fleet needs to start."""
+
+    db: str | None
+    pg: bool
+    workers: int
+    tasks: int
+    ttl_ms: int
+    steps: int
+    step_ms: int | None
+    mode: str
+
+
+class BadOption(Exception):
+    """One line saying which option is wrong and why."""
+
+
+def checked(args: argparse.Namespace) -> FleetArgs:
+    """The options, or BadOption naming the first wrong one."""
+    from core.engine.config import Mode
+    from core.engine.durations import DurationError, parse_duration
+
+    def duration(value: str, name: str) -> int:
+        try:
+            ms = parse_duration(value)
+        except DurationError as exc:
+            raise BadOption(f"--{name}: {exc}") from None
+        if ms <= 0:
+            raise BadOption(f"--{name} must be positive, got {value}")
+        return ms
+
+    if args.pg and args.db is not None:
+        raise BadOption("--pg starts a server of its own: give --db or --pg, not both")
+    if not 0 <= args.workers <= 64:
+        raise BadOption(f"--workers must be between 0 and 64, got {args.workers}")
+    if not 0 <= args.tasks <= 10_000:
+        raise BadOption(f"--tasks must be between 0 and 10000, got {args.tasks}")
+    if not 1 <= args.steps <= 1000:
+        raise BadOption(f"--steps must be between 1 and 1000, got {args.steps}")
+    modes = [m.value for m in Mode]
+    if args.mode not in modes:
+        raise BadOption(f"--mode {args.mode!r} is not one of {', '.join(modes)}")
+    if args.seconds <= 0:
+        raise BadOption(f"--seconds must be positive, got {args.seconds}")
+    step = duration(args.step_time, "step-time") if args.step_time else None
+    return FleetArgs(
+        db=args.db,
+        pg=args.pg,
+        workers=args.workers,
+        tasks=args.tasks,
+        ttl_ms=duration(args.ttl, "ttl"),
+        steps=args.steps,
+        step_ms=step,
+        mode=args.mode,
+    )
+
+
+def start_fleet(opts: FleetArgs, folder: Path | None = None) -> Any:
+    """Open the database (a fresh SQLite file, `--db`, or an embedded PostgreSQL) and a
+    fleet on it, with no worker started yet."""
+    from core.engine.config import Mode
+    from core.fleet.supervisor import Fleet, FleetSettings, open_database
+
+    database = open_database(opts.db, opts.pg, folder)
+    logs = (database.folder or Path(tempfile.mkdtemp(prefix="bk-fleet-logs-"))) / "logs"
+    settings = FleetSettings(
+        db=database.url,
+        ttl_ms=opts.ttl_ms,
+        steps=opts.steps,
+        step_ms=opts.step_ms,
+        mode=Mode(opts.mode),
+    )
+    try:
+        return Fleet(settings, logs, database)
+    except BaseException:
+        if database.server is not None:
+            with contextlib.suppress(Exception):
+                database.server.cleanup()
+        raise
+
+
+def _hang_up(_sig: int, _frame: FrameType | None) -> None:
+    raise KeyboardInterrupt  # a closed terminal ends the run as Ctrl-C does: children too
+
+
+def run_headless_command(args: argparse.Namespace) -> int:
+    """`borrowed-keys fleet --headless ...`: exit 0 (held), 1 (broken) or 2 (bad input)."""
+    from core.engine.errors import BorrowedKeysError
+    from core.fleet.headless import parse_faults, run_headless, verdict_lines
+    from core.fleet.verdict import Verdict, save_history
+    from core.fleet.words import word
+
+    try:
+        opts = checked(args)
+        faults = parse_faults(args.faults)
+    except (BadOption, ValueError) as exc:
+        print(f"borrowed-keys fleet: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    seed = args.seed if args.seed is not None else int.from_bytes(__import__("os").urandom(4))
+    signal.signal(signal.SIGTERM, _hang_up)
+    with contextlib.suppress(ValueError, AttributeError):
+        signal.signal(signal.SIGHUP, _hang_up)
+    try:
+        fleet = start_fleet(opts)
+    except BorrowedKeysError as exc:
+        print(f"borrowed-keys fleet: {' '.join(str(exc).split())}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    try:
+        lang = args.lang or "en"
+        print(
+            word("fleet", lang, n=opts.workers, db=fleet.settings.db, tasks=opts.tasks, seed=seed),
+            flush=True,
+        )
+        run = run_headless(
+            fleet,
+            workers=opts.workers,
+            tasks=opts.tasks,
+            seconds=args.seconds,
+            faults=faults,
+            seed=seed,
+            say=lambda line: print(line, flush=True),
+            lang=lang,
+        )
+        for line in verdict_lines(run, fleet, lang):
+            print(line)
+        assert run.check is not None
+        if args.save:
+            save_history(Path(args.save), fleet.final_events(), run.check)
+            print(word("saved", lang, path=args.save))
+        return int(run.check.verdict)
+    except KeyboardInterrupt:
+        print(word("stopped", args.lang or "en"), file=sys.stderr)
+        return int(Verdict.NOT_RUN)
+    finally:
+        fleet.close()

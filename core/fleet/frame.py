@@ -1,0 +1,262 @@
+"""One frame of a fleet: the store's rows and each process's belief, as the simulations'
+`Snapshot`, so the app's panes, task table and panels render real processes unchanged.
+
+Belief against truth: a worker pane's task, step and tokens are what the process last said
+it believes; its lease bar is the store's row (the truth), or, when the store no longer
+grants the lease the worker believes it holds, that lease's own end, which has passed or
+soon will.
+"""
+
+import dataclasses
+from collections import Counter
+from dataclasses import dataclass
+
+from core.engine.records import EventRow, TaskRow
+from core.engine.vocabulary import EventKind, Operation, TaskStatus
+from core.fleet.process import Belief
+from core.fleet.supervisor import FaultNote, Fleet
+from core.fleet.verdict import Finding
+from core.sim.checker import ViolationKind
+from core.sim.snapshot import Rejection, Snapshot, TaskView
+from core.sim.snapshot import WorkerView as PaneView
+from core.sim.spec import WorkerState
+
+# The operation each refusal refused (a refusal's line may say it itself).
+_REFUSED = {
+    EventKind.CLAIM_REJECTED: Operation.CLAIM,
+    EventKind.RENEW_REJECTED: Operation.HEARTBEAT,
+    EventKind.CHECKPOINT_REJECTED: Operation.CHECKPOINT,
+    EventKind.WRITE_REJECTED: Operation.WRITE,
+    EventKind.EFFECT_REJECTED: Operation.EFFECT,
+    EventKind.COMPLETE_REJECTED: Operation.COMPLETE,
+    EventKind.FAIL_REJECTED: Operation.FAIL,
+    EventKind.PARK_REJECTED: Operation.PARK,
+}
+_BEATS = frozenset({EventKind.CLAIMED, EventKind.RENEWED, EventKind.HEARTBEAT_NOTED})
+DAY_MS = 86_400_000
+
+
+def _since(at: int | None, origin: int) -> int | None:
+    return None if at is None else at - origin
+
+
+@dataclass(frozen=True, slots=True)
+class FleetFrame:
+    """What one frame of the fleet screen shows."""
+
+    snap: Snapshot
+    pids: dict[str, int | None]
+    ours: frozenset[str]  # children of this fleet: the others were started elsewhere
+    exit_status: dict[str, int | None]  # workers whose process ended, and how
+    findings: tuple[Finding, ...]
+    fresh: tuple[EventRow, ...]  # events read for this frame, in order
+    faults: tuple[FaultNote, ...]
+
+
+class FrameMaker:
+    """Reads a fleet once per frame and keeps what later frames need (beats, refusals)."""
+
+    def __init__(self, fleet: Fleet) -> None:
+        self.fleet = fleet
+        self._beat: dict[str, int] = {}  # worker -> its last claim or renewal (store clock)
+        self._rejections: list[Rejection] = []
+        self._seen_workers: dict[str, None] = {}  # every worker the events name, in order
+        self._frames = 0
+        self._notes_shown = 0  # the fleet's fault notes already put in a frame
+        # The store's clock counts from 1970; the screen's clock words count from a day's
+        # start, so every instant on screen is shown as this day's time (UTC): the frame's
+        # instants all move by the same amount, and every difference stays as it was.
+        self.origin: int | None = None
+
+    def frame(self) -> FleetFrame:
+        fleet = self.fleet
+        now = fleet.now_ms()
+        if self.origin is None:
+            self.origin = now - now % DAY_MS
+        o = self.origin
+        now -= o
+        fresh = [dataclasses.replace(ev, at=ev.at - o) for ev in fleet.poll()]
+        for ev in fresh:
+            self._take(ev)
+        # What the supervisor did (Kill, Stall...) joins the register on screen, beside
+        # the store's own lines, in time order; it is not a row of the events table.
+        notes = fleet.faults[self._notes_shown :]
+        self._notes_shown += len(notes)
+        if notes:
+            fresh += [
+                EventRow(0, n.at - o, n.event, None, n.worker_id, None, None, None, {})
+                for n in notes
+            ]
+            fresh.sort(key=lambda ev: ev.at)
+        tasks_read, ledger_read, effects_read = fleet.rows()
+        tasks = [
+            dataclasses.replace(
+                r,
+                lease_expires_at=_since(r.lease_expires_at, o),
+                renew_deadline=_since(r.renew_deadline, o),
+                last_heartbeat_at=_since(r.last_heartbeat_at, o),
+                approved_at=_since(r.approved_at, o),
+                updated_at=r.updated_at - o,
+            )
+            for r in tasks_read
+        ]
+        ledger = [dataclasses.replace(p, updated_at=p.updated_at - o) for p in ledger_read]
+        effects = [dataclasses.replace(e, applied_at=e.applied_at - o) for e in effects_read]
+        checkpoints = [
+            dataclasses.replace(c, created_at=c.created_at - o) for c in fleet.checkpoints()
+        ]
+        rows = {r.task_id: r for r in tasks}
+        steps = {c.task_id: c.step for c in checkpoints}
+        views = []
+        pids: dict[str, int | None] = {}
+        exits: dict[str, int | None] = {}
+        ours = dict.fromkeys(fleet.workers)
+        for wid, w in list(fleet.workers.items()):
+            pids[wid] = w.pid
+            cut = fleet.partitioned(wid)
+            state = _state(w.belief, w.alive, w.stalled, w.frozen, cut)
+            if not w.alive:
+                exits[wid] = w.exit_status
+            belief = w.belief
+            if belief.expires_at is not None:
+                belief = dataclasses.replace(belief, expires_at=belief.expires_at - o)
+            view = self._pane(wid, state, belief, w.frozen, w.stalled, rows, now, cut)
+            skew = fleet.skews.get(wid, 0)
+            views.append(dataclasses.replace(view, skew_ms=skew) if skew else view)
+        holders = {r.owner_id: r for r in tasks if r.status == TaskStatus.RUNNING}
+        for wid in self._seen_workers:
+            if wid in ours:
+                continue
+            row = holders.get(wid)
+            belief = Belief(state="working" if row is not None else "idle")
+            if row is not None:  # read from the store: its belief is the row
+                belief = Belief(
+                    state="working",
+                    task=row.task_id,
+                    lease_token=row.lease_token,
+                    fence_token=row.fence_token,
+                    expires_at=row.lease_expires_at,
+                )
+            views.append(
+                self._pane(wid, _state(belief, True, False, False), belief, False, False, rows, now)
+            )
+        violations = Counter(
+            f.rule for f in fleet.found if f.rule in {v.value for v in ViolationKind}
+        )
+        self._frames += 1
+        snap = Snapshot(
+            now_ms=now,
+            mode=fleet.settings.mode.value,
+            tasks=tuple(
+                TaskView(
+                    r,
+                    None
+                    if r.lease_expires_at is None or r.status != TaskStatus.RUNNING
+                    else r.lease_expires_at - now,
+                    steps.get(r.task_id),
+                )
+                for r in tasks
+            ),
+            workers=tuple(views),
+            ledger=tuple(ledger),
+            checkpoints=tuple(checkpoints),
+            effects=tuple(effects),
+            rejections=tuple(self._rejections),
+            violations=dict(violations),
+            last_event_seq=fleet.events[-1].seq if fleet.events else 0,
+            generation=0,
+        )
+        return FleetFrame(
+            snap=snap,
+            pids=pids,
+            ours=frozenset(ours),
+            exit_status=exits,
+            findings=tuple(fleet.found),
+            fresh=tuple(fresh),
+            faults=tuple(fleet.faults),
+        )
+
+    def _take(self, ev: EventRow) -> None:
+        if ev.worker_id:
+            self._seen_workers.setdefault(ev.worker_id, None)
+        if ev.event in _BEATS and ev.worker_id:
+            self._beat[ev.worker_id] = ev.at
+        refused = _REFUSED.get(EventKind(ev.event)) if ev.event in _REFUSED else None
+        if refused is not None and ev.reason is not None:
+            operation = ev.detail.get("operation")
+            self._rejections.append(
+                Rejection(
+                    seq=ev.seq,
+                    at=ev.at,
+                    worker_id=ev.worker_id,
+                    task_id=ev.task_id,
+                    operation=Operation(operation) if operation else refused,
+                    reason=ev.reason,
+                    lease_token=ev.lease_token,
+                    fence_token=ev.fence_token,
+                    current_lease_token=ev.detail.get("current_lease_token"),
+                    current_fence_token=ev.detail.get("current_fence_token"),
+                    key=ev.detail.get("key"),
+                )
+            )
+
+    def _pane(
+        self,
+        wid: str,
+        state: WorkerState,
+        belief: Belief,
+        frozen: bool,
+        stalled: bool,
+        rows: dict[str, TaskRow],
+        now: int,
+        cut: bool = False,
+    ) -> PaneView:
+        row = rows.get(belief.task or "")
+        granted = (
+            row is not None
+            and row.status == TaskStatus.RUNNING
+            and row.owner_id == wid
+            and row.lease_token == belief.lease_token
+            and row.lease_expires_at is not None
+        )
+        if granted and row is not None and row.lease_expires_at is not None:
+            store_left: int | None = row.lease_expires_at - now
+        elif belief.expires_at is not None:
+            # The store no longer grants it: the lease it believes in ends (or ended) then.
+            store_left = min(belief.expires_at - now, -1) if row is not None else None
+        else:
+            store_left = None
+        beat = self._beat.get(wid)
+        return PaneView(
+            id=wid,
+            state=state,
+            autopilot=True,
+            task_id=belief.task,
+            step=belief.step,
+            lease_token=belief.lease_token,
+            fence_token=belief.fence_token,
+            believed_remaining_ms=(None if belief.expires_at is None else belief.expires_at - now),
+            store_remaining_ms=store_left if belief.task is not None else None,
+            heartbeat_age_ms=None if beat is None or belief.task is None else now - beat,
+            heartbeat_frozen=frozen,
+            stalled=stalled,
+            partitioned=cut,
+            renew_deadline=row.renew_deadline if granted and row is not None else None,
+        )
+
+
+def _state(
+    belief: Belief, alive: bool, stalled: bool, frozen: bool, cut: bool = False
+) -> WorkerState:
+    if not alive:
+        return WorkerState.DEAD
+    if stalled:
+        return WorkerState.STALLED
+    if cut:
+        return WorkerState.PARTITIONED
+    if frozen:
+        return WorkerState.FROZEN
+    try:
+        return WorkerState(belief.state)
+    except ValueError:
+        return WorkerState.IDLE

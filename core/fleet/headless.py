@@ -1,0 +1,270 @@
+"""`borrowed-keys fleet --headless`: real workers, random real faults, a verdict.
+
+The faults are the app's buttons, pressed by a seeded random hand on a worker that holds a
+lease: Kill (SIGKILL, restarted a moment later under the same id), Stall (SIGSTOP past its
+lease's expiry, then SIGCONT), Freeze (its heartbeat stops while its work goes on, then
+thaws) and Restart. The supervisor's clock only paces the hand; the database's clock judges
+every lease. The run ends after `seconds`, or sooner once every task is done; then the
+whole history is checked again from its first row.
+"""
+
+import enum
+import random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TextIO
+
+from core.fleet.supervisor import Fleet
+from core.fleet.verdict import Finding, HistoryCheck
+from core.fleet.words import word
+
+
+class Fault(enum.StrEnum):
+    KILL = "kill"
+    STALL = "stall"
+    FREEZE = "freeze"
+    RESTART = "restart"
+    PARTITION = "partition"  # on PostgreSQL only: the relay between a worker and the server
+
+
+ALL_FAULTS = tuple(Fault)
+# How often the hand presses a button, in lease lengths between two faults.
+_GAP = (0.6, 1.4)
+
+
+@dataclass
+class HeadlessRun:
+    """What happened: faults pressed, workers that died on their own, the final check."""
+
+    faults: list[tuple[Fault, str]] = field(default_factory=list)
+    died: dict[str, int | None] = field(default_factory=dict)
+    live_findings: list[Finding] = field(default_factory=list)
+    check: HistoryCheck | None = None
+    seconds: float = 0.0
+    finished: bool = False
+
+
+def parse_faults(text: str) -> tuple[Fault, ...]:
+    """`random` (every fault), `none`, or a comma list of kill, stall, freeze, restart."""
+    text = text.strip().lower()
+    if text == "random":
+        return ALL_FAULTS  # a partition is left out where there is no relay to cut
+    if text in ("none", ""):
+        return ()
+    out = []
+    for name in text.split(","):
+        try:
+            out.append(Fault(name.strip()))
+        except ValueError:
+            names = ", ".join(f.value for f in ALL_FAULTS)
+            raise ValueError(
+                f"unknown fault {name.strip()!r}: say random, none, or some of {names}"
+            ) from None
+    return tuple(out)
+
+
+def run_headless(
+    fleet: Fleet,
+    *,
+    workers: int,
+    tasks: int,
+    seconds: float,
+    faults: tuple[Fault, ...],
+    seed: int,
+    say: Callable[[str], None] = print,
+    tick_s: float = 0.1,
+    lang: str = "en",
+) -> HeadlessRun:
+    """Run the fleet until `seconds` pass or every task is done; judge the history."""
+    rng = random.Random(seed)
+    if fleet.relays is None:
+        faults = tuple(f for f in faults if f is not Fault.PARTITION)
+    ttl_s = fleet.settings.ttl_ms / 1000
+    run = HeadlessRun()
+    for _ in range(workers):
+        w = fleet.add_worker()
+        say(word("started", lang, worker=w.worker_id, pid=w.pid))
+    fleet.enqueue(tasks)
+    start = time.monotonic()
+    next_fault = start + rng.uniform(*_GAP) * ttl_s
+    undo: list[tuple[float, Callable[[], object]]] = []
+    expected_down: set[str] = set()
+    while True:
+        now = time.monotonic()
+        fleet.poll()
+        _tell_violations(fleet, run, say, lang)
+        for wid, w in fleet.workers.items():
+            if not w.alive and wid not in expected_down and wid not in run.died:
+                run.died[wid] = w.exit_status
+                say(word("died", lang, worker=wid, pid=w.pid, status=w.exit_status))
+        for item in [u for u in undo if u[0] <= now]:
+            undo.remove(item)
+            item[1]()
+        if now - start >= seconds:
+            break
+        if not undo and fleet.resting():
+            run.finished = True
+            break
+        if faults and now >= next_fault:
+            _press(fleet, rng, faults, run, undo, expected_down, now, ttl_s, say, lang)
+            next_fault = now + rng.uniform(*_GAP) * ttl_s
+        time.sleep(tick_s)  # the hand's pace: nothing waits on this for a verdict
+    for _at, action in undo:
+        action()
+    fleet.stop_workers()
+    fleet.poll()
+    _tell_violations(fleet, run, say, lang)
+    run.seconds = time.monotonic() - start
+    run.check = fleet.final_check()
+    return run
+
+
+def _tell_violations(fleet: Fleet, run: HeadlessRun, say: Callable[[str], None], lang: str) -> None:
+    """Say each violation the running checker found since the last look."""
+    for f in fleet.found[len(run.live_findings) :]:
+        run.live_findings.append(f)
+        say(word("violation", lang, detail=f.detail))
+
+
+def _press(
+    fleet: Fleet,
+    rng: random.Random,
+    faults: tuple[Fault, ...],
+    run: HeadlessRun,
+    undo: list[tuple[float, Callable[[], object]]],
+    expected_down: set[str],
+    now: float,
+    ttl_s: float,
+    say: Callable[[str], None],
+    lang: str,
+) -> None:
+    touched = {getattr(a, "worker_id", None) for _t, a in undo}
+    candidates = [
+        wid
+        for wid, w in fleet.workers.items()
+        if w.alive
+        and w.ready  # a worker still connecting would only fail to start
+        and not w.stalled
+        and not w.frozen
+        and not fleet.partitioned(wid)
+        and wid not in touched
+    ]
+    holders = [wid for wid in candidates if fleet.workers[wid].belief.task is not None]
+    pool = holders or candidates
+    if not pool:
+        return
+    wid = rng.choice(pool)
+    fault = rng.choice(faults)
+    w = fleet.workers[wid]
+    run.faults.append((fault, wid))
+    held = word("holding", lang, task=w.belief.task) if w.belief.task else ""
+    if fault is Fault.KILL:
+        expected_down.add(wid)
+        fleet.kill(wid)
+        say(word("killed", lang, worker=wid, pid=w.pid, held=held))
+        undo.append(
+            (now + rng.uniform(0.3, 1.0) * ttl_s, _Restart(fleet, wid, expected_down, say, lang))
+        )
+    elif fault is Fault.STALL:
+        fleet.stall(wid)
+        say(word("stalled", lang, worker=wid, pid=w.pid, held=held))
+        undo.append((now + rng.uniform(1.3, 2.5) * ttl_s, _Resume(fleet, wid, say, lang)))
+    elif fault is Fault.PARTITION:
+        fleet.partition(wid)
+        say(word("cut", lang, worker=wid, pid=w.pid, held=held))
+        undo.append((now + rng.uniform(1.3, 2.5) * ttl_s, _Heal(fleet, wid, say, lang)))
+    elif fault is Fault.FREEZE:
+        fleet.freeze(wid)
+        say(word("frozen", lang, worker=wid, pid=w.pid, held=held))
+        undo.append((now + rng.uniform(1.3, 2.5) * ttl_s, _Thaw(fleet, wid, say, lang)))
+    else:
+        old = w.pid
+        fleet.restart(wid)
+        say(word("restarted_now", lang, worker=wid, held=held, old=old, pid=w.pid))
+
+
+@dataclass
+class _Restart:
+    fleet: Fleet
+    worker_id: str
+    expected_down: set[str]
+    say: Callable[[str], None]
+    lang: str
+
+    def __call__(self) -> None:
+        self.fleet.restart(self.worker_id)
+        self.expected_down.discard(self.worker_id)
+        pid = self.fleet.workers[self.worker_id].pid
+        self.say(word("restarted", self.lang, worker=self.worker_id, pid=pid))
+
+
+@dataclass
+class _Resume:
+    fleet: Fleet
+    worker_id: str
+    say: Callable[[str], None]
+    lang: str
+
+    def __call__(self) -> None:
+        self.fleet.resume(self.worker_id)
+        self.say(word("resumed", self.lang, worker=self.worker_id))
+
+
+@dataclass
+class _Thaw:
+    fleet: Fleet
+    worker_id: str
+    say: Callable[[str], None]
+    lang: str
+
+    def __call__(self) -> None:
+        self.fleet.thaw(self.worker_id)
+        self.say(word("thawed", self.lang, worker=self.worker_id))
+
+
+@dataclass
+class _Heal:
+    fleet: Fleet
+    worker_id: str
+    say: Callable[[str], None]
+    lang: str
+
+    def __call__(self) -> None:
+        self.fleet.heal(self.worker_id)
+        self.say(word("healed", self.lang, worker=self.worker_id))
+
+
+def verdict_lines(run: HeadlessRun, fleet: Fleet, lang: str = "en") -> list[str]:
+    """The verdict in sentences."""
+    check = run.check
+    assert check is not None
+    lines = [
+        word(
+            "summary",
+            lang,
+            n=len(fleet.workers),
+            seconds=f"{run.seconds:.0f}",
+            faults=len(run.faults),
+            claims=check.claims,
+            completed=check.completed,
+            accepted=check.accepted_pages,
+            refused=check.refused_pages,
+        ),
+        word("rechecked", lang, events=check.events),
+    ]
+    if not run.finished:
+        lines.append(word("unfinished", lang))
+    for wid, status in run.died.items():
+        lines.append(word("died", lang, worker=wid, pid=fleet.workers[wid].pid, status=status))
+    if check.findings:
+        lines.append(word("broken", lang, n=len(check.findings)))
+        lines.extend(f"  {f.detail}." for f in check.findings[:20])
+    else:
+        lines.append(word("held", lang))
+    return lines
+
+
+def write_lines(lines: list[str], out: TextIO) -> None:
+    for line in lines:
+        print(line, file=out)

@@ -1,0 +1,472 @@
+"""The fleet: real `borrowed-keys worker` processes against one database, their faults, and
+the same safety checker the simulations use, judging the events table as it grows.
+
+The app (`borrowed-keys fleet`) and the headless run drive one `Fleet`. Every read of the
+database and every process start runs on the fleet's own thread: the store's connection
+stays on one thread, and the parent-death signal (which fires when the thread that started
+a child ends) is tied to a thread that lives exactly as long as the fleet. Writes (enqueue)
+run on a second thread with a connection of their own.
+The database's clock judges every lease; the supervisor only watches, signals and reads.
+"""
+
+import contextlib
+import dataclasses
+import itertools
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import warnings
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+from core.engine.clock import DatabaseClock
+from core.engine.config import LeaseConfig, Mode
+from core.engine.durations import format_duration
+from core.engine.errors import BorrowedKeysError
+from core.engine.records import CheckpointRow, EffectRow, EventRow, LedgerRow, TaskRow
+from core.engine.store import LeaseStore
+from core.engine.vocabulary import EventKind, TaskStatus
+from core.fleet.process import WorkerProcess
+from core.fleet.relay import Relays, through, upstream_of
+from core.fleet.verdict import Finding, HistoryCheck, check_history
+from core.sim.checker import SafetyChecker
+from core.sim.simulation import run_inline
+from core.sim.spec import TASK_KINDS
+
+T = TypeVar("T")
+
+# The task kinds a fleet enqueues by default: the one that waits for a person's approval
+# is left out, so a headless run can finish by itself.
+FLEET_KINDS = tuple(k for k in TASK_KINDS if k != "approval")
+
+
+@dataclass(frozen=True, slots=True)
+class FleetSettings:
+    """How the fleet's workers run and what they are given to do."""
+
+    db: str
+    ttl_ms: int = 6_000
+    heartbeat_ms: int | None = None  # default: a third of the ttl
+    poll_ms: int = 250
+    steps: int = 5
+    step_ms: int | None = None  # default: a third of the ttl
+    mode: Mode = Mode.CORRECT  # another mode plants one of the design's mistakes
+    env: dict[str, str] | None = None  # the workers' environment (None: this one's)
+    # On PostgreSQL each worker reaches the server through a relay the fleet owns, so a
+    # partition can cut it (SQLite has no road to cut: one machine, one file).
+    relays: bool = True
+
+    @property
+    def config(self) -> LeaseConfig:
+        return LeaseConfig(
+            ttl_ms=self.ttl_ms, heartbeat_every_ms=self.heartbeat_ms, poll_every_ms=self.poll_ms
+        ).validated()
+
+    @property
+    def step_time_ms(self) -> int:
+        return self.step_ms if self.step_ms is not None else max(50, self.ttl_ms // 3)
+
+
+@dataclass(frozen=True, slots=True)
+class FaultNote:
+    """A fault the supervisor caused: when (wall clock, ms), what, to whom."""
+
+    at: int
+    event: EventKind
+    worker_id: str
+    pid: int | None
+
+
+# Where distributions put libfaketime (the multithreaded build: a worker runs threads).
+_FAKETIME_DIRS = (
+    "/usr/lib/x86_64-linux-gnu/faketime",
+    "/usr/lib/aarch64-linux-gnu/faketime",
+    "/usr/lib/faketime",
+    "/usr/local/lib/faketime",
+    "/usr/lib64/faketime",
+)
+
+
+def libfaketime() -> Path | None:
+    """The libfaketime library, if it is installed."""
+    for folder in _FAKETIME_DIRS:
+        for name in ("libfaketimeMT.so.1", "libfaketime.so.1"):
+            path = Path(folder) / name
+            if path.exists():
+                return path
+    return None
+
+
+def skewed_env(skew_ms: int) -> dict[str, str]:
+    """The environment that runs a process under libfaketime, its wall clock `skew_ms` off.
+    Its monotonic clock is left alone: the worker's sleeps take as long as they should."""
+    lib = libfaketime()
+    assert lib is not None
+    preload = " ".join(p for p in (str(lib), os.environ.get("LD_PRELOAD", "")) if p)
+    return {
+        "LD_PRELOAD": preload,
+        "FAKETIME": f"{skew_ms / 1000:+.3f}",
+        "FAKETIME_DONT_FAKE_MONOTONIC": "1",
+    }
+
+
+@dataclass
+class _Database:
+    url: str
+    folder: Path | None  # a fresh folder this fleet made (removed on close)
+    server: Any = None  # an embedded PostgreSQL this fleet started (stopped on close)
+    watchdog: subprocess.Popen[bytes] | None = None  # stops the server should we die
+
+
+def open_database(db: str | None, pg: bool, folder: Path | None = None) -> _Database:
+    """The database a fleet runs on: `db` as given, a fresh embedded PostgreSQL (`pg`), or
+    by default a SQLite file in a fresh folder."""
+    made = None
+    if folder is None and (db is None or pg):
+        folder = made = Path(tempfile.mkdtemp(prefix="bk-fleet-"))
+    if pg:
+        assert folder is not None
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # platformdirs on XDG_RUNTIME_DIR
+            import pgserver
+
+            server = pgserver.get_server(folder / "pg", cleanup_mode="delete")  # type: ignore[attr-defined]
+        # pgserver runs the server as a daemon: should this process be killed outright, the
+        # watchdog sees its pipe close and stops the server (core/fleet/watchdog.py).
+        watchdog = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "core.fleet.watchdog",
+                str(server.pgdata),
+                server.system_user or "",
+                str(made or ""),
+            ],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        return _Database(str(server.get_uri()), made, server, watchdog)
+    if db is None:
+        assert folder is not None
+        return _Database(str(folder / "fleet.db"), made)
+    return _Database(db, made)
+
+
+class Fleet:
+    """Worker processes by id on one database, read and judged as they run."""
+
+    def __init__(self, settings: FleetSettings, logs: Path, database: Any = None) -> None:
+        self.settings = settings
+        self.logs = logs
+        logs.mkdir(parents=True, exist_ok=True)
+        self._database: _Database | None = database
+        self.workers: dict[str, WorkerProcess] = {}
+        self.checker = SafetyChecker(ttl_ms=settings.ttl_ms)
+        self.found: list[Finding] = []
+        self.events: list[EventRow] = []  # the whole history read so far, in order
+        self._seen = 0
+        self._ids = itertools.count(1)
+        self._task_ids = itertools.count(1)
+        # What the supervisor did to its workers, by the wall clock (ms), for the screen
+        # and the saved history. Not written to the store: a worker stopped by SIGSTOP in
+        # the middle of a SQLite transaction holds the write lock until it is resumed, and
+        # the supervisor, which is the one to resume it, must never wait for that lock.
+        self.faults: list[FaultNote] = []
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="fleet")
+        # Writes (enqueue, approve) on a thread and a connection of their own, for the same
+        # reason: the reads and the signals go on while a write waits for the lock.
+        self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="fleet-write")
+        self._closed = False
+        self._lock = threading.Lock()
+        self.relays: Relays | None = None
+        self.skews: dict[str, int] = {}  # worker -> how far its clock is off (ms)
+        self._skewed_from: dict[str, tuple[int, int]] = {}  # worker -> (after seq, skew)
+        if settings.relays and settings.db.startswith(("postgresql://", "postgres://")):
+            self.relays = Relays(upstream_of(settings.db))
+        self.store: LeaseStore = self._do(self._open)
+        self._wstore: LeaseStore = self._writer.submit(self._open).result()
+
+    def _open(self) -> LeaseStore:
+        return LeaseStore.open_inline(
+            self.settings.db, clock=DatabaseClock(), config=self.settings.config
+        )
+
+    # -- the fleet's own thread ---------------------------------------------------------------
+
+    def _do(self, fn: Callable[[], T]) -> T:
+        return self._pool.submit(fn).result()
+
+    # -- workers ----------------------------------------------------------------------------
+
+    def _command(self, worker_id: str) -> list[str]:
+        s = self.settings
+        cfg = s.config
+        db = s.db if self.relays is None else through(s.db, self.relays.port(worker_id))
+        return [
+            sys.executable,
+            "-m",
+            "core.tools.realworker",
+            "worker",
+            "--db",
+            db,
+            "--id",
+            worker_id,
+            "--ttl",
+            format_duration(cfg.ttl_ms),
+            "--heartbeat-every",
+            format_duration(cfg.heartbeat_ms),
+            "--renew-deadline",
+            format_duration(cfg.deadline_ms),
+            "--poll-every",
+            format_duration(cfg.poll_every_ms),
+            "--mode",
+            s.mode.value,
+            "--json",
+            "--control",
+        ]
+
+    def add_worker(self, worker_id: str | None = None) -> WorkerProcess:
+        """Start one more worker process (w1, w2, ... unless named)."""
+        with self._lock:
+            while worker_id is None or worker_id in self.workers:
+                worker_id = f"w{next(self._ids)}"
+            proc = WorkerProcess(
+                worker_id, self._command(worker_id), self.logs, env=self.settings.env
+            )
+            self.workers[worker_id] = proc
+        self._do(proc.start)
+        return proc
+
+    def restart(self, worker_id: str) -> WorkerProcess:
+        """A new process under the same id (the old one killed first if it still runs),
+        under the same skew as before, if any."""
+        proc = self.workers[worker_id]
+        if proc.alive:
+            proc.kill()
+            self._note(EventKind.KILLED, worker_id, pid=proc.pid)
+        env = skewed_env(self.skews[worker_id]) if self.skews.get(worker_id) else None
+        self._do(lambda: proc.start(env))
+        self._note(EventKind.RESTARTED, worker_id, pid=proc.pid)
+        return proc
+
+    def skew(self, worker_id: str, skew_ms: int) -> bool:
+        """Restart the worker under libfaketime, its clock `skew_ms` off (0: its own clock
+        again); False where libfaketime is not installed.
+
+        The seed's fifth mistake, made real: "Lease 的时间边界最好由统一的服务端时钟或数据库时钟
+        裁决。否则不同机器各自判断“到没到点”，会把时钟漂移重新带回系统。" On SQLite each
+        process's store reads its own clock, so a skewed worker brings the drift back; on
+        PostgreSQL the server's clock judges and the skew changes nothing.
+        """
+        if skew_ms and libfaketime() is None:
+            return False
+        proc = self.workers[worker_id]
+        if proc.alive:
+            proc.kill()
+            self._note(EventKind.KILLED, worker_id, pid=proc.pid)
+        # Every line it writes from now on is stamped by its skewed clock (on SQLite the
+        # store's clock is the process's own). The fleet applied the skew, so it knows it,
+        # and judges the history on the true timeline: those stamps, less the skew.
+        self.poll()
+        self._skewed_from[worker_id] = (self._seen, skew_ms)
+        self.skews[worker_id] = skew_ms
+        self.restart(worker_id)
+        self._note(EventKind.SKEWED, worker_id, pid=proc.pid)
+        return True
+
+    def true_time(self, ev: EventRow) -> EventRow:
+        """The event on the true timeline: a skewed worker's stamps less its skew."""
+        skewed = self._skewed_from.get(ev.worker_id or "")
+        if skewed is None or ev.seq <= skewed[0] or not skewed[1]:
+            return ev
+        off = skewed[1]
+        detail = dict(ev.detail)
+        for key in ("expires_at", "renew_deadline"):
+            if isinstance(detail.get(key), int):
+                detail[key] -= off
+        return dataclasses.replace(ev, at=ev.at - off, detail=detail)
+
+    def kill(self, worker_id: str) -> bool:
+        proc = self.workers[worker_id]
+        pid = proc.pid
+        done = proc.kill()
+        if done:
+            self._note(EventKind.KILLED, worker_id, pid=pid)
+        return done
+
+    def stall(self, worker_id: str) -> bool:
+        done = self.workers[worker_id].stall()
+        if done:
+            self._note(EventKind.STALLED, worker_id, pid=self.workers[worker_id].pid)
+        return done
+
+    def resume(self, worker_id: str) -> bool:
+        was = self.workers[worker_id].stalled
+        done = self.workers[worker_id].resume()
+        if done and was:
+            self._note(EventKind.RESUMED, worker_id, pid=self.workers[worker_id].pid)
+        return done
+
+    def freeze(self, worker_id: str) -> bool:
+        done = self.workers[worker_id].freeze()
+        if done:
+            self._note(EventKind.HEARTBEAT_FROZEN, worker_id, pid=self.workers[worker_id].pid)
+        return done
+
+    def thaw(self, worker_id: str) -> bool:
+        was = self.workers[worker_id].frozen
+        done = self.workers[worker_id].thaw()
+        if done and was:
+            self._note(EventKind.RESUMED, worker_id, pid=self.workers[worker_id].pid)
+        return done
+
+    def partition(self, worker_id: str) -> bool:
+        """Cut the worker's road to the server (PostgreSQL only): False if there is none."""
+        if self.relays is None or not self.workers[worker_id].alive:
+            return False
+        self.relays.cut(worker_id)
+        self._note(EventKind.PARTITIONED, worker_id, pid=self.workers[worker_id].pid)
+        return True
+
+    def heal(self, worker_id: str) -> bool:
+        if self.relays is None or not self.relays.is_cut(worker_id):
+            return False
+        self.relays.heal(worker_id)
+        self._note(EventKind.HEALED, worker_id, pid=self.workers[worker_id].pid)
+        return True
+
+    def partitioned(self, worker_id: str) -> bool:
+        return self.relays is not None and self.relays.is_cut(worker_id)
+
+    def _note(self, event: EventKind, worker_id: str, pid: int | None) -> None:
+        """A fault the supervisor caused, kept beside the store's own lines."""
+        self.faults.append(FaultNote(time.time_ns() // 1_000_000, event, worker_id, pid))
+
+    def _write(self, fn: Callable[[], T]) -> T:
+        return self._writer.submit(fn).result()
+
+    # -- tasks ------------------------------------------------------------------------------
+
+    def enqueue(self, n: int, kinds: tuple[str, ...] = FLEET_KINDS) -> list[str]:
+        """Add `n` tasks (t1, t2, ... not used yet), kinds in turn."""
+        s = self.settings
+
+        store = self._wstore
+
+        def go() -> list[str]:
+            have = {row.task_id for row in run_inline(store.tasks())}
+            made: list[str] = []
+            for _ in range(n):
+                task_id = f"t{next(self._task_ids)}"
+                while task_id in have:
+                    task_id = f"t{next(self._task_ids)}"
+                kind = kinds[(len(have) + len(made)) % len(kinds)]
+                payload = {"steps": s.steps, "step_time_ms": s.step_time_ms}
+                run_inline(store.enqueue(task_id, kind, payload, 100))
+                made.append(task_id)
+            return made
+
+        return self._write(go)
+
+    # -- reading and judging ------------------------------------------------------------------
+
+    def poll(self) -> list[EventRow]:
+        """Read the events written since the last look and judge each one as it comes."""
+
+        def go() -> list[EventRow]:
+            fresh = run_inline(self.store.events(self._seen))
+            if fresh:
+                self._seen = fresh[-1].seq
+            return fresh
+
+        fresh = [self.true_time(ev) for ev in self._do(go)]
+        for ev in fresh:
+            self.events.append(ev)
+            for v in self.checker.observe(ev):
+                self.found.append(Finding(v.name.value, v.task_id, v.worker_id, v.at, v.detail))
+        return fresh
+
+    def rows(self) -> tuple[list[TaskRow], list[LedgerRow], list[EffectRow]]:
+        def go() -> tuple[list[TaskRow], list[LedgerRow], list[EffectRow]]:
+            return (
+                run_inline(self.store.tasks()),
+                run_inline(self.store.ledger()),
+                run_inline(self.store.effects()),
+            )
+
+        return self._do(go)
+
+    def checkpoints(self) -> list[CheckpointRow]:
+        return self._do(lambda: run_inline(self.store.checkpoints()))
+
+    def now_ms(self) -> int:
+        """The store's clock (the database's), which judges every lease."""
+        return self._do(lambda: run_inline(self.store.driver.read(self.store._now)))
+
+    def resting(self) -> bool:
+        """Every task done, dead or waiting for a person: nothing left to work on."""
+        tasks, _l, _e = self.rows()
+        return bool(tasks) and all(
+            r.status in (TaskStatus.DONE, TaskStatus.DEAD, TaskStatus.WAITING) for r in tasks
+        )
+
+    def final_events(self) -> list[EventRow]:
+        """The whole events table, read again from its first row."""
+        return self._do(lambda: run_inline(self.store.events(0)))
+
+    def final_check(self) -> HistoryCheck:
+        """The whole events table read again from its first row and judged afresh, with the
+        store's final rows."""
+        events = [self.true_time(ev) for ev in self.final_events()]
+        tasks, _ledger, effects = self.rows()
+        return check_history(events, ttl_ms=self.settings.ttl_ms, tasks=tasks, effects=effects)
+
+    # -- the end ----------------------------------------------------------------------------
+
+    def stop_workers(self) -> dict[str, int | None]:
+        """Ask every worker to stop (resumed first if stalled); their exit statuses."""
+        for w in self.workers.values():  # all asked first: they stop side by side
+            w.ask_to_stop()
+        return {wid: w.stop() for wid, w in self.workers.items()}
+
+    def close(self) -> None:
+        """Stop every worker, close the store, stop an embedded server, remove a fresh
+        folder. Safe to call twice."""
+        if self._closed:
+            return
+        self._closed = True
+        self.stop_workers()
+        with contextlib.suppress(BorrowedKeysError):
+            self._do(lambda: run_inline(self.store.close()))
+        with contextlib.suppress(BorrowedKeysError):
+            self._write(lambda: run_inline(self._wstore.close()))
+        self._pool.shutdown(wait=True)
+        self._writer.shutdown(wait=True)
+        if self.relays is not None:
+            self.relays.close()
+        db = self._database
+        if db is not None:
+            if db.server is not None:
+                with contextlib.suppress(Exception):
+                    db.server.cleanup()
+            if db.watchdog is not None and db.watchdog.stdin is not None:
+                db.watchdog.stdin.close()  # its work is done already: it only tidies up
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    db.watchdog.wait(timeout=30)
+            if db.folder is not None:
+                shutil.rmtree(db.folder, ignore_errors=True)
+
+    def __enter__(self) -> "Fleet":
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()

@@ -1,0 +1,216 @@
+"""The whole history of a fleet run checked again at the end, Jepsen-style.
+
+While the run goes on the simulations' own safety checker watches each event as the
+supervisor reads it from the events table. At the end the whole table is read once more,
+from its first row, and judged by a fresh checker plus the rules that need every table:
+every accepted page came from the task's current live lease with its newest fence token
+("若某页已经见过更大的编号，较小编号的写入一律作废"), no two leases on one task were live
+at once, each effect was applied once and each task completed once.
+"""
+
+import enum
+import json
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from core.engine.records import EffectRow, EventRow, TaskRow
+from core.engine.vocabulary import EventKind, TaskStatus
+from core.sim.checker import SafetyChecker, ViolationKind
+
+
+class Verdict(enum.IntEnum):
+    """The exit status of a headless run: what the history shows."""
+
+    HELD = 0  # every rule held
+    BROKEN = 1  # a safety rule was broken
+    NOT_RUN = 2  # bad input, or the fleet could not run
+
+
+class FleetRule(enum.StrEnum):
+    """A rule of the final check beyond the running checker's (which names its own)."""
+
+    PAGE_FROM_OLD_LEASE = "page_from_old_lease"
+    PAGE_FROM_EXPIRED_LEASE = "page_from_expired_lease"
+    EFFECT_COUNT = "effect_count"
+    COMPLETION_COUNT = "completion_count"
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One broken rule: which, where, and what the history shows."""
+
+    rule: str
+    task_id: str | None
+    worker_id: str | None
+    at: int
+    detail: str
+
+
+@dataclass
+class HistoryCheck:
+    """What the final check found, and what it looked at."""
+
+    events: int = 0
+    accepted_pages: int = 0
+    refused_pages: int = 0
+    claims: int = 0
+    completed: int = 0
+    findings: list[Finding] = field(default_factory=list)
+
+    @property
+    def verdict(self) -> Verdict:
+        return Verdict.BROKEN if self.findings else Verdict.HELD
+
+
+@dataclass
+class _Current:
+    worker_id: str
+    lease_token: int
+    fence_token: int
+    expires_at: int | None
+    released: bool = False
+
+
+def check_history(
+    events: Sequence[EventRow],
+    *,
+    ttl_ms: int,
+    tasks: Iterable[TaskRow] = (),
+    effects: Iterable[EffectRow] = (),
+) -> HistoryCheck:
+    """Judge a whole history (events in `seq` order) and the store's final rows."""
+    out = HistoryCheck(events=len(events))
+    checker = SafetyChecker(ttl_ms=ttl_ms)
+    current: dict[str, _Current] = {}
+    completions: Counter[str] = Counter()
+    applied: Counter[str] = Counter()
+    for ev in events:
+        for v in checker.observe(ev):
+            out.findings.append(Finding(v.name.value, v.task_id, v.worker_id, v.at, v.detail))
+        task = ev.task_id or ""
+        if ev.event == EventKind.CLAIMED:
+            out.claims += 1
+            expires = ev.detail.get("expires_at")
+            current[task] = _Current(
+                ev.worker_id or "",
+                ev.lease_token or 0,
+                ev.fence_token or 0,
+                int(expires) if expires is not None else None,
+            )
+        elif ev.event in (EventKind.RENEWED, EventKind.HEARTBEAT_NOTED):
+            held = current.get(task)
+            expires = ev.detail.get("expires_at")
+            if held is not None and held.lease_token == ev.lease_token and expires is not None:
+                held.expires_at = int(expires)
+        elif ev.event in (
+            EventKind.COMPLETED,
+            EventKind.PARKED,
+            EventKind.FAILED,
+            EventKind.DEAD_LETTERED,
+        ):
+            held = current.get(task)
+            if held is not None:
+                held.released = True
+            if ev.event == EventKind.COMPLETED:
+                out.completed += 1
+                completions[task] += 1
+        elif ev.event == EventKind.EFFECT_APPLIED:
+            applied[str(ev.detail.get("key"))] += 1
+        elif ev.event == EventKind.WRITE_REJECTED:
+            out.refused_pages += 1
+        elif ev.event == EventKind.WRITE_ACCEPTED:
+            out.accepted_pages += 1
+            out.findings.extend(_page_rule(ev, current.get(task)))
+    for task, n in completions.items():
+        if n > 1 and not any(f.rule == ViolationKind.COMPLETED_TWICE for f in out.findings):
+            out.findings.append(
+                Finding(FleetRule.COMPLETION_COUNT, task, None, 0, f"{task} completed {n} times")
+            )
+    for row in tasks:
+        n = completions.get(row.task_id, 0)
+        if (row.status == TaskStatus.DONE) != (n == 1):
+            out.findings.append(
+                Finding(
+                    FleetRule.COMPLETION_COUNT,
+                    row.task_id,
+                    row.owner_id,
+                    row.updated_at,
+                    f"{row.task_id} is {row.status} and was completed {n} times",
+                )
+            )
+    for effect in effects:
+        key = effect.idempotency_key
+        times = max(effect.applied_count, applied.get(key, 0))
+        if times != 1:
+            out.findings.append(
+                Finding(
+                    FleetRule.EFFECT_COUNT,
+                    effect.task_id,
+                    None,
+                    effect.applied_at,
+                    f"{key} applied {times} times",
+                )
+            )
+    return out
+
+
+def _page_rule(ev: EventRow, held: _Current | None) -> list[Finding]:
+    """An accepted page must come from the task's current lease, live when it was written."""
+    key = str(ev.detail.get("key"))
+    if held is None or held.released or held.lease_token != ev.lease_token:
+        now = "none" if held is None or held.released else f"lease {held.lease_token}"
+        return [
+            Finding(
+                FleetRule.PAGE_FROM_OLD_LEASE,
+                ev.task_id,
+                ev.worker_id,
+                ev.at,
+                f"{key} accepted from lease {ev.lease_token} while the current one is {now}",
+            )
+        ]
+    if held.expires_at is not None and ev.at > held.expires_at:
+        return [
+            Finding(
+                FleetRule.PAGE_FROM_EXPIRED_LEASE,
+                ev.task_id,
+                ev.worker_id,
+                ev.at,
+                f"{key} accepted {ev.at - held.expires_at} ms after its lease expired",
+            )
+        ]
+    return []
+
+
+def save_history(path: Path, events: Sequence[EventRow], check: HistoryCheck) -> None:
+    """The run's history as JSON lines (one event each), then its verdict as the last line."""
+    with path.open("w", encoding="utf-8") as f:
+        for ev in events:
+            line = {
+                "seq": ev.seq,
+                "at": ev.at,
+                "event": ev.event,
+                "task": ev.task_id,
+                "worker": ev.worker_id,
+                "lease_token": ev.lease_token,
+                "fence_token": ev.fence_token,
+                "reason": ev.reason,
+                "detail": ev.detail,
+            }
+            f.write(json.dumps(line, ensure_ascii=False, sort_keys=True) + "\n")
+        verdict = {
+            "verdict": check.verdict.name.lower(),
+            "events": check.events,
+            "findings": [
+                {
+                    "rule": x.rule,
+                    "task": x.task_id,
+                    "worker": x.worker_id,
+                    "at": x.at,
+                    "detail": x.detail,
+                }
+                for x in check.findings
+            ],
+        }
+        f.write(json.dumps(verdict, ensure_ascii=False, sort_keys=True) + "\n")

@@ -1,0 +1,75 @@
+"""The headless fleet's sentences, in English and Chinese (`--lang`).
+
+The fleet sits beside the scenarios in the layers, so it keeps its own few sentences; the
+app's fleet screen takes its words from demo/i18n.py like every other screen.
+"""
+
+WORDS: dict[str, tuple[str, str]] = {
+    "fleet": (
+        "A fleet of {n} worker processes on {db}, {tasks} tasks, seed {seed}.",
+        "{n} 个执行者进程，数据库 {db}，{tasks} 项任务，随机种子 {seed}。",
+    ),
+    "started": ("Started {worker} as pid {pid}.", "已启动 {worker}，进程 {pid}。"),
+    "died": (
+        "{worker} (pid {pid}) ended by itself with exit status {status}.",
+        "{worker}（进程 {pid}）自己结束了，退出码 {status}。",
+    ),
+    "violation": ("Violation, seen as it happened: {detail}.", "当场发现违规：{detail}。"),
+    "holding": (" holding {task}", "（持有 {task}）"),
+    "killed": (
+        "Killed {worker} (pid {pid}){held} with SIGKILL.",
+        "已用 SIGKILL 杀死 {worker}（进程 {pid}）{held}。",
+    ),
+    "stalled": (
+        "Stalled {worker} (pid {pid}){held} with SIGSTOP.",
+        "已用 SIGSTOP 让 {worker}（进程 {pid}）{held}卡住。",
+    ),
+    "cut": (
+        "Cut the road from {worker} (pid {pid}){held} to the server.",
+        "已切断 {worker}（进程 {pid}）{held}通往服务器的路。",
+    ),
+    "frozen": (
+        "Froze the heartbeat of {worker} (pid {pid}){held}; its work goes on.",
+        "已冻结 {worker}（进程 {pid}）{held}的心跳；它的工作照常进行。",
+    ),
+    "restarted_now": (
+        "Restarted {worker}{held}: pid {old} killed, pid {pid} started under the same id.",
+        "已重启 {worker}{held}：进程 {old} 被杀死，同一编号下启动了进程 {pid}。",
+    ),
+    "restarted": ("Restarted {worker} as pid {pid}.", "已重启 {worker}，进程 {pid}。"),
+    "resumed": ("Resumed {worker} with SIGCONT.", "已用 SIGCONT 让 {worker} 继续。"),
+    "thawed": ("Thawed the heartbeat of {worker}.", "{worker} 的心跳恢复了。"),
+    "healed": ("The road from {worker} to the server is back.", "{worker} 通往服务器的路恢复了。"),
+    "summary": (
+        "{n} worker processes ran for {seconds} s with {faults} faults; {claims} claims, "
+        "{completed} tasks completed, {accepted} pages accepted and {refused} refused.",
+        "{n} 个执行者进程运行了 {seconds} 秒，施加了 {faults} 次故障；领取 {claims} 次，"
+        "完成 {completed} 项任务，收下 {accepted} 页，拒收 {refused} 页。",
+    ),
+    "rechecked": (
+        "The whole history ({events} events) was checked again from its first row.",
+        "整段历史（{events} 条记录）从第一行起重新检查了一遍。",
+    ),
+    "unfinished": (
+        "Not every task was done when the time ran out.",
+        "时间到了，还有任务没有做完。",
+    ),
+    "broken": (
+        "Verdict: broken. {n} safety rules were broken:",
+        "结论：没有守住。有 {n} 处违反安全规则：",
+    ),
+    "held": (
+        "Verdict: held. Every accepted page came from its task's current live lease with the "
+        "newest fence token, no two leases were live at once, each effect was applied once "
+        "and each task completed once.",
+        "结论：守住了。每一页收下的写入都来自该任务当前有效的租约、带着最新的围栏令牌；没有两份租约"
+        "同时有效；每个副作用只执行了一次；每项任务只完成了一次。",
+    ),
+    "saved": ("The history and its verdict are in {path}.", "历史和结论已写入 {path}。"),
+    "stopped": ("Stopped; every worker process was ended.", "已停止；所有执行者进程都已结束。"),
+}
+
+
+def word(key: str, lang: str, **fmt: object) -> str:
+    en, zh = WORDS[key]
+    return (zh if lang == "zh" else en).format(**fmt)
