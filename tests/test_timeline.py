@@ -63,7 +63,7 @@ def test_at_the_fence_achengs_belief_runs_past_her_expiry() -> None:
     # what she believes runs on past 0:01:20, until the fence refuses her page at 0:01:35
     assert belief.start == 0 and belief.end == 95_000
     assert belief.ended_by is BeliefEnd.REFUSED and belief.reason is RejectReason.FENCED
-    assert belief.end > lease.end
+    assert lease.end is not None and belief.end > lease.end
     # her heartbeats: one delivered, then lost in the fog every 20 s
     assert [(t.at, t.kind) for t in acheng.ticks] == [
         (20_000, TickKind.DELIVERED),
