@@ -101,6 +101,7 @@ WORDS: dict[str, tuple[str, str]] = {
         "每个在运行的执行者的时钟都已拨快",
     ),
     "fleet_started": ("Started {worker} as pid {pid}", "已启动 {worker}，进程 {pid}"),
+    "fleet_add": ("one more worker", "再加一个执行者"),
     "fleet_enqueue": ("enqueue", "加任务"),
     "fleet_enqueued": ("Enqueued {tasks}", "已加入任务 {tasks}"),
     "fleet_save": ("save history", "保存历史"),

@@ -33,7 +33,6 @@ _REFUSED = {
     EventKind.PARK_REJECTED: Operation.PARK,
 }
 _BEATS = frozenset({EventKind.CLAIMED, EventKind.RENEWED, EventKind.HEARTBEAT_NOTED})
-DAY_MS = 86_400_000
 
 
 def _since(at: int | None, origin: int) -> int | None:
@@ -63,19 +62,22 @@ class FrameMaker:
         self._seen_workers: dict[str, None] = {}  # every worker the events name, in order
         self._frames = 0
         self._notes_shown = 0  # the fleet's fault notes already put in a frame
-        # The store's clock counts from 1970; the screen's clock words count from a day's
-        # start, so every instant on screen is shown as this day's time (UTC): the frame's
-        # instants all move by the same amount, and every difference stays as it was.
+        # The store's clock counts from 1970; the screen's clock words, sized for the
+        # simulations' clock, count from the run's start: the first event in the store (or
+        # now, if there is none), to the whole second. Every instant of a frame moves by
+        # the same amount, so every difference stays as it was.
         self.origin: int | None = None
 
     def frame(self) -> FleetFrame:
         fleet = self.fleet
         now = fleet.now_ms()
+        read = fleet.poll()
         if self.origin is None:
-            self.origin = now - now % DAY_MS
+            start = min([now, *(ev.at for ev in read[:1])])
+            self.origin = start - start % 1000
         o = self.origin
         now -= o
-        fresh = [dataclasses.replace(ev, at=ev.at - o) for ev in fleet.poll()]
+        fresh = [dataclasses.replace(ev, at=ev.at - o) for ev in read]
         for ev in fresh:
             self._take(ev)
         # What the supervisor did (Kill, Stall...) joins the register on screen, beside

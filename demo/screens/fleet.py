@@ -113,7 +113,7 @@ class FleetScreen(Screen[None]):
         self.query_one("#fleet-note", Static).update(tr(note, lang))
         self.query_one("#keybar", KeyBar).set_items(
             [
-                Hint("+", tr("add_worker", lang), 0),
+                Hint("+", tr("fleet_add", lang), 0),
                 Hint("e", tr("fleet_enqueue", lang), 1),
                 Hint("s", tr("fleet_save", lang), 2),
                 Hint("k", tr("fleet_skew_key", lang), 3),
