@@ -7,6 +7,7 @@ red at the last step for the rule the file is named after, never before, and `pl
 reports that rule. A rule that only the explorer knew would fail here.
 """
 
+import itertools
 import re
 from pathlib import Path
 
@@ -61,10 +62,15 @@ def disagreements(mode: Mode, out: Path) -> list[str]:
         scenario = load_scenario(cex.path)
         session = Session(scenario)
         counts: list[int] = []
+        totals = [0]
         while session.next_step() is not None:
             counts.append(session.snapshot().violations.get(cex.rule, 0))
+            totals.append(sum(session.snapshot().violations.values()))
         red = light(session)
         session.close()
+        for step, (was, now) in zip(scenario.steps, itertools.pairwise(totals), strict=True):
+            if now > was and "Broken: " not in (step.say or ""):
+                wrong.append(f"{cex.rule}: the light turns red at {step.say!r}, unsaid")
         if not (counts[-1] >= 1 and all(n == 0 for n in counts[:-1])):
             wrong.append(f"{cex.rule}: the checker counts {counts} step by step")
         if "safe" in red:

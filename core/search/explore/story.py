@@ -85,6 +85,7 @@ class _Done:
     lease: tuple[int, int] | None  # the tokens the actor remembered before acting
     then_ms: int = 0  # the clock before the step
     before: tuple[TaskRow, ...] = ()  # the rows before the step
+    broken: tuple[str, ...] = ()  # the rules the checker found broken by the step
 
 
 def _refusal(done: _Done, lang: str) -> str:
@@ -462,9 +463,20 @@ def replay(
         lease = worker.lease if worker is not None else None
         remembered = None if lease is None else (lease.lease_token, lease.fence_token)
         then = sim.now_ms
+        found = len(sim.checker.found)
         result = sim.apply(action)
+        broken = tuple(dict.fromkeys(str(v.name) for v in sim.checker.found[found:]))
         steps.append(
-            _Done(action, result, tuple(events), sim.now_ms, remembered, then, tuple(rows[-1]))
+            _Done(
+                action,
+                result,
+                tuple(events),
+                sim.now_ms,
+                remembered,
+                then,
+                tuple(rows[-1]),
+                broken,
+            )
         )
         rows.append(list(run_inline(sim.store.tasks())))
     return steps, rows, sim
@@ -504,13 +516,17 @@ def scenario_text(params: ExploreParams, cex: Counterexample) -> str:
         expects: tuple[Expectation, ...] = ()
         if i == len(steps) - 2:
             expects = (_row_expect(before),)
+        broken = list(done.broken)
         if i == len(steps) - 1:
             expects = tuple(proof)
-            why = {lang: _why(cex.rule, steps, lang) for lang in LANGS}
-            say["en"] += f" Broken: {rule_word(cex.rule, 'en')}" + (
+            broken = [cex.rule, *(r for r in broken if r != cex.rule)]
+        # every step the light turns red at says what broke, and why
+        for name in broken:
+            why = {lang: _why(name, steps[: i + 1], lang) for lang in LANGS}
+            say["en"] += f" Broken: {rule_word(name, 'en')}" + (
                 f": {why['en']}." if why["en"] else "."
             )
-            say["zh"] += f"违反规则：{rule_word(cex.rule, 'zh')}" + (
+            say["zh"] += f"违反规则：{rule_word(name, 'zh')}" + (
                 f"：{why['zh']}。" if why["zh"] else "。"
             )
         out.append(Step(say=say["en"], say_zh=say["zh"], action=done.action, expects=expects))
