@@ -44,10 +44,10 @@ class TaskKind:
     # The state a worker starts from when it resumes from a box rather than from its own
     # memory (a new process: nothing of the last holder's is open any more).
     resume: Callable[[State], State] = lambda state: state
-    # What a holder's memory starts from when it takes the task under lease `n`: what it
-    # reads afresh for itself (the ledger kind's village reports). A holder that lost its
-    # lease without knowing keeps what it read under its own, so a page it writes late is
-    # its own world's page, not a copy of the current holder's.
+    # What a holder's memory starts from when it takes the task under a lease (its token
+    # given): what it reads for itself (the ledger kind's village reports). A holder that
+    # lost its lease without knowing keeps what it read under its own, so a page it writes
+    # late is its own world's page, not a copy of the current holder's.
     take: Callable[[State, int], State] = lambda state, lease_token: state
 
     def after_page(self, task_id: str, step: int, steps: int, state: State, page: str) -> State:
