@@ -17,6 +17,7 @@ from core.engine.vocabulary import EventKind
 from core.scenarios.format import load_scenario
 from core.scenarios.sentences import page_fence, refused_page_sentence, seam_sentence
 from core.sim.books import Figures, broken_pages, check_books, figures, refused_page
+from core.sim.kinds import LEDGER, edition
 from core.sim.simulation import Simulation
 from core.tools.cli import main
 
@@ -228,5 +229,14 @@ def test_the_narration_points_at_the_break_with_the_runs_own_figures(name: str, 
         sim.close()
     said = f"{seam.before_total} + {seam.after_amount}"
     for lang in ("en", "zh"):
-        say = scenario.steps[step - 1].narration(lang)
+        say = scenario.steps[step - 1].narration(lang) or ""
         assert said in say and str(seam.after_total) in say and "3" in say
+
+
+def test_the_first_holder_reads_the_reports_as_filed_and_any_later_one_the_recount() -> None:
+    assert [edition(n) for n in (1, 2, 3, 7)] == [1, 2, 2, 2]
+    start = LEDGER.initial_state("floor6", 8)
+    assert LEDGER.take(start, 1) == start  # the first holder's memory is as it always was
+    first = LEDGER.run_step("floor6", 3, 8, LEDGER.take(start, 1)).page
+    later = LEDGER.run_step("floor6", 3, 8, LEDGER.take(start, 2)).page
+    assert first != later and later == LEDGER.run_step("floor6", 3, 8, LEDGER.take(start, 5)).page

@@ -426,9 +426,8 @@ def test_every_kind_finishes_with_the_same_result_after_a_handover(
     if kind != "ledger":
         assert result == _clean_result(kind, steps)
         return
-    # The successor reads the other edition of the village reports (a village counts again
-    # when the floor changes hands): the books it finishes add up from the box on, and the
-    # result is their last total.
+    # The successor reads the village reports as counted again at the handover: the books
+    # it finishes add up from the box on, and the result is their last total.
     ledger = sim.snapshot().ledger
     assert check_books(ledger) == ()
     last = figures(next(p.value for p in ledger if p.key == f"t/{steps}"))

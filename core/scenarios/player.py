@@ -415,9 +415,9 @@ def play(
 
 
 class _Books:
-    """The check of the books as the transcript says it: a line when a step breaks them
-    at a page, and, for each page the fence refused, what it would have
-    written ("账本看起来仍然整齐，却悄悄混进了两套互相覆盖的世界": the screen's note, said here)."""
+    """The check of the books as the transcript says it: a line when a step breaks them at
+    a page, and for each page the fence refused what it would have written (the screen's
+    notes, said here: "账本看起来仍然整齐，却悄悄混进了两套互相覆盖的世界")."""
 
     def __init__(self, lang: str) -> None:
         self.lang = lang

@@ -44,10 +44,10 @@ class TaskKind:
     # The state a worker starts from when it resumes from a box rather than from its own
     # memory (a new process: nothing of the last holder's is open any more).
     resume: Callable[[State], State] = lambda state: state
-    # What a holder's memory starts from when it takes the task under lease `n`: what it
-    # reads afresh for itself (the ledger kind's village reports). A holder that lost its
-    # lease without knowing keeps what it read under its own, so a page it writes late is
-    # its own world's page, not a copy of the current holder's.
+    # What a holder's memory starts from when it takes the task under a lease (its token
+    # given): what it reads for itself (the ledger kind's village reports). A holder that
+    # lost its lease without knowing keeps what it read under its own, so a page it writes
+    # late is its own world's page, not a copy of the current holder's.
     take: Callable[[State, int], State] = lambda state, lease_token: state
 
     def after_page(self, task_id: str, step: int, steps: int, state: State, page: str) -> State:
@@ -83,19 +83,18 @@ _VILLAGES = (
 )
 
 
-# The state's key for the edition of the village reports its holder read. A village counts
-# again when the floor changes hands, so whoever takes the floor reads the other edition
-# than the holder before it, and two holders of the same step write different pages: "一个是
-# 当前租牌，一个是过期的记忆" (two claims, and two worlds, not one page written twice). Two
-# editions, not one per lease: the explorer's world stays finite, and a holder and its
-# successor always differ.
+# The state's key for the edition of the village reports its holder read (none: as first
+# filed). The villages count again when the floor first changes hands, so the first holder
+# and any holder after it read different figures, and two holders of the same step write
+# different pages: "一个是当前租牌，一个是过期的记忆" (two claims, and two worlds, not one page
+# written twice). Two editions, not one per lease: the explorer's world stays finite.
 _EDITION = "edition"
 
 
 def edition(lease_token: int) -> int:
-    """The edition of the reports read under lease `lease_token`: 1 (as first filed) for an
-    odd lease, 2 for an even one."""
-    return 2 - lease_token % 2
+    """The edition of the reports read under lease `lease_token`: 1 (as first filed) under
+    the first lease, 2 (counted again) under any later one."""
+    return min(max(lease_token, 1), 2)
 
 
 def _grain(task_id: str, step: int, read: int) -> int:
@@ -117,7 +116,9 @@ def _ledger_step(task_id: str, step: int, steps: int, state: State) -> StepOutpu
 
 
 def _ledger_take(state: State, lease_token: int) -> State:
-    return {**state, _EDITION: edition(lease_token)}
+    read = edition(lease_token)
+    kept = {k: v for k, v in state.items() if k != _EDITION}
+    return {**kept, _EDITION: read} if read > 1 else kept
 
 
 # A page as the kind writes it ("page 3: west ferry 73 dan (total 288)") or as a scenario
