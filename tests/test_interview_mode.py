@@ -174,3 +174,21 @@ async def test_space_at_a_question_arms_nothing_and_after_v_the_run_is_paused(
             screen.on_tick()
             await pilot.pause()
         assert s.position == 14 and not screen.playing
+
+
+async def test_at_80x24_what_the_answer_said_is_scrolled_into_sight(tmp_path: Path) -> None:
+    from textual.containers import VerticalScroll
+
+    app = app_for("01_fog", tmp_path, "en", interview=True)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = screen_of(app)
+        for _ in range(14):
+            await pilot.press("right")
+        await pilot.press("1", "2")  # the question (wrong), then its follow-up (right)
+        await pilot.pause()
+        box = screen.query_one("#narration-box", VerticalScroll)
+        assert box.max_scroll_y > 0  # too long for the box: its end is what was just said
+        assert box.scroll_y == box.max_scroll_y
+        await pilot.press("v")
+        await pilot.pause()
+        assert box.scroll_y == 0  # the step's own narration from its first line

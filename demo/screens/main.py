@@ -130,6 +130,7 @@ class MainScreen(Screen[None]):
         self._toml = False  # expectations in the file's form instead of as sentences
         self.runner = SessionRunner(self, off_loop=session.on_network)
         self._owed_ms = 0  # live time not yet handed to a busy off-loop session
+        self._answered = False  # interview mode: an answer was just given
 
     @property
     def bk_app(self) -> Host:
@@ -397,6 +398,18 @@ class MainScreen(Screen[None]):
             said.append("\n")
             said.append(self._message, style="red")
         self.query_one("#narration", NarrationPanel).show(said)
+        if self._answered:
+            # right or not, and the follow-up, are said at the end of the narration box;
+            # its new height is known once the panel has been laid out, and again once a
+            # scrollbar that appeared has narrowed it (the text wraps anew)
+            self._answered = False
+            panel = self.query_one("#narration", NarrationPanel)
+
+            def to_end() -> None:
+                narration.scroll_end(animate=False, immediate=True)
+                panel.call_after_refresh(narration.scroll_end, animate=False, immediate=True)
+
+            panel.call_after_refresh(to_end)
         self._show_workers(snap)
         self.query_one("#tasks", TaskTable).show(
             snap.tasks, snap.now_ms, lang, fenced=Mode(snap.mode).issues_fence_tokens
@@ -593,6 +606,7 @@ class MainScreen(Screen[None]):
             if verdict is None and waiting is not None:
                 last = len(waiting.choices_in(self.lang))
                 self.notify(tr("no_such_choice", self.lang, n=chosen, last=last), timeout=3)
+            self._answered = True  # the next frame shows what it said: scroll to it
             self.changed()
 
         self._work(partial(session.answer, chosen), then)
