@@ -192,3 +192,27 @@ async def test_at_80x24_what_the_answer_said_is_scrolled_into_sight(tmp_path: Pa
         await pilot.press("v")
         await pilot.pause()
         assert box.scroll_y == 0  # the step's own narration from its first line
+
+
+def test_tui_interview_starts_the_app_in_interview_mode_and_serve_passes_it_on(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import argparse
+
+    from demo.cli import main
+    from demo.serve import app_command
+
+    started: list[bool] = []
+
+    def run(app: BorrowedKeysApp) -> int:
+        started.append(app.interview)
+        return 0
+
+    monkeypatch.setattr(BorrowedKeysApp, "run", run)
+    assert main(["tui", "01_fog", "--interview"]) == 0
+    assert main(["tui", "01_fog"]) == 0
+    assert started == [True, False]
+    args = argparse.Namespace(
+        file="01_fog", lang=None, mode=None, sandbox=False, db=None, interview=True
+    )
+    assert app_command(args).endswith("--interview")
