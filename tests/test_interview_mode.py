@@ -2,6 +2,7 @@
 right or not and why, answers the follow-up the same way, and the run ends with a score; and
 at a question nothing moves until v, which leaves the run paused."""
 
+import re
 from pathlib import Path
 
 import pytest
@@ -216,3 +217,25 @@ def test_tui_interview_starts_the_app_in_interview_mode_and_serve_passes_it_on(
         file="01_fog", lang=None, mode=None, sandbox=False, db=None, interview=True
     )
     assert app_command(args).endswith("--interview")
+
+
+@pytest.mark.parametrize(
+    ("lang", "asked", "answered"),
+    [
+        ("en", "Follow-up: Your sink is an object store", "Answer: 2. Write each version"),
+        ("zh", "追问：下游是一个对象存储", "答案：2. 每个版本按令牌分开写"),
+    ],
+)
+def test_the_exported_page_tells_the_follow_up_after_the_answer(
+    lang: str, asked: str, answered: str
+) -> None:
+    from demo.export.frames import Frame
+    from demo.export.page import _question_html
+
+    question = open_scenario("13_portfolio_demo").steps[4].question
+    assert question is not None
+    frame = Frame(index=5, keys=(), panel="tab-rejected", svg="", question=question)
+    shown, answer = (re.sub(r"<[^>]+>", "", html) for html in _question_html(frame, lang))
+    assert asked not in shown  # the page shows the question first, as the app does
+    assert asked in answer and answered in answer
+    assert answer.index(asked) > answer.index("2.")  # after the question's own answer
