@@ -23,8 +23,8 @@ WORDS = {
         "follow": "Follow-up: She is still working.",
         "why": "The lease expires 60s after",
         "follow_why": "The keeper does not guess",
-        "score": "Interview: 0 of 1 questions right, 1 of 1 follow-ups right.",
-        "score_all": "Interview: 1 of 1 questions right, 0 of 1 follow-ups right.",
+        "score": "Interview: questions right 0 of 1, follow-ups right 1 of 1.",
+        "score_all": "Interview: questions right 1 of 1, follow-ups right 0 of 1.",
         "hint": "(1-3: answer · v: reveal)",
     },
     "zh": {
@@ -129,7 +129,7 @@ async def test_interview_mode_is_off_by_default_and_i_turns_it_on(tmp_path: Path
         assert panel(screen) == "tab-checkpoints"
         await pilot.press("v", "n", "v")  # step 3 asks an open question
         await pilot.pause()
-        assert "Interview: 0 of 1 questions right" in said(screen).replace("\n", "")
+        assert "Interview: questions right 0 of 1" in said(screen).replace("\n", "")
         await pilot.press("i")
         await pilot.pause()
         assert "Interview:" not in said(screen)
