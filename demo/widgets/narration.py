@@ -172,7 +172,7 @@ def _question(text: Text, session: Session, question: Question, lang: str) -> No
     the room gave with right or not and why, then the follow-up the same way."""
     interview = session.interview
     given = interview.answers_to(session.position) if interview.on else ()
-    waiting = interview.waiting(session.position, question) if interview.on else None
+    waiting = session.awaited
     text.append(label(tr("question", lang), lang) + question.text(lang), style="bold cyan")
     if not given:
         # on the question's own line: the narration box may be short
