@@ -515,13 +515,13 @@ WORDS.update(
             "没有第 {n} 个选项：请在 1 到 {last} 里选",
         ),
         "interview_score": (
-            "Interview: {right} of {questions} questions right, "
-            "{follow_right} of {follow_ups} follow-ups right.",
+            "Interview: questions right {right} of {questions}, "
+            "follow-ups right {follow_right} of {follow_ups}.",
             "面试得分：{questions} 道题答对 {right} 道，"
             "{follow_ups} 道追问答对 {follow_right} 道。",
         ),
         "interview_score_short": (
-            "Interview: {right} of {questions} questions right.",
+            "Interview: questions right {right} of {questions}.",
             "面试得分：{questions} 道题答对 {right} 道。",
         ),
         "paused_at_question": (

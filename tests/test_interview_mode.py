@@ -2,6 +2,7 @@
 right or not and why, answers the follow-up the same way, and the run ends with a score; and
 at a question nothing moves until v, which leaves the run paused."""
 
+import re
 from pathlib import Path
 
 import pytest
@@ -22,8 +23,8 @@ WORDS = {
         "follow": "Follow-up: She is still working.",
         "why": "The lease expires 60s after",
         "follow_why": "The keeper does not guess",
-        "score": "Interview: 0 of 1 questions right, 1 of 1 follow-ups right.",
-        "score_all": "Interview: 1 of 1 questions right, 0 of 1 follow-ups right.",
+        "score": "Interview: questions right 0 of 1, follow-ups right 1 of 1.",
+        "score_all": "Interview: questions right 1 of 1, follow-ups right 0 of 1.",
         "hint": "(1-3: answer · v: reveal)",
     },
     "zh": {
@@ -128,7 +129,7 @@ async def test_interview_mode_is_off_by_default_and_i_turns_it_on(tmp_path: Path
         assert panel(screen) == "tab-checkpoints"
         await pilot.press("v", "n", "v")  # step 3 asks an open question
         await pilot.pause()
-        assert "Interview: 0 of 1 questions right" in said(screen).replace("\n", "")
+        assert "Interview: questions right 0 of 1" in said(screen).replace("\n", "")
         await pilot.press("i")
         await pilot.pause()
         assert "Interview:" not in said(screen)
@@ -174,3 +175,67 @@ async def test_space_at_a_question_arms_nothing_and_after_v_the_run_is_paused(
             screen.on_tick()
             await pilot.pause()
         assert s.position == 14 and not screen.playing
+
+
+async def test_at_80x24_what_the_answer_said_is_scrolled_into_sight(tmp_path: Path) -> None:
+    from textual.containers import VerticalScroll
+
+    app = app_for("01_fog", tmp_path, "en", interview=True)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = screen_of(app)
+        for _ in range(14):
+            await pilot.press("right")
+        await pilot.press("1", "2")  # the question (wrong), then its follow-up (right)
+        await pilot.pause()
+        box = screen.query_one("#narration-box", VerticalScroll)
+        assert box.max_scroll_y > 0  # too long for the box: its end is what was just said
+        assert box.scroll_y == box.max_scroll_y
+        await pilot.press("v")
+        await pilot.pause()
+        assert box.scroll_y == 0  # the step's own narration from its first line
+
+
+def test_tui_interview_starts_the_app_in_interview_mode_and_serve_passes_it_on(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import argparse
+
+    from demo.cli import main
+    from demo.serve import app_command
+
+    started: list[bool] = []
+
+    def run(app: BorrowedKeysApp) -> int:
+        started.append(app.interview)
+        return 0
+
+    monkeypatch.setattr(BorrowedKeysApp, "run", run)
+    assert main(["tui", "01_fog", "--interview"]) == 0
+    assert main(["tui", "01_fog"]) == 0
+    assert started == [True, False]
+    args = argparse.Namespace(
+        file="01_fog", lang=None, mode=None, sandbox=False, db=None, interview=True
+    )
+    assert app_command(args).endswith("--interview")
+
+
+@pytest.mark.parametrize(
+    ("lang", "asked", "answered"),
+    [
+        ("en", "Follow-up: Your sink is an object store", "Answer: 2. Write each version"),
+        ("zh", "追问：下游是一个对象存储", "答案：2. 每个版本按令牌分开写"),
+    ],
+)
+def test_the_exported_page_tells_the_follow_up_after_the_answer(
+    lang: str, asked: str, answered: str
+) -> None:
+    from demo.export.frames import Frame
+    from demo.export.page import _question_html
+
+    question = open_scenario("13_portfolio_demo").steps[4].question
+    assert question is not None
+    frame = Frame(index=5, keys=(), panel="tab-rejected", svg="", question=question)
+    shown, answer = (re.sub(r"<[^>]+>", "", html) for html in _question_html(frame, lang))
+    assert asked not in shown  # the page shows the question first, as the app does
+    assert asked in answer and answered in answer
+    assert answer.index(asked) > answer.index("2.")  # after the question's own answer

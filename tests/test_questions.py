@@ -219,7 +219,8 @@ def _shared(answer: str, text: str) -> float:
 
 def test_a_summary_does_not_state_the_answer_to_its_questions() -> None:
     """The picker, play's second line and the exported page's head show the summary before
-    any question is asked: it states the situation, not the outcome asked about.
+    any question is asked, and the header shows the title while one waits: both state the
+    situation, not the outcome asked about.
 
     A word count, not an understanding: it fails a summary that says most of what the right
     choice says (as 03's "the successor starts after the last checkpoint" did for "At step 4,
@@ -229,9 +230,9 @@ def test_a_summary_does_not_state_the_answer_to_its_questions() -> None:
         for q in _asked(path):
             for lang, limit in (("en", 0.5), ("zh", 0.45)):
                 right = q.right_choice(lang)
-                summary = s.summary_in(lang) or ""
                 assert right is not None
-                assert _shared(right, summary) < limit, (path.name, lang, right, summary)
+                for said in (s.summary_in(lang) or "", s.title_in(lang)):
+                    assert _shared(right, said) < limit, (path.name, lang, right, said)
 
 
 def _same(a: str, b: str) -> float:
@@ -281,3 +282,27 @@ def test_the_follow_up_is_read_and_comes_after_the_answer_in_json_and_text() -> 
         text = "".join(piece for piece, _style in render_line(step, lang))
         first_answer = text.index("A: 2." if lang == "en" else "答： 2.")
         assert first_answer < text.index(asked) < text.index(answered), text
+
+
+def test_interview_answers_the_question_then_its_follow_up_and_keeps_score() -> None:
+    s = Session(load_scenario(INTERVIEW))
+    s.next_step()
+    s.next_step()
+    assert s.question is not None
+    assert s.answer(2) is None and s.awaited is None  # off: no answer is taken
+    s.interview.on = True
+    assert s.awaited is s.question
+    assert s.answer(4) is None  # no such choice: nothing recorded
+    first = s.answer(2)
+    assert first is not None and first.right and s.position == 1  # nothing played
+    assert s.awaited is s.question.follow_up
+    follow = s.answer(3)
+    assert follow is not None and not follow.right
+    assert s.awaited is None and s.answer(1) is None  # both answered
+    s.previous_step()
+    s.next_step()  # asked again: the answers stand
+    assert [v.chosen for v in s.interview.answers_to(1)] == [2, 3]
+    score = s.interview.score(s.steps)
+    assert (score.questions, score.right, score.follow_ups, score.follow_ups_right) == (1, 1, 1, 0)
+    s.restart()  # a new run, a new interview
+    assert s.interview.score(s.steps).right == 0 and s.interview.on

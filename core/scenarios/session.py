@@ -348,6 +348,15 @@ class Session:
             return None
         return self._play_next()
 
+    @property
+    def awaited(self) -> Question | None:
+        """Interview mode: what a number key answers now (the question on screen, then its
+        follow-up), or None."""
+        question = self.question
+        if not self.interview.on or question is None:
+            return None
+        return self.interview.waiting(self.position, question)
+
     def answer(self, chosen: int) -> Verdict | None:
         """Interview mode: the room's answer to the question on screen (or, once that is
         answered, to its follow-up); None when nothing waits for one. The step stays unplayed

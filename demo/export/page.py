@@ -135,6 +135,19 @@ def _question_html(frame: Frame, lang: str) -> tuple[str, str]:
     why = q.why_in(lang)
     if why:
         answer += f'<p class="why">{_t(why, lang)}</p>'
+    follow = q.follow_up
+    if follow is not None:
+        # the interviewer's pushback, after the answer, as the player prints it
+        answer += (
+            f'<p class="ask">{_label(tr("follow_up", lang), lang)}{_t(follow.text(lang), lang)}</p>'
+        )
+        right = follow.right_choice(lang)
+        if right is not None:
+            said = f"{_label(tr('answer', lang), lang)}{follow.answer}. {_t(right, lang)} ✓"
+            answer += f'<p class="answer">{said}</p>'
+        why = follow.why_in(lang)
+        if why:
+            answer += f'<p class="why">{_t(why, lang)}</p>'
     return asked, answer
 
 

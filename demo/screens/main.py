@@ -151,6 +151,7 @@ class MainScreen(Screen[None]):
         self.chosen_worker: str | None = None  # the worker the fault keys act on (w)
         self._narration_open = False  # d: the step's narration whole on a small screen
         self._narration_step: tuple[int, int, bool] | None = None  # the step it was opened at
+        self._answered = False  # interview mode: an answer was just given
 
     @property
     def bk_app(self) -> Host:
@@ -338,7 +339,9 @@ class MainScreen(Screen[None]):
         hints = []
         if self._hinted[3]:
             # interview mode: the room answers first, by number
-            hints.append(Hint(f"1-{self._choices_waiting()}", tr("answer_keys", lang), 0))
+            awaited = self.session.awaited
+            n = len(awaited.choices) if awaited is not None else 0
+            hints.append(Hint(f"1-{n}", tr("answer_keys", lang), 0))
         if self._hinted[0]:
             # while a question waits, `v` (reveal) leads the bar
             hints.append(Hint("v", tr("reveal", lang), 0))
@@ -428,6 +431,18 @@ class MainScreen(Screen[None]):
         self.query_one("#narration", NarrationPanel).show(
             said, fold=self._narration_fold(), lang=lang
         )
+        if self._answered:
+            # right or not, and the follow-up, are said at the end of the narration box;
+            # its new height is known once the panel has been laid out, and again once a
+            # scrollbar that appeared has narrowed it (the text wraps anew)
+            self._answered = False
+            panel = self.query_one("#narration", NarrationPanel)
+
+            def to_end() -> None:
+                narration.scroll_end(animate=False, immediate=True)
+                panel.call_after_refresh(narration.scroll_end, animate=False, immediate=True)
+
+            panel.call_after_refresh(to_end)
         self._show_workers(snap)
         self.query_one("#tasks", TaskTable).show(
             snap.tasks, snap.now_ms, lang, fenced=Mode(snap.mode).issues_fence_tokens
@@ -631,34 +646,19 @@ class MainScreen(Screen[None]):
         return True
 
     def _answer_waits(self) -> bool:
-        s = self.session
-        question = s.question
-        return (
-            question is not None
-            and s.interview.on
-            and s.interview.waiting(s.position, question) is not None
-        )
-
-    def _choices_waiting(self) -> int:
-        s = self.session
-        question = s.question
-        waiting = s.interview.waiting(s.position, question) if question is not None else None
-        return len(waiting.choices) if waiting is not None else 0
+        return self.session.awaited is not None
 
     def action_answer(self, chosen: int) -> None:
-        session = self.session
-        question = session.question
-        waiting = None
-        if question is not None:
-            waiting = session.interview.waiting(session.position, question)
+        waiting = self.session.awaited
 
         def then(verdict: object) -> None:
             if verdict is None and waiting is not None:
-                last = len(waiting.choices_in(self.lang))
+                last = len(waiting.choices)
                 self.notify(tr("no_such_choice", self.lang, n=chosen, last=last), timeout=3)
+            self._answered = True  # the next frame shows what it said: scroll to it
             self.changed()
 
-        self._work(partial(session.answer, chosen), then)
+        self._work(partial(self.session.answer, chosen), then)
 
     def action_toggle_interview(self) -> None:
         on = not self.session.interview.on

@@ -171,14 +171,16 @@ def _question(text: Text, session: Session, question: Question, lang: str) -> No
     the room gave with right or not and why, then the follow-up the same way."""
     interview = session.interview
     given = interview.answers_to(session.position) if interview.on else ()
-    waiting = interview.waiting(session.position, question) if interview.on else None
+    waiting = session.awaited
     text.append(label(tr("question", lang), lang) + question.text(lang), style="bold cyan")
     if not given:
         # on the question's own line: the narration box may be short
         text.append(f"  {_hint(waiting, lang)}", style="dim")
-    _choices(text, question, lang, given[0].chosen if given else None)
     if not given:
+        _choices(text, question, lang, None)
         return
+    # answered: the room's choice and the right one stay, so the follow-up fits below
+    _choices(text, question, lang, given[0].chosen, keep={given[0].chosen, question.answer})
     _verdict(text, given[0], lang)
     follow = question.follow_up
     if follow is not None and answerable(follow):  # an open one is told after v
@@ -200,8 +202,16 @@ def _hint(waiting: Question | None, lang: str) -> str:
     return tr("answer_hint", lang, n=len(waiting.choices))
 
 
-def _choices(text: Text, question: Question, lang: str, chosen: int | None) -> None:
+def _choices(
+    text: Text,
+    question: Question,
+    lang: str,
+    chosen: int | None,
+    keep: set[int | None] | None = None,
+) -> None:
     for n, choice in enumerate(question.choices_in(lang), start=1):
+        if keep is not None and n not in keep:
+            continue
         mark = "▸" if n == chosen else " "
         text.append(f"\n{mark} {n}. {choice}", style="bold cyan" if n == chosen else "cyan")
 
