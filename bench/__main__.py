@@ -8,9 +8,11 @@
 (b) The time of one claim with 1,000 and with 20,000 finished tasks in the table.
 Then the sections in `BENCHES`: the TUI's refresh (bench/tui.py), PostgreSQL (bench/postgres.py:
 the cycle, claims beside pgqueuer and procrastinate, claim cost in history), heartbeats as
-the fleet grows (bench/scale.py), the explorer (bench/explore.py) and the simulation
-(bench/sim.py: an hour of virtual time, one manual call). `--quick` (or `BK_BENCH_QUICK=1`)
-runs the smaller points of PostgreSQL's and the fleet's sections.
+the fleet grows (bench/scale.py), the explorer (bench/explore.py), the simulation
+(bench/sim.py: an hour of virtual time, one manual call) and start-up (bench/startup.py: each
+command and the app's first frame beside a bare interpreter; alone: `python -m bench.startup`).
+`--quick` (or `BK_BENCH_QUICK=1`) runs the smaller points of PostgreSQL's and the fleet's
+sections.
 
 The last line is always `ratio core/raw: 0.NN` (core on AsyncSqliteDriver over raw sqlite3).
 """
@@ -36,6 +38,7 @@ from bench.explore import explore_bench
 from bench.postgres import postgres_bench
 from bench.scale import scale_bench
 from bench.sim import sim_bench
+from bench.startup import startup_bench
 from bench.tui import tui_bench
 from core.engine.backends import sqlite as backend
 from core.engine.clock import DatabaseClock
@@ -51,6 +54,7 @@ BENCHES.append(postgres_bench)
 BENCHES.append(scale_bench)
 BENCHES.append(explore_bench)
 BENCHES.append(sim_bench)
+BENCHES.append(startup_bench)
 
 TASKS = 2_000
 HEARTBEATS = 3

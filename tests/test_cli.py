@@ -101,7 +101,15 @@ def test_json_lines_are_byte_identical_across_runs(capsys: pytest.CaptureFixture
     second = run(["play", str(FOG), "--json"], capsys)[1]
     assert first == second
     records = [json.loads(line) for line in first.splitlines()]
-    assert {r["type"] for r in records} == {"scenario", "event", "step", "expect", "summary"}
+    # `books`: a page the fence refused, and what it would have written
+    assert {r["type"] for r in records} == {
+        "scenario",
+        "event",
+        "step",
+        "expect",
+        "books",
+        "summary",
+    }
     event = next(r for r in records if r["type"] == "event")
     assert {"event", "t", "task", "worker", "lease_token", "fence_token", "reason"} <= set(event)
     assert records[-1]["type"] == "summary"

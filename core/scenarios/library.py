@@ -1,12 +1,20 @@
-"""The bundled scenario library: the files shipped in the `scenarios` package, found by name."""
+"""The bundled scenario library: the files shipped in the `scenarios` package, found by name.
+
+The file format (pydantic: a few hundred milliseconds to build its schema) loads when a
+scenario is opened, not when the library is looked at: `list` reads only the titles.
+"""
+
+from __future__ import annotations
 
 import difflib
 import os
 from importlib import resources
 from importlib.abc import Traversable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from core.scenarios.format import Scenario, ScenarioError, load_scenario, parse_scenario
+if TYPE_CHECKING:
+    from core.scenarios.format import Scenario
 
 
 def bundled_files() -> list[Traversable]:
@@ -26,6 +34,8 @@ def find_bundled(name: str) -> Traversable | None:
 
 def open_scenario(name: str) -> Scenario:
     """A path, or else the name of a bundled scenario (with or without `.toml`)."""
+    from core.scenarios.format import ScenarioError, load_scenario, parse_scenario
+
     path = Path(name)
     # `lexists`: a link that leads nowhere (or round in a loop) is still a file's name, and
     # reading it says what is wrong with it; only a name that is no file at all may be a
@@ -57,3 +67,23 @@ def near_names(name: str) -> list[str]:
     by_words = [s for s in stems if any(w in s for w in words)]
     close = difflib.get_close_matches(stem, stems, n=3, cutoff=0.5)
     return list(dict.fromkeys([*close, *by_words]))[:3]
+
+
+def listed_title(file: Traversable, lang: str) -> str:
+    """A bundled scenario's title as `list` shows it, read from its TOML alone; only a file
+    whose title is not plain text is loaded whole, to say why it cannot be played."""
+    import tomllib
+
+    try:
+        doc = tomllib.loads(file.read_bytes().decode("utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError):
+        doc = {}
+    title, title_zh = doc.get("title"), doc.get("title_zh")
+    if isinstance(title, str) and title.strip() and isinstance(title_zh, str | None):
+        return title_zh if lang == "zh" and title_zh else title
+    from core.scenarios.format import ScenarioError, parse_scenario
+
+    try:
+        return parse_scenario(file.read_bytes(), f"scenarios/{file.name}").title_in(lang)
+    except ScenarioError as exc:
+        return f"(cannot be played: {exc.message})"

@@ -4,17 +4,20 @@ The fuzzer itself (schedules, runs, shrinking, reproducers) is core/search/fuzz/
 module only reads the options, reports as it runs and prints the summary.
 """
 
+from __future__ import annotations
+
 import json
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from core.engine.config import Mode
 from core.engine.durations import format_duration
-from core.search.fuzz.generate import RunResult
-from core.search.fuzz.pool import run_chaos
-from core.search.fuzz.report import ChaosReport, Reproducer
 from core.tools.options import Parser, out_dir_problem, out_of_range
+
+if TYPE_CHECKING:
+    from core.search.fuzz.generate import RunResult
+    from core.search.fuzz.report import ChaosReport, Reproducer
 
 # Failing runs whose seeds are printed while running (--json lists them all).
 MAX_SEEDS_SHOWN = 20
@@ -61,6 +64,13 @@ def add_parser(subparsers: Any) -> None:
         "(default: SQLite in memory)",
     )
     p.set_defaults(handler=command)
+
+
+def run_chaos(*args: Any, **kwargs: Any) -> ChaosReport:
+    """The fuzzer (core/search/fuzz/pool.py), loaded when a run starts."""
+    from core.search.fuzz.pool import run_chaos as run
+
+    return run(*args, **kwargs)
 
 
 def _check_args(args: Any) -> str | None:

@@ -5,31 +5,27 @@
 
 `main(argv)` returns the exit status: 0 when every expectation holds, 1 when one fails, 2 for
 a file that cannot be played (one line `FILE:LINE: what is wrong` on stderr, no traceback).
+
+A command imports what it runs when it runs: building the parser (and `--help`) loads no
+scenario schema, no database and no simulation, so every command starts at once.
 """
 
+from __future__ import annotations
+
 import argparse
-import json
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from core.engine.config import Mode
-from core.scenarios import library
-from core.scenarios.format import Scenario, ScenarioError, parse_scenario
-from core.scenarios.glossary import pick
-from core.scenarios.player import (
-    PlayResult,
-    Record,
-    SimulationLike,
-    folded,
-    play,
-    render_line,
-)
-from core.scenarios.sentences import checked, timing_warnings
-from core.sim.spec import SimSettings
 from core.tools import chaos_cli, explore_cli, realworker
 from core.tools.database_option import add_db_option
 from core.tools.options import Parser
+
+if TYPE_CHECKING:
+    from core.scenarios.format import Scenario, ScenarioError
+    from core.scenarios.player import Record, SimulationLike
+    from core.sim.spec import SimSettings
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -45,6 +41,8 @@ def _say_error(exc: ScenarioError, lang: str = "en") -> None:
 
 
 def _warnings(scenario: Scenario, lang: str = "en") -> None:
+    from core.scenarios.sentences import timing_warnings
+
     for warning in timing_warnings(scenario, lang):
         print(warning, file=sys.stderr)
 
@@ -65,6 +63,8 @@ class _Human:
     def __call__(self, record: Record) -> None:
         from rich.text import Text
 
+        from core.scenarios.player import render_line
+
         text = Text()
         for piece, style in render_line(record, self.lang, toml=self.toml):
             text.append(piece, style=style or None)
@@ -72,6 +72,8 @@ class _Human:
 
 
 def _json_line(record: Record) -> None:
+    import json
+
     sys.stdout.write(json.dumps(record, ensure_ascii=False, separators=(", ", ": ")) + "\n")
 
 
@@ -79,6 +81,11 @@ def _json_line(record: Record) -> None:
 
 
 def cmd_play(args: argparse.Namespace) -> int:
+    from core.scenarios import library
+    from core.scenarios.format import ScenarioError
+    from core.scenarios.player import PlayResult, folded, play
+    from core.sim.simulation import Simulation
+
     try:
         scenario = library.open_scenario(args.file)
     except ScenarioError as exc:
@@ -87,7 +94,6 @@ def cmd_play(args: argparse.Namespace) -> int:
     _warnings(scenario, args.lang)
     emit = _json_line if args.json else _Human(args.lang, toml=args.toml)
     result = PlayResult()
-    from core.sim.simulation import Simulation
 
     runs: list[Simulation] = []
 
@@ -112,6 +118,10 @@ def cmd_play(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
+    from core.scenarios import library
+    from core.scenarios.format import ScenarioError
+    from core.scenarios.sentences import checked
+
     status = EXIT_OK
     for name in args.files:
         try:
@@ -126,6 +136,8 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
+    from core.scenarios import library
+
     files = library.bundled_files()
     if not files:
         print("no bundled scenarios")
@@ -133,12 +145,7 @@ def cmd_list(args: argparse.Namespace) -> int:
     width = max(len(f.name.removesuffix(".toml")) for f in files)
     for f in files:
         name = f.name.removesuffix(".toml")
-        try:
-            scenario = parse_scenario(f.read_bytes(), f"scenarios/{f.name}")
-            title = scenario.title_in(args.lang)
-        except ScenarioError as exc:
-            title = f"(cannot be played: {exc.message})"
-        print(f"{name.ljust(width)}  {title}")
+        print(f"{name.ljust(width)}  {library.listed_title(f, args.lang)}")
     return EXIT_OK
 
 
@@ -237,6 +244,8 @@ SQL_HEADINGS: dict[str, tuple[str, str]] = {
 
 def sql_additions(ours: str, seed: str, lang: str = "en") -> list[str]:
     """The comment lines naming what `ours` adds to `seed`, each with its reason."""
+    from core.scenarios.glossary import pick
+
     colon = "：" if lang == "zh" else ": "
     return [
         f"--   + {needle.strip('=')}{colon}{pick(why, lang)}"
@@ -267,6 +276,7 @@ def cmd_sql(args: argparse.Namespace) -> int:
     from core.engine.backends.sqlite import dialect
     from core.engine.policies import SEED_STATEMENTS, policy_for
     from core.engine.statements import statements_for
+    from core.scenarios.glossary import pick
 
     mode = Mode(args.mode)
     ours = statements_for(dialect(), policy_for(mode))

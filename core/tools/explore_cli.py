@@ -4,18 +4,22 @@ The search is core/search/explore/bfs.py; the counterexample files are
 core/search/explore/story.py.
 Exit 0 when no rule is broken, 1 when one is, 2 for bad options (as `chaos`), 130 when
 interrupted (Ctrl-C), as a shell reports a command ended by SIGINT.
+The search loads when the command runs, not when the parser is built.
 """
+
+from __future__ import annotations
 
 import json
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from core.engine.config import Mode
-from core.scenarios.glossary import violation_word
-from core.scenarios.harm import harm_line, harm_shown
-from core.search.explore.bfs import DEFAULT_DEPTH, ExploreParams, ExploreReport, Level, explore
+from core.search.explore import DEFAULT_DEPTH
 from core.tools.options import Parser, out_dir_problem, out_of_range
+
+if TYPE_CHECKING:
+    from core.search.explore.bfs import ExploreParams, ExploreReport, Level
 
 EXIT_OK = 0
 EXIT_FOUND = 1
@@ -133,7 +137,15 @@ def command(args: Any) -> int:
     return EXIT_OK if all(r.ok for r in reports) else EXIT_FOUND
 
 
+def explore(params: ExploreParams, jobs: int, on_level: Callable[[Level], None]) -> ExploreReport:
+    """The search (core/search/explore/bfs.py), loaded when it is run."""
+    from core.search.explore.bfs import explore as search
+
+    return search(params, jobs=jobs, on_level=on_level)
+
+
 def _run(args: Any, mode: Mode, err: Any, on_written: Callable[[str], None]) -> ExploreReport:
+    from core.search.explore.bfs import ExploreParams
     from core.search.explore.story import write_counterexamples
 
     params = ExploreParams(
@@ -161,6 +173,8 @@ def _run(args: Any, mode: Mode, err: Any, on_written: Callable[[str], None]) -> 
 
 
 def _with_harm(report: ExploreReport) -> dict[str, Any]:
+    from core.scenarios.harm import harm_shown
+
     doc = report.summary()
     shown = harm_shown(report.params.mode)
     if shown is not None:
@@ -174,6 +188,9 @@ def _with_harm(report: ExploreReport) -> dict[str, Any]:
 
 
 def _print(console: Any, report: ExploreReport) -> None:
+    from core.scenarios.glossary import violation_word
+    from core.scenarios.harm import harm_line
+
     p = report.params
     console.print(f"borrowed-keys explore: {p.mode.value} mode")
     console.print(f"  {report.claim()}")

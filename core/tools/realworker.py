@@ -24,7 +24,8 @@ to it). With `--control` it takes lines on stdin: `freeze` stops its heartbeat w
 work goes on, `thaw` lets it beat again, `stop` ends it; the end of stdin (the supervisor is
 gone) ends it too.
 
-`enqueue` adds a task to a database (creating it if needed), for demos and tests.
+`enqueue` adds a task to a database (creating it if needed), for demos and tests. The store
+and the worker load when a command runs, not when the parser is built.
 
 Errors (a path that cannot be written, a file that is not a database, a database from a
 newer version, bad options) are one line on stderr and exit status 2; the file is left as
@@ -32,8 +33,9 @@ it was. So is a database that cannot be used any more while the worker runs (a d
 file, a full disk, the file deleted or replaced under it): the worker stops.
 """
 
+from __future__ import annotations
+
 import argparse
-import asyncio
 import contextlib
 import os
 import signal
@@ -42,20 +44,22 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from core.engine.clock import DatabaseClock, machine_clock_gap_ms
 from core.engine.config import LeaseConfig, Mode
 from core.engine.durations import DurationError, format_duration, parse_duration
 from core.engine.errors import BorrowedKeysError, ConfigError, StoreError
 from core.engine.ids import id_problem
-from core.engine.records import EventRow, dump_json
-from core.engine.store import CLOCK_TOLERANCE_MS, LeaseStore
 from core.engine.vocabulary import RESTING_STATUSES
-from core.sim.real import AsyncioEnv
-from core.sim.spec import TASK_KINDS
-from core.sim.worker import Worker
+from core.sim.kinds import KINDS
 from core.tools.options import Parser
+
+if TYPE_CHECKING:
+    import asyncio
+
+    from core.engine.records import EventRow
+    from core.sim.worker import Worker
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -94,6 +98,8 @@ def _line(ev: EventRow) -> str:
 
 def _warn_of_own_clock(worker_id: str) -> None:
     """On SQLite each process's clock judges its leases: say so when this one's is off."""
+    from core.engine.store import CLOCK_TOLERANCE_MS
+
     gap = machine_clock_gap_ms()
     if abs(gap) <= CLOCK_TOLERANCE_MS:
         return
@@ -163,6 +169,13 @@ def _listen_for_control(
 
 async def run_worker(options: WorkerOptions, out: TextIO = sys.stdout) -> int:
     """Run one worker until it is told to stop; the exit status."""
+    import asyncio
+
+    from core.engine.records import dump_json
+    from core.engine.store import LeaseStore
+    from core.sim.real import AsyncioEnv
+    from core.sim.worker import Worker
+
     store = await LeaseStore.open_async(
         options.db, clock=DatabaseClock(), config=options.config, mode=options.mode
     )
@@ -271,6 +284,8 @@ async def run_worker(options: WorkerOptions, out: TextIO = sys.stdout) -> int:
 async def enqueue_task(
     db: str, task_id: str, kind: str, steps: int, step_time_ms: int, max_attempts: int
 ) -> None:
+    from core.engine.store import LeaseStore
+
     store = await LeaseStore.open_async(db, clock=DatabaseClock())
     try:
         await store.enqueue(
@@ -356,7 +371,7 @@ def add_parser(subparsers: Any) -> None:
         "--db", required=True, metavar="URL", help="a SQLite file or a postgresql:// URL"
     )
     e.add_argument("--task", required=True, metavar="ID")
-    e.add_argument("--kind", default="ledger", choices=TASK_KINDS)
+    e.add_argument("--kind", default="ledger", choices=tuple(KINDS))  # the spec's TASK_KINDS
     e.add_argument("--steps", type=int, default=5)
     e.add_argument("--step-time", default="10s", help='time per step, e.g. "200ms"')
     e.add_argument("--max-attempts", type=int, default=5)
@@ -369,6 +384,8 @@ def _fail(command: str, message: str) -> int:
 
 
 def worker_command(args: argparse.Namespace) -> int:
+    import asyncio
+
     try:
         ttl = _duration(args.ttl, "ttl")
         assert ttl is not None
@@ -406,6 +423,8 @@ def worker_command(args: argparse.Namespace) -> int:
 
 
 def enqueue_command(args: argparse.Namespace) -> int:
+    import asyncio
+
     try:
         step_time = _duration(args.step_time, "step-time")
         assert step_time is not None

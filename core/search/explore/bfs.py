@@ -31,8 +31,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from core.scenarios.glossary import violation_word
+from core.search.explore import DEFAULT_DEPTH as DEFAULT_DEPTH
 from core.search.explore.pool import Expander
-from core.search.explore.world import DEFAULT_DEPTH as DEFAULT_DEPTH
 from core.search.explore.world import ENGINE_ERROR as ENGINE_ERROR
 from core.search.explore.world import ExploreParams as ExploreParams
 from core.search.explore.world import Restore as Restore

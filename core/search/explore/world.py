@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from core.engine.config import LeaseConfig, Mode
 from core.engine.records import TaskRow
 from core.engine.vocabulary import TaskStatus
+from core.search.explore import DEFAULT_DEPTH
 from core.sim.simulation import Simulation
 from core.sim.spec import (
     Action,
@@ -44,7 +45,6 @@ MAX_ATTEMPTS = 2
 # idempotency key (the seed's fifth part), offered while the step is worked, before its
 # page, and after it, so each mode's effects are explored.
 EFFECT_NAME = "notify"
-DEFAULT_DEPTH = 6  # deep enough for every mode's shortest trace in the default world (5)
 
 
 # Not a rule: the engine raised where it should have answered (a refusal is an answer).
