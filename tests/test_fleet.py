@@ -346,7 +346,8 @@ def test_on_postgresql_a_partitioned_holder_healed_after_a_takeover_is_fenced(
 def test_on_sqlite_a_worker_with_a_skewed_clock_takes_a_live_lease(tmp_path: Path) -> None:
     """SQLite means one machine and one clock: each process's store reads its own clock, so a
     worker five minutes ahead (libfaketime) judges a live lease expired and takes it; the
-    fleet, which knows the skew it applied, judges on the true timeline: two live owners."""
+    fleet, which knows the skew it applied, judges on the true timeline: two live owners.
+    Both workers say what is wrong with the clocks, and the fleet shows it."""
     settings = FleetSettings(db=str(tmp_path / "skew.db"), ttl_ms=1500, poll_ms=150, steps=60)
     fleet = Fleet(settings, tmp_path / "logs")
     try:
@@ -359,6 +360,14 @@ def test_on_sqlite_a_worker_with_a_skewed_clock_takes_a_live_lease(tmp_path: Pat
         fleet.poll()
         assert "double_owner" in {f.rule for f in fleet.found}
         assert fleet.final_check().verdict is Verdict.BROKEN
+        # Each clock is told: the skewed worker warned as it started, and the healthy one,
+        # finding an instant in the store later than its own clock, stopped with one line.
+        assert w1.proc is not None
+        assert w1.proc.wait(timeout=WAIT_S) == 2
+        assert "behind an instant already written to the store" in (w1.last_words() or "")
+        ahead = fleet.workers["w2"].last_words() or ""
+        assert "warning: this process's clock is 5m ahead of the machine's" in ahead
+        assert set(FrameMaker(fleet).frame().said) == {"w1", "w2"}  # said on the screen
     finally:
         fleet.close()
 

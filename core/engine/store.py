@@ -173,8 +173,12 @@ class LeaseStore(StoreReads, BatchOperations):
 
     # -- plumbing ---------------------------------------------------------------------------
 
-    def _now(self, conn: Any) -> int:
-        """The time that judges this transaction: the database's, or the injected clock's."""
+    def _now(self, conn: Any, *, writing: bool = False) -> int:
+        """The time that judges this transaction: the database's, or the injected clock's.
+
+        `writing`: the transaction may change the store, so on SQLite a clock behind an
+        instant already written stops it (a reader, such as the fleet's view, only looks).
+        """
         if self._db_clock:
             # The PostgreSQL driver reads the server's clock as the transaction begins, in
             # the same round trip as BEGIN (nothing has run in it yet); SQLite's is read here.
@@ -182,7 +186,7 @@ class LeaseStore(StoreReads, BatchOperations):
             if began is not None:
                 return began
             now, newest = self.sql.now.run(conn)[0]
-            if newest is not None and newest - now > CLOCK_TOLERANCE_MS:
+            if writing and newest is not None and newest - now > CLOCK_TOLERANCE_MS:
                 raise _clock_behind(int(now), int(newest))
             return int(now)
         return self.clock.now_ms()
@@ -195,7 +199,7 @@ class LeaseStore(StoreReads, BatchOperations):
             # Read the clock once the write lock is held: a time read before waiting for
             # the lock could be older than a competing commit that already happened.
             txn = last = _Txn(
-                self.sql, conn, self._now(conn), fence_tokens=self.policy.fence_tokens
+                self.sql, conn, self._now(conn, writing=True), fence_tokens=self.policy.fence_tokens
             )
             try:
                 return body(txn)

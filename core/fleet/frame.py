@@ -47,6 +47,9 @@ class FleetFrame:
     pids: dict[str, int | None]
     ours: frozenset[str]  # children of this fleet: the others were started elsewhere
     exit_status: dict[str, int | None]  # workers whose process ended, and how
+    # each worker's last line on its standard error: a clock that is not the machine's, or
+    # why it stopped (on SQLite, a clock behind an instant another process wrote)
+    said: dict[str, str]
     findings: tuple[Finding, ...]
     fresh: tuple[EventRow, ...]  # events read for this frame, in order
     faults: tuple[FaultNote, ...]
@@ -113,8 +116,12 @@ class FrameMaker:
         pids: dict[str, int | None] = {}
         exits: dict[str, int | None] = {}
         ours = dict.fromkeys(fleet.workers)
+        said: dict[str, str] = {}
         for wid, w in list(fleet.workers.items()):
             pids[wid] = w.pid
+            words = w.last_words()
+            if words is not None:
+                said[wid] = words
             cut = fleet.partitioned(wid)
             state = _state(w.belief, w.alive, w.stalled, w.frozen, cut)
             if not w.alive:
@@ -173,6 +180,7 @@ class FrameMaker:
             pids=pids,
             ours=frozenset(ours),
             exit_status=exits,
+            said=said,
             findings=tuple(fleet.found),
             fresh=tuple(fresh),
             faults=tuple(fleet.faults),

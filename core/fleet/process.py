@@ -81,6 +81,7 @@ class WorkerProcess:
     frozen: bool = False
     generation: int = 0
     _lock: threading.Condition = field(default_factory=threading.Condition)
+    _err_from: int = 0  # where this incarnation's standard error begins in its log
 
     @property
     def pid(self) -> int | None:
@@ -97,6 +98,7 @@ class WorkerProcess:
         if extra_env:
             env = {**(self.env if self.env is not None else os.environ), **extra_env}
         err = (self.log_dir / f"{self.worker_id}.err").open("ab")
+        self._err_from = err.tell()  # this incarnation's words begin here
         try:
             proc = subprocess.Popen(
                 self.command,
@@ -155,6 +157,18 @@ class WorkerProcess:
         """Whether this incarnation has opened its store and said what it believes."""
         with self._lock:
             return any(line.get("t") == "belief" for line in self.lines)
+
+    def last_words(self) -> str | None:
+        """The last line this incarnation wrote on its standard error (a warning that its
+        clock is not the machine's, the one line it stopped with), or None."""
+        try:
+            with (self.log_dir / f"{self.worker_id}.err").open("rb") as err:
+                err.seek(self._err_from)
+                tail = err.read()[-4096:]
+        except OSError:
+            return None
+        lines = [line for line in tail.decode("utf-8", "replace").splitlines() if line.strip()]
+        return lines[-1].strip() if lines else None
 
     @property
     def alive(self) -> bool:

@@ -85,6 +85,7 @@ class FleetScreen(Screen[None]):
         self.frame: FleetFrame | None = None
         self._reading = False
         self.frames_shown = 0
+        self._told: dict[str, str] = {}  # the last line of each worker's said on screen
 
     def compose(self) -> ComposeResult:
         yield StatusHeader(id="status")
@@ -146,6 +147,15 @@ class FleetScreen(Screen[None]):
         self._reading = False
         self.frame = frame = message.frame
         self.show_frame(frame)
+        # What a worker said on its standard error is said once on screen: on SQLite each
+        # process's clock judges, so a clock that is not the machine's is a warning the room
+        # must see, and so is the line a worker stopped with.
+        for wid, words in frame.said.items():
+            if self._told.get(wid) != words:
+                self._told[wid] = words
+                self.notify(
+                    words, title=worker_name(wid, self.lang), severity="warning", timeout=12
+                )
 
     def show_frame(self, frame: FleetFrame) -> None:
         lang = self.lang
