@@ -35,8 +35,8 @@ from core.scenarios.glossary import (
     reason_word,
     violation_word,
 )
-from core.scenarios.sentences import action_sentence, expectation_sentence
-from core.scenarios.telling import event_sentence
+from core.scenarios.sentences import expectation_sentence
+from core.scenarios.telling import act_sentence, event_sentence
 from core.scenarios.writer import action_items
 from core.sim.snapshot import Snapshot
 from core.sim.spec import Action, SimSettings, in_language
@@ -348,7 +348,7 @@ def play(
             "do": dict(action_items(step.action)) if step.action is not None else None,
         }
         if step.action is not None:  # the act in words, for the readable transcript
-            record["act"] = action_sentence(in_language(step.action, lang), lang)
+            record["act"] = act_sentence(step.action, lang)
         if step.question is not None:  # only then: files without questions print as before
             record.update(question_record(step.question, lang))
         yield record
