@@ -15,6 +15,7 @@ from core.engine.durations import format_clock, format_duration
 from core.scenarios import glossary
 from core.scenarios.format import Expectation, ExpectValue, Scenario
 from core.scenarios.glossary import Word, ledger_value
+from core.scenarios.telling import span_words
 from core.sim.spec import Action, Advance
 
 FORMS: Final[dict[str, Word]] = {
@@ -107,7 +108,10 @@ def _times(n: int, lang: str) -> str:
 
 def _bounds(low: ExpectValue | None, high: ExpectValue | None, lang: str, timed: bool) -> str:
     def shown(v: ExpectValue | None) -> str:
-        return format_duration(v) if timed and isinstance(v, int) else str(v)
+        if timed and isinstance(v, int):
+            # in Chinese units in a Chinese sentence: "至多 70 秒", never "至多 70s"
+            return span_words(v, lang) if lang == "zh" else format_duration(v)
+        return str(v)
 
     if low is not None and low == high:
         return _form("exactly", lang, low=shown(low))
