@@ -28,7 +28,7 @@ async def test_exploring_a_mistake_lists_its_counterexamples_and_plays_one(
         labels = [str(options.get_option_at_index(i).prompt) for i in range(options.option_count)]
         assert labels == [
             "a page from a lease that is not the current live one · 3 steps",
-            "stale_write_accepted · 4 steps",
+            "stale write accepted · 4 steps",
         ]
         progress = screen.query_one(ProgressBar)
         assert progress.progress == progress.total == 4
@@ -37,7 +37,7 @@ async def test_exploring_a_mistake_lists_its_counterexamples_and_plays_one(
         await pilot.pause()
         main = app.screen
         assert isinstance(main, MainScreen)
-        assert "stale_write_accepted" in main.session.title("en")
+        assert "stale write accepted" in main.session.title("en")
         assert len(main.session.steps) == 4
 
 

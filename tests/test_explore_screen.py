@@ -199,7 +199,7 @@ async def test_it_lists_what_it_found_and_plays_the_chosen_one(tmp_path: Path, l
         expected = {
             "en": [
                 "a finished task lent out again · 4 steps",
-                "completed_twice · 5 steps",
+                "completed twice · 5 steps",
             ],
             "zh": ["已结束的任务又被借出 · 4 步", "完成了两次 · 5 步"],
         }

@@ -275,6 +275,9 @@ def event_sentence(ev: EventRow, lang: str) -> str:
         "deadline": _clock(d["renew_deadline"]) if d.get("renew_deadline") is not None else "",
         "lands": _clock(d["lands_at"]) if d.get("lands_at") is not None else "",
     }
+    for name in ("load", "factor"):
+        if isinstance(fill[name], float):
+            fill[name] = f"{fill[name]:g}"  # 100 times, not 100.0
     if isinstance(fill["skew"], int):
         fill["skew"] = (
             f"{fill['skew'] / 1000:+g} s" if lang != "zh" else f"{fill['skew'] / 1000:+g} 秒"
