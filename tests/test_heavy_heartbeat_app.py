@@ -45,10 +45,12 @@ async def test_scenario_20_plays_through_the_app_as_in_the_player(
     heavy = [e for e in events if e.event == EventKind.HEARTBEAT_SENT]
     late = next(e for e in heavy if e.detail["lands_at"] == 110_000)
     shown = event_line(late, lang).plain
-    assert "payload=2MB" in shown and "→ 0:01:50.000" in shown
-    assert ("重心跳发出" if lang == "zh" else "heartbeat_sent") in shown
+    # a sentence: what it carries and when it lands, by the store's clock
+    assert "2MB" in shown and "0:01:50" in shown
+    assert ("夹带 2MB 的心跳" if lang == "zh" else "sends a heartbeat carrying 2MB") in shown
     loaded = next(e for e in events if e.event == EventKind.STORE_LOADED)
-    assert ("存储负载变化" if lang == "zh" else "store_loaded") in event_line(loaded, lang).plain
+    said = "存储的负载变为 100 倍" if lang == "zh" else "The store's load is now 100 times"
+    assert said in event_line(loaded, lang).plain
 
 
 @pytest.mark.parametrize(

@@ -44,9 +44,9 @@ def test_the_pages_question_and_answer_labels_take_the_full_width_colon_in_chine
 def test_the_players_labels_take_the_full_width_colon_in_chinese() -> None:
     record = {"type": "scenario", "title": "t", "mode": "correct", "seed": 7}
     zh = "".join(text for text, _style in render_line(record, "zh"))
-    assert "模式：correct" in zh and "种子：7" in zh and ": " not in zh
+    assert "模式：正确做法" in zh and "种子：7" in zh and ": " not in zh
     en = "".join(text for text, _style in render_line(record, "en"))
-    assert "mode: correct" in en
+    assert "mode: the correct run" in en
 
 
 @pytest.mark.parametrize(

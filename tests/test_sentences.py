@@ -44,7 +44,7 @@ from core.scenarios.sentences import expectation_sentence
         (
             Expectation("metric", "recovery_time", (("max", 70_000),)),
             "Recovery took at most 70s",
-            "恢复用时至多 70s",
+            "恢复用时至多 70 秒",  # Chinese units in a Chinese sentence
         ),
         (
             Expectation("rejected", "fenced", (("worker", "w7"), ("count", 3))),

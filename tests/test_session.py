@@ -262,9 +262,10 @@ def test_recorded_steps_are_stamped_when_each_act_began_and_narrated_in_both_lan
     s.tick(2_013)  # coalesced with the first tick
     s.act(Stall(worker="acheng"))
     steps = s.recorded_steps()
-    assert steps[0].say == "0:00:00.000: time passes"
-    assert steps[1].say == "0:00:12.013: stall acheng"
-    assert steps[1].say_zh == "0:00:12.013：停顿 acheng"
+    assert steps[0].say == "From 0:00:00 to 0:00:12.013, 12.013 s pass."
+    # sentences, with the story's names: never "stall acheng"
+    assert steps[1].say == "At 0:00:12.013, Acheng stalls."
+    assert steps[1].say_zh == "0:00:12.013，阿澄停顿了。"
 
 
 def test_acting_after_the_script_records_without_dropping_anything() -> None:

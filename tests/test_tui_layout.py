@@ -11,6 +11,7 @@ from textual.widgets import DataTable
 
 from core.engine.records import EventRow
 from core.scenarios.library import open_scenario
+from core.scenarios.telling import event_sentence
 from demo.app import BorrowedKeysApp
 from demo.screens.layout import ROOMY_HEIGHT, ROOMY_WIDTH, fit
 from demo.screens.main import MainScreen
@@ -33,17 +34,16 @@ def whole(table: DataTable[object]) -> bool:
     return table.virtual_size.width <= table.scrollable_content_region.width
 
 
-def shows_every_event(side: EventLog, events: list[EventRow]) -> bool:
-    """Every event in the log whole, in order: a long one wraps onto a second line rather
-    than hiding its worker and key behind a sideways scroll."""
+def shows_every_event(side: EventLog, events: list[EventRow], lang: str) -> bool:
+    """Every event's sentence in the log whole, in order: a long one wraps onto a second
+    line rather than hiding its worker and key behind a sideways scroll."""
     shown = "".join(line.text for line in side.lines).replace(" ", "")
     at = 0
     for ev in events:
-        for part in (ev.task_id or "", ev.worker_id or "", str(ev.detail.get("key", ""))):
-            found = shown.find(part, at)
-            if found < 0:
-                return False
-            at = found
+        found = shown.find(event_sentence(ev, lang).replace(" ", ""), at)
+        if found < 0:
+            return False
+        at = found
     return side.max_scroll_x == 0 and len(side.lines) >= len(events)
 
 
@@ -66,7 +66,7 @@ async def test_from_160x40_the_event_log_is_beside_the_chosen_panel(
         events = screen.session.events(0)
         # every event is there whole: a long one wraps onto a second line rather than
         # hiding its worker and key behind a sideways scroll
-        assert shows_every_event(side, events)
+        assert shows_every_event(side, events, lang)
         assert side.border_title == ("Event log" if lang == "en" else "登记簿")
         assert whole(screen.query_one("#rejected", DataTable))  # the panel's columns all fit
         await pilot.press("5")  # the event log as the panel: not twice on screen
@@ -82,10 +82,11 @@ async def test_from_160x40_the_event_log_is_beside_the_chosen_panel(
         assert side.display and whole(screen.query_one("#checkpoints", DataTable))
         assert side.region.width >= 44  # the log beside is worth its room
         assert len(screen.session.events(0)) > len(events)
-        assert shows_every_event(side, screen.session.events(0))
+        assert shows_every_event(side, screen.session.events(0), lang)
         await pilot.press("l")  # a new language: the log beside is written again in it
         await pilot.pause()
-        assert shows_every_event(side, screen.session.events(0))
+        other = "zh" if lang == "en" else "en"
+        assert shows_every_event(side, screen.session.events(0), other)
 
 
 @pytest.mark.parametrize("size", [(80, 24), (100, 30), (159, 48), (160, 39)], ids=str)

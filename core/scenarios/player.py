@@ -37,12 +37,11 @@ from core.scenarios.glossary import (
     violations_phrase,
 )
 from core.scenarios.sentences import (
-    action_sentence,
     expectation_sentence,
     refused_page_sentence,
     seam_sentence,
 )
-from core.scenarios.telling import event_sentence
+from core.scenarios.telling import act_sentence, event_sentence
 from core.scenarios.writer import action_items
 from core.sim.books import check_books
 from core.sim.rules import Harm, harm_figure
@@ -357,7 +356,7 @@ def play(
             "do": dict(action_items(step.action)) if step.action is not None else None,
         }
         if step.action is not None:  # the act in words, for the readable transcript
-            record["act"] = action_sentence(in_language(step.action, lang), lang)
+            record["act"] = act_sentence(step.action, lang)
         if step.question is not None:  # only then: files without questions print as before
             record.update(question_record(step.question, lang))
         yield record

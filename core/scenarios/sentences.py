@@ -16,6 +16,7 @@ from core.engine.records import LedgerRow
 from core.scenarios import glossary
 from core.scenarios.format import Expectation, ExpectValue, Scenario
 from core.scenarios.glossary import BOOKS, Word, ledger_value
+from core.scenarios.telling import span_words
 from core.sim.books import Seam, page_step, refused_page
 from core.sim.spec import Action, Advance
 
@@ -109,7 +110,10 @@ def _times(n: int, lang: str) -> str:
 
 def _bounds(low: ExpectValue | None, high: ExpectValue | None, lang: str, timed: bool) -> str:
     def shown(v: ExpectValue | None) -> str:
-        return format_duration(v) if timed and isinstance(v, int) else str(v)
+        if timed and isinstance(v, int):
+            # in Chinese units in a Chinese sentence: "至多 70 秒", never "至多 70s"
+            return span_words(v, lang) if lang == "zh" else format_duration(v)
+        return str(v)
 
     if low is not None and low == high:
         return _form("exactly", lang, low=shown(low))

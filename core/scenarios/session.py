@@ -14,15 +14,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from core.engine.config import LeaseConfig, Mode
-from core.engine.durations import format_clock
 from core.engine.records import EventRow, dump_json
 from core.engine.vocabulary import EventKind
 from core.scenarios.format import Expectation, Panel, Question, Scenario, Step, Subject
-from core.scenarios.glossary import action_word
 from core.scenarios.interview import Interview, Verdict
 from core.scenarios.panels import panel_for
 from core.scenarios.player import event_record, judge_expectation
-from core.scenarios.writer import dump_scenario
+from core.scenarios.writer import dump_scenario, recorded_say
 from core.sim.checker import ViolationKind
 from core.sim.simulation import ActionError, ActionResult, Simulation
 from core.sim.snapshot import SNAPSHOT_PARTS, WITH_TIMELINE, Snapshot, SnapshotPart
@@ -584,17 +582,18 @@ class Session:
 
     def recorded_steps(self) -> list[Step]:
         steps = []
+        events = self.events() if self.recorded else []
         for entry in self.recorded:
             action = entry.action
-            if isinstance(action, Advance):
-                say = f"{format_clock(entry.at_ms)}: time passes"
-                say_zh = f"{format_clock(entry.at_ms)}：时间流逝"
-            else:
-                who = getattr(action, "worker", None) or getattr(action, "task", None) or ""
-                say = f"{format_clock(entry.at_ms)}: {action.name} {who}".rstrip()
-                verb = action_word(action.name, "zh")  # the glossary's word
-                say_zh = f"{format_clock(entry.at_ms)}：{verb} {who}".rstrip()
-            steps.append(Step(say=say, say_zh=say_zh, action=action))
+            end = entry.at_ms + (action.by_ms if isinstance(action, Advance) else 0)
+            happened = [ev for ev in events if entry.at_ms < ev.at <= end]
+            said = {
+                lang: recorded_say(
+                    entry.at_ms, action, lang, happened=happened, handed_over=entry.handed_over
+                )
+                for lang in ("en", "zh")
+            }
+            steps.append(Step(say=said["en"], say_zh=said["zh"], action=action))
         return steps
 
     def scenario_text(self) -> str:

@@ -275,6 +275,9 @@ def event_sentence(ev: EventRow, lang: str) -> str:
         "deadline": _clock(d["renew_deadline"]) if d.get("renew_deadline") is not None else "",
         "lands": _clock(d["lands_at"]) if d.get("lands_at") is not None else "",
     }
+    for name in ("load", "factor"):
+        if isinstance(fill[name], float):
+            fill[name] = f"{fill[name]:g}"  # 100 times, not 100.0
     if isinstance(fill["skew"], int):
         fill["skew"] = (
             f"{fill['skew'] / 1000:+g} s" if lang != "zh" else f"{fill['skew'] / 1000:+g} 秒"
@@ -287,4 +290,81 @@ def event_sentence(ev: EventRow, lang: str) -> str:
     sentence = pattern.format(**fill)
     if lang != "zh" and not pattern.startswith("{"):
         sentence = sentence[:1].upper() + sentence[1:]  # a word, not a name or an id
+    return sentence
+
+
+# What a step (or a person at the keyboard) does, as a sentence: "Acheng saves a checkpoint
+# at step 2", "阿澄存下第 2 步的检查点".
+ACT_FORMS: Final[dict[str, Word]] = {
+    "advance": ("{span} pass", "过了 {span}"),
+    "freeze_heartbeat": ("{who}'s heartbeat freezes", "{who}的心跳冻结了"),
+    "stall": ("{who} stalls", "{who}停顿了"),
+    "kill": ("{who}'s process is killed", "{who}的进程被杀"),
+    "partition": ("the bridge to {who} breaks", "通往{who}的桥断了"),
+    "heal": ("the bridge to {who} is mended", "通往{who}的桥修好了"),
+    "resume": ("{who} resumes", "{who}恢复运行"),
+    "restart": ("{who} restarts", "{who}重启"),
+    "autopilot": ("{who} goes on unscripted", "{who}自己接着干"),
+    "add_worker": ("{who} joins the run", "{who}加入"),
+    "slow": ("{who} slows down {factor} times", "{who}慢了 {factor} 倍"),
+    "skew": ("{who}'s own clock is set off by {span}", "{who}自己的时钟偏了 {span}"),
+    "heartbeat_payload": ("{who}'s heartbeats carry {size}", "{who}的心跳夹带 {size}"),
+    "load": ("the store's load becomes {factor} times", "存储的负载变为 {factor} 倍"),
+    "enqueue": ("{task} joins the queue", "{task} 进入队列"),
+    "approve": ("a person approves {task}", "有人批准 {task}"),
+    "reject": ("a person rejects {task}", "有人驳回 {task}"),
+    "claim": ("{who} asks for {task}", "{who}申请领取 {task}"),
+    "claim_any": ("{who} asks for a task", "{who}申请领取任务"),
+    "heartbeat": ("{who} sends a heartbeat", "{who}发出心跳"),
+    "checkpoint": ("{who} saves a checkpoint at step {step}", "{who}存下第 {step} 步的检查点"),
+    "write": ("{who} writes page {key}", "{who}写 {key} 页"),
+    "effect": ("{who} applies effect {key}", "{who}执行副作用 {key}"),
+    "complete": ("{who} reports the task done", "{who}交差"),
+    "fail": ("{who} reports the task failed", "{who}上报失败"),
+    "park": ("{who} parks the task for approval", "{who}把任务挂起待批"),
+}
+
+
+def span_words(ms: int, lang: str) -> str:
+    """A duration to read: "70 s", "2 min 5 s" / "70 秒", "2 分 5 秒"."""
+    seconds, rest = divmod(ms, 1000)
+    if rest or seconds < 120:
+        return f"{ms / 1000:g} s" if lang != "zh" else f"{ms / 1000:g} 秒"
+    minutes, seconds = divmod(seconds, 60)
+    if lang == "zh":
+        return (f"{minutes} 分" if minutes else "") + (f" {seconds} 秒" if seconds else "")
+    return (
+        " ".join(
+            p for p in (f"{minutes} min" if minutes else "", f"{seconds} s" if seconds else "") if p
+        )
+        or "0 s"
+    )
+
+
+def act_sentence(action: object, lang: str, *, capital: bool = True) -> str:
+    """A step's act in a sentence, in `lang` (`capital`: as a sentence's start)."""
+    name = str(getattr(action, "name", ""))
+    form = ACT_FORMS.get(name)
+    if name == "claim" and getattr(action, "task", None) is None:
+        form = ACT_FORMS["claim_any"]
+    if form is None:
+        return glossary.action_word(name, lang)
+    by = getattr(action, "by_ms", 0)
+    fill = {
+        "who": who(getattr(action, "worker", None), lang),
+        "task": getattr(action, "task", None) or "",
+        "step": getattr(action, "step", ""),
+        "key": getattr(action, "key", ""),
+        "factor": f"{getattr(action, 'factor', 1):g}",
+        "span": span_words(by, lang).strip() if isinstance(by, int) else "",
+        "size": getattr(action, "size_bytes", ""),
+    }
+    if isinstance(fill["size"], int):
+        from core.sim.heavy import format_size
+
+        fill["size"] = format_size(fill["size"])
+    pattern = glossary.pick(form, lang)
+    sentence = pattern.format(**fill)
+    if capital and lang != "zh" and not pattern.startswith("{"):
+        sentence = sentence[:1].upper() + sentence[1:]
     return sentence

@@ -11,16 +11,28 @@ fold short ones into one inline array), and a step's `expect` one inline table p
 import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import tomli_w
 
-from core.engine.durations import format_duration
+from core.engine.durations import format_clock, format_duration
+from core.engine.records import EventRow
+from core.engine.vocabulary import REJECTIONS, EventKind
+from core.scenarios import glossary
 from core.scenarios.format import Expectation, Scenario, Step, toml_value
+from core.scenarios.telling import act_sentence, event_sentence, span_words
 from core.sim.heavy import format_size
-from core.sim.spec import Action, SimSettings, action_fields
+from core.sim.spec import Action, Advance, SimSettings, action_fields
 
-__all__ = ["action_items", "action_step", "dump", "dump_scenario", "toml_value", "write_whole"]
+__all__ = [
+    "action_items",
+    "action_step",
+    "dump",
+    "dump_scenario",
+    "recorded_say",
+    "toml_value",
+    "write_whole",
+]
 
 ScalarValue = str | int | float | bool
 
@@ -41,6 +53,70 @@ def action_items(action: Action) -> list[tuple[str, ScalarValue]]:
         else:
             items.append((name, value))
     return items
+
+
+# A recorded act's narration, in a saved run: what happened, at what time, in sentences.
+SAY_FORMS: Final[dict[str, glossary.Word]] = {
+    "at": ("At {at}, {act}.", "{at}，{act}。"),
+    "span": ("From {at} to {until}, {span} pass.", "从 {at} 到 {until}，过了 {span}。"),
+    "meanwhile": (" Meanwhile: {what}.", "其间：{what}。"),
+    "more": ("; and {n} more lines in the register", "；登记簿里还有 {n} 行"),
+    "handed_over": (
+        "At {at}, the script is dropped and {who} goes on unscripted.",
+        "{at}，脚本放下了，{who}自己接着干。",
+    ),
+}
+
+# The lines of the register worth telling in a saved run's narration (not every renewal).
+_TOLD = frozenset(
+    {
+        EventKind.CLAIMED,
+        EventKind.LEASE_EXPIRED,
+        EventKind.COMPLETED,
+        EventKind.FAILED,
+        EventKind.DEAD_LETTERED,
+        EventKind.VIOLATION,
+        EventKind.SELF_FENCED,
+        EventKind.PARKED,
+        *REJECTIONS,
+    }
+)
+_TOLD_AT_MOST = 4
+
+
+def recorded_say(
+    at_ms: int,
+    action: Action,
+    lang: str,
+    *,
+    happened: Sequence[EventRow] = (),
+    handed_over: bool = False,
+) -> str:
+    """A recorded act as the narration of its step, in `lang`: "At 0:00:30, Acheng's
+    heartbeat freezes."; time that passed says from when to when, and what the register
+    noted meanwhile (claims, expiries, refusals, a violation), the first few of them."""
+    at = format_clock(at_ms).removesuffix(".000")
+    pick = glossary.pick
+    if handed_over:
+        worker = str(getattr(action, "worker", ""))
+        who = glossary.person_name(worker, lang) or worker
+        return pick(SAY_FORMS["handed_over"], lang).format(at=at, who=who)
+    if not isinstance(action, Advance):
+        act = act_sentence(action, lang, capital=False)
+        return pick(SAY_FORMS["at"], lang).format(at=at, act=act)
+    until = format_clock(at_ms + action.by_ms).removesuffix(".000")
+    said = pick(SAY_FORMS["span"], lang).format(
+        at=at, until=until, span=span_words(action.by_ms, lang)
+    )
+    told = [ev for ev in happened if ev.event in _TOLD]
+    if told:
+        what = pick(("; ", "；"), lang).join(
+            event_sentence(ev, lang) for ev in told[:_TOLD_AT_MOST]
+        )
+        if len(told) > _TOLD_AT_MOST:
+            what += pick(SAY_FORMS["more"], lang).format(n=len(told) - _TOLD_AT_MOST)
+        said += pick(SAY_FORMS["meanwhile"], lang).format(what=what)
+    return said
 
 
 def _settings(settings: SimSettings) -> dict[str, Any]:

@@ -185,7 +185,7 @@ class MainScreen(Screen[None]):
                     with TabPane(tr("effects", "en"), id="tab-effects"):
                         yield EffectsTable(id="effects")
                     with TabPane(tr("event_log", "en"), id="tab-events"):
-                        yield EventLog(id="events")
+                        yield EventLog(id="events", wrap=True)  # a sentence folds, never cut
                     with TabPane(tr("timeline", "en"), id="tab-timeline"), VerticalScroll():
                         yield OwnershipTimeline(id="timeline")
                 # on a roomy screen the event log stays in sight beside any other panel
@@ -531,9 +531,16 @@ class MainScreen(Screen[None]):
             self._catch_up("side-events")
 
     def _catch_up(self, log: str) -> None:
+        widget = self.query_one(f"#{log}", EventLog)
+        if self._pending_events[log] and widget.size.width <= 2:
+            # just shown again, not yet laid out: sentences wrapped at no width lose their
+            # Chinese characters (two cells each), so they wait for the log's width
+            if widget.display:
+                self.call_after_refresh(self._catch_up, log)
+            return
         events, self._pending_events[log] = self._pending_events[log], []
         if events:
-            self.query_one(f"#{log}", EventLog).append(events, self.lang)
+            widget.append(events, self.lang)
 
     def _show_workers(self, snap: Snapshot) -> None:
         # read once, not once a pane: `lang` asks the app through a runtime-checked protocol

@@ -6,9 +6,9 @@ from textual.widgets import Static
 from core.scenarios import glossary
 from core.scenarios.format import Question
 from core.scenarios.interview import Verdict, answerable
-from core.scenarios.sentences import action_sentence, expectation_sentence, timing_warnings
+from core.scenarios.sentences import expectation_sentence, timing_warnings
 from core.scenarios.session import Mark, Session, StepOutcome
-from core.scenarios.telling import refusal_sentence
+from core.scenarios.telling import act_sentence, refusal_sentence
 from core.sim.simulation import ActionResult
 from demo.i18n import acts_words, label, mode_word, tr
 from demo.widgets.cjk_wrap import wrap_text
@@ -114,7 +114,7 @@ def _outcome(text: Text, session: Session, outcome: StepOutcome, lang: str, *, t
     if said:
         text.append(said, style="italic")
     elif outcome.step.action is not None:
-        text.append(f"→ {action_sentence(outcome.step.action, lang)}", style="italic")
+        text.append(f"→ {act_sentence(outcome.step.action, lang)}", style="italic")
     if outcome.result is not None and not outcome.result.ok:
         text.append("\n")
         text.append(refusal_text(outcome.result, lang), style="red")
