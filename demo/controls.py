@@ -271,8 +271,8 @@ CONTROLS: tuple[Control, ...] = (
         hint=Hint("w", "choose_worker", 13),
         help=HelpLine(
             "w",
-            "choose the worker the fault keys act on (its pane's border is doubled)",
-            "选定故障键作用的执行者（它的面板边框变成双线）",
+            "choose the worker the fault keys act on (its pane's name is highlighted)",
+            "选定故障键作用的执行者（它的面板名字高亮）",
         ),
     ),
     *(

@@ -10,7 +10,7 @@ from core.engine.errors import StoreClosed
 from core.scenarios.format import load_scenario, parse_scenario
 from core.scenarios.player import event_record, play
 from core.scenarios.session import Session, figures_expectations, sandbox_settings
-from core.sim.simulation import Simulation
+from core.sim.simulation import ActionError, Simulation
 from core.sim.spec import (
     AddWorker,
     Advance,
@@ -431,3 +431,27 @@ def test_set_mode_can_keep_the_step() -> None:
     assert s.snapshot().mode == "no_fencing"
     assert s.last_outcome is not None and s.last_outcome.index == 5
     assert s.set_mode(Mode.CORRECT) == 0 and s.position == 0
+
+
+def test_set_mode_stops_before_a_step_the_new_mode_cannot_play(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    s = Session(load_scenario(bundled("01_fog.toml")))
+    while s.position < 6:
+        s.next_step() or s.reveal()
+    apply = Simulation.apply
+    played: list[object] = []
+
+    def refusing(sim: Simulation, action: object) -> object:
+        # the fifth step's act does not fit the new mode's run
+        if sim.mode is Mode.NO_FENCING:
+            played.append(action)
+            if len(played) == 5:
+                raise ActionError("does not fit")
+        return apply(sim, action)  # type: ignore[arg-type]
+
+    assert all(step.action is not None for step in s.steps[:5])
+    monkeypatch.setattr(Simulation, "apply", refusing)
+    assert s.set_mode(Mode.NO_FENCING, keep_step=True) == 4
+    assert s.position == 4 and s.mode is Mode.NO_FENCING
+    assert s.last_outcome is not None and s.last_outcome.index == 3

@@ -13,6 +13,7 @@ from core.engine.records import EventRow
 from core.scenarios.library import open_scenario
 from core.scenarios.telling import event_sentence
 from demo.app import BorrowedKeysApp
+from demo.i18n import tr
 from demo.screens.layout import ROOMY_HEIGHT, ROOMY_WIDTH, fit
 from demo.screens.main import MainScreen
 from demo.widgets.panels import EventLog
@@ -58,11 +59,15 @@ async def test_from_160x40_the_event_log_is_beside_the_chosen_panel(
         await pilot.press(*["n"] * 14, "v", "3")  # to Acheng's refused page, the Rejected panel
         await pilot.pause()
         panels, side = screen.query_one("#panels"), screen.query_one("#side-events", EventLog)
-        assert screen.has_class("-roomy") and side.display
+        column = screen.query_one("#side")
+        assert screen.has_class("-roomy") and column.display
         assert side.region.x >= panels.region.right  # beside, not over
         assert side.region.y == panels.region.y
-        # down to the button bar: the rows under a one-row panel are the log's
-        assert side.region.bottom == screen.query_one("#controls").region.y
+        # down to the button bar: the rows under a one-row panel are the log's (on a tall
+        # screen the log's and a second panel's)
+        assert column.region.bottom == screen.query_one("#controls").region.y
+        if not screen.has_class("-tall"):
+            assert side.region.bottom == column.region.bottom
         events = screen.session.events(0)
         # every event is there whole: a long one wraps onto a second line rather than
         # hiding its worker and key behind a sideways scroll
@@ -71,15 +76,15 @@ async def test_from_160x40_the_event_log_is_beside_the_chosen_panel(
         assert whole(screen.query_one("#rejected", DataTable))  # the panel's columns all fit
         await pilot.press("5")  # the event log as the panel: not twice on screen
         await pilot.pause()
-        assert not side.display
+        assert not column.display
         assert panels.region.width == screen.region.width
         await pilot.press("n")  # the run goes on while the log beside is hidden
         await pilot.press("1")  # the ledger: the log beside is back, with what it missed
         await pilot.pause()
-        assert side.display and whole(screen.query_one("#ledger", DataTable))
+        assert column.display and whole(screen.query_one("#ledger", DataTable))
         await pilot.press("2")  # the widest panel: what each checkpoint box holds
         await pilot.pause()
-        assert side.display and whole(screen.query_one("#checkpoints", DataTable))
+        assert column.display and whole(screen.query_one("#checkpoints", DataTable))
         assert side.region.width >= 44  # the log beside is worth its room
         assert len(screen.session.events(0)) > len(events)
         assert shows_every_event(side, screen.session.events(0), lang)
@@ -99,7 +104,7 @@ async def test_below_160x40_the_panels_keep_the_whole_width(
         screen = screen_of(app)
         await pilot.press(*["n"] * 3)
         await pilot.pause()
-        assert not screen.query_one("#side-events").display
+        assert not screen.query_one("#side").display
         body = screen.query_one("#body").scrollable_content_region  # a scrollbar aside
         assert screen.query_one("#panels").region.width == body.width
 
@@ -112,3 +117,29 @@ async def test_a_one_line_header_is_one_row(tmp_path: Path, size: tuple[int, int
         header = screen_of(app).query_one("#status")
         assert "\n" not in str(header.render())
         assert header.region.height == 1  # no blank row under it
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+async def test_at_200x60_the_log_beside_has_a_sensible_height_and_a_second_panel_the_rest(
+    tmp_path: Path, lang: str
+) -> None:
+    app = fog(tmp_path, lang)
+    async with app.run_test(size=(200, 60)) as pilot:
+        screen = screen_of(app)
+        await pilot.press(*["n"] * 14, "v")  # Acheng's page refused; the ledger chosen
+        await pilot.pause()
+        log, second = screen.query_one("#side-events"), screen.query_one("#side-second")
+        assert screen.has_class("-tall") and second.display
+        assert log.region.height <= 18  # not half the screen of empty border
+        assert second.region.y == log.region.bottom  # under the log, to the button bar
+        assert second.region.bottom == screen.query_one("#controls").region.y
+        # the refused write beside the ledger that kept Linzhou's page
+        rejected = screen.query_one("#side-rejected", DataTable)
+        assert rejected.display and rejected.row_count == 1
+        assert "fenced" in str(rejected.get_row_at(0)) or "围栏" in str(rejected.get_row_at(0))
+        assert second.border_title == tr("rejected", lang)
+        await pilot.press("3")  # the refused writes chosen: the ledger goes beside them
+        await pilot.pause()
+        ledger = screen.query_one("#side-ledger", DataTable)
+        assert ledger.display and not rejected.display and ledger.row_count == 3
+        assert second.border_title == tr("ledger", lang)

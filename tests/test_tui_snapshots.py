@@ -99,3 +99,23 @@ def test_the_step_list(snap_compare: Any, lang: str) -> None:
     assert snap_compare(
         app_for("01_fog.toml", lang), press=["n", "n", "n", "g"], terminal_size=(100, 30)
     )
+
+
+@pytest.mark.parametrize("size", SIZES, ids=SIZE_IDS)
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_long_step_folded_at_every_size(
+    snap_compare: Any, lang: str, size: tuple[int, int]
+) -> None:
+    # n x 14, v (step 14's question), n x 3: step 17, the last, its narration long; on a
+    # small screen folded above the ledger's rows, at 200 x 60 whole, with the log beside
+    # at a sensible height and the refused writes under it
+    press = ["n"] * 14 + ["v", "n", "n", "n"]
+    assert snap_compare(app_for("01_fog.toml", lang), press=press, terminal_size=size)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_mode_list(snap_compare: Any, lang: str) -> None:
+    # n x 3: three steps; m: the modes in a list, the correct run's twin highlighted
+    assert snap_compare(
+        app_for("01_fog.toml", lang), press=["n", "n", "n", "m"], terminal_size=(100, 30)
+    )

@@ -3,6 +3,7 @@
 from typing import ClassVar
 
 from rich.cells import cell_len
+from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -285,11 +286,14 @@ def hint_text(lang: str) -> str:
     return "Esc / ? 关闭本页 · l English" if lang == "zh" else "Esc or ? closes this page · l 中文"
 
 
-def keys_text(lang: str) -> Text:
+def keys_text(lang: str) -> Table:
+    """Every key and what it does: a line that wraps goes on under its own text, not under
+    the keys."""
     from demo.controls import help_lines  # the table the main screen binds
 
-    text = Text()
+    table = Table.grid(padding=(0, 1))
+    table.add_column(style="bold", no_wrap=True)
+    table.add_column()
     for line in help_lines():
-        text.append(f"{line.keys:<14}", style="bold")
-        text.append((line.zh if lang == "zh" else line.en) + "\n")
-    return text
+        table.add_row(line.keys, line.zh if lang == "zh" else line.en)
+    return table

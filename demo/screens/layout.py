@@ -16,6 +16,10 @@ NARROW_HEIGHT = 36
 # beside still has a score of rows below the panes and the task table.
 ROOMY_WIDTH = 160
 ROOMY_HEIGHT = 40
+# From here (200 x 60) the column beside has rows to spare even late in a run: the event
+# log gets a sensible height and a second panel takes the rest, so the refused writes
+# stand beside the ledger (or the ledger beside them) with no half screen of empty border.
+TALL_HEIGHT = 52
 TASK_ROWS_MIN = 8  # the task table's least height (its two header lines included)
 NARRATION_SPARE = 9  # rows a small screen keeps for the header, the body and the bars
 SHORT_HEIGHT = 30  # below this the panes leave out their fault buttons (in the palette)
@@ -26,6 +30,7 @@ class Fit:
     narrow: bool  # one column that scrolls
     short: bool  # the panes without their fault buttons
     roomy: bool  # the event log beside the chosen panel
+    tall: bool  # roomy, and under the log beside a second panel
     narration_rows: int  # the narration's most rows
     task_rows: int  # the task table's most rows
 
@@ -36,6 +41,7 @@ def fit(width: int, height: int) -> Fit:
         narrow=narrow,
         short=height < SHORT_HEIGHT,
         roomy=width >= ROOMY_WIDTH and height >= ROOMY_HEIGHT,
+        tall=width >= ROOMY_WIDTH and height >= TALL_HEIGHT,
         # The narration grows to show a step whole (its ✓ lines, the answer and why): on a
         # small screen it may leave the body only a few rows (the body scrolls, keys 0-6
         # bring a part into view), on a large one a third of the height.

@@ -142,6 +142,7 @@ class MainScreen(Screen[None]):
         self._rejections_seen = 0
         self._rejected_now = -1
         self._opened: tuple[int, int, str] | None = None  # the last step's panel, opened
+        self._side_rejected_now = -1
         # what the key bar was made for: a question waiting (`v` leads), p undoing, redo
         # possible, an answer waiting (interview mode: the numbers lead)
         self._hinted: tuple[bool, bool, bool, bool] = (False, False, False, False)
@@ -188,8 +189,14 @@ class MainScreen(Screen[None]):
                         yield EventLog(id="events", wrap=True)  # a sentence folds, never cut
                     with TabPane(tr("timeline", "en"), id="tab-timeline"), VerticalScroll():
                         yield OwnershipTimeline(id="timeline")
-                # on a roomy screen the event log stays in sight beside any other panel
-                yield EventLog(id="side-events", wrap=True)
+                # on a roomy screen the event log stays in sight beside any other panel,
+                # and on a tall one a second panel under it: the refused writes beside
+                # the ledger, or the ledger beside them
+                with Vertical(id="side"):
+                    yield EventLog(id="side-events", wrap=True)
+                    with Vertical(id="side-second"):
+                        yield RejectedTable(id="side-rejected")
+                        yield LedgerTable(id="side-ledger")
         yield ControlBar(id="controls")
         yield KeyBar(id="keybar")
 
@@ -218,6 +225,7 @@ class MainScreen(Screen[None]):
         self.set_class(shape.narrow, "-narrow")
         self.set_class(shape.short, "-short")
         self.set_class(shape.roomy, "-roomy")
+        self.set_class(shape.tall, "-tall")
         self.query_one("#narration-box").styles.max_height = shape.narration_rows
         if not shape.narrow:
             self.query_one("#lower").styles.height = "1fr"
@@ -285,7 +293,11 @@ class MainScreen(Screen[None]):
         self.runner.do(work, then, self._reading())
 
     def _reading(self) -> Reading:
-        return Reading(PANEL_PARTS.get(self._active_tab(), frozenset()), self.lang, self._toml)
+        active = self._active_tab()
+        parts = PANEL_PARTS.get(active, frozenset())
+        if self.has_class("-tall") and self._second_is_ledger(active):
+            parts = parts | PANEL_PARTS["tab-ledger"]  # the ledger under the log beside
+        return Reading(parts, self.lang, self._toml)
 
     def on_session_worked(self, message: SessionWorked) -> None:
         if message.error is not None:
@@ -318,6 +330,7 @@ class MainScreen(Screen[None]):
         for pane_id, word in TABS:
             tabs.get_tab(pane_id).label = tr(word, lang)
         self.query_one("#side-events").border_title = tr("event_log", lang)
+        self._label_second()
         self.query_one("#controls", ControlBar).relabel(lang)
         self._fit_controls(self.size.width)
         controls = {c.id: c for c in CONTROLS}
@@ -368,6 +381,7 @@ class MainScreen(Screen[None]):
         self._checkpoint_writers.clear()
         self._rejections_seen = 0
         self.query_one("#rejected", RejectedTable).reset()
+        self.query_one("#side-rejected", RejectedTable).reset()
         self.query_one("#timeline", OwnershipTimeline).reset()
 
     def refresh_view(self, *, force: bool = False) -> None:
@@ -529,6 +543,30 @@ class MainScreen(Screen[None]):
         self.set_class(active == "tab-events", "-events-tab")
         if self.has_class("-roomy") and active != "tab-events":
             self._catch_up("side-events")
+        if self.has_class("-tall") and active != "tab-events":
+            self._show_second(snap, active)
+
+    def _second_is_ledger(self, active: str) -> bool:
+        """The panel under the log beside: the refused writes, or the ledger when the
+        refused writes are the chosen panel."""
+        return active == "tab-rejected"
+
+    def _show_second(self, snap: Snapshot, active: str) -> None:
+        ledger = self._second_is_ledger(active)
+        self.set_class(ledger, "-second-ledger")
+        self._label_second()
+        if ledger:
+            self.query_one("#side-ledger", LedgerTable).show(snap, self.lang)
+        else:
+            self._rejections_seen = len(snap.rejections)  # in sight: the tab's ● is not owed
+            self.query_one("#side-rejected", RejectedTable).show(
+                snap, self.lang, time_moved=snap.now_ms != self._side_rejected_now
+            )
+            self._side_rejected_now = snap.now_ms
+
+    def _label_second(self) -> None:
+        word = "ledger" if self.has_class("-second-ledger") else "rejected"
+        self.query_one("#side-second").border_title = tr(word, self.lang)
 
     def _catch_up(self, log: str) -> None:
         widget = self.query_one(f"#{log}", EventLog)

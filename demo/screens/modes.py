@@ -22,10 +22,13 @@ def mode_line(mode: Mode, lang: str, *, current: Mode, own: Mode | None) -> Text
     """A mode in the list: what it shows, then whether the run is in it or it is the
     scenario's own."""
     text = Text(mode_word(mode.value, lang).replace("`", ""))
+    # the gaps are runs of their own: SVG renderers drop a styled run's leading spaces
     if mode is current:
-        text.append(f"  {tr('mode_current', lang)}", style="bold")
+        text.append("  ")
+        text.append(tr("mode_current", lang), style="bold")
     if mode is own and own is not current:
-        text.append(f"  {tr('mode_own', lang)}", style="dim")
+        text.append("  ")
+        text.append(tr("mode_own", lang), style="dim")
     return text
 
 
