@@ -86,6 +86,129 @@ def page_svg(svg: str, frame_id: str) -> str:
     return _UNIQUE_ID.sub(f"terminal-{frame_id}-", svg)
 
 
+_STYLE = re.compile(r"<style>(.*?)</style>\s*", re.DOTALL)
+_RULE = re.compile(r"\.terminal-([\w-]+?)-([a-z]+\d*)\s*\{([^}]*)\}")
+_CLASS = re.compile(r'class="terminal-[\w]+?-([a-z]+\d*)"')
+_DEFS = re.compile(r"<defs>(.*?)</defs>\s*", re.DOTALL)
+_DEF_REF = re.compile(r"\bterminal-[\w]+?-((?:clip-terminal|line-\d+))\b")
+_CRISP = ' shape-rendering="crispEdges"'
+_STYLES_HERE = "\x00styles\x00"  # no text of the page holds a NUL
+
+
+_RECT = re.compile(
+    r'<rect fill="(#[0-9a-f]{6})" x="([0-9.]+)" y="([0-9.]+)" width="([0-9.]+)" '
+    r'height="([0-9.]+)"(?: shape-rendering="crispEdges")?/>'
+)
+
+
+def _merged_rects(svg: str) -> str:
+    """The cells' backgrounds with each run of one colour along a line as one rectangle.
+
+    The export draws a rectangle a styled run of text, so a line in one colour is dozens of
+    touching rectangles of that colour: the same pixels as one, in a fraction of the bytes."""
+    out: list[str] = []
+    pos = 0
+    run: list[float] | None = None  # x, width of the run being drawn
+    key: tuple[str, str, str] = ("", "", "")  # fill, y, height of that run
+
+    def close() -> None:
+        if run is not None:
+            fill, y, h = key
+            out.append(
+                f'<rect fill="{fill}" x="{run[0]:g}" y="{y}" width="{run[1]:g}" height="{h}"/>'
+            )
+
+    for m in _RECT.finditer(svg):
+        between = svg[pos : m.start()]
+        fill, x, y, w, h = m.group(1), float(m.group(2)), m.group(3), float(m.group(4)), m.group(5)
+        touching = run is not None and abs(run[0] + run[1] - x) < 0.05
+        if run is not None and not between.strip() and (fill, y, h) == key and touching:
+            run[1] = round(run[1] + w, 3)
+        else:
+            close()
+            out.append(between)
+            run, key = [x, w], (fill, y, h)
+        pos = m.end()
+    close()
+    out.append(svg[pos:])
+    return "".join(out)
+
+
+_CLIPPED_TEXT = re.compile(r'(<text [^>]*?) clip-path="(url\(#[\w-]+\))"([^>]*>[^<]*</text>)')
+
+
+def _clips_by_line(svg: str) -> str:
+    """Each line's texts in one group clipped to the line, instead of each text clipped to
+    it alone: the same clip, said once a line. A no-break space is the character itself."""
+    out: list[str] = []
+    pos = 0
+    clip = ""
+    for m in _CLIPPED_TEXT.finditer(svg):
+        between = svg[pos : m.start()]
+        if clip and (between.strip() or m.group(2) != clip):
+            out.append("</g>")
+            clip = ""
+        out.append(between)
+        if not clip:
+            clip = m.group(2)
+            out.append(f'<g clip-path="{clip}">')
+        out.append(m.group(1) + m.group(3))
+        pos = m.end()
+    if clip:
+        out.append("</g>")
+    out.append(svg[pos:])
+    return "".join(out).replace("&#160;", "\u00a0")
+
+
+class SharedStyles:
+    """What every frame of the app's SVG export repeats, kept once for the whole page.
+
+    Each frame carries its own <style> (the font, the title, a class for each colour it
+    uses) and its own <defs> (a clipping rectangle for each of the screen's lines): the
+    same few rules and the same rectangles in every frame, about a third of a frame's bytes.
+    The page keeps one class for each distinct rule and one set of rectangles for each
+    distinct screen size, and each frame names those instead of its own. Only names change:
+    every frame still draws exactly what the app exported."""
+
+    def __init__(self) -> None:
+        self._classes: dict[str, str] = {}  # a rule's body -> the page's class for it
+        self._defs: dict[str, str] = {}  # a frame's defs, ids made generic -> the page's prefix
+
+    def frame(self, svg: str) -> str:
+        """A frame of `page_svg` with its <style> and <defs> taken out into the page's."""
+        names: dict[str, str] = {}
+        style = _STYLE.search(svg)
+        if style is not None:
+            for m in _RULE.finditer(style.group(1)):
+                body = " ".join(m.group(3).split())
+                names[m.group(2)] = self._classes.setdefault(body, f"k{len(self._classes)}")
+            svg = svg[: style.start()] + svg[style.end() :]
+        svg = _CLASS.sub(lambda m: f'class="{names.get(m.group(1), m.group(1))}"', svg)
+        defs = _DEFS.search(svg)
+        if defs is not None:
+            key = _DEF_REF.sub(r"\1", defs.group(1))
+            prefix = self._defs.setdefault(key, f"d{len(self._defs)}-")
+            svg = svg[: defs.start()] + svg[defs.end() :]
+            svg = _DEF_REF.sub(lambda m: prefix + m.group(1), svg)
+        return _clips_by_line(_merged_rects(svg)).replace(_CRISP, "")
+
+    def css(self) -> str:
+        rules = "".join(f".{name} {{ {body} }}\n" for body, name in self._classes.items())
+        return rules + ".rich-terminal rect { shape-rendering: crispEdges; }\n"
+
+    def defs_svg(self) -> str:
+        """The clipping rectangles, in one SVG of no size that every frame refers to."""
+        defs = "".join(
+            re.sub(r'id="((?:clip-terminal|line-\d+))"', rf'id="{prefix}\1"', key)
+            for key, prefix in self._defs.items()
+        )
+        return (
+            '<svg class="shared-defs" aria-hidden="true" width="0" height="0" '
+            'style="position:absolute" xmlns="http://www.w3.org/2000/svg">'
+            f"<defs>{defs}</defs></svg>"
+        )
+
+
 def _e(text: str) -> str:
     return html.escape(text, quote=True)
 
@@ -138,7 +261,7 @@ def _question_html(frame: Frame, lang: str) -> tuple[str, str]:
     return asked, answer
 
 
-def _step_html(frame: Frame, lang: str, total: int) -> str:
+def _step_html(frame: Frame, lang: str, total: int, shared: SharedStyles) -> str:
     k = frame.index
     asked, answer = _question_html(frame, lang)
     parts = [f'<div class="l" data-l="{lang}" lang="{LANG_TAGS[lang]}">', '<div class="text">']
@@ -172,7 +295,7 @@ def _step_html(frame: Frame, lang: str, total: int) -> str:
         parts.append(f'<p class="end">{_e(tr("end_of_script", lang))}</p>')
     parts.append("</div></div>")  # .after, .text
     label = _e(word("frame_label", lang, k=k))
-    svg = page_svg(frame.svg, f"{lang}{k}")
+    svg = shared.frame(page_svg(frame.svg, f"{lang}{k}"))
     belief = timeline_svg.timeline_html(frame.timeline, lang, f"tl-{lang}{k}")
     parts.append(f'<figure class="frame after" aria-label="{label}">{svg}{belief}</figure>')
     parts.append("</div>")
@@ -370,7 +493,7 @@ def build_page(scenario: Scenario, recordings: Sequence[Recording], *, command: 
         # an empty icon: on a web host the browser would otherwise ask for /favicon.ico
         '<link rel="icon" href="data:,">',
         f"<title>{_e(' · '.join(dict.fromkeys(scenario.title_in(lg) for lg in langs)))}</title>",
-        f"<style>{CSS}{timeline_svg.CSS}</style>",
+        f"<style>{_STYLES_HERE}</style>",  # the frames' shared rules join when all are in
         "</head>",
         f"<body data-langs='{_e(json.dumps(langs))}' data-total=\"{total}\""
         f' data-pace-ms="{int(AUTOPLAY_S * 1000)}">',
@@ -418,9 +541,10 @@ def build_page(scenario: Scenario, recordings: Sequence[Recording], *, command: 
     steps_word = each(lambda lg: f"<b>{_e(word('steps', lg))}</b>", "div")
     out.append(f"<nav>{steps_word}<ol>{''.join(items)}</ol></nav>")
     out.append("<main>")
+    shared = SharedStyles()
     for i, frame in enumerate(recordings[0].frames):
         marks = ' data-question="1"' if frame.question is not None else ""
-        body = "".join(_step_html(r.frames[i], r.lang, total) for r in recordings)
+        body = "".join(_step_html(r.frames[i], r.lang, total, shared) for r in recordings)
         out.append(f'<section class="step" id="step-{frame.index}"{marks}>{body}</section>')
     out.append("</main>")
     out.append(
@@ -439,6 +563,8 @@ def build_page(scenario: Scenario, recordings: Sequence[Recording], *, command: 
         )
         + "</footer>"
     )
+    # the frames' clips, first in the body: anywhere later it can start a printed page
+    out.insert(out.index("<header>"), shared.defs_svg())
     out.append(f"<script>{SCRIPT}</script>")
     out.append("</body></html>")
-    return "\n".join(out)
+    return "\n".join(out).replace(_STYLES_HERE, CSS + timeline_svg.CSS + shared.css(), 1)
