@@ -19,7 +19,7 @@ from core.sim.spec import FreezeHeartbeat
 from demo.app import BorrowedKeysApp
 from demo.export.cli import command_line, export, main, record_langs
 from demo.export.frames import DEFAULT_SIZE, Recording, record
-from demo.export.page import SharedStyles, build_page, page_svg
+from demo.export.page import SharedStyles, build_page, changes, page_svg
 
 SNAPSHOTS = Path(__file__).parent / "__snapshots__" / "test_tui_snapshots"
 SMALL = (80, 24)
@@ -151,7 +151,9 @@ def test_the_page_inlines_every_frame_and_names_nothing_outside(
     for f in portfolio_en.frames:
         assert f'id="step-{f.index}"' in html
         assert f'aria-label="The app&#x27;s screen after step {f.index}"' in html
-    questions = re.findall(r'<section class="step" id="step-(\d+)" data-question', html)
+    questions = re.findall(
+        r'<section class="step" id="step-(\d+)" data-step="\d+" data-question', html
+    )
     assert questions == ["3", "5"]
     assert "<code>borrowed-keys export 13_portfolio_demo</code>" in html
     assert "in the correct run" in html
@@ -217,6 +219,38 @@ def test_the_frames_shared_styles_are_once_on_the_page(
     for svg in frames:
         assert "<style" not in svg and "<defs" not in svg and "terminal-" not in svg
     assert html.count("<style>") == 1
+
+
+@pytest.fixture(scope="module")
+def fog_en() -> Recording:
+    return asyncio.run(record(open_scenario("01_fog"), "en", DEFAULT_SIZE, steps=3))
+
+
+def outlined(svg: str, spans: list[tuple[float, float, float]]) -> list[str]:
+    """The texts of a frame that fall inside the outlined spans."""
+    found = []
+    for m in re.finditer(r'<text [^>]*x="([\d.]+)" y="([\d.]+)"[^>]*>([^<]*)</text>', svg):
+        x, y = float(m.group(1)), float(m.group(2))
+        if any(y == sy and sx <= x < sx + w for sx, sy, w in spans):
+            found.append(m.group(3))
+    return found
+
+
+def test_what_a_step_changed_is_outlined(fog_en: Recording) -> None:
+    shared = SharedStyles()
+    frames = [shared.frame(page_svg(f.svg, "x")) for f in fog_en.frames]
+    # step 1, the claim: Acheng's name comes into the task's row and her pane
+    claimed = outlined(frames[1], changes(frames[0], frames[1]))
+    assert {"Acheng", "running", "working"} <= {t.strip("\u00a0") for t in claimed}, claimed
+    # step 3, page 1 written: the new ledger row, not the title line with its clock
+    written = outlined(frames[3], changes(frames[2], frames[3]))
+    assert any("floor6/1" in t for t in written), written
+    assert not any("The\u00a0fog" in t for t in written)
+    assert changes(frames[3], frames[3]) == []
+    page = build_page(open_scenario("01_fog"), [fog_en], command="borrowed-keys export 01_fog")
+    sections = page.split('<section class="step"')[1:]
+    assert '<g class="changed"' not in sections[0]  # nothing before step 0 to compare with
+    assert all('<g class="changed"' in s for s in sections[1:])
 
 
 def test_a_wide_character_run_is_sized_by_its_cells() -> None:

@@ -47,6 +47,18 @@ WORDS: dict[str, tuple[str, str]] = {
         "每个 ✓ 都是那一局里实际检查过的。",
     ),
     "frame_label": ("The app's screen after step {k}", "第 {k} 步之后应用的画面"),
+    "before_label": (
+        "The app's screen before this step: the answer comes with Reveal",
+        "这一步之前应用的画面：揭晓之后才出答案",
+    ),
+    "changed": (
+        "Outlined in orange: what changed on the screen since the step before.",
+        "橙色框：与上一步相比，画面上变了的地方。",
+    ),
+    "zoom": (
+        "Click the screen to zoom in; click again or Esc to zoom out.",
+        "点画面放大；再点一下或按 Esc 还原。",
+    ),
     "found": ("found", "实际"),
 }
 
@@ -160,6 +172,61 @@ def _clips_by_line(svg: str) -> str:
     return "".join(out).replace("&#160;", "\u00a0")
 
 
+_LINE_TEXT = re.compile(
+    r'<text class="[\w-]+" x="([\d.]+)" y="([\d.]+)" textLength="([\d.]+)"[^>]*>([^<]*)</text>'
+)
+_TRANSLATE = re.compile(r'<g transform="translate\(([\d.]+), ([\d.]+)\)" clip-path=')
+# runs that are only frame, padding or gauge: they move with every tick, they say nothing new
+_NOISE = set(" \u00a0─│╭╮╰╯━╸╺┃▁▂▃▄▅▆▇█·•●○◦‖▏▕▔▁ ")
+_ASCENT = 18.5  # a line's text baseline below the top of its background
+
+
+def _runs(svg: str) -> dict[str, set[tuple[str, str, str]]]:
+    """The text runs of a frame by line (its baseline): (x, width, text)."""
+    lines: dict[str, set[tuple[str, str, str]]] = {}
+    for m in _LINE_TEXT.finditer(svg):
+        text = html.unescape(m.group(4))
+        if set(text) <= _NOISE:
+            continue
+        lines.setdefault(m.group(2), set()).add((m.group(1), m.group(3), text))
+    return lines
+
+
+def changes(before: str, after: str) -> list[tuple[float, float, float]]:
+    """What the step changed on the screen, from the two frames' text: each run of text
+    (x, baseline y, width) that the frame before had nowhere at that x. A line that only
+    moved (the event log scrolling, a row pushed down) is not new; a new row is, and so is
+    a number that went up in its column. The first line is left out (its clock moves at
+    every step), and so are runs of frame, padding and gauge characters."""
+    old = {run for runs in _runs(before).values() for run in runs}
+    new = _runs(after)
+    first = min((float(y) for y in new), default=0.0)
+    out: list[tuple[float, float, float]] = []
+    for y, runs in sorted(new.items(), key=lambda item: float(item[0])):
+        if float(y) == first:
+            continue
+        for x, width, _text in sorted(runs - old, key=lambda r: float(r[0])):
+            left, w = float(x), float(width)
+            if out and out[-1][1] == float(y) and abs(out[-1][0] + out[-1][2] - left) < 0.05:
+                out[-1] = (out[-1][0], float(y), out[-1][2] + w)
+            else:
+                out.append((left, float(y), w))
+    return out
+
+
+def marked(svg: str, changed: Sequence[tuple[float, float, float]]) -> str:
+    """The frame with an outline drawn over each change, in a group of its own on top."""
+    if not changed:
+        return svg
+    at = _TRANSLATE.search(svg)
+    dx, dy = (at.group(1), at.group(2)) if at is not None else ("0", "0")
+    rects = "".join(
+        f'<rect x="{x - 2:g}" y="{y - _ASCENT:.1f}" width="{w + 4:g}"/>' for x, y, w in changed
+    )
+    end = svg.rindex("</svg>")
+    return f'{svg[:end]}<g class="changed" transform="translate({dx}, {dy})">{rects}</g>{svg[end:]}'
+
+
 class SharedStyles:
     """What every frame of the app's SVG export repeats, kept once for the whole page.
 
@@ -261,7 +328,9 @@ def _question_html(frame: Frame, lang: str) -> tuple[str, str]:
     return asked, answer
 
 
-def _step_html(frame: Frame, lang: str, total: int, shared: SharedStyles) -> str:
+def _step_html(
+    frame: Frame, lang: str, total: int, shared: SharedStyles, before: Frame | None
+) -> str:
     k = frame.index
     asked, answer = _question_html(frame, lang)
     parts = [f'<div class="l" data-l="{lang}" lang="{LANG_TAGS[lang]}">', '<div class="text">']
@@ -296,8 +365,18 @@ def _step_html(frame: Frame, lang: str, total: int, shared: SharedStyles) -> str
     parts.append("</div></div>")  # .after, .text
     label = _e(word("frame_label", lang, k=k))
     svg = shared.frame(page_svg(frame.svg, f"{lang}{k}"))
+    if before is not None:
+        svg = marked(svg, changes(shared.frame(page_svg(before.svg, "b")), svg))
     belief = timeline_svg.timeline_html(frame.timeline, lang, f"tl-{lang}{k}")
     parts.append(f'<figure class="frame after" aria-label="{label}">{svg}{belief}</figure>')
+    if frame.question is not None:
+        # while the question waits, the screen it is asked about: the page's script puts the
+        # previous step's frame here (a copy in the file would cost a frame's bytes)
+        said = _e(word("before_label", lang))
+        parts.append(
+            f'<figure class="frame before" aria-label="{said}" data-from="{k - 1}">'
+            f"<figcaption>{said}</figcaption></figure>"
+        )
     parts.append("</div>")
     return "".join(parts)
 
@@ -327,10 +406,21 @@ nav ol { display: flex; flex-wrap: wrap; gap: 0.25rem 0.5rem; margin: 0; padding
 nav a { color: var(--dim); text-decoration: none; }
 nav a.current { color: var(--accent); font-weight: bold; }
 a { color: var(--accent); }
-.l { display: flex; gap: 1.5rem; align-items: flex-start; }
-.text { flex: 0 0 26rem; max-width: 26rem; }
-.frame { flex: 1 1 auto; margin: 0; min-width: 0; }
-.frame svg { display: block; width: 100%; height: auto; }
+.l { display: flex; flex-direction: column; gap: 0.5rem; }
+.text { max-width: 70rem; }
+.frame { order: -1; margin: 0; width: 100%; }
+.frame svg.rich-terminal { display: block; width: 100%; height: auto; max-height: 82vh;
+  cursor: zoom-in; }
+.frame.zoomed { position: fixed; inset: 0; z-index: 10; overflow: auto; background: var(--bg);
+  padding: 0.5rem; }
+.frame.zoomed svg.rich-terminal { width: 200%; max-height: none; cursor: zoom-out; }
+.frame.zoomed .belief { display: none; }
+.changed rect { fill: #fea62b; fill-opacity: 0.14; stroke: #fea62b; stroke-width: 2.5;
+  height: 24.4px; }
+.changes-legend { color: var(--dim); font-size: 0.85rem; }
+.frame.before { display: none; }
+.frame.before figcaption { color: var(--q); font-size: 0.85rem; }
+.step[data-question]:not(.open) .frame.before { display: block; }
 h2 { font-size: 1.1rem; margin: 0.25rem 0; }
 h2 a { color: var(--fg); text-decoration: none; }
 .say { font-style: italic; }
@@ -355,7 +445,6 @@ h2 a { color: var(--fg); text-decoration: none; }
 html[data-lang="en"] [data-l="zh"], html[data-lang="zh"] [data-l="en"] { display: none; }
 footer { color: var(--dim); font-size: 0.85rem; border-top: 1px solid #333; margin-top: 1rem; }
 code { font-family: "Fira Code", monospace; }
-@media (max-width: 60rem) { .l { flex-direction: column; } .text { max-width: none; flex: none; } }
 @media print {
   @page { size: A4 landscape; margin: 10mm; }
   body { background: #fff; color: #000; font-size: 9.5pt; line-height: 1.35; }
@@ -365,8 +454,13 @@ code { font-family: "Fira Code", monospace; }
   .step, .step[hidden] { display: block !important; break-after: page; break-inside: avoid; }
   .step:last-of-type { break-after: auto; }
   .step .after, .step .frame.after { display: block !important; }
-  .l { gap: 4mm; }
-  .text { flex: 0 0 38%; max-width: 38%; }
+  .step .frame.before, .changes-legend { display: none !important; }
+  /* landscape paper: the screen and its words side by side */
+  .l { flex-direction: row; align-items: flex-start; gap: 4mm; }
+  .frame { order: 0; flex: 0 0 58%; width: 58%; }
+  footer { margin: 0; padding: 0; border: 0; font-size: 7pt; }
+  .text { flex: 1 1 0; min-width: 0; }
+  .frame svg.rich-terminal { max-height: none; }
   .summary, .counter, footer, .end { color: #333; }
   h2 a { color: #000; }
 }
@@ -376,6 +470,9 @@ code { font-family: "Fira Code", monospace; }
 SCRIPT = """
 (() => {
   const steps = Array.from(document.querySelectorAll("section.step"));
+  // the page opens at its top: with the ids gone the browser has no fragment to scroll to
+  // (the script shows the step instead); without the script a link still jumps to its step
+  steps.forEach((s) => s.removeAttribute("id"));
   const links = Array.from(document.querySelectorAll("nav a"));
   const counter = document.querySelector(".counter");
   const playButton = document.querySelector("button.play");
@@ -387,10 +484,29 @@ SCRIPT = """
     i = Math.max(0, Math.min(steps.length - 1, i));
     if (i !== at) { steps[i].classList.remove("open"); resume = false; }  // asked again
     steps.forEach((s, j) => { s.hidden = j !== i; });
+    before(steps[i]);
     links.forEach((a, j) => a.classList.toggle("current", j === i));
     at = i;
     counter.textContent = `${i} / ${total}`;
     if (location.hash !== "#step-" + i) history.replaceState(null, "", "#step-" + i);
+  }
+  function before(step) {  // a question's screen: the one of the step before, until Reveal
+    step.querySelectorAll("figure.frame.before").forEach((fig) => {
+      if (fig.querySelector("svg")) return;
+      const lang = fig.closest("[data-l]").dataset.l;
+      const from = steps[Number(fig.dataset.from)].querySelector(
+        `[data-l="${lang}"] figure.frame.after svg.rich-terminal`);
+      if (!from) return;
+      const copy = from.cloneNode(true);
+      copy.querySelectorAll("g.changed").forEach((g) => g.remove());
+      fig.insertBefore(copy, fig.firstChild);
+    });
+  }
+  function zoom(fig) {
+    document.querySelectorAll("figure.zoomed").forEach((f) => {
+      if (f !== fig) f.classList.remove("zoomed");
+    });
+    if (fig) fig.classList.toggle("zoomed");
   }
   const waiting = () => steps[at].hasAttribute("data-question") &&
     !steps[at].classList.contains("open");
@@ -437,6 +553,8 @@ SCRIPT = """
     return m ? Number(m[1]) : 0;
   };
   document.addEventListener("click", (ev) => {
+    const fig = ev.target.closest("figure.frame");
+    if (fig && ev.target.closest("svg.rich-terminal, figure.zoomed")) { zoom(fig); return; }
     const b = ev.target.closest("button");
     if (!b) return;
     b.blur();  // the keys stay the page's: space plays, it does not press this button again
@@ -449,6 +567,7 @@ SCRIPT = """
   document.addEventListener("keydown", (ev) => {
     if (ev.ctrlKey || ev.metaKey || ev.altKey) return;
     const k = ev.key;
+    if (k === "Escape" && document.querySelector("figure.zoomed")) { zoom(null); return; }
     if (k === "ArrowRight" || k === "PageDown" || k === "n") next();
     else if (k === "ArrowLeft" || k === "PageUp" || k === "p") show(at - 1);
     else if (k === " ") play();
@@ -461,6 +580,10 @@ SCRIPT = """
   });
   window.addEventListener("hashchange", () => show(fromHash()));
   show(fromHash());
+  // a permalink opens its step, and the page at its top: the screen and the bar in view
+  history.scrollRestoration = "manual";
+  window.scrollTo(0, 0);
+  window.addEventListener("load", () => window.scrollTo(0, 0));
 })();
 """
 
@@ -529,6 +652,14 @@ def build_page(scenario: Scenario, recordings: Sequence[Recording], *, command: 
         )
     keys = "keys" if len(langs) > 1 else "keys_one_lang"
     out.append(each(lambda lg: f'<span class="keys">{_e(word(keys, lg))}</span>'))
+    out.append(
+        each(
+            lambda lg: (
+                f'<span class="changes-legend">{_e(word("changed", lg))} '
+                f"{_e(word('zoom', lg))}</span>"
+            )
+        )
+    )
     out.append("</div></header>")
     items = []
     for i, frame in enumerate(recordings[0].frames):
@@ -544,8 +675,14 @@ def build_page(scenario: Scenario, recordings: Sequence[Recording], *, command: 
     shared = SharedStyles()
     for i, frame in enumerate(recordings[0].frames):
         marks = ' data-question="1"' if frame.question is not None else ""
-        body = "".join(_step_html(r.frames[i], r.lang, total, shared) for r in recordings)
-        out.append(f'<section class="step" id="step-{frame.index}"{marks}>{body}</section>')
+        body = "".join(
+            _step_html(r.frames[i], r.lang, total, shared, r.frames[i - 1] if i else None)
+            for r in recordings
+        )
+        out.append(
+            f'<section class="step" id="step-{frame.index}" data-step="{frame.index}"{marks}>'
+            f"{body}</section>"
+        )
     out.append("</main>")
     out.append(
         "<footer>"
