@@ -404,6 +404,7 @@ button:hover, button:focus-visible { border-color: var(--accent); }
 nav ol { display: flex; flex-wrap: wrap; gap: 0.25rem 0.5rem; margin: 0; padding: 0;
   list-style: none; font-size: 0.85rem; }
 nav a { color: var(--dim); text-decoration: none; }
+nav summary { cursor: pointer; }
 nav a.current { color: var(--accent); font-weight: bold; }
 a { color: var(--accent); }
 .l { display: flex; flex-direction: column; gap: 0.5rem; }
@@ -669,8 +670,11 @@ def build_page(scenario: Scenario, recordings: Sequence[Recording], *, command: 
             for r in recordings
         )
         items.append(f'<li><a href="#step-{frame.index}">{frame.index}. {label}</a></li>')
-    steps_word = each(lambda lg: f"<b>{_e(word('steps', lg))}</b>", "div")
-    out.append(f"<nav>{steps_word}<ol>{''.join(items)}</ol></nav>")
+    # the list of steps folds away, so that the screen comes right under the buttons
+    steps_word = each(lambda lg: f"<b>{_e(word('steps', lg))}</b>")
+    out.append(
+        f"<nav><details><summary>{steps_word}</summary><ol>{''.join(items)}</ol></details></nav>"
+    )
     out.append("<main>")
     shared = SharedStyles()
     for i, frame in enumerate(recordings[0].frames):
