@@ -1,13 +1,17 @@
 """The portfolio page's cost: `borrowed-keys export 01_fog` in both languages, timed.
 
-The whole export as the command runs it (the app played headless twice, one language each,
-a screenshot per step, the page written) at the default 160 x 48, wall and CPU time, and
-the page's size; then the preview GIF of the same frames, its time and size (the issue asks
-for under 2 MB). The target is an export under 20 s on 2 cores.
+The whole export as the command runs it (the app played headless twice, one language each
+in a process of its own, a screenshot per step, the page written) at the default 160 x 48:
+wall time, the CPU time of this process and of the two recording processes, the machine's
+load, and the page's size; then the preview GIF of the same frames, its time and size.
+The targets: an export under 8 s of wall time on 2 cores, a page under 1.5 MB, a GIF
+under 2 MB.
 
 `python -m bench.export` runs this section alone; `python -m bench` imports it to run it too.
 """
 
+import os
+import resource
 import tempfile
 import time
 from pathlib import Path
@@ -16,7 +20,8 @@ from rich.console import Console
 
 from bench import BENCHES
 
-EXPORT_TARGET_S = 20.0
+EXPORT_TARGET_S = 8.0
+PAGE_LIMIT_BYTES = 1_500_000
 PREVIEW_LIMIT_BYTES = 2_000_000
 
 
@@ -27,14 +32,20 @@ def bench_export() -> str:
     scenario = open_scenario("01_fog")
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp)
+        children = resource.getrusage(resource.RUSAGE_CHILDREN)
         wall, cpu = time.perf_counter(), time.process_time()
         page = export(scenario, out / "page", name="01_fog")
         wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        recorders = (after.ru_utime + after.ru_stime) - (children.ru_utime + children.ru_stime)
         verdict = "ok" if wall < EXPORT_TARGET_S else "over"
+        size = "ok" if page.page_bytes < PAGE_LIMIT_BYTES else "over"
         lines = [
-            f"export 01_fog, en + zh, {page.steps} steps at 160x48: {wall:.1f} s wall, "
-            f"{cpu:.1f} s CPU (target {EXPORT_TARGET_S:.0f} s: {verdict}); "
-            f"index.html {page.page_bytes / 1e6:.2f} MB"
+            f"export 01_fog, en + zh, {page.steps} steps at 160x48: {wall:.1f} s wall "
+            f"(target {EXPORT_TARGET_S:.0f} s: {verdict}; load average "
+            f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores), {cpu:.1f} s CPU here and "
+            f"{recorders:.1f} s in the two recorders; index.html {page.page_bytes / 1e6:.2f} MB "
+            f"(limit {PAGE_LIMIT_BYTES / 1e6:.1f} MB: {size})"
         ]
         try:
             from demo.export.preview import PreviewError, font_files

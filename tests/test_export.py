@@ -17,9 +17,9 @@ from core.scenarios.library import open_scenario
 from core.scenarios.session import Session
 from core.sim.spec import FreezeHeartbeat
 from demo.app import BorrowedKeysApp
-from demo.export.cli import command_line, export, main, record_all
+from demo.export.cli import command_line, export, main, record_langs
 from demo.export.frames import DEFAULT_SIZE, Recording, record
-from demo.export.page import build_page, page_svg
+from demo.export.page import SharedStyles, build_page, changes, page_svg
 
 SNAPSHOTS = Path(__file__).parent / "__snapshots__" / "test_tui_snapshots"
 SMALL = (80, 24)
@@ -60,7 +60,7 @@ def test_a_frame_is_the_committed_snapshot_of_that_step() -> None:
     # test_fog_after_three_steps: n, n, n at 160 x 48; the exporter opens no other panel on
     # the way (the Ledger is the one on screen), so its third frame is that snapshot. Both
     # languages are recorded as the command records them, side by side.
-    fog = asyncio.run(record_all(open_scenario("01_fog"), ("en", "zh"), DEFAULT_SIZE, steps=3))
+    fog = record_langs(open_scenario("01_fog"), ("en", "zh"), DEFAULT_SIZE, steps=3)
     for recording in fog:
         assert [f.keys for f in recording.frames] == [(), ("n",), ("n",), ("n",)]
         name = f"test_fog_after_three_steps[{recording.lang}].svg"
@@ -150,14 +150,107 @@ def test_the_page_inlines_every_frame_and_names_nothing_outside(
     assert "default-src 'none'" in html  # the CSP: a fetch that slipped in would be refused
     for f in portfolio_en.frames:
         assert f'id="step-{f.index}"' in html
-        assert page_svg(f.svg, f"en{f.index}") in html
-    questions = re.findall(r'<section class="step" id="step-(\d+)" data-question', html)
+        assert f'aria-label="The app&#x27;s screen after step {f.index}"' in html
+    questions = re.findall(
+        r'<section class="step" id="step-(\d+)" data-step="\d+" data-question', html
+    )
     assert questions == ["3", "5"]
     assert "<code>borrowed-keys export 13_portfolio_demo</code>" in html
     assert "in the correct run" in html
     why = portfolio.steps[4].question.why if portfolio.steps[4].question else None
     assert why is not None and escape(why) in html
     assert portfolio.summary is not None and escape(portfolio.summary) in html
+
+
+_STYLE_RULE = re.compile(r"\.([\w-]+)\s*\{([^}]*)\}")
+_TEXT_EL = re.compile(r'<text class="([\w-]+)"([^>]*)>([^<]*)</text>')
+_RECT_EL = re.compile(r'<rect fill="([^"]+)" x="([\d.]+)" y="([\d.]+)" width="([\d.]+)" height')
+
+
+Drawing = tuple[list[tuple[str, str, str]], dict[tuple[str, str], list[list[float]]]]
+
+
+def drawing(svg: str, css: str) -> Drawing:
+    """What a frame draws: each text with its attributes (no clip) and its style's rule, and
+    where on each line each colour's background runs."""
+    rules = {m.group(1): " ".join(m.group(2).split()) for m in _STYLE_RULE.finditer(css)}
+    texts = [
+        (
+            rules.get(m.group(1), "?"),
+            re.sub(r' clip-path="[^"]*"', "", m.group(2)),
+            m.group(3).replace("&#160;", "\u00a0"),
+        )
+        for m in _TEXT_EL.finditer(svg)
+    ]
+    cover: dict[tuple[str, str], list[list[float]]] = {}
+    for m in _RECT_EL.finditer(svg):
+        x, width = float(m.group(2)), float(m.group(4))
+        runs = cover.setdefault((m.group(1), m.group(3)), [])
+        if runs and abs(runs[-1][1] - x) < 0.05:
+            runs[-1][1] = round(x + width, 1)
+        else:
+            runs.append([x, round(x + width, 1)])
+    return texts, cover
+
+
+def test_the_page_draws_each_frame_as_the_app_drew_it(portfolio_en: Recording) -> None:
+    shared = SharedStyles()
+    on_page = [shared.frame(page_svg(f.svg, f"en{f.index}")) for f in portfolio_en.frames]
+    for f, svg in zip(portfolio_en.frames, on_page, strict=True):
+        inlined = page_svg(f.svg, "x")  # the frame on its own, with its own style
+        own_css = re.search(r"<style>(.*?)</style>", inlined, re.DOTALL)
+        assert own_css is not None
+        app_css = re.sub(r"\.terminal-x-", ".", own_css.group(1))
+        app_svg = re.sub(r'class="terminal-x-', 'class="', inlined)
+        assert drawing(svg, shared.css()) == drawing(app_svg, app_css), f.index
+        # one group a line carries the clip its texts had, from the page's one set
+        assert 'clip-path="url(#d0-line-' in svg and "<clipPath" not in svg
+
+
+def test_the_frames_shared_styles_are_once_on_the_page(
+    portfolio: Scenario, portfolio_en: Recording
+) -> None:
+    html = build_page(portfolio, [portfolio_en], command="borrowed-keys export 13_portfolio_demo")
+    frames = re.findall(r'<svg class="rich-terminal".*?</svg>', html, re.DOTALL)
+    assert len(frames) == len(portfolio_en.frames)
+    # every frame of the export repeats this block; the page holds it once
+    assert html.count("font-variant-east-asian: full-width") == 1
+    assert html.count('<clipPath id="d0-line-0">') == 1
+    for svg in frames:
+        assert "<style" not in svg and "<defs" not in svg and "terminal-" not in svg
+    assert html.count("<style>") == 1
+
+
+@pytest.fixture(scope="module")
+def fog_en() -> Recording:
+    return asyncio.run(record(open_scenario("01_fog"), "en", DEFAULT_SIZE, steps=3))
+
+
+def outlined(svg: str, spans: list[tuple[float, float, float]]) -> list[str]:
+    """The texts of a frame that fall inside the outlined spans."""
+    found = []
+    for m in re.finditer(r'<text [^>]*x="([\d.]+)" y="([\d.]+)"[^>]*>([^<]*)</text>', svg):
+        x, y = float(m.group(1)), float(m.group(2))
+        if any(y == sy and sx <= x < sx + w for sx, sy, w in spans):
+            found.append(m.group(3))
+    return found
+
+
+def test_what_a_step_changed_is_outlined(fog_en: Recording) -> None:
+    shared = SharedStyles()
+    frames = [shared.frame(page_svg(f.svg, "x")) for f in fog_en.frames]
+    # step 1, the claim: Acheng's name comes into the task's row and her pane
+    claimed = outlined(frames[1], changes(frames[0], frames[1]))
+    assert {"Acheng", "running", "working"} <= {t.strip("\u00a0") for t in claimed}, claimed
+    # step 3, page 1 written: the new ledger row, not the title line with its clock
+    written = outlined(frames[3], changes(frames[2], frames[3]))
+    assert any("floor6/1" in t for t in written), written
+    assert not any("The\u00a0fog" in t for t in written)
+    assert changes(frames[3], frames[3]) == []
+    page = build_page(open_scenario("01_fog"), [fog_en], command="borrowed-keys export 01_fog")
+    sections = page.split('<section class="step"')[1:]
+    assert '<g class="changed"' not in sections[0]  # nothing before step 0 to compare with
+    assert all('<g class="changed"' in s for s in sections[1:])
 
 
 def test_a_wide_character_run_is_sized_by_its_cells() -> None:
@@ -260,6 +353,27 @@ def test_a_saved_exploration_exports_like_a_bundled_scenario(tmp_path: Path) -> 
     steps = re.findall(r'<section class="step" id="step-(\d+)"', html)
     assert steps[:3] == ["0", "1", "2"] and len(steps) >= 5  # two played, the fork, the end
     assert "No safety violation" in html  # the figures' check, as a sentence
+
+
+def test_each_language_says_when_it_is_done(
+    tmp_path: Path, portfolio: Scenario, capfd: pytest.CaptureFixture[str]
+) -> None:
+    # the languages are recorded in processes of their own, which still speak on stderr
+    export(portfolio, tmp_path, name="13_portfolio_demo", size=SMALL, steps=2)
+    lines = sorted(capfd.readouterr().err.splitlines())
+    assert [line.split(" in ")[0] for line in lines] == [
+        "borrowed-keys export: en: 2 steps recorded",
+        "borrowed-keys export: zh: 2 steps recorded",
+    ]
+
+
+def test_on_a_terminal_each_step_is_said_as_it_is_recorded(
+    tmp_path: Path, portfolio: Scenario, capfd: pytest.CaptureFixture[str]
+) -> None:
+    export(portfolio, tmp_path, name="x", langs=("zh",), size=SMALL, steps=2, per_step=True)
+    assert capfd.readouterr().err.splitlines() == [
+        f"borrowed-keys export: zh: step {k} of 2 recorded" for k in (0, 1, 2)
+    ]
 
 
 def test_the_made_with_line_leaves_the_defaults_out() -> None:

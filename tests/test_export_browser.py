@@ -49,7 +49,7 @@ def frame_text(page: Any, lang: str) -> str:
     return str(
         page.evaluate(
             "(lang) => document.querySelector("
-            "`section.step:not([hidden]) [data-l='${lang}'] figure svg`).textContent",
+            "`section.step:not([hidden]) [data-l='${lang}'] figure.frame.after svg`).textContent",
             lang,
         )
     ).replace("\xa0", " ")
@@ -96,7 +96,8 @@ def test_the_fog_page_walks_to_the_fence_offline(
             assert "Will the ledger accept her page?" in text
             assert "No: her fence token is behind the task's newest" in text
             assert "Linzhou's claim drew fence token 2" not in text  # the why waits
-            assert not page.locator(f"#step-{FENCE} [data-l='en'] figure").is_visible()
+            step = f"section[data-step='{FENCE}'] [data-l='en']"
+            assert not page.locator(f"{step} figure.frame.after").is_visible()
             page.keyboard.press("ArrowRight")  # as in the app, n by habit does not reveal
             assert "Linzhou's claim drew fence token 2" not in visible_text(page)
             assert page.url.endswith(f"#step-{FENCE}")
@@ -132,7 +133,7 @@ def test_a_permalink_opens_its_step_with_its_question_first(chromium: str, fog_p
             page = browser.new_page()
             page.goto(f"{fog_page.as_uri()}#step-{FENCE}", wait_until="load")
             assert "Will the ledger accept her page?" in visible_text(page)
-            page.click(f"#step-{FENCE} [data-l='en'] button.reveal")
+            page.click(f"section[data-step='{FENCE}'] [data-l='en'] button.reveal")
             assert "Linzhou's claim drew fence token 2" in visible_text(page)
             page.keyboard.press("ArrowLeft")  # PgUp and ← step back
             page.keyboard.press("PageUp")
@@ -174,5 +175,75 @@ def test_space_plays_at_the_apps_pace_on_the_pages_clock(chromium: str, fog_page
             page.keyboard.press(" ")  # pause
             page.clock.run_for(3 * AUTOPLAY_MS)
             assert page.url.endswith("#step-15")
+        finally:
+            browser.close()
+
+
+def shown_frame(page: Any, lang: str, which: str = "after") -> Any:
+    return page.locator(
+        f"section.step:not([hidden]) [data-l='{lang}'] figure.frame.{which} svg.rich-terminal"
+    )
+
+
+def test_the_screen_comes_first_and_the_page_opens_at_its_top(
+    chromium: str, fog_page: Path, tmp_path: Path
+) -> None:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=chromium, headless=True, args=CHROMIUM_ARGS)
+        try:
+            for lang in ("en", "zh"):
+                page = browser.new_page(viewport={"width": 1600, "height": 1000})
+                page.goto(f"{fog_page.as_uri()}#step-3", wait_until="load")
+                if lang == "zh":
+                    page.keyboard.press("l")
+                # a permalink opens its step with the page at its top, not scrolled to it
+                assert page.evaluate("window.scrollY") == 0
+                assert page.url.endswith("#step-3")
+                frame = shown_frame(page, lang).bounding_box()
+                heading = page.locator(
+                    f"section.step:not([hidden]) [data-l='{lang}'] h2"
+                ).bounding_box()
+                assert frame is not None and heading is not None
+                # the screen first, across the page's width, and the words under it
+                assert frame["width"] > 0.9 * 1600 or frame["height"] > 0.8 * 1000
+                assert frame["y"] + frame["height"] <= heading["y"]
+                page.screenshot(path=str(tmp_path / f"step3-{lang}.png"))
+                assert_not_blank(tmp_path / f"step3-{lang}.png")
+                # what step 3 changed is outlined on its screen: the new ledger row
+                marks = page.locator(f"section.step:not([hidden]) [data-l='{lang}'] g.changed rect")
+                assert marks.count() > 0 and marks.first.is_visible()
+                # a click zooms the screen in, a second click (or Esc) out
+                shown_frame(page, lang).click()
+                zoomed = shown_frame(page, lang).bounding_box()
+                assert zoomed is not None and zoomed["width"] > 1600
+                page.keyboard.press("Escape")
+                back = shown_frame(page, lang).bounding_box()
+                assert back is not None and back["width"] == frame["width"]
+                page.close()
+        finally:
+            browser.close()
+
+
+def test_a_question_keeps_the_screen_it_is_asked_about(chromium: str, fog_page: Path) -> None:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=chromium, headless=True, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1600, "height": 1000})
+            page.goto(f"{fog_page.as_uri()}#step-{FENCE - 1}", wait_until="load")
+            before = frame_text(page, "en")
+            page.keyboard.press("ArrowRight")  # to the question, not yet revealed
+            assert page.url.endswith(f"#step-{FENCE}")
+            waiting = shown_frame(page, "en", "before")
+            assert waiting.is_visible()  # not a blank half: the screen before the step
+            assert waiting.text_content().replace("\xa0", " ") == before
+            assert not shown_frame(page, "en", "after").is_visible()
+            page.keyboard.press("v")
+            assert not waiting.is_visible()
+            assert shown_frame(page, "en", "after").is_visible()
+            assert "fenced" in frame_text(page, "en")
         finally:
             browser.close()

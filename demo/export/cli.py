@@ -116,16 +116,48 @@ def command_line(name: str, langs: Sequence[str], size: tuple[int, int]) -> str:
     return shlex.join(words)
 
 
-async def record_all(
-    scenario: "Scenario", langs: Sequence[str], size: tuple[int, int], steps: int | None = None
-) -> "list[Recording]":
-    """One app a language, run side by side: while one waits for its screen to settle, the
-    other works (the frames are the same as one after the other, a test compares them)."""
+def _say_step(lang: str, done: int, count: int) -> None:
+    print(f"{PROG}: {lang}: step {done} of {count} recorded", file=sys.stderr, flush=True)
+
+
+def _record_one(
+    scenario: "Scenario", lang: str, size: tuple[int, int], steps: int | None, per_step: bool
+) -> "Recording":
     from demo.export.frames import record
 
-    return list(
-        await asyncio.gather(*(record(scenario, lang, size, steps=steps) for lang in langs))
-    )
+    started = time.perf_counter()
+    progress = _say_step if per_step else None
+    recording = asyncio.run(record(scenario, lang, size, steps=steps, progress=progress))
+    if not per_step:
+        took = time.perf_counter() - started
+        count = len(recording.frames) - 1
+        print(
+            f"{PROG}: {lang}: {count} steps recorded in {took:.1f} s", file=sys.stderr, flush=True
+        )
+    return recording
+
+
+def record_langs(
+    scenario: "Scenario",
+    langs: Sequence[str],
+    size: tuple[int, int],
+    steps: int | None = None,
+    *,
+    per_step: bool = False,
+) -> "list[Recording]":
+    """One app a language, each in a process of its own, so the languages use two cores
+    where there are two (one event loop for both had them take turns). Each says how far it
+    is on stderr: a line a step (`per_step`, on a terminal), else a line when it is done.
+    The processes are forked: the scenario and the loaded modules come for free."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    if len(langs) == 1 or "fork" not in multiprocessing.get_all_start_methods():
+        return [_record_one(scenario, lang, size, steps, per_step) for lang in langs]
+    fork = multiprocessing.get_context("fork")
+    with ProcessPoolExecutor(max_workers=len(langs), mp_context=fork) as pool:
+        jobs = [pool.submit(_record_one, scenario, lg, size, steps, per_step) for lg in langs]
+        return [job.result() for job in jobs]
 
 
 def export(
@@ -137,13 +169,15 @@ def export(
     size: tuple[int, int] = DEFAULT_SIZE,
     preview: Path | None = None,
     steps: int | None = None,
+    per_step: bool = False,
 ) -> Exported:
-    """Play, render and write. `steps` keeps only the first steps (the tests' short pages)."""
+    """Play, render and write. `steps` keeps only the first steps (the tests' short pages);
+    `per_step` says each step on stderr as it is recorded."""
     from core.scenarios.writer import write_whole
     from demo.export.page import build_page
 
     started = time.perf_counter()
-    recordings = asyncio.run(record_all(scenario, langs, size, steps))
+    recordings = record_langs(scenario, langs, size, steps, per_step=per_step)
     html = build_page(scenario, recordings, command=command_line(name, langs, size))
     gif = b""
     if preview is not None:
@@ -207,11 +241,13 @@ def run(args: argparse.Namespace) -> int:
             langs=langs_of(args.lang),
             size=args.size,
             preview=args.preview,
+            # a line a step is for someone watching; a log gets a line a language
+            per_step=sys.stderr.isatty(),
         )
     except OSError as exc:
         print(f"{PROG}: {exc}", file=sys.stderr)
         return 2
-    print(f"{done.page}: {done.steps} steps, {done.page_bytes / 1e6:.1f} MB, {done.seconds:.1f} s")
+    print(f"{done.page}: {done.steps} steps, {done.page_bytes / 1e6:.2f} MB, {done.seconds:.1f} s")
     if done.preview is not None:
         print(f"{done.preview}: {done.preview_bytes / 1e6:.2f} MB")
     return 0

@@ -47,6 +47,18 @@ WORDS: dict[str, tuple[str, str]] = {
         "每个 ✓ 都是那一局里实际检查过的。",
     ),
     "frame_label": ("The app's screen after step {k}", "第 {k} 步之后应用的画面"),
+    "before_label": (
+        "The app's screen before this step: the answer comes with Reveal",
+        "这一步之前应用的画面：揭晓之后才出答案",
+    ),
+    "changed": (
+        "Outlined in orange: what changed on the screen since the step before.",
+        "橙色框：与上一步相比，画面上变了的地方。",
+    ),
+    "zoom": (
+        "Click the screen to zoom in; click again or Esc to zoom out.",
+        "点画面放大；再点一下或按 Esc 还原。",
+    ),
     "found": ("found", "实际"),
 }
 
@@ -84,6 +96,184 @@ def page_svg(svg: str, frame_id: str) -> str:
     svg = _RICH_COMMENT.sub("", svg)
     svg = _TEXT.sub(_wide_text_length, svg)
     return _UNIQUE_ID.sub(f"terminal-{frame_id}-", svg)
+
+
+_STYLE = re.compile(r"<style>(.*?)</style>\s*", re.DOTALL)
+_RULE = re.compile(r"\.terminal-([\w-]+?)-([a-z]+\d*)\s*\{([^}]*)\}")
+_CLASS = re.compile(r'class="terminal-[\w]+?-([a-z]+\d*)"')
+_DEFS = re.compile(r"<defs>(.*?)</defs>\s*", re.DOTALL)
+_DEF_REF = re.compile(r"\bterminal-[\w]+?-((?:clip-terminal|line-\d+))\b")
+_CRISP = ' shape-rendering="crispEdges"'
+_STYLES_HERE = "\x00styles\x00"  # no text of the page holds a NUL
+
+
+_RECT = re.compile(
+    r'<rect fill="(#[0-9a-f]{6})" x="([0-9.]+)" y="([0-9.]+)" width="([0-9.]+)" '
+    r'height="([0-9.]+)"(?: shape-rendering="crispEdges")?/>'
+)
+
+
+def _merged_rects(svg: str) -> str:
+    """The cells' backgrounds with each run of one colour along a line as one rectangle.
+
+    The export draws a rectangle a styled run of text, so a line in one colour is dozens of
+    touching rectangles of that colour: the same pixels as one, in a fraction of the bytes."""
+    out: list[str] = []
+    pos = 0
+    run: list[float] | None = None  # x, width of the run being drawn
+    key: tuple[str, str, str] = ("", "", "")  # fill, y, height of that run
+
+    def close() -> None:
+        if run is not None:
+            fill, y, h = key
+            out.append(
+                f'<rect fill="{fill}" x="{run[0]:g}" y="{y}" width="{run[1]:g}" height="{h}"/>'
+            )
+
+    for m in _RECT.finditer(svg):
+        between = svg[pos : m.start()]
+        fill, x, y, w, h = m.group(1), float(m.group(2)), m.group(3), float(m.group(4)), m.group(5)
+        touching = run is not None and abs(run[0] + run[1] - x) < 0.05
+        if run is not None and not between.strip() and (fill, y, h) == key and touching:
+            run[1] = round(run[1] + w, 3)
+        else:
+            close()
+            out.append(between)
+            run, key = [x, w], (fill, y, h)
+        pos = m.end()
+    close()
+    out.append(svg[pos:])
+    return "".join(out)
+
+
+_CLIPPED_TEXT = re.compile(r'(<text [^>]*?) clip-path="(url\(#[\w-]+\))"([^>]*>[^<]*</text>)')
+
+
+def _clips_by_line(svg: str) -> str:
+    """Each line's texts in one group clipped to the line, instead of each text clipped to
+    it alone: the same clip, said once a line. A no-break space is the character itself."""
+    out: list[str] = []
+    pos = 0
+    clip = ""
+    for m in _CLIPPED_TEXT.finditer(svg):
+        between = svg[pos : m.start()]
+        if clip and (between.strip() or m.group(2) != clip):
+            out.append("</g>")
+            clip = ""
+        out.append(between)
+        if not clip:
+            clip = m.group(2)
+            out.append(f'<g clip-path="{clip}">')
+        out.append(m.group(1) + m.group(3))
+        pos = m.end()
+    if clip:
+        out.append("</g>")
+    out.append(svg[pos:])
+    return "".join(out).replace("&#160;", "\u00a0")
+
+
+_LINE_TEXT = re.compile(
+    r'<text class="[\w-]+" x="([\d.]+)" y="([\d.]+)" textLength="([\d.]+)"[^>]*>([^<]*)</text>'
+)
+_TRANSLATE = re.compile(r'<g transform="translate\(([\d.]+), ([\d.]+)\)" clip-path=')
+# runs that are only frame, padding or gauge: they move with every tick, they say nothing new
+_NOISE = set(" \u00a0─│╭╮╰╯━╸╺┃▁▂▃▄▅▆▇█·•●○◦‖▏▕▔▁ ")
+_ASCENT = 18.5  # a line's text baseline below the top of its background
+
+
+def _runs(svg: str) -> dict[str, set[tuple[str, str, str]]]:
+    """The text runs of a frame by line (its baseline): (x, width, text)."""
+    lines: dict[str, set[tuple[str, str, str]]] = {}
+    for m in _LINE_TEXT.finditer(svg):
+        text = html.unescape(m.group(4))
+        if set(text) <= _NOISE:
+            continue
+        lines.setdefault(m.group(2), set()).add((m.group(1), m.group(3), text))
+    return lines
+
+
+def changes(before: str, after: str) -> list[tuple[float, float, float]]:
+    """What the step changed on the screen, from the two frames' text: each run of text
+    (x, baseline y, width) that the frame before had nowhere at that x. A line that only
+    moved (the event log scrolling, a row pushed down) is not new; a new row is, and so is
+    a number that went up in its column. The first line is left out (its clock moves at
+    every step), and so are runs of frame, padding and gauge characters."""
+    old = {run for runs in _runs(before).values() for run in runs}
+    new = _runs(after)
+    first = min((float(y) for y in new), default=0.0)
+    out: list[tuple[float, float, float]] = []
+    for y, runs in sorted(new.items(), key=lambda item: float(item[0])):
+        if float(y) == first:
+            continue
+        for x, width, _text in sorted(runs - old, key=lambda r: float(r[0])):
+            left, w = float(x), float(width)
+            if out and out[-1][1] == float(y) and abs(out[-1][0] + out[-1][2] - left) < 0.05:
+                out[-1] = (out[-1][0], float(y), out[-1][2] + w)
+            else:
+                out.append((left, float(y), w))
+    return out
+
+
+def marked(svg: str, changed: Sequence[tuple[float, float, float]]) -> str:
+    """The frame with an outline drawn over each change, in a group of its own on top."""
+    if not changed:
+        return svg
+    at = _TRANSLATE.search(svg)
+    dx, dy = (at.group(1), at.group(2)) if at is not None else ("0", "0")
+    rects = "".join(
+        f'<rect x="{x - 2:g}" y="{y - _ASCENT:.1f}" width="{w + 4:g}"/>' for x, y, w in changed
+    )
+    end = svg.rindex("</svg>")
+    return f'{svg[:end]}<g class="changed" transform="translate({dx}, {dy})">{rects}</g>{svg[end:]}'
+
+
+class SharedStyles:
+    """What every frame of the app's SVG export repeats, kept once for the whole page.
+
+    Each frame carries its own <style> (the font, the title, a class for each colour it
+    uses) and its own <defs> (a clipping rectangle for each of the screen's lines): the
+    same few rules and the same rectangles in every frame, about a third of a frame's bytes.
+    The page keeps one class for each distinct rule and one set of rectangles for each
+    distinct screen size, and each frame names those instead of its own. Only names change:
+    every frame still draws exactly what the app exported."""
+
+    def __init__(self) -> None:
+        self._classes: dict[str, str] = {}  # a rule's body -> the page's class for it
+        self._defs: dict[str, str] = {}  # a frame's defs, ids made generic -> the page's prefix
+
+    def frame(self, svg: str) -> str:
+        """A frame of `page_svg` with its <style> and <defs> taken out into the page's."""
+        names: dict[str, str] = {}
+        style = _STYLE.search(svg)
+        if style is not None:
+            for m in _RULE.finditer(style.group(1)):
+                body = " ".join(m.group(3).split())
+                names[m.group(2)] = self._classes.setdefault(body, f"k{len(self._classes)}")
+            svg = svg[: style.start()] + svg[style.end() :]
+        svg = _CLASS.sub(lambda m: f'class="{names.get(m.group(1), m.group(1))}"', svg)
+        defs = _DEFS.search(svg)
+        if defs is not None:
+            key = _DEF_REF.sub(r"\1", defs.group(1))
+            prefix = self._defs.setdefault(key, f"d{len(self._defs)}-")
+            svg = svg[: defs.start()] + svg[defs.end() :]
+            svg = _DEF_REF.sub(lambda m: prefix + m.group(1), svg)
+        return _clips_by_line(_merged_rects(svg)).replace(_CRISP, "")
+
+    def css(self) -> str:
+        rules = "".join(f".{name} {{ {body} }}\n" for body, name in self._classes.items())
+        return rules + ".rich-terminal rect { shape-rendering: crispEdges; }\n"
+
+    def defs_svg(self) -> str:
+        """The clipping rectangles, in one SVG of no size that every frame refers to."""
+        defs = "".join(
+            re.sub(r'id="((?:clip-terminal|line-\d+))"', rf'id="{prefix}\1"', key)
+            for key, prefix in self._defs.items()
+        )
+        return (
+            '<svg class="shared-defs" aria-hidden="true" width="0" height="0" '
+            'style="position:absolute" xmlns="http://www.w3.org/2000/svg">'
+            f"<defs>{defs}</defs></svg>"
+        )
 
 
 def _e(text: str) -> str:
@@ -151,7 +341,9 @@ def _question_html(frame: Frame, lang: str) -> tuple[str, str]:
     return asked, answer
 
 
-def _step_html(frame: Frame, lang: str, total: int) -> str:
+def _step_html(
+    frame: Frame, lang: str, total: int, shared: SharedStyles, before: Frame | None
+) -> str:
     k = frame.index
     asked, answer = _question_html(frame, lang)
     parts = [f'<div class="l" data-l="{lang}" lang="{LANG_TAGS[lang]}">', '<div class="text">']
@@ -185,9 +377,19 @@ def _step_html(frame: Frame, lang: str, total: int) -> str:
         parts.append(f'<p class="end">{_e(tr("end_of_script", lang))}</p>')
     parts.append("</div></div>")  # .after, .text
     label = _e(word("frame_label", lang, k=k))
-    svg = page_svg(frame.svg, f"{lang}{k}")
+    svg = shared.frame(page_svg(frame.svg, f"{lang}{k}"))
+    if before is not None:
+        svg = marked(svg, changes(shared.frame(page_svg(before.svg, "b")), svg))
     belief = timeline_svg.timeline_html(frame.timeline, lang, f"tl-{lang}{k}")
     parts.append(f'<figure class="frame after" aria-label="{label}">{svg}{belief}</figure>')
+    if frame.question is not None:
+        # while the question waits, the screen it is asked about: the page's script puts the
+        # previous step's frame here (a copy in the file would cost a frame's bytes)
+        said = _e(word("before_label", lang))
+        parts.append(
+            f'<figure class="frame before" aria-label="{said}" data-from="{k - 1}">'
+            f"<figcaption>{said}</figcaption></figure>"
+        )
     parts.append("</div>")
     return "".join(parts)
 
@@ -215,12 +417,24 @@ button:hover, button:focus-visible { border-color: var(--accent); }
 nav ol { display: flex; flex-wrap: wrap; gap: 0.25rem 0.5rem; margin: 0; padding: 0;
   list-style: none; font-size: 0.85rem; }
 nav a { color: var(--dim); text-decoration: none; }
+nav summary { cursor: pointer; }
 nav a.current { color: var(--accent); font-weight: bold; }
 a { color: var(--accent); }
-.l { display: flex; gap: 1.5rem; align-items: flex-start; }
-.text { flex: 0 0 26rem; max-width: 26rem; }
-.frame { flex: 1 1 auto; margin: 0; min-width: 0; }
-.frame svg { display: block; width: 100%; height: auto; }
+.l { display: flex; flex-direction: column; gap: 0.5rem; }
+.text { max-width: 70rem; }
+.frame { order: -1; margin: 0; width: 100%; }
+.frame svg.rich-terminal { display: block; width: 100%; height: auto; max-height: 82vh;
+  cursor: zoom-in; }
+.frame.zoomed { position: fixed; inset: 0; z-index: 10; overflow: auto; background: var(--bg);
+  padding: 0.5rem; }
+.frame.zoomed svg.rich-terminal { width: 200%; max-height: none; cursor: zoom-out; }
+.frame.zoomed .belief { display: none; }
+.changed rect { fill: #fea62b; fill-opacity: 0.14; stroke: #fea62b; stroke-width: 2.5;
+  height: 24.4px; }
+.changes-legend { color: var(--dim); font-size: 0.85rem; }
+.frame.before { display: none; }
+.frame.before figcaption { color: var(--q); font-size: 0.85rem; }
+.step[data-question]:not(.open) .frame.before { display: block; }
 h2 { font-size: 1.1rem; margin: 0.25rem 0; }
 h2 a { color: var(--fg); text-decoration: none; }
 .say { font-style: italic; }
@@ -245,7 +459,6 @@ h2 a { color: var(--fg); text-decoration: none; }
 html[data-lang="en"] [data-l="zh"], html[data-lang="zh"] [data-l="en"] { display: none; }
 footer { color: var(--dim); font-size: 0.85rem; border-top: 1px solid #333; margin-top: 1rem; }
 code { font-family: "Fira Code", monospace; }
-@media (max-width: 60rem) { .l { flex-direction: column; } .text { max-width: none; flex: none; } }
 @media print {
   @page { size: A4 landscape; margin: 10mm; }
   body { background: #fff; color: #000; font-size: 9.5pt; line-height: 1.35; }
@@ -255,8 +468,13 @@ code { font-family: "Fira Code", monospace; }
   .step, .step[hidden] { display: block !important; break-after: page; break-inside: avoid; }
   .step:last-of-type { break-after: auto; }
   .step .after, .step .frame.after { display: block !important; }
-  .l { gap: 4mm; }
-  .text { flex: 0 0 38%; max-width: 38%; }
+  .step .frame.before, .changes-legend { display: none !important; }
+  /* landscape paper: the screen and its words side by side */
+  .l { flex-direction: row; align-items: flex-start; gap: 4mm; }
+  .frame { order: 0; flex: 0 0 58%; width: 58%; }
+  footer { margin: 0; padding: 0; border: 0; font-size: 7pt; }
+  .text { flex: 1 1 0; min-width: 0; }
+  .frame svg.rich-terminal { max-height: none; }
   .summary, .counter, footer, .end { color: #333; }
   h2 a { color: #000; }
 }
@@ -266,6 +484,9 @@ code { font-family: "Fira Code", monospace; }
 SCRIPT = """
 (() => {
   const steps = Array.from(document.querySelectorAll("section.step"));
+  // the page opens at its top: with the ids gone the browser has no fragment to scroll to
+  // (the script shows the step instead); without the script a link still jumps to its step
+  steps.forEach((s) => s.removeAttribute("id"));
   const links = Array.from(document.querySelectorAll("nav a"));
   const counter = document.querySelector(".counter");
   const playButton = document.querySelector("button.play");
@@ -277,10 +498,29 @@ SCRIPT = """
     i = Math.max(0, Math.min(steps.length - 1, i));
     if (i !== at) { steps[i].classList.remove("open"); resume = false; }  // asked again
     steps.forEach((s, j) => { s.hidden = j !== i; });
+    before(steps[i]);
     links.forEach((a, j) => a.classList.toggle("current", j === i));
     at = i;
     counter.textContent = `${i} / ${total}`;
     if (location.hash !== "#step-" + i) history.replaceState(null, "", "#step-" + i);
+  }
+  function before(step) {  // a question's screen: the one of the step before, until Reveal
+    step.querySelectorAll("figure.frame.before").forEach((fig) => {
+      if (fig.querySelector("svg")) return;
+      const lang = fig.closest("[data-l]").dataset.l;
+      const from = steps[Number(fig.dataset.from)].querySelector(
+        `[data-l="${lang}"] figure.frame.after svg.rich-terminal`);
+      if (!from) return;
+      const copy = from.cloneNode(true);
+      copy.querySelectorAll("g.changed").forEach((g) => g.remove());
+      fig.insertBefore(copy, fig.firstChild);
+    });
+  }
+  function zoom(fig) {
+    document.querySelectorAll("figure.zoomed").forEach((f) => {
+      if (f !== fig) f.classList.remove("zoomed");
+    });
+    if (fig) fig.classList.toggle("zoomed");
   }
   const waiting = () => steps[at].hasAttribute("data-question") &&
     !steps[at].classList.contains("open");
@@ -327,6 +567,8 @@ SCRIPT = """
     return m ? Number(m[1]) : 0;
   };
   document.addEventListener("click", (ev) => {
+    const fig = ev.target.closest("figure.frame");
+    if (fig && ev.target.closest("svg.rich-terminal, figure.zoomed")) { zoom(fig); return; }
     const b = ev.target.closest("button");
     if (!b) return;
     b.blur();  // the keys stay the page's: space plays, it does not press this button again
@@ -339,6 +581,7 @@ SCRIPT = """
   document.addEventListener("keydown", (ev) => {
     if (ev.ctrlKey || ev.metaKey || ev.altKey) return;
     const k = ev.key;
+    if (k === "Escape" && document.querySelector("figure.zoomed")) { zoom(null); return; }
     if (k === "ArrowRight" || k === "PageDown" || k === "n") next();
     else if (k === "ArrowLeft" || k === "PageUp" || k === "p") show(at - 1);
     else if (k === " ") play();
@@ -351,6 +594,10 @@ SCRIPT = """
   });
   window.addEventListener("hashchange", () => show(fromHash()));
   show(fromHash());
+  // a permalink opens its step, and the page at its top: the screen and the bar in view
+  history.scrollRestoration = "manual";
+  window.scrollTo(0, 0);
+  window.addEventListener("load", () => window.scrollTo(0, 0));
 })();
 """
 
@@ -383,7 +630,7 @@ def build_page(scenario: Scenario, recordings: Sequence[Recording], *, command: 
         # an empty icon: on a web host the browser would otherwise ask for /favicon.ico
         '<link rel="icon" href="data:,">',
         f"<title>{_e(' · '.join(dict.fromkeys(scenario.title_in(lg) for lg in langs)))}</title>",
-        f"<style>{CSS}{timeline_svg.CSS}</style>",
+        f"<style>{_STYLES_HERE}</style>",  # the frames' shared rules join when all are in
         "</head>",
         f"<body data-langs='{_e(json.dumps(langs))}' data-total=\"{total}\""
         f' data-pace-ms="{int(AUTOPLAY_S * 1000)}">',
@@ -419,6 +666,14 @@ def build_page(scenario: Scenario, recordings: Sequence[Recording], *, command: 
         )
     keys = "keys" if len(langs) > 1 else "keys_one_lang"
     out.append(each(lambda lg: f'<span class="keys">{_e(word(keys, lg))}</span>'))
+    out.append(
+        each(
+            lambda lg: (
+                f'<span class="changes-legend">{_e(word("changed", lg))} '
+                f"{_e(word('zoom', lg))}</span>"
+            )
+        )
+    )
     out.append("</div></header>")
     items = []
     for i, frame in enumerate(recordings[0].frames):
@@ -428,13 +683,23 @@ def build_page(scenario: Scenario, recordings: Sequence[Recording], *, command: 
             for r in recordings
         )
         items.append(f'<li><a href="#step-{frame.index}">{frame.index}. {label}</a></li>')
-    steps_word = each(lambda lg: f"<b>{_e(word('steps', lg))}</b>", "div")
-    out.append(f"<nav>{steps_word}<ol>{''.join(items)}</ol></nav>")
+    # the list of steps folds away, so that the screen comes right under the buttons
+    steps_word = each(lambda lg: f"<b>{_e(word('steps', lg))}</b>")
+    out.append(
+        f"<nav><details><summary>{steps_word}</summary><ol>{''.join(items)}</ol></details></nav>"
+    )
     out.append("<main>")
+    shared = SharedStyles()
     for i, frame in enumerate(recordings[0].frames):
         marks = ' data-question="1"' if frame.question is not None else ""
-        body = "".join(_step_html(r.frames[i], r.lang, total) for r in recordings)
-        out.append(f'<section class="step" id="step-{frame.index}"{marks}>{body}</section>')
+        body = "".join(
+            _step_html(r.frames[i], r.lang, total, shared, r.frames[i - 1] if i else None)
+            for r in recordings
+        )
+        out.append(
+            f'<section class="step" id="step-{frame.index}" data-step="{frame.index}"{marks}>'
+            f"{body}</section>"
+        )
     out.append("</main>")
     out.append(
         "<footer>"
@@ -452,6 +717,8 @@ def build_page(scenario: Scenario, recordings: Sequence[Recording], *, command: 
         )
         + "</footer>"
     )
+    # the frames' clips, first in the body: anywhere later it can start a printed page
+    out.insert(out.index("<header>"), shared.defs_svg())
     out.append(f"<script>{SCRIPT}</script>")
     out.append("</body></html>")
-    return "\n".join(out)
+    return "\n".join(out).replace(_STYLES_HERE, CSS + timeline_svg.CSS + shared.css(), 1)
