@@ -78,7 +78,7 @@ WRITTEN: list[tuple[str, bytes, str]] = [
     (
         "deep.toml",
         b"title = 'x'\nv = " + b"[" * 5000 + b"]" * 5000 + b"\n",
-        "1: bad TOML: nested too deeply",
+        "2: bad TOML: nested too deeply",
     ),
 ]
 
