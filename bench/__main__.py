@@ -14,10 +14,12 @@ import argparse
 import importlib
 import os
 import sys
+from pathlib import Path
 
 from rich.console import Console
 
 from bench import SECTIONS, Bench
+from bench.results import current, start_run
 
 __all__ = ["SECTIONS", "main"]
 
@@ -62,8 +64,15 @@ def main(argv: list[str] | None = None) -> int:
     # The named sections run in the listing's order, so `store` (its ratio line) comes first.
     chosen = [name for name in SECTIONS if not args.sections or name in args.sections]
     console = Console()
+    command = " ".join(["python -m bench", *args.sections] + (["--quick"] if args.quick else []))
+    path = start_run(command, args.quick)
     for name in chosen:
         section_function(name)(console)
+    if not current().figures:
+        return 0
+    console.print(
+        f"results: {path.relative_to(Path.cwd()) if path.is_relative_to(Path.cwd()) else path}"
+    )
     return 0
 
 

@@ -14,8 +14,11 @@ from pathlib import Path
 
 from rich.console import Console
 
+from bench.results import record
+
 EXPORT_TARGET_S = 20.0
 PREVIEW_LIMIT_BYTES = 2_000_000
+PAGE_LIMIT_MB = 1.5
 
 
 def bench_export() -> str:
@@ -29,6 +32,26 @@ def bench_export() -> str:
         page = export(scenario, out / "page", name="01_fog")
         wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
         verdict = "ok" if wall < EXPORT_TARGET_S else "over"
+        what = f"export 01_fog, en + zh, {page.steps} steps at 160x48"
+        record(
+            "export",
+            "wall",
+            f"{what}, wall time",
+            round(wall, 1),
+            "s",
+            target=EXPORT_TARGET_S,
+            aim="under",
+        )
+        record("export", "cpu", f"{what}, processor time", round(cpu, 1), "s")
+        record(
+            "export",
+            "page",
+            f"{what}: the page's size",
+            round(page.page_bytes / 1e6, 2),
+            "MB",
+            target=PAGE_LIMIT_MB,
+            aim="under",
+        )
         lines = [
             f"export 01_fog, en + zh, {page.steps} steps at 160x48: {wall:.1f} s wall, "
             f"{cpu:.1f} s CPU (target {EXPORT_TARGET_S:.0f} s: {verdict}); "
@@ -46,6 +69,15 @@ def bench_export() -> str:
         took = time.perf_counter() - started
         size = shown.preview_bytes
         verdict = "ok" if size < PREVIEW_LIMIT_BYTES else "over"
+        record(
+            "export",
+            "preview",
+            "export 01_fog --lang en --preview: the GIF's size",
+            round(size / 1e6, 2),
+            "MB",
+            target=PREVIEW_LIMIT_BYTES / 1e6,
+            aim="under",
+        )
         lines.append(
             f"export 01_fog --lang en --preview: {took:.1f} s; the GIF {size / 1e6:.2f} MB "
             f"(limit 2 MB: {verdict})"

@@ -25,6 +25,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from bench.results import record
 from core.engine.backends import sqlite as backend
 from core.engine.clock import DatabaseClock
 from core.engine.policies import Policy
@@ -193,7 +194,28 @@ def cycle_bench(console: Console) -> float:
     for name, rate in best.items():
         table.add_row(name, f"{rate:,.0f}", f"{rate * (HEARTBEATS + 2):,.0f}", f"{rate / raw:.2f}")
     console.print(table)
-    return best["core, AsyncSqliteDriver (production)"] / raw
+    core = best["core, AsyncSqliteDriver (production)"]
+    inline = best["core, InlineDriver (reference)"]
+    cycle = f"claim + {HEARTBEATS} heartbeats + complete, {TASKS:,} tasks, SQLite file"
+    record("store", "raw_cycles", f"{cycle}: raw sqlite3, same statements", raw, "per s")
+    record("store", "core_cycles", f"{cycle}: core on the AsyncSqliteDriver", core, "per s")
+    record(
+        "store",
+        "ratio",
+        f"{cycle}: core on the AsyncSqliteDriver over raw sqlite3",
+        round(core / raw, 2),
+        "x",
+        target=RATIO_TARGET,
+        aim="at least",
+    )
+    record(
+        "store",
+        "inline_ratio",
+        f"{cycle}: core on the InlineDriver over raw sqlite3",
+        round(inline / raw, 2),
+        "x",
+    )
+    return core / raw
 
 
 # -- (b) claim cost against history -----------------------------------------------------------
@@ -279,6 +301,23 @@ def claim_growth_bench(console: Console) -> float:
         f"claim {CLAIM_HISTORY[1]:,} / {CLAIM_HISTORY[0]:,} finished: {growth:.2f}x "
         f"(AsyncSqliteDriver {aio_growth:.2f}x; limit {CLAIM_LIMIT}x) {verdict}"
     )
+    for n in CLAIM_HISTORY:
+        record(
+            "store",
+            f"claim_{n}",
+            f"one claim with {n:,} finished tasks in the table (InlineDriver, median)",
+            round(medians[n][0]),
+            "us",
+        )
+    record(
+        "store",
+        "claim_growth",
+        f"one claim with {CLAIM_HISTORY[1]:,} finished tasks over one with {CLAIM_HISTORY[0]:,}",
+        round(growth, 2),
+        "x",
+        target=CLAIM_LIMIT,
+        aim="at most",
+    )
     return growth
 
 
@@ -307,8 +346,10 @@ def hop_us() -> float:
 
 def store_bench(console: Console) -> None:
     """The store on SQLite: the cycle against raw sqlite3, and one claim against history."""
+    hop = hop_us()
+    record("store", "hop", "one round trip to a thread doing nothing (median)", round(hop), "us")
     console.print(
-        f"thread round trip (no-op), median: {hop_us():.0f} us "
+        f"thread round trip (no-op), median: {hop:.0f} us "
         "(20-130 us seen on this VM, by its load; the core pays it only when another "
         "connection holds the lock)"
     )
