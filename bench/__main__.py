@@ -19,6 +19,7 @@ from pathlib import Path
 from rich.console import Console
 
 from bench import SECTIONS, Bench
+from bench.figures import write_page
 from bench.results import current, start_run
 
 __all__ = ["SECTIONS", "main"]
@@ -43,6 +44,12 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         nargs="*",
         metavar="SECTION",
         help="the sections to run (default: all of them)",
+    )
+    parser.add_argument(
+        "--no-page",
+        dest="page",
+        action="store_false",
+        help="do not regenerate docs/figures.md from the results at the end",
     )
     parser.add_argument(
         "--quick",
@@ -73,6 +80,9 @@ def main(argv: list[str] | None = None) -> int:
     console.print(
         f"results: {path.relative_to(Path.cwd()) if path.is_relative_to(Path.cwd()) else path}"
     )
+    if args.page:
+        written = write_page()
+        console.print(f"figures page: {written}")
     return 0
 
 
