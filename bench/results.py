@@ -59,12 +59,10 @@ class Run:
         if self.path is None:
             return
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        data = {
-            "started": self.started,
-            "command": self.command,
-            "figures": [asdict(f) for f in self.figures],
-        }
-        self.path.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n")
+        # One figure a line: small, and a diff between two runs reads figure by figure.
+        head = json.dumps({"started": self.started, "command": self.command})[:-1]
+        rows = ",\n".join(json.dumps(asdict(f), ensure_ascii=False) for f in self.figures)
+        self.path.write_text(f'{head}, "figures": [\n{rows}\n]}}\n')
 
 
 def _now() -> str:
