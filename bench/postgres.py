@@ -491,6 +491,10 @@ PGQ_1, PGQ_N = "pgqueuer, batch 1", f"pgqueuer, batch {PGQUEUER_BATCH} (its defa
 PROCRASTINATE = "procrastinate"
 
 
+def _procs(n: int) -> str:
+    return "1 process" if n == 1 else f"{n} processes"
+
+
 def claims_bench(console: Console, base: str) -> dict[str, float]:
     """Claims and completes per second by 1, 4 and 16 processes, each side on the same
     server in turn; returns the 16-process ratios the section prints."""
@@ -548,7 +552,7 @@ def claims_bench(console: Console, base: str) -> dict[str, float]:
         record(
             "postgres",
             f"claim_many_{workers}",
-            f"claim_many + complete_many of {claim_tasks():,} tasks by {workers} processes",
+            f"claim_many + complete_many of {claim_tasks():,} tasks by {_procs(workers)}",
             round(best[CORE_N, workers][0]),
             "per s",
         )
@@ -557,7 +561,7 @@ def claims_bench(console: Console, base: str) -> dict[str, float]:
             record(
                 "postgres",
                 f"pgqueuer_{workers}",
-                f"pgqueuer (batch {PGQUEUER_BATCH}), the same by {workers} processes",
+                f"pgqueuer (batch {PGQUEUER_BATCH}), the same by {_procs(workers)}",
                 round(best[PGQ_N, workers][0]),
                 "per s",
             )
@@ -566,7 +570,7 @@ def claims_bench(console: Console, base: str) -> dict[str, float]:
             record(
                 "postgres",
                 f"vs_pgqueuer_{workers}",
-                f"claim_many over pgqueuer's default batch, {workers} processes",
+                f"claim_many over pgqueuer's default batch, {_procs(workers)}",
                 round(best[CORE_N, workers][0] / best[PGQ_N, workers][0], 2),
                 "x",
                 target=PGQUEUER_TARGET if workers > 1 else PGQUEUER_TARGET_ONE,

@@ -504,7 +504,7 @@ def _print(database: str, console: Console, p: Plan, points: list[Point]) -> Non
             record(
                 "scale",
                 f"{database}_{key}_missed",
-                f"{where}: heartbeats {side} missed at {missed[0].leases:,} live leases",
+                f"{where}: heartbeats missed by {side} at {missed[0].leases:,} live leases",
                 missed[0].missed,
                 "heartbeats",
             )
