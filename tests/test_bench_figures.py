@@ -126,3 +126,23 @@ def test_the_command_line_lists_and_picks_sections(capsys: pytest.CaptureFixture
         parse_args(["nonesuch"])
     assert bad.value.code == 2
     assert "no section named nonesuch" in capsys.readouterr().err
+
+
+def test_a_run_writes_each_figure_as_it_is_recorded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run stopped halfway keeps what it measured: the file is written at every record."""
+    import bench.results as results
+
+    monkeypatch.setattr(results, "_run", results._run)
+    monkeypatch.setattr(results, "_quick", False)
+    path = results.start_run("python -m bench sim --quick", quick=True, folder=tmp_path)
+    results.record("sim", "hour", "one hour", 0.5, "s", target=1.0, aim="under")
+    first = results.read(path)
+    assert [(f.name, f.value, f.met, f.command) for f in first] == [
+        ("sim.hour", 0.5, True, "python -m bench sim --quick")
+    ]
+    assert first[0].load >= 0 and first[0].cpus >= 1
+    results.record("sim", "call", "one call", 130, "us", command="borrowed-keys x")
+    assert [f.name for f in results.read(path)] == ["sim.hour", "sim.call"]
+    assert results.read(path)[1].command == "borrowed-keys x"
