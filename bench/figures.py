@@ -32,8 +32,9 @@ The machine is a shared 2-core VM, often loaded by other work. **Figures measure
 are marked by their load**: the load column is the 1-minute load average just after the figure
 was measured, in bold where it exceeded the number of cores (the figure then waited for a core,
 so a wall time reads longer and a rate lower than on an idle machine; processor times and
-ratios of two sides measured in turns suffer least). A figure's target is met or not as
-measured, load and all.
+ratios of two sides measured in turns suffer least). The load counts the bench's own
+processes too where a section starts many (the claim races, the heartbeat holders). A figure's
+target is met or not as measured, load and all.
 """
 
 
