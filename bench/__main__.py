@@ -5,9 +5,12 @@ lives in its own module and runs alone as `python -m bench.NAME` too: the store 
 against raw sqlite3 and claim cost vs history (bench/store.py), the portfolio export
 (bench/export.py), the TUI's refresh (bench/tui.py), PostgreSQL (bench/postgres.py: the cycle,
 claims beside pgqueuer and procrastinate, claim cost in history), heartbeats as the fleet grows
-(bench/scale.py), the explorer (bench/explore.py) and the simulation (bench/sim.py: an hour of
-virtual time, one manual call). A module is imported only when its section runs. `--quick`
-(or `BK_BENCH_QUICK=1`) runs the smaller points of PostgreSQL's and the fleet's sections.
+(bench/scale.py), the explorer (bench/explore.py), the simulation (bench/sim.py: an hour of
+virtual time, one manual call), the fleet screen (bench/fleet.py) and the fuzzer
+(bench/chaos.py). Each figure is recorded in bench/results/ (bench/results.py), and the run
+ends by regenerating docs/figures.md from the newest results (bench/figures.py). A module is
+imported only when its section runs. `--quick` (or `BK_BENCH_QUICK=1`) runs the smaller points
+of the postgres, scale and chaos sections.
 """
 
 import argparse
@@ -54,7 +57,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument(
         "--quick",
         action="store_true",
-        help="the smaller points of the PostgreSQL and fleet sections (BK_BENCH_QUICK=1)",
+        help="the smaller points of the postgres, scale and chaos sections (BK_BENCH_QUICK=1)",
     )
     args = parser.parse_args(argv)
     unknown = [name for name in args.sections if name not in SECTIONS]
@@ -66,7 +69,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(sys.argv[1:] if argv is None else argv)
     if args.quick:
-        # Fewer and smaller points where a section has a quick form (bench/scale.py).
+        # Fewer and smaller points where a section has a quick form.
         os.environ["BK_BENCH_QUICK"] = "1"
     # The named sections run in the listing's order, so `store` (its ratio line) comes first.
     chosen = [name for name in SECTIONS if not args.sections or name in args.sections]
