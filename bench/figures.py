@@ -45,8 +45,8 @@ def newest(figures: Iterable[Figure]) -> list[Figure]:
     for order, figure in enumerate(figures):
         old = latest.get(figure.name)
         if old is None or figure.date >= old[1].date:
-            # A figure keeps its first place: a later run does not reshuffle the page.
-            latest[figure.name] = (old[0] if old else order, figure)
+            # A figure takes its newest run's place: a section run whole reads in its order.
+            latest[figure.name] = (order, figure)
     sections = list(SECTIONS)
 
     def place(item: tuple[int, Figure]) -> tuple[int, int]:
