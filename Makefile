@@ -53,7 +53,9 @@ test-min: $(MIN_STAMP)
 	$(MIN_VENV)/bin/pytest -n 2 -p no:cacheprovider -m "not slow"
 
 # The bench extra adds pgqueuer and procrastinate, which the PostgreSQL section measures
-# against. `make bench ARGS=--quick` runs the smaller points.
+# against. `make bench ARGS=--quick` runs the smaller points, `make bench ARGS="tui sim"` those
+# sections only. Every run writes its figures to bench/results/ and then regenerates
+# docs/figures.md from the newest result of each figure.
 $(VENV)/.installed-bench: $(STAMP)
 	$(BIN)/python -m pip install -q -e '.[test,bench]'
 	touch $@

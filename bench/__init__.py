@@ -1,9 +1,7 @@
-"""`make bench`: the lease store's speed, next to raw sqlite3 (not part of `make test`).
+"""`make bench`: the figures of docs/figures.md, measured (not part of `make test`).
 
-Other benchmarks join by appending to `BENCHES` (here, so `python -m bench` and an import
-of `bench` share one list): each is a callable that takes the rich Console and prints its
-own section. They run after the store's benchmarks and before the final ratio line, which
-is always the last line of the output.
+A section is a callable that takes the rich Console and prints its own part; `python -m bench`
+lists them by name (`SECTIONS`).
 """
 
 from collections.abc import Callable
@@ -12,4 +10,24 @@ from rich.console import Console
 
 Bench = Callable[[Console], None]
 
-BENCHES: list[Bench] = []
+
+# Each section: what it measures (for --help), and where its function lives, imported only
+# when the section runs (the explorer's and PostgreSQL's imports alone take seconds).
+SECTIONS: dict[str, tuple[str, str]] = {
+    "store": ("the store's cycle against raw sqlite3; one claim against history", "bench.store"),
+    "export": ("the portfolio export of 01_fog, both languages, and its preview", "bench.export"),
+    "tui": ("one refresh of the main screen, 12 workers and 200 tasks", "bench.tui"),
+    "postgres": (
+        "PostgreSQL: the cycle; claims beside pgqueuer and procrastinate",
+        "bench.postgres",
+    ),
+    "scale": ("heartbeats as the fleet grows, SQLite and PostgreSQL", "bench.scale"),
+    "explore": ("the explorer's rates and the worlds it exhausts", "bench.explore"),
+    "sim": ("an hour of virtual time; one manual call through the simulation", "bench.sim"),
+    "fleet": ("one frame of the fleet screen with 4 to 24 real workers", "bench.fleet"),
+    "chaos": ("random fault schedules: correct mode clean, each mistake exposed", "bench.chaos"),
+    "startup": (
+        "each command and the app's first frame beside a bare interpreter",
+        "bench.startup",
+    ),
+}

@@ -1,355 +1,91 @@
-"""`python -m bench`: the store's hot path against raw sqlite3, and claim cost vs history.
+"""`python -m bench [SECTION...]`: the figures of docs/figures.md, measured.
 
-(a) The cycle claim + 3 heartbeats + complete, per task, for 2,000 tasks on a file database
-    (WAL, synchronous=NORMAL): through the core on the AsyncSqliteDriver (production), through
-    the core on the InlineDriver (reference), and the same compiled statements, event rows,
-    database-clock reads and fence-counter bumps included, run by raw sqlite3 in the same way
-    (one transaction per operation).
-(b) The time of one claim with 1,000 and with 20,000 finished tasks in the table.
-Then the sections in `BENCHES`: the TUI's refresh (bench/tui.py), PostgreSQL (bench/postgres.py:
-the cycle, claims beside pgqueuer and procrastinate, claim cost in history), heartbeats as
-the fleet grows (bench/scale.py), the explorer (bench/explore.py), the simulation
-(bench/sim.py: an hour of virtual time, one manual call) and start-up (bench/startup.py: each
-command and the app's first frame beside a bare interpreter; alone: `python -m bench.startup`).
-`--quick` (or `BK_BENCH_QUICK=1`) runs the smaller points of PostgreSQL's and the fleet's
-sections.
-
-The last line is always `ratio core/raw: 0.NN` (core on AsyncSqliteDriver over raw sqlite3).
+`python -m bench --help` lists the sections; with none named, all of them run in order. Each
+lives in its own module and runs alone as `python -m bench.NAME` too: the store on SQLite
+against raw sqlite3 and claim cost vs history (bench/store.py), the portfolio export
+(bench/export.py), the TUI's refresh (bench/tui.py), PostgreSQL (bench/postgres.py: the cycle,
+claims beside pgqueuer and procrastinate, claim cost in history), heartbeats as the fleet grows
+(bench/scale.py), the explorer (bench/explore.py), the simulation (bench/sim.py: an hour of
+virtual time, one manual call), the fleet screen (bench/fleet.py) and the fuzzer
+(bench/chaos.py). Each figure is recorded in bench/results/ (bench/results.py), and the run
+ends by regenerating docs/figures.md from the newest results (bench/figures.py). A module is
+imported only when its section runs. `--quick` (or `BK_BENCH_QUICK=1`) runs the smaller points
+of the postgres, scale and chaos sections.
 """
 
-import asyncio
+import argparse
+import importlib
 import os
-import statistics
 import sys
-import tempfile
-import time
-from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
-from functools import partial
 from pathlib import Path
-from typing import Any
 
 from rich.console import Console
-from rich.table import Table
 
-from bench import BENCHES
-from bench import export as _export_bench  # noqa: F401  (joins BENCHES: the portfolio export)
-from bench.explore import explore_bench
-from bench.postgres import postgres_bench
-from bench.scale import scale_bench
-from bench.sim import sim_bench
-from bench.startup import startup_bench
-from bench.tui import tui_bench
-from core.engine.backends import sqlite as backend
-from core.engine.clock import DatabaseClock
-from core.engine.policies import Policy
-from core.engine.records import dump_json
-from core.engine.statements import statements_for
-from core.engine.store import LeaseStore
+from bench import SECTIONS, Bench
+from bench.figures import write_page
+from bench.results import current, start_run
 
-__all__ = ["BENCHES", "main"]
-
-BENCHES.append(tui_bench)
-BENCHES.append(postgres_bench)
-BENCHES.append(scale_bench)
-BENCHES.append(explore_bench)
-BENCHES.append(sim_bench)
-BENCHES.append(startup_bench)
-
-TASKS = 2_000
-HEARTBEATS = 3
-ROUNDS = 5  # each side runs this many times, interleaved; the best round counts
-CLAIM_HISTORY = (1_000, 20_000)
-CLAIM_SAMPLES = 400
-CLAIM_LIMIT = 1.5  # the 20,000 figure must stay within this factor of the 1,000 figure
-RATIO_TARGET = 0.35
+__all__ = ["SECTIONS", "main"]
 
 
-# -- (a) the cycle ----------------------------------------------------------------------------
+def section_function(name: str) -> Bench:
+    module = SECTIONS[name][1]
+    bench: Bench = getattr(importlib.import_module(module), f"{name}_bench")
+    return bench
 
 
-def _task_ids(n: int) -> list[str]:
-    return [f"task-{i:05d}" for i in range(n)]
-
-
-async def _core_cycle(store: LeaseStore, n: int) -> float:
-    for task_id in _task_ids(n):
-        await store.enqueue(task_id)
-    start = time.perf_counter()
-    for _ in range(n):
-        lease = await store.claim("bench-worker")
-        assert lease is not None
-        for _ in range(HEARTBEATS):
-            lease = await store.heartbeat(lease)
-        await store.complete(lease, None)
-    return n / (time.perf_counter() - start)
-
-
-def core_async(folder: Path, n: int) -> float:
-    async def run() -> float:
-        store = await LeaseStore.open_async(folder / "core-async.db", clock=DatabaseClock())
-        try:
-            return await _core_cycle(store, n)
-        finally:
-            await store.close()
-
-    return asyncio.run(run())
-
-
-def core_inline(folder: Path, n: int) -> float:
-    async def run() -> float:
-        store = LeaseStore.open_inline(folder / "core-inline.db", clock=DatabaseClock())
-        try:
-            return await _core_cycle(store, n)
-        finally:
-            await store.close()
-
-    return asyncio.run(run())
-
-
-def raw_sqlite3(folder: Path, n: int) -> float:
-    """The core's statements and event rows, by hand on a plain sqlite3 connection."""
-    path = folder / "raw.db"
-    conn = backend.connect(path)  # the same PRAGMAs: WAL, synchronous=NORMAL, busy_timeout
-    backend.create_schema(conn)
-    sql = statements_for(backend.dialect(), Policy())
-    ttl, deadline = 60_000, 40_000
-
-    def db_now() -> int:
-        return int(sql.now.run(conn)[0][0])
-
-    def txn(fn: Callable[[], Any]) -> Any:
-        conn.execute("BEGIN IMMEDIATE")
-        result = fn()
-        conn.execute("COMMIT")
-        return result
-
-    def event(now: int, name: str, row: Any, worker: str | None, **detail: Any) -> None:
-        sql.event_insert.run(
-            conn,
-            {
-                "at": now,
-                "event": name,
-                "task_id": row[0],
-                "worker_id": worker,
-                "lease_token": row[4],
-                "fence_token": row[5],
-                "reason": None,
-                "detail": dump_json(detail),
-            },
-        )
-
-    for task_id in _task_ids(n):
-        now = db_now()
-        params = {
-            "task_id": task_id,
-            "kind": "ledger",
-            "max_attempts": 5,
-            "input_payload": "null",
-            "now": now,
-        }
-        conn.execute("BEGIN IMMEDIATE")
-        sql.enqueue.run(conn, params)
-        conn.execute("COMMIT")
-
-    def claim() -> Any:
-        now = db_now()
-        p = {"worker_id": "w", "now": now, "judge_now": now, "ttl": ttl, "deadline": deadline}
-        row = sql.claim_any.run(conn, p)[0]
-        assert sql.fence_issued is not None
-        sql.fence_issued.run(conn, {"fence_token": row[5]})
-        event(now, "claimed", row, "w", attempt=row[3], expires_at=row[6])
-        return row
-
-    def gated(stmt: Any, name: str, row: Any, **extra: Any) -> Any:
-        now = db_now()
-        p = {
-            "task_id": row[0],
-            "worker_id": "w",
-            "lease_token": row[4],
-            "fence_token": row[5],
-            "now": now,
-            "ttl": ttl,
-            "deadline": deadline,
-            **extra,
-        }
-        new = stmt.run(conn, p)[0]
-        if name == "renewed":
-            event(now, name, new, "w", expires_at=new[6])
-        else:
-            event(now, name, new, "w")
-        return new
-
-    start = time.perf_counter()
-    for _ in range(n):
-        row = txn(claim)
-        for _ in range(HEARTBEATS):
-            row = txn(partial(gated, sql.heartbeat, "renewed", row))
-        txn(partial(gated, sql.complete, "completed", row, result="null"))
-    rate = n / (time.perf_counter() - start)
-    done = conn.execute("SELECT count(*) FROM agent_tasks WHERE status = 'done'").fetchone()[0]
-    assert done == n, done
-    conn.close()
-    return rate
-
-
-def cycle_bench(console: Console) -> float:
-    """Print the three rates; return core on the AsyncSqliteDriver over raw sqlite3."""
-    sides: dict[str, Callable[[Path, int], float]] = {
-        "raw sqlite3 (same statements and event rows)": raw_sqlite3,
-        "core, AsyncSqliteDriver (production)": core_async,
-        "core, InlineDriver (reference)": core_inline,
-    }
-    best = dict.fromkeys(sides, 0.0)
-    for _ in range(ROUNDS):
-        for name, side in sides.items():
-            with tempfile.TemporaryDirectory(prefix="bk-bench-") as tmp:
-                best[name] = max(best[name], side(Path(tmp), TASKS))
-    raw = best["raw sqlite3 (same statements and event rows)"]
-    table = Table(
-        title=f"claim + {HEARTBEATS} heartbeats + complete, {TASKS:,} tasks, "
-        f"file DB (WAL, synchronous=NORMAL), best of {ROUNDS}"
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    listing = "\n".join(f"  {name:<9} {what}" for name, (what, _) in SECTIONS.items())
+    parser = argparse.ArgumentParser(
+        prog="python -m bench",
+        description="Measure the figures of docs/figures.md (not part of `make test`).",
+        epilog=f"sections, in the order they run:\n{listing}",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    table.add_column("side")
-    table.add_column("cycles/s", justify="right")
-    table.add_column("ops/s", justify="right")
-    table.add_column("x raw", justify="right")
-    for name, rate in best.items():
-        table.add_row(name, f"{rate:,.0f}", f"{rate * (HEARTBEATS + 2):,.0f}", f"{rate / raw:.2f}")
-    console.print(table)
-    return best["core, AsyncSqliteDriver (production)"] / raw
-
-
-# -- (b) claim cost against history -----------------------------------------------------------
-
-
-def _fill_history(path: Path, finished: int, queued: int) -> None:
-    """`finished` done tasks (each claimed once) and `queued` tasks waiting, written fast."""
-    conn = backend.connect(path)
-    backend.create_schema(conn)
-    conn.execute("BEGIN")
-    conn.executemany(
-        "INSERT INTO agent_tasks (task_id, kind, status, owner_id, attempt, max_attempts,"
-        " lease_token, fence_token, result, updated_at)"
-        " VALUES (?, 'ledger', 'done', 'old-worker', 1, 5, 1, ?, 'null', ?)",
-        ((f"done-{i:06d}", i + 1, i) for i in range(finished)),
+    parser.add_argument(
+        "sections",
+        nargs="*",
+        metavar="SECTION",
+        help="the sections to run (default: all of them)",
     )
-    conn.executemany(
-        "INSERT INTO agent_tasks (task_id, kind, status, attempt, max_attempts,"
-        " lease_token, fence_token, input_payload, updated_at, queue_seq)"
-        " VALUES (?, 'ledger', 'queued', 0, 5, 0, 0, 'null', ?, ?)",
-        ((f"queued-{i:06d}", finished + i, i + 1) for i in range(queued)),
+    parser.add_argument(
+        "--no-page",
+        dest="page",
+        action="store_false",
+        help="do not regenerate docs/figures.md from the results at the end",
     )
-    # The done tasks drew fence tokens 1..finished: so did the counter.
-    conn.execute("UPDATE fence_counter SET value = ?", (finished,))
-    conn.execute("COMMIT")
-    conn.execute("ANALYZE")
-    conn.close()
-
-
-def _claim_median_us(path: Path, aio: bool, samples_wanted: int) -> float:
-    async def run() -> float:
-        if aio:
-            store = await LeaseStore.open_async(path, clock=DatabaseClock())
-        else:
-            store = LeaseStore.open_inline(path, clock=DatabaseClock())
-        samples = []
-        try:
-            for _ in range(samples_wanted):
-                start = time.perf_counter()
-                lease = await store.claim("bench-worker")
-                samples.append(time.perf_counter() - start)
-                assert lease is not None
-        finally:
-            await store.close()
-        return statistics.median(samples) * 1e6
-
-    return asyncio.run(run())
-
-
-def claim_growth_bench(console: Console) -> float:
-    """Print the median claim time per history size; return the growth factor.
-
-    The verdict uses the InlineDriver, where the claim's own SQL is the whole cost; the
-    AsyncSqliteDriver runs uncontended transactions on the loop too, so its figures match.
-    """
-    # The sizes take turns, twice, and each keeps its lower median: a burst of load on the
-    # machine then cannot land on one size only.
-    medians: dict[int, tuple[float, float]] = {
-        n: (float("inf"), float("inf")) for n in CLAIM_HISTORY
-    }
-    quarter = CLAIM_SAMPLES // 4
-    with tempfile.TemporaryDirectory(prefix="bk-bench-") as tmp:
-        for n in CLAIM_HISTORY:
-            _fill_history(Path(tmp) / f"history-{n}.db", n, CLAIM_SAMPLES)
-        for _ in range(2):
-            for n in CLAIM_HISTORY:
-                path = Path(tmp) / f"history-{n}.db"
-                inline_us = _claim_median_us(path, aio=False, samples_wanted=quarter)
-                aio_us = _claim_median_us(path, aio=True, samples_wanted=quarter)
-                medians[n] = (min(medians[n][0], inline_us), min(medians[n][1], aio_us))
-    low, high = (medians[n][0] for n in CLAIM_HISTORY)
-    growth = high / low
-    table = Table(title=f"one claim, lower of two medians of {quarter}")
-    table.add_column("finished tasks in the table", justify="right")
-    table.add_column("InlineDriver (us)", justify="right")
-    table.add_column("AsyncSqliteDriver (us)", justify="right")
-    for n, (inline_us, aio_us) in medians.items():
-        table.add_row(f"{n:,}", f"{inline_us:,.0f}", f"{aio_us:,.0f}")
-    console.print(table)
-    aio_growth = medians[CLAIM_HISTORY[1]][1] / medians[CLAIM_HISTORY[0]][1]
-    verdict = "ok" if growth <= CLAIM_LIMIT else "TOO SLOW"
-    console.print(
-        f"claim {CLAIM_HISTORY[1]:,} / {CLAIM_HISTORY[0]:,} finished: {growth:.2f}x "
-        f"(AsyncSqliteDriver {aio_growth:.2f}x; limit {CLAIM_LIMIT}x) {verdict}"
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="the smaller points of the postgres, scale and chaos sections (BK_BENCH_QUICK=1)",
     )
-    return growth
+    args = parser.parse_args(argv)
+    unknown = [name for name in args.sections if name not in SECTIONS]
+    if unknown:
+        parser.error(f"no section named {', '.join(unknown)} (one of: {', '.join(SECTIONS)})")
+    return args
 
 
-def hop_us() -> float:
-    """One round trip to a one-thread executor doing nothing: what the AsyncSqliteDriver's
-    transaction pays when it must wait on its thread."""
-
-    async def run() -> float:
-        thread = ThreadPoolExecutor(max_workers=1)
-        loop = asyncio.get_running_loop()
-        try:
-            samples = []
-            for _ in range(2_000):
-                start = time.perf_counter()
-                await loop.run_in_executor(thread, lambda: None)
-                samples.append(time.perf_counter() - start)
-        finally:
-            thread.shutdown()
-        return statistics.median(samples) * 1e6
-
-    return asyncio.run(run())
-
-
-# -- main ---------------------------------------------------------------------------------------
-
-
-def main() -> int:
-    if "--quick" in sys.argv[1:]:
-        # Fewer and smaller points where a section has a quick form (bench/scale.py).
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    if args.quick:
+        # Fewer and smaller points where a section has a quick form.
         os.environ["BK_BENCH_QUICK"] = "1"
+    # The named sections run in the listing's order, so `store` (its ratio line) comes first.
+    chosen = [name for name in SECTIONS if not args.sections or name in args.sections]
     console = Console()
+    command = " ".join(["python -m bench", *args.sections] + (["--quick"] if args.quick else []))
+    path = start_run(command, args.quick)
+    for name in chosen:
+        section_function(name)(console)
+    if not current().figures:
+        return 0
     console.print(
-        f"thread round trip (no-op), median: {hop_us():.0f} us "
-        "(20-130 us seen on this VM, by its load; the core pays it only when another "
-        "connection holds the lock)"
+        f"results: {path.relative_to(Path.cwd()) if path.is_relative_to(Path.cwd()) else path}"
     )
-    ratio = cycle_bench(console)
-    claim_growth_bench(console)
-    for bench in BENCHES:
-        bench(console)
-    verdict = "ok" if ratio >= RATIO_TARGET else "below target"
-    console.print(
-        f"core on AsyncSqliteDriver reaches {ratio:.2f} of raw sqlite3 "
-        f"(target {RATIO_TARGET}): {verdict}"
-    )
-    sys.stdout.flush()
-    print(f"ratio core/raw: {ratio:.2f}")
+    if args.page:
+        written = write_page()
+        console.print(f"figures page: {written}")
     return 0
 
 

@@ -42,6 +42,7 @@ import psycopg
 from rich.console import Console
 from rich.table import Table
 
+from bench.results import record
 from core.engine.backends import postgresql as backend
 from core.engine.batch import batch_statements_for
 from core.engine.clock import RealClock
@@ -66,6 +67,7 @@ CLAIM_TASKS_QUICK = 1_600
 CLAIM_ROUNDS = 1  # 8,000 tasks a point average enough; two rounds would double a long section
 PGQUEUER_BATCH = 10  # pgqueuer's QueueManager.run default batch_size
 PGQUEUER_TARGET = 1.0
+PGQUEUER_TARGET_ONE = 0.8  # at one process
 CLAIM_HISTORY = (1_000, 20_000)
 CLAIM_SAMPLES = 300
 CLAIM_LIMIT = 1.5
@@ -217,6 +219,18 @@ def cycle_bench(console: Console, base: str) -> float:
     table.add_row("core (psycopg on its own thread)", f"{core:,.0f}")
     table.add_row("raw psycopg, same statements", f"{raw:,.0f}")
     console.print(table)
+    cycle = f"claim + 3 heartbeats + complete, {CYCLE_TASKS} tasks, PostgreSQL"
+    record("postgres", "raw_cycles", f"{cycle}: raw psycopg, same statements", raw, "per s")
+    record("postgres", "core_cycles", f"{cycle}: core (psycopg on its thread)", core, "per s")
+    record(
+        "postgres",
+        "ratio",
+        f"{cycle}: core over raw psycopg",
+        round(core / raw, 2),
+        "x",
+        target=RATIO_TARGET,
+        aim="at least",
+    )
     return core / raw
 
 
@@ -477,6 +491,10 @@ PGQ_1, PGQ_N = "pgqueuer, batch 1", f"pgqueuer, batch {PGQUEUER_BATCH} (its defa
 PROCRASTINATE = "procrastinate"
 
 
+def _procs(n: int) -> str:
+    return "1 process" if n == 1 else f"{n} processes"
+
+
 def claims_bench(console: Console, base: str) -> dict[str, float]:
     """Claims and completes per second by 1, 4 and 16 processes, each side on the same
     server in turn; returns the 16-process ratios the section prints."""
@@ -521,6 +539,43 @@ def claims_bench(console: Console, base: str) -> dict[str, float]:
         ratios[name] = (
             best[CORE_N, most][0] / best[other, most][0] if other in sides else float("nan")
         )
+    record(
+        "postgres",
+        "duplicates",
+        "claims of the same task twice, every side and fleet size together",
+        sum(dup for _rate, dup in best.values()),
+        "",
+        target=0,
+        aim="at most",
+    )
+    for workers in CLAIMERS:
+        record(
+            "postgres",
+            f"claim_many_{workers}",
+            f"claim_many + complete_many of {claim_tasks():,} tasks by {_procs(workers)}",
+            round(best[CORE_N, workers][0]),
+            "per s",
+        )
+    for workers in CLAIMERS:
+        if PGQ_N in sides:
+            record(
+                "postgres",
+                f"pgqueuer_{workers}",
+                f"pgqueuer (batch {PGQUEUER_BATCH}), the same by {_procs(workers)}",
+                round(best[PGQ_N, workers][0]),
+                "per s",
+            )
+            # The aim is pgqueuer's pace at every fleet size, a little below at one process
+            # (where a batch's round trips weigh most).
+            record(
+                "postgres",
+                f"vs_pgqueuer_{workers}",
+                f"claim_many over pgqueuer's default batch, {_procs(workers)}",
+                round(best[CORE_N, workers][0] / best[PGQ_N, workers][0], 2),
+                "x",
+                target=PGQUEUER_TARGET if workers > 1 else PGQUEUER_TARGET_ONE,
+                aim="at least",
+            )
     for workers in CLAIMERS:
         if PGQ_N in sides:
             console.print(
@@ -607,6 +662,23 @@ def claim_growth_bench(console: Console, base: str) -> float:
         table.add_row(f"{n:,}", f"{us:,.0f}")
     console.print(table)
     low, high = (medians[n] for n in CLAIM_HISTORY)
+    for n, us in medians.items():
+        record(
+            "postgres",
+            f"claim_{n}",
+            f"one claim with {n:,} finished tasks in the table (median)",
+            round(us),
+            "us",
+        )
+    record(
+        "postgres",
+        "claim_growth",
+        f"one claim with {CLAIM_HISTORY[1]:,} finished tasks over one with {CLAIM_HISTORY[0]:,}",
+        round(high / low, 2),
+        "x",
+        target=CLAIM_LIMIT,
+        aim="at most",
+    )
     return high / low
 
 

@@ -40,6 +40,7 @@ import psycopg
 from rich.console import Console
 from rich.table import Table
 
+from bench.results import record
 from core.engine.backends import POSTGRESQL_CLOCK_MS
 from core.engine.backends import postgresql as pg_backend
 from core.engine.backends import sqlite as sqlite_backend
@@ -482,6 +483,31 @@ def _print(database: str, console: Console, p: Plan, points: list[Point]) -> Non
             "n/a" if pt.server_us is None else f"{pt.server_us:,.1f}",
         )
     console.print(table)
+    where = "SQLite file" if database == "sqlite" else "PostgreSQL"
+    largest = p.levels[-1]
+    for side, key in ((MANY, "many"), (ONE, "one"), (BARE, "bare")):
+        held = [pt.leases for pt in points if pt.side == side and pt.keeps_up]
+        record(
+            "scale",
+            f"{database}_{key}_keeps_up",
+            f"{where}: live leases that {side} (renewing every {p.interval_s:.0f} s from "
+            f"{HOLDERS} processes) keeps alive, none missed; largest tried {largest:,}",
+            max(held, default=0),
+            "leases",
+            # The engine's own path must hold the largest fleet tried; the others are measured
+            # beside it, without a target.
+            target=largest if side == MANY else None,
+            aim="at least" if side == MANY else None,
+        )
+        missed = [pt for pt in points if pt.side == side and not pt.keeps_up]
+        if missed:
+            record(
+                "scale",
+                f"{database}_{key}_missed",
+                f"{where}: heartbeats missed by {side} at {missed[0].leases:,} live leases",
+                missed[0].missed,
+                "heartbeats",
+            )
     for side in SIDES:
         held = [pt.leases for pt in points if pt.side == side and pt.keeps_up]
         lost = [pt.leases for pt in points if pt.side == side and not pt.keeps_up]
@@ -502,6 +528,14 @@ def _print(database: str, console: Console, p: Plan, points: list[Point]) -> Non
 
         ratio = total(core[at]) / total(bare[at])
         cpu = f", CPU per heartbeat {ratio:.2f}x a bare UPDATE's at {at:,}"
+        record(
+            "scale",
+            f"{database}_cpu_ratio",
+            f"{where}: CPU per heartbeat of heartbeat_many over a bare guarded UPDATE's, "
+            f"at {at:,} live leases (client and server)",
+            round(ratio, 2),
+            "x",
+        )
     bare_best = max(bare, default=0)
     sys.stdout.flush()
     print(
