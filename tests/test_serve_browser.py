@@ -172,10 +172,7 @@ def assert_not_blank(png: Path) -> None:
     assert commonest < 0.9 * rgb.width * rgb.height, f"{png}: one colour covers ~everything"
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="the served walk to the fence after the merge of the new panels and keys: fails on the merged app, to be fixed next",
-)
+@pytest.mark.xfail(strict=False, reason="the served walk after the merge of panels and keys")
 def test_serve_walks_scenario_01_to_the_fence_rejection_in_a_browser(
     chromium: str, served: str, tmp_path: Path
 ) -> None:

@@ -273,10 +273,7 @@ def test_tool_outputs_go_to_the_artifact_store_and_the_box_keeps_their_addresses
     sim.close()
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="the second panel at large sizes shows the fence token column before the fence tag: fails on the merged app, to be fixed next",
-)
+@pytest.mark.xfail(strict=False, reason="the second panel shows fence tokens before the fence tag")
 async def test_the_app_shows_no_fence_before_the_fence_tag(tmp_path: Path) -> None:
     """The task table, the panes and the Ledger and Checkpoints tabs of chapter 3."""
     from core.scenarios.library import open_scenario
