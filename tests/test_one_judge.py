@@ -15,12 +15,13 @@ import pytest
 
 from core.engine.config import Mode
 from core.engine.records import EventRow
-from core.scenarios import explore_branch, explore_world
 from core.scenarios.format import Scenario, load_scenario
 from core.scenarios.glossary import violation_word
 from core.scenarios.harm import harm_line, harm_shown
 from core.scenarios.player import play, render_line
 from core.scenarios.session import Session
+from core.search.explore import branch as explore_branch
+from core.search.explore import world as explore_world
 from core.search.explore.bfs import ExploreParams, explore
 from core.search.explore.story import write_counterexamples
 from core.sim.checker import SafetyChecker
