@@ -126,20 +126,20 @@ async def test_at_200x60_the_log_beside_has_a_sensible_height_and_a_second_panel
     app = fog(tmp_path, lang)
     async with app.run_test(size=(200, 60)) as pilot:
         screen = screen_of(app)
-        await pilot.press(*["n"] * 14, "v")  # Acheng's page refused; the ledger chosen
+        await pilot.press(*["n"] * 14, "v")  # Acheng's page refused: the step opens the refusals
         await pilot.pause()
         log, second = screen.query_one("#side-events"), screen.query_one("#side-second")
         assert screen.has_class("-tall") and second.display
         assert log.region.height <= 18  # not half the screen of empty border
         assert second.region.y == log.region.bottom  # under the log, to the button bar
         assert second.region.bottom == screen.query_one("#controls").region.y
-        # the refused write beside the ledger that kept Linzhou's page
-        rejected = screen.query_one("#side-rejected", DataTable)
-        assert rejected.display and rejected.row_count == 1
-        assert "fenced" in str(rejected.get_row_at(0)) or "围栏" in str(rejected.get_row_at(0))
-        assert second.border_title == tr("rejected", lang)
-        await pilot.press("3")  # the refused writes chosen: the ledger goes beside them
-        await pilot.pause()
+        # the ledger that kept Linzhou's page beside the refused write
         ledger = screen.query_one("#side-ledger", DataTable)
+        rejected = screen.query_one("#side-rejected", DataTable)
         assert ledger.display and not rejected.display and ledger.row_count == 3
         assert second.border_title == tr("ledger", lang)
+        await pilot.press("1")  # the ledger chosen: the refused writes go beside it
+        await pilot.pause()
+        assert rejected.display and not ledger.display and rejected.row_count == 1
+        assert "fenced" in str(rejected.get_row_at(0)) or "围栏" in str(rejected.get_row_at(0))
+        assert second.border_title == tr("rejected", lang)

@@ -569,16 +569,9 @@ class MainScreen(Screen[None]):
         self.query_one("#side-second").border_title = tr(word, self.lang)
 
     def _catch_up(self, log: str) -> None:
-        widget = self.query_one(f"#{log}", EventLog)
-        if self._pending_events[log] and widget.size.width <= 2:
-            # just shown again, not yet laid out: sentences wrapped at no width lose their
-            # Chinese characters (two cells each), so they wait for the log's width
-            if widget.display:
-                self.call_after_refresh(self._catch_up, log)
-            return
         events, self._pending_events[log] = self._pending_events[log], []
         if events:
-            widget.append(events, self.lang)
+            self.query_one(f"#{log}", EventLog).append(events, self.lang)
 
     def _show_workers(self, snap: Snapshot) -> None:
         # read once, not once a pane: `lang` asks the app through a runtime-checked protocol

@@ -2,10 +2,12 @@
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Self
 
 from rich.cells import cell_len, set_cell_size
 from rich.style import Style
 from rich.text import Text
+from textual.events import Resize
 from textual.widgets import RichLog, Static
 
 from core.engine.config import Mode
@@ -483,8 +485,30 @@ class EventLog(RichLog):
             # RichLog renders at least 78 cells wide by default: wider than the log beside
             min_width=1 if wrap else 78,
         )
+        self._waiting: list[EventRow] = []
+        self._waiting_lang = "en"
 
     def append(self, events: list[EventRow], lang: str) -> None:
+        if self.size.width <= 2:
+            # just shown again, not yet laid out: sentences wrapped at no width lose their
+            # Chinese characters (two cells each), so they wait for the log's width, which
+            # a resize brings (asking again after every refresh spins while a parent hides it)
+            self._waiting.extend(events)
+            self._waiting_lang = lang
+            del self._waiting[:-2000]
+            return
+        self._write(events, lang)
+
+    def clear(self) -> Self:
+        self._waiting.clear()
+        return super().clear()
+
+    def on_resize(self, event: Resize) -> None:
+        if self._waiting and event.size.width > 2:
+            waiting, self._waiting = self._waiting, []
+            self._write(waiting, self._waiting_lang)
+
+    def _write(self, events: list[EventRow], lang: str) -> None:
         # one write for the batch, a line per event: each write measures, renders and
         # scrolls the whole log, which made a burst of events the slowest refreshes
         joiner = Text("\n", no_wrap=not self.wrap, overflow="fold" if self.wrap else "ellipsis")
