@@ -65,9 +65,6 @@ def said(screen: MainScreen) -> str:
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
-@pytest.mark.xfail(
-    strict=False, reason="interview keys on the merged key table: broken by the merge"
-)
 async def test_a_wrong_answer_then_a_right_follow_up_then_the_score(
     tmp_path: Path, lang: str
 ) -> None:
@@ -102,9 +99,6 @@ async def test_a_wrong_answer_then_a_right_follow_up_then_the_score(
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
-@pytest.mark.xfail(
-    strict=False, reason="interview keys on the merged key table: broken by the merge"
-)
 async def test_a_right_answer_and_a_follow_up_left_unanswered(tmp_path: Path, lang: str) -> None:
     words = WORDS[lang]
     app = app_for(INTERVIEW, tmp_path, lang, interview=True)
@@ -119,9 +113,6 @@ async def test_a_right_answer_and_a_follow_up_left_unanswered(tmp_path: Path, la
         assert words["score_all"] in said(screen).replace("\n", "")
 
 
-@pytest.mark.xfail(
-    strict=False, reason="interview keys on the merged key table: broken by the merge"
-)
 async def test_interview_mode_is_off_by_default_and_i_turns_it_on(tmp_path: Path) -> None:
     app = app_for(INTERVIEW, tmp_path, "en", interview=False)
     async with app.run_test(size=(100, 30)) as pilot:

@@ -208,10 +208,6 @@ def play_texts(sc: Scenario, lang: str) -> Iterator[tuple[str, str]]:
 @pytest.mark.parametrize("lang", ["en", "zh"])
 @pytest.mark.parametrize("name", bundled())
 def test_no_code_on_screen_in_play_or_on_the_page(name: str, lang: str) -> None:
-    if name == "13_portfolio_demo.toml" and lang == "en":
-        # the refused page of the tools task quotes its raw value ("call_api #3 -> ..."),
-        # which the books' sentence shows as it is: to be said in words next
-        pytest.xfail("the tools task's refused page quotes its raw step name")
     sc = scenario(name)
     bad = [
         f"{where}: {ids} in {text.strip()[:160]!r}"

@@ -427,7 +427,7 @@ PAGE_VERBS: Final[dict[str, Word]] = {
     "extract": ("extract", "提取"),
     "screenshot": ("screenshot", "截图"),
     "retrieve": ("retrieve", "检索"),
-    "call_api": ("call_api", "调用 API"),
+    "call_api": ("call the API", "调用 API"),
     "produce": ("produce", "生成结果"),
     "draft": ("draft", "起草"),
     "apply": ("apply", "执行"),
@@ -441,15 +441,14 @@ def ledger_value(value: str, lang: str) -> str:
     """A ledger page's text in `lang`: "page 3: west ferry 73 dan (total 288)" is
     "第 3 页：西渡口 73 石（累计 288）" in Chinese; a page of another shape has its verb
     translated ("open https://..." is "打开 https://..."), anything else stays as written."""
-    if lang != "zh":
-        return value
-    found = _LEDGER_VALUE.match(value)
+    found = _LEDGER_VALUE.match(value) if lang == "zh" else None
     if found is not None:
         village = lookup(VILLAGES, found["village"], lang)
         total = f"（累计 {found['total']}）" if found["total"] else ""
         return f"第 {found['n']} 页：{village} {found['grain']} 石{total}"
     if "; " in value:  # "reopen https://...; extract": each part its own verb
-        return "；".join(ledger_value(part, lang) for part in value.split("; "))
+        joiner = "；" if lang == "zh" else "; "
+        return joiner.join(ledger_value(part, lang) for part in value.split("; "))
     verb, sep, rest = value.partition(" ")
     return f"{lookup(PAGE_VERBS, verb, lang)}{sep}{rest}" if verb in PAGE_VERBS else value
 

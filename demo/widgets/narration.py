@@ -79,6 +79,11 @@ def narration_text(
                 tr(note, lang, acts=acts_words(session.acts_count, lang)), style="bold yellow"
             )
         text.append("\n")
+        at_end = k >= n and asked is None and outcome is not None and not session.forked
+        if session.interview.on and at_end:
+            # the score is what the room waits for at the end: first, never folded away
+            text.append(score_line(session, lang), style="bold")
+            text.append("\n")
         notice = mode_notice(session, lang)
         if notice:
             text.append(notice, style="bold yellow")
@@ -99,9 +104,6 @@ def narration_text(
             if k >= n and not session.forked:
                 text.append("\n")
                 text.append(tr("end_of_script", lang), style="dim")
-                if session.interview.on:
-                    text.append("\n")
-                    text.append(score_line(session, lang), style="bold")
     if message:
         text.append("\n")
         text.append(message, style="red")
