@@ -28,8 +28,10 @@ typecheck: $(STAMP)
 imports: $(STAMP)
 	$(BIN)/lint-imports
 
+# worksteal: a worker that runs out takes the other's queued tests, so the run does not end
+# on one core while the heaviest modules (the app's) still wait on the other
 pytest: $(STAMP)
-	$(BIN)/pytest -n 2 -p no:cacheprovider
+	$(BIN)/pytest -n 2 --dist worksteal -p no:cacheprovider
 
 test: lint typecheck imports pytest
 
@@ -50,7 +52,7 @@ $(MIN_STAMP): pyproject.toml .ci/lowest_versions.py
 
 test-min: $(MIN_STAMP)
 	@echo "lowest declared versions: $$(tr '\n' ' ' < $(MIN_VENV)/lowest.txt)"
-	$(MIN_VENV)/bin/pytest -n 2 -p no:cacheprovider -m "not slow"
+	$(MIN_VENV)/bin/pytest -n 2 --dist worksteal -p no:cacheprovider -m "not slow"
 
 # The bench extra adds pgqueuer and procrastinate, which the PostgreSQL section measures
 # against. `make bench ARGS=--quick` runs the smaller points, `make bench ARGS="tui sim"` those
