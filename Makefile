@@ -36,9 +36,11 @@ pytest: $(STAMP)
 test: lint typecheck imports pytest
 
 # The same tests on the lowest versions pyproject.toml declares, pinned exactly, in a venv
-# of their own (the newest ones are `make test`'s). Run by CI after `make test`. The `slow`
-# tests (worker processes on the wall clock) are left to `make test`: they check timing
-# between processes, not the libraries, and would add a minute to CI.
+# of their own (the newest ones are `make test`'s). Run by CI after `make test`. Left to
+# `make test`: the `slow` tests (worker processes on the wall clock), which check timing
+# between processes, not the libraries; and the `snapshot` tests, which compare the screen
+# cell for cell with SVGs made on the newest Textual: the same screens are asserted on by
+# the app's other tests here, and the pair would cost CI a quarter of its time again.
 MIN_VENV  := .venv-min
 MIN_STAMP := $(MIN_VENV)/.installed-min
 
@@ -52,7 +54,7 @@ $(MIN_STAMP): pyproject.toml .ci/lowest_versions.py
 
 test-min: $(MIN_STAMP)
 	@echo "lowest declared versions: $$(tr '\n' ' ' < $(MIN_VENV)/lowest.txt)"
-	$(MIN_VENV)/bin/pytest -n 2 --dist worksteal -p no:cacheprovider -m "not slow"
+	$(MIN_VENV)/bin/pytest -n 2 --dist worksteal -p no:cacheprovider -m "not slow and not snapshot"
 
 # The bench extra adds pgqueuer and procrastinate, which the PostgreSQL section measures
 # against. `make bench ARGS=--quick` runs the smaller points, `make bench ARGS="tui sim"` those

@@ -27,6 +27,14 @@ BACKENDS = ("sqlite", "postgresql")
 MakeStore = Callable[..., LeaseStore]
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """A test that compares the app's SVG screen with a stored one is a `snapshot` test:
+    `make test-min` leaves those to `make test` (see the Makefile)."""
+    for item in items:
+        if "snap_compare" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.snapshot)
+
+
 @pytest.fixture(scope="session")
 def postgres_url() -> Iterator[str]:
     """A PostgreSQL server for the whole run (shared by the run's xdist workers)."""
