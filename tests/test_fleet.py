@@ -23,6 +23,7 @@ from core.fleet.frame import FrameMaker
 from core.fleet.process import WorkerProcess
 from core.fleet.supervisor import Fleet, FleetSettings, libfaketime
 from core.fleet.verdict import Verdict
+from core.sim.timeline import BeliefEnd
 from tests.pgserver_kit import with_schema
 
 pytestmark = pytest.mark.slow
@@ -88,6 +89,12 @@ def stall_takeover_resume(fleet: Fleet) -> None:
         r.operation == "write" and r.worker_id == "w1" and r.reason == "fenced"
         for r in snap.rejections
     )
+    # and belief against truth: w1 believed its lease until the store refused it
+    assert snap.timeline is not None
+    w1_row = snap.timeline.row("w1")
+    assert w1_row is not None and w1_row.beliefs[0].ended_by is BeliefEnd.REFUSED
+    store_end, belief_end = w1_row.leases[0].end, w1_row.beliefs[0].end
+    assert store_end is not None and belief_end is not None and store_end < belief_end
     check = fleet.final_check()
     assert check.verdict is Verdict.HELD, check.findings
     assert check.refused_pages >= 1 and check.completed == 1

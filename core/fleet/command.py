@@ -16,6 +16,7 @@ from types import FrameType
 from typing import Any
 
 EXIT_BAD_INPUT = 2
+MAX_WORKERS = 32  # worker processes one fleet starts on this machine (more: another terminal)
 
 
 def add_fleet_options(p: argparse.ArgumentParser) -> None:
@@ -91,8 +92,8 @@ def checked(args: argparse.Namespace) -> FleetArgs:
 
     if args.pg and args.db is not None:
         raise BadOption("--pg starts a server of its own: give --db or --pg, not both")
-    if not 0 <= args.workers <= 64:
-        raise BadOption(f"--workers must be between 0 and 64, got {args.workers}")
+    if not 0 <= args.workers <= MAX_WORKERS:
+        raise BadOption(f"--workers must be between 0 and {MAX_WORKERS}, got {args.workers}")
     if not 0 <= args.tasks <= 10_000:
         raise BadOption(f"--tasks must be between 0 and 10000, got {args.tasks}")
     if not 1 <= args.steps <= 1000:
@@ -147,7 +148,7 @@ def run_headless_command(args: argparse.Namespace) -> int:
     """`borrowed-keys fleet --headless ...`: exit 0 (held), 1 (broken) or 2 (bad input)."""
     from core.engine.errors import BorrowedKeysError
     from core.fleet.headless import parse_faults, run_headless, verdict_lines
-    from core.fleet.verdict import Verdict, save_history
+    from core.fleet.verdict import Verdict
     from core.fleet.words import word
 
     try:
@@ -185,7 +186,7 @@ def run_headless_command(args: argparse.Namespace) -> int:
             print(line)
         assert run.check is not None
         if args.save:
-            save_history(Path(args.save), fleet.final_events(), run.check)
+            fleet.save(Path(args.save))
             print(word("saved", lang, path=args.save))
         return int(run.check.verdict)
     except KeyboardInterrupt:
@@ -193,3 +194,4 @@ def run_headless_command(args: argparse.Namespace) -> int:
         return int(Verdict.NOT_RUN)
     finally:
         fleet.close()
+

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from core.engine.records import EventRow, TaskRow
 from core.engine.vocabulary import EventKind, Operation, TaskStatus
+from core.fleet.history import Believed, FleetTimeline, Held, merged, shifted
 from core.fleet.process import Belief
 from core.fleet.supervisor import FaultNote, Fleet
 from core.fleet.verdict import Finding
@@ -70,6 +71,12 @@ class FrameMaker:
         # now, if there is none), to the whole second. Every instant of a frame moves by
         # the same amount, so every difference stays as it was.
         self.origin: int | None = None
+        cfg = fleet.settings.config
+        # Belief against truth: the simulations' timeline, fed the store's register, the
+        # supervisor's signals and what each process says it holds. Drawn (`view`) only
+        # while a screen asks for it: the panel is one tab of several.
+        self.timeline = FleetTimeline(cfg.heartbeat_ms, cfg.ttl_ms, cfg.deadline_ms)
+        self.with_timeline = True
 
     def frame(self) -> FleetFrame:
         fleet = self.fleet
@@ -80,19 +87,18 @@ class FrameMaker:
             self.origin = start - start % 1000
         o = self.origin
         now -= o
-        fresh = [dataclasses.replace(ev, at=ev.at - o) for ev in read]
+        fresh = [shifted(ev, o) for ev in read]
         for ev in fresh:
             self._take(ev)
         # What the supervisor did (Kill, Stall...) joins the register on screen, beside
         # the store's own lines, in time order; it is not a row of the events table.
         notes = fleet.faults[self._notes_shown :]
         self._notes_shown += len(notes)
-        if notes:
-            fresh += [
-                EventRow(0, n.at - o, n.event, None, n.worker_id, None, None, None, {})
-                for n in notes
-            ]
-            fresh.sort(key=lambda ev: ev.at)
+        signals = [
+            EventRow(0, n.at - o, n.event, None, n.worker_id, None, None, None, {}) for n in notes
+        ]
+        fresh = list(merged(fresh, signals))
+        self.timeline.take(fresh)
         tasks_read, ledger_read, effects_read = fleet.rows()
         tasks = [
             dataclasses.replace(
@@ -132,6 +138,15 @@ class FrameMaker:
             view = self._pane(wid, state, belief, w.frozen, w.stalled, rows, now, cut)
             skew = fleet.skews.get(wid, 0)
             views.append(dataclasses.replace(view, skew_ms=skew) if skew else view)
+        # What each of our processes says it holds (a dead one holds nothing: its memory
+        # went with it), stamped with this frame's instant.
+        memory: dict[str, Held] = {}
+        for wid, w in list(fleet.workers.items()):
+            b = w.belief
+            memory[wid] = None
+            if w.alive and b.task is not None and b.lease_token is not None:
+                memory[wid] = (b.task, b.lease_token)
+        self.timeline.believe(now, memory)
         holders = {r.owner_id: r for r in tasks if r.status == TaskStatus.RUNNING}
         for wid in self._seen_workers:
             if wid in ours:
@@ -174,6 +189,7 @@ class FrameMaker:
             violations=dict(violations),
             last_event_seq=fleet.events[-1].seq if fleet.events else 0,
             generation=0,
+            timeline=self.timeline.view(now) if self.with_timeline else None,
         )
         return FleetFrame(
             snap=snap,
@@ -185,6 +201,11 @@ class FrameMaker:
             fresh=tuple(fresh),
             faults=tuple(fleet.faults),
         )
+
+    def beliefs(self) -> list[Believed]:
+        """Every change of what a process said it held, on the store's clock (to save)."""
+        o = self.origin or 0
+        return [dataclasses.replace(b, at=b.at + o) for b in self.timeline.changes]
 
     def _take(self, ev: EventRow) -> None:
         if ev.worker_id:

@@ -20,7 +20,7 @@ import tempfile
 import threading
 import time
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,9 +33,10 @@ from core.engine.errors import BorrowedKeysError
 from core.engine.records import CheckpointRow, EffectRow, EventRow, LedgerRow, TaskRow
 from core.engine.store import LeaseStore
 from core.engine.vocabulary import EventKind, TaskStatus
+from core.fleet.history import Believed, extra_lines
 from core.fleet.process import WorkerProcess
 from core.fleet.relay import Relays, through, upstream_of
-from core.fleet.verdict import Finding, HistoryCheck, check_history
+from core.fleet.verdict import Finding, HistoryCheck, check_history, save_history
 from core.sim.checker import SafetyChecker
 from core.sim.simulation import run_inline
 from core.sim.spec import TASK_KINDS
@@ -429,6 +430,25 @@ class Fleet:
         events = [self.true_time(ev) for ev in self.final_events()]
         tasks, _ledger, effects = self.rows()
         return check_history(events, ttl_ms=self.settings.ttl_ms, tasks=tasks, effects=effects)
+
+    def timing(self) -> dict[str, int]:
+        """The run's lease timing, as a saved history keeps it."""
+        cfg = self.settings.config
+        return {
+            "ttl_ms": cfg.ttl_ms,
+            "heartbeat_ms": cfg.heartbeat_ms,
+            "deadline_ms": cfg.deadline_ms,
+        }
+
+    def save(self, path: Path, beliefs: Iterable[Believed] = ()) -> HistoryCheck:
+        """Write the whole history (on the true timeline), the supervisor's signals, what the
+        workers said they held (`beliefs`, from the screen's frames) and the verdict of the
+        whole history checked again."""
+        check = self.final_check()
+        events = [self.true_time(ev) for ev in self.final_events()]
+        extra = extra_lines(self.faults, beliefs)
+        save_history(path, events, check, extra=extra, timing=self.timing())
+        return check
 
     # -- the end ----------------------------------------------------------------------------
 
