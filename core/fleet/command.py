@@ -51,6 +51,12 @@ def add_fleet_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seconds", type=float, default=60.0, help="headless: how long at most (60)")
     p.add_argument("--seed", type=int, default=None, help="headless: the faults' random seed")
     p.add_argument(
+        "--check",
+        default=None,
+        metavar="SAVED_RUN",
+        help="no fleet: check a saved run's whole history again and print the verdict",
+    )
+    p.add_argument(
         "--save",
         default=None,
         metavar="FILE",
@@ -195,3 +201,28 @@ def run_headless_command(args: argparse.Namespace) -> int:
     finally:
         fleet.close()
 
+
+def run_check_command(args: argparse.Namespace) -> int:
+    """`borrowed-keys fleet --check SAVED_RUN`: the saved history judged again from its first
+    line, Jepsen-style; exit 0 (held), 1 (broken) or 2 (not a saved run)."""
+    from core.fleet.history import HistoryError, load_history
+    from core.fleet.words import word
+
+    lang = args.lang or "en"
+    try:
+        saved = load_history(Path(args.check))
+    except HistoryError as exc:
+        print(f"borrowed-keys fleet: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    check = saved.check()
+    print(word("rechecked", lang, events=check.events))
+    if check.findings:
+        print(word("broken", lang, n=len(check.findings)))
+        for finding in check.findings[:20]:
+            print(f"  {finding.detail}.")
+    else:
+        print(word("held", lang))
+    said = saved.verdict.get("verdict")
+    if said != check.verdict.name.lower():
+        print(word("differs", lang))
+    return int(check.verdict)
