@@ -20,6 +20,7 @@ import pytest
 
 from core.engine.config import Mode
 from core.fleet.frame import FrameMaker
+from core.fleet.history import load_history
 from core.fleet.process import WorkerProcess
 from core.fleet.supervisor import Fleet, FleetSettings, libfaketime
 from core.fleet.verdict import Verdict
@@ -178,6 +179,12 @@ def test_headless_runs_random_faults_and_exits_on_its_verdict(tmp_path: Path) ->
     assert "Traceback" not in done.stderr
     last = save.read_text().splitlines()[-1]
     assert '"verdict": "held"' in last
+    # the saved run replays: what the processes said they held, on the same timeline
+    saved = load_history(save)
+    assert any(b.held is not None for b in saved.beliefs), "no belief was saved"
+    view = saved.timeline_at(saved.end)
+    assert view.rows and all(b.end is not None for r in view.rows for b in r.beliefs)
+    assert saved.check().verdict is Verdict.HELD
 
 
 def test_headless_refuses_bad_options_in_one_line() -> None:

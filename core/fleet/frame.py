@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from core.engine.records import EventRow, TaskRow
 from core.engine.vocabulary import EventKind, Operation, TaskStatus
-from core.fleet.history import Believed, FleetTimeline, Held, merged, shifted
+from core.fleet.history import FleetTimeline, merged, shifted
 from core.fleet.process import Belief
 from core.fleet.supervisor import FaultNote, Fleet
 from core.fleet.verdict import Finding
@@ -66,6 +66,7 @@ class FrameMaker:
         self._seen_workers: dict[str, None] = {}  # every worker the events name, in order
         self._frames = 0
         self._notes_shown = 0  # the fleet's fault notes already put in a frame
+        self._beliefs_shown = 0  # the fleet's belief changes already on the timeline
         # The store's clock counts from 1970; the screen's clock words, sized for the
         # simulations' clock, count from the run's start: the first event in the store (or
         # now, if there is none), to the whole second. Every instant of a frame moves by
@@ -138,15 +139,11 @@ class FrameMaker:
             view = self._pane(wid, state, belief, w.frozen, w.stalled, rows, now, cut)
             skew = fleet.skews.get(wid, 0)
             views.append(dataclasses.replace(view, skew_ms=skew) if skew else view)
-        # What each of our processes says it holds (a dead one holds nothing: its memory
-        # went with it), stamped with this frame's instant.
-        memory: dict[str, Held] = {}
-        for wid, w in list(fleet.workers.items()):
-            b = w.belief
-            memory[wid] = None
-            if w.alive and b.task is not None and b.lease_token is not None:
-                memory[wid] = (b.task, b.lease_token)
-        self.timeline.believe(now, memory)
+        # What each of our processes said it holds (noted by the fleet one read late, so
+        # that the event that made it let go is in first), on the screen's clock.
+        for b in fleet.beliefs[self._beliefs_shown :]:
+            self.timeline.believe(b.at - o, {b.worker_id: b.held})
+            self._beliefs_shown += 1
         holders = {r.owner_id: r for r in tasks if r.status == TaskStatus.RUNNING}
         for wid in self._seen_workers:
             if wid in ours:
@@ -201,11 +198,6 @@ class FrameMaker:
             fresh=tuple(fresh),
             faults=tuple(fleet.faults),
         )
-
-    def beliefs(self) -> list[Believed]:
-        """Every change of what a process said it held, on the store's clock (to save)."""
-        o = self.origin or 0
-        return [dataclasses.replace(b, at=b.at + o) for b in self.timeline.changes]
 
     def _take(self, ev: EventRow) -> None:
         if ev.worker_id:

@@ -66,7 +66,6 @@ class FleetTimeline:
     def __init__(self, heartbeat_ms: int, ttl_ms: int, deadline_ms: int) -> None:
         self.timeline = Timeline(heartbeat_ms, ttl_ms, deadline_ms)
         self.held: dict[str, Held] = {}  # what each process last said it holds
-        self.changes: list[Believed] = []  # every change, for the saved history
 
     def take(self, lines: Iterable[EventRow]) -> None:
         """Register lines (seq > 0) and signals (seq 0), in the order `merged` gives."""
@@ -83,7 +82,6 @@ class FleetTimeline:
             if worker_id in self.held and before == held:
                 continue
             self.held[worker_id] = held
-            self.changes.append(Believed(at, worker_id, held))
             if before is not None:
                 self.timeline.let_go(at, worker_id, *before)
 

@@ -20,7 +20,7 @@ import tempfile
 import threading
 import time
 import warnings
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,7 +33,7 @@ from core.engine.errors import BorrowedKeysError
 from core.engine.records import CheckpointRow, EffectRow, EventRow, LedgerRow, TaskRow
 from core.engine.store import LeaseStore
 from core.engine.vocabulary import EventKind, TaskStatus
-from core.fleet.history import Believed, extra_lines
+from core.fleet.history import Believed, Held, extra_lines
 from core.fleet.process import WorkerProcess
 from core.fleet.relay import Relays, through, upstream_of
 from core.fleet.verdict import Finding, HistoryCheck, check_history, save_history
@@ -182,6 +182,10 @@ class Fleet:
         # the middle of a SQLite transaction holds the write lock until it is resumed, and
         # the supervisor, which is the one to resume it, must never wait for that lock.
         self.faults: list[FaultNote] = []
+        # What each process said it held, each change once (see `_note_beliefs`).
+        self.beliefs: list[Believed] = []
+        self._held: dict[str, Held] = {}
+        self._pending_beliefs: tuple[int, dict[str, Held]] | None = None
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="fleet")
         # Writes (enqueue, approve) on a thread and a connection of their own, for the same
         # reason: the reads and the signals go on while a write waits for the lock.
@@ -394,7 +398,33 @@ class Fleet:
             self.events.append(ev)
             for v in self.checker.observe(ev):
                 self.found.append(Finding(v.name.value, v.task_id, v.worker_id, v.at, v.detail))
+        self._note_beliefs()
         return fresh
+
+    def _note_beliefs(self) -> None:
+        """Keep each change of what a process says it holds, one read late.
+
+        A worker writes its event, then prints what it now believes: a read of the store
+        that began just before the write would see the belief without the event that
+        caused it (a refusal read after the worker's letting go would lose its reason). So
+        what the processes say is noted at one read and kept at the next, by when every
+        event written before it is in the store. Stamped by the wall clock, as the
+        supervisor's own signals are; a dead process holds nothing: its memory went with it.
+        """
+        pending = self._pending_beliefs
+        if pending is not None:
+            at, said = pending
+            for wid, held in said.items():
+                if wid not in self._held or self._held[wid] != held:
+                    self._held[wid] = held
+                    self.beliefs.append(Believed(at, wid, held))
+        memory: dict[str, Held] = {}
+        for wid, w in list(self.workers.items()):
+            b = w.belief
+            memory[wid] = None
+            if w.alive and b.task is not None and b.lease_token is not None:
+                memory[wid] = (b.task, b.lease_token)
+        self._pending_beliefs = (time.time_ns() // 1_000_000, memory)
 
     def rows(self) -> tuple[list[TaskRow], list[LedgerRow], list[EffectRow]]:
         def go() -> tuple[list[TaskRow], list[LedgerRow], list[EffectRow]]:
@@ -440,13 +470,12 @@ class Fleet:
             "deadline_ms": cfg.deadline_ms,
         }
 
-    def save(self, path: Path, beliefs: Iterable[Believed] = ()) -> HistoryCheck:
+    def save(self, path: Path) -> HistoryCheck:
         """Write the whole history (on the true timeline), the supervisor's signals, what the
-        workers said they held (`beliefs`, from the screen's frames) and the verdict of the
-        whole history checked again."""
+        workers said they held and the verdict of the whole history checked again."""
         check = self.final_check()
         events = [self.true_time(ev) for ev in self.final_events()]
-        extra = extra_lines(self.faults, beliefs)
+        extra = extra_lines(self.faults, self.beliefs)
         save_history(path, events, check, extra=extra, timing=self.timing())
         return check
 

@@ -328,7 +328,7 @@ class FleetScreen(Screen[None]):
         self.save_dir.mkdir(parents=True, exist_ok=True)
         stamp = time.strftime("%Y%m%d-%H%M%S")
         path = self.save_dir / f"fleet-{stamp}.jsonl"
-        check = self.fleet.save(path, self.maker.beliefs())
+        check = self.fleet.save(path)
         verdict = tr(
             "fleet_verdict_held" if not check.findings else "fleet_verdict_broken",
             self.lang,
