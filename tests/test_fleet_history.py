@@ -109,3 +109,10 @@ def test_a_fleet_starts_at_most_32_workers() -> None:
     assert checked(p.parse_args(["--workers", "32"])).workers == 32
     with pytest.raises(BadOption, match="--workers"):
         checked(p.parse_args(["--workers", "33"]))
+
+
+def test_plus_worker_past_the_bound_starts_no_process(tmp_path: Path) -> None:
+    from core.fleet.supervisor import Fleet, FleetSettings
+
+    with Fleet(FleetSettings(db=str(tmp_path / "f.db")), tmp_path / "logs") as fleet:
+        assert fleet.add_worker_within(0) is None and not fleet.workers

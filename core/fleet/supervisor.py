@@ -241,7 +241,18 @@ class Fleet:
 
     def add_worker(self, worker_id: str | None = None) -> WorkerProcess:
         """Start one more worker process (w1, w2, ... unless named)."""
+        proc = self.add_worker_within(None, worker_id)
+        assert proc is not None
+        return proc
+
+    def add_worker_within(
+        self, at_most: int | None, worker_id: str | None = None
+    ) -> WorkerProcess | None:
+        """Start one more worker process unless `at_most` are there already (None then):
+        counted under the lock, so presses in quick succession cannot pass the bound."""
         with self._lock:
+            if at_most is not None and len(self.workers) >= at_most:
+                return None
             while worker_id is None or worker_id in self.workers:
                 worker_id = f"w{next(self._ids)}"
             proc = WorkerProcess(

@@ -278,14 +278,14 @@ class FleetScreen(Screen[None]):
         self.read_frame()
 
     def action_add_worker(self) -> None:
-        if len(self.fleet.workers) >= MAX_WORKERS:
-            self.notify(tr("fleet_too_many", self.lang, n=MAX_WORKERS), severity="warning")
-            return
         self._add_worker()
 
     @work(thread=True, group="fleet-faults")
     def _add_worker(self) -> None:
-        w = self.fleet.add_worker()
+        w = self.fleet.add_worker_within(MAX_WORKERS)
+        if w is None:
+            self.post_message(FaultApplied(tr("fleet_too_many", self.lang, n=MAX_WORKERS), False))
+            return
         text = tr("fleet_started", self.lang, worker=w.worker_id, pid=w.pid)
         self.post_message(FaultApplied(text, True))
 
