@@ -266,6 +266,7 @@ async def test_the_app_drives_real_processes_and_saves_their_history(tmp_path: P
     from demo.fleet_app import FleetApp
     from demo.screens.fleet import FleetScreen
     from demo.widgets.panels import RejectedTable
+    from demo.widgets.timeline_view import OwnershipTimeline
     from demo.widgets.worker_pane import WorkerGrid, WorkerPane
 
     f = make_fleet(str(tmp_path / "app.db"), tmp_path)
@@ -319,6 +320,15 @@ async def test_the_app_drives_real_processes_and_saves_their_history(tmp_path: P
 
             await until("w1's page refused in the Rejected panel", fenced_in_panel)
             assert screen.frame is not None and screen.frame.snap.violations == {}
+            # key 6: Belief vs truth, the simulations' panel, on the real processes
+            await pilot.press("6")
+            drawn = app.screen.query_one("#timeline", OwnershipTimeline)
+
+            def gap_drawn() -> bool:
+                words = str(drawn.render())
+                return "w1" in words and "refused" in words
+
+            await until("w1's belief ended by the refusal on the timeline", gap_drawn)
             await pilot.press("s")
             await until("the history saved", lambda: any(saves.glob("fleet-*.jsonl")))
             saved = next(saves.glob("fleet-*.jsonl"))

@@ -24,10 +24,11 @@ WORDS: dict[str, tuple[str, str]] = {
     "title": ("A run on real processes", "真实进程上的一局"),
     "summary": (
         "{workers} worker processes on one database, on the wall clock, with the database's "
-        "clock judging every lease (a lease of {ttl} s). {events} lines in the events table, "
-        "{signals} faults caused by the supervisor.",
+        "clock judging every lease (a lease of {ttl} s). {events} lines in the events table; "
+        "the supervisor acted on its workers {signals} times (a fault, or its undoing).",
         "{workers} 个执行者进程共用一个数据库，按墙上的时钟运行，每份租约由数据库的时钟裁决"
-        "（租约 {ttl} 秒）。事件表里有 {events} 行，监督者施加了 {signals} 次故障。",
+        "（租约 {ttl} 秒）。事件表里有 {events} 行；"
+        "监督者对执行者动手 {signals} 次（施加故障或解除故障）。",
     ),
     "held": (
         "Verdict of the whole history, checked again: held. Every accepted page came from "
