@@ -37,6 +37,10 @@ from demo.widgets.worker_pane import WorkerGrid, WorkerPane, pane_states
 
 REFRESH_S = 0.1  # one frame on the wall clock, ten times a second
 ENQUEUE_N = 3  # tasks one press of Enqueue adds
+# Belief vs truth is drawn at most this often: drawing it costs the app's thread about 100 ms
+# with 24 workers on a busy two-core machine (a cell per glyph, three lanes a worker), and
+# past the first minute one cell of its axis is longer than a frame anyway.
+TIMELINE_EVERY_S = 0.5
 SKEW_MS = 300_000  # how far ahead `k` sets a worker's clock
 
 
@@ -98,6 +102,7 @@ class FleetScreen(Screen[None]):
         self._reading = False
         self.frames_shown = 0
         self._told: dict[str, str] = {}  # the last line of each worker's said on screen
+        self._timeline_drawn = 0.0  # when Belief vs truth was last drawn (monotonic)
 
     def compose(self) -> ComposeResult:
         yield StatusHeader(id="status")
@@ -210,7 +215,10 @@ class FleetScreen(Screen[None]):
         # read from the store (the maker's timeline) only then.
         tab = self.query_one("#panels", TabbedContent).active
         self.maker.with_timeline = tab == "tab-timeline"
-        if snap.timeline is not None:
+        if snap.timeline is not None and time.monotonic() - self._timeline_drawn >= (
+            TIMELINE_EVERY_S
+        ):
+            self._timeline_drawn = time.monotonic()
             self.query_one("#timeline", OwnershipTimeline).show(snap.timeline, lang)
         self.frames_shown += 1
 
@@ -275,6 +283,7 @@ class FleetScreen(Screen[None]):
     def action_panel(self, tab: str) -> None:
         self.query_one("#panels", TabbedContent).active = tab
         self.maker.with_timeline = tab == "tab-timeline"
+        self._timeline_drawn = 0.0  # drawn on the next frame, not half a second later
         self.read_frame()
 
     def action_add_worker(self) -> None:
