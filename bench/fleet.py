@@ -22,6 +22,8 @@ from rich.console import Console
 
 from bench.results import record
 from bench.tui import settle
+from core.engine.records import EventRow
+from core.engine.vocabulary import EventKind
 from core.fleet.supervisor import Fleet, FleetSettings
 
 SIZES = (4, 8, 16, 24)
@@ -73,6 +75,7 @@ def measure(workers: int, samples: int = SAMPLES) -> tuple[float, float, float, 
 
 def fleet_bench(console: Console) -> None:
     console.print(f"one fleet frame (read + render), target < {TARGET_MS:.0f} ms")
+    timeline_bench(console)
     for n in SIZES:
         median, p90, cpu, leases = measure(n)
         mark = "ok" if cpu < TARGET_MS else "over"
@@ -91,6 +94,58 @@ def fleet_bench(console: Console) -> None:
             f"{n:3d} workers, {leases:3d} leases: wall median {median:6.1f} ms, "
             f"p90 {p90:6.1f} ms, app thread CPU median {cpu:5.1f} ms: {mark}"
         )
+
+
+def _history(workers: int, seconds: int) -> list[EventRow]:
+    """A fleet's register: every worker holding a lease for `seconds`, a page every half
+    second and a renewal every two (a 6 s lease), as the fleet feeds the timeline."""
+    events = [
+        EventRow(w + 1, 0, EventKind.CLAIMED, f"t{w}", f"w{w}", 1, 1, None, {"expires_at": 6000})
+        for w in range(workers)
+    ]
+    for at in range(500, seconds * 1000, 500):
+        for w in range(workers):
+            kind = EventKind.RENEWED if at % 2000 == 0 else EventKind.WRITE_ACCEPTED
+            detail = {"expires_at": at + 6000, "key": f"t{w}/{at}"}
+            events.append(EventRow(len(events) + 1, at, kind, f"t{w}", f"w{w}", 1, 1, None, detail))
+    return events
+
+
+def timeline_bench(console: Console, samples: int = 10) -> None:
+    """Belief vs truth on the fleet screen: the picture of one frame (the fleet's reading
+    thread) and its drawing (the app's thread, at most twice a second, 156 cells wide)."""
+    from core.fleet.history import FleetTimeline
+    from demo.widgets.timeline_view import render_timeline
+
+    for workers, seconds in ((8, 60), (24, 60), (24, 300)):
+        timeline = FleetTimeline(2000, 6000, 4000)
+        timeline.take(_history(workers, seconds))
+        view_ms: list[float] = []
+        draw_ms: list[float] = []
+        for n in range(samples):
+            start = time.perf_counter()
+            picture = timeline.view(seconds * 1000 + n)  # a new instant: a new picture
+            middle = time.perf_counter()
+            render_timeline(picture, 156, "en", {})
+            view_ms.append((middle - start) * 1000)
+            draw_ms.append((time.perf_counter() - middle) * 1000)
+        view, draw = statistics.median(view_ms), statistics.median(draw_ms)
+        what = f"Belief vs truth, {workers} workers, {seconds} s of history"
+        record(
+            "fleet",
+            f"timeline_view_{workers}_{seconds}",
+            f"{what}: the picture",
+            round(view, 1),
+            "ms",
+        )
+        record(
+            "fleet",
+            f"timeline_draw_{workers}_{seconds}",
+            f"{what}: the drawing",
+            round(draw, 1),
+            "ms",
+        )
+        console.print(f"{what}: picture {view:5.1f} ms, drawing {draw:6.1f} ms (median)")
 
 
 def main() -> int:

@@ -99,6 +99,10 @@ def add_fleet(sub: Any) -> None:
 
 
 def run_fleet(args: argparse.Namespace) -> int:
+    if args.check is not None:
+        from core.fleet.command import run_check_command
+
+        return run_check_command(args)
     if args.headless:
         from core.fleet.command import run_headless_command
 

@@ -101,6 +101,11 @@ WORDS: dict[str, tuple[str, str]] = {
         "每个在运行的执行者的时钟都已拨快",
     ),
     "fleet_started": ("Started {worker} as pid {pid}", "已启动 {worker}，进程 {pid}"),
+    "fleet_too_many": (
+        "{n} worker processes are the most one fleet starts on this machine: "
+        "start more in another terminal against the same database",
+        "一个车队在这台机器上最多启动 {n} 个执行者进程：更多的请在另一个终端对同一个数据库启动",
+    ),
     "fleet_add": ("one more worker", "再加一个执行者"),
     "fleet_enqueue": ("enqueue", "加任务"),
     "fleet_enqueued": ("Enqueued {tasks}", "已加入任务 {tasks}"),

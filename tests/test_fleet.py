@@ -20,9 +20,11 @@ import pytest
 
 from core.engine.config import Mode
 from core.fleet.frame import FrameMaker
+from core.fleet.history import load_history
 from core.fleet.process import WorkerProcess
 from core.fleet.supervisor import Fleet, FleetSettings, libfaketime
 from core.fleet.verdict import Verdict
+from core.sim.timeline import BeliefEnd
 from tests.pgserver_kit import with_schema
 
 pytestmark = pytest.mark.slow
@@ -88,6 +90,12 @@ def stall_takeover_resume(fleet: Fleet) -> None:
         r.operation == "write" and r.worker_id == "w1" and r.reason == "fenced"
         for r in snap.rejections
     )
+    # and belief against truth: w1 believed its lease until the store refused it
+    assert snap.timeline is not None
+    w1_row = snap.timeline.row("w1")
+    assert w1_row is not None and w1_row.beliefs[0].ended_by is BeliefEnd.REFUSED
+    store_end, belief_end = w1_row.leases[0].end, w1_row.beliefs[0].end
+    assert store_end is not None and belief_end is not None and store_end < belief_end
     check = fleet.final_check()
     assert check.verdict is Verdict.HELD, check.findings
     assert check.refused_pages >= 1 and check.completed == 1
@@ -171,6 +179,12 @@ def test_headless_runs_random_faults_and_exits_on_its_verdict(tmp_path: Path) ->
     assert "Traceback" not in done.stderr
     last = save.read_text().splitlines()[-1]
     assert '"verdict": "held"' in last
+    # the saved run replays: what the processes said they held, on the same timeline
+    saved = load_history(save)
+    assert any(b.held is not None for b in saved.beliefs), "no belief was saved"
+    view = saved.timeline_at(saved.end)
+    assert view.rows and all(b.end is not None for r in view.rows for b in r.beliefs)
+    assert saved.check().verdict is Verdict.HELD
 
 
 def test_headless_refuses_bad_options_in_one_line() -> None:
@@ -252,6 +266,7 @@ async def test_the_app_drives_real_processes_and_saves_their_history(tmp_path: P
     from demo.fleet_app import FleetApp
     from demo.screens.fleet import FleetScreen
     from demo.widgets.panels import RejectedTable
+    from demo.widgets.timeline_view import OwnershipTimeline
     from demo.widgets.worker_pane import WorkerGrid, WorkerPane
 
     f = make_fleet(str(tmp_path / "app.db"), tmp_path)
@@ -305,6 +320,15 @@ async def test_the_app_drives_real_processes_and_saves_their_history(tmp_path: P
 
             await until("w1's page refused in the Rejected panel", fenced_in_panel)
             assert screen.frame is not None and screen.frame.snap.violations == {}
+            # key 6: Belief vs truth, the simulations' panel, on the real processes
+            await pilot.press("6")
+            drawn = app.screen.query_one("#timeline", OwnershipTimeline)
+
+            def gap_drawn() -> bool:
+                words = str(drawn.render())
+                return "w1" in words and "refused" in words
+
+            await until("w1's belief ended by the refusal on the timeline", gap_drawn)
             await pilot.press("s")
             await until("the history saved", lambda: any(saves.glob("fleet-*.jsonl")))
             saved = next(saves.glob("fleet-*.jsonl"))

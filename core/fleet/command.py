@@ -16,6 +16,7 @@ from types import FrameType
 from typing import Any
 
 EXIT_BAD_INPUT = 2
+MAX_WORKERS = 32  # worker processes one fleet starts on this machine (more: another terminal)
 
 
 def add_fleet_options(p: argparse.ArgumentParser) -> None:
@@ -49,6 +50,12 @@ def add_fleet_options(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--seconds", type=float, default=60.0, help="headless: how long at most (60)")
     p.add_argument("--seed", type=int, default=None, help="headless: the faults' random seed")
+    p.add_argument(
+        "--check",
+        default=None,
+        metavar="SAVED_RUN",
+        help="no fleet: check a saved run's whole history again and print the verdict",
+    )
     p.add_argument(
         "--save",
         default=None,
@@ -91,8 +98,8 @@ def checked(args: argparse.Namespace) -> FleetArgs:
 
     if args.pg and args.db is not None:
         raise BadOption("--pg starts a server of its own: give --db or --pg, not both")
-    if not 0 <= args.workers <= 64:
-        raise BadOption(f"--workers must be between 0 and 64, got {args.workers}")
+    if not 0 <= args.workers <= MAX_WORKERS:
+        raise BadOption(f"--workers must be between 0 and {MAX_WORKERS}, got {args.workers}")
     if not 0 <= args.tasks <= 10_000:
         raise BadOption(f"--tasks must be between 0 and 10000, got {args.tasks}")
     if not 1 <= args.steps <= 1000:
@@ -147,7 +154,7 @@ def run_headless_command(args: argparse.Namespace) -> int:
     """`borrowed-keys fleet --headless ...`: exit 0 (held), 1 (broken) or 2 (bad input)."""
     from core.engine.errors import BorrowedKeysError
     from core.fleet.headless import parse_faults, run_headless, verdict_lines
-    from core.fleet.verdict import Verdict, save_history
+    from core.fleet.verdict import Verdict
     from core.fleet.words import word
 
     try:
@@ -185,7 +192,7 @@ def run_headless_command(args: argparse.Namespace) -> int:
             print(line)
         assert run.check is not None
         if args.save:
-            save_history(Path(args.save), fleet.final_events(), run.check)
+            fleet.save(Path(args.save))
             print(word("saved", lang, path=args.save))
         return int(run.check.verdict)
     except KeyboardInterrupt:
@@ -193,3 +200,29 @@ def run_headless_command(args: argparse.Namespace) -> int:
         return int(Verdict.NOT_RUN)
     finally:
         fleet.close()
+
+
+def run_check_command(args: argparse.Namespace) -> int:
+    """`borrowed-keys fleet --check SAVED_RUN`: the saved history judged again from its first
+    line, Jepsen-style; exit 0 (held), 1 (broken) or 2 (not a saved run)."""
+    from core.fleet.history import HistoryError, load_history
+    from core.fleet.words import word
+
+    lang = args.lang or "en"
+    try:
+        saved = load_history(Path(args.check))
+    except HistoryError as exc:
+        print(f"borrowed-keys fleet: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    check = saved.check()
+    print(word("rechecked", lang, events=check.events))
+    if check.findings:
+        print(word("broken", lang, n=len(check.findings)))
+        for finding in check.findings[:20]:
+            print(f"  {finding.detail}.")
+    else:
+        print(word("held", lang))
+    said = saved.verdict.get("verdict")
+    if said != check.verdict.name.lower():
+        print(word("differs", lang))
+    return int(check.verdict)

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from core.engine.records import EventRow, TaskRow
 from core.engine.vocabulary import EventKind, Operation, TaskStatus
+from core.fleet.history import FleetTimeline, merged, shifted
 from core.fleet.process import Belief
 from core.fleet.supervisor import FaultNote, Fleet
 from core.fleet.verdict import Finding
@@ -65,11 +66,18 @@ class FrameMaker:
         self._seen_workers: dict[str, None] = {}  # every worker the events name, in order
         self._frames = 0
         self._notes_shown = 0  # the fleet's fault notes already put in a frame
+        self._beliefs_shown = 0  # the fleet's belief changes already on the timeline
         # The store's clock counts from 1970; the screen's clock words, sized for the
         # simulations' clock, count from the run's start: the first event in the store (or
         # now, if there is none), to the whole second. Every instant of a frame moves by
         # the same amount, so every difference stays as it was.
         self.origin: int | None = None
+        cfg = fleet.settings.config
+        # Belief against truth: the simulations' timeline, fed the store's register, the
+        # supervisor's signals and what each process says it holds. Drawn (`view`) only
+        # while a screen asks for it: the panel is one tab of several.
+        self.timeline = FleetTimeline(cfg.heartbeat_ms, cfg.ttl_ms, cfg.deadline_ms)
+        self.with_timeline = True
 
     def frame(self) -> FleetFrame:
         fleet = self.fleet
@@ -80,19 +88,18 @@ class FrameMaker:
             self.origin = start - start % 1000
         o = self.origin
         now -= o
-        fresh = [dataclasses.replace(ev, at=ev.at - o) for ev in read]
+        fresh = [shifted(ev, o) for ev in read]
         for ev in fresh:
             self._take(ev)
         # What the supervisor did (Kill, Stall...) joins the register on screen, beside
         # the store's own lines, in time order; it is not a row of the events table.
         notes = fleet.faults[self._notes_shown :]
         self._notes_shown += len(notes)
-        if notes:
-            fresh += [
-                EventRow(0, n.at - o, n.event, None, n.worker_id, None, None, None, {})
-                for n in notes
-            ]
-            fresh.sort(key=lambda ev: ev.at)
+        signals = [
+            EventRow(0, n.at - o, n.event, None, n.worker_id, None, None, None, {}) for n in notes
+        ]
+        fresh = list(merged(fresh, signals))
+        self.timeline.take(fresh)
         tasks_read, ledger_read, effects_read = fleet.rows()
         tasks = [
             dataclasses.replace(
@@ -132,6 +139,11 @@ class FrameMaker:
             view = self._pane(wid, state, belief, w.frozen, w.stalled, rows, now, cut)
             skew = fleet.skews.get(wid, 0)
             views.append(dataclasses.replace(view, skew_ms=skew) if skew else view)
+        # What each of our processes said it holds (noted by the fleet one read late, so
+        # that the event that made it let go is in first), on the screen's clock.
+        for b in fleet.beliefs[self._beliefs_shown :]:
+            self.timeline.believe(b.at - o, {b.worker_id: b.held})
+            self._beliefs_shown += 1
         holders = {r.owner_id: r for r in tasks if r.status == TaskStatus.RUNNING}
         for wid in self._seen_workers:
             if wid in ours:
@@ -174,6 +186,7 @@ class FrameMaker:
             violations=dict(violations),
             last_event_seq=fleet.events[-1].seq if fleet.events else 0,
             generation=0,
+            timeline=self.timeline.view(now) if self.with_timeline else None,
         )
         return FleetFrame(
             snap=snap,

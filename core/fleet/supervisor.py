@@ -33,9 +33,10 @@ from core.engine.errors import BorrowedKeysError
 from core.engine.records import CheckpointRow, EffectRow, EventRow, LedgerRow, TaskRow
 from core.engine.store import LeaseStore
 from core.engine.vocabulary import EventKind, TaskStatus
+from core.fleet.history import Believed, Held, extra_lines
 from core.fleet.process import WorkerProcess
 from core.fleet.relay import Relays, through, upstream_of
-from core.fleet.verdict import Finding, HistoryCheck, check_history
+from core.fleet.verdict import Finding, HistoryCheck, check_history, save_history
 from core.sim.checker import SafetyChecker
 from core.sim.simulation import run_inline
 from core.sim.spec import TASK_KINDS
@@ -181,6 +182,10 @@ class Fleet:
         # the middle of a SQLite transaction holds the write lock until it is resumed, and
         # the supervisor, which is the one to resume it, must never wait for that lock.
         self.faults: list[FaultNote] = []
+        # What each process said it held, each change once (see `_note_beliefs`).
+        self.beliefs: list[Believed] = []
+        self._held: dict[str, Held] = {}
+        self._pending_beliefs: tuple[int, dict[str, Held]] | None = None
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="fleet")
         # Writes (enqueue, approve) on a thread and a connection of their own, for the same
         # reason: the reads and the signals go on while a write waits for the lock.
@@ -236,7 +241,18 @@ class Fleet:
 
     def add_worker(self, worker_id: str | None = None) -> WorkerProcess:
         """Start one more worker process (w1, w2, ... unless named)."""
+        proc = self.add_worker_within(None, worker_id)
+        assert proc is not None
+        return proc
+
+    def add_worker_within(
+        self, at_most: int | None, worker_id: str | None = None
+    ) -> WorkerProcess | None:
+        """Start one more worker process unless `at_most` are there already (None then):
+        counted under the lock, so presses in quick succession cannot pass the bound."""
         with self._lock:
+            if at_most is not None and len(self.workers) >= at_most:
+                return None
             while worker_id is None or worker_id in self.workers:
                 worker_id = f"w{next(self._ids)}"
             proc = WorkerProcess(
@@ -393,7 +409,33 @@ class Fleet:
             self.events.append(ev)
             for v in self.checker.observe(ev):
                 self.found.append(Finding(v.name.value, v.task_id, v.worker_id, v.at, v.detail))
+        self._note_beliefs()
         return fresh
+
+    def _note_beliefs(self) -> None:
+        """Keep each change of what a process says it holds, one read late.
+
+        A worker writes its event, then prints what it now believes: a read of the store
+        that began just before the write would see the belief without the event that
+        caused it (a refusal read after the worker's letting go would lose its reason). So
+        what the processes say is noted at one read and kept at the next, by when every
+        event written before it is in the store. Stamped by the wall clock, as the
+        supervisor's own signals are; a dead process holds nothing: its memory went with it.
+        """
+        pending = self._pending_beliefs
+        if pending is not None:
+            at, said = pending
+            for wid, held in said.items():
+                if wid not in self._held or self._held[wid] != held:
+                    self._held[wid] = held
+                    self.beliefs.append(Believed(at, wid, held))
+        memory: dict[str, Held] = {}
+        for wid, w in list(self.workers.items()):
+            b = w.belief
+            memory[wid] = None
+            if w.alive and b.task is not None and b.lease_token is not None:
+                memory[wid] = (b.task, b.lease_token)
+        self._pending_beliefs = (time.time_ns() // 1_000_000, memory)
 
     def rows(self) -> tuple[list[TaskRow], list[LedgerRow], list[EffectRow]]:
         def go() -> tuple[list[TaskRow], list[LedgerRow], list[EffectRow]]:
@@ -429,6 +471,24 @@ class Fleet:
         events = [self.true_time(ev) for ev in self.final_events()]
         tasks, _ledger, effects = self.rows()
         return check_history(events, ttl_ms=self.settings.ttl_ms, tasks=tasks, effects=effects)
+
+    def timing(self) -> dict[str, int]:
+        """The run's lease timing, as a saved history keeps it."""
+        cfg = self.settings.config
+        return {
+            "ttl_ms": cfg.ttl_ms,
+            "heartbeat_ms": cfg.heartbeat_ms,
+            "deadline_ms": cfg.deadline_ms,
+        }
+
+    def save(self, path: Path) -> HistoryCheck:
+        """Write the whole history (on the true timeline), the supervisor's signals, what the
+        workers said they held and the verdict of the whole history checked again."""
+        check = self.final_check()
+        events = [self.true_time(ev) for ev in self.final_events()]
+        extra = extra_lines(self.faults, self.beliefs)
+        save_history(path, events, check, extra=extra, timing=self.timing())
+        return check
 
     # -- the end ----------------------------------------------------------------------------
 

@@ -14,6 +14,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from core.engine.records import EffectRow, EventRow, TaskRow
 from core.engine.vocabulary import EventKind, TaskStatus
@@ -183,8 +184,18 @@ def _page_rule(ev: EventRow, held: _Current | None) -> list[Finding]:
     return []
 
 
-def save_history(path: Path, events: Sequence[EventRow], check: HistoryCheck) -> None:
-    """The run's history as JSON lines (one event each), then its verdict as the last line."""
+def save_history(
+    path: Path,
+    events: Sequence[EventRow],
+    check: HistoryCheck,
+    *,
+    extra: Iterable[dict[str, Any]] = (),
+    timing: dict[str, int] | None = None,
+) -> None:
+    """The run's history as JSON lines (one event each), then `extra` lines (the
+    supervisor's signals and the workers' beliefs, each with its kind in "t"), then its
+    verdict as the last line, with the run's `timing` (ttl_ms, heartbeat_ms, deadline_ms)
+    so that a replay draws the leases as they were."""
     with path.open("w", encoding="utf-8") as f:
         for ev in events:
             line = {
@@ -199,7 +210,10 @@ def save_history(path: Path, events: Sequence[EventRow], check: HistoryCheck) ->
                 "detail": ev.detail,
             }
             f.write(json.dumps(line, ensure_ascii=False, sort_keys=True) + "\n")
-        verdict = {
+        for other in extra:
+            f.write(json.dumps(other, ensure_ascii=False, sort_keys=True) + "\n")
+        verdict: dict[str, Any] = {
+            **(timing or {}),
             "verdict": check.verdict.name.lower(),
             "events": check.events,
             "findings": [

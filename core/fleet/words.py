@@ -65,6 +65,11 @@ WORDS: dict[str, tuple[str, str]] = {
         "结论：守住了。每一页收下的写入都来自该任务当前有效的租约、带着最新的围栏令牌；没有两份租约"
         "同时有效；每个副作用只执行了一次；每项任务只完成了一次。",
     ),
+    "differs": (
+        "The verdict saved with the run was another: the store's final rows, which the save "
+        "does not keep, judged it then.",
+        "保存时的结论与此不同：那时还看了存储最后的各行，而保存的文件里没有这些行。",
+    ),
     "saved": ("The history and its verdict are in {path}.", "历史和结论已写入 {path}。"),
     "stopped": ("Stopped; every worker process was ended.", "已停止；所有执行者进程都已结束。"),
 }

@@ -430,6 +430,22 @@ class Timeline:
             row.end_belief(ev.at, BeliefEnd.REFUSED, reason)
         return True
 
+    def note(self, ev: EventRow) -> None:
+        """A line from outside the register (a supervisor's signal to a real process: a
+        kill, a stall, a frozen heartbeat), taken as it comes: it has no place in the
+        register's order, so `last_seq` is left alone."""
+        if self._take(ev):
+            self._view = None
+
+    def let_go(self, at: int, worker_id: str, task_id: str, lease_token: int) -> None:
+        """The worker itself says it no longer holds this lease (a real process's own
+        memory, read from what it prints): its belief in it, if still open, ends here."""
+        row = self.rows.get(worker_id)
+        belief = None if row is None else row.open_belief()
+        if row is not None and belief is not None and belief.is_lease(task_id, lease_token):
+            row.end_belief(at, BeliefEnd.FORGOT)
+            self._view = None
+
     def forget(self, at: int, memory: Mapping[str, tuple[str, int] | None]) -> None:
         """What the simulation knows of each worker's memory now (task and lease token, or
         None): a belief the register never ended but the memory no longer holds ends here."""

@@ -54,7 +54,11 @@ def parse_size(text: str) -> tuple[int, int]:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("scenario", metavar="SCENARIO", help="a scenario file or a bundled name")
+    parser.add_argument(
+        "scenario",
+        metavar="SCENARIO",
+        help="a scenario file, a bundled name, or a saved fleet run (.jsonl)",
+    )
     parser.add_argument(
         "--out",
         type=Path,
@@ -217,11 +221,49 @@ def _problem(args: argparse.Namespace, out: Path) -> str | None:
     return None
 
 
+def run_fleet_export(args: argparse.Namespace) -> int:
+    """A saved fleet run (JSON lines) as a page: its history replayed, no app recorded."""
+    from core.fleet.history import HistoryError, load_history
+    from core.scenarios.writer import write_whole
+    from demo.export.fleet_page import build_fleet_page
+    from demo.saves import SAVE_FOLDER
+
+    path = Path(args.scenario)
+    try:
+        saved = load_history(path)
+    except HistoryError as exc:
+        print(f"{PROG}: {exc}", file=sys.stderr)
+        return 2
+    out: Path = args.out if args.out is not None else Path(SAVE_FOLDER) / path.stem
+    problem = _problem(args, out)
+    if problem is None and args.preview is not None:
+        problem = f"{args.preview}: a saved fleet run has no frames of the app to animate"
+    if problem is not None:
+        print(f"{PROG}: {problem}", file=sys.stderr)
+        return 2
+    langs = langs_of(args.lang)
+    words = ["borrowed-keys", "export", args.scenario]
+    if tuple(langs) != ("en", "zh"):
+        words += ["--lang", langs[0]]
+    data = build_fleet_page(saved, langs, command=shlex.join(words)).encode("utf-8")
+    page = out / "index.html"
+    try:
+        write_whole(page, data)
+    except OSError as exc:
+        print(f"{PROG}: {exc}", file=sys.stderr)
+        return 2
+    print(f"{page}: a saved fleet run, {len(saved.events)} events, {len(data) / 1e6:.2f} MB")
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
+    from core.fleet.history import is_saved_fleet_run
     from core.scenarios.format import ScenarioError
     from core.scenarios.library import open_scenario
     from demo.saves import SAVE_FOLDER
 
+    if is_saved_fleet_run(Path(args.scenario)):
+        return run_fleet_export(args)
     try:
         scenario = open_scenario(args.scenario)
     except (ScenarioError, OSError) as exc:

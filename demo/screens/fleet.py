@@ -18,25 +18,39 @@ from typing import ClassVar
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Static, TabbedContent, TabPane
 
 from core.engine.errors import BorrowedKeysError
+from core.fleet.command import MAX_WORKERS
 from core.fleet.frame import FleetFrame, FrameMaker
 from core.fleet.supervisor import Fleet
-from core.fleet.verdict import save_history
 from demo.i18n import tr, worker_name
 from demo.widgets.keybar import Hint, KeyBar
 from demo.widgets.panels import EffectsTable, EventLog, LedgerTable, RejectedTable
 from demo.widgets.status_header import HeaderState, StatusHeader
 from demo.widgets.task_table import TaskTable
+from demo.widgets.timeline_view import OwnershipTimeline
 from demo.widgets.worker_pane import WorkerGrid, WorkerPane, pane_states
 
 REFRESH_S = 0.1  # one frame on the wall clock, ten times a second
 ENQUEUE_N = 3  # tasks one press of Enqueue adds
+# Belief vs truth is drawn at most this often: drawing it costs the app's thread about 100 ms
+# with 24 workers on a busy two-core machine (a cell per glyph, three lanes a worker), and
+# past the first minute one cell of its axis is longer than a frame anyway.
+TIMELINE_EVERY_S = 0.5
 SKEW_MS = 300_000  # how far ahead `k` sets a worker's clock
+
+
+_PANEL_KEYS = (
+    ("1", "tab-ledger"),
+    ("3", "tab-rejected"),
+    ("4", "tab-effects"),
+    ("5", "tab-events"),
+    ("6", "tab-timeline"),
+)
 
 
 class FrameRead(Message):
@@ -73,6 +87,8 @@ class FleetScreen(Screen[None]):
         Binding("s", "save", "save"),
         Binding("k", "skew", "skew a clock"),
         Binding("q", "quit_fleet", "quit"),
+        # the simulated app's panel keys, for the panels a fleet has (no checkpoints tab)
+        *(Binding(key, f"panel('{tab}')", show=False) for key, tab in _PANEL_KEYS),
     ]
 
     def __init__(self, fleet: Fleet, lang: str, save_dir: Path, live: bool = True) -> None:
@@ -86,6 +102,7 @@ class FleetScreen(Screen[None]):
         self._reading = False
         self.frames_shown = 0
         self._told: dict[str, str] = {}  # the last line of each worker's said on screen
+        self._timeline_drawn = 0.0  # when Belief vs truth was last drawn (monotonic)
 
     def compose(self) -> ComposeResult:
         yield StatusHeader(id="status")
@@ -102,6 +119,8 @@ class FleetScreen(Screen[None]):
                 yield EffectsTable(id="effects")
             with TabPane(tr("event_log", self.lang), id="tab-events"):
                 yield EventLog(id="events")
+            with TabPane(tr("timeline", self.lang), id="tab-timeline"), VerticalScroll():
+                yield OwnershipTimeline(id="timeline")
         yield KeyBar(id="keybar")
 
     def on_mount(self) -> None:
@@ -118,6 +137,7 @@ class FleetScreen(Screen[None]):
                 Hint("e", tr("fleet_enqueue", lang), 1),
                 Hint("s", tr("fleet_save", lang), 2),
                 Hint("k", tr("fleet_skew_key", lang), 3),
+                Hint("1-6", tr("panels", lang), 4),
                 Hint("q", tr("fleet_quit", lang), 0),
             ]
         )
@@ -191,6 +211,15 @@ class FleetScreen(Screen[None]):
         self.query_one("#effects", EffectsTable).show(snap, lang)
         if frame.fresh:
             self.query_one("#events", EventLog).append(list(frame.fresh), lang)
+        # Belief against truth, the simulated app's panel: drawn while its tab is open, and
+        # read from the store (the maker's timeline) only then.
+        tab = self.query_one("#panels", TabbedContent).active
+        self.maker.with_timeline = tab == "tab-timeline"
+        if snap.timeline is not None and time.monotonic() - self._timeline_drawn >= (
+            TIMELINE_EVERY_S
+        ):
+            self._timeline_drawn = time.monotonic()
+            self.query_one("#timeline", OwnershipTimeline).show(snap.timeline, lang)
         self.frames_shown += 1
 
     def _pane_title(self, frame: FleetFrame, wid: str) -> str:
@@ -251,12 +280,21 @@ class FleetScreen(Screen[None]):
         self.notify(message.text, severity="information" if message.ok else "warning")
         self.read_frame()
 
+    def action_panel(self, tab: str) -> None:
+        self.query_one("#panels", TabbedContent).active = tab
+        self.maker.with_timeline = tab == "tab-timeline"
+        self._timeline_drawn = 0.0  # drawn on the next frame, not half a second later
+        self.read_frame()
+
     def action_add_worker(self) -> None:
         self._add_worker()
 
     @work(thread=True, group="fleet-faults")
     def _add_worker(self) -> None:
-        w = self.fleet.add_worker()
+        w = self.fleet.add_worker_within(MAX_WORKERS)
+        if w is None:
+            self.post_message(FaultApplied(tr("fleet_too_many", self.lang, n=MAX_WORKERS), False))
+            return
         text = tr("fleet_started", self.lang, worker=w.worker_id, pid=w.pid)
         self.post_message(FaultApplied(text, True))
 
@@ -296,11 +334,10 @@ class FleetScreen(Screen[None]):
 
     @work(thread=True, group="fleet-writes")
     def _save(self) -> None:
-        check = self.fleet.final_check()
         self.save_dir.mkdir(parents=True, exist_ok=True)
         stamp = time.strftime("%Y%m%d-%H%M%S")
         path = self.save_dir / f"fleet-{stamp}.jsonl"
-        save_history(path, self.fleet.final_events(), check)
+        check = self.fleet.save(path)
         verdict = tr(
             "fleet_verdict_held" if not check.findings else "fleet_verdict_broken",
             self.lang,

@@ -1,0 +1,210 @@
+"""`borrowed-keys export SAVED_FLEET_RUN`: a saved fleet run as one self-contained web page.
+
+A fleet run has no script of steps and no recording of the app's screen: what it has is its
+history (the events table, the supervisor's signals, what each process said it held). The
+page replays that history through the same timeline the screen draws, and shows, at each
+fault the supervisor caused and at the end, belief against truth as it stood then (the
+scenario page's own drawing), what happened since in words, and the verdict of the whole
+history checked again. Nothing on it is a picture of the terminal.
+"""
+
+import html
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from core.fleet.history import SavedRun, shifted
+from core.fleet.verdict import Finding, FleetRule, HistoryCheck
+from core.scenarios import glossary
+from core.scenarios.telling import event_sentence
+from demo.export import timeline_svg
+from demo.export.page import CSP, LANG_TAGS
+from demo.widgets.timeline_view import clock
+
+WORDS: dict[str, tuple[str, str]] = {
+    "title": ("A run on real processes", "真实进程上的一局"),
+    "summary": (
+        "{workers} worker processes on one database, on the wall clock, with the database's "
+        "clock judging every lease (a lease of {ttl} s). {events} lines in the events table; "
+        "the supervisor acted on its workers {signals} times (a fault, or its undoing).",
+        "{workers} 个执行者进程共用一个数据库，按墙上的时钟运行，每份租约由数据库的时钟裁决"
+        "（租约 {ttl} 秒）。事件表里有 {events} 行；"
+        "监督者对执行者动手 {signals} 次（施加故障或解除故障）。",
+    ),
+    "held": (
+        "Verdict of the whole history, checked again: held. Every accepted page came from "
+        "its task's current live lease with the newest fence token, and no two leases of a "
+        "task were live at once.",
+        "整段历史重新检查后的结论：守住了。每一页收下的写入都来自该任务当前有效的租约、"
+        "带着最新的围栏令牌；同一任务没有两份租约同时有效。",
+    ),
+    "broken": (
+        "Verdict of the whole history, checked again: broken, {n} times.",
+        "整段历史重新检查后的结论：没有守住，共 {n} 处。",
+    ),
+    "finding": ("At {at}, {who}: {what}.", "{at}，{who}：{what}。"),
+    "nobody": ("the store", "存储"),
+    "at_fault": ("At {at}: {what}", "{at}：{what}"),
+    "at_end": ("At the end, {at}", "最后，{at}"),
+    "since": ("What the events table says since the moment before", "从上一刻起事件表里记下的"),
+    "none_since": ("Nothing new in the events table.", "事件表里没有新的记录。"),
+    "more": ("… and {n} lines more.", "……还有 {n} 行。"),
+    "no_lease": ("No lease had been taken yet.", "还没有人领到租约。"),
+    "made_with": (
+        "Made from the saved history with {command}: the drawing is the app's own belief "
+        "against truth, replayed from that history.",
+        "由保存的历史生成：{command}。图是应用自己的“自以为与实际”，从那段历史重放出来。",
+    ),
+    FleetRule.PAGE_FROM_OLD_LEASE: (
+        "a page was accepted from a lease that was no longer the current one",
+        "收下了一页来自已不是当前租约的写入",
+    ),
+    FleetRule.PAGE_FROM_EXPIRED_LEASE: (
+        "a page was accepted after its lease had expired",
+        "在租约过期之后收下了一页写入",
+    ),
+    FleetRule.EFFECT_COUNT: (
+        "an effect was not applied exactly once",
+        "有一个副作用不是恰好执行一次",
+    ),
+    FleetRule.COMPLETION_COUNT: (
+        "a task was not completed exactly once",
+        "有一项任务不是恰好完成一次",
+    ),
+}
+
+MAX_LINES = 200  # the events in words under one moment; the rest is counted
+
+
+def word(key: str, lang: str, **fmt: object) -> str:
+    en, zh = WORDS[key]
+    return (zh if lang == "zh" else en).format(**fmt)
+
+
+def _e(text: str) -> str:
+    return html.escape(text, quote=True)
+
+
+@dataclass(frozen=True, slots=True)
+class Moment:
+    """An instant the page stops at (the screen's clock): a fault, or the end."""
+
+    at: int
+    said: str | None  # the fault, in words; None at the end
+
+
+def moments(run: SavedRun, lang: str) -> list[Moment]:
+    o = run.origin
+    out = [Moment(s.at - o, event_sentence(s.row(o), lang)) for s in run.signals]
+    out.sort(key=lambda m: m.at)
+    return [*out, Moment(run.end, None)]
+
+
+def _finding(f: Finding, origin: int, lang: str) -> str:
+    rule = f.rule
+    what = word(rule, lang) if rule in WORDS else glossary.violation_word(rule, lang)
+    worker = f.worker_id
+    who = (glossary.person_name(worker, lang) or worker) if worker else word("nobody", lang)
+    at = clock(max(0, f.at - origin)) if f.at else clock(0)
+    return word("finding", lang, at=at, who=who, what=what)
+
+
+def _verdict(check: HistoryCheck, origin: int, lang: str) -> str:
+    if not check.findings:
+        return f'<p class="verdict held">{_e(word("held", lang))}</p>'
+    items = "".join(f"<li>{_e(_finding(f, origin, lang))}</li>" for f in check.findings[:50])
+    said = word("broken", lang, n=len(check.findings))
+    return f'<p class="verdict broken">{_e(said)}</p><ul class="findings">{items}</ul>'
+
+
+def _lang_part(run: SavedRun, check: HistoryCheck, lang: str) -> str:
+    o = run.origin
+    workers = {ev.worker_id for ev in run.events if ev.worker_id}
+    summary = word(
+        "summary",
+        lang,
+        workers=len(workers),
+        ttl=f"{run.ttl_ms / 1000:g}",
+        events=len(run.events),
+        signals=len(run.signals),
+    )
+    parts = [
+        f'<div class="l" lang="{LANG_TAGS[lang]}">',
+        f"<h1>{_e(word('title', lang))}</h1>",
+        f'<p class="summary">{_e(summary)}</p>',
+        _verdict(check, o, lang),
+    ]
+    events = [shifted(ev, o) for ev in run.events]
+    shown = 0
+    for k, moment in enumerate(moments(run, lang)):
+        heading = (
+            word("at_fault", lang, at=clock(moment.at), what=moment.said)
+            if moment.said is not None
+            else word("at_end", lang, at=clock(moment.at))
+        )
+        parts.append(f'<section class="moment" id="{lang}-{k}"><h2>{_e(heading)}</h2>')
+        view = run.timeline_at(moment.at)
+        figure = timeline_svg.timeline_html(view, lang, f"fl-{lang}{k}")
+        parts.append(figure or f"<p>{_e(word('no_lease', lang))}</p>")
+        since = []
+        while shown < len(events) and events[shown].at <= moment.at:
+            since.append(events[shown])
+            shown += 1
+        parts.append(f"<details><summary>{_e(word('since', lang))}</summary>")
+        if not since:
+            parts.append(f"<p>{_e(word('none_since', lang))}</p>")
+        else:
+            lines = "".join(
+                f"<li>{_e(clock(ev.at))} {_e(event_sentence(ev, lang))}</li>"
+                for ev in since[:MAX_LINES]
+            )
+            parts.append(f'<ol class="events">{lines}</ol>')
+            if len(since) > MAX_LINES:
+                parts.append(f"<p>{_e(word('more', lang, n=len(since) - MAX_LINES))}</p>")
+        parts.append("</details></section>")
+    parts.append("</div>")
+    return "".join(parts)
+
+
+CSS = """
+body { font-family: system-ui, sans-serif; max-width: 1100px; margin: 1em auto; padding: 0 1em;
+  color: #1f2328; }
+.l + .l { border-top: 2px solid #d0d7de; margin-top: 2em; padding-top: 1em; }
+.verdict { font-weight: bold; padding: .5em .8em; border-radius: 6px; }
+.verdict.held { background: #dafbe1; }
+.verdict.broken { background: #ffebe9; }
+.moment h2 { font-size: 1.1em; margin-top: 1.6em; }
+ol.events { font-size: .9em; }
+footer { color: #57606a; font-size: .9em; margin-top: 2em; }
+"""
+
+
+def build_fleet_page(run: SavedRun, langs: Sequence[str], *, command: str) -> str:
+    """The page, every language one after the other (the first one's first)."""
+    check = run.check()
+    first = langs[0]
+    title = " · ".join(word("title", lg) for lg in langs)
+    body = "".join(_lang_part(run, check, lg) for lg in langs)
+    footer = "".join(
+        f'<p lang="{LANG_TAGS[lg]}">'
+        + _e(word("made_with", lg, command="\0")).replace("\0", f"<code>{_e(command)}</code>")
+        + "</p>"
+        for lg in langs
+    )
+    return "\n".join(
+        [
+            "<!DOCTYPE html>",
+            f'<html lang="{LANG_TAGS[first]}">',
+            "<head>",
+            '<meta charset="utf-8">',
+            f'<meta http-equiv="Content-Security-Policy" content="{CSP}">',
+            '<meta name="viewport" content="width=device-width, initial-scale=1">',
+            '<link rel="icon" href="data:,">',
+            f"<title>{_e(title)}</title>",
+            f"<style>{CSS}{timeline_svg.CSS}</style>",
+            "</head>",
+            "<body>",
+            f"<main>{body}</main>",
+            f"<footer>{footer}</footer>",
+            "</body></html>",
+        ]
+    )
