@@ -75,12 +75,35 @@ async def _settle(pilot: Pilot[Any], screen: ExploreScreen) -> None:
 
 
 async def _running(pilot: Pilot[Any], screen: ExploreScreen, levels: int = 2) -> None:
-    """Until the screen has shown `levels` levels of progress (the search is under way)."""
-    for _ in range(200):
+    """Until the screen has shown `levels` levels of progress (the search is under way):
+    woken by each level the screen shows, not by a clock."""
+    shown = asyncio.Event()
+    show = screen._show_level
+
+    def counted(level: Any) -> None:
+        show(level)
         if len(screen.levels) >= levels:
+            shown.set()
+
+    screen._show_level = counted  # type: ignore[method-assign]  # the search thread calls it by name
+    try:
+        if len(screen.levels) < levels:
+            await asyncio.wait_for(shown.wait(), 30.0)
+    except TimeoutError:
+        raise AssertionError(f"no progress: {screen.levels}") from None
+    finally:
+        del screen._show_level
+    await pilot.pause()
+
+
+async def _palette_offers(pilot: Pilot[Any], title: str) -> None:
+    """Until the palette's first hit is `title` (its search runs as messages on the loop, so
+    each pause lets it go on; the test's own bound fails a palette that never finds it)."""
+    while True:
+        hits = pilot.app.screen.query_one(OptionList)
+        if hits.option_count and title in str(hits.get_option_at_index(0).prompt):
             return
-        await pilot.pause(0.05)
-    raise AssertionError(f"no progress: {screen.levels}")
+        await pilot.pause()
 
 
 async def _esc(pilot: Pilot[Any]) -> None:
@@ -132,7 +155,7 @@ async def test_the_palette_opens_it_and_it_shows_progress_then_no_violation(
         await pilot.pause()
         assert isinstance(app.screen, CommandPalette)
         await pilot.press(*"explore this mode")
-        await pilot.pause(0.3)
+        await _palette_offers(pilot, "Explore this mode")
         await pilot.press("enter")
         await pilot.pause()
         screen = app.screen

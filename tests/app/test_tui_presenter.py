@@ -3,14 +3,18 @@
 The live clock is off (`live_clock=False`): time moves only by key presses and explicit calls.
 """
 
+import asyncio
 import itertools
 import re
+from collections.abc import Callable
 from importlib.resources import files
 from pathlib import Path
+from typing import Any
 
 import pytest
 from rich.cells import cell_len
-from textual.widgets import TabbedContent
+from textual.pilot import Pilot
+from textual.widgets import OptionList, TabbedContent
 
 from core.engine.config import Mode
 from core.scenarios.glossary import kind_word, person_name
@@ -51,6 +55,27 @@ def screen_of(app: BorrowedKeysApp) -> MainScreen:
 def visible(screen: MainScreen, selector: str) -> bool:
     widget = screen.query_one(selector)
     return screen.region.overlaps(widget.region) and widget.region.height > 0
+
+
+async def until(pilot: Pilot[Any], what: str, found: Callable[[], bool]) -> None:
+    """Until the screen shows what `found` looks for: each pause lets the app handle what it
+    has queued (a palette's search, a save's toast), so no clock decides; a bound fails a
+    screen that never shows it."""
+
+    async def shown() -> None:
+        while not found():
+            await pilot.pause()
+
+    try:
+        await asyncio.wait_for(shown(), 30.0)
+    except TimeoutError:
+        raise AssertionError(f"never shown: {what}") from None
+
+
+def first_hit(app: BorrowedKeysApp) -> str:
+    """The command palette's first hit, or nothing while it is still searching."""
+    hits = app.screen.query_one(OptionList)
+    return str(hits.get_option_at_index(0).prompt) if hits.option_count else ""
 
 
 @pytest.mark.parametrize("size", [(80, 24), (100, 30)])
@@ -483,7 +508,7 @@ async def test_the_palette_provider_finds_an_act_and_runs_it(tmp_path: Path) -> 
         await pilot.pause()
         assert isinstance(app.screen, CommandPalette)
         await pilot.press(*"kill acheng")  # typed: the provider's search
-        await pilot.pause(0.3)
+        await until(pilot, "Kill: Acheng", lambda: "Kill: Acheng" in first_hit(app))
         await pilot.press("enter")  # the best hit: Kill: Acheng
         await pilot.pause()
         screen = screen_of(app)
@@ -542,8 +567,12 @@ async def test_the_save_toast_keeps_each_file_name_on_one_line(tmp_path: Path, l
     async with app.run_test(size=(80, 24), notifications=True) as pilot:
         await pilot.press("n")  # the claim
         await pilot.press("s")  # save: transcript, screenshot, scenario
-        await pilot.pause()
-        await pilot.pause(0.2)
+        await until(
+            pilot,
+            "the save's toast",
+            lambda: len(list(tmp_path.iterdir())) == 3 and bool(app.screen.query(Toast)),
+        )
+        await pilot.pause()  # laid out before it is read
         toast = app.screen.query(Toast).last()
         lines = [toast.render_line(y).text for y in range(toast.size.height)]
         names = sorted(p.name for p in tmp_path.iterdir())
