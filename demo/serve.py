@@ -56,7 +56,7 @@ FAVICON = "data:image/svg+xml;base64," + base64.b64encode(
 # layout (`layout.fit`: at least NARROW_WIDTH x NARROW_HEIGHT cells, one row to spare): at
 # 1600 x 1000 that is 20 px, where textual-serve's 16 px left the text small over a call.
 # A cell of the terminal's font (Roboto Mono in xterm.js) is 0.6 of the size wide and 1.32
-# high, as measured in Chromium (tests/test_serve_browser.py checks the fit it gives).
+# high, as measured in Chromium (tests/serve/test_serve_browser.py checks the fit it gives).
 FIT_COLUMNS = NARROW_WIDTH
 FIT_ROWS = NARROW_HEIGHT + 1
 CELL_WIDTH_EM = 0.6

@@ -5,7 +5,7 @@ in `AppService` and keeps the process in a private attribute. `serve` needs it f
 thing: an app that does not leave when asked (it may be stuck writing a frame nobody reads)
 is ended by signal, so that no connection leaves a process behind. The page served
 replaces textual-serve's own template and must keep what its script reads. Each name here
-is checked by `tests/test_serve.py`, so an upgrade that renames one fails loudly there,
+is checked by `tests/serve/test_serve.py`, so an upgrade that renames one fails loudly there,
 not as a process left running.
 """
 

@@ -3,9 +3,16 @@
 `store` and `make_store` run every test that uses them on SQLite (in memory) and on
 PostgreSQL (a fresh schema of a real server, see pgserver_kit).
 
-No test waits on real time but the real-process ones, which must: test_real_workers.py and
-test_real_workers_pg.py (real worker processes SIGKILLed on a real database), test_netns_pg.py
-(workers in network namespaces) and test_serve_browser.py (a real Chromium against
+The tests are laid out like the code (engine, sim, scenarios, search, tools, app, export,
+serve), with two folders for what needs more than Python: postgresql/ (the test server) and
+real/ (real processes on the wall clock). Every test that uses a PostgreSQL server is marked
+`postgresql`, wherever it sits (the PostgreSQL half of a test run on both backends too), and
+every test in real/ or that drives a real browser is marked `real_clock`.
+
+No test waits on real time but the real-process ones, which must: real/test_real_workers.py
+and real/test_real_workers_pg.py (real worker processes SIGKILLed on a real database),
+real/test_fleet.py (the fleet under its supervisor), real/test_netns_pg.py (workers in
+network namespaces) and serve/test_serve_browser.py (a real Chromium against
 `borrowed-keys serve`). The database ones are marked `slow`; all wait with bounded polls.
 Every other test advances a virtual clock.
 """
@@ -25,6 +32,33 @@ from tests.pgserver_kit import start_server
 BACKENDS = ("sqlite", "postgresql")
 
 MakeStore = Callable[..., LeaseStore]
+
+TESTS = Path(__file__).resolve().parent
+# Real-clock tests outside real/: a real browser against a real server.
+REAL_CLOCK_MODULES = ("test_serve_browser.py", "test_export_browser.py")
+
+
+def _uses_postgresql(item: pytest.Item) -> bool:
+    if TESTS / "postgresql" in Path(item.path).parents:
+        return True
+    if "postgres_url" in getattr(item, "fixturenames", ()):
+        return True
+    callspec = getattr(item, "callspec", None)
+    if callspec is not None and callspec.params.get("backend") == "postgresql":
+        return True
+    # A test that starts a server of its own, or asks for the shared one only when it runs
+    # (a state machine's class), says so in its name.
+    return "postgresql" in item.nodeid.split("::", 1)[-1].lower()
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark what needs a PostgreSQL server and what runs on the wall clock (see above)."""
+    for item in items:
+        if _uses_postgresql(item):
+            item.add_marker(pytest.mark.postgresql)
+        path = Path(item.path)
+        if TESTS / "real" in path.parents or path.name in REAL_CLOCK_MODULES:
+            item.add_marker(pytest.mark.real_clock)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

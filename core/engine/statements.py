@@ -57,7 +57,7 @@ fence_counter = FenceCounter.__table__  # type: ignore[attr-defined]
 
 def columns(record: type[Any]) -> tuple[str, ...]:
     """The columns a read selects for a record: its fields, in their order, so the row
-    builds the record field by field (tests/test_store.py checks each is a column)."""
+    builds the record field by field (tests/engine/test_store.py checks each is a column)."""
     return tuple(f.name for f in dataclasses.fields(record))
 
 

@@ -164,8 +164,8 @@ LESSONS: tuple[Section, ...] = (
                 "一个 checkpoint 存储：LeaseStore.save_checkpoint；{checkpoints}页签",
             ),
             (
-                "a fence-token test: tests/test_fence_rule.py",
-                "一个 fence token 校验过期写入的测试：tests/test_fence_rule.py",
+                "a fence-token test: tests/engine/test_fence_rule.py",
+                "一个 fence token 校验过期写入的测试：tests/engine/test_fence_rule.py",
             ),
             (
                 "the fault demo (A stalls, B takes over, A's write is refused): scenario 13",

@@ -2,7 +2,7 @@
 
 A binding's description and tooltip are fixed when the class is made (`BINDINGS`), and
 Textual has no public way to change them; the main screen speaks two languages, so its
-bindings are relabelled in place here. `tests/test_tui_internals.py` checks the names are
+bindings are relabelled in place here. `tests/app/test_tui_internals.py` checks the names are
 still there and still work, so a Textual upgrade that renames one fails loudly there, not
 as a key bar stuck in the other language.
 """

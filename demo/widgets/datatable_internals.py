@@ -4,7 +4,7 @@ DataTable's public `update_cell` and `add_row` bump one counter that is part of 
 render cache key, so one changed cell re-renders every visible row on the next paint; with
 a live table that changes a few cells ten times a second that is most of a frame. The
 functions here do the same updates while forgetting only what changed. Each names the
-internals it touches; `tests/test_tui_internals.py` checks they are all still there (and
+internals it touches; `tests/app/test_tui_internals.py` checks they are all still there (and
 still behave) so a Textual upgrade that renames one fails loudly there, not as a stale
 cell on screen.
 """

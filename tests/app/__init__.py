@@ -1,0 +1,1 @@
+"""The Textual app: pilot tests, layouts and snapshots (`__snapshots__`, keyed by module)."""

@@ -1,0 +1,1 @@
+"""`borrowed-keys export`: the recorded page and its preview."""

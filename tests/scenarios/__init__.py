@@ -1,0 +1,1 @@
+"""The scenario files, the player, the Session, the glossary and the sentences."""

@@ -1,0 +1,1 @@
+"""The searches: the explorer and the chaos fuzzer, and one judge for what they find."""

@@ -1,0 +1,1 @@
+"""`borrowed-keys serve`: the app in a browser."""

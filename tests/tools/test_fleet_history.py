@@ -1,0 +1,118 @@
+"""A saved fleet run replayed without a process: belief against truth from its history, the
+page `export` makes of it, and `fleet --check` judging it again.
+
+tests/fleet_runs/stalled.jsonl is a history in the saved form (`s` in the fleet): w1 holds
+t1, is stalled past its expiry, w2 claims, w1 resumes and its next page is refused as fenced.
+"""
+
+import argparse
+import json
+from pathlib import Path
+
+import pytest
+
+from core.engine.records import EventRow
+from core.engine.vocabulary import EventKind
+from core.fleet.command import BadOption, checked, run_check_command
+from core.fleet.history import FleetTimeline, HistoryError, load_history
+from core.sim.timeline import BeliefEnd, CallOutcome, LeaseEnd
+from demo.export.cli import main as export_main
+
+STALLED = Path(__file__).parent.parent / "fleet_runs" / "stalled.jsonl"
+
+
+def test_a_saved_run_replays_belief_against_truth() -> None:
+    run = load_history(STALLED)
+    view = run.timeline_at(run.end)
+    w1 = view.row("w1")
+    assert w1 is not None
+    # the store's lease ended when w2 claimed (5 s); w1 believed on until the refusal (6 s)
+    assert w1.leases[0].ended_by is LeaseEnd.RECLAIMED and w1.leases[0].end == 5000
+    assert w1.beliefs[0].ended_by is BeliefEnd.REFUSED and w1.beliefs[0].end == 6000
+    refused = [c for c in w1.calls if c.outcome is CallOutcome.REFUSED]
+    assert [c.reason for c in refused] == ["fenced"]
+    w2 = view.row("w2")
+    assert w2 is not None and w2.beliefs[0].ended_by is BeliefEnd.RELEASED
+
+
+def test_a_moment_before_the_takeover_shows_w1_still_holding() -> None:
+    view = load_history(STALLED).timeline_at(3000)
+    w1 = view.row("w1")
+    assert w1 is not None and w1.leases[0].end is None and w1.beliefs[0].end is None
+    assert view.row("w2") is None
+
+
+def _claim(seq: int, at: int) -> EventRow:
+    return EventRow(seq, at, EventKind.CLAIMED, "t1", "w1", 1, 1, None, {"expires_at": at + 3000})
+
+
+def test_a_lease_a_process_stops_naming_ends_its_belief_there() -> None:
+    tl = FleetTimeline(1000, 3000, 2000)
+    tl.believe(0, {"w1": None})
+    tl.take([_claim(1, 100)])
+    # the process has not said so yet: a line that did not change is no news
+    tl.believe(150, {"w1": None})
+    assert tl.view(150).rows[0].beliefs[0].end is None
+    tl.believe(200, {"w1": ("t1", 1)})
+    tl.believe(2500, {"w1": None})  # it let go by itself (its own renew deadline)
+    belief = tl.view(3000).rows[0].beliefs[0]
+    assert belief.end == 2500 and belief.ended_by is BeliefEnd.FORGOT
+
+
+def test_a_signal_from_the_supervisor_ends_a_killed_workers_belief() -> None:
+    tl = FleetTimeline(1000, 3000, 2000)
+    tl.take([_claim(1, 100), EventRow(0, 900, EventKind.KILLED, None, "w1", None, None, None, {})])
+    belief = tl.view(1000).rows[0].beliefs[0]
+    assert belief.end == 900 and belief.ended_by is BeliefEnd.KILLED
+
+
+def test_export_turns_a_saved_run_into_a_page_in_words(tmp_path: Path) -> None:
+    assert export_main([str(STALLED), "--out", str(tmp_path), "--lang", "zh"]) == 0
+    page = (tmp_path / "index.html").read_text(encoding="utf-8")
+    assert "真实进程上的一局" in page and "<svg" in page
+    assert "守住了" in page  # the verdict of the whole history, checked again
+    for code in ("write_rejected", "None", "fenced", "lease_token"):
+        assert code not in page, code
+
+
+def _args(path: Path) -> argparse.Namespace:
+    return argparse.Namespace(check=str(path), lang=None)
+
+
+def test_check_judges_a_saved_run_again(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert run_check_command(_args(STALLED)) == 0
+    assert "Verdict: held" in capsys.readouterr().out
+    # plant the harm: w1's refused page accepted instead, from the lease w2 replaced
+    lines = STALLED.read_text().splitlines()
+    stale = json.loads(lines[5])
+    stale.update(event="write_accepted", reason=None, detail={"key": "t1/2"})
+    lines[5] = json.dumps(stale)
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text("\n".join(lines) + "\n")
+    assert run_check_command(_args(broken)) == 1
+    assert "Verdict: broken" in capsys.readouterr().out
+
+
+def test_a_file_that_is_not_a_saved_run_is_one_line(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(STALLED.read_text().splitlines()[0] + "\n[1, 2]\n")
+    with pytest.raises(HistoryError, match=r"bad\.jsonl:2: "):
+        load_history(bad)
+    assert run_check_command(_args(bad)) == 2
+
+
+def test_a_fleet_starts_at_most_32_workers() -> None:
+    from core.fleet.command import add_fleet_options
+
+    p = argparse.ArgumentParser()
+    add_fleet_options(p)
+    assert checked(p.parse_args(["--workers", "32"])).workers == 32
+    with pytest.raises(BadOption, match="--workers"):
+        checked(p.parse_args(["--workers", "33"]))
+
+
+def test_plus_worker_past_the_bound_starts_no_process(tmp_path: Path) -> None:
+    from core.fleet.supervisor import Fleet, FleetSettings
+
+    with Fleet(FleetSettings(db=str(tmp_path / "f.db")), tmp_path / "logs") as fleet:
+        assert fleet.add_worker_within(0) is None and not fleet.workers
