@@ -52,19 +52,15 @@ def _uses_postgresql(item: pytest.Item) -> bool:
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Mark what needs a PostgreSQL server and what runs on the wall clock (see above)."""
+    """Mark what needs a PostgreSQL server and what runs on the wall clock (see above), and
+    what compares the app's SVG screen with a stored one (`snapshot`: `make test-min` leaves
+    those to `make test`, see the Makefile)."""
     for item in items:
         if _uses_postgresql(item):
             item.add_marker(pytest.mark.postgresql)
         path = Path(item.path)
         if TESTS / "real" in path.parents or path.name in REAL_CLOCK_MODULES:
             item.add_marker(pytest.mark.real_clock)
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """A test that compares the app's SVG screen with a stored one is a `snapshot` test:
-    `make test-min` leaves those to `make test` (see the Makefile)."""
-    for item in items:
         if "snap_compare" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.snapshot)
 
