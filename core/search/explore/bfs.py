@@ -31,7 +31,7 @@ reached (a sleep set prunes transitions, not states), and fewer calls go to the 
 Why the shortest trace to each rule is still found, and of the same length. Let w be a
 shortest trace to rule r in the full search, of length L, its last choice a breaking r.
 (1) Every trace equivalent to w (the same choices, independent neighbours swapped) has
-length L and ends with a: a is broken-by the same rule wherever it stands among
+length L and ends with a: a breaks the same rule wherever it stands among
 independent choices, so an order with a earlier would break r in fewer than L steps. So
 every such order passes through states at their least depth only (a state at position
 i reached in fewer than i choices would shorten the trace), and its next-to-last state is
@@ -50,8 +50,11 @@ root, Z empty and x = w: some order of w is made, its last choice a at depth L b
 and the reduced search makes only real transitions, so it finds nothing shorter. The same
 length, then, though not always the same trace: which of the equivalent orders is written
 may differ. Arrivals at a deeper level are ignored: they only lie on traces that are not
-shortest. A state met again as a copy with its workers renamed gets an empty sleep set
-(it makes every choice), which only loses reduction. `tests/test_explore_reduction.py`
+shortest. No cycle proviso is needed: a sleep set skips transitions, never a state, so no
+state's choices are put off for ever (that is a persistent set's problem); breadth first
+needs the intersection within a level instead. A state met again as a copy with its
+workers renamed (by symmetry) has that arrival's sleep set renamed to the kept copy's
+workers before the intersection. `tests/test_explore_reduction.py`
 checks the lengths against the full search, and the independence itself (both orders of
 every independent pair reach one state and break the same) on every state of small worlds.
 
