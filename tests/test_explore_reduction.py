@@ -142,3 +142,11 @@ def test_the_command_without_the_reduction_finds_the_same(
     assert reduced["states_per_level"] == full["states_per_level"]
     lengths = [{c["rule"]: c["length"] for c in d["counterexamples"]} for d in docs]
     assert lengths[0] == lengths[1] == {"page_without_live_lease": 3}
+
+
+def test_two_jobs_reduce_as_one_does() -> None:
+    """The sleep sets travel with the states dealt to the other job: the same result."""
+    params = replace(WORLD, mode=Mode.NO_FENCING, depth=4)
+    one, two = explore(params, jobs=1), explore(params, jobs=2)
+    assert two.summary() == one.summary()
+    assert [c.actions for c in two.counterexamples] == [c.actions for c in one.counterexamples]
