@@ -23,6 +23,10 @@ SECTIONS: dict[str, tuple[str, str]] = {
     ),
     "scale": ("heartbeats as the fleet grows, SQLite and PostgreSQL", "bench.scale"),
     "explore": ("the explorer's rates and the worlds it exhausts", "bench.explore"),
+    "reduction": (
+        "the explorer's partial-order reduction: 2 workers x 2 tasks x 1 step",
+        "bench.explore",
+    ),
     "sim": ("an hour of virtual time; one manual call through the simulation", "bench.sim"),
     "fleet": ("one frame of the fleet screen with 4 to 24 real workers", "bench.fleet"),
     "chaos": ("random fault schedules: correct mode clean, each mistake exposed", "bench.chaos"),

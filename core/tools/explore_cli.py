@@ -79,6 +79,12 @@ def add_parser(subparsers: Any) -> None:
         help="send every call to the store, even one a state alike for its caller has "
         "already refused (slower; the same result)",
     )
+    p.add_argument(
+        "--no-reduction",
+        action="store_true",
+        help="try every choice at every state, even calls on two tasks in both orders "
+        "(slower; the same states and the same shortest traces)",
+    )
     p.add_argument("--json", action="store_true", help="print a JSON summary on stdout")
     p.set_defaults(handler=command)
 
@@ -155,6 +161,7 @@ def _run(args: Any, mode: Mode, err: Any, on_written: Callable[[str], None]) -> 
         steps=args.steps,
         depth=args.depth,
         memo=not args.no_memo,
+        reduction=not args.no_reduction,
         max_states=args.max_states,
     )
 

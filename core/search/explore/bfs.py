@@ -17,6 +17,47 @@ to each broken rule is a shortest one (breadth first), and is written as a scena
 that `borrowed-keys play` plays and the app opens. The search goes on past
 a broken rule, so one rule broken early does not hide another that needs more choices.
 
+Partial-order reduction (sleep sets; `params.reduction`, on by default, `--no-reduction`).
+With several tasks, two calls of two workers on two tasks commute (`footprint` and
+`independent` in core/search/explore/world.py say which): made in either order from one
+state, each is offered after the other, answers and breaks the same rules, and they reach
+one state. Trying both orders makes each such state twice and each call twice. A state
+carries a sleep set: the choices it need not make, because a trace that differs only by
+the order of independent choices makes them. At a state with sleep set Z, choice a, made
+after the choices b1..bk before it (in the fixed order), leads to a child with sleep set
+{x in Z + {b1..bk} : x independent of a}; a choice in Z is not made. Every state is still
+reached (a sleep set prunes transitions, not states), and fewer calls go to the store.
+
+Why the shortest trace to each rule is still found, and of the same length. Let w be a
+shortest trace to rule r in the full search, of length L, its last choice a breaking r.
+(1) Every trace equivalent to w (the same choices, independent neighbours swapped) has
+length L and ends with a: a breaks the same rule wherever it stands among
+independent choices, so an order with a earlier would break r in fewer than L steps. So
+every such order passes through states at their least depth only (a state at position
+i reached in fewer than i choices would shorten the trace), and its next-to-last state is
+w's. (2) By induction over the length of x: if the search expands a state s at its least
+depth d with sleep set Z, and x is a trace from s with the property of (1) (every order of
+it passes states at their least depth, and ends with one same choice), and no choice in Z
+can be moved to the front of x, then some order of x is made from s, transition by
+transition. Take the first choice a1 in the fixed order at s that can be moved to the
+front of x (x = a1.x'): it is not in Z, so it is made. Its child c is at depth d + 1, its
+least, so c is a state of the next level and is expanded there with the intersection of
+the sleep sets of its arrivals at that depth, a subset of this arrival's. No choice y in
+that subset can be moved to the front of x': y is independent of a1, so x would be y.a1...
+with y movable to its front: y in Z is excluded by the hypothesis, y before a1 in the
+fixed order by a1's choice. By induction some order of x' is made from c. (3) With s the
+root, Z empty and x = w: some order of w is made, its last choice a at depth L breaks r;
+and the reduced search makes only real transitions, so it finds nothing shorter. The same
+length, then, though not always the same trace: which of the equivalent orders is written
+may differ. Arrivals at a deeper level are ignored: they only lie on traces that are not
+shortest. No cycle proviso is needed: a sleep set skips transitions, never a state, so no
+state's choices are put off for ever (that is a persistent set's problem); breadth first
+needs the intersection within a level instead. A state met again as a copy with its
+workers renamed (by symmetry) has that arrival's sleep set renamed to the kept copy's
+workers before the intersection. `tests/test_explore_reduction.py`
+checks the lengths against the full search, and the independence itself (both orders of
+every independent pair reach one state and break the same) on every state of small worlds.
+
 A state is restored by SQLite's own copy of the database (`Simulation.save` / `restore`,
 core/search/explore/branch.py) or, as the slower alternative kept for measurement, by
 replaying its trace from the root. With several jobs the states of each level are
@@ -27,7 +68,7 @@ which order, is decided here alone, so any number of jobs gives the same result.
 import resource
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from core.scenarios.glossary import violation_word
@@ -36,6 +77,7 @@ from core.search.explore.pool import Expander
 from core.search.explore.world import ENGINE_ERROR as ENGINE_ERROR
 from core.search.explore.world import ExploreParams as ExploreParams
 from core.search.explore.world import Restore as Restore
+from core.search.explore.world import Sleeper
 from core.sim.spec import Action
 
 
@@ -186,6 +228,11 @@ def explore(
             following: list[int] = []
             new: list[tuple[int, int]] = []  # (position in the level, choice) of each
             new_keys: list[bytes] = []
+            # each new state's sleep set and the canonical order of its copy's workers,
+            # and where in the next level each new key stands (see the module's docstring)
+            sleeps: list[frozenset[Sleeper]] = []
+            orders: list[tuple[str, ...]] = []
+            placed: dict[bytes, int] = {}
             known = len(seen)
             for position, outcomes in expander.expand():
                 if stop is not None and stop():
@@ -205,7 +252,17 @@ def explore(
                                 elapsed_s=time.perf_counter() - started,
                                 detail=child.crash or "",
                             )
-                    if child.crash is not None or child.key in seen or full:
+                    if child.crash is not None or full:
+                        continue
+                    if child.key in seen:
+                        # Reached again in the same level: the state need skip only what
+                        # every arrival at this depth may skip (the intersection), each
+                        # arrival's sleep set named as the kept copy names its workers. An
+                        # arrival at a later depth changes nothing (the argument above).
+                        at = placed.get(child.key)
+                        if at is not None and sleeps[at]:
+                            mine = _renamed(child.sleep, child.order, orders[at])
+                            sleeps[at] = sleeps[at] & mine
                         continue
                     assert child.kept, "the job expanding a state keeps each new child"
                     seen.add(child.key)
@@ -214,6 +271,9 @@ def explore(
                     via.append(child.action)
                     new.append((position, choice))
                     new_keys.append(child.key)
+                    placed[child.key] = len(sleeps)
+                    sleeps.append(child.sleep)
+                    orders.append(child.order)
                     if params.max_states is not None and len(seen) >= params.max_states:
                         full = True
             if report.stopped:
@@ -225,7 +285,7 @@ def explore(
                 full = full or time.perf_counter() - started > params.max_seconds
             frontier = following
             if frontier and depth < params.depth and not full:
-                expander.keep(new, new_keys)
+                expander.keep(new, new_keys, sleeps)
             lv = Level(depth, len(seen), report.transitions, time.perf_counter() - started)
             report.levels.append(lv)
             if on_level is not None:
@@ -239,6 +299,21 @@ def explore(
     report.elapsed_s = time.perf_counter() - started
     report.cpu_s = _cpu_s() - cpu_started
     return report
+
+
+def _renamed(
+    sleep: frozenset[Sleeper], order: tuple[str, ...], kept: tuple[str, ...]
+) -> frozenset[Sleeper]:
+    """A sleep set of one copy of a state, named as another copy of it names its workers:
+    the i-th worker in the canonical order of one is the i-th of the other."""
+    if order == kept:
+        return sleep
+    to = dict(zip(order, kept, strict=True))
+    out: set[Sleeper] = set()
+    for action, (worker, task, queues) in ((a, f) for a, f in sleep if f is not None):
+        # only a worker's calls are ever asleep (a footprint names the caller)
+        out.add((replace(action, worker=to[worker]), (to[worker], task, queues)))  # type: ignore[arg-type]
+    return frozenset(out)
 
 
 def _cpu_s() -> float:

@@ -8,7 +8,18 @@ from operator import attrgetter
 from core.engine.records import EventRow
 from core.engine.vocabulary import REJECTIONS, EventKind
 from core.search.explore.canonical import PlainForm, Reading, canonical_pair, known, read
-from core.search.explore.world import ENGINE_ERROR, ExploreParams, Restore, broken_rules, choices
+from core.search.explore.world import (
+    ENGINE_ERROR,
+    ExploreParams,
+    Footprint,
+    Restore,
+    Sleeper,
+    broken_rules,
+    choices,
+    claimed,
+    footprint,
+    independent,
+)
 from core.sim.simulation import SavedRun, Simulation
 from core.sim.spec import Action, Checkpoint, Claim, Complete, Effect, Fail, Heartbeat, Park, Write
 from core.sim.worker import Worker
@@ -161,9 +172,24 @@ class Child:
     handle: Handle | None  # None: the state was seen before (no need to keep it)
     broken: tuple[str, ...]
     crash: str | None = None  # what the engine raised, if it did
+    # With the reduction: the choices the child need not make (its sleep set), and the
+    # order the canonical form puts its workers in (a sleep set names workers as they are
+    # in this copy: another arrival at the same key may have them renamed).
+    sleep: frozenset[Sleeper] = frozenset()
+    order: tuple[str, ...] = ()
 
 
-def expand(branches: Branches, handle: Handle, seen: set[bytes]) -> list[Child]:
+def reduces(params: ExploreParams) -> bool:
+    """Whether the search reduces: with one task no two choices are independent."""
+    return params.reduction and params.tasks > 1
+
+
+def expand(
+    branches: Branches,
+    handle: Handle,
+    seen: set[bytes],
+    sleep: frozenset[Sleeper] = frozenset(),
+) -> list[Child]:
     """Try every choice at the state `handle` names; a child whose key is not in `seen`
     comes with a copy of its state, and its key is added.
 
@@ -174,6 +200,12 @@ def expand(branches: Branches, handle: Handle, seen: set[bytes]) -> list[Child]:
     every worker as itself, not up to renaming, so the next choice's worker is the same.
     A call refused so in a state alike for its caller (`_callers_view`) is not made at
     all: its child is this state (unless `params.memo` is off).
+
+    A choice in `sleep` is not made at all (and has no child): the state's sleep set,
+    each choice of which the search has already made, or will make, in a trace that
+    differs from any through here only by the order of independent choices (see
+    core/search/explore/bfs.py). Each child comes with its own: what this state's sleep
+    set and the choices made here before it hold that is independent of its choice.
     """
     branches.goto(handle)
     sim = branches.sim
@@ -188,14 +220,41 @@ def expand(branches: Branches, handle: Handle, seen: set[bytes]) -> list[Child]:
     live = True  # the simulation is in the state `handle` names, as far as anything reads
     memo = branches.refused if branches.params.memo else None
     shared, own = _callers_view(home) if memo is not None else (b"", {})
-    for action in choices(sim, parent.rows):
+    offered = choices(sim, parent.rows)
+    reducing = reduces(branches.params)
+    # Each choice's footprint, taken here before any is made (the simulation moves).
+    prints = {a: footprint(sim, a) for a in offered} if reducing else {}
+    asleep_here = {a for a, _ in sleep}
+    done: list[Sleeper] = [*sleep]  # asleep here, or already made here
+
+    def sleeps(action: Action, mine: Footprint) -> frozenset[Sleeper]:
+        """The child's sleep set: what sleeps here or was made before, independent."""
+        if not reducing:
+            return frozenset()
+        asleep = frozenset(z for z in done if independent(z[1], mine))
+        done.append((action, mine))
+        return asleep
+
+    for action in offered:
+        if action in asleep_here:
+            continue
         asked: Refusal | None = None
         if memo is not None and isinstance(action, _CALLS):
             asked = (shared, own[action.worker], action)
             if asked in memo:
                 # Refused before, with nothing changed, in a state alike in all this call
                 # meets: refused again, and the child is this state (see below).
-                out.append(Child(action, home_key, None, ()))
+                out.append(
+                    Child(
+                        action,
+                        home_key,
+                        None,
+                        (),
+                        None,
+                        sleeps(action, prints.get(action)),
+                        home.order,
+                    )
+                )
                 continue
         if not live:
             branches.goto(handle)
@@ -212,7 +271,7 @@ def expand(branches: Branches, handle: Handle, seen: set[bytes]) -> list[Child]:
             # Not a verdict but a crash: the store raised instead of refusing. The state
             # after it is not one to trust, so the branch ends here.
             crashed = f"{ENGINE_ERROR}: {type(crash).__name__}: {crash}"
-            out.append(Child(action, b"", None, (ENGINE_ERROR,), crashed))
+            out.append(Child(action, b"", None, (ENGINE_ERROR,), crashed, sleeps(action, None)))
             live = False
             continue
         if (
@@ -229,7 +288,11 @@ def expand(branches: Branches, handle: Handle, seen: set[bytes]) -> list[Child]:
             if memo is not None and asked is not None:
                 memo.add(asked)
                 branches.learnt.append(asked)
-            out.append(Child(action, home_key, None, ()))
+            out.append(
+                Child(
+                    action, home_key, None, (), None, sleeps(action, prints.get(action)), home.order
+                )
+            )
             continue
         after = read(sim, before, branches.events)
         broken = tuple(broken_rules(sim, found))
@@ -239,7 +302,10 @@ def expand(branches: Branches, handle: Handle, seen: set[bytes]) -> list[Child]:
             # the first time this key turns up: the copy of it the search may keep
             kept = branches.here(path, action, (after, key, plain))
             seen.add(key)
-        out.append(Child(action, key, kept, broken))
+        mine = prints.get(action)
+        if reducing and isinstance(action, Claim) and action.task is None and memory is not None:
+            mine = claimed(sim, action, memory[0])
+        out.append(Child(action, key, kept, broken, None, sleeps(action, mine), plain.order))
         live = plain == home
         if live:
             before = after

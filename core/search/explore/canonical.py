@@ -5,7 +5,7 @@ form decides which states count as one, so it is kept apart from the search that
 import hashlib
 from bisect import bisect_left
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from itertools import groupby, permutations
 from typing import Any
 
@@ -100,6 +100,10 @@ class PlainForm:
     store: tuple[object, ...]
     checker: tuple[object, ...]
     own: tuple[tuple[str, str], ...]  # by worker name
+    # The workers in the order the canonical form names them (the first is its worker 0):
+    # two states with one key are one with worker order[i] of each taken as the other's.
+    # Not compared: it follows from the rest.
+    order: tuple[str, ...] = field(default=(), compare=False)
 
 
 def canonical_pair(sim: Simulation, reading: Reading) -> tuple[bytes, PlainForm]:
@@ -155,17 +159,26 @@ def _forms(sim: Simulation, reading: Reading) -> tuple[str, PlainForm]:
     # page was written at or below it, so the comparison always lets the write through and
     # the page's token is left out (the refusal's reason, a register line, can mention
     # it). A checkpoint's fence token no statement compares.
+    #
+    # Every one of those comparisons is within one task: the gate compares the caller's
+    # token with the row of the task its lease names, the rules a writer's or a claim's
+    # with the newest issued for its task. So the fence tokens are ranked each task's
+    # apart, as the lease tokens are: the one counter all claims draw from orders the
+    # tokens of two tasks, and nothing reads that order. Two claims of different tasks
+    # then reach one state in either order, which is what lets the search take them as
+    # independent (core/search/explore/world.py, `footprint`).
     workers = sim.workers
-    live_fences = {r.fence_token for r in reading.rows}
+    live_fences: dict[str, set[int]] = {r.task_id: {r.fence_token} for r in reading.rows}
     lease_tokens: dict[str, set[int]] = {}
     for r in reading.rows:
         lease_tokens[r.task_id] = {0, r.lease_token}
     for w in workers.values():
         held = w.lease
         if held is not None:
-            live_fences.add(held.fence_token)
+            live_fences.setdefault(held.task_id, set()).add(held.fence_token)
             lease_tokens.setdefault(held.task_id, {0}).add(held.lease_token)
-    live_fences.update(f for _, f in newest)
+    for t, token in newest:
+        live_fences.setdefault(t, set()).add(token)
     # Lease tokens, each task's apart, are compared for equality (the row's with the
     # caller's, the checker's records with an event's) and by order (a newer lease than
     # the caller's): every token the state holds is kept by rank.
@@ -177,7 +190,11 @@ def _forms(sim: Simulation, reading: Reading) -> tuple[str, PlainForm]:
         lease_tokens.setdefault(task, {0}).update((old, new))
     for task, token in newest_lease:
         lease_tokens.setdefault(task, {0}).add(token)
-    fence_rank = _rank_among(live_fences)
+    fence_ranks = {t: _rank_among(fs) for t, fs in live_fences.items()}
+
+    def fence_rank(task: str, token: int) -> int:
+        return fence_ranks[task](token)
+
     token_rank = {t: {v: i for i, v in enumerate(sorted(vs))} for t, vs in lease_tokens.items()}
     look = sim.next_look_ms
 
@@ -191,7 +208,7 @@ def _forms(sim: Simulation, reading: Reading) -> tuple[str, PlainForm]:
     )
     fixed = (
         *tables,
-        tuple((t, fence_rank(f)) for t, f in newest),
+        tuple((t, fence_rank(t, f)) for t, f in newest),
         effects,
         completions,
         tuple((t, token_rank[t][k]) for t, k in stuck),
@@ -222,7 +239,7 @@ def _forms(sim: Simulation, reading: Reading) -> tuple[str, PlainForm]:
                 else (
                     held.task_id,
                     token_rank[held.task_id][held.lease_token],
-                    fence_rank(held.fence_token),
+                    fence_rank(held.task_id, held.fence_token),
                 ),
                 # what it knows, not how it learnt it: resumed at a checkpoint of step k
                 # or having done steps 1..k itself, it works on from the same state
@@ -249,7 +266,7 @@ def _forms(sim: Simulation, reading: Reading) -> tuple[str, PlainForm]:
             r.owner_id,
             r.max_attempts - r.attempt,  # what the claim compares
             token_rank[r.task_id][r.lease_token],
-            fence_rank(r.fence_token),
+            fence_rank(r.task_id, r.fence_token),
             # the renew deadline and the last heartbeat judge nothing for a manual worker,
             # and neither does whether a human approved the task: only the autopilot's
             # work loop reads that (a kind that parks once, waiting for an approval)
@@ -291,9 +308,10 @@ def _forms(sim: Simulation, reading: Reading) -> tuple[str, PlainForm]:
     )
     ids = sorted(as_named, key=own.__getitem__)
     if len(set(own.values())) == len(own):
-        return repr((fixed, form(ids))), plain
+        return repr((fixed, form(ids))), replace(plain, order=tuple(ids))
     groups = [list(g) for _, g in groupby(ids, key=own.__getitem__)]
-    return repr(fixed) + min(repr(form(order)) for order in _orders(groups)), plain
+    text, order = min((repr(form(order)), order) for order in _orders(groups))
+    return repr(fixed) + text, replace(plain, order=order)
 
 
 def _rank_among(tokens: set[int]) -> Callable[[int], int]:

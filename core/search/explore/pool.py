@@ -22,7 +22,7 @@ from typing import Any
 
 from core.search.explore.branch import Branches, Child, Handle, Refusal, expand
 from core.search.explore.canonical import canonical, read
-from core.search.explore.world import ExploreParams
+from core.search.explore.world import ExploreParams, Sleeper
 from core.sim.spec import Action
 
 
@@ -35,6 +35,8 @@ class Outcome:
     kept: bool  # the job holds a copy of the state it led to
     broken: tuple[str, ...]
     crash: str | None
+    sleep: frozenset[Sleeper] = frozenset()  # the child's sleep set (see `Child`)
+    order: tuple[str, ...] = ()  # the canonical form's order of the child's workers
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,10 +48,18 @@ class Keep:
     choice: int
     next_position: int
     job: int
+    sleep: frozenset[Sleeper] = frozenset()  # the choices the state need not make
 
 
 def _outcomes(children: Sequence[Child]) -> list[Outcome]:
-    return [Outcome(c.action, c.key, c.handle is not None, c.broken, c.crash) for c in children]
+    return [
+        Outcome(c.action, c.key, c.handle is not None, c.broken, c.crash, c.sleep, c.order)
+        for c in children
+    ]
+
+
+# A state of the level, in a job: its place in the level, its copy and its sleep set.
+Entry = tuple[int, Handle, frozenset[Sleeper]]
 
 
 class _Shard:
@@ -58,14 +68,14 @@ class _Shard:
 
     def __init__(self, params: ExploreParams) -> None:
         self.branches = Branches(params)
-        self.frontier: list[tuple[int, Handle]] = []
+        self.frontier: list[tuple[int, Handle, frozenset[Sleeper]]] = []
         self.pending: dict[tuple[int, int], Handle] = {}
         self.seen: set[bytes] = set()
 
     def start(self) -> bytes:
         root = self.branches.root()
         key = canonical(self.branches.sim, read(self.branches.sim))
-        self.frontier = [(0, root)]
+        self.frontier = [(0, root, frozenset())]
         self.seen.add(key)
         return key
 
@@ -75,28 +85,28 @@ class _Shard:
     def each(self) -> Iterator[tuple[int, list[Outcome]]]:
         """The level's states one by one, so the search may stop between two of them."""
         frontier, self.frontier = self.frontier, []
-        for position, handle in frontier:
-            children = expand(self.branches, handle, self.seen)
+        for position, handle, sleep in frontier:
+            children = expand(self.branches, handle, self.seen, sleep)
             for i, child in enumerate(children):
                 if child.handle is not None:
                     self.pending[(position, i)] = child.handle
             yield position, _outcomes(children)
 
-    def keep(self, me: int, keeps: Iterable[Keep]) -> dict[int, list[tuple[int, Handle]]]:
+    def keep(self, me: int, keeps: Iterable[Keep]) -> dict[int, list[Entry]]:
         """Keep the new children that stay here; the ones that move, by job."""
-        moving: dict[int, list[tuple[int, Handle]]] = {}
+        moving: dict[int, list[Entry]] = {}
         for k in keeps:
-            handle = self.pending[(k.position, k.choice)]
+            entry = (k.next_position, self.pending[(k.position, k.choice)], k.sleep)
             if k.job == me:
-                self.frontier.append((k.next_position, handle))
+                self.frontier.append(entry)
             else:
-                moving.setdefault(k.job, []).append((k.next_position, handle))
+                moving.setdefault(k.job, []).append(entry)
         self.pending.clear()
         return moving
 
     def take(
         self,
-        arrived: Iterable[tuple[int, Handle]],
+        arrived: Iterable[Entry],
         new_keys: Iterable[bytes],
         refusals: Iterable[Refusal] = (),
     ) -> None:
@@ -163,11 +173,17 @@ class Expander:
             parts.append(part)
         yield from merge(*parts, key=lambda entry: entry[0])
 
-    def keep(self, new: Sequence[tuple[int, int]], new_keys: Sequence[bytes]) -> None:
+    def keep(
+        self,
+        new: Sequence[tuple[int, int]],
+        new_keys: Sequence[bytes],
+        sleeps: Sequence[frozenset[Sleeper]] = (),
+    ) -> None:
         """The next level: `new` are its states as (position, choice) of the transition
-        that found each, in the next level's order; `new_keys` their keys."""
+        that found each, in the next level's order; `new_keys` their keys; `sleeps` their
+        sleep sets (none: empty)."""
         before = self._holders
-        keeps = plan(new, self.jobs)
+        keeps = plan(new, self.jobs, sleeps)
         self._holders = [k.job for k in keeps]
         if self._local is not None:
             moved = self._local.keep(0, keeps)
@@ -216,14 +232,22 @@ class Expander:
             pipe.close()
 
 
-def plan(new: Sequence[tuple[int, int]], jobs: int) -> list[Keep]:
+def plan(
+    new: Sequence[tuple[int, int]], jobs: int, sleeps: Sequence[frozenset[Sleeper]] = ()
+) -> list[Keep]:
     """Where each new state goes: `new` are (position, choice) in the next level's order.
     The jobs take turns: siblings cost alike (the same choices, mostly refused the same
     way), so dealing them out one by one evens each level out better than leaving a
     state with the job that found it; a job waits at the end of a level for the slowest,
     and moving a copy costs far less than expanding a state."""
     return [
-        Keep(position, choice, next_position, next_position % jobs)
+        Keep(
+            position,
+            choice,
+            next_position,
+            next_position % jobs,
+            sleeps[next_position] if sleeps else frozenset(),
+        )
         for next_position, (position, choice) in enumerate(new)
     ]
 

@@ -74,6 +74,10 @@ class ExploreParams:
     # all that call reads (core/search/explore/branch.py, `Branches.refused`); off, every
     # call goes to the store (the results are the same, which the tests check)
     memo: bool = True
+    # partial-order reduction: a call is not made again in an order that only swaps it
+    # with an independent one (sleep sets, core/search/explore/bfs.py); off, every
+    # choice is tried at every state (the same rules broken, at the same shortest lengths)
+    reduction: bool = True
     max_states: int | None = None  # stop (not exhausted) once this many are found
     # stop (not exhausted) at the end of the level that passes this time (benchmarks only:
     # it makes the result depend on the machine)
@@ -223,6 +227,78 @@ def choices(sim: Simulation, rows: Sequence[TaskRow]) -> list[Action]:
             out += [Approve(r.task_id), Reject(r.task_id)]
     out.extend(Advance(by) for by in time_choices(sim, rows))
     return out
+
+
+# -- independence: which two choices commute ----------------------------------------------
+
+# A call's footprint: its caller, the task it touches, and whether it puts that task back
+# in the queue. None: the choice may read or change anything.
+Footprint = tuple[str, str, bool] | None
+
+_LEASE_CALLS = (Heartbeat, Checkpoint, Write, Effect, Complete, Fail, Park)
+
+
+def footprint(sim: Simulation, action: Action) -> Footprint:
+    """What `action` reads and changes, taken at this state, as far as independence goes.
+
+    A worker's call reads and changes its caller's memory and one task: the rows, pages,
+    checkpoints and effects of the task its lease names (a page's and an effect's key are
+    that task's), or of the task a claim names, and the checker's records of that task
+    alone (its rules judge a task's events against that task's past). The one counter
+    every claim draws its fence token from orders two tasks' tokens, but the canonical
+    form ranks each task's tokens apart (core/search/explore/canonical.py), since nothing
+    compares two tasks' tokens; the keeper's next look is the earliest of the leases'
+    ends, whatever order they were taken in. What is global:
+
+    - time: an advance runs the keeper's sweep over every lease and the checker's looks;
+    - a claim of any task: it picks among them all;
+    - a fail that queues its task again: the queue's order is part of the state, and two
+      tasks queued in two orders are two states;
+    - a human's verdict, and every fault (a skew, a stall, a kill, a restart);
+    - every choice where the checker can call a task stuck (a lease never ends): its
+      look after any choice reads every task and who is idle to take one over.
+    """
+    if offers_faults(sim):
+        return None
+    if isinstance(action, Claim):
+        return None if action.task is None else (action.worker, action.task, False)
+    if isinstance(action, _LEASE_CALLS):
+        lease = sim.workers[action.worker].lease
+        if lease is None:
+            return None
+        return (action.worker, lease.task_id, isinstance(action, Fail) and action.retry)
+    return None
+
+
+# A choice in a sleep set, with its footprint where it was put there: nothing it touches
+# changes while it sleeps (only choices independent of it are made), so it still holds.
+Sleeper = tuple[Action, Footprint]
+
+
+def claimed(sim: Simulation, action: Claim, before: object) -> Footprint:
+    """The footprint of a claim of any task, known once it is made: the task it took.
+
+    A claim of any task takes the first expired lease, else the first queued task. Made
+    after a call of another worker on another task, it takes the same one: such a call
+    can end that task's lease or take it out of the queue, never put it ahead of the one
+    taken (a lease it renews ends later than now; one queued again is a footprint of its
+    own, dependent on this one). Not so with a skewed clock, by which a lease just renewed
+    can look over: then, and for a claim that took nothing, it stays global."""
+    lease = sim.workers[action.worker].lease
+    if lease is None or lease == before or offers_faults(sim):
+        return None
+    if sim.workers[action.worker].faults.skew_ms:
+        return None
+    return (action.worker, lease.task_id, True)
+
+
+def independent(a: Footprint, b: Footprint) -> bool:
+    """Two choices commute: made in either order from one state, each is offered after the
+    other, answers and breaks the same, and they reach one state. True only for calls of
+    two workers on two tasks, not both queueing their task again."""
+    if a is None or b is None:
+        return False
+    return a[0] != b[0] and a[1] != b[1] and not (a[2] and b[2])
 
 
 def broken_rules(sim: Simulation, found_before: int) -> list[str]:
