@@ -272,6 +272,11 @@ WORDS.update(
     {
         "undo": ("Undo", "撤销"),
         "times_column": ("times", "次数"),  # the Rejected panel's count of repeats
+        # the Rejected panel: the refused call's page and tokens, the current one beside
+        "page_column": ("page", "页"),
+        "lease_column": ("lease", "租约号"),
+        "fence_column": ("fence", "围栏令牌"),
+        "token_now": ("{its} (now {current})", "{its}（当前 {current}）"),
         "found": ("found", "实际"),  # what a failed check found instead
         "box_detail": (
             "Box {task} #{seq} (step {step}):",

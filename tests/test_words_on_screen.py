@@ -25,9 +25,8 @@ from core.scenarios.session import Session
 from core.scenarios.telling import refusal_sentence
 from demo.export.page import WORDS as PAGE_WORDS
 from demo.i18n import WORDS as APP_WORDS
-from demo.i18n import operation_word, reason_word
 from demo.widgets.narration import narration_text
-from demo.widgets.panels import event_line
+from demo.widgets.panels import event_line, rejection_cells
 from demo.widgets.status_header import HeaderState, header_fields
 from demo.widgets.task_table import task_row
 from demo.widgets.worker_pane import WorkerPane, lease_bar, pane_states, pulse_line, until_line
@@ -57,6 +56,8 @@ SEED_NAMES = frozenset(
 SNAKE = re.compile(r"(?<![\w/.-])[a-z][a-z0-9]*(?:_[a-z0-9]+)+(?![\w/.-])")
 KEY_VALUE = re.compile(r"\b[a-z][a-z0-9_]* ?= ?[\"'\w]")
 CODE = re.compile(r"[{}`]|\bNone\b")
+# the compact tokens "L1 F1" the Rejected panel once showed: a lease and a fence by letter
+TOKEN = re.compile(r"\b[LF]\d+\b")
 
 
 def identifiers(text: str) -> list[str]:
@@ -64,6 +65,7 @@ def identifiers(text: str) -> list[str]:
     found = [m for m in SNAKE.findall(text) if m not in SEED_NAMES]
     found += KEY_VALUE.findall(text)
     found += CODE.findall(text)
+    found += TOKEN.findall(text)
     return found
 
 
@@ -76,6 +78,8 @@ def identifiers(text: str) -> list[str]:
         "mode: `running` taken as ownership",
         "effect None",
         "stale_write_accepted×1",
+        "L1 F1 floor6/3",
+        "(its token L1 F1 floor6/3; current L2 F2)",
         "awaiting_approval",
     ],
 )
@@ -179,10 +183,7 @@ def app_texts(sc: Scenario, lang: str, mode: Mode | None = None) -> Iterator[tup
                     current=(r.current_lease_token, r.current_fence_token),
                 ),
             )
-            yield (
-                where + " rejected",
-                f"{operation_word(r.operation, lang)} {reason_word(r.reason, lang)}",
-            )
+            yield where + " rejected", " | ".join(rejection_cells(r, 2, lang))
         events = session.events(seen_events)
         for ev in events:
             yield where + " event log", event_line(ev, lang).plain
