@@ -248,3 +248,51 @@ def test_every_mode_is_named_in_words() -> None:
         for lang in ("en", "zh"):
             assert identifiers(mode_name(mode.value, lang)) == []
             assert identifiers(mode_word(mode.value, lang)) == []
+
+
+# The scenarios whose questions set the seed's own SQL beside the store's ("Claim's guard is
+# status = 'queued' OR lease_expires_at < NOW()"): there the code is the lesson.
+SEED_SQL_SCENARIOS = frozenset({"15_seed_sql.toml", "21_explored_done_twice.toml"})
+SQL_CALL = re.compile(r"\b[A-Za-z]+\(\)|\bmax\(")
+
+
+def question_codes(text: str, lang: str) -> list[str]:
+    """The codes in a question's text: a column name where a word would do is one too,
+    except inside a Chinese sentence quoting the seed, which writes its names so ("原文：…
+    带着新的 lease_token 从 checkpoint 继续")."""
+    # "None: her call is undone" is an English answer, not Python's None
+    found = [c for c in identifiers(text) if c != "None"] + SQL_CALL.findall(text)
+    if not (lang == "zh" and "原文" in text):
+        found += [m for m in SNAKE.findall(text) if m in SEED_NAMES]
+    return found
+
+
+def _asked(question: Question | None, lang: str) -> Iterator[str]:
+    while question is not None:
+        yield from _question_texts(question, lang)
+        question = question.follow_up
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "why must lease_ttl > renew_deadline > heartbeat_every?",
+        "not from max(fence_token) + 1 over the task's rows",
+        "`running` says the task once ran; the checker only reports stuck_task",
+    ],
+)
+def test_a_planted_code_in_a_question_is_found(text: str) -> None:
+    assert question_codes(text, "en"), text
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_questions_say_in_words_what_the_seed_names_in_columns(lang: str) -> None:
+    bad = [
+        f"{name} step {k}: {codes} in {text[:120]!r}"
+        for name in bundled()
+        if name not in SEED_SQL_SCENARIOS
+        for k, step in enumerate(scenario(name).steps, 1)
+        for text in _asked(step.question, lang)
+        if (codes := question_codes(text, lang))
+    ]
+    assert bad == [], "\n".join(bad)
