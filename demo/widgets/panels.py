@@ -447,8 +447,9 @@ class RejectedTable(KeyedTable):
             "count": tr("times_column", lang),
         }
         kept = [at for at, k in enumerate(REJECTED_COLUMNS) if k not in empty]
-        self.set_columns([(REJECTED_COLUMNS[at], labels[REJECTED_COLUMNS[at]]) for at in kept])
-        rows = [(key, tuple(row[at] for at in kept)) for key, row in rows]
+        columns = [(REJECTED_COLUMNS[at], labels[REJECTED_COLUMNS[at]]) for at in kept]
+        columns, rows = _fenced(snap, columns, [(k, tuple(r[at] for at in kept)) for k, r in rows])
+        self.set_columns(columns)
         self.sync(rows)
         restyled = fresh_before ^ set(self._fresh)
         if restyled:
