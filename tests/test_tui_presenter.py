@@ -331,7 +331,7 @@ async def test_palette_offers_every_act(tmp_path: Path) -> None:
         ):
             assert expected in titles
         assert any(t == "Mode: mistake three" for t in titles)
-        assert any(t == "Enqueue: approval task" for t in titles)
+        assert "New task: work that waits for a person's approval" in titles
         kill = next(c for c in main_screen_commands(screen, "en") if c.title == "Kill: Acheng  [k]")
         kill.callback()
         await pilot.pause()

@@ -296,3 +296,40 @@ def test_questions_say_in_words_what_the_seed_names_in_columns(lang: str) -> Non
         if (codes := question_codes(text, lang))
     ]
     assert bad == [], "\n".join(bad)
+
+
+class _PaletteStub:
+    """The main screen as the palette sees it, on a session's frame: no app, no Pilot."""
+
+    def __init__(self, session: Session) -> None:
+        self.session = session
+
+    def shown_snapshot(self) -> Any:
+        return self.session.snapshot()
+
+    def __getattr__(self, name: str) -> Any:
+        return lambda *args, **kwargs: None
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_palette_speaks_in_words(lang: str) -> None:
+    # at the approval (a waiting task, a refusal): every entry the palette can list
+    from core.sim.spec import TASK_KINDS
+    from demo.commands import main_screen_commands
+
+    session = Session(scenario("04_human_approval.toml"))
+    while session.position < 3:
+        session.reveal() if session.question is not None else session.next_step()
+    said = [
+        text
+        for c in main_screen_commands(cast(Any, _PaletteStub(session)), lang)
+        for text in (c.title, c.help)
+    ]
+    session.close()
+    kinds = "|".join(TASK_KINDS)
+    # a task's kind by its id ("Enqueue: approval task", "入队：approval 任务")
+    by_id = re.compile(rf"\b({kinds}) task\b" if lang == "en" else rf"\b({kinds})\b")
+    bad = [t for t in said if identifiers(t) or by_id.search(t)]
+    if lang == "zh":
+        bad += [t for t in said if re.search(r"[\u4e00-\u9fff]: ", t)]  # 冻结心跳: 阿澄
+    assert bad == [], bad
