@@ -257,8 +257,12 @@ async def test_twelve_workers_two_hundred_tasks(tmp_path: Path) -> None:
         running = [t.row for t in screen.session.snapshot().tasks if t.row.status == "running"]
         owners = sorted(row.owner_id or "" for row in running)
         assert owners == [f"w{i:02d}" for i in range(1, 13)]
+        grid = screen.query_one("#workers", WorkerGrid)
         for row in running:
             assert str(table.get_cell(row.task_id, "owner")) == row.owner_id
+            # a pane out of sight draws its newest state when it scrolls into view
+            grid.scroll_to_widget(grid.panes[row.owner_id or ""], animate=False)
+            await pilot.pause()
             assert row.task_id in pane_text(screen, row.owner_id or "")
 
 
