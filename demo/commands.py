@@ -20,7 +20,7 @@ from core.scenarios import glossary
 from core.sim.snapshot import Snapshot
 from core.sim.spec import TASK_KINDS, WORKER_ACTIONS, Action, WorkerState
 from demo.controls import CONTROLS, FAULT_KEY, worker_faults
-from demo.i18n import WORDS, mode_description, reason_word, tr, worker_name
+from demo.i18n import label, mode_description, reason_word, tr, worker_name
 
 
 @runtime_checkable
@@ -76,7 +76,7 @@ def main_screen_commands(screen: PaletteScreen, lang: str) -> Iterator[Command]:
             if not acts:
                 continue
             yield Command(
-                f"{tr(fault.word, lang)}: {name}  [{FAULT_KEY[fault.action]}]",
+                f"{label(tr(fault.word, lang), lang)}{name}  [{FAULT_KEY[fault.action]}]",
                 tr("palette_fault_help", lang, press=FAULT_KEY[fault.action]),
                 partial(screen.act, WORKER_ACTIONS[fault.action](w.id)),
             )
@@ -88,9 +88,10 @@ def main_screen_commands(screen: PaletteScreen, lang: str) -> Iterator[Command]:
         )
     yield Command(tr("explore", lang), tr("tip_explore", lang), partial(screen.explore, lang))
     for kind in TASK_KINDS:
+        # the kind in words ("pages into the master ledger"), never its id ("ledger")
         yield Command(
-            tr("palette_enqueue", lang, kind=kind),
-            tr(f"kind_{kind}", lang) if f"kind_{kind}" in WORDS else kind,
+            tr("palette_enqueue", lang, kind=tr(f"kind_{kind}", lang)),
+            tr("palette_enqueue_help", lang),
             partial(screen.action_enqueue, kind),
         )
     for t in snap.tasks:

@@ -277,6 +277,11 @@ WORDS.update(
     {
         "undo": ("Undo", "撤销"),
         "times_column": ("times", "次数"),  # the Rejected panel's count of repeats
+        # the Rejected panel: the refused call's page and tokens, the current one beside
+        "page_column": ("page", "页"),
+        "lease_column": ("lease", "租约号"),
+        "fence_column": ("fence", "围栏令牌"),
+        "token_now": ("{its} (now {current})", "{its}（当前 {current}）"),
         "found": ("found", "实际"),  # what a failed check found instead
         "box_detail": (
             "Box {task} #{seq} (step {step}):",
@@ -401,7 +406,11 @@ WORDS.update(
             "立刻执行（回放会分叉并录下这个动作）",
         ),
         "palette_mode": ("Mode: {mode}", "模式：{mode}"),
-        "palette_enqueue": ("Enqueue: {kind} task", "入队：{kind} 任务"),
+        "palette_enqueue": ("New task: {kind}", "新任务：{kind}"),
+        "palette_enqueue_help": (
+            "It joins the queue, and an idle worker claims it",
+            "它加入队列，空闲的执行者会领走",
+        ),
         "palette_approve": ("Approve {task}", "批准 {task}"),
         "palette_reject": ("Reject {task}", "驳回 {task}"),
         "palette_waiting": ("{task} waits for a person's approval", "{task} 正等人批准"),

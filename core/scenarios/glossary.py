@@ -95,8 +95,6 @@ COLUMNS: Final[dict[str, Word]] = {
     "writer": ("writer", "写入者"),
     "time": ("time", "时间"),
     "operation": ("operation", "操作"),
-    "its_token": ("its token", "所带令牌"),
-    "current_token": ("current", "当前令牌"),
     "reason": ("reason", "原因"),
     "effect": ("effect", "副作用"),
     "worker": ("Worker", "执行者"),

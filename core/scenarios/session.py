@@ -168,7 +168,8 @@ class Session:
         if mode is not None:
             base = dataclasses.replace(base, mode=mode)
         self.settings = base
-        self.sim = Simulation(self.settings, generation=1)
+        # Step 0 shows the scenario before it starts: nobody has claimed anything yet.
+        self.sim = Simulation(self.settings, generation=1, start=False)
         self.position = 0  # script steps played
         self.forked = False
         self.recorded: list[Recorded] = []
@@ -184,7 +185,7 @@ class Session:
         self._redo: list[_Undone] = []
 
     def _new_simulation(self) -> Simulation:
-        return Simulation(self.settings, generation=self.sim.generation + 1)
+        return Simulation(self.settings, generation=self.sim.generation + 1, start=False)
 
     # -- what the session is -----------------------------------------------------------------
 
@@ -302,6 +303,7 @@ class Session:
         step = self.steps[index]
         action = step.action
         before, since = self.sim.last_event_seq, self.sim.now_ms
+        self.sim.start()  # a step with nothing to do still begins the run
         result = self.sim.apply(in_language(action, self.lang)) if action is not None else None
         snap = self.sim.snapshot(WITH_TIMELINE if step.expects else _TIMELINE_ONLY)
         checks = judge(step.expects, snap) if step.expects else ()

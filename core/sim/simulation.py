@@ -141,8 +141,13 @@ class Simulation(SaveRestore):
         *,
         db_path: str | os.PathLike[str] | None = None,
         generation: int = 0,
+        start: bool = True,
     ):
         self.settings = settings
+        # Whether the run has begun: what was due at its first instant (the autopilot's first
+        # claim) has run. A run made with start=False shows the world before it until its
+        # first act or advance, as a scenario's step 0 must.
+        self._started = False
         # Which rebuild of a run this is (a session makes a new one to step back): a screen
         # that keeps things between refreshes starts over when it changes.
         self.generation = generation
@@ -190,7 +195,8 @@ class Simulation(SaveRestore):
                     self_fencing=spec.self_fencing,
                     heartbeat_payload_bytes=spec.heartbeat_payload_bytes,
                 )
-            self._settle()
+            if start:
+                self.start()
         except BaseException:
             # A run that cannot start leaves nothing behind (on PostgreSQL, its schema).
             self.close()
@@ -202,10 +208,17 @@ class Simulation(SaveRestore):
     def now_ms(self) -> int:
         return self.clock.now_ms()
 
+    def start(self) -> None:
+        """Begin the run, once: what is due at its first instant runs (idle autopilots claim)."""
+        if not self._started:
+            self._started = True
+            self._settle()
+
     def advance(self, by_ms: int) -> None:
         """Let virtual time pass; every action due up to and including the end runs."""
         if by_ms < 0:
             raise ActionError("time cannot go backwards")
+        self.start()
         self.runtime.run_until(self.now_ms + by_ms, after_each=self._flush)
         self._flush()
 
@@ -375,6 +388,7 @@ class Simulation(SaveRestore):
     def apply(self, action: Action) -> ActionResult:
         """Apply one action; rejections by the store are recorded, not raised. A refusal the
         store wrote comes back with its row (the newest rejection this action caused)."""
+        self.start()
         before = len(self._rejections)
         try:
             result = self._apply(action)

@@ -56,9 +56,9 @@ IDEAS: tuple[tuple[str, str, Prose, Prose], ...] = (
             "围栏令牌的页，编号落后的一律拒收。数据库之外的系统只能记住见过的最大编号，拒收更小的。",
         ),
         (
-            "{fence_token} column, {ledger} tab, {rejected} tab ({its_token} against the "
-            "{current_token} one).",
-            "任务表的{fence_token}、{ledger}页签、{rejected}页签（{its_token}对比{current_token}）。",
+            "{fence_token} column, {ledger} tab, {rejected} tab (a refused call's lease and "
+            "fence, the current ones beside).",
+            "任务表的{fence_token}、{ledger}页签、{rejected}页签（被拒调用的租约号和围栏令牌，旁边是当前的）。",
         ),
     ),
     (

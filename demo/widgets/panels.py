@@ -2,7 +2,7 @@
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Self
+from typing import Final, Self
 
 from rich.cells import cell_len, set_cell_size
 from rich.style import Style
@@ -276,9 +276,52 @@ def checkpoint_writers(events: Iterable[EventRow], into: dict[tuple[str, int], s
                 into[(ev.task_id, seq)] = ev.worker_id
 
 
-def tokens(lease: int | None, fence: int | None) -> str:
-    """ "L1 F2", leaving out a token that is not known (a call that never reached the store)."""
-    return " ".join(f"{p}{v}" for p, v in (("L", lease), ("F", fence)) if v is not None)
+def token_cell(its: int | None, current: int | None, lang: str) -> str:
+    """One of a refused call's tokens with the current one beside it when that differs:
+    "1 (now 2)", the comparison the store made ("存储层或状态机只接受当前最大的 token");
+    empty where the call carried none (it never reached the store)."""
+    if its is None:
+        return ""
+    if current is None or current == its:
+        return str(its)
+    return tr("token_now", lang, its=its, current=current)
+
+
+def page_cell(key: str | None, task_id: str | None) -> str:
+    """A refused page by its number within the task the row already names ("3" for
+    floor6/3); a key of another shape as it is."""
+    if not key:
+        return ""
+    task, _, page = key.rpartition("/")
+    return page if task and task == task_id else key
+
+
+def rejection_cells(r: Rejection, count: int, lang: str) -> tuple[str, ...]:
+    """The Rejected panel's row for one refusal (repeated `count` times), in words."""
+    return (
+        format_clock(r.at),
+        name_of(r.worker_id or "", lang),
+        r.task_id or "",
+        operation_word(r.operation, lang),
+        page_cell(r.key, r.task_id),
+        token_cell(r.lease_token, r.current_lease_token, lang),
+        token_cell(r.fence_token, r.current_fence_token, lang),
+        reason_word(r.reason, lang),
+        str(count) if count > 1 else "",
+    )
+
+
+REJECTED_COLUMNS: Final = (
+    "at",
+    "worker",
+    "task",
+    "op",
+    "page",
+    "lease",
+    "fence",
+    "reason",
+    "count",
+)
 
 
 @dataclass
@@ -355,18 +398,6 @@ class RejectedTable(KeyedTable):
         return self.HIGHLIGHT if key in self._fresh else None
 
     def show(self, snap: Snapshot, lang: str, *, time_moved: bool) -> None:
-        self.set_columns(
-            [
-                ("at", tr("time", lang)),
-                ("worker", tr("worker", lang)),
-                ("task", tr("task", lang)),
-                ("op", tr("operation", lang)),
-                ("its", tr("its_token", lang)),
-                ("current", tr("current_token", lang)),
-                ("reason", tr("reason", lang)),
-                ("count", tr("times_column", lang)),
-            ]
-        )
         fresh_before = set(self._fresh)
         new = [r for r in snap.rejections if r.seq > self._seen_seq]
         if new:
@@ -394,24 +425,31 @@ class RejectedTable(KeyedTable):
             r = group.last
             if self.reason_filter is not None and r.reason != self.reason_filter:
                 continue
-            its = tokens(r.lease_token, r.fence_token)
-            if r.key:
-                its += f" {r.key}"
-            rows.append(
-                (
-                    key,
-                    (
-                        format_clock(r.at),
-                        name_of(r.worker_id or "", lang),
-                        r.task_id or "",
-                        operation_word(r.operation, lang),
-                        its,
-                        tokens(r.current_lease_token, r.current_fence_token),
-                        reason_word(r.reason, lang),
-                        str(group.count) if group.count > 1 else "",
-                    ),
-                )
-            )
+            rows.append((key, rejection_cells(r, group.count, lang)))
+        # a column nobody needs (no refused page, no repeat, one task only: the task table
+        # names it) gives its width to the others, so a row fits 80 columns in Chinese too
+        empty = {
+            k
+            for at, k in enumerate(REJECTED_COLUMNS)
+            if k in ("page", "count") and not any(row[at] for _, row in rows)
+        }
+        if len(snap.tasks) <= 1:
+            empty.add("task")
+        labels = {
+            "at": tr("time", lang),
+            "worker": tr("worker", lang),
+            "task": tr("task", lang),
+            "op": tr("operation", lang),
+            "page": tr("page_column", lang),
+            "lease": tr("lease_column", lang),
+            "fence": tr("fence_column", lang),
+            "reason": tr("reason", lang),
+            "count": tr("times_column", lang),
+        }
+        kept = [at for at, k in enumerate(REJECTED_COLUMNS) if k not in empty]
+        columns = [(REJECTED_COLUMNS[at], labels[REJECTED_COLUMNS[at]]) for at in kept]
+        columns, rows = _fenced(snap, columns, [(k, tuple(r[at] for at in kept)) for k, r in rows])
+        self.set_columns(columns)
         self.sync(rows)
         restyled = fresh_before ^ set(self._fresh)
         if restyled:

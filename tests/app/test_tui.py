@@ -190,7 +190,8 @@ async def test_freeze_then_takeover_then_rejected_write(tmp_path: Path) -> None:
         assert rejected.row_count >= 1
         row = rejected.get_row_at(0)
         assert str(row[1]) == "Acheng"  # the story's name, not the id
-        assert "F1" in str(row[4]) and "F2" in str(row[5])
+        fence = rejected.get_cell(rejected.ordered_rows[0].key, "fence")
+        assert str(fence) == "1 (now 2)"  # its fence token, the current one beside, in words
         assert "(" in str(screen.query_one("#panels").get_tab("tab-rejected").label)  # type: ignore[attr-defined]
         # the recorded run replays exactly: save it and play it headless
         screen.action_save()
@@ -256,8 +257,12 @@ async def test_twelve_workers_two_hundred_tasks(tmp_path: Path) -> None:
         running = [t.row for t in screen.session.snapshot().tasks if t.row.status == "running"]
         owners = sorted(row.owner_id or "" for row in running)
         assert owners == [f"w{i:02d}" for i in range(1, 13)]
+        grid = screen.query_one("#workers", WorkerGrid)
         for row in running:
             assert str(table.get_cell(row.task_id, "owner")) == row.owner_id
+            # a pane out of sight draws its newest state when it scrolls into view
+            grid.scroll_to_widget(grid.panes[row.owner_id or ""], animate=False)
+            await pilot.pause()
             assert row.task_id in pane_text(screen, row.owner_id or "")
 
 
@@ -391,12 +396,17 @@ async def test_a_changed_cell_is_painted_with_its_new_value(tmp_path: Path) -> N
 
 
 def test_rejected_tokens_leave_out_what_is_unknown() -> None:
-    """A fenced write has no current lease token: no "LNone" in the Rejected panel."""
-    from demo.widgets.panels import tokens
+    """A token not known (a call that never reached the store) is an empty cell, never
+    "None"; the current one stands beside only where it differs."""
+    from demo.widgets.panels import page_cell, token_cell
 
-    assert tokens(None, 2) == "F2"
-    assert tokens(1, 1) == "L1 F1"
-    assert tokens(None, None) == ""
+    assert token_cell(None, 2, "en") == ""
+    assert token_cell(1, None, "en") == "1"
+    assert token_cell(2, 2, "en") == "2"
+    assert token_cell(1, 2, "en") == "1 (now 2)"
+    assert token_cell(1, 2, "zh") == "1（当前 2）"
+    assert page_cell("floor6/3", "floor6") == "3"
+    assert page_cell(None, "floor6") == ""
 
 
 def test_refusal_words_in_chinese() -> None:

@@ -95,8 +95,9 @@ async def test_small_screen_shows_the_fence_rejection_with_one_key(
         await pilot.pause()
         rejected = screen.query_one("#rejected", RejectedTable)
         assert visible(screen, "#rejected")
-        row = [str(c) for c in rejected.get_row_at(0)]
-        assert row[1] == "Acheng" and "F1" in row[4] and "F2" in row[5]
+        row = rejected.ordered_rows[0].key
+        assert str(rejected.get_cell(row, "worker")) == "Acheng"
+        assert str(rejected.get_cell(row, "fence")) == "1 (now 2)"
         await pilot.press("0")  # back to the panes
         await pilot.pause()
         assert visible(screen, "#workers")
@@ -355,7 +356,7 @@ async def test_palette_offers_every_act(tmp_path: Path) -> None:
         ):
             assert expected in titles
         assert any(t == "Mode: mistake three" for t in titles)
-        assert any(t == "Enqueue: approval task" for t in titles)
+        assert "New task: work that waits for a person's approval" in titles
         kill = next(c for c in main_screen_commands(screen, "en") if c.title == "Kill: Acheng  [k]")
         kill.callback()
         await pilot.pause()

@@ -25,9 +25,8 @@ from core.scenarios.session import Session
 from core.scenarios.telling import refusal_sentence
 from demo.export.page import WORDS as PAGE_WORDS
 from demo.i18n import WORDS as APP_WORDS
-from demo.i18n import operation_word, reason_word
 from demo.widgets.narration import narration_text
-from demo.widgets.panels import event_line
+from demo.widgets.panels import event_line, rejection_cells
 from demo.widgets.status_header import HeaderState, header_fields
 from demo.widgets.task_table import task_row
 from demo.widgets.worker_pane import WorkerPane, lease_bar, pane_states, pulse_line, until_line
@@ -57,6 +56,8 @@ SEED_NAMES = frozenset(
 SNAKE = re.compile(r"(?<![\w/.-])[a-z][a-z0-9]*(?:_[a-z0-9]+)+(?![\w/.-])")
 KEY_VALUE = re.compile(r"\b[a-z][a-z0-9_]* ?= ?[\"'\w]")
 CODE = re.compile(r"[{}`]|\bNone\b")
+# the compact tokens "L1 F1" the Rejected panel once showed: a lease and a fence by letter
+TOKEN = re.compile(r"\b[LF]\d+\b")
 
 
 def identifiers(text: str) -> list[str]:
@@ -64,6 +65,7 @@ def identifiers(text: str) -> list[str]:
     found = [m for m in SNAKE.findall(text) if m not in SEED_NAMES]
     found += KEY_VALUE.findall(text)
     found += CODE.findall(text)
+    found += TOKEN.findall(text)
     return found
 
 
@@ -76,6 +78,8 @@ def identifiers(text: str) -> list[str]:
         "mode: `running` taken as ownership",
         "effect None",
         "stale_write_accepted×1",
+        "L1 F1 floor6/3",
+        "(its token L1 F1 floor6/3; current L2 F2)",
         "awaiting_approval",
     ],
 )
@@ -179,10 +183,7 @@ def app_texts(sc: Scenario, lang: str, mode: Mode | None = None) -> Iterator[tup
                     current=(r.current_lease_token, r.current_fence_token),
                 ),
             )
-            yield (
-                where + " rejected",
-                f"{operation_word(r.operation, lang)} {reason_word(r.reason, lang)}",
-            )
+            yield where + " rejected", " | ".join(rejection_cells(r, 2, lang))
         events = session.events(seen_events)
         for ev in events:
             yield where + " event log", event_line(ev, lang).plain
@@ -247,3 +248,88 @@ def test_every_mode_is_named_in_words() -> None:
         for lang in ("en", "zh"):
             assert identifiers(mode_name(mode.value, lang)) == []
             assert identifiers(mode_word(mode.value, lang)) == []
+
+
+# The scenarios whose questions set the seed's own SQL beside the store's ("Claim's guard is
+# status = 'queued' OR lease_expires_at < NOW()"): there the code is the lesson.
+SEED_SQL_SCENARIOS = frozenset({"15_seed_sql.toml", "21_explored_done_twice.toml"})
+SQL_CALL = re.compile(r"\b[A-Za-z]+\(\)|\bmax\(")
+
+
+def question_codes(text: str, lang: str) -> list[str]:
+    """The codes in a question's text: a column name where a word would do is one too,
+    except inside a Chinese sentence quoting the seed, which writes its names so ("原文：…
+    带着新的 lease_token 从 checkpoint 继续")."""
+    # "None: her call is undone" is an English answer, not Python's None
+    found = [c for c in identifiers(text) if c != "None"] + SQL_CALL.findall(text)
+    if not (lang == "zh" and "原文" in text):
+        found += [m for m in SNAKE.findall(text) if m in SEED_NAMES]
+    return found
+
+
+def _asked(question: Question | None, lang: str) -> Iterator[str]:
+    while question is not None:
+        yield from _question_texts(question, lang)
+        question = question.follow_up
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "why must lease_ttl > renew_deadline > heartbeat_every?",
+        "not from max(fence_token) + 1 over the task's rows",
+        "`running` says the task once ran; the checker only reports stuck_task",
+    ],
+)
+def test_a_planted_code_in_a_question_is_found(text: str) -> None:
+    assert question_codes(text, "en"), text
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_questions_say_in_words_what_the_seed_names_in_columns(lang: str) -> None:
+    bad = [
+        f"{name} step {k}: {codes} in {text[:120]!r}"
+        for name in bundled()
+        if name not in SEED_SQL_SCENARIOS
+        for k, step in enumerate(scenario(name).steps, 1)
+        for text in _asked(step.question, lang)
+        if (codes := question_codes(text, lang))
+    ]
+    assert bad == [], "\n".join(bad)
+
+
+class _PaletteStub:
+    """The main screen as the palette sees it, on a session's frame: no app, no Pilot."""
+
+    def __init__(self, session: Session) -> None:
+        self.session = session
+
+    def shown_snapshot(self) -> Any:
+        return self.session.snapshot()
+
+    def __getattr__(self, name: str) -> Any:
+        return lambda *args, **kwargs: None
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_palette_speaks_in_words(lang: str) -> None:
+    # at the approval (a waiting task, a refusal): every entry the palette can list
+    from core.sim.spec import TASK_KINDS
+    from demo.commands import main_screen_commands
+
+    session = Session(scenario("04_human_approval.toml"))
+    while session.position < 3:
+        session.reveal() if session.question is not None else session.next_step()
+    said = [
+        text
+        for c in main_screen_commands(cast(Any, _PaletteStub(session)), lang)
+        for text in (c.title, c.help)
+    ]
+    session.close()
+    kinds = "|".join(TASK_KINDS)
+    # a task's kind by its id ("Enqueue: approval task", "入队：approval 任务")
+    by_id = re.compile(rf"\b({kinds}) task\b" if lang == "en" else rf"\b({kinds})\b")
+    bad = [t for t in said if identifiers(t) or by_id.search(t)]
+    if lang == "zh":
+        bad += [t for t in said if re.search(r"[\u4e00-\u9fff]: ", t)]  # 冻结心跳: 阿澄
+    assert bad == [], bad

@@ -20,7 +20,7 @@ from core.engine.records import EventRow, Lease
 from core.engine.store import LeaseStore
 from core.sim.checker import SafetyChecker
 from core.sim.spec import TaskSpec
-from demo.widgets.panels import tokens
+from demo.widgets.panels import token_cell
 from tests.simkit import act, advance, make_sim, named
 
 TTL = 60_000
@@ -58,10 +58,10 @@ def test_a_superseded_holder_cannot_write_a_page_its_successor_has_not_reached()
     # The Rejected panel shows the writer's tokens and the current ones.
     rejection = sim.snapshot().rejections[-1]
     shown = (
-        tokens(rejection.lease_token, rejection.fence_token),
-        tokens(rejection.current_lease_token, rejection.current_fence_token),
+        token_cell(rejection.lease_token, rejection.current_lease_token, "en"),
+        token_cell(rejection.fence_token, rejection.current_fence_token, "en"),
     )
-    assert shown == ("L1 F1", "L2 F2")
+    assert shown == ("1 (now 2)", "1 (now 2)")
     advance(sim, 120)
     snap = sim.snapshot()
     task = snap.task("floor6")

@@ -108,7 +108,7 @@ def test_the_fog_page_walks_to_the_fence_offline(
             assert "✓ Acheng was refused once: fenced" in text
             assert "✓ Page floor6/3: written by Linzhou, fence token 2" in text
             drawn = frame_text(page, "en")
-            assert "fenced" in drawn and "L1 F1 floor6/3" in drawn and "L2 F2" in drawn
+            assert "fenced" in drawn and "1 (now 2)" in drawn
             # the permalink opens the same step
             assert page.url.endswith(f"#step-{FENCE}")
             page.keyboard.press("l")  # the language toggle

@@ -455,3 +455,23 @@ def test_set_mode_stops_before_a_step_the_new_mode_cannot_play(
     assert s.set_mode(Mode.NO_FENCING, keep_step=True) == 4
     assert s.position == 4 and s.mode is Mode.NO_FENCING
     assert s.last_outcome is not None and s.last_outcome.index == 3
+
+
+@pytest.mark.parametrize("name", ["13_portfolio_demo.toml", "02_fire_midnight_return.toml"])
+def test_step_zero_shows_the_scenario_before_it_starts(name: str) -> None:
+    # the autopilots would claim at the run's first instant: at step 0 nobody has yet, and
+    # the first step plays that claim, as the same run the player plays
+    path = Path(__file__).parent.parent / "scenarios" / name
+    s = Session(load_scenario(path))
+    snap = s.snapshot()
+    assert [(t.row.status, t.row.owner_id) for t in snap.tasks] == [("queued", None)]
+    assert "claimed" not in [e.event for e in s.events(0)]
+    s.next_step()
+    assert any(e.event == "claimed" and e.at == 0 for e in s.events(0))
+    while s.position < len(s.steps):
+        s.reveal() if s.question is not None else s.next_step()
+    assert [event_record(e) for e in s.events(0)] == player_events(path)
+    s.previous_step()  # a rebuilt run replays from a run not yet begun, to the same place
+    s.restart()
+    assert "claimed" not in [e.event for e in s.events(0)]
+    s.close()
