@@ -11,9 +11,9 @@ lease logic lives outside core/, so the app and the player cannot disagree.
 import dataclasses
 import os
 from collections import Counter
-from collections.abc import Collection, Coroutine
+from collections.abc import Collection
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any
 
 from core.engine.clock import VirtualClock
 from core.engine.config import LeaseConfig, Mode
@@ -26,10 +26,11 @@ from core.engine.errors import (
 )
 from core.engine.records import CheckpointRow, EventRow
 from core.engine.store import LeaseStore
-from core.engine.vocabulary import REFUSED_OPERATION, REJECTIONS, EventKind, Operation, TaskStatus
+from core.engine.vocabulary import EventKind, TaskStatus
 from core.sim.checker import SafetyChecker, Violation
 from core.sim.heavy import StoreLoad, format_size
 from core.sim.runtime import VirtualRuntime
+from core.sim.runtime import run_inline as run_inline
 from core.sim.saving import ActionError as ActionError
 from core.sim.saving import SavedRun as SavedRun
 from core.sim.saving import SaveRestore
@@ -75,9 +76,8 @@ from core.sim.spec import (
     Write,
 )
 from core.sim.timeline import Timeline, TimelineView
+from core.sim.watch import KeeperWatch
 from core.sim.worker import NoLease, Worker, WorkerFaults
-
-T = TypeVar("T")
 
 # Where this process's simulations keep their store unless told otherwise: SQLite in
 # memory, or a PostgreSQL URL (`--db`), where each run gets a schema of its own.
@@ -109,31 +109,14 @@ class ActionResult:
     rejection: Rejection | None = None
 
 
-# The register lines after which the keeper watches a lease's new expiry, and those after
-# which there is none to watch.
-_LEASE_MOVES = frozenset({EventKind.CLAIMED, EventKind.RENEWED})
-_LEASE_ENDS = frozenset(
-    {EventKind.COMPLETED, EventKind.PARKED, EventKind.FAILED, EventKind.DEAD_LETTERED}
-)
-
-
-def run_inline(coro: Coroutine[Any, Any, T]) -> T:
-    """Run a coroutine that never suspends (store calls on the inline driver)."""
-    try:
-        coro.send(None)
-    except StopIteration as done:
-        return done.value  # type: ignore[no-any-return]
-    coro.close()
-    raise RuntimeError("a store call suspended; the simulation needs the inline driver")
-
-
 def effective_config(settings: SimSettings) -> LeaseConfig:
     """The lease timing a run uses: long_lease swaps in a one-hour ttl (mistake two)."""
     return settings.config.in_mode(settings.mode)
 
 
-class Simulation(SaveRestore):
-    """A run: store, virtual clock, workers, expiry watch and safety checker."""
+class Simulation(KeeperWatch, SaveRestore):
+    """A run: store, virtual clock, workers, the keeper's watch (core/sim/watch.py) and the
+    safety checker."""
 
     def __init__(
         self,
@@ -208,120 +191,6 @@ class Simulation(SaveRestore):
             raise ActionError("time cannot go backwards")
         self.runtime.run_until(self.now_ms + by_ms, after_each=self._flush)
         self._flush()
-
-    # -- events, checker, expiries --------------------------------------------------------------
-
-    def _on_event(self, ev: EventRow) -> None:
-        self._last_seq = ev.seq
-        name, detail = ev.event, ev.detail
-        if name == EventKind.VIOLATION:
-            return
-        if name == EventKind.EFFECT_DEDUPLICATED:
-            self._dedup[str(detail.get("key", ""))] += 1
-        self._pending_violations.extend(self.checker.observe(ev))
-        if name in REJECTIONS:
-            if ev.reason is not None:
-                operation = detail.get("operation")
-                if operation is None:
-                    operation = REFUSED_OPERATION[EventKind(name)]
-                self._rejections.append(
-                    Rejection(
-                        seq=ev.seq,
-                        at=ev.at,
-                        worker_id=ev.worker_id,
-                        task_id=ev.task_id,
-                        operation=Operation(operation),
-                        reason=ev.reason,
-                        lease_token=ev.lease_token,
-                        fence_token=ev.fence_token,
-                        current_lease_token=detail.get("current_lease_token"),
-                        current_fence_token=detail.get("current_fence_token"),
-                        key=detail.get("key"),
-                        value=detail.get("value"),
-                    )
-                )
-            return  # a refusal changes no lease
-        task = ev.task_id
-        if task is None:
-            return
-        if name in _LEASE_MOVES and self.mode is not Mode.NO_EXPIRY:
-            expires = int(detail["expires_at"])
-            lease_token = ev.lease_token or 0
-            self._live_leases[task] = (lease_token, expires, ev.worker_id, ev.fence_token or 0)
-            # The expiry is written the moment the lease runs out (now > expires_at).
-            self.runtime.call_at(expires + 1, lambda: self._expiry_look(task, lease_token, expires))
-        elif name in _LEASE_ENDS:
-            self._live_leases.pop(task, None)
-
-    def _expiry_look(self, task: str, lease_token: int, expires: int) -> None:
-        current = self._live_leases.get(task)
-        if current is None or current[0] != lease_token or current[1] != expires:
-            return
-        del self._live_leases[task]
-        run_inline(
-            self.store.record(
-                EventKind.LEASE_EXPIRED,
-                task_id=task,
-                worker_id=current[2],
-                lease_token=lease_token,
-                fence_token=current[3],
-                expired_at=expires,
-            )
-        )
-
-    def _idle_map(self) -> dict[str, bool]:
-        """Alive workers, and whether each could take a stuck task over right now.
-
-        An autopilot worker counts as idle only once it has looked for work and found none
-        since it last had a task or a fault changed: a worker whose heartbeat was refused
-        mid-step, or one just resumed or healed, has not had its chance to claim yet.
-        """
-        return {
-            w.id: w.lease is None
-            and w.state == WorkerState.IDLE
-            and (not w.autopilot or w.last_empty_poll_at is not None)
-            for w in self.workers.values()
-            if not w.faults.dead and not w.faults.stalled
-        }
-
-    def _stuck_look(self, number: int) -> None:
-        if number != self._stuck_looks:
-            return  # superseded by an earlier look, which schedules its own successor
-        self._stuck_look_at = None
-        self._pending_violations.extend(self.checker.check_stuck(self.now_ms, self._idle_map()))
-        self._schedule_stuck_look()
-
-    def _schedule_stuck_look(self) -> None:
-        at = self.checker.next_stuck_check()
-        if at is None:
-            return
-        if at <= self.now_ms:
-            # Overdue but unresolved: nobody was idle. A worker only becomes idle by polling,
-            # so look again one poll later rather than every millisecond.
-            at = self.now_ms + self.config.poll_every_ms
-        pending = self._stuck_look_at
-        if pending is not None and pending <= at:
-            return
-        # None pending, or a holder went down whose verdict falls due before the pending
-        # look: waiting for that look could miss a task stuck only in between.
-        self._stuck_look_at = at
-        self._stuck_looks += 1
-        number = self._stuck_looks
-        self.runtime.call_at(at, lambda: self._stuck_look(number))
-
-    def _flush(self) -> None:
-        while self._pending_violations:
-            batch, self._pending_violations = self._pending_violations, []
-            for v in batch:
-                run_inline(
-                    self.store.record(
-                        EventKind.VIOLATION,
-                        task_id=v.task_id,
-                        worker_id=v.worker_id,
-                        reason=v.name,
-                        message=v.detail,
-                    )
-                )
 
     # -- actions ------------------------------------------------------------------------------
 
@@ -687,23 +556,6 @@ class Simulation(SaveRestore):
         """Whether the store is across a network (PostgreSQL): each call takes a round trip."""
         dialect = getattr(self.store.driver, "dialect", None)
         return dialect is not None and dialect.name != "sqlite"
-
-    # -- branching ------------------------------------------------------------------------
-
-    @property
-    def next_look_ms(self) -> int | None:
-        """When the keeper or the checker next looks at the register of its own accord (a
-        lease running out, a task held too long), or None; looks that would find nothing
-        changed since they were booked are not counted."""
-        soonest = self._stuck_look_at
-        for lease in self._live_leases.values():
-            at = lease[1] + 1  # the expiry look runs the instant after the lease's end
-            if soonest is None or at < soonest:
-                soonest = at
-        return soonest
-
-    def _book_expiry_look(self, task: str, lease_token: int, expires: int) -> None:
-        self.runtime.call_at(expires + 1, lambda: self._expiry_look(task, lease_token, expires))
 
     def close(self) -> None:
         """End every worker coroutine and close the database."""
