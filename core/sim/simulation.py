@@ -77,17 +77,8 @@ from core.sim.timeline import Timeline
 from core.sim.watch import KeeperWatch
 from core.sim.worker import NoLease, Worker, WorkerFaults
 
-# Where this process's simulations keep their store unless told otherwise: SQLite in
-# memory, or a PostgreSQL URL (`--db`), where each run gets a schema of its own.
-_database: str = ":memory:"
-
-
-def use_database(target: str) -> str:
-    """Every Simulation made from now on in this process opens its store on `target`; returns
-    the one used before, so a caller can put it back."""
-    global _database
-    before, _database = _database, target
-    return before
+# Where a run keeps its store when nobody says otherwise.
+IN_MEMORY = ":memory:"
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,9 +121,11 @@ class Simulation(KeeperWatch, SnapshotBuilder, SaveRestore):
         self.mode = settings.mode
         self.config = effective_config(settings)
         self.clock = VirtualClock(0)
-        # A run on PostgreSQL works in a fresh schema (scratch), dropped by close().
+        # Where the run keeps its store is the caller's to say (the session's, the fuzzer's
+        # setting): SQLite in memory unless told otherwise. A run on PostgreSQL works in a
+        # fresh schema (scratch), dropped by close().
         self.store = LeaseStore.open_inline(
-            _database if db_path is None else db_path,
+            IN_MEMORY if db_path is None else db_path,
             clock=self.clock,
             config=self.config,
             mode=settings.mode,
