@@ -18,6 +18,7 @@ from textual.reactive import reactive
 from core.engine.config import Mode
 from core.scenarios.format import Scenario, ScenarioError
 from core.scenarios.session import Session
+from core.sim.simulation import IN_MEMORY
 from demo.host import Host
 from demo.i18n import LANGS
 from demo.saves import MAX_SAVES, SAVE_FOLDER, SaveLimitReached, save_files
@@ -58,6 +59,7 @@ class BorrowedKeysApp(App[int]):
         save_dir: Path | None = None,
         mode: Mode | None = None,
         interview: bool = False,
+        database: str = IN_MEMORY,
     ) -> None:
         super().__init__()
         # Interview mode: every run this app opens asks the room for its answers (i toggles).
@@ -68,6 +70,8 @@ class BorrowedKeysApp(App[int]):
         self.live_clock = live_clock
         self.save_dir = save_dir or Path.cwd() / SAVE_FOLDER
         self.start_mode = mode
+        # where every run the app plays keeps its store: `--db`, or SQLite in memory
+        self.database = database
         self.saves_made = 0
 
     def on_mount(self) -> None:
@@ -79,7 +83,9 @@ class BorrowedKeysApp(App[int]):
     # -- sessions ------------------------------------------------------------------------------
 
     def open_session(self, scenario: Scenario | None, *, mode: Mode | None = None) -> MainScreen:
-        session = Session(scenario, mode=mode, lang=self.lang, interview=self.interview)
+        session = Session(
+            scenario, mode=mode, lang=self.lang, interview=self.interview, database=self.database
+        )
         screen = MainScreen(session, playing=scenario is None and self.live_clock)
         self.push_screen(screen)
         return screen
@@ -154,6 +160,7 @@ def run_app(args: argparse.Namespace) -> int:
         lang=lang,
         mode=Mode(args.mode) if args.mode else None,
         interview=getattr(args, "interview", False),
+        database=args.db or IN_MEMORY,
     )
     result = app.run()
     return int(result) if isinstance(result, int) else 0

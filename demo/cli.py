@@ -137,10 +137,6 @@ def run_tui(args: argparse.Namespace) -> int:
     """
     if db_problem(args, "tui"):
         return EXIT_BAD_INPUT
-    if args.db is not None:
-        from core.sim.simulation import use_database
-
-        use_database(args.db)
     from demo.app import run_app
 
     return run_app(args)

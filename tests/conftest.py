@@ -114,14 +114,3 @@ async def make_store(db_url: str, clock: VirtualClock) -> AsyncIterator[MakeStor
 @pytest.fixture
 async def store(make_store: MakeStore) -> LeaseStore:
     return make_store()
-
-
-@pytest.fixture(autouse=True)
-def _simulations_on_sqlite_in_memory() -> Iterator[None]:
-    """A test that moves this process's simulations (`use_database`) cannot move the next
-    test's: each starts and ends on SQLite in memory, the default."""
-    from core.sim import simulation
-
-    simulation.use_database(":memory:")
-    yield
-    simulation.use_database(":memory:")

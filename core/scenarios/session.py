@@ -22,7 +22,7 @@ from core.scenarios.panels import panel_for
 from core.scenarios.player import event_record, judge_expectation
 from core.scenarios.writer import dump_scenario, recorded_say
 from core.sim.checker import ViolationKind
-from core.sim.simulation import ActionError, ActionResult, Simulation
+from core.sim.simulation import IN_MEMORY, ActionError, ActionResult, Simulation
 from core.sim.snapshot import SNAPSHOT_PARTS, WITH_TIMELINE, Snapshot, SnapshotPart
 from core.sim.spec import (
     Action,
@@ -157,10 +157,14 @@ class Session:
         mode: Mode | None = None,
         lang: str = "en",
         interview: bool = False,
+        database: str = IN_MEMORY,
     ) -> None:
         self.scenario = scenario
         # The room's answers to the questions (interview mode), kept over steps back and forth.
         self.interview = Interview(on=interview)
+        # Where every run of this session keeps its store: SQLite in memory, or a PostgreSQL
+        # URL (`--db`), where each run gets a schema of its own.
+        self.database = database
         # The language the script's pages are written in (a write's value or value_zh);
         # the app keeps it to the language on screen.
         self.lang = lang
@@ -169,7 +173,7 @@ class Session:
             base = dataclasses.replace(base, mode=mode)
         self.settings = base
         # Step 0 shows the scenario before it starts: nobody has claimed anything yet.
-        self.sim = Simulation(self.settings, generation=1, start=False)
+        self.sim = Simulation(self.settings, db_path=database, generation=1, start=False)
         self.position = 0  # script steps played
         self.forked = False
         self.recorded: list[Recorded] = []
@@ -185,7 +189,12 @@ class Session:
         self._redo: list[_Undone] = []
 
     def _new_simulation(self) -> Simulation:
-        return Simulation(self.settings, generation=self.sim.generation + 1, start=False)
+        return Simulation(
+            self.settings,
+            db_path=self.database,
+            generation=self.sim.generation + 1,
+            start=False,
+        )
 
     # -- what the session is -----------------------------------------------------------------
 
@@ -636,7 +645,7 @@ class Session:
 
     def _replayed_checks(self) -> list[tuple[CheckResult, ...]]:
         """The checks of each played script step, as they come out in a fresh replay."""
-        sim = Simulation(self.settings)
+        sim = Simulation(self.settings, db_path=self.database)
         out = []
         try:
             for step in self.steps[: self.position]:

@@ -14,7 +14,7 @@ import heapq
 import itertools
 from collections.abc import Callable, Coroutine, Generator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from core.engine.clock import VirtualClock
 
@@ -162,3 +162,16 @@ class VirtualRuntime:
             process.suspended_left = request.ms
             return
         self._schedule(process, self.clock.now_ms() + request.ms)
+
+
+T = TypeVar("T")
+
+
+def run_inline(coro: Coroutine[Any, Any, T]) -> T:
+    """Run a coroutine that never suspends (store calls on the inline driver)."""
+    try:
+        coro.send(None)
+    except StopIteration as done:
+        return done.value  # type: ignore[no-any-return]
+    coro.close()
+    raise RuntimeError("a store call suspended; the simulation needs the inline driver")

@@ -4,16 +4,17 @@
 goes through `apply(action)`, which says what happened (a refusal with the Rejected panel's
 row for it); screens read `snapshot()` and `events(since)`, and the few figures a caller
 needs between snapshots (`task_statuses`, `worker_faults`, `violations`, ...) have methods of
-their own. The store, the workers and the checker inside are this module's business. No
-lease logic lives outside core/, so the app and the player cannot disagree.
+their own. The store, the workers and the checker inside are the simulation's business:
+this module and the parts mixed into `Simulation` (the keeper's watch, building snapshots,
+saving and restoring). No lease logic lives outside core/, so the app and the player cannot
+disagree.
 """
 
 import dataclasses
 import os
 from collections import Counter
-from collections.abc import Collection, Coroutine
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any
 
 from core.engine.clock import VirtualClock
 from core.engine.config import LeaseConfig, Mode
@@ -24,24 +25,22 @@ from core.engine.errors import (
     TaskStateError,
     UnknownTask,
 )
-from core.engine.records import CheckpointRow, EventRow
+from core.engine.records import EventRow
 from core.engine.store import LeaseStore
-from core.engine.vocabulary import REFUSED_OPERATION, REJECTIONS, EventKind, Operation, TaskStatus
+from core.engine.vocabulary import EventKind, TaskStatus
 from core.sim.checker import SafetyChecker, Violation
 from core.sim.heavy import StoreLoad, format_size
 from core.sim.runtime import VirtualRuntime
+from core.sim.runtime import run_inline as run_inline
 from core.sim.saving import ActionError as ActionError
 from core.sim.saving import SavedRun as SavedRun
 from core.sim.saving import SaveRestore
 from core.sim.snapshot import (
-    SNAPSHOT_PARTS,
     Metrics,
     Rejection,
-    Snapshot,
-    SnapshotPart,
     TaskView,
-    WorkerView,
 )
+from core.sim.snapshot_builder import SnapshotBuilder
 from core.sim.spec import (
     Action,
     AddWorker,
@@ -74,22 +73,12 @@ from core.sim.spec import (
     WorkerState,
     Write,
 )
-from core.sim.timeline import Timeline, TimelineView
+from core.sim.timeline import Timeline
+from core.sim.watch import KeeperWatch
 from core.sim.worker import NoLease, Worker, WorkerFaults
 
-T = TypeVar("T")
-
-# Where this process's simulations keep their store unless told otherwise: SQLite in
-# memory, or a PostgreSQL URL (`--db`), where each run gets a schema of its own.
-_database: str = ":memory:"
-
-
-def use_database(target: str) -> str:
-    """Every Simulation made from now on in this process opens its store on `target`; returns
-    the one used before, so a caller can put it back."""
-    global _database
-    before, _database = _database, target
-    return before
+# Where a run keeps its store when nobody says otherwise.
+IN_MEMORY = ":memory:"
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,31 +98,14 @@ class ActionResult:
     rejection: Rejection | None = None
 
 
-# The register lines after which the keeper watches a lease's new expiry, and those after
-# which there is none to watch.
-_LEASE_MOVES = frozenset({EventKind.CLAIMED, EventKind.RENEWED})
-_LEASE_ENDS = frozenset(
-    {EventKind.COMPLETED, EventKind.PARKED, EventKind.FAILED, EventKind.DEAD_LETTERED}
-)
-
-
-def run_inline(coro: Coroutine[Any, Any, T]) -> T:
-    """Run a coroutine that never suspends (store calls on the inline driver)."""
-    try:
-        coro.send(None)
-    except StopIteration as done:
-        return done.value  # type: ignore[no-any-return]
-    coro.close()
-    raise RuntimeError("a store call suspended; the simulation needs the inline driver")
-
-
 def effective_config(settings: SimSettings) -> LeaseConfig:
     """The lease timing a run uses: long_lease swaps in a one-hour ttl (mistake two)."""
     return settings.config.in_mode(settings.mode)
 
 
-class Simulation(SaveRestore):
-    """A run: store, virtual clock, workers, expiry watch and safety checker."""
+class Simulation(KeeperWatch, SnapshotBuilder, SaveRestore):
+    """A run: store, virtual clock, workers, the keeper's watch (core/sim/watch.py) and the
+    safety checker; its snapshots are built in core/sim/snapshot_builder.py."""
 
     def __init__(
         self,
@@ -154,9 +126,11 @@ class Simulation(SaveRestore):
         self.mode = settings.mode
         self.config = effective_config(settings)
         self.clock = VirtualClock(0)
-        # A run on PostgreSQL works in a fresh schema (scratch), dropped by close().
+        # Where the run keeps its store is the caller's to say (the session's, the fuzzer's
+        # setting): SQLite in memory unless told otherwise. A run on PostgreSQL works in a
+        # fresh schema (scratch), dropped by close().
         self.store = LeaseStore.open_inline(
-            _database if db_path is None else db_path,
+            IN_MEMORY if db_path is None else db_path,
             clock=self.clock,
             config=self.config,
             mode=settings.mode,
@@ -221,120 +195,6 @@ class Simulation(SaveRestore):
         self.start()
         self.runtime.run_until(self.now_ms + by_ms, after_each=self._flush)
         self._flush()
-
-    # -- events, checker, expiries --------------------------------------------------------------
-
-    def _on_event(self, ev: EventRow) -> None:
-        self._last_seq = ev.seq
-        name, detail = ev.event, ev.detail
-        if name == EventKind.VIOLATION:
-            return
-        if name == EventKind.EFFECT_DEDUPLICATED:
-            self._dedup[str(detail.get("key", ""))] += 1
-        self._pending_violations.extend(self.checker.observe(ev))
-        if name in REJECTIONS:
-            if ev.reason is not None:
-                operation = detail.get("operation")
-                if operation is None:
-                    operation = REFUSED_OPERATION[EventKind(name)]
-                self._rejections.append(
-                    Rejection(
-                        seq=ev.seq,
-                        at=ev.at,
-                        worker_id=ev.worker_id,
-                        task_id=ev.task_id,
-                        operation=Operation(operation),
-                        reason=ev.reason,
-                        lease_token=ev.lease_token,
-                        fence_token=ev.fence_token,
-                        current_lease_token=detail.get("current_lease_token"),
-                        current_fence_token=detail.get("current_fence_token"),
-                        key=detail.get("key"),
-                        value=detail.get("value"),
-                    )
-                )
-            return  # a refusal changes no lease
-        task = ev.task_id
-        if task is None:
-            return
-        if name in _LEASE_MOVES and self.mode is not Mode.NO_EXPIRY:
-            expires = int(detail["expires_at"])
-            lease_token = ev.lease_token or 0
-            self._live_leases[task] = (lease_token, expires, ev.worker_id, ev.fence_token or 0)
-            # The expiry is written the moment the lease runs out (now > expires_at).
-            self.runtime.call_at(expires + 1, lambda: self._expiry_look(task, lease_token, expires))
-        elif name in _LEASE_ENDS:
-            self._live_leases.pop(task, None)
-
-    def _expiry_look(self, task: str, lease_token: int, expires: int) -> None:
-        current = self._live_leases.get(task)
-        if current is None or current[0] != lease_token or current[1] != expires:
-            return
-        del self._live_leases[task]
-        run_inline(
-            self.store.record(
-                EventKind.LEASE_EXPIRED,
-                task_id=task,
-                worker_id=current[2],
-                lease_token=lease_token,
-                fence_token=current[3],
-                expired_at=expires,
-            )
-        )
-
-    def _idle_map(self) -> dict[str, bool]:
-        """Alive workers, and whether each could take a stuck task over right now.
-
-        An autopilot worker counts as idle only once it has looked for work and found none
-        since it last had a task or a fault changed: a worker whose heartbeat was refused
-        mid-step, or one just resumed or healed, has not had its chance to claim yet.
-        """
-        return {
-            w.id: w.lease is None
-            and w.state == WorkerState.IDLE
-            and (not w.autopilot or w.last_empty_poll_at is not None)
-            for w in self.workers.values()
-            if not w.faults.dead and not w.faults.stalled
-        }
-
-    def _stuck_look(self, number: int) -> None:
-        if number != self._stuck_looks:
-            return  # superseded by an earlier look, which schedules its own successor
-        self._stuck_look_at = None
-        self._pending_violations.extend(self.checker.check_stuck(self.now_ms, self._idle_map()))
-        self._schedule_stuck_look()
-
-    def _schedule_stuck_look(self) -> None:
-        at = self.checker.next_stuck_check()
-        if at is None:
-            return
-        if at <= self.now_ms:
-            # Overdue but unresolved: nobody was idle. A worker only becomes idle by polling,
-            # so look again one poll later rather than every millisecond.
-            at = self.now_ms + self.config.poll_every_ms
-        pending = self._stuck_look_at
-        if pending is not None and pending <= at:
-            return
-        # None pending, or a holder went down whose verdict falls due before the pending
-        # look: waiting for that look could miss a task stuck only in between.
-        self._stuck_look_at = at
-        self._stuck_looks += 1
-        number = self._stuck_looks
-        self.runtime.call_at(at, lambda: self._stuck_look(number))
-
-    def _flush(self) -> None:
-        while self._pending_violations:
-            batch, self._pending_violations = self._pending_violations, []
-            for v in batch:
-                run_inline(
-                    self.store.record(
-                        EventKind.VIOLATION,
-                        task_id=v.task_id,
-                        worker_id=v.worker_id,
-                        reason=v.name,
-                        message=v.detail,
-                    )
-                )
 
     # -- actions ------------------------------------------------------------------------------
 
@@ -580,144 +440,16 @@ class Simulation(SaveRestore):
         """The cost figures so far (wasted steps, the longest recovery)."""
         return Metrics(self.checker.wasted_steps, self.checker.recovery_time_ms)
 
-    def snapshot(self, include: Collection[SnapshotPart] = SNAPSHOT_PARTS) -> Snapshot:
-        """Everything a screen shows, now.
-
-        `include` names the lists to read; a list left out is empty in the snapshot (a
-        screen that does not show the ledger, the checkpoints or the effects right now need
-        not pay for reading them). Tasks, workers, rejections and violations are always in.
-        """
-        now = self.now_ms
-        rows = run_inline(self.store.tasks())
-        checkpoints: list[CheckpointRow] = []
-        if "checkpoints" in include:
-            checkpoints = run_inline(self.store.checkpoints())
-            latest_step: dict[str, int] = {}
-            for cp in checkpoints:
-                latest_step.setdefault(cp.task_id, cp.step)
-        else:
-            latest_step = run_inline(self.store.checkpoint_steps())
-        by_id = {r.task_id: r for r in rows}
-        running = TaskStatus.RUNNING
-        # A view whose row (the store hands back the same TaskRow for an unchanged row),
-        # time left and step are as before is the one made before: the screen then sees
-        # at once that the row has not changed.
-        before, views = self._task_views, {}
-        for r in rows:
-            remaining = (
-                r.lease_expires_at - now
-                if r.lease_expires_at is not None and r.status == running
-                else None
-            )
-            step = latest_step.get(r.task_id)
-            view = before.get(r.task_id)
-            if (
-                view is None
-                or view.row is not r
-                or view.remaining_ms != remaining
-                or view.checkpoint_step != step
-            ):
-                view = TaskView(row=r, remaining_ms=remaining, checkpoint_step=step)
-            views[r.task_id] = view
-        self._task_views = views
-        tasks = tuple(views.values())
-        workers = []
-        fenced = self.store.policy.fence_tokens
-        for w in self.workers.values():
-            lease = w.lease
-            store_remaining = believed = age = None
-            if lease is not None:
-                row = by_id.get(lease.task_id)
-                expires = lease.expires_at
-                if row is not None and row.lease_token == lease.lease_token:
-                    expires = row.lease_expires_at if row.lease_expires_at is not None else expires
-                # no_expiry: a lease without an end has nothing to count down
-                store_remaining = None if expires is None else expires - now
-                if lease.expires_at is not None:
-                    believed = lease.expires_at - w.local_now()
-            if w.last_renew_at is not None and lease is not None:
-                age = now - w.last_renew_at
-            workers.append(
-                WorkerView(
-                    id=w.id,
-                    state=w.state,
-                    autopilot=w.autopilot,
-                    task_id=lease.task_id if lease else None,
-                    step=w.step if lease else None,
-                    lease_token=lease.lease_token if lease else None,
-                    # before the fence tag a worker holds no fence token, not a token 0
-                    fence_token=lease.fence_token if lease and fenced else None,
-                    believed_remaining_ms=believed,
-                    store_remaining_ms=store_remaining,
-                    heartbeat_age_ms=age,
-                    skew_ms=w.faults.skew_ms,
-                    slow_factor=w.faults.slow_factor,
-                    heartbeat_frozen=w.faults.heartbeat_frozen,
-                    partitioned=w.faults.partitioned,
-                    stalled=w.faults.stalled,
-                    renew_deadline=lease.renew_deadline if lease else None,
-                    self_fencing=w.self_fencing,
-                    heartbeat_payload_bytes=w.faults.heartbeat_payload_bytes,
-                    heartbeat_lands_at=w.heartbeat_lands_at,
-                )
-            )
-        return Snapshot(
-            now_ms=now,
-            mode=self.mode.value,
-            tasks=tasks,
-            workers=tuple(workers),
-            ledger=tuple(run_inline(self.store.ledger())) if "ledger" in include else (),
-            checkpoints=tuple(checkpoints),
-            effects=tuple(run_inline(self.store.effects())) if "effects" in include else (),
-            rejections=tuple(self._rejections),
-            violations=dict(self.checker.violations),
-            metrics=self.metrics(),
-            last_event_seq=self._last_seq,
-            generation=self.generation,
-            dedup=dict(self._dedup),
-            timeline=self._timeline_view(now) if "timeline" in include else None,
-        )
-
     def new_timeline(self) -> Timeline:
         """An empty timeline for this run's timing (a restored run starts one again)."""
         config = self.config
         return Timeline(config.heartbeat_ms, config.ttl_ms, config.deadline_ms)
-
-    def _timeline_view(self, now: int) -> TimelineView:
-        if self.timeline.last_seq < self._last_seq:
-            self.timeline.feed(self.events(self.timeline.last_seq))
-        # What each worker's memory holds now ends a belief no register line ended.
-        self.timeline.forget(
-            now,
-            {
-                w.id: None if w.lease is None else (w.lease.task_id, w.lease.lease_token)
-                for w in self.workers.values()
-            },
-        )
-        return self.timeline.view(now)
 
     @property
     def on_network(self) -> bool:
         """Whether the store is across a network (PostgreSQL): each call takes a round trip."""
         dialect = getattr(self.store.driver, "dialect", None)
         return dialect is not None and dialect.name != "sqlite"
-
-    # -- branching ------------------------------------------------------------------------
-
-    @property
-    def next_look_ms(self) -> int | None:
-        """When the keeper or the checker next looks at the register of its own accord (a
-        lease running out, a task held too long), or None; looks that would find nothing
-        changed since they were booked are not counted."""
-        soonest = self._stuck_look_at
-        for lease in self._live_leases.values():
-            at = lease[1] + 1  # the expiry look runs the instant after the lease's end
-            if soonest is None or at < soonest:
-                soonest = at
-        return soonest
-
-    def _book_expiry_look(self, task: str, lease_token: int, expires: int) -> None:
-        self.runtime.call_at(expires + 1, lambda: self._expiry_look(task, lease_token, expires))
 
     def close(self) -> None:
         """End every worker coroutine and close the database."""

@@ -100,11 +100,6 @@ def command(args: Any) -> int:
     if problem is not None:
         print(f"borrowed-keys chaos: {problem}", file=sys.stderr)
         return 2
-    from core.sim.simulation import use_database
-
-    # Inherited by the --jobs processes (forked); put back afterwards, so that a caller in the
-    # same process (a test, a host program) does not find its later runs moved.
-    before = use_database(args.db) if args.db is not None else None
     mode = Mode(args.mode)
     written: list[str] = []
     try:
@@ -117,9 +112,6 @@ def command(args: Any) -> int:
     except OSError as exc:  # the folder changed under the run (removed, made read-only)
         print(f"borrowed-keys chaos: --out {args.out}: {exc.strerror or exc}", file=sys.stderr)
         return 2
-    finally:
-        if before is not None:
-            use_database(before)
     summary = report.summary()
     if args.json:
         doc = dict(summary, elapsed_s=round(report.elapsed_s, 2), jobs=report.jobs)
@@ -176,6 +168,7 @@ def _run_with_progress(args: Any, mode: Mode, err: Any, written: list[str]) -> C
             out_dir=args.out if args.repros else None,
             jobs=args.jobs,
             repros_per_failure=args.repros,
+            database=args.db,  # every run's store, here and in the --jobs processes
             on_progress=tick,
             on_reproducer=repro,
         )

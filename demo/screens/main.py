@@ -7,7 +7,8 @@ disagree about the same instant.
 
 What changed is said by message: an act, a step or a key posts `MainScreen.Changed` (many in
 a row collapse into one) and the handler redraws; `playing` is a reactive. The fixed-interval
-timer only lets live time pass and redraws.
+timer only lets live time pass and redraws. How a frame is drawn (every widget brought up
+to it, the words relabelled with the language) is demo/screens/drawing.py's.
 """
 
 import os
@@ -17,7 +18,7 @@ from functools import partial
 from typing import TYPE_CHECKING, ClassVar
 
 from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.command import Provider
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
@@ -26,8 +27,6 @@ from textual.screen import Screen
 from textual.widgets import DataTable, TabbedContent, TabPane
 
 from core.engine.config import Mode
-from core.engine.records import EventRow
-from core.engine.vocabulary import TaskStatus
 from core.scenarios import glossary
 from core.scenarios.sentences import timing_warnings
 from core.scenarios.session import Session, StepOutcome
@@ -45,14 +44,14 @@ from core.sim.spec import (
     WorkerState,
 )
 from demo.commands import MainCommands, PaletteScreen
-from demo.controls import CONTROLS, TABS, Moment, bindings
+from demo.controls import bindings
 from demo.host import Host, host
-from demo.i18n import act_words, reason_word, tr, worker_name
+from demo.i18n import act_words, tr, worker_name
 from demo.saves import MAX_SAVES, SaveLimitReached
 from demo.screens.confirm import ask_then
+from demo.screens.drawing import Drawing
 from demo.screens.layout import fit
 from demo.screens.session_runner import (
-    Frame,
     Reading,
     SessionIdle,
     SessionRunner,
@@ -60,10 +59,9 @@ from demo.screens.session_runner import (
     Then,
     TranscriptSaved,
 )
-from demo.widgets.binding_internals import relabel_bindings
 from demo.widgets.body import Body
 from demo.widgets.control_bar import ControlBar
-from demo.widgets.keybar import Hint, KeyBar
+from demo.widgets.keybar import KeyBar
 from demo.widgets.narration import NarrationPanel, refusal_text
 from demo.widgets.panels import (
     BooksNote,
@@ -74,12 +72,11 @@ from demo.widgets.panels import (
     LedgerTable,
     RefusedNote,
     RejectedTable,
-    checkpoint_writers,
 )
 from demo.widgets.status_header import StatusHeader
 from demo.widgets.task_table import TaskTable
 from demo.widgets.timeline_view import OwnershipTimeline
-from demo.widgets.worker_pane import WorkerGrid, WorkerPane, pane_states
+from demo.widgets.worker_pane import WorkerGrid, WorkerPane
 
 if TYPE_CHECKING:
     from demo.screens.picker import Picked
@@ -93,8 +90,6 @@ REFRESH_S = 0.1  # the fixed refresh interval (10 Hz)
 SANDBOX_STEP_MS = 5_000  # "next" in a live run lets this much virtual time pass
 AUTOPLAY_S = 3.0  # seconds between steps of an auto-playing script at x1
 WARNING_TOAST_S = 20.0  # a scenario's timing warning stays long enough to be read aloud
-PANEL_ROWS = 5  # on a small screen the chosen panel keeps at least these rows in sight
-NARRATION_FOLD_MIN = 3  # a folded narration keeps its step line, a line of text, the hint
 
 # The snapshot lists each panel needs; the others are not read while it is shown.
 PANEL_PARTS: dict[str, frozenset[SnapshotPart]] = {
@@ -107,7 +102,7 @@ PANEL_PARTS: dict[str, frozenset[SnapshotPart]] = {
 }
 
 
-class MainScreen(Screen[None]):
+class MainScreen(Drawing, Screen[None]):
     """One run: a scenario in playback (maybe forked) or the sandbox."""
 
     BINDINGS: ClassVar[list[BindingType]] = list(bindings("en"))
@@ -129,29 +124,15 @@ class MainScreen(Screen[None]):
         self.session = session
         self.pacer = LivePacer(speed=1.0)
         self.set_reactive(MainScreen.playing, session.is_sandbox if playing is None else playing)
-        self._seen_seq = 0
-        self._generation = 0
+        self._start_drawing()  # what the drawing keeps between frames (demo/screens/drawing.py)
         self._frame_key: tuple[object, ...] | None = None
         self._autoplay_wall = 0.0
         self._message: str | None = None
-        self.refresh_count = 0
-        self._snap: Snapshot | None = None
-        # events not yet in each log (the tab's, and the one beside the panels)
-        self._pending_events: dict[str, list[EventRow]] = {"events": [], "side-events": []}
-        self._checkpoint_writers: dict[tuple[str, int], str] = {}
-        self._rejections_seen = 0
-        self._rejected_now = -1
-        self._opened: tuple[int, int, str] | None = None  # the last step's panel, opened
-        self._side_rejected_now = -1
-        # what the key bar was made for: a question waiting (`v` leads), p undoing, redo
-        # possible, an answer waiting (interview mode: the numbers lead)
-        self._hinted: tuple[bool, bool, bool, bool] = (False, False, False, False)
         self._toml = False  # expectations in the file's form instead of as sentences
         self.runner = SessionRunner(self, off_loop=session.on_network)
         self._owed_ms = 0  # live time not yet handed to a busy off-loop session
         self.chosen_worker: str | None = None  # the worker the fault keys act on (w)
         self._narration_open = False  # d: the step's narration whole on a small screen
-        self._narration_step: tuple[int, int, bool] | None = None  # the step it was opened at
         self._answered = False  # interview mode: an answer was just given
 
     @property
@@ -233,20 +214,6 @@ class MainScreen(Screen[None]):
         self._fit_controls(width)
         self.post_message(self.Changed())
 
-    def _moments(self) -> frozenset[Moment]:
-        """What the run waits for now: the buttons that answer it go first."""
-        moments = set()
-        if self.session.question is not None:
-            moments.add(Moment.QUESTION)
-        snap = self._snap
-        if snap is not None and any(t.row.status == TaskStatus.WAITING for t in snap.tasks):
-            moments.add(Moment.TASK_WAITS)
-        return frozenset(moments)
-
-    def _fit_controls(self, width: int) -> None:
-        """Show the buttons that fit whole, by priority; the rest stay keys and palette entries."""
-        self.query_one("#controls", ControlBar).fit(width, self._moments())
-
     # -- the clock ---------------------------------------------------------------------------
 
     def on_tick(self) -> None:
@@ -310,7 +277,7 @@ class MainScreen(Screen[None]):
     def on_session_idle(self, _message: SessionIdle) -> None:
         self.runner.idle()
 
-    # -- drawing -----------------------------------------------------------------------------
+    # -- when to draw (the drawing itself: demo/screens/drawing.py) --------------------------
 
     def changed(self) -> None:
         """Something the screen shows changed: redraw once the current message is handled."""
@@ -322,67 +289,6 @@ class MainScreen(Screen[None]):
     def watch_playing(self) -> None:
         self.pacer.paused = not self.playing
         self.changed()
-
-    def relabel(self) -> None:
-        """Words that change only with the language (tabs, buttons, key bar, bindings)."""
-        lang = self.lang
-        tabs = self.query_one("#panels", TabbedContent)
-        for pane_id, word in TABS:
-            tabs.get_tab(pane_id).label = tr(word, lang)
-        self.query_one("#side-events").border_title = tr("event_log", lang)
-        self._label_second()
-        self.query_one("#controls", ControlBar).relabel(lang)
-        self._fit_controls(self.size.width)
-        controls = {c.id: c for c in CONTROLS}
-
-        def words(binding: Binding) -> tuple[str, str] | None:
-            c = controls.get(binding.id or "")
-            return None if c is None else (tr(c.word, lang), tr(c.tip, lang))
-
-        relabel_bindings(self, words)
-        self._set_key_hints()
-
-    def _hint_moment(self) -> tuple[bool, bool, bool, bool]:
-        s = self.session
-        return (s.question is not None, s.undoes, s.redo_target is not None, self._answer_waits())
-
-    def _set_key_hints(self) -> None:
-        lang = self.lang
-        self._hinted = self._hint_moment()
-        hints = []
-        if self._hinted[3]:
-            # interview mode: the room answers first, by number
-            awaited = self.session.awaited
-            n = len(awaited.choices) if awaited is not None else 0
-            hints.append(Hint(f"1-{n}", tr("answer_keys", lang), 0))
-        if self._hinted[0]:
-            # while a question waits, `v` (reveal) leads the bar
-            hints.append(Hint("v", tr("reveal", lang), 0))
-        for c in CONTROLS:
-            if c.hint is None:
-                continue
-            word = c.hint.word
-            if word == "previous" and self.session.undoes:
-                word = "undo"
-            hints.append(Hint(c.hint.key, tr(word, lang), c.hint.priority))
-            if word == "undo" and self._hinted[2]:
-                hints.append(Hint("y", tr("redo", lang), c.hint.priority))
-        self.query_one("#keybar", KeyBar).set_items(hints)
-        # p has one meaning in every sandbox and after a fork; its button says the same
-        undo = "undo" if self.session.undoes else "previous"
-        self.query_one("#controls", ControlBar).say("previous", undo, lang)
-
-    def _reset_incremental(self, generation: int) -> None:
-        self._generation = generation
-        self._seen_seq = 0
-        for log, pending in self._pending_events.items():
-            self.query_one(f"#{log}", EventLog).clear()
-            pending.clear()
-        self._checkpoint_writers.clear()
-        self._rejections_seen = 0
-        self.query_one("#rejected", RejectedTable).reset()
-        self.query_one("#side-rejected", RejectedTable).reset()
-        self.query_one("#timeline", OwnershipTimeline).reset()
 
     def refresh_view(self, *, force: bool = False) -> None:
         """One refresh: read one snapshot and bring every widget on screen up to it."""
@@ -410,101 +316,10 @@ class MainScreen(Screen[None]):
         else:
             self._frame_key = None  # the job under way brings a frame; look again next time
 
-    def draw(self, frame: Frame) -> None:
-        """Bring every widget on screen up to one frame of the session."""
-        session = self.session
-        self.refresh_count += 1
-        if frame.generation != self._generation:
-            self._reset_incremental(frame.generation)
-        if frame.opened is not None and frame.opened != self._opened:
-            # a step opens the panel it is about (the file's `panel`, or what it did)
-            self._opened = frame.opened
-            self.query_one("#panels", TabbedContent).active = frame.opened[2]
-        lang = self.lang
-        snap = frame.snap
-        self._snap = snap
-        new_events = [e for e in frame.events if e.seq > self._seen_seq]
-        if new_events:
-            self._seen_seq = new_events[-1].seq
-            checkpoint_writers(new_events, self._checkpoint_writers)
-            for pending in self._pending_events.values():
-                pending.extend(new_events)
-                del pending[:-2000]
-        header = frame.header(speed=self.pacer.speed, playing=self.playing, lang=lang)
-        self.query_one("#status", StatusHeader).show(header)
-        self._fit_controls(self.size.width)  # what the moment needs first (cached)
-        if self._hint_moment() != self._hinted:
-            self._set_key_hints()
-        narration = self.query_one("#narration-box")
-        narration.display = not session.is_sandbox or bool(self._message) or session.acts_count > 0
-        said = frame.narration
-        if self._message:
-            said = said.copy()
-            said.append("\n")
-            said.append(self._message, style="red")
-        self.query_one("#narration", NarrationPanel).show(
-            said, fold=self._narration_fold(), lang=lang
-        )
-        if self._answered:
-            # right or not, and the follow-up, are said at the end of the narration box;
-            # its new height is known once the panel has been laid out, and again once a
-            # scrollbar that appeared has narrowed it (the text wraps anew)
-            self._answered = False
-            panel = self.query_one("#narration", NarrationPanel)
-
-            def to_end() -> None:
-                narration.scroll_end(animate=False, immediate=True)
-                panel.call_after_refresh(narration.scroll_end, animate=False, immediate=True)
-
-            panel.call_after_refresh(to_end)
-        self._show_workers(snap)
-        self.query_one("#tasks", TaskTable).show(
-            snap.tasks, snap.now_ms, lang, fenced=Mode(snap.mode).issues_fence_tokens
-        )
-        self._label_rejected(snap)
-        self._show_active_panel()
-
-    def _narration_fold(self) -> int | None:
-        """The narration's most lines now: on a small screen, folded, what leaves the chosen
-        panel PANEL_ROWS rows under the panes, the task table and its tabs; None: all.
-
-        A question is never folded (its choices are what the room answers), and `d`
-        opens a step whole until the next step.
-        """
-        session = self.session
-        step = (session.generation, session.position, session.question is not None)
-        if step != self._narration_step:
-            self._narration_step = step
-            self._narration_open = False
-        if self._narration_open or not self.has_class("-narrow") or session.question is not None:
-            return None
-        above = sum(
-            self.query_one(part).outer_size.height for part in ("#status", "#workers", "#tasks")
-        )
-        bars = 2  # the button bar and the key bar
-        tabs = 2  # the panels' tab bar and its underline
-        return max(NARRATION_FOLD_MIN, self.size.height - above - bars - tabs - PANEL_ROWS)
-
     def action_toggle_narration(self) -> None:
         """d: the whole step's narration, or folded to its first lines again."""
         self._narration_open = not self._narration_open
         self.changed()
-
-    def _label_rejected(self, snap: Snapshot) -> None:
-        lang = self.lang
-        tab = self.query_one("#panels", TabbedContent).get_tab("tab-rejected")
-        table = self.query_one("#rejected", RejectedTable)
-        n = len(snap.rejections)
-        label = tr("rejected", lang) + (f" ({n})" if n else "")
-        if table.reason_filter is not None:
-            label += f" · {reason_word(table.reason_filter, lang)}"  # no [ ]: tab labels are markup
-        if n > self._rejections_seen and self._active_tab() != "tab-rejected":
-            label += " ●"
-        if str(tab.label) != label:
-            tab.label = label  # a new label costs a layout: only when it changed
-
-    def _active_tab(self) -> str:
-        return self.query_one("#panels", TabbedContent).active
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         """A row chosen in the Checkpoints table: its whole box under the table."""
@@ -512,75 +327,6 @@ class MainScreen(Screen[None]):
             self.query_one("#box-detail", BoxDetail).show(
                 self._snap, self.lang, event.row_key.value
             )
-
-    def _show_active_panel(self) -> None:
-        """Only the panel on screen is brought up to date; the others catch up when shown."""
-        snap, lang = self._snap, self.lang
-        if snap is None:
-            return
-        active = self._active_tab()
-        if active == "tab-ledger":
-            self.query_one("#books-note", BooksNote).show(snap, lang)
-            self.query_one("#ledger", LedgerTable).show(snap, lang)
-        elif active == "tab-checkpoints":
-            table = self.query_one("#checkpoints", CheckpointTable)
-            table.show(snap, lang, self._checkpoint_writers)
-            self.query_one("#box-detail", BoxDetail).show(snap, lang, table.selected_key())
-        elif active == "tab-rejected":
-            self._rejections_seen = len(snap.rejections)
-            self.query_one("#refused-note", RefusedNote).show(snap, lang)
-            self.query_one("#rejected", RejectedTable).show(
-                snap, lang, time_moved=snap.now_ms != self._rejected_now
-            )
-            self._rejected_now = snap.now_ms
-        elif active == "tab-effects":
-            self.query_one("#effects", EffectsTable).show(snap, lang)
-        elif active == "tab-events":
-            self._catch_up("events")
-        elif active == "tab-timeline":
-            self.query_one("#timeline", OwnershipTimeline).show(snap.timeline, lang)
-        # the log beside the panels, on a roomy screen, unless the panel is the log itself
-        self.set_class(active == "tab-events", "-events-tab")
-        if self.has_class("-roomy") and active != "tab-events":
-            self._catch_up("side-events")
-        if self.has_class("-tall") and active != "tab-events":
-            self._show_second(snap, active)
-
-    def _second_is_ledger(self, active: str) -> bool:
-        """The panel under the log beside: the refused writes, or the ledger when the
-        refused writes are the chosen panel."""
-        return active == "tab-rejected"
-
-    def _show_second(self, snap: Snapshot, active: str) -> None:
-        ledger = self._second_is_ledger(active)
-        self.set_class(ledger, "-second-ledger")
-        self._label_second()
-        if ledger:
-            self.query_one("#side-ledger", LedgerTable).show(snap, self.lang)
-        else:
-            self._rejections_seen = len(snap.rejections)  # in sight: the tab's ● is not owed
-            self.query_one("#side-rejected", RejectedTable).show(
-                snap, self.lang, time_moved=snap.now_ms != self._side_rejected_now
-            )
-            self._side_rejected_now = snap.now_ms
-
-    def _label_second(self) -> None:
-        word = "ledger" if self.has_class("-second-ledger") else "rejected"
-        self.query_one("#side-second").border_title = tr(word, self.lang)
-
-    def _catch_up(self, log: str) -> None:
-        events, self._pending_events[log] = self._pending_events[log], []
-        if events:
-            self.query_one(f"#{log}", EventLog).append(events, self.lang)
-
-    def _show_workers(self, snap: Snapshot) -> None:
-        # read once, not once a pane: `lang` asks the app through a runtime-checked protocol
-        ids = [w.id for w in snap.workers]
-        if self.chosen_worker not in ids:
-            self.chosen_worker = ids[0] if ids else None
-        faults = not self.has_class("-short")
-        states = pane_states(snap, self.session.config, self.lang, faults, self.chosen_worker)
-        self.query_one("#workers", WorkerGrid).sync(states)
 
     def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
         self.changed()  # the snapshot held may lack this panel's list

@@ -12,7 +12,8 @@ from textual.pilot import Pilot
 
 from core.scenarios.library import open_scenario
 from demo.app import BorrowedKeysApp
-from demo.screens.main import PANEL_ROWS, MainScreen
+from demo.screens.drawing import PANEL_ROWS
+from demo.screens.main import MainScreen
 from demo.widgets.narration import NarrationPanel
 
 

@@ -17,7 +17,6 @@ import pytest
 from core.engine.backends import postgresql as backend
 from core.engine.clock import VirtualClock
 from core.engine.store import LeaseStore
-from core.sim import simulation
 from core.sim.simulation import Simulation, run_inline
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -106,9 +105,8 @@ def test_a_run_that_fails_while_starting_drops_its_schema(
 
     monkeypatch.setattr(backend, "scratch_schema_name", recorded)
     monkeypatch.setattr(Simulation, "_enqueue", broken)
-    monkeypatch.setattr(simulation, "_database", postgres_url)
     from core.scenarios.library import open_scenario
 
     with pytest.raises(RuntimeError):
-        Simulation(open_scenario("01_fog").settings)
+        Simulation(open_scenario("01_fog").settings, db_path=postgres_url)
     assert made and made[0] not in _schemas(postgres_url)

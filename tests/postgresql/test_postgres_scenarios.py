@@ -85,10 +85,6 @@ def test_chaos_runs_find_the_same_on_postgresql(
     out = ["--out", str(tmp_path)]
     on_sqlite = _chaos_summary(capsys, *out)
     assert _chaos_summary(capsys, *out, "--db", postgres_url) == on_sqlite
-    # --db moved this process's runs only for the command: later runs are on SQLite again
-    from core.sim import simulation
-
-    assert simulation.use_database(":memory:") == ":memory:"
     assert len(scratch_made) >= 4
     assert _left_behind(postgres_url, scratch_made) == []
 

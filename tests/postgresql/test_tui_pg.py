@@ -1,7 +1,6 @@
 """The app on PostgreSQL (`borrowed-keys tui --db postgresql://...`): the same run as on SQLite."""
 
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 
 import psycopg
@@ -9,7 +8,6 @@ import pytest
 
 from core.scenarios.format import load_scenario
 from core.scenarios.player import event_record, play
-from core.sim import simulation
 from demo.app import BorrowedKeysApp
 from demo.screens.main import MainScreen
 
@@ -17,17 +15,20 @@ FOG = Path(__file__).resolve().parents[2] / "scenarios" / "01_fog.toml"
 
 
 @pytest.fixture
-def on_postgresql(postgres_url: str) -> Iterator[str]:
-    simulation.use_database(postgres_url)
-    yield postgres_url
-    simulation.use_database(":memory:")
+def on_postgresql(postgres_url: str) -> str:
+    return postgres_url
 
 
 async def test_a_scenario_in_the_app_on_postgresql_equals_the_player_on_sqlite(
     on_postgresql: str, tmp_path: Path
 ) -> None:
     app = BorrowedKeysApp(
-        load_scenario(FOG), open_directly=True, lang="en", live_clock=False, save_dir=tmp_path
+        load_scenario(FOG),
+        open_directly=True,
+        lang="en",
+        live_clock=False,
+        save_dir=tmp_path,
+        database=on_postgresql,
     )
     async with app.run_test(size=(160, 48)) as pilot:
         screen = app.screen
@@ -46,7 +47,6 @@ async def test_a_scenario_in_the_app_on_postgresql_equals_the_player_on_sqlite(
     with psycopg.connect(on_postgresql) as conn:
         left = conn.execute("SELECT 1 FROM pg_namespace WHERE nspname = %s", (schema,))
         assert left.fetchone() is None
-    simulation.use_database(":memory:")
     on_sqlite = [r for r in play(load_scenario(FOG)) if r["type"] == "event"]
     assert mine == on_sqlite
 
@@ -55,7 +55,12 @@ async def test_on_postgresql_the_screen_never_runs_the_sessions_statements(
     on_postgresql: str, tmp_path: Path
 ) -> None:
     app = BorrowedKeysApp(
-        load_scenario(FOG), open_directly=True, lang="en", live_clock=False, save_dir=tmp_path
+        load_scenario(FOG),
+        open_directly=True,
+        lang="en",
+        live_clock=False,
+        save_dir=tmp_path,
+        database=on_postgresql,
     )
     async with app.run_test(size=(100, 30)) as pilot:
         screen = app.screen
@@ -86,15 +91,22 @@ async def test_on_postgresql_the_screen_never_runs_the_sessions_statements(
 KEYS = ("n", "n", "e", "n")  # steps, an act (a fork), time: a run worth saving
 
 
-async def saved_files(folder: Path, *, hold: threading.Event | None = None) -> dict[str, bytes]:
-    """01_fog on the current store: KEYS, then `s`; the files the save wrote, by extension.
+async def saved_files(
+    folder: Path, *, hold: threading.Event | None = None, database: str = ":memory:"
+) -> dict[str, bytes]:
+    """01_fog on `database`: KEYS, then `s`; the files the save wrote, by extension.
 
     With `hold`, the save's read of the transcript waits for it, and while it waits the
     loop must go on: a key is handled and nothing is saved yet."""
     loop_thread = threading.current_thread()
     read_on: list[threading.Thread] = []
     app = BorrowedKeysApp(
-        load_scenario(FOG), open_directly=True, lang="en", live_clock=False, save_dir=folder
+        load_scenario(FOG),
+        open_directly=True,
+        lang="en",
+        live_clock=False,
+        save_dir=folder,
+        database=database,
     )
     async with app.run_test(size=(100, 30)) as pilot:
         screen = app.screen
@@ -138,8 +150,7 @@ async def saved_files(folder: Path, *, hold: threading.Event | None = None) -> d
 async def test_on_postgresql_saving_reads_the_transcript_off_the_loop(
     on_postgresql: str, tmp_path: Path
 ) -> None:
-    on_pg = await saved_files(tmp_path / "pg", hold=threading.Event())
-    simulation.use_database(":memory:")
+    on_pg = await saved_files(tmp_path / "pg", hold=threading.Event(), database=on_postgresql)
     inline = await saved_files(tmp_path / "sqlite")
     # What a save on SQLite writes, inline (the screenshot aside: the key pressed meanwhile
     # changed its speed).

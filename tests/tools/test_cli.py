@@ -210,6 +210,37 @@ def test_options_alone_open_the_app(monkeypatch: pytest.MonkeyPatch) -> None:
     ]
 
 
+def test_tui_db_is_the_apps_setting_handed_to_each_session(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`tui --db URL` is where the app's runs keep their store: a setting of the app, handed
+    to every session it opens, not a default moved for the whole process."""
+    import demo.app
+    import demo.cli
+    from core.sim.simulation import IN_MEMORY
+
+    url = "postgresql://keeper@nowhere/runs"
+    apps: list[demo.app.BorrowedKeysApp] = []
+    monkeypatch.setattr(demo.cli, "db_problem", lambda args, command: False)  # no server here
+    monkeypatch.setattr(demo.app.BorrowedKeysApp, "run", lambda self: apps.append(self) or 0)
+    assert main(["tui", "--db", url]) == 0
+    assert main(["tui"]) == 0
+    assert [app.database for app in apps] == [url, IN_MEMORY]
+
+    class Opened(Exception):
+        pass
+
+    asked: list[str] = []
+
+    def session(*args: object, database: str, **kw: object) -> None:
+        asked.append(database)
+        raise Opened
+
+    monkeypatch.setattr(demo.app, "Session", session)
+    for app in apps:
+        with pytest.raises(Opened):
+            app.open_session(None)
+    assert asked == [url, IN_MEMORY]
+
+
 def test_python_m_demo_opens_the_app_with_its_options(monkeypatch: pytest.MonkeyPatch) -> None:
     """`python -m demo FILE --lang zh` (what every browser tab of `serve` runs) is `tui`."""
     import runpy

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 from core.engine.config import LeaseConfig, Mode
 from core.engine.vocabulary import RESTING_STATUSES, TaskStatus
-from core.sim.simulation import Simulation
+from core.sim.simulation import IN_MEMORY, Simulation
 from core.sim.spec import (
     TASK_KINDS,
     WORKER_ACTIONS,
@@ -72,6 +72,9 @@ class ChaosParams:
     poll_ms: int = 1_000
     window_ms: int = 24_000  # faults fall in [0, window]
     max_faults: int = 10
+    # where every run keeps its store: SQLite in memory, or a PostgreSQL URL (`--db`), each
+    # run in a schema of its own
+    database: str = IN_MEMORY
 
     def config(self) -> LeaseConfig:
         return LeaseConfig(
@@ -214,7 +217,7 @@ def generate(params: ChaosParams, seed: int) -> tuple[Schedule, RunResult]:
     """Play one random run, choosing each fault from the state it meets; return both."""
     rng = random.Random(seed)
     settings = make_settings(params, rng, seed)
-    sim = Simulation(settings)
+    sim = Simulation(settings, db_path=params.database)
     ttl = settings.config.ttl_ms
     timed: list[Timed] = []
 

@@ -15,6 +15,7 @@ from core.search.fuzz.generate import ChaosParams, Failure, RunResult, generate
 from core.search.fuzz.report import ChaosReport, Reproducer
 from core.search.fuzz.shrink import shrink
 from core.search.fuzz.write import file_name, scenario_text, verify_text
+from core.sim.simulation import IN_MEMORY
 
 _PARAMS: ChaosParams | None = None
 
@@ -43,9 +44,9 @@ def _reproduce(job: tuple[int, int, Failure, str | None]) -> tuple[Reproducer, s
     index, seed, failure, out_dir = job
     assert _PARAMS is not None
     schedule, _ = generate(_PARAMS, seed)
-    small, replays = shrink(schedule, failure)
+    small, replays = shrink(schedule, failure, _PARAMS.database)
     text = scenario_text(small, failure, run=index, seed=seed, faults=schedule.faults)
-    ok = verify_text(text, failure)
+    ok = verify_text(text, failure, _PARAMS.database)
     path = None
     if out_dir is not None:
         target = Path(out_dir) / file_name(_PARAMS.mode, failure, seed)
@@ -87,6 +88,7 @@ def run_chaos(
     out_dir: str | Path | None = None,
     jobs: int = 1,
     repros_per_failure: int = 1,
+    database: str | None = None,
     params: ChaosParams | None = None,
     on_progress: Callable[[RunResult], None] | None = None,
     on_reproducer: Callable[[Reproducer], None] | None = None,
@@ -98,7 +100,9 @@ def run_chaos(
     `repros_per_failure` runs (by index) of each distinct failure.
     """
     if params is None:
-        params = ChaosParams(mode=mode, workers=workers, tasks=tasks)
+        params = ChaosParams(
+            mode=mode, workers=workers, tasks=tasks, database=database or IN_MEMORY
+        )
     started = time.perf_counter()
     report = ChaosReport(params=params, runs=runs, seed=seed, jobs=jobs)
     for result in _imap(_run_one, [(i, seed + i) for i in range(runs)], params, jobs):

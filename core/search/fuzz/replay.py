@@ -4,7 +4,7 @@ the failure."""
 from dataclasses import dataclass
 
 from core.search.fuzz.generate import Failure, Schedule, Timed
-from core.sim.simulation import Simulation
+from core.sim.simulation import IN_MEMORY, Simulation
 from core.sim.spec import Advance
 
 
@@ -15,9 +15,9 @@ class Replay:
     kept: tuple[Timed, ...]  # the actions that applied (refused ones do nothing; dropped)
 
 
-def replay(schedule: Schedule, failure: Failure) -> Replay:
+def replay(schedule: Schedule, failure: Failure, database: str = IN_MEMORY) -> Replay:
     """Play a schedule exactly as its scenario file would; does it show the failure?"""
-    sim = Simulation(schedule.settings)
+    sim = Simulation(schedule.settings, db_path=database)
     kept: list[Timed] = []
     try:
         now = 0

@@ -6,15 +6,17 @@ from collections.abc import Sequence
 
 from core.search.fuzz.generate import Failure, Schedule, Timed
 from core.search.fuzz.replay import replay
+from core.sim.simulation import IN_MEMORY
 
 # Replays one shrink may spend; shrinking stops early (still valid, less small) past this.
 MAX_SHRINK_REPLAYS = 400
 
 
 class _Shrinker:
-    def __init__(self, schedule: Schedule, failure: Failure) -> None:
+    def __init__(self, schedule: Schedule, failure: Failure, database: str) -> None:
         self.settings = schedule.settings
         self.failure = failure
+        self.database = database
         self.end_ms = schedule.end_ms
         self.replays = 0
 
@@ -23,7 +25,8 @@ class _Shrinker:
         if self.replays >= MAX_SHRINK_REPLAYS:
             return None
         self.replays += 1
-        got = replay(Schedule(self.settings, tuple(items), self.end_ms), self.failure)
+        schedule = Schedule(self.settings, tuple(items), self.end_ms)
+        got = replay(schedule, self.failure, self.database)
         if not got.shows:
             return None
         if got.at_ms is not None and got.at_ms < self.end_ms:
@@ -66,9 +69,9 @@ class _Shrinker:
         return items
 
 
-def shrink(schedule: Schedule, failure: Failure) -> tuple[Schedule, int]:
+def shrink(schedule: Schedule, failure: Failure, database: str = IN_MEMORY) -> tuple[Schedule, int]:
     """The fewest actions (at their original instants) that still show the failure."""
-    shrinker = _Shrinker(schedule, failure)
+    shrinker = _Shrinker(schedule, failure, database)
     first = shrinker.test(schedule.timed)
     if first is None:  # pragma: no cover - the simulation is deterministic
         return schedule, shrinker.replays

@@ -6,7 +6,7 @@ from core.engine.durations import format_duration
 from core.scenarios.format import Expectation, Step, Subject, parse_scenario
 from core.scenarios.writer import dump_scenario
 from core.search.fuzz.generate import Failure, Schedule, liveness_bound_ms
-from core.sim.simulation import Simulation
+from core.sim.simulation import IN_MEMORY, Simulation
 
 
 def scenario_text(schedule: Schedule, failure: Failure, *, run: int, seed: int, faults: int) -> str:
@@ -48,10 +48,10 @@ def scenario_text(schedule: Schedule, failure: Failure, *, run: int, seed: int, 
     )
 
 
-def verify_text(text: str, failure: Failure) -> bool:
+def verify_text(text: str, failure: Failure, database: str = IN_MEMORY) -> bool:
     """Load a reproducer's text with the scenario loader and play it: does it fail so?"""
     scenario = parse_scenario(text, "<reproducer>")
-    sim = Simulation(scenario.settings)
+    sim = Simulation(scenario.settings, db_path=database)
     try:
         for step in scenario.steps:
             if step.action is not None:
