@@ -461,7 +461,7 @@ def test_set_mode_stops_before_a_step_the_new_mode_cannot_play(
 def test_step_zero_shows_the_scenario_before_it_starts(name: str) -> None:
     # the autopilots would claim at the run's first instant: at step 0 nobody has yet, and
     # the first step plays that claim, as the same run the player plays
-    path = Path(__file__).parent.parent / "scenarios" / name
+    path = Path(__file__).parents[2] / "scenarios" / name
     s = Session(load_scenario(path))
     snap = s.snapshot()
     assert [(t.row.status, t.row.owner_id) for t in snap.tasks] == [("queued", None)]
