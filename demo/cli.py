@@ -11,7 +11,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from core.engine.config import Mode
+from core.engine.modes import Mode
 from core.tools.cli import Register
 from core.tools.cli import main as tree_main
 from demo.export.cli import add_parser as add_export
@@ -83,7 +83,7 @@ def add_serve(sub: Any) -> None:
 
 
 def add_fleet(sub: Any) -> None:
-    from core.fleet.command import add_fleet_options
+    from core.fleet.options import add_fleet_options
 
     p = sub.add_parser(
         "fleet",

@@ -1,8 +1,8 @@
-"""`borrowed-keys fleet`: its options, and the headless run (`--headless`).
+"""`borrowed-keys fleet`: its options checked, and the headless run (`--headless`).
 
-The options are declared here, light (argparse only), so that the command line can list
-them without loading the engine; the app's fleet screen and the headless run read the same
-parsed namespace through `settings_of`.
+The options are declared in core/fleet/options.py, light (argparse only), so that the
+command line can list them without loading this; the app's fleet screen and the headless run
+read the same parsed namespace through `settings_of`.
 """
 
 import argparse
@@ -17,51 +17,6 @@ from typing import Any
 
 EXIT_BAD_INPUT = 2
 MAX_WORKERS = 32  # worker processes one fleet starts on this machine (more: another terminal)
-
-
-def add_fleet_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--db",
-        default=None,
-        metavar="PATH|URL",
-        help="a SQLite file or postgresql://... (default: a SQLite file in a fresh folder)",
-    )
-    p.add_argument(
-        "--pg",
-        action="store_true",
-        help="start a PostgreSQL server for this run (the pgserver package), stopped on exit",
-    )
-    p.add_argument("--workers", type=int, default=3, metavar="N", help="worker processes (3)")
-    p.add_argument("--tasks", type=int, default=6, metavar="N", help="tasks to enqueue (6)")
-    p.add_argument("--ttl", default="6s", help='the lease ttl, e.g. "6s" (default)')
-    p.add_argument("--steps", type=int, default=5, metavar="N", help="steps per task (5)")
-    p.add_argument("--step-time", default=None, help="time per step (default: a third of the ttl)")
-    p.add_argument("--lang", choices=("en", "zh"), default=None, help="en or zh")
-    p.add_argument(
-        "--mode",
-        default="correct",
-        help="the workers' engine mode: another one plants one of the design's mistakes",
-    )
-    p.add_argument("--headless", action="store_true", help="no screen: faults, then a verdict")
-    p.add_argument(
-        "--faults",
-        default="random",
-        help="headless: random, none, or some of kill, stall, freeze, restart, partition",
-    )
-    p.add_argument("--seconds", type=float, default=60.0, help="headless: how long at most (60)")
-    p.add_argument("--seed", type=int, default=None, help="headless: the faults' random seed")
-    p.add_argument(
-        "--check",
-        default=None,
-        metavar="SAVED_RUN",
-        help="no fleet: check a saved run's whole history again and print the verdict",
-    )
-    p.add_argument(
-        "--save",
-        default=None,
-        metavar="FILE",
-        help="headless: write the history (JSON lines) and the verdict to FILE",
-    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,23 +6,37 @@ scenario is opened, not when the library is looked at: `list` reads only the tit
 
 from __future__ import annotations
 
+import contextlib
 import difflib
+import importlib.util
 import os
-from importlib import resources
-from importlib.abc import Traversable
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    # (importlib.abc loads importlib.resources: a `list` has no need of it)
+    from importlib.abc import Traversable
+
     from core.scenarios.format import Scenario
 
 
 def bundled_files() -> list[Traversable]:
     """The scenario files shipped in the `scenarios` package, by name."""
-    try:
-        root = resources.files("scenarios")
-    except ModuleNotFoundError:
+    # The package's folder as the import system found it: importlib.resources (and the
+    # temporary files and archives it is ready for) would load for every `list`, and a
+    # package in a folder is what is installed; anything else is asked of resources.
+    spec = importlib.util.find_spec("scenarios")
+    if spec is None:
         return []
+    places = list(spec.submodule_search_locations or ())
+    root: Traversable
+    if len(places) == 1 and os.path.isdir(places[0]):
+        root = Path(places[0])
+    else:
+        from importlib import resources
+
+        root = resources.files("scenarios")
     files = [f for f in root.iterdir() if f.is_file() and f.name.endswith(".toml")]
     return sorted(files, key=lambda f: f.name)
 
@@ -75,7 +89,7 @@ def listed_title(file: Traversable, lang: str) -> str:
     import tomllib
 
     try:
-        doc = tomllib.loads(file.read_bytes().decode("utf-8"))
+        doc = _top_keys(file.read_bytes().decode("utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError):
         doc = {}
     title, title_zh = doc.get("title"), doc.get("title_zh")
@@ -87,3 +101,20 @@ def listed_title(file: Traversable, lang: str) -> str:
         return parse_scenario(file.read_bytes(), f"scenarios/{file.name}").title_in(lang)
     except ScenarioError as exc:
         return f"(cannot be played: {exc.message})"
+
+
+_TABLE = re.compile(r"^[ \t]*\[", re.MULTILINE)
+
+
+def _top_keys(text: str) -> dict[str, object]:
+    """The file's top-level keys, read from its text before the first table header
+    (`[[step]]`): in TOML every top-level key comes before it, the titles too, and the steps
+    are most of the file (parsing them all for the titles was most of what `list` did). A
+    head cut inside a string or an array does not parse; then the whole file is read."""
+    import tomllib
+
+    table = _TABLE.search(text)
+    if table is not None:
+        with contextlib.suppress(tomllib.TOMLDecodeError):
+            return tomllib.loads(text[: table.start()])
+    return tomllib.loads(text)

@@ -6,13 +6,12 @@ module only reads the options, reports as it runs and prints the summary.
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from core.engine.config import Mode
 from core.engine.durations import format_duration
+from core.engine.modes import Mode
 from core.tools.options import Parser, out_dir_problem, out_of_range
 
 if TYPE_CHECKING:
@@ -115,6 +114,8 @@ def command(args: Any) -> int:
     summary = report.summary()
     if args.json:
         doc = dict(summary, elapsed_s=round(report.elapsed_s, 2), jobs=report.jobs)
+        import json  # here: the parser is built for every command
+
         print(json.dumps(doc, indent=2, ensure_ascii=False))
     else:
         Console().print(_table(summary, report))

@@ -17,10 +17,11 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from core.engine.config import Mode
-from core.tools import chaos_cli, explore_cli, realworker
+from core.engine.modes import Mode
+from core.tools import chaos_cli, explore_cli
 from core.tools.database_option import add_db_option
 from core.tools.options import Parser
+from core.tools.worker_options import add_worker_parsers
 
 if TYPE_CHECKING:
     from core.scenarios.format import Scenario, ScenarioError
@@ -348,6 +349,23 @@ def add_sql(sub: Any) -> None:
     q.set_defaults(handler=cmd_sql)
 
 
+def _worker(args: argparse.Namespace) -> int:
+    from core.tools.realworker import worker_command
+
+    return worker_command(args)
+
+
+def _enqueue(args: argparse.Namespace) -> int:
+    from core.tools.realworker import enqueue_command
+
+    return enqueue_command(args)
+
+
+def add_worker(sub: Any) -> None:
+    # the worker's module (the clock, the store's errors, the task kinds) loads when it runs
+    add_worker_parsers(sub, worker=_worker, enqueue=_enqueue)
+
+
 # Every headless command, in the order `--help` lists them. A new command is one line here:
 # its module's `add_parser` (the app's own commands are added by demo/cli.py).
 COMMANDS: tuple[Register, ...] = (
@@ -357,7 +375,7 @@ COMMANDS: tuple[Register, ...] = (
     add_sql,
     chaos_cli.add_parser,
     explore_cli.add_parser,
-    realworker.add_parser,
+    add_worker,
 )
 
 

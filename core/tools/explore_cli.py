@@ -9,12 +9,11 @@ The search loads when the command runs, not when the parser is built.
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from core.engine.config import Mode
+from core.engine.modes import Mode
 from core.search.explore import DEFAULT_DEPTH
 from core.tools.options import Parser, out_dir_problem, out_of_range
 
@@ -135,6 +134,8 @@ def command(args: Any) -> int:
         return EXIT_BAD_ARGS
     if args.json:
         doc: Any = [_with_harm(r) for r in reports]
+        import json  # here: the parser is built for every command
+
         print(json.dumps(doc if args.all_modes else doc[0], indent=2, ensure_ascii=False))
     else:
         out = Console(highlight=False, soft_wrap=True)

@@ -14,15 +14,13 @@ written unless the whole export succeeded.
 """
 
 import argparse
-import asyncio
 import re
 import shlex
 import sys
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from core.tools.options import Parser
 from demo.export import DEFAULT_SIZE
@@ -96,8 +94,8 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-@dataclass(frozen=True, slots=True)
-class Exported:
+# a named tuple, not a dataclass: this module is loaded to build every command's parser
+class Exported(NamedTuple):
     page: Path
     page_bytes: int
     preview: Path | None
@@ -131,6 +129,8 @@ def _record_one(
 
     started = time.perf_counter()
     progress = _say_step if per_step else None
+    import asyncio  # the event loop's modules load when a page is made, not for --help
+
     recording = asyncio.run(record(scenario, lang, size, steps=steps, progress=progress))
     if not per_step:
         took = time.perf_counter() - started

@@ -21,6 +21,7 @@ from demo.controls import CONTROLS, TABS, Moment
 from demo.i18n import reason_word, tr
 from demo.screens.session_runner import Frame
 from demo.widgets.binding_internals import relabel_bindings
+from demo.widgets.body import Body
 from demo.widgets.control_bar import ControlBar
 from demo.widgets.keybar import Hint, KeyBar
 from demo.widgets.narration import NarrationPanel
@@ -49,6 +50,13 @@ else:
 
 PANEL_ROWS = 5  # on a small screen the chosen panel keeps at least these rows in sight
 NARRATION_FOLD_MIN = 3  # a folded narration keeps its step line, a line of text, the hint
+TABLE_ROWS_MIN = 2  # on a small screen a panel's table keeps its header and these rows in sight
+# The panels with a note over their table: the note, and the table it must leave in sight.
+PANEL_NOTES = {
+    "tab-ledger": ("#books-note", "#ledger"),
+    "tab-rejected": ("#refused-note", "#rejected"),
+    "tab-checkpoints": ("#box-detail", "#checkpoints"),
+}
 
 
 class Drawing(_ScreenBase):
@@ -71,6 +79,9 @@ class Drawing(_ScreenBase):
     def _answer_waits(self) -> bool:
         raise NotImplementedError  # the screen's: interview mode's numbers wait for an answer
 
+    def changed(self) -> None:
+        raise NotImplementedError  # the screen's: the session changed, a frame is owed
+
     def _start_drawing(self) -> None:
         self._seen_seq = 0
         self._generation = 0
@@ -87,6 +98,9 @@ class Drawing(_ScreenBase):
         # possible, an answer waiting (interview mode: the numbers lead)
         self._hinted: tuple[bool, bool, bool, bool] = (False, False, False, False)
         self._narration_step: tuple[int, int, bool] | None = None  # the step it was opened at
+        self._note_rows_folded = 0  # the rows of the chosen panel's note the fold was made for
+        self._table_kept: tuple[object, ...] | None = None  # the step and note last scrolled for
+        self._table_scrolled: tuple[int, float] | None = None  # by how much, and to where
 
     def _moments(self) -> frozenset[Moment]:
         """What the run waits for now: the buttons that answer it go first."""
@@ -236,7 +250,47 @@ class Drawing(_ScreenBase):
         )
         bars = 2  # the button bar and the key bar
         tabs = 2  # the panels' tab bar and its underline
-        return max(NARRATION_FOLD_MIN, self.size.height - above - bars - tabs - PANEL_ROWS)
+        note = self._note_rows()  # the books, the refused page, the box: over the table
+        self._note_rows_folded = note
+        return max(NARRATION_FOLD_MIN, self.size.height - above - bars - tabs - note - PANEL_ROWS)
+
+    def _note_rows(self) -> int:
+        """The rows the note over the chosen panel's table takes now (0: none shown)."""
+        parts = PANEL_NOTES.get(self._active_tab())
+        if parts is None:
+            return 0
+        note = self.query_one(parts[0])
+        return note.outer_size.height if note.display else 0
+
+    def _keep_table_rows(self) -> None:
+        """On a small screen the chosen panel's table keeps its header and TABLE_ROWS_MIN
+        rows in sight under its note. The narration folds around the note first (the note's
+        height is known once it is laid out: the fold is made again when it changed); what
+        folding cannot give, the body scrolls down for (the panes' top goes out of sight),
+        once for each step and note, so that a scroll back up stays."""
+        parts = PANEL_NOTES.get(self._active_tab())
+        if parts is None or not self.has_class("-narrow"):
+            return
+        rows = self._note_rows()
+        if rows != self._note_rows_folded and self._narration_fold() is not None:
+            self.changed()
+            return
+        key = (self._narration_step, self._narration_open, self._active_tab(), rows)
+        if key == self._table_kept:
+            return
+        self._table_kept = key
+        body = self.query_one("#body", Body)
+        scrolled, self._table_scrolled = self._table_scrolled, None
+        if scrolled is not None and body.scroll_y == scrolled[1]:
+            # the last step's scroll, left as it was: undone before this one is judged
+            body.scroll_relative(y=-scrolled[0], animate=False, immediate=True)
+        if rows == 0:
+            return  # no note: the fold alone leaves PANEL_ROWS rows
+        header = self.query_one(parts[1]).region.y
+        missing = header + 1 + TABLE_ROWS_MIN - body.region.bottom
+        if missing > 0:
+            body.scroll_relative(y=missing, animate=False, immediate=True)
+            self._table_scrolled = (missing, body.scroll_y)
 
     def _label_rejected(self, snap: Snapshot) -> None:
         lang = self.lang
@@ -286,6 +340,8 @@ class Drawing(_ScreenBase):
             self._catch_up("side-events")
         if self.has_class("-tall") and active != "tab-events":
             self._show_second(snap, active)
+        if self.has_class("-narrow") and active in PANEL_NOTES:
+            self.call_after_refresh(self._keep_table_rows)
 
     def _second_is_ledger(self, active: str) -> bool:
         """The panel under the log beside: the refused writes, or the ledger when the

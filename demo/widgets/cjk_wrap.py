@@ -165,10 +165,13 @@ def hanging_indent(line: str) -> int:
     return 0
 
 
+WRAP_MIN = 8  # at this width or less, a text is left as it is (Rich wraps it)
+
+
 def wrap_text(text: Text, width: int) -> Text:
     """`text` broken into lines of at most `width` cells by the rules above, its styles
     kept; a ✓ line or a numbered choice continues under its own text (`hanging_indent`)."""
-    if width <= 8:
+    if width <= WRAP_MIN:
         return text
     out = Text(end="")
     for n, line in enumerate(text.split("\n", allow_blank=True)):

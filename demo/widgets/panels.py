@@ -23,7 +23,7 @@ from core.scenarios.telling import who as name_of
 from core.sim.books import Seam, check_books
 from core.sim.snapshot import Rejection, Snapshot
 from demo.i18n import operation_word, reason_word, tr
-from demo.widgets.cjk_wrap import wrap_text
+from demo.widgets.cjk_wrap import WRAP_MIN, wrap_text
 from demo.widgets.keyed_table import KeyedTable, Row
 
 HIGHLIGHT_REFRESHES = 30  # a new rejection stays highlighted this many refreshes
@@ -42,8 +42,16 @@ def _fenced(
 
 def books_seams(snap: Snapshot) -> tuple[Seam, ...]:
     """Where the snapshot's books break (the check of core.sim.books, the one `play` and
-    the export use too)."""
-    return check_books(snap.ledger, {t.task_id: t.row.owner_id for t in snap.tasks})
+    the export use too). The Ledger and the note over it both ask, every refresh, of the
+    same snapshot (frozen): it is checked once."""
+    global _seams_of
+    if _seams_of is None or _seams_of[0] is not snap:
+        owners = {t.task_id: t.row.owner_id for t in snap.tasks}
+        _seams_of = (snap, check_books(snap.ledger, owners))
+    return _seams_of[1]
+
+
+_seams_of: tuple[Snapshot, tuple[Seam, ...]] | None = None  # the last snapshot checked
 
 
 BROKEN_MARK = "✗ "  # before the key of a page where the books break
@@ -177,28 +185,50 @@ class CheckpointTable(KeyedTable):
 
 
 class Note(Static):
-    """A paragraph over a table, wrapped by the app's own rules; hidden when empty."""
+    """A paragraph over a table, wrapped by the app's own rules; hidden when empty.
+
+    The app brings it up to date every refresh, and `Static.update` lays the whole screen
+    out again even when nothing changed: so the text is given again only when it or the
+    width changed, and a new layout is asked only when its number of lines did (its height
+    is its lines; its width is the panel's)."""
 
     _text: Text = Text()
+    _drawn: tuple[int, Text] | None = None  # the width and the wrapped text last shown
 
     def say(self, text: Text | None) -> None:
         if not text:
             self._text = Text()
-            self.update("")
-            self.display = False
+            if self._drawn is not None or self.display:
+                self._drawn = None
+                self.update("")
+                self.display = False
             return
         self.display = True
+        if self._drawn is not None and text == self._text:
+            return  # shown as it is (a new width draws it again on its own resize)
         self._text = text
         self._draw()
 
     def on_resize(self) -> None:
-        self._draw()
+        if self._text:
+            self._draw()
 
     def _draw(self) -> None:
-        # broken by the app's own rules (no line starting with punctuation, a number with
-        # its unit kept whole), which Rich's word wrap does not know
+        # broken by the app's own rules (no line starting with punctuation, "DOM 摘要" and a
+        # number with its unit kept whole), which Rich's word wrap does not know
         width = self.content_size.width
-        self.update(wrap_text(self._text, width) if width else self._text)
+        wrapped = wrap_text(self._text, width) if width else self._text
+        drawn, self._drawn = self._drawn, (width, wrapped)
+        if drawn == (width, wrapped):
+            return
+        # wrap_text leaves narrow widths to Rich's own wrap: lines unknown, so a layout
+        same_lines = (
+            drawn is not None
+            and width > WRAP_MIN
+            and drawn[0] == width
+            and drawn[1].plain.count("\n") == wrapped.plain.count("\n")
+        )
+        self.update(wrapped, layout=not same_lines)
 
 
 class BooksNote(Note):
@@ -227,14 +257,12 @@ class RefusedNote(Note):
         self.say(Text(sentence, style="bold"))
 
 
-class BoxDetail(Static):
+class BoxDetail(Note):
     """The whole of one box over the Checkpoints table, wrapped, in the run's language: the
     row under the cursor, or the newest box when no row is chosen. The table's cell is cut
     to its width; this is where the seed's four parts of a browser agent's box are read:
     "已打开到哪个 URL；已完成哪些操作；当前截图或 DOM 摘要在哪；下一步计划是什么". One
     paragraph, so that at 80 x 24 it fits under the tabs with the table's header in sight."""
-
-    _text: Text = Text()  # the box's line as last shown, unwrapped
 
     def show(self, snap: Snapshot, lang: str, selected: str | None) -> None:
         boxes = {f"{c.task_id}#{c.seq}": c for c in snap.checkpoints}
@@ -242,11 +270,8 @@ class BoxDetail(Static):
         if box is None and boxes:
             box = max(boxes.values(), key=lambda c: (c.created_at, c.seq))
         if box is None:
-            self._text = Text()
-            self.update("")
-            self.display = False
+            self.say(None)
             return
-        self.display = True
         text = Text(tr("box_detail", lang, task=box.task_id, seq=box.seq, step=box.step))
         text.stylize("bold")
         colon = "：" if lang == "zh" else ": "
@@ -254,17 +279,7 @@ class BoxDetail(Static):
             text.append(" " if at == 0 else " · ")
             text.append(f"{word}{colon}", style="bold")
             text.append(value)
-        self._text = text
-        self._draw()
-
-    def on_resize(self) -> None:
-        self._draw()
-
-    def _draw(self) -> None:
-        # broken by the app's own rules (no line starting with punctuation, "DOM 摘要" and a
-        # number with its unit kept whole), which Rich's word wrap does not know
-        width = self.content_size.width
-        self.update(wrap_text(self._text, width) if width else self._text)
+        self.say(text)
 
 
 def checkpoint_writers(events: Iterable[EventRow], into: dict[tuple[str, int], str]) -> None:

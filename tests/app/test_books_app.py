@@ -69,3 +69,23 @@ async def test_the_rejected_panel_says_what_the_fence_kept_out(
         await pilot.press("1")
         await pilot.pause()
         assert not screen.query_one("#books-note", BooksNote).display  # the books add up
+
+
+async def test_at_80x24_the_ledger_keeps_its_header_and_two_rows_under_the_books(
+    tmp_path: Path,
+) -> None:
+    # the narration folds, and what folding cannot give the body scrolls for: the table's
+    # header and two pages stay in sight under the note that says where the books break
+    app = app_for("09_mistake_no_fencing", tmp_path, "en")
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = app.screen
+        assert isinstance(screen, MainScreen)
+        await _play_to_the_end(pilot, 5)
+        await pilot.pause()
+        await pilot.pause()
+        note = screen.query_one("#books-note", BooksNote)
+        assert note.display
+        ledger = screen.query_one("#ledger", LedgerTable)
+        body = screen.query_one("#body")
+        assert ledger.region.y + 1 + 2 <= body.region.bottom
+        assert note.region.y >= body.region.y  # the note itself is in sight too

@@ -1,6 +1,7 @@
 """A command imports what it runs and no more: `--help` and `list` load no database layer,
-no scenario schema and no app; `check` no database layer; `play` no app. Each is run in a
-fresh interpreter and its loaded modules looked at (what is loaded, not how long it takes)."""
+no scenario schema and no app, nor the event loop, the engine, the simulation or a worker;
+`check` no database layer; `play` no app. Each is run in a fresh interpreter and its loaded
+modules looked at (what is loaded, not how long it takes)."""
 
 import json
 import subprocess
@@ -9,6 +10,18 @@ import sys
 import pytest
 
 HEAVY = ("sqlalchemy", "sqlmodel", "pydantic", "textual", "psycopg")
+# What `--help` and `list` do without too, each tens of milliseconds of a start (the event
+# loop, the dataclass machinery, importlib.resources with its temporary files), or what
+# pulls those in: the engine past its modes, the simulation, the worker, the fleet's run.
+LIGHT_WITHOUT = (
+    "asyncio",
+    "dataclasses",
+    "importlib.resources",
+    "core.engine.config",
+    "core.sim",
+    "core.tools.realworker",
+    "core.fleet.command",
+)
 
 # Runs the command line in-process with its output dropped, then prints the heavy packages
 # that were loaded.
@@ -22,21 +35,38 @@ with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.St
         pass
 heavy = {name.split(".")[0] for name in sys.modules} & set(HEAVY)
 print(json.dumps(sorted(heavy)))
+print(json.dumps(sorted(sys.modules)))
 """
 
 
-def loaded(*argv: str) -> set[str]:
+def modules(*argv: str) -> tuple[set[str], set[str]]:
+    """The heavy packages a command loads, and every module it loads."""
     code = f"HEAVY = {HEAVY!r}\n{PROBE}"
     done = subprocess.run(
         [sys.executable, "-c", code, *argv], capture_output=True, text=True, check=True
     )
-    found: list[str] = json.loads(done.stdout.splitlines()[-1])
-    return set(found)
+    heavy: list[str] = json.loads(done.stdout.splitlines()[-2])
+    every: list[str] = json.loads(done.stdout.splitlines()[-1])
+    return set(heavy), set(every)
+
+
+def loaded(*argv: str) -> set[str]:
+    return modules(*argv)[0]
 
 
 @pytest.mark.parametrize("argv", [["--help"], ["list"], ["list", "--lang", "zh"]])
 def test_help_and_list_load_no_database_schema_or_app(argv: list[str]) -> None:
-    assert loaded(*argv) == set()
+    heavy, every = modules(*argv)
+    assert heavy == set()
+    assert {m for m in every if m.startswith(LIGHT_WITHOUT)} == set()
+
+
+def test_the_worker_options_name_every_task_kind() -> None:
+    # spelt out so that the parser is built without the kinds' module: held to it here
+    from core.sim.kinds import KINDS
+    from core.tools.worker_options import KIND_NAMES
+
+    assert tuple(KINDS) == KIND_NAMES
 
 
 def test_check_loads_the_schema_but_no_database_or_app() -> None:

@@ -1,0 +1,50 @@
+"""The options of `borrowed-keys fleet`, light (argparse only): the command line lists them
+without loading the fleet, the engine or a temporary folder's module; core/fleet/command.py
+checks and runs them."""
+
+import argparse
+
+
+def add_fleet_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--db",
+        default=None,
+        metavar="PATH|URL",
+        help="a SQLite file or postgresql://... (default: a SQLite file in a fresh folder)",
+    )
+    p.add_argument(
+        "--pg",
+        action="store_true",
+        help="start a PostgreSQL server for this run (the pgserver package), stopped on exit",
+    )
+    p.add_argument("--workers", type=int, default=3, metavar="N", help="worker processes (3)")
+    p.add_argument("--tasks", type=int, default=6, metavar="N", help="tasks to enqueue (6)")
+    p.add_argument("--ttl", default="6s", help='the lease ttl, e.g. "6s" (default)')
+    p.add_argument("--steps", type=int, default=5, metavar="N", help="steps per task (5)")
+    p.add_argument("--step-time", default=None, help="time per step (default: a third of the ttl)")
+    p.add_argument("--lang", choices=("en", "zh"), default=None, help="en or zh")
+    p.add_argument(
+        "--mode",
+        default="correct",
+        help="the workers' engine mode: another one plants one of the design's mistakes",
+    )
+    p.add_argument("--headless", action="store_true", help="no screen: faults, then a verdict")
+    p.add_argument(
+        "--faults",
+        default="random",
+        help="headless: random, none, or some of kill, stall, freeze, restart, partition",
+    )
+    p.add_argument("--seconds", type=float, default=60.0, help="headless: how long at most (60)")
+    p.add_argument("--seed", type=int, default=None, help="headless: the faults' random seed")
+    p.add_argument(
+        "--check",
+        default=None,
+        metavar="SAVED_RUN",
+        help="no fleet: check a saved run's whole history again and print the verdict",
+    )
+    p.add_argument(
+        "--save",
+        default=None,
+        metavar="FILE",
+        help="headless: write the history (JSON lines) and the verdict to FILE",
+    )
