@@ -223,16 +223,16 @@ def test_serve_walks_scenario_01_to_the_fence_rejection_in_a_browser(
             wait_for_screen(page, "Step 14 of")
             page.keyboard.press("3")  # 3: the Rejected tab
             # The narration also says "fenced": wait for the tab's own header and row.
-            text = wait_for_screen(page, "Its token", "fenced", "F2")
+            text = wait_for_screen(page, "Operation", "fenced", "(now 2)")
             page.screenshot(path=str(shot))
         finally:
             context.close()
 
-    rejected = text[text.index("Its token") :]
+    rejected = text[text.index("Operation") :]
     row = next(line for line in rejected.splitlines() if "fenced" in line)
-    # Acheng's late write, refused by the fence: her token F1 against the ledger's F2.
+    # Acheng's late write, refused by the fence: her fence token 1 against the task's newest, 2.
     assert "Acheng" in row and "write" in row, row
-    assert "F1" in row and "F2" in row, row
+    assert "1 (now 2)" in row, row
     assert "Step 14 of" in text  # still the fence rejection, not a later step
 
     assert_not_blank(shot)
