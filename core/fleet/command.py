@@ -174,7 +174,7 @@ def run_check_command(args: argparse.Namespace) -> int:
     if check.findings:
         print(word("broken", lang, n=len(check.findings)))
         for finding in check.findings[:20]:
-            print(f"  {finding.detail}.")
+            print(f"  {finding.sentence(lang)}")
     else:
         print(word("held", lang))
     said = saved.verdict.get("verdict")

@@ -124,7 +124,7 @@ def _tell_violations(fleet: Fleet, run: HeadlessRun, say: Callable[[str], None],
     """Say each violation the running checker found since the last look."""
     for f in fleet.found[len(run.live_findings) :]:
         run.live_findings.append(f)
-        say(word("violation", lang, detail=f.detail))
+        say(word("violation", lang, detail=f.sentence(lang).rstrip(".。")))
 
 
 def _press(
@@ -259,7 +259,7 @@ def verdict_lines(run: HeadlessRun, fleet: Fleet, lang: str = "en") -> list[str]
         lines.append(word("died", lang, worker=wid, pid=fleet.workers[wid].pid, status=status))
     if check.findings:
         lines.append(word("broken", lang, n=len(check.findings)))
-        lines.extend(f"  {f.detail}." for f in check.findings[:20])
+        lines.extend(f"  {f.sentence(lang)}" for f in check.findings[:20])
     else:
         lines.append(word("held", lang))
     return lines

@@ -18,6 +18,8 @@ from typing import Any
 
 from core.engine.records import EffectRow, EventRow, TaskRow
 from core.engine.vocabulary import EventKind, TaskStatus
+from core.fleet.words import WORDS, word
+from core.scenarios import glossary
 from core.sim.checker import SafetyChecker, ViolationKind
 
 
@@ -46,7 +48,21 @@ class Finding:
     task_id: str | None
     worker_id: str | None
     at: int
-    detail: str
+    detail: str  # in figures, in English: the history's own words for the saved file
+
+    def what(self, lang: str) -> str:
+        """The broken rule in words."""
+        if self.rule in WORDS:
+            return word(self.rule, lang)
+        return glossary.violation_word(self.rule, lang)
+
+    def sentence(self, lang: str) -> str:
+        """Who broke which rule on which task, in `lang` (English adds the figures)."""
+        worker = self.worker_id
+        who = (glossary.person_name(worker, lang) or worker) if worker else word("nobody", lang)
+        key = "finding_en" if lang != "zh" else "finding"
+        task = self.task_id or "-"
+        return word(key, lang, who=who, task=task, what=self.what(lang), detail=self.detail)
 
 
 @dataclass

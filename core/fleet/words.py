@@ -72,6 +72,21 @@ WORDS: dict[str, tuple[str, str]] = {
     ),
     "saved": ("The history and its verdict are in {path}.", "历史和结论已写入 {path}。"),
     "stopped": ("Stopped; every worker process was ended.", "已停止；所有执行者进程都已结束。"),
+    # the final check's own rules (the running checker's are the simulation's, in the glossary)
+    "page_from_old_lease": (
+        "a page was accepted from a lease that was no longer the current one",
+        "收下了一页来自已不是当前租约的写入",
+    ),
+    "page_from_expired_lease": (
+        "a page was accepted after its lease had expired",
+        "在租约过期之后收下了一页写入",
+    ),
+    "effect_count": ("an effect was not applied exactly once", "有一个副作用不是恰好执行一次"),
+    "completion_count": ("a task was not completed exactly once", "有一项任务不是恰好完成一次"),
+    "nobody": ("the store", "存储"),
+    # a finding said on the command line: in English with what the history shows in figures
+    "finding_en": ("{who}, {task}: {what} ({detail}).", "{who}，{task}：{what}。"),
+    "finding": ("{who}, {task}: {what}.", "{who}，{task}：{what}。"),
 }
 
 

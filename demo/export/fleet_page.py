@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from core.fleet.history import SavedRun, shifted
-from core.fleet.verdict import Finding, FleetRule, HistoryCheck
+from core.fleet.verdict import Finding, HistoryCheck
 from core.scenarios import glossary
 from core.scenarios.telling import event_sentence
 from demo.export import timeline_svg
@@ -54,22 +54,6 @@ WORDS: dict[str, tuple[str, str]] = {
         "against truth, replayed from that history.",
         "由保存的历史生成：{command}。图是应用自己的“自以为与实际”，从那段历史重放出来。",
     ),
-    FleetRule.PAGE_FROM_OLD_LEASE: (
-        "a page was accepted from a lease that was no longer the current one",
-        "收下了一页来自已不是当前租约的写入",
-    ),
-    FleetRule.PAGE_FROM_EXPIRED_LEASE: (
-        "a page was accepted after its lease had expired",
-        "在租约过期之后收下了一页写入",
-    ),
-    FleetRule.EFFECT_COUNT: (
-        "an effect was not applied exactly once",
-        "有一个副作用不是恰好执行一次",
-    ),
-    FleetRule.COMPLETION_COUNT: (
-        "a task was not completed exactly once",
-        "有一项任务不是恰好完成一次",
-    ),
 }
 
 MAX_LINES = 200  # the events in words under one moment; the rest is counted
@@ -100,8 +84,7 @@ def moments(run: SavedRun, lang: str) -> list[Moment]:
 
 
 def _finding(f: Finding, origin: int, lang: str) -> str:
-    rule = f.rule
-    what = word(rule, lang) if rule in WORDS else glossary.violation_word(rule, lang)
+    what = f.what(lang)
     worker = f.worker_id
     who = (glossary.person_name(worker, lang) or worker) if worker else word("nobody", lang)
     at = clock(max(0, f.at - origin)) if f.at else clock(0)

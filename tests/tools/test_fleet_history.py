@@ -7,6 +7,7 @@ t1, is stalled past its expiry, w2 claims, w1 resumes and its next page is refus
 
 import argparse
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -75,8 +76,8 @@ def test_export_turns_a_saved_run_into_a_page_in_words(tmp_path: Path) -> None:
         assert code not in page, code
 
 
-def _args(path: Path) -> argparse.Namespace:
-    return argparse.Namespace(check=str(path), lang=None)
+def _args(path: Path, lang: str | None = None) -> argparse.Namespace:
+    return argparse.Namespace(check=str(path), lang=lang)
 
 
 def test_check_judges_a_saved_run_again(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -90,7 +91,14 @@ def test_check_judges_a_saved_run_again(tmp_path: Path, capsys: pytest.CaptureFi
     broken = tmp_path / "broken.jsonl"
     broken.write_text("\n".join(lines) + "\n")
     assert run_check_command(_args(broken)) == 1
-    assert "Verdict: broken" in capsys.readouterr().out
+    said = capsys.readouterr().out
+    assert "Verdict: broken" in said
+    assert "a page was accepted from a lease that was no longer the current one" in said
+    # in Chinese every finding is said in Chinese too, with no English figures beside it
+    assert run_check_command(_args(broken, "zh")) == 1
+    said = capsys.readouterr().out
+    assert "收下了一页来自已不是当前租约的写入" in said
+    assert not re.search(r"[A-Za-z]{4,}", said.replace("t1", "")), said
 
 
 def test_a_file_that_is_not_a_saved_run_is_one_line(tmp_path: Path) -> None:
@@ -102,7 +110,7 @@ def test_a_file_that_is_not_a_saved_run_is_one_line(tmp_path: Path) -> None:
 
 
 def test_a_fleet_starts_at_most_32_workers() -> None:
-    from core.fleet.command import add_fleet_options
+    from core.fleet.options import add_fleet_options
 
     p = argparse.ArgumentParser()
     add_fleet_options(p)
