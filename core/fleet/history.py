@@ -159,6 +159,10 @@ class SavedRun:
             tl.take([ev])
         for b in beliefs[n:]:
             tl.believe(b.at - o, {b.worker_id: b.held})
+        if now_ms >= self.end:
+            # the run ended by stopping every process: what one still believed ends with it
+            # (a process stopped before it printed its last word leaves no line saying so)
+            tl.believe(self.end, {w: None for w, held in tl.held.items() if held is not None})
         return tl.view(now_ms)
 
 
