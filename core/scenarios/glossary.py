@@ -567,6 +567,126 @@ CONFIG_MISTAKES: Final[dict[str, str]] = {
 }
 
 
+# A mistake in a scenario file, by its kind, in both languages: the English is what the
+# loader has always said (tests and docs quote it), the Chinese what a zh run says instead.
+# Keys, ids and values stay as the file spells them; the sentence around them is the run's.
+FILE_MISTAKES: Final[dict[str, Word]] = {
+    "unknown_key": ('unknown key "{key}" in {table}{hint}', "{table}里没有 “{key}” 这一项{hint}"),
+    "the_scenario": ("the scenario", "剧本"),
+    "table": ("[[{name}]]", "[[{name}]]"),
+    "did_you_mean": (' (did you mean "{close}"?)', "（是不是想写 “{close}”？）"),
+    "action_takes_no_key": (
+        'action "{action}" takes no key "{key}"',
+        "动作 “{action}” 没有 “{key}” 这一项",
+    ),
+    "key_without_action": (
+        '"{key}" without an action: add do = "..."',
+        '有 “{key}” 却没有动作：加上 do = "..."',
+    ),
+    "unknown_expect_key": (
+        'unknown key "{key}" in a {subject} expectation{hint}; it may have {valid}',
+        "对{subject}的检查里没有 “{key}” 这一项{hint}；可以写的有 {valid}",
+    ),
+    "unknown_action": ('unknown action "{action}"{hint}', "没有 “{action}” 这个动作{hint}"),
+    "do_not_string": ("do must be a string, got {got}", "do 必须是字符串，这里是{got}"),
+    "missing_title": (
+        'missing title: add a line like title = "The fog"',
+        '缺少标题：加一行，例如 title = "The fog"',
+    ),
+    "action_needs": ('action "{action}" needs "{key}"', "动作 “{action}” 需要 “{key}”"),
+    "worker_needs_id": (
+        'a worker needs an id, like id = "acheng"',
+        '每个执行者都要有 id，例如 id = "acheng"',
+    ),
+    "task_needs_id": (
+        'a task needs an id, like id = "sixth-floor"',
+        '每个任务都要有 id，例如 id = "sixth-floor"',
+    ),
+    "must_be_string": ("{name} must be a string, got {got}", "{name} 必须是字符串，这里是{got}"),
+    "must_be_bool": (
+        "{name} must be true or false, got {got}",
+        "{name} 必须是 true 或 false，这里是{got}",
+    ),
+    "must_be_int": ("{name} must be an integer, got {got}", "{name} 必须是整数，这里是 {got}"),
+    "at_least": ("{name} must be at least {low}, got {got}", "{name} 至少是 {low}，这里是 {got}"),
+    "at_most": ("{name} is too large: {got} (at most {high})", "{name} 太大：{got}（最多 {high}）"),
+    "must_be_tables": (
+        "{key} must be an array of tables, written [[{key}]]",
+        "{key} 必须是表的数组，写成 [[{key}]]",
+    ),
+    "unknown_member": (
+        'unknown {what} "{value}"{hint}; {listing} {valid}',
+        "没有 “{value}” 这个{what}{hint}；可用的{what}有 {valid}",
+    ),
+    "mode": ("mode", "模式"),
+    "kind": ("kind", "任务类型"),
+    "duplicate_id": ('duplicate {what} id "{id}"', "{what} id “{id}” 重复了"),
+    "worker": ("worker", "执行者"),
+    "task": ("task", "任务"),
+    "ledger": ("ledger", "总册"),
+    "rejected": ("rejected", "拒收"),
+    "effect": ("effect", "副作用"),
+    "violation": ("violation", "违规"),
+    "metric": ("metric", "指标"),
+    "unknown_worker": ('unknown worker "{id}"{hint}', "没有 “{id}” 这个执行者{hint}"),
+    "unknown_task": ('unknown task "{id}"{hint}', "没有 “{id}” 这个任务{hint}"),
+    "none_yet_workers": (" (there are no workers yet)", "（这时还没有执行者）"),
+    "none_yet_tasks": (" (there are no tasks yet)", "（这时还没有任务）"),
+    "bad_toml": ("bad TOML: {message}", "TOML 写法有误：{message}"),
+    "toml_column": (" (column {n})", "（第 {n} 列）"),
+    "toml_end": (" (at the end of the file)", "（在文件末尾）"),
+    "toml_too_deep": ("bad TOML: nested too deeply", "TOML 写法有误：嵌套太深"),
+    # a value's problem, told after its key: `lease_ttl` + the rest
+    "bad_duration": (
+        ': bad duration {value}: write it like "250ms", "10s", "2m" or "1h"',
+        "：时长 {value} 写不对，要写成 “250ms”、“10s”、“2m” 或 “1h”",
+    ),
+    "duration_type": (
+        ' must be a duration like "10s", got {got}',
+        " 必须是时长，例如 “10s”，这里是{got}",
+    ),
+    "duration_negative": (" must not be negative, got {value}", " 不能是负数，这里是 {value}"),
+    "duration_zero": (" must be longer than zero, got {value}", " 必须大于零，这里是 {value}"),
+    "duration_too_long": (
+        " is too long: {value} (at most 1 day, 24h)",
+        " 太长：{value}（最多一天，24h）",
+    ),
+    "duration_too_large": (": duration {value} is far too large", "：时长 {value} 大得离谱"),
+    "duration_not_finite": (
+        " must be a finite duration, got {value}",
+        " 必须是有限的时长，这里是 {value}",
+    ),
+    "not_empty": (" must not be empty", " 不能为空"),
+    # TOML's kinds of value, as a mistake names what it found
+    "type_bool": ("a boolean", "布尔值"),
+    "type_int": ("an integer", "整数"),
+    "type_float": ("a number with a fraction", "小数"),
+    "type_str": ("a string", "字符串"),
+    "type_list": ("an array", "数组"),
+    "type_dict": ("a table", "表"),
+}
+
+
+def file_mistake(name: str, lang: str, /, **fill: object) -> str:
+    """One of a scenario file's mistakes in `lang`, its blanks filled."""
+    return lookup(FILE_MISTAKES, name, lang, **fill)
+
+
+def type_word(value: object, lang: str) -> str:
+    """What kind of TOML value this is ("an integer", "整数"); dates by their Python name."""
+    for kind, name in (
+        (bool, "bool"),
+        (int, "int"),
+        (float, "float"),
+        (str, "str"),
+        (list, "list"),
+        (dict, "dict"),
+    ):
+        if isinstance(value, kind):
+            return file_mistake(f"type_{name}", lang)
+    return f"a {type(value).__name__}" if lang != "zh" else type(value).__name__
+
+
 def config_mistake(err: Exception, lang: str) -> str:
     """A ConfigError in `lang`: its Chinese by the rule it names, else its own message."""
     rule, fill = getattr(err, "rule", ""), getattr(err, "fill", {})

@@ -29,8 +29,10 @@ from core.scenarios.format.model import (
     MIN_CHOICES,
     show,
     suggest,
+    suggest_word,
     type_name,
 )
+from core.scenarios.glossary import file_mistake, type_word
 from core.sim.heavy import SizeError, parse_size
 from core.sim.spec import TASK_KINDS
 
@@ -44,9 +46,15 @@ from core.sim.spec import TASK_KINDS
 # file order.
 
 
-def field_error(rest: str) -> PydanticCustomError:
-    """A problem with one value; the text follows its key: `by` + ` must not be negative`."""
-    return PydanticCustomError("scenario_field", "{rest}", {"rest": rest})
+def field_error(rest: str, zh: str | None = None) -> PydanticCustomError:
+    """A problem with one value; the text follows its key: `by` + ` must not be negative`.
+    `zh` is the same rest in Chinese, where it is known."""
+    return PydanticCustomError("scenario_field", "{rest}", {"rest": rest, "zh": zh})
+
+
+def said(name: str, /, **fill: object) -> tuple[str, str]:
+    """A file mistake from the glossary's table, in English and in Chinese."""
+    return file_mistake(name, "en", **fill), file_mistake(name, "zh", **fill)
 
 
 def table_error(message: str, key: str | None = None) -> PydanticCustomError:
@@ -54,14 +62,14 @@ def table_error(message: str, key: str | None = None) -> PydanticCustomError:
     return PydanticCustomError("scenario", "{message}", {"message": message, "key": key})
 
 
-def field_error_whole(message: str) -> PydanticCustomError:
+def field_error_whole(message: str, zh: str | None = None) -> PydanticCustomError:
     """A problem with one value, told in full (the key's name is not put in front)."""
-    return PydanticCustomError("scenario_value", "{message}", {"message": message})
+    return PydanticCustomError("scenario_value", "{message}", {"message": message, "zh": zh})
 
 
 def not_blank(value: str) -> str:
     if not value.strip():
-        raise field_error(" must not be empty")
+        raise field_error(*said("not_empty"))
     return value
 
 
@@ -85,8 +93,18 @@ def shown_line(value: str) -> str:
 def member_of(valid: Sequence[str], what: str, listing: str = "use one of") -> Callable[[str], str]:
     def check(value: str) -> str:
         if value not in valid:
+            close = suggest_word(value, valid, "zh")
             raise field_error_whole(
-                f'unknown {what} "{value}"{suggest(value, valid)}; {listing} ' + ", ".join(valid)
+                f'unknown {what} "{value}"{suggest(value, valid)}; {listing} ' + ", ".join(valid),
+                file_mistake(
+                    "unknown_member",
+                    "zh",
+                    what=file_mistake(what, "zh"),
+                    value=value,
+                    hint=close,
+                    listing="",
+                    valid="、".join(valid),
+                ),
             )
         return value
 
@@ -96,22 +114,28 @@ def member_of(valid: Sequence[str], what: str, listing: str = "use one of") -> C
 def duration(*, allow_negative: bool = False, allow_zero: bool = False) -> Callable[[Any], int]:
     def check(value: Any) -> int:
         if isinstance(value, float) and not math.isfinite(value):
-            raise field_error(f" must be a finite duration, got {value}")
+            raise field_error(*said("duration_not_finite", value=value))
         if not isinstance(value, str | int | float) or isinstance(value, bool):
-            raise field_error(f' must be a duration like "10s", got {type_name(value)}')
+            raise field_error(
+                f' must be a duration like "10s", got {type_name(value)}',
+                file_mistake("duration_type", "zh", got=type_word(value, "zh")),
+            )
         try:
             ms = parse_duration(value, allow_negative=True)
         except DurationError as exc:
-            raise field_error(f": {exc}") from None
+            # the only one left once the types are checked: a string not written as a duration
+            raise field_error(
+                f": {exc}", file_mistake("bad_duration", "zh", value=repr(value))
+            ) from None
         except (OverflowError, ValueError):
-            raise field_error(f": duration {show(value)} is far too large") from None
+            raise field_error(*said("duration_too_large", value=show(value))) from None
         if ms < 0 and not allow_negative:
-            raise field_error(f" must not be negative, got {show(value)}")
+            raise field_error(*said("duration_negative", value=show(value)))
         if ms == 0 and not allow_zero:
-            raise field_error(f" must be longer than zero, got {show(value)}")
+            raise field_error(*said("duration_zero", value=show(value)))
         if abs(ms) > MAX_DURATION_MS:
             shown = format_duration(ms) if abs(ms) < 10**15 else show(value)
-            raise field_error(f" is too long: {shown} (at most 1 day, 24h)")
+            raise field_error(*said("duration_too_long", value=shown))
         return ms
 
     return check

@@ -5,7 +5,7 @@ import os
 import stat
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from pydantic import ValidationError
 
@@ -26,6 +26,7 @@ from core.scenarios.format.model import (
     Subject,
     TimingNote,
     suggest,
+    suggest_word,
 )
 from core.scenarios.format.schema import (
     EXPECT_NAMES,
@@ -35,7 +36,7 @@ from core.scenarios.format.schema import (
     WorkerTable,
 )
 from core.scenarios.format.source import Lines, decode, parse_toml
-from core.scenarios.glossary import config_mistake
+from core.scenarios.glossary import config_mistake, file_mistake
 from core.sim.spec import (
     MANUAL_ACTIONS,
     Action,
@@ -135,14 +136,14 @@ def parse_scenario(text: str | bytes, path: str) -> Scenario:
 def _build(path: str, source: str, doc: dict[str, Any]) -> Scenario:
     lines = Lines(source)
 
-    def fail(line: int, message: str) -> ScenarioError:
-        return ScenarioError(path, line, message)
+    def fail(line: int, message: str, zh: str | None = None) -> ScenarioError:
+        return ScenarioError(path, line, message, zh)
 
     try:
         model = ScenarioFile.model_validate(doc)
     except ValidationError as exc:
-        line, message = first_problem(exc, lines)
-        raise fail(line, message) from None
+        line, message, zh = first_problem(exc, lines)
+        raise fail(line, message, zh) from None
     except RecursionError:
         raise fail(1, "nested too deeply") from None
 
@@ -183,7 +184,10 @@ def _build(path: str, source: str, doc: dict[str, Any]) -> Scenario:
     )
 
 
-Fail = Callable[[int, str], ScenarioError]
+class Fail(Protocol):
+    """A mistake on a line, in English and (where written) in Chinese."""
+
+    def __call__(self, line: int, message: str, zh: str | None = None, /) -> ScenarioError: ...
 
 
 def _unique(
@@ -192,7 +196,11 @@ def _unique(
     seen: set[str] = set()
     for i, entry in enumerate(entries):
         if entry.id in seen:
-            raise fail(lines.entry_key(array, i, "id"), f'duplicate {what} id "{entry.id}"')
+            raise fail(
+                lines.entry_key(array, i, "id"),
+                f'duplicate {what} id "{entry.id}"',
+                file_mistake("duplicate_id", "zh", what=file_mistake(what, "zh"), id=entry.id),
+            )
         seen.add(entry.id)
 
 
@@ -221,9 +229,7 @@ def _lease_config(
     try:
         config.in_mode(Mode(model.mode))
     except ConfigError as err:
-        bad = fail(line_of(*err.keys), str(err))
-        bad.message_zh = config_mistake(err, "zh")
-        raise bad from None
+        raise fail(line_of(*err.keys), str(err), config_mistake(err, "zh")) from None
     if config.renews_too_slowly:
         line = line_of("heartbeat_every", "lease_ttl")
         notes.append(TimingNote(line, config.heartbeat_ms, config.ttl_ms))
@@ -280,14 +286,29 @@ class _State:
         match action:
             case AddWorker():
                 if action.worker in self.workers:
-                    raise fail(where("worker"), f'duplicate worker id "{action.worker}"')
+                    raise fail(
+                        where("worker"),
+                        f'duplicate worker id "{action.worker}"',
+                        file_mistake(
+                            "duplicate_id",
+                            "zh",
+                            what=file_mistake("worker", "zh"),
+                            id=action.worker,
+                        ),
+                    )
                 if len(self.workers) >= MAX_WORKERS:
                     raise fail(where("worker"), f"too many workers (at most {MAX_WORKERS})")
                 self.workers[action.worker] = action.autopilot
                 return
             case Enqueue():
                 if action.task in self.tasks:
-                    raise fail(where("task"), f'duplicate task id "{action.task}"')
+                    raise fail(
+                        where("task"),
+                        f'duplicate task id "{action.task}"',
+                        file_mistake(
+                            "duplicate_id", "zh", what=file_mistake("task", "zh"), id=action.task
+                        ),
+                    )
                 if len(self.tasks) >= MAX_TASKS:
                     raise fail(where("task"), f"too many tasks (at most {MAX_TASKS})")
                 self.tasks.add(action.task)
@@ -340,6 +361,8 @@ class _State:
                 line,
                 f'unknown worker "{wid}"{suggest(wid, known)}'
                 + ("" if known else " (there are no workers yet)"),
+                file_mistake("unknown_worker", "zh", id=wid, hint=suggest_word(wid, known, "zh"))
+                + ("" if known else file_mistake("none_yet_workers", "zh")),
             )
 
     def need_task(self, tid: str, line: int, fail: Fail) -> None:
@@ -349,4 +372,6 @@ class _State:
                 line,
                 f'unknown task "{tid}"{suggest(tid, known)}'
                 + ("" if known else " (there are no tasks yet)"),
+                file_mistake("unknown_task", "zh", id=tid, hint=suggest_word(tid, known, "zh"))
+                + ("" if known else file_mistake("none_yet_tasks", "zh")),
             )

@@ -13,6 +13,7 @@ from core.engine import ids
 from core.engine.durations import format_duration
 from core.engine.errors import BorrowedKeysError, RejectReason
 from core.engine.vocabulary import TaskStatus
+from core.scenarios.glossary import file_mistake
 from core.sim.checker import ViolationKind
 from core.sim.spec import Action, SimSettings, WorkerState
 
@@ -63,7 +64,7 @@ class ScenarioError(BorrowedKeysError):
         if lang != "zh" or self.message_zh is None:
             return str(self)
         where = f"{self.path}:{self.line}" if self.line is not None else self.path
-        return f"{where}：{self.message_zh}"
+        return f"{where}: {self.message_zh}"  # `FILE:LINE:` as editors and grep read it
 
 
 # -- what a file becomes ---------------------------------------------------------------------
@@ -266,6 +267,12 @@ def toml_value(value: str | int | float | bool) -> str:
 def suggest(key: str, valid: Sequence[str]) -> str:
     close = difflib.get_close_matches(key, list(valid), n=1, cutoff=0.6)
     return f' (did you mean "{close[0]}"?)' if close else ""
+
+
+def suggest_word(key: str, valid: Sequence[str], lang: str) -> str:
+    """`suggest` in `lang`: the nearest valid name, asked about, or nothing."""
+    close = difflib.get_close_matches(key, list(valid), n=1, cutoff=0.6)
+    return file_mistake("did_you_mean", lang, close=close[0]) if close else ""
 
 
 def type_name(value: object) -> str:

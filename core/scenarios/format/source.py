@@ -10,6 +10,7 @@ import tomllib
 from typing import Any
 
 from core.scenarios.format.model import MAX_FILE_BYTES, ScenarioError
+from core.scenarios.glossary import file_mistake
 
 
 def decode(text: str | bytes, path: str) -> str:
@@ -57,18 +58,34 @@ def parse_toml(source: str, path: str) -> dict[str, Any]:
     except tomllib.TOMLDecodeError as exc:
         message = str(exc)
         line = source.count("\n") + 1
+        where: dict[str, str] = {"en": "", "zh": ""}
         at = _TOML_AT.search(message)
         if at:
             line = int(at.group(1))
-            message = _TOML_AT.sub(f" (column {at.group(2)})", message)
+            message = _TOML_AT.sub("", message)
+            where = {lang: file_mistake("toml_column", lang, n=at.group(2)) for lang in where}
         elif _TOML_END.search(message):
-            message = _TOML_END.sub(" (at the end of the file)", message)
+            message = _TOML_END.sub("", message)
+            where = {lang: file_mistake("toml_end", lang) for lang in where}
         message = message[:1].lower() + message[1:]
-        raise ScenarioError(path, line, f"bad TOML: {message}") from None
+        # the parser's own words stay; a zh run gets them between a Chinese lead and place
+        raise ScenarioError(
+            path,
+            line,
+            f"bad TOML: {message}{where['en']}",
+            file_mistake("bad_toml", "zh", message=message + where["zh"]),
+        ) from None
     except RecursionError:
-        raise ScenarioError(path, _deepest_line(source), "bad TOML: nested too deeply") from None
+        raise ScenarioError(
+            path,
+            _deepest_line(source),
+            "bad TOML: nested too deeply",
+            file_mistake("toml_too_deep", "zh"),
+        ) from None
     except (ValueError, OverflowError) as exc:  # e.g. an integer with thousands of digits
-        raise ScenarioError(path, 1, f"bad TOML: {exc}") from None
+        raise ScenarioError(
+            path, 1, f"bad TOML: {exc}", file_mistake("bad_toml", "zh", message=exc)
+        ) from None
 
 
 def _deepest_line(source: str) -> int:
