@@ -657,6 +657,29 @@ FILE_MISTAKES: Final[dict[str, Word]] = {
         " 必须是有限的时长，这里是 {value}",
     ),
     "not_empty": (" must not be empty", " 不能为空"),
+    "no_such_scenario": (
+        "no such file, nor a bundled scenario of that name ({hint}"
+        "`borrowed-keys list` names them all)",
+        "没有这个文件，也没有叫这个名字的内置剧本（{hint}borrowed-keys list 会列出全部）",
+    ),
+    "near_names": ("did you mean {names}? ", "是不是想写 {names}？"),
+    "or": (" or ", " 或 "),
+    "no_such_file": ("cannot read: no such file", "读不到：没有这个文件"),
+    "a_directory": ("cannot read: it is a directory, not a file", "读不到：这是目录，不是文件"),
+    "empty_file": ("empty file: a scenario needs at least a title", "空文件：剧本至少要有标题"),
+    "not_utf8": (
+        "not UTF-8 text (byte 0x{byte}); save the file as UTF-8",
+        "不是 UTF-8 文本（字节 0x{byte}）；请把文件存成 UTF-8",
+    ),
+    "utf16": (
+        "not UTF-8 text (it is UTF-16); save the file as UTF-8",
+        "不是 UTF-8 文本（这是 UTF-16）；请把文件存成 UTF-8",
+    ),
+    "manual_on_autopilot": (
+        '"{action}" is a manual operation, but worker "{worker}" is on autopilot '
+        "(give it autopilot = false)",
+        "“{action}” 要手动操作，“{worker}” 却是 autopilot（自动运行）：写上 autopilot = false",
+    ),
     # TOML's kinds of value, as a mistake names what it found
     "type_bool": ("a boolean", "布尔值"),
     "type_int": ("an integer", "整数"),

@@ -63,6 +63,13 @@ BAD: list[tuple[str, int, str, str]] = [
         "bad TOML: invalid value (column 5)",
         "TOML 写法有误：invalid value（第 5 列）",
     ),
+    ("\n", 1, "empty file: a scenario needs at least a title", "空文件"),
+    (
+        'title = "t"\n[[workers]]\nid = "a"\n[[step]]\ndo = "claim"\nworker = "a"\n',
+        6,
+        '"claim" is a manual operation, but worker "a" is on autopilot',
+        "要手动操作",
+    ),
     (
         'title = "t"\nlease_ttl = "5s"\nrenew_deadline = "10s"\n',
         3,
@@ -111,3 +118,13 @@ def test_the_command_line_says_it_in_the_run_language(
         assert f"{path}:2: lease_ttl" in lines[0]
         assert words in lines[0]
         assert "Traceback" not in err
+
+
+def test_a_name_that_is_no_file_nor_scenario(capsys: pytest.CaptureFixture[str]) -> None:
+    for lang, words in (
+        ("zh", "没有这个文件，也没有叫这个名字的内置剧本（是不是想写 01_fog"),
+        ("en", "no such file, nor a bundled scenario of that name (did you mean 01_fog"),
+    ):
+        assert main(["check", "01_fgo", "--lang", lang]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("01_fgo: " + words), err

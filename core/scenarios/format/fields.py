@@ -27,6 +27,7 @@ from core.scenarios.format.model import (
     MAX_ID_LENGTH,
     MAX_TASK_STEPS,
     MIN_CHOICES,
+    said,
     show,
     suggest,
     suggest_word,
@@ -50,11 +51,6 @@ def field_error(rest: str, zh: str | None = None) -> PydanticCustomError:
     """A problem with one value; the text follows its key: `by` + ` must not be negative`.
     `zh` is the same rest in Chinese, where it is known."""
     return PydanticCustomError("scenario_field", "{rest}", {"rest": rest, "zh": zh})
-
-
-def said(name: str, /, **fill: object) -> tuple[str, str]:
-    """A file mistake from the glossary's table, in English and in Chinese."""
-    return file_mistake(name, "en", **fill), file_mistake(name, "zh", **fill)
 
 
 def table_error(message: str, key: str | None = None) -> PydanticCustomError:

@@ -25,6 +25,7 @@ from core.scenarios.format.model import (
     Step,
     Subject,
     TimingNote,
+    said,
     suggest,
     suggest_word,
 )
@@ -82,9 +83,9 @@ def read_scenario_file(path: str | Path) -> bytes:
                 None,
                 f"cannot read: a symbolic link to {os.readlink(path)!a}, which does not exist",
             ) from None
-        raise ScenarioError(name, None, "cannot read: no such file") from None
+        raise ScenarioError(name, None, *said("no_such_file")) from None
     except IsADirectoryError:
-        raise ScenarioError(name, None, "cannot read: it is a directory, not a file") from None
+        raise ScenarioError(name, None, *said("a_directory")) from None
     except OSError as exc:
         if exc.errno == errno.ELOOP:
             raise ScenarioError(
@@ -94,7 +95,7 @@ def read_scenario_file(path: str | Path) -> bytes:
     try:
         mode = os.fstat(fd).st_mode
         if stat.S_ISDIR(mode):
-            raise ScenarioError(name, None, "cannot read: it is a directory, not a file")
+            raise ScenarioError(name, None, *said("a_directory"))
         for test, what in _NOT_REGULAR:
             if test(mode):
                 raise ScenarioError(name, None, f"cannot read: it is {what}, not a regular file")
@@ -336,9 +337,7 @@ class _State:
                 return
             if isinstance(action, MANUAL_ACTIONS) and self.workers[worker]:
                 raise fail(
-                    where("worker"),
-                    f'"{action.name}" is a manual operation, but worker "{worker}" is on '
-                    "autopilot (give it autopilot = false)",
+                    where("worker"), *said("manual_on_autopilot", action=action.name, worker=worker)
                 )
         if task is not None:
             self.need_task(task, where("task"), fail)

@@ -9,7 +9,7 @@ import re
 import tomllib
 from typing import Any
 
-from core.scenarios.format.model import MAX_FILE_BYTES, ScenarioError
+from core.scenarios.format.model import MAX_FILE_BYTES, ScenarioError, said
 from core.scenarios.glossary import file_mistake
 
 
@@ -18,7 +18,7 @@ def decode(text: str | bytes, path: str) -> str:
         if len(text) > MAX_FILE_BYTES:
             raise ScenarioError(path, None, "file too large (a scenario is at most 1 MB)")
         if text.startswith((b"\xff\xfe", b"\xfe\xff")):
-            raise ScenarioError(path, 1, "not UTF-8 text (it is UTF-16); save the file as UTF-8")
+            raise ScenarioError(path, 1, *said("utf16"))
         if b"\x00" in text:
             line = text[: text.index(b"\x00")].count(b"\n") + 1
             raise ScenarioError(path, line, "binary data (a NUL byte), not a TOML text")
@@ -27,9 +27,7 @@ def decode(text: str | bytes, path: str) -> str:
         except UnicodeDecodeError as exc:
             line = text[: exc.start].count(b"\n") + 1
             bad = text[exc.start]
-            raise ScenarioError(
-                path, line, f"not UTF-8 text (byte 0x{bad:02x}); save the file as UTF-8"
-            ) from None
+            raise ScenarioError(path, line, *said("not_utf8", byte=f"{bad:02x}")) from None
     else:
         if len(text) > MAX_FILE_BYTES:
             raise ScenarioError(path, None, "file too large (a scenario is at most 1 MB)")
@@ -44,7 +42,7 @@ def decode(text: str | bytes, path: str) -> str:
     if source.startswith("\ufeff"):
         source = source[1:]
     if not source.strip():
-        raise ScenarioError(path, 1, "empty file: a scenario needs at least a title")
+        raise ScenarioError(path, 1, *said("empty_file"))
     return source
 
 
