@@ -680,6 +680,60 @@ FILE_MISTAKES: Final[dict[str, Word]] = {
         "(give it autopilot = false)",
         "“{action}” 要手动操作，“{worker}” 却是 autopilot（自动运行）：写上 autopilot = false",
     ),
+    "empty_step": ("empty step: give it say, do or expect", "空步骤：给它写上 say、do 或 expect"),
+    "without_question": (
+        '"{key}" without a question: add ask = "..."',
+        '有 “{key}” 却没有问题：加上 ask = "..."',
+    ),
+    "without_follow_up": (
+        '"{key}" without a follow-up question: add {follow_up} = "..."',
+        '有 “{key}” 却没有追问：加上 {follow_up} = "..."',
+    ),
+    "value_zh_alone": (
+        '"value_zh" without value: add value = "..."',
+        '有 “value_zh” 却没有 value：加上 value = "..."',
+    ),
+    "min_above_max": ("metric {metric}: min is above max", "指标 {metric}：min 比 max 还大"),
+    "expect_not_table": (
+        "each expectation must be an inline table, got {got}",
+        "每条检查都必须是内联表，这里是{got}",
+    ),
+    "expect_two_subjects": (
+        'an expectation names one subject, this one names "{one}" and "{two}"',
+        "一条检查只能针对一样东西，这条同时写了 “{one}” 和 “{two}”",
+    ),
+    "expect_unknown_key": (
+        'unknown key "{key}" in an expectation{hint}',
+        "检查里没有 “{key}” 这一项{hint}",
+    ),
+    "expect_no_subject": (
+        "an expectation needs a subject: one of {valid}",
+        "每条检查都要写明针对什么，可写的有 {valid}",
+    ),
+    "expect_not_array": (
+        'expect must be an array of inline tables, like expect = [{{ task = "t1", status = '
+        '"done" }}], got {got}',
+        'expect 必须是内联表的数组，例如 expect = [{{ task = "t1", status = "done" }}]，'
+        "这里是{got}",
+    ),
+    "too_many": (
+        "too many {what}: {count} (at most {high})",
+        "{what}太多：{count} 个（最多 {high} 个）",
+    ),
+    "too_long_text": (
+        "{name} is too long (at most {high} characters)",
+        "{name} 太长（最多 {high} 个字符）",
+    ),
+    "number_type": (" must be a number, got {got}", " 必须是数字，这里是{got}"),
+    "above_zero": (" must be above zero, got {value}", " 必须大于零，这里是 {value}"),
+    "too_large": (" is too large: {value} (at most {high})", " 太大：{value}（最多 {high}）"),
+    "task status": ("task status", "任务状态"),
+    "worker state": ("worker state", "执行者状态"),
+    "rejection reason": ("rejection reason", "拒收原因"),
+    "panel": ("panel", "面板"),
+    "workers": ("workers", "执行者"),
+    "tasks": ("tasks", "任务"),
+    "steps": ("steps", "步骤"),
     # TOML's kinds of value, as a mistake names what it found
     "type_bool": ("a boolean", "布尔值"),
     "type_int": ("an integer", "整数"),
@@ -687,6 +741,9 @@ FILE_MISTAKES: Final[dict[str, Word]] = {
     "type_str": ("a string", "字符串"),
     "type_list": ("an array", "数组"),
     "type_dict": ("a table", "表"),
+    "type_datetime": ("a datetime", "日期时间"),
+    "type_date": ("a date", "日期"),
+    "type_time": ("a time", "时刻"),
 }
 
 
@@ -707,7 +764,9 @@ def type_word(value: object, lang: str) -> str:
     ):
         if isinstance(value, kind):
             return file_mistake(f"type_{name}", lang)
-    return f"a {type(value).__name__}" if lang != "zh" else type(value).__name__
+    if lang != "zh":
+        return f"a {type(value).__name__}"
+    return file_mistake(f"type_{type(value).__name__}", lang)
 
 
 def config_mistake(err: Exception, lang: str) -> str:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from core.scenarios.format import ScenarioError, parse_scenario
+from core.scenarios.format import ScenarioError, load_scenario, parse_scenario
 from demo.cli import main
 
 # (file text, its line, the English as it has always been, words the Chinese must hold)
@@ -128,3 +128,21 @@ def test_a_name_that_is_no_file_nor_scenario(capsys: pytest.CaptureFixture[str])
         assert main(["check", "01_fgo", "--lang", lang]) == 2
         err = capsys.readouterr().err
         assert err.startswith("01_fgo: " + words), err
+
+
+BAD_FILES = sorted((Path(__file__).parents[1] / "bad_scenarios").glob("*.toml"))
+
+
+@pytest.mark.parametrize("path", BAD_FILES, ids=[p.stem for p in BAD_FILES])
+def test_every_bad_file_keeps_its_place_in_chinese(path: Path) -> None:
+    """Whatever a file's mistake, the Chinese line points where the English one does."""
+    with pytest.raises(ScenarioError) as caught:
+        load_scenario(path)
+    err = caught.value
+    where = f"{path}:{err.line}: "
+    assert str(err).startswith(where)
+    zh = err.in_language("zh")
+    assert zh.startswith(where)
+    assert "\n" not in zh
+    if err.message_zh is not None:
+        assert HAN.search(zh), zh

@@ -140,6 +140,9 @@ def _explain_zh(err: ErrorDetails) -> str | None:
     names = [part for part in loc if isinstance(part, str)]
     key = names[-1] if names else ""
 
+    if len(loc) == 1 and key in ARRAYS and kind == "too_long":
+        what = _zh(key if key != "step" else "steps")
+        return _zh("too_many", what=what, count=ctx.get("actual_length"), high=ctx["max_length"])
     if len(loc) == 1 and key in ARRAYS and kind == "list_type":
         return _zh("must_be_tables", key=key)
     if len(loc) == 2 and loc[0] in ARRAYS and kind in ("model_type", "model_attributes_type"):
@@ -152,6 +155,8 @@ def _explain_zh(err: ErrorDetails) -> str | None:
         if not isinstance(do, str):
             return _zh("do_not_string", got=type_word(do, "zh"))
         return _zh("unknown_action", action=do, hint=suggest_word(do, list(ACTION_TYPES), "zh"))
+    if in_expect and len(loc) == 3 and kind == "list_type":
+        return _zh("expect_not_array", got=type_word(raw, "zh"))
 
     if kind == "extra_forbidden":
         if in_action:
@@ -186,10 +191,12 @@ def _explain_zh(err: ErrorDetails) -> str | None:
     name = key
     if len(loc) == 3 and loc[0] in ("workers", "tasks") and key == "id":
         name = f"{ARRAYS[str(loc[0])]} id"
-    if kind == "scenario_value" and ctx.get("zh"):
+    if kind in ("scenario", "scenario_value") and ctx.get("zh"):
         return str(ctx["zh"])
     if kind == "scenario_field" and ctx.get("zh"):
         return f"{name}{ctx['zh']}"
+    if kind == "string_too_long" and key not in _CHOICE_KEYS:
+        return _zh("too_long_text", name=name, high=ctx["max_length"])
     if key in _CHOICE_KEYS:
         return None  # a choice's number is said in English words; not written in Chinese yet
     if kind == "string_type":
@@ -197,11 +204,8 @@ def _explain_zh(err: ErrorDetails) -> str | None:
     if kind == "bool_type":
         return _zh("must_be_bool", name=name, got=type_word(raw, "zh"))
     if kind == "int_type":
-        return _zh(
-            "must_be_int",
-            name=name,
-            got=show(raw) if not isinstance(raw, bool | list | dict) else type_word(raw, "zh"),
-        )
+        shown = isinstance(raw, str | int | float) and not isinstance(raw, bool)
+        return _zh("must_be_int", name=name, got=show(raw) if shown else type_word(raw, "zh"))
     if kind == "greater_than_equal":
         return _zh("at_least", name=name, low=ctx["ge"], got=raw)
     if kind == "less_than_equal":

@@ -53,9 +53,11 @@ def field_error(rest: str, zh: str | None = None) -> PydanticCustomError:
     return PydanticCustomError("scenario_field", "{rest}", {"rest": rest, "zh": zh})
 
 
-def table_error(message: str, key: str | None = None) -> PydanticCustomError:
-    """A problem with a whole table; `key` names the line it is about."""
-    return PydanticCustomError("scenario", "{message}", {"message": message, "key": key})
+def table_error(message: str | tuple[str, str], key: str | None = None) -> PydanticCustomError:
+    """A problem with a whole table; `key` names the line it is about. The message may come
+    in English and Chinese, as `said` gives it."""
+    en, zh = (message, None) if isinstance(message, str) else message
+    return PydanticCustomError("scenario", "{message}", {"message": en, "key": key, "zh": zh})
 
 
 def field_error_whole(message: str, zh: str | None = None) -> PydanticCustomError:
@@ -144,11 +146,14 @@ def _instant(value: Any) -> int | str:
 
 def positive_factor(value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise field_error(f" must be a number, got {type_name(value)}")
+        raise field_error(
+            f" must be a number, got {type_name(value)}",
+            file_mistake("number_type", "zh", got=type_word(value, "zh")),
+        )
     if not math.isfinite(value) or value <= 0:
-        raise field_error(f" must be above zero, got {value}")
+        raise field_error(*said("above_zero", value=value))
     if value > MAX_FACTOR:
-        raise field_error(f" is too large: {value} (at most {MAX_FACTOR:g})")
+        raise field_error(*said("too_large", value=value, high=f"{MAX_FACTOR:g}"))
     return float(value)
 
 
