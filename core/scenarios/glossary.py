@@ -693,6 +693,38 @@ FILE_MISTAKES: Final[dict[str, Word]] = {
         '"value_zh" without value: add value = "..."',
         '有 “value_zh” 却没有 value：加上 value = "..."',
     ),
+    # a question's choices (a follow-up's keys have `p` = "follow_up_" in front)
+    "choices_zh_alone": (
+        '"{p}choices_zh" without choices: add {p}choices = [...]',
+        "有 “{p}choices_zh” 却没有 {p}choices：加上 {p}choices = [...]",
+    ),
+    "answer_alone": (
+        '"{p}answer" without choices: add {p}choices = [...]',
+        "有 “{p}answer” 却没有 {p}choices：加上 {p}choices = [...]",
+    ),
+    "choices_no_answer": (
+        "{p}choices need an answer: add {p}answer = N, the right one's number (1 to {n})",
+        "{p}choices 要有答案：加上 {p}answer = N，对的那个选项的序号（1 到 {n}）",
+    ),
+    "answer_out_of_range": (
+        "{p}answer must be one of the choices, 1 to {n}, got {answer}",
+        "{p}answer 必须是某个选项的序号，1 到 {n}，这里是 {answer}",
+    ),
+    "choices_zh_count": (
+        "{p}choices_zh has {zh} answers, {p}choices has {n}: "
+        "give both the same answers in the same order",
+        "{p}choices_zh 有 {zh} 个选项，{p}choices 有 {n} 个：两边要写同样的选项，次序相同",
+    ),
+    "choice_n": ("choice {n}", "第 {n} 个选项"),
+    "choice_n_in": ("choice {n} in {key}", "{key} 的第 {n} 个选项"),
+    "choices_not_array": (
+        '{key} must be an array of short answers, like ["yes", "no"]',
+        '{key} 必须是简短答案的数组，例如 ["yes", "no"]',
+    ),
+    "choices_count": (
+        "{key} must have {low} to {high} answers, got {count}",
+        "{key} 要有 {low} 到 {high} 个选项，这里有 {count} 个",
+    ),
     "min_above_max": ("metric {metric}: min is above max", "指标 {metric}：min 比 max 还大"),
     "expect_not_table": (
         "each expectation must be an inline table, got {got}",

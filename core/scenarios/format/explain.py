@@ -195,10 +195,21 @@ def _explain_zh(err: ErrorDetails) -> str | None:
         return str(ctx["zh"])
     if kind == "scenario_field" and ctx.get("zh"):
         return f"{name}{ctx['zh']}"
-    if kind == "string_too_long" and key not in _CHOICE_KEYS:
+    if key in _CHOICE_KEYS and isinstance(loc[-1], int):
+        n = loc[-1] + 1
+        name = _zh("choice_n", n=n) if key == "choices" else _zh("choice_n_in", n=n, key=key)
+    if kind == "string_too_long":
         return _zh("too_long_text", name=name, high=ctx["max_length"])
-    if key in _CHOICE_KEYS:
-        return None  # a choice's number is said in English words; not written in Chinese yet
+    if kind == "list_type" and key in _CHOICE_KEYS:
+        return _zh("choices_not_array", key=key)
+    if kind in ("too_short", "too_long") and key in _CHOICE_KEYS:
+        return _zh(
+            "choices_count",
+            key=key,
+            low=MIN_CHOICES,
+            high=MAX_CHOICES,
+            count=ctx.get("actual_length"),
+        )
     if kind == "string_type":
         return _zh("must_be_string", name=name, got=type_word(raw, "zh"))
     if kind == "bool_type":

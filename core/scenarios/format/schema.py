@@ -540,30 +540,18 @@ def _check_choices(
     """The rules a question's choices keep (the follow-up's too, its keys under `prefix`)."""
     n = len(choices) if choices is not None else None
     if choices_zh is not None and n is None:
-        raise table_error(
-            f'"{prefix}choices_zh" without choices: add {prefix}choices = [...]',
-            f"{prefix}choices_zh",
-        )
+        raise table_error(said("choices_zh_alone", p=prefix), f"{prefix}choices_zh")
     if answer is not None and n is None:
-        raise table_error(
-            f'"{prefix}answer" without choices: add {prefix}choices = [...]', f"{prefix}answer"
-        )
+        raise table_error(said("answer_alone", p=prefix), f"{prefix}answer")
     if n is not None and answer is None:
-        raise table_error(
-            f"{prefix}choices need an answer: add {prefix}answer = N, the right one's number "
-            f"(1 to {n})",
-            f"{prefix}choices",
-        )
+        raise table_error(said("choices_no_answer", p=prefix, n=n), f"{prefix}choices")
     if n is not None and answer is not None and answer > n:
         raise table_error(
-            f"{prefix}answer must be one of the choices, 1 to {n}, got {answer}",
-            f"{prefix}answer",
+            said("answer_out_of_range", p=prefix, n=n, answer=answer), f"{prefix}answer"
         )
     if n is not None and choices_zh is not None and len(choices_zh) != n:
         raise table_error(
-            f"{prefix}choices_zh has {len(choices_zh)} answers, {prefix}choices has {n}: "
-            "give both the same answers in the same order",
-            f"{prefix}choices_zh",
+            said("choices_zh_count", p=prefix, zh=len(choices_zh), n=n), f"{prefix}choices_zh"
         )
 
 
