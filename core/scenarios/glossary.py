@@ -725,6 +725,49 @@ FILE_MISTAKES: Final[dict[str, Word]] = {
         "{key} must have {low} to {high} answers, got {count}",
         "{key} 要有 {low} 到 {high} 个选项，这里有 {count} 个",
     ),
+    # a size (a heartbeat's payload), after its key
+    "size_type": (' must be a size like "2MB", got {got}', " 必须是大小，例如 “2MB”，这里是 {got}"),
+    "size_negative": (" must not be negative, got {value}", " 不能是负数，这里是 {value}"),
+    "size_unread": (
+        ' must be a size like "2MB", "512KB" or "0", got "{value}"',
+        " 必须是大小，例如 “2MB”、“512KB” 或 “0”，这里是 “{value}”",
+    ),
+    "size_too_large": (" is too large: {value} (at most 1GB)", " 太大：{value}（最多 1GB）"),
+    # text a terminal would not simply print, after its key
+    "id_not_printable": (
+        " must be one line of printable text; it holds {char}",
+        " 必须是一行可打印的文字，里面却有{char}",
+    ),
+    "text_one_line": (" must be one line; it holds {char}", " 必须只占一行，里面却有{char}"),
+    "text_no_control": (
+        " must hold no control characters; it holds {char}",
+        " 不能含控制字符，里面却有{char}",
+    ),
+    "char_line_break": ("a line break (U+{code})", "换行符（U+{code}）"),
+    "char_nul": ("a NUL character (U+0000)", "空字符 NUL（U+0000）"),
+    "char_escape": (
+        "an escape character (U+001B, which starts a terminal's control sequence)",
+        "转义字符（U+001B，终端控制序列由它开头）",
+    ),
+    "char_surrogate": (
+        "a lone surrogate (U+{code}, bytes that are not UTF-8 text)",
+        "残缺的半个字符（U+{code}，不是 UTF-8 文本的字节）",
+    ),
+    "char_unprintable": (
+        "a character that is not printable (U+{code})",
+        "不可打印的字符（U+{code}）",
+    ),
+    "too_much_work": (
+        "too much work: the tasks add up to more than {high} steps",
+        "工作量太大：任务加起来超过 {high} 步",
+    ),
+    "too_long_to_simulate": (
+        "this run would be too long to simulate: about {wakeups} worker wake-ups by here "
+        "(at most {high}); advance less time or poll less often",
+        "这一场太长，模拟不了：到这里执行者大约要醒来 {wakeups} 次（最多 {high} 次）；"
+        "少推进一些时间，或者轮询得慢一些",
+    ),
+    "too_many_of": ("too many {what} (at most {high})", "{what}太多（最多 {high} 个）"),
     "min_above_max": ("metric {metric}: min is above max", "指标 {metric}：min 比 max 还大"),
     "expect_not_table": (
         "each expectation must be an inline table, got {got}",

@@ -135,7 +135,7 @@ BAD_FILES = sorted((Path(__file__).parents[1] / "bad_scenarios").glob("*.toml"))
 
 @pytest.mark.parametrize("path", BAD_FILES, ids=[p.stem for p in BAD_FILES])
 def test_every_bad_file_keeps_its_place_in_chinese(path: Path) -> None:
-    """Whatever a file's mistake, the Chinese line points where the English one does."""
+    """Whatever a file's mistake, a Chinese run says it in Chinese, where the English does."""
     with pytest.raises(ScenarioError) as caught:
         load_scenario(path)
     err = caught.value
@@ -144,5 +144,5 @@ def test_every_bad_file_keeps_its_place_in_chinese(path: Path) -> None:
     zh = err.in_language("zh")
     assert zh.startswith(where)
     assert "\n" not in zh
-    if err.message_zh is not None:
-        assert HAN.search(zh), zh
+    assert err.message_zh is not None, f"no Chinese for: {err}"
+    assert HAN.search(zh), zh

@@ -17,7 +17,7 @@ from pydantic_core import PydanticCustomError
 
 from core.engine.config import Mode
 from core.engine.durations import DurationError, format_duration, parse_duration
-from core.engine.ids import id_problem, shown_text_problem
+from core.engine.ids import char_kind, id_problem, shown_text_problem, unshowable
 from core.scenarios.format.model import (
     MAX_ATTEMPTS,
     MAX_CHOICE_LENGTH,
@@ -71,11 +71,17 @@ def not_blank(value: str) -> str:
     return value
 
 
+def _char_zh(ch: str) -> str:
+    return file_mistake(f"char_{char_kind(ch)}", "zh", code=f"{ord(ch):04X}")
+
+
 def printable_id(value: str) -> str:
     """The store's own rule for ids (one line of printable text), told on the id's line."""
     problem = id_problem(value)
     if problem is not None:
-        raise field_error(f" {problem}")
+        bad = next((ch for ch in value if not ch.isprintable()), None)
+        zh = None if bad is None else file_mistake("id_not_printable", "zh", char=_char_zh(bad))
+        raise field_error(f" {problem}", zh)
     return value
 
 
@@ -84,7 +90,12 @@ def shown_line(value: str) -> str:
     would print a line that looks like the program's own, an event's or a check's)."""
     problem = shown_text_problem(value)
     if problem is not None:
-        raise field_error(f" {problem}")
+        bad = unshowable(value)
+        zh = None
+        if bad is not None:
+            rule = "text_one_line" if char_kind(bad) == "line_break" else "text_no_control"
+            zh = file_mistake(rule, "zh", char=_char_zh(bad))
+        raise field_error(f" {problem}", zh)
     return value
 
 
@@ -160,11 +171,14 @@ def positive_factor(value: Any) -> float:
 def size(value: Any) -> int:
     """A heartbeat's payload: `"2MB"`, `"512KB"`, `"0"` or a number of bytes."""
     if isinstance(value, bool) or not isinstance(value, str | int):
-        raise field_error(f' must be a size like "2MB", got {type_name(value)}')
+        raise field_error(
+            f' must be a size like "2MB", got {type_name(value)}',
+            file_mistake("size_type", "zh", got=type_word(value, "zh")),
+        )
     try:
         return parse_size(value)
     except SizeError as exc:
-        raise field_error(f" {exc}") from None
+        raise field_error(f" {exc}", file_mistake(exc.rule, "zh", **exc.fill)) from None
 
 
 def bounded(low: int, high: int) -> Any:

@@ -159,8 +159,7 @@ def _build(path: str, source: str, doc: dict[str, Any]) -> Scenario:
         total += task.steps
         if total > MAX_TOTAL_STEPS:
             raise fail(
-                lines.entry_key("tasks", i, "steps"),
-                f"too much work: the tasks add up to more than {MAX_TOTAL_STEPS} steps",
+                lines.entry_key("tasks", i, "steps"), *said("too_much_work", high=MAX_TOTAL_STEPS)
             )
     settings = SimSettings(
         mode=Mode(model.mode),
@@ -298,7 +297,16 @@ class _State:
                         ),
                     )
                 if len(self.workers) >= MAX_WORKERS:
-                    raise fail(where("worker"), f"too many workers (at most {MAX_WORKERS})")
+                    raise fail(
+                        where("worker"),
+                        f"too many workers (at most {MAX_WORKERS})",
+                        file_mistake(
+                            "too_many_of",
+                            "zh",
+                            what=file_mistake("workers", "zh"),
+                            high=MAX_WORKERS,
+                        ),
+                    )
                 self.workers[action.worker] = action.autopilot
                 return
             case Enqueue():
@@ -311,23 +319,24 @@ class _State:
                         ),
                     )
                 if len(self.tasks) >= MAX_TASKS:
-                    raise fail(where("task"), f"too many tasks (at most {MAX_TASKS})")
+                    raise fail(
+                        where("task"),
+                        f"too many tasks (at most {MAX_TASKS})",
+                        file_mistake(
+                            "too_many_of", "zh", what=file_mistake("tasks", "zh"), high=MAX_TASKS
+                        ),
+                    )
                 self.tasks.add(action.task)
                 self.total_task_steps += action.steps
                 if self.total_task_steps > MAX_TOTAL_STEPS:
-                    raise fail(
-                        line,
-                        f"too much work: the tasks add up to more than {MAX_TOTAL_STEPS} steps",
-                    )
+                    raise fail(line, *said("too_much_work", high=MAX_TOTAL_STEPS))
                 return
             case Advance():
                 self.wakeups += self.wakeups_per_ms() * action.by_ms
                 if self.wakeups > MAX_WAKEUPS:
                     raise fail(
                         where("by"),
-                        "this run would be too long to simulate: about "
-                        f"{int(self.wakeups)} worker wake-ups by here (at most {MAX_WAKEUPS}); "
-                        "advance less time or poll less often",
+                        *said("too_long_to_simulate", wakeups=int(self.wakeups), high=MAX_WAKEUPS),
                     )
                 return
         if worker is not None:
