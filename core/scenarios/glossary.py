@@ -768,6 +768,22 @@ FILE_MISTAKES: Final[dict[str, Word]] = {
         "少推进一些时间，或者轮询得慢一些",
     ),
     "too_many_of": ("too many {what} (at most {high})", "{what}太多（最多 {high} 个）"),
+    "too_large_file": (
+        "file too large (a scenario is at most 1 MB)",
+        "文件太大（一个剧本最多 1 MB）",
+    ),
+    "binary_byte": (
+        "binary data (a NUL byte), not a TOML text",
+        "这是二进制数据（含 NUL 字节），不是 TOML 文本",
+    ),
+    "binary_char": (
+        "binary data (a NUL character), not a TOML text",
+        "这是二进制数据（含 NUL 字符），不是 TOML 文本",
+    ),
+    "lone_surrogate": ("not UTF-8 text (a lone surrogate)", "不是 UTF-8 文本（有残缺的半个字符）"),
+    "too_deep": ("nested too deeply", "嵌套太深"),
+    # the system's own reason (strerror) stays as it is
+    "cannot_read": ("cannot read: {why}", "读不到：{why}"),
     "min_above_max": ("metric {metric}: min is above max", "指标 {metric}：min 比 max 还大"),
     "expect_not_table": (
         "each expectation must be an inline table, got {got}",

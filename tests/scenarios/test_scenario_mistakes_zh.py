@@ -146,3 +146,16 @@ def test_every_bad_file_keeps_its_place_in_chinese(path: Path) -> None:
     assert "\n" not in zh
     assert err.message_zh is not None, f"no Chinese for: {err}"
     assert HAN.search(zh), zh
+
+
+def test_a_file_that_is_no_scenario_text_says_so_in_chinese(tmp_path: Path) -> None:
+    with pytest.raises(ScenarioError) as caught:
+        parse_scenario(b"a\x00b", "bad.toml")
+    assert (
+        caught.value.in_language("zh")
+        == "bad.toml:1: 这是二进制数据（含 NUL 字节），不是 TOML 文本"
+    )
+    with pytest.raises(ScenarioError) as caught:
+        load_scenario(tmp_path)
+    assert caught.value.in_language("zh") == f"{tmp_path}: 读不到：这是目录，不是文件"
+    assert str(caught.value) == f"{tmp_path}: cannot read: it is a directory, not a file"

@@ -91,7 +91,7 @@ def read_scenario_file(path: str | Path) -> bytes:
             raise ScenarioError(
                 name, None, "cannot read: symbolic links that lead round in a loop"
             ) from None
-        raise ScenarioError(name, None, f"cannot read: {exc.strerror or exc}") from None
+        raise ScenarioError(name, None, *said("cannot_read", why=exc.strerror or exc)) from None
     try:
         mode = os.fstat(fd).st_mode
         if stat.S_ISDIR(mode):
@@ -112,7 +112,7 @@ def read_scenario_file(path: str | Path) -> bytes:
             raise ScenarioError(
                 name, None, "cannot read: symbolic links that lead round in a loop"
             ) from None
-        raise ScenarioError(name, None, f"cannot read: {exc.strerror or exc}") from None
+        raise ScenarioError(name, None, *said("cannot_read", why=exc.strerror or exc)) from None
     finally:
         os.close(fd)
     if size > MAX_FILE_BYTES:
@@ -146,7 +146,7 @@ def _build(path: str, source: str, doc: dict[str, Any]) -> Scenario:
         line, message, zh = first_problem(exc, lines)
         raise fail(line, message, zh) from None
     except RecursionError:
-        raise fail(1, "nested too deeply") from None
+        raise fail(1, *said("too_deep")) from None
 
     warnings: list[str] = []
     notes: list[TimingNote] = []

@@ -16,12 +16,12 @@ from core.scenarios.glossary import file_mistake
 def decode(text: str | bytes, path: str) -> str:
     if isinstance(text, bytes):
         if len(text) > MAX_FILE_BYTES:
-            raise ScenarioError(path, None, "file too large (a scenario is at most 1 MB)")
+            raise ScenarioError(path, None, *said("too_large_file"))
         if text.startswith((b"\xff\xfe", b"\xfe\xff")):
             raise ScenarioError(path, 1, *said("utf16"))
         if b"\x00" in text:
             line = text[: text.index(b"\x00")].count(b"\n") + 1
-            raise ScenarioError(path, line, "binary data (a NUL byte), not a TOML text")
+            raise ScenarioError(path, line, *said("binary_byte"))
         try:
             source = text.decode("utf-8")
         except UnicodeDecodeError as exc:
@@ -30,15 +30,15 @@ def decode(text: str | bytes, path: str) -> str:
             raise ScenarioError(path, line, *said("not_utf8", byte=f"{bad:02x}")) from None
     else:
         if len(text) > MAX_FILE_BYTES:
-            raise ScenarioError(path, None, "file too large (a scenario is at most 1 MB)")
+            raise ScenarioError(path, None, *said("too_large_file"))
         source = text
         if "\x00" in source:
             line = source[: source.index("\x00")].count("\n") + 1
-            raise ScenarioError(path, line, "binary data (a NUL character), not a TOML text")
+            raise ScenarioError(path, line, *said("binary_char"))
         bad_at = next((i for i, ch in enumerate(source) if 0xD800 <= ord(ch) <= 0xDFFF), None)
         if bad_at is not None:
             line = source[:bad_at].count("\n") + 1
-            raise ScenarioError(path, line, "not UTF-8 text (a lone surrogate)")
+            raise ScenarioError(path, line, *said("lone_surrogate"))
     if source.startswith("\ufeff"):
         source = source[1:]
     if not source.strip():
