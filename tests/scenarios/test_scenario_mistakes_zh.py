@@ -103,7 +103,7 @@ def test_the_mistake_in_each_language(text: str, line: int, english: str, chines
         assert english_word not in said, zh
 
 
-@pytest.mark.parametrize("command", ["play", "check", "tui"])
+@pytest.mark.parametrize("command", ["play", "check", "tui", "serve"])
 def test_the_command_line_says_it_in_the_run_language(
     command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
