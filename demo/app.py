@@ -152,7 +152,8 @@ def run_app(args: argparse.Namespace) -> int:
         try:
             scenario = open_scenario(args.file)
         except (ScenarioError, OSError) as exc:
-            print(f"borrowed-keys: {exc}", file=sys.stderr)
+            told = exc.in_language(lang) if isinstance(exc, ScenarioError) else str(exc)
+            print(f"borrowed-keys: {told}", file=sys.stderr)
             return 2
     app = BorrowedKeysApp(
         scenario,

@@ -417,7 +417,8 @@ def serve(args: argparse.Namespace) -> int:
         try:
             open_scenario(args.file)
         except (ScenarioError, OSError) as exc:
-            print(" ".join(str(exc).split()), file=sys.stderr)
+            told = exc.in_language(args.lang or "en") if isinstance(exc, ScenarioError) else exc
+            print(" ".join(str(told).split()), file=sys.stderr)
             return EXIT_BAD_INPUT
     problem = bind_problem(args.host, args.port)
     if problem is not None:

@@ -19,14 +19,32 @@ MAX_STEP: Final = 2**53
 MAX_ATTEMPTS: Final = 1_000_000
 
 
-def _describe(ch: str) -> str:
-    if ch in "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029":
-        return f"a line break (U+{ord(ch):04X})"
+_LINE_BREAKS: Final = "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"
+
+
+def char_kind(ch: str) -> str:
+    """What kind of unshowable character `ch` is, by name: a message in another language
+    says it in its own words (line_break, nul, escape, surrogate or unprintable)."""
+    if ch in _LINE_BREAKS:
+        return "line_break"
     if ch == "\x00":
-        return "a NUL character (U+0000)"
+        return "nul"
     if ch == "\x1b":
-        return "an escape character (U+001B, which starts a terminal's control sequence)"
+        return "escape"
     if "\ud800" <= ch <= "\udfff":
+        return "surrogate"
+    return "unprintable"
+
+
+def _describe(ch: str) -> str:
+    kind = char_kind(ch)
+    if kind == "line_break":
+        return f"a line break (U+{ord(ch):04X})"
+    if kind == "nul":
+        return "a NUL character (U+0000)"
+    if kind == "escape":
+        return "an escape character (U+001B, which starts a terminal's control sequence)"
+    if kind == "surrogate":
         return f"a lone surrogate (U+{ord(ch):04X}, bytes that are not UTF-8 text)"
     return f"a character that is not printable (U+{ord(ch):04X})"
 
@@ -57,6 +75,17 @@ def check_id(value: object, what: str) -> str:
     return value
 
 
+def unshowable(value: str) -> str | None:
+    """The first character of `value` a terminal would not simply print, or None. Spaces
+    other than " " (a no-break space, the ideographic one of Chinese text) are not
+    "printable" to Python, yet print as space."""
+    if value.isprintable():
+        return None
+    return next(
+        (ch for ch in value if not ch.isprintable() and unicodedata.category(ch) != "Zs"), None
+    )
+
+
 def shown_text_problem(value: str) -> str | None:
     """Why text from a file cannot be shown on a terminal as it is, as the end of a
     sentence; None if it can.
@@ -66,16 +95,10 @@ def shown_text_problem(value: str) -> str | None:
     a line break would print a line identical to one of the program's own (an event, a
     check). Text from a file is one line of printable characters.
     """
-    if value.isprintable():
-        return None
-    # Spaces other than " " (a no-break space, the ideographic one of Chinese text) are not
-    # "printable" to Python, yet print as space.
-    bad = next(
-        (ch for ch in value if not ch.isprintable() and unicodedata.category(ch) != "Zs"), None
-    )
+    bad = unshowable(value)
     if bad is None:
         return None
-    if bad in "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029":
+    if bad in _LINE_BREAKS:
         return f"must be one line; it holds {_describe(bad)}"
     return f"must hold no control characters; it holds {_describe(bad)}"
 

@@ -48,6 +48,7 @@ def find_bundled(name: str) -> Traversable | None:
 
 def open_scenario(name: str) -> Scenario:
     """A path, or else the name of a bundled scenario (with or without `.toml`)."""
+    from core.scenarios import glossary
     from core.scenarios.format import ScenarioError, load_scenario, parse_scenario
 
     path = Path(name)
@@ -61,13 +62,19 @@ def open_scenario(name: str) -> Scenario:
         if "/" not in name and "\\" not in name:
             # A presenter typing a lesson's name from memory gets the names it is near.
             near = near_names(name)
-            hint = f"did you mean {' or '.join(near)}? " if near else ""
-            raise ScenarioError(
-                name,
-                None,
-                f"no such file, nor a bundled scenario of that name ({hint}"
-                f"`borrowed-keys list` names them all)",
-            )
+            told = {
+                lang: glossary.file_mistake(
+                    "no_such_scenario",
+                    lang,
+                    hint=glossary.file_mistake(
+                        "near_names", lang, names=glossary.file_mistake("or", lang).join(near)
+                    )
+                    if near
+                    else "",
+                )
+                for lang in ("en", "zh")
+            }
+            raise ScenarioError(name, None, told["en"], told["zh"])
     return load_scenario(name)
 
 

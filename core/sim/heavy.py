@@ -34,7 +34,13 @@ _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([a-z]*)\s*$", re.IGNORECASE)
 
 class SizeError(ValueError):
     """A payload size that cannot be read; the text follows the key's name (`size must not
-    be negative, got -5`)."""
+    be negative, got -5`). `rule` names the mistake and `fill` the values it shows, so a run
+    in another language says it in its own words."""
+
+    def __init__(self, message: str, rule: str, **fill: object) -> None:
+        super().__init__(message)
+        self.rule = rule
+        self.fill = fill
 
 
 @dataclass
@@ -55,18 +61,26 @@ def heartbeat_cost_ms(payload_bytes: int, load: float) -> int:
 def parse_size(value: str | int) -> int:
     """A payload size in bytes: `"2MB"`, `"512KB"`, `"1.5MB"`, `"300B"`, `0` (decimal units)."""
     if isinstance(value, bool):
-        raise SizeError(f'must be a size like "2MB", got {value}')
+        raise SizeError(f'must be a size like "2MB", got {value}', "size_type", got=value)
     if isinstance(value, int):
         if value < 0:
-            raise SizeError(f"must not be negative, got {value}")
+            raise SizeError(f"must not be negative, got {value}", "size_negative", value=value)
         size = value
     else:
         found = _SIZE.match(value)
         if found is None or found[2].lower() not in _UNITS:
-            raise SizeError(f'must be a size like "2MB", "512KB" or "0", got "{value}"')
+            raise SizeError(
+                f'must be a size like "2MB", "512KB" or "0", got "{value}"',
+                "size_unread",
+                value=value,
+            )
         size = round(float(found[1]) * _UNITS[found[2].lower()])
     if size > MAX_PAYLOAD_BYTES:
-        raise SizeError(f"is too large: {format_size(size)} (at most 1GB)")
+        raise SizeError(
+            f"is too large: {format_size(size)} (at most 1GB)",
+            "size_too_large",
+            value=format_size(size),
+        )
     return size
 
 

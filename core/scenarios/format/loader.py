@@ -5,7 +5,7 @@ import os
 import stat
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from pydantic import ValidationError
 
@@ -25,7 +25,9 @@ from core.scenarios.format.model import (
     Step,
     Subject,
     TimingNote,
+    said,
     suggest,
+    suggest_word,
 )
 from core.scenarios.format.schema import (
     EXPECT_NAMES,
@@ -35,7 +37,7 @@ from core.scenarios.format.schema import (
     WorkerTable,
 )
 from core.scenarios.format.source import Lines, decode, parse_toml
-from core.scenarios.glossary import config_mistake
+from core.scenarios.glossary import config_mistake, file_mistake
 from core.sim.spec import (
     MANUAL_ACTIONS,
     Action,
@@ -81,19 +83,19 @@ def read_scenario_file(path: str | Path) -> bytes:
                 None,
                 f"cannot read: a symbolic link to {os.readlink(path)!a}, which does not exist",
             ) from None
-        raise ScenarioError(name, None, "cannot read: no such file") from None
+        raise ScenarioError(name, None, *said("no_such_file")) from None
     except IsADirectoryError:
-        raise ScenarioError(name, None, "cannot read: it is a directory, not a file") from None
+        raise ScenarioError(name, None, *said("a_directory")) from None
     except OSError as exc:
         if exc.errno == errno.ELOOP:
             raise ScenarioError(
                 name, None, "cannot read: symbolic links that lead round in a loop"
             ) from None
-        raise ScenarioError(name, None, f"cannot read: {exc.strerror or exc}") from None
+        raise ScenarioError(name, None, *said("cannot_read", why=exc.strerror or exc)) from None
     try:
         mode = os.fstat(fd).st_mode
         if stat.S_ISDIR(mode):
-            raise ScenarioError(name, None, "cannot read: it is a directory, not a file")
+            raise ScenarioError(name, None, *said("a_directory"))
         for test, what in _NOT_REGULAR:
             if test(mode):
                 raise ScenarioError(name, None, f"cannot read: it is {what}, not a regular file")
@@ -110,7 +112,7 @@ def read_scenario_file(path: str | Path) -> bytes:
             raise ScenarioError(
                 name, None, "cannot read: symbolic links that lead round in a loop"
             ) from None
-        raise ScenarioError(name, None, f"cannot read: {exc.strerror or exc}") from None
+        raise ScenarioError(name, None, *said("cannot_read", why=exc.strerror or exc)) from None
     finally:
         os.close(fd)
     if size > MAX_FILE_BYTES:
@@ -135,16 +137,16 @@ def parse_scenario(text: str | bytes, path: str) -> Scenario:
 def _build(path: str, source: str, doc: dict[str, Any]) -> Scenario:
     lines = Lines(source)
 
-    def fail(line: int, message: str) -> ScenarioError:
-        return ScenarioError(path, line, message)
+    def fail(line: int, message: str, zh: str | None = None) -> ScenarioError:
+        return ScenarioError(path, line, message, zh)
 
     try:
         model = ScenarioFile.model_validate(doc)
     except ValidationError as exc:
-        line, message = first_problem(exc, lines)
-        raise fail(line, message) from None
+        line, message, zh = first_problem(exc, lines)
+        raise fail(line, message, zh) from None
     except RecursionError:
-        raise fail(1, "nested too deeply") from None
+        raise fail(1, *said("too_deep")) from None
 
     warnings: list[str] = []
     notes: list[TimingNote] = []
@@ -157,8 +159,7 @@ def _build(path: str, source: str, doc: dict[str, Any]) -> Scenario:
         total += task.steps
         if total > MAX_TOTAL_STEPS:
             raise fail(
-                lines.entry_key("tasks", i, "steps"),
-                f"too much work: the tasks add up to more than {MAX_TOTAL_STEPS} steps",
+                lines.entry_key("tasks", i, "steps"), *said("too_much_work", high=MAX_TOTAL_STEPS)
             )
     settings = SimSettings(
         mode=Mode(model.mode),
@@ -183,7 +184,10 @@ def _build(path: str, source: str, doc: dict[str, Any]) -> Scenario:
     )
 
 
-Fail = Callable[[int, str], ScenarioError]
+class Fail(Protocol):
+    """A mistake on a line, in English and (where written) in Chinese."""
+
+    def __call__(self, line: int, message: str, zh: str | None = None, /) -> ScenarioError: ...
 
 
 def _unique(
@@ -192,7 +196,11 @@ def _unique(
     seen: set[str] = set()
     for i, entry in enumerate(entries):
         if entry.id in seen:
-            raise fail(lines.entry_key(array, i, "id"), f'duplicate {what} id "{entry.id}"')
+            raise fail(
+                lines.entry_key(array, i, "id"),
+                f'duplicate {what} id "{entry.id}"',
+                file_mistake("duplicate_id", "zh", what=file_mistake(what, "zh"), id=entry.id),
+            )
         seen.add(entry.id)
 
 
@@ -221,9 +229,7 @@ def _lease_config(
     try:
         config.in_mode(Mode(model.mode))
     except ConfigError as err:
-        bad = fail(line_of(*err.keys), str(err))
-        bad.message_zh = config_mistake(err, "zh")
-        raise bad from None
+        raise fail(line_of(*err.keys), str(err), config_mistake(err, "zh")) from None
     if config.renews_too_slowly:
         line = line_of("heartbeat_every", "lease_ttl")
         notes.append(TimingNote(line, config.heartbeat_ms, config.ttl_ms))
@@ -280,32 +286,57 @@ class _State:
         match action:
             case AddWorker():
                 if action.worker in self.workers:
-                    raise fail(where("worker"), f'duplicate worker id "{action.worker}"')
+                    raise fail(
+                        where("worker"),
+                        f'duplicate worker id "{action.worker}"',
+                        file_mistake(
+                            "duplicate_id",
+                            "zh",
+                            what=file_mistake("worker", "zh"),
+                            id=action.worker,
+                        ),
+                    )
                 if len(self.workers) >= MAX_WORKERS:
-                    raise fail(where("worker"), f"too many workers (at most {MAX_WORKERS})")
+                    raise fail(
+                        where("worker"),
+                        f"too many workers (at most {MAX_WORKERS})",
+                        file_mistake(
+                            "too_many_of",
+                            "zh",
+                            what=file_mistake("workers", "zh"),
+                            high=MAX_WORKERS,
+                        ),
+                    )
                 self.workers[action.worker] = action.autopilot
                 return
             case Enqueue():
                 if action.task in self.tasks:
-                    raise fail(where("task"), f'duplicate task id "{action.task}"')
+                    raise fail(
+                        where("task"),
+                        f'duplicate task id "{action.task}"',
+                        file_mistake(
+                            "duplicate_id", "zh", what=file_mistake("task", "zh"), id=action.task
+                        ),
+                    )
                 if len(self.tasks) >= MAX_TASKS:
-                    raise fail(where("task"), f"too many tasks (at most {MAX_TASKS})")
+                    raise fail(
+                        where("task"),
+                        f"too many tasks (at most {MAX_TASKS})",
+                        file_mistake(
+                            "too_many_of", "zh", what=file_mistake("tasks", "zh"), high=MAX_TASKS
+                        ),
+                    )
                 self.tasks.add(action.task)
                 self.total_task_steps += action.steps
                 if self.total_task_steps > MAX_TOTAL_STEPS:
-                    raise fail(
-                        line,
-                        f"too much work: the tasks add up to more than {MAX_TOTAL_STEPS} steps",
-                    )
+                    raise fail(line, *said("too_much_work", high=MAX_TOTAL_STEPS))
                 return
             case Advance():
                 self.wakeups += self.wakeups_per_ms() * action.by_ms
                 if self.wakeups > MAX_WAKEUPS:
                     raise fail(
                         where("by"),
-                        "this run would be too long to simulate: about "
-                        f"{int(self.wakeups)} worker wake-ups by here (at most {MAX_WAKEUPS}); "
-                        "advance less time or poll less often",
+                        *said("too_long_to_simulate", wakeups=int(self.wakeups), high=MAX_WAKEUPS),
                     )
                 return
         if worker is not None:
@@ -315,9 +346,7 @@ class _State:
                 return
             if isinstance(action, MANUAL_ACTIONS) and self.workers[worker]:
                 raise fail(
-                    where("worker"),
-                    f'"{action.name}" is a manual operation, but worker "{worker}" is on '
-                    "autopilot (give it autopilot = false)",
+                    where("worker"), *said("manual_on_autopilot", action=action.name, worker=worker)
                 )
         if task is not None:
             self.need_task(task, where("task"), fail)
@@ -340,6 +369,8 @@ class _State:
                 line,
                 f'unknown worker "{wid}"{suggest(wid, known)}'
                 + ("" if known else " (there are no workers yet)"),
+                file_mistake("unknown_worker", "zh", id=wid, hint=suggest_word(wid, known, "zh"))
+                + ("" if known else file_mistake("none_yet_workers", "zh")),
             )
 
     def need_task(self, tid: str, line: int, fail: Fail) -> None:
@@ -349,4 +380,6 @@ class _State:
                 line,
                 f'unknown task "{tid}"{suggest(tid, known)}'
                 + ("" if known else " (there are no tasks yet)"),
+                file_mistake("unknown_task", "zh", id=tid, hint=suggest_word(tid, known, "zh"))
+                + ("" if known else file_mistake("none_yet_tasks", "zh")),
             )

@@ -13,6 +13,7 @@ from core.engine import ids
 from core.engine.durations import format_duration
 from core.engine.errors import BorrowedKeysError, RejectReason
 from core.engine.vocabulary import TaskStatus
+from core.scenarios.glossary import file_mistake, type_word
 from core.sim.checker import ViolationKind
 from core.sim.spec import Action, SimSettings, WorkerState
 
@@ -63,7 +64,7 @@ class ScenarioError(BorrowedKeysError):
         if lang != "zh" or self.message_zh is None:
             return str(self)
         where = f"{self.path}:{self.line}" if self.line is not None else self.path
-        return f"{where}：{self.message_zh}"
+        return f"{where}: {self.message_zh}"  # `FILE:LINE:` as editors and grep read it
 
 
 # -- what a file becomes ---------------------------------------------------------------------
@@ -268,20 +269,19 @@ def suggest(key: str, valid: Sequence[str]) -> str:
     return f' (did you mean "{close[0]}"?)' if close else ""
 
 
+def said(name: str, /, **fill: object) -> tuple[str, str]:
+    """A file mistake from the glossary's table, in English and in Chinese."""
+    return file_mistake(name, "en", **fill), file_mistake(name, "zh", **fill)
+
+
+def suggest_word(key: str, valid: Sequence[str], lang: str) -> str:
+    """`suggest` in `lang`: the nearest valid name, asked about, or nothing."""
+    close = difflib.get_close_matches(key, list(valid), n=1, cutoff=0.6)
+    return file_mistake("did_you_mean", lang, close=close[0]) if close else ""
+
+
 def type_name(value: object) -> str:
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int):
-        return "an integer"
-    if isinstance(value, float):
-        return "a number with a fraction"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "an array"
-    if isinstance(value, dict):
-        return "a table"
-    return f"a {type(value).__name__}"  # dates and times
+    return type_word(value, "en")
 
 
 def show(value: object) -> str:

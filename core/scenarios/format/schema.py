@@ -54,10 +54,13 @@ from core.scenarios.format.model import (
     Expectation,
     Question,
     Subject,
+    said,
     show,
     suggest,
+    suggest_word,
     type_name,
 )
+from core.scenarios.glossary import file_mistake, type_word
 from core.sim.spec import ACTION_TYPES, Action, Enqueue, TaskSpec, WorkerSpec
 
 # -- workers and tasks ----
@@ -215,7 +218,7 @@ class _Write(_OnWorker):
     def _paired(cls, data: Any) -> Any:
         # The format's pairing (say and say_zh): a Chinese page only beside its English one.
         if isinstance(data, dict) and "value_zh" in data and "value" not in data:
-            raise table_error('"value_zh" without value: add value = "..."', "value_zh")
+            raise table_error(said("value_zh_alone"), "value_zh")
         return data
 
 
@@ -372,7 +375,7 @@ class _LedgerExpect(_ExpectTable):
         # The format's pairing (say and say_zh, choices and choices_zh): a Chinese form only
         # beside the English one it translates.
         if "value_zh" in self.model_fields_set and "value" not in self.model_fields_set:
-            raise table_error('"value_zh" without value: add value = "..."', "value_zh")
+            raise table_error(said("value_zh_alone"), "value_zh")
         return self
 
 
@@ -422,20 +425,27 @@ class _MetricExpect(_ExpectTable):
                 else:
                     value = _int_in(raw, 0, 2**62)
             except PydanticCustomError as err:
-                raise table_error(f"{key}{err.context['rest'] if err.context else ''}") from None
+                ctx = err.context or {}
+                zh = ctx.get("zh")
+                raise table_error(
+                    (f"{key}{ctx.get('rest', '')}", f"{key}{zh}" if zh else "")
+                ) from None
             setattr(self, key, value)
         if isinstance(self.min, int) and isinstance(self.max, int) and self.min > self.max:
-            raise table_error(f"metric {self.metric}: min is above max")
+            raise table_error(said("min_above_max", metric=self.metric))
         return self
 
 
 def _int_in(value: Any, low: int, high: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
-        raise field_error(f" must be an integer, got {show(value)}")
+        raise field_error(
+            f" must be an integer, got {show(value)}",
+            file_mistake("must_be_int", "zh", name="", got=show(value)),
+        )
     if value < low:
-        raise field_error(f" must be at least {low}, got {value}")
+        raise field_error(*said("at_least", name="", low=low, got=value))
     if value > high:
-        raise field_error(f" is too large: {value} (at most {high})")
+        raise field_error(*said("too_large", value=value, high=high))
     return value
 
 
@@ -469,20 +479,36 @@ def _subject_of(item: Any) -> Subject | None:
 
 def _one_subject(item: Any) -> Any:
     if not isinstance(item, dict):
-        raise table_error(f"each expectation must be an inline table, got {type_name(item)}")
+        raise table_error(
+            (
+                f"each expectation must be an inline table, got {type_name(item)}",
+                file_mistake("expect_not_table", "zh", got=type_word(item, "zh")),
+            )
+        )
     if _subject_of(item) is not None:
         return item
     named = [k for k in item if k in EXPECT_SUBJECTS]
     if len(named) > 1:
-        raise table_error(
-            f'an expectation names one subject, this one names "{named[0]}" and "{named[1]}"'
-        )
+        raise table_error(said("expect_two_subjects", one=named[0], two=named[1]))
     first = next(iter(item), None)
     if first is not None and first not in _ALL_EXPECT_KEYS:
         raise table_error(
-            f'unknown key "{first}" in an expectation{suggest(first, _ALL_EXPECT_KEYS)}'
+            (
+                f'unknown key "{first}" in an expectation{suggest(first, _ALL_EXPECT_KEYS)}',
+                file_mistake(
+                    "expect_unknown_key",
+                    "zh",
+                    key=first,
+                    hint=suggest_word(first, _ALL_EXPECT_KEYS, "zh"),
+                ),
+            )
         )
-    raise table_error("an expectation needs a subject: one of " + ", ".join(EXPECT_SUBJECTS))
+    raise table_error(
+        (
+            "an expectation needs a subject: one of " + ", ".join(EXPECT_SUBJECTS),
+            file_mistake("expect_no_subject", "zh", valid="、".join(EXPECT_SUBJECTS)),
+        )
+    )
 
 
 _AnyExpect = Annotated[
@@ -514,30 +540,18 @@ def _check_choices(
     """The rules a question's choices keep (the follow-up's too, its keys under `prefix`)."""
     n = len(choices) if choices is not None else None
     if choices_zh is not None and n is None:
-        raise table_error(
-            f'"{prefix}choices_zh" without choices: add {prefix}choices = [...]',
-            f"{prefix}choices_zh",
-        )
+        raise table_error(said("choices_zh_alone", p=prefix), f"{prefix}choices_zh")
     if answer is not None and n is None:
-        raise table_error(
-            f'"{prefix}answer" without choices: add {prefix}choices = [...]', f"{prefix}answer"
-        )
+        raise table_error(said("answer_alone", p=prefix), f"{prefix}answer")
     if n is not None and answer is None:
-        raise table_error(
-            f"{prefix}choices need an answer: add {prefix}answer = N, the right one's number "
-            f"(1 to {n})",
-            f"{prefix}choices",
-        )
+        raise table_error(said("choices_no_answer", p=prefix, n=n), f"{prefix}choices")
     if n is not None and answer is not None and answer > n:
         raise table_error(
-            f"{prefix}answer must be one of the choices, 1 to {n}, got {answer}",
-            f"{prefix}answer",
+            said("answer_out_of_range", p=prefix, n=n, answer=answer), f"{prefix}answer"
         )
     if n is not None and choices_zh is not None and len(choices_zh) != n:
         raise table_error(
-            f"{prefix}choices_zh has {len(choices_zh)} answers, {prefix}choices has {n}: "
-            "give both the same answers in the same order",
-            f"{prefix}choices_zh",
+            said("choices_zh_count", p=prefix, zh=len(choices_zh), n=n), f"{prefix}choices_zh"
         )
 
 
@@ -580,15 +594,13 @@ class StepTable(Table):
         followed = self.follow_up is not None or self.follow_up_zh is not None
         content = (self.say, self.say_zh, self.action, self.expect, self.ask, self.ask_zh)
         if all(part is None for part in content):
-            raise table_error("empty step: give it say, do or expect")
+            raise table_error(said("empty_step"))
         for key in (*_QUESTION_PARTS, FOLLOW_UP, f"{FOLLOW_UP}_zh"):
             if getattr(self, key) is not None and not asked:
-                raise table_error(f'"{key}" without a question: add ask = "..."', key)
+                raise table_error(said("without_question", key=key), key)
         for key in _FOLLOW_UP_PARTS:
             if getattr(self, key) is not None and not followed:
-                raise table_error(
-                    f'"{key}" without a follow-up question: add {FOLLOW_UP} = "..."', key
-                )
+                raise table_error(said("without_follow_up", key=key, follow_up=FOLLOW_UP), key)
         _check_choices("", self.choices, self.choices_zh, self.answer)
         _check_choices(
             f"{FOLLOW_UP}_",

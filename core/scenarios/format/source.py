@@ -9,41 +9,40 @@ import re
 import tomllib
 from typing import Any
 
-from core.scenarios.format.model import MAX_FILE_BYTES, ScenarioError
+from core.scenarios.format.model import MAX_FILE_BYTES, ScenarioError, said
+from core.scenarios.glossary import file_mistake
 
 
 def decode(text: str | bytes, path: str) -> str:
     if isinstance(text, bytes):
         if len(text) > MAX_FILE_BYTES:
-            raise ScenarioError(path, None, "file too large (a scenario is at most 1 MB)")
+            raise ScenarioError(path, None, *said("too_large_file"))
         if text.startswith((b"\xff\xfe", b"\xfe\xff")):
-            raise ScenarioError(path, 1, "not UTF-8 text (it is UTF-16); save the file as UTF-8")
+            raise ScenarioError(path, 1, *said("utf16"))
         if b"\x00" in text:
             line = text[: text.index(b"\x00")].count(b"\n") + 1
-            raise ScenarioError(path, line, "binary data (a NUL byte), not a TOML text")
+            raise ScenarioError(path, line, *said("binary_byte"))
         try:
             source = text.decode("utf-8")
         except UnicodeDecodeError as exc:
             line = text[: exc.start].count(b"\n") + 1
             bad = text[exc.start]
-            raise ScenarioError(
-                path, line, f"not UTF-8 text (byte 0x{bad:02x}); save the file as UTF-8"
-            ) from None
+            raise ScenarioError(path, line, *said("not_utf8", byte=f"{bad:02x}")) from None
     else:
         if len(text) > MAX_FILE_BYTES:
-            raise ScenarioError(path, None, "file too large (a scenario is at most 1 MB)")
+            raise ScenarioError(path, None, *said("too_large_file"))
         source = text
         if "\x00" in source:
             line = source[: source.index("\x00")].count("\n") + 1
-            raise ScenarioError(path, line, "binary data (a NUL character), not a TOML text")
+            raise ScenarioError(path, line, *said("binary_char"))
         bad_at = next((i for i, ch in enumerate(source) if 0xD800 <= ord(ch) <= 0xDFFF), None)
         if bad_at is not None:
             line = source[:bad_at].count("\n") + 1
-            raise ScenarioError(path, line, "not UTF-8 text (a lone surrogate)")
+            raise ScenarioError(path, line, *said("lone_surrogate"))
     if source.startswith("\ufeff"):
         source = source[1:]
     if not source.strip():
-        raise ScenarioError(path, 1, "empty file: a scenario needs at least a title")
+        raise ScenarioError(path, 1, *said("empty_file"))
     return source
 
 
@@ -57,18 +56,34 @@ def parse_toml(source: str, path: str) -> dict[str, Any]:
     except tomllib.TOMLDecodeError as exc:
         message = str(exc)
         line = source.count("\n") + 1
+        where: dict[str, str] = {"en": "", "zh": ""}
         at = _TOML_AT.search(message)
         if at:
             line = int(at.group(1))
-            message = _TOML_AT.sub(f" (column {at.group(2)})", message)
+            message = _TOML_AT.sub("", message)
+            where = {lang: file_mistake("toml_column", lang, n=at.group(2)) for lang in where}
         elif _TOML_END.search(message):
-            message = _TOML_END.sub(" (at the end of the file)", message)
+            message = _TOML_END.sub("", message)
+            where = {lang: file_mistake("toml_end", lang) for lang in where}
         message = message[:1].lower() + message[1:]
-        raise ScenarioError(path, line, f"bad TOML: {message}") from None
+        # the parser's own words stay; a zh run gets them between a Chinese lead and place
+        raise ScenarioError(
+            path,
+            line,
+            f"bad TOML: {message}{where['en']}",
+            file_mistake("bad_toml", "zh", message=message + where["zh"]),
+        ) from None
     except RecursionError:
-        raise ScenarioError(path, _deepest_line(source), "bad TOML: nested too deeply") from None
+        raise ScenarioError(
+            path,
+            _deepest_line(source),
+            "bad TOML: nested too deeply",
+            file_mistake("toml_too_deep", "zh"),
+        ) from None
     except (ValueError, OverflowError) as exc:  # e.g. an integer with thousands of digits
-        raise ScenarioError(path, 1, f"bad TOML: {exc}") from None
+        raise ScenarioError(
+            path, 1, f"bad TOML: {exc}", file_mistake("bad_toml", "zh", message=exc)
+        ) from None
 
 
 def _deepest_line(source: str) -> int:
