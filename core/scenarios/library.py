@@ -107,6 +107,8 @@ def listed_title(file: Traversable, lang: str) -> str:
     try:
         return parse_scenario(file.read_bytes(), f"scenarios/{file.name}").title_in(lang)
     except ScenarioError as exc:
+        if lang == "zh" and exc.message_zh is not None:
+            return f"（无法播放：{exc.message_zh}）"
         return f"(cannot be played: {exc.message})"
 
 

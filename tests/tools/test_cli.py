@@ -171,7 +171,10 @@ def test_list_and_play_by_name(
         "01_fog     The fog: a frozen heartbeat",
         "02_broken  (cannot be played: title must be a string, got an integer)",
     ]
-    assert run(["list", "--lang", "zh"], capsys)[1].startswith("01_fog     起雾：心跳冻结")
+    listed_zh = run(["list", "--lang", "zh"], capsys)[1]
+    assert listed_zh.startswith("01_fog     起雾：心跳冻结")
+    broken_zh = listed_zh.splitlines()[1]
+    assert broken_zh.startswith("02_broken  （无法播放：") and "cannot" not in broken_zh
     monkeypatch.chdir(tmp_path)
     code, out, _err = run(["play", "01_fog", "--json"], capsys)
     assert code == 0 and out.startswith('{"type": "scenario", "title": "The fog')
