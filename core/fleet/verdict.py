@@ -56,13 +56,18 @@ class Finding:
             return word(self.rule, lang)
         return glossary.violation_word(self.rule, lang)
 
+    def who(self, lang: str) -> str:
+        """Whose act broke it: a worker by name, or the store."""
+        worker = self.worker_id
+        return (glossary.person_name(worker, lang) or worker) if worker else word("nobody", lang)
+
     def sentence(self, lang: str) -> str:
         """Who broke which rule on which task, in `lang` (English adds the figures)."""
-        worker = self.worker_id
-        who = (glossary.person_name(worker, lang) or worker) if worker else word("nobody", lang)
         key = "finding_en" if lang != "zh" else "finding"
         task = self.task_id or "-"
-        return word(key, lang, who=who, task=task, what=self.what(lang), detail=self.detail)
+        return word(
+            key, lang, who=self.who(lang), task=task, what=self.what(lang), detail=self.detail
+        )
 
 
 @dataclass

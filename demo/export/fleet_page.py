@@ -14,7 +14,6 @@ from dataclasses import dataclass
 
 from core.fleet.history import SavedRun, shifted
 from core.fleet.verdict import Finding, HistoryCheck
-from core.scenarios import glossary
 from core.scenarios.telling import event_sentence
 from demo.export import timeline_svg
 from demo.export.page import CSP, LANG_TAGS
@@ -42,7 +41,6 @@ WORDS: dict[str, tuple[str, str]] = {
         "整段历史重新检查后的结论：没有守住，共 {n} 处。",
     ),
     "finding": ("At {at}, {who}: {what}.", "{at}，{who}：{what}。"),
-    "nobody": ("the store", "存储"),
     "at_fault": ("At {at}: {what}", "{at}：{what}"),
     "at_end": ("At the end, {at}", "最后，{at}"),
     "since": ("What the events table says since the moment before", "从上一刻起事件表里记下的"),
@@ -84,11 +82,8 @@ def moments(run: SavedRun, lang: str) -> list[Moment]:
 
 
 def _finding(f: Finding, origin: int, lang: str) -> str:
-    what = f.what(lang)
-    worker = f.worker_id
-    who = (glossary.person_name(worker, lang) or worker) if worker else word("nobody", lang)
     at = clock(max(0, f.at - origin)) if f.at else clock(0)
-    return word("finding", lang, at=at, who=who, what=what)
+    return word("finding", lang, at=at, who=f.who(lang), what=f.what(lang))
 
 
 def _verdict(check: HistoryCheck, origin: int, lang: str) -> str:
