@@ -71,9 +71,19 @@ def panel_for(
         if subject in _SUBJECT_PANELS and not (subject == "rejected" and e.get("count") == 0):
             checked = _SUBJECT_PANELS[subject]
             break
+    kinds = {ev.event for ev in events}
     # The refusal is the lesson: "旧 worker 即使复活，也只能成为“过期知识的携带者”，
     # 无法成为“当前世界的改写者”。"
     if checked is Panel.REJECTED:
+        # Under a mistake the refusal the step expects may not come: the stale page went into
+        # the books (or the effect went out) instead, and an empty Rejected table would hide
+        # the harm. "两套互相覆盖的世界" is seen where the page landed.
+        if not events or kinds & REJECTIONS:
+            return checked
+        if EventKind.WRITE_ACCEPTED in kinds:
+            return Panel.LEDGER
+        if EventKind.EFFECT_APPLIED in kinds:
+            return Panel.EFFECTS
         return checked
     if events and parted(view, since_ms):
         return Panel.TIMELINE
@@ -85,7 +95,6 @@ def panel_for(
         return checked
     if any(str(e.subject) == "task" and e.has("checkpoint_step") for e in step.expects):
         return Panel.CHECKPOINTS
-    kinds = {ev.event for ev in events}
     if kinds & REJECTIONS:
         return Panel.REJECTED
     if EventKind.CHECKPOINT_SAVED in kinds:

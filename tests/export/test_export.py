@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from core.engine.config import Mode
 from core.scenarios.format import Scenario
 from core.scenarios.library import open_scenario
 from core.scenarios.session import Session
@@ -87,9 +88,9 @@ async def test_each_frame_is_a_fresh_app_given_the_same_keys(
     assert frames[4].svg != frames[5].svg
 
 
-def panels(name: str) -> dict[int, str | None]:
+def panels(name: str, mode: Mode | None = None) -> dict[int, str | None]:
     """The panel each step of a bundled scenario asks for, played without the app."""
-    session = Session(open_scenario(name))
+    session = Session(open_scenario(name), mode=mode)
     out: dict[int, str | None] = {}
     for index in range(1, len(session.steps) + 1):
         outcome = session.next_step() or session.reveal()  # a question is asked first
@@ -120,6 +121,16 @@ def test_the_panel_follows_what_the_step_is_about() -> None:
     ):
         assert panels(name)[step] == "tab-timeline", name
     assert panels("17_self_fencing")[4] == panels("17_self_fencing")[7] == "tab-timeline"
+
+
+@pytest.mark.parametrize("mode", [Mode.NO_FENCING, Mode.BEFORE_FENCE])
+def test_where_a_mistake_lets_the_stale_page_in_the_step_shows_the_books_not_an_empty_refusal(
+    mode: Mode,
+) -> None:
+    # 01's step 14 expects the fence to refuse Acheng's page 3; without one the page goes into
+    # the books, and the harm is there: "两套互相覆盖的世界".
+    assert panels("01_fog", mode)[14] == "tab-ledger"
+    assert panels("01_fog")[14] == "tab-rejected"
 
 
 # -- the page -----------------------------------------------------------------------------------
