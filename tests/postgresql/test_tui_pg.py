@@ -14,6 +14,18 @@ from demo.screens.main import MainScreen
 FOG = Path(__file__).resolve().parents[2] / "scenarios" / "01_fog.toml"
 
 
+def fog_app(url: str, save_dir: Path) -> BorrowedKeysApp:
+    """01 in the app, on its own clock's steps, keeping its run on PostgreSQL at `url`."""
+    return BorrowedKeysApp(
+        load_scenario(FOG),
+        open_directly=True,
+        lang="en",
+        live_clock=False,
+        save_dir=save_dir,
+        database=url,
+    )
+
+
 @pytest.fixture
 def on_postgresql(postgres_url: str) -> str:
     return postgres_url
@@ -22,14 +34,7 @@ def on_postgresql(postgres_url: str) -> str:
 async def test_a_scenario_in_the_app_on_postgresql_equals_the_player_on_sqlite(
     on_postgresql: str, tmp_path: Path
 ) -> None:
-    app = BorrowedKeysApp(
-        load_scenario(FOG),
-        open_directly=True,
-        lang="en",
-        live_clock=False,
-        save_dir=tmp_path,
-        database=on_postgresql,
-    )
+    app = fog_app(on_postgresql, tmp_path)
     async with app.run_test(size=(160, 48)) as pilot:
         screen = app.screen
         assert isinstance(screen, MainScreen)
@@ -54,14 +59,7 @@ async def test_a_scenario_in_the_app_on_postgresql_equals_the_player_on_sqlite(
 async def test_on_postgresql_the_screen_never_runs_the_sessions_statements(
     on_postgresql: str, tmp_path: Path
 ) -> None:
-    app = BorrowedKeysApp(
-        load_scenario(FOG),
-        open_directly=True,
-        lang="en",
-        live_clock=False,
-        save_dir=tmp_path,
-        database=on_postgresql,
-    )
+    app = fog_app(on_postgresql, tmp_path)
     async with app.run_test(size=(100, 30)) as pilot:
         screen = app.screen
         assert isinstance(screen, MainScreen)
