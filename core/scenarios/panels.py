@@ -75,16 +75,20 @@ def panel_for(
     # The refusal is the lesson: "旧 worker 即使复活，也只能成为“过期知识的携带者”，
     # 无法成为“当前世界的改写者”。"
     if checked is Panel.REJECTED:
-        # Under a mistake the refusal the step expects may not come: the stale page went into
-        # the books (or the effect went out) instead, and an empty Rejected table would hide
-        # the harm. "两套互相覆盖的世界" is seen where the page landed.
-        if not events or kinds & REJECTIONS:
+        if kinds & REJECTIONS:
             return checked
-        if EventKind.WRITE_ACCEPTED in kinds:
-            return Panel.LEDGER
-        if EventKind.EFFECT_APPLIED in kinds:
-            return Panel.EFFECTS
-        return checked
+        # Under a mistake the refusal the step expects may not come: the stale page went into
+        # the books, the effect went out, or the call simply held. An empty Rejected table
+        # would hide what happened instead ("两套互相覆盖的世界" is seen where the page
+        # landed), so what the step did decides, as for a step that checks nothing.
+        checked = None
+    # The same the other way round: a page or an effect the step expects, refused in this mode.
+    landed = {
+        Panel.LEDGER: {EventKind.WRITE_ACCEPTED},
+        Panel.EFFECTS: {EventKind.EFFECT_APPLIED, EventKind.EFFECT_DEDUPLICATED},
+    }
+    if checked in landed and kinds & REJECTIONS and not kinds & landed[checked]:
+        checked = None
     if events and parted(view, since_ms):
         return Panel.TIMELINE
     # "Lease 只决定谁能接手任务，Checkpoint 决定接手之后从哪里继续。": a successor's claim

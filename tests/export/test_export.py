@@ -133,6 +133,17 @@ def test_where_a_mistake_lets_the_stale_page_in_the_step_shows_the_books_not_an_
     assert panels("01_fog")[14] == "tab-rejected"
 
 
+def test_a_step_whose_expected_outcome_does_not_come_shows_what_came_instead() -> None:
+    # Without expiry Acheng still holds the floor: her box and her completion are taken, and
+    # no Rejected table is opened for a refusal that never comes.
+    no_expiry = panels("01_fog", Mode.NO_EXPIRY)
+    assert (no_expiry[15], no_expiry[16]) == ("tab-checkpoints", None)
+    # 22 is written for a mode that lets the late page in; in the correct one it is refused,
+    # and the refusal is the news, not an empty Ledger.
+    assert panels("22_explored_page_after_done")[3] == "tab-ledger"
+    assert panels("22_explored_page_after_done", Mode.CORRECT)[3] == "tab-rejected"
+
+
 # -- the page -----------------------------------------------------------------------------------
 
 
