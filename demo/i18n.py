@@ -287,6 +287,19 @@ WORDS.update(
             "Box {task} #{seq} (step {step}):",
             "木匣 {task} #{seq}（第 {step} 步）：",
         ),
+        # the Checkpoints panel while the shelf is empty: what that costs a successor
+        "no_box": (
+            "No box on the shelf by the stairs yet: whoever takes over starts from the first step.",
+            "楼梯边的架子上还没有木匣：这时接手的人只能从第一步做起。",
+        ),
+        "no_box_done_again_one": (
+            "No box on the shelf by the stairs: a step already done had to be done again.",
+            "楼梯边的架子上没有木匣：已经做过的 1 步只好从头再做。",
+        ),
+        "no_box_done_again": (
+            "No box on the shelf by the stairs: {n} steps already done had to be done again.",
+            "楼梯边的架子上没有木匣：已经做过的 {n} 步只好从头再做。",
+        ),
         # Belief against truth (the timeline panel and the exported page's drawing)
         "tl_store": ("store", "守库人"),
         "tl_believes": ("believes", "自以为"),

@@ -270,7 +270,17 @@ class BoxDetail(Note):
         if box is None and boxes:
             box = max(boxes.values(), key=lambda c: (c.created_at, c.seq))
         if box is None:
-            self.say(None)
+            # An empty shelf is the lesson of its own: "Lease 只决定谁能接手任务，Checkpoint
+            # 决定接手之后从哪里继续。"
+            wasted = snap.metrics.wasted_steps
+            empty = (
+                tr("no_box", lang)
+                if not wasted
+                else tr("no_box_done_again_one", lang)
+                if wasted == 1
+                else tr("no_box_done_again", lang, n=wasted)
+            )
+            self.say(Text(empty, style="bold" if wasted else "dim"))
             return
         text = Text(tr("box_detail", lang, task=box.task_id, seq=box.seq, step=box.step))
         text.stylize("bold")

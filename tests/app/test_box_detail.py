@@ -75,3 +75,34 @@ async def test_the_row_under_the_cursor_is_the_box_shown(tmp_path: Path) -> None
         await pilot.pause()
         shown = "".join(str(detail.render()).split())
         assert "Boxcrawl#2(step2)" in shown and "nextstep:extract" in shown, shown
+
+
+@pytest.mark.parametrize(
+    ("lang", "before", "after"),
+    [
+        ("en", "whoever takes over starts from the first step", "3 steps already done"),
+        ("zh", "接手的人只能从第一步做起", "已经做过的 3 步只好从头再做"),
+    ],
+)
+async def test_an_empty_shelf_says_what_it_costs_the_successor(
+    tmp_path: Path, lang: str, before: str, after: str
+) -> None:
+    # Mistake four saves no box: Linzhou's takeover does Acheng's three pages again.
+    app = BorrowedKeysApp(
+        open_scenario("10_mistake_no_checkpoint"),
+        open_directly=True,
+        lang=lang,
+        live_clock=False,
+        save_dir=tmp_path,
+    )
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("2")
+        await pilot.pause()
+        detail = app.screen.query_one("#box-detail", BoxDetail)
+        assert before in str(detail.render())
+        session = app.screen.session  # type: ignore[attr-defined]
+        while not session.at_end:
+            await pilot.press("v" if session.question is not None else "n")
+        await pilot.press("2")
+        await pilot.pause()
+        assert after in str(detail.render())
