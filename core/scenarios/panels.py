@@ -6,11 +6,12 @@ reading the box by the stairs, then the first page, effect or checkpoint it chec
 The app and the export both ask here, so they cannot disagree.
 """
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from core.engine.records import EventRow
 from core.engine.vocabulary import REJECTIONS, EventKind
 from core.scenarios.format import Panel, Step
+from core.sim.rules import ViolationKind
 from core.sim.timeline import BeliefEnd, TimelineView
 
 
@@ -47,6 +48,19 @@ def parted(view: TimelineView | None, since_ms: int) -> bool:
     return False
 
 
+# Where each broken rule is seen: the harm of a mistake, drawn rather than told.
+_HARM_PANELS = {
+    ViolationKind.STALE_WRITE_ACCEPTED: Panel.LEDGER,
+    ViolationKind.PAGE_WITHOUT_LIVE_LEASE: Panel.LEDGER,
+    ViolationKind.DUPLICATE_EFFECT: Panel.EFFECTS,
+    ViolationKind.DOUBLE_OWNER: Panel.TIMELINE,
+    # a finished task lent out again: the register says it in order, claim after completion
+    ViolationKind.RECLAIMED_AFTER_END: Panel.EVENTS,
+    ViolationKind.COMPLETED_TWICE: Panel.EVENTS,
+    # a holder gone and its lease never ending: the store's bar runs on without it
+    ViolationKind.STUCK_TASK: Panel.TIMELINE,
+}
+
 # The panels an expectation's subject is shown in (a refusal counted as none is not one).
 _SUBJECT_PANELS = {"rejected": Panel.REJECTED, "ledger": Panel.LEDGER, "effect": Panel.EFFECTS}
 
@@ -57,14 +71,21 @@ def panel_for(
     history: Sequence[EventRow],
     view: TimelineView | None = None,
     since_ms: int = 0,
+    broken: Collection[ViolationKind] = (),
 ) -> Panel | None:
     """The panel a step is about, or None to leave the one on screen.
 
     `events` are the step's own register lines, `history` all of them; `view` the timeline
-    after the step and `since_ms` when the step began (to see belief and truth part).
+    after the step and `since_ms` when the step began (to see belief and truth part);
+    `broken` the safety rules this step broke.
     """
     if step.panel is not None:
         return Panel(step.panel)
+    # A rule broken in this step is what the room must see first, wherever the script looks:
+    # a mistake's harm is "两套互相覆盖的世界", and it is seen where they overlap.
+    for rule, panel in _HARM_PANELS.items():
+        if rule in broken:
+            return panel
     checked = None
     for e in step.expects:
         subject = str(e.subject)

@@ -312,6 +312,7 @@ class Session:
         step = self.steps[index]
         action = step.action
         before, since = self.sim.last_event_seq, self.sim.now_ms
+        broken_before = self.sim.violations()
         self.sim.start()  # a step with nothing to do still begins the run
         result = self.sim.apply(in_language(action, self.lang)) if action is not None else None
         snap = self.sim.snapshot(WITH_TIMELINE if step.expects else _TIMELINE_ONLY)
@@ -321,7 +322,12 @@ class Session:
         # the whole register only when a claim may have taken over a checkpointed task
         claimed = any(ev.event == EventKind.CLAIMED for ev in events)
         history = self.sim.events(0) if claimed else events
-        panel = panel_for(step, events, history, snap.timeline, since)
+        broken = {
+            ViolationKind(kind)
+            for kind, count in snap.violations.items()
+            if count > broken_before.get(kind, 0)
+        }
+        panel = panel_for(step, events, history, snap.timeline, since, broken)
         return StepOutcome(index, step, result, checks, panel)
 
     def marks(self) -> tuple[Mark, ...]:
