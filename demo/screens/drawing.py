@@ -101,6 +101,8 @@ class Drawing(_ScreenBase):
         self._note_rows_folded = 0  # the rows of the chosen panel's note the fold was made for
         self._table_kept: tuple[object, ...] | None = None  # the step and note last scrolled for
         self._table_scrolled: tuple[int, float] | None = None  # by how much, and to where
+        self._log_rows: int | None = None  # the event log held to the rows in sight (small screen)
+        self._log_top: int | None = None  # where the log starts among the body's rows
 
     def _moments(self) -> frozenset[Moment]:
         """What the run waits for now: the buttons that answer it go first."""
@@ -342,6 +344,32 @@ class Drawing(_ScreenBase):
             self._show_second(snap, active)
         if self.has_class("-narrow") and active in PANEL_NOTES:
             self.call_after_refresh(self._keep_table_rows)
+        if self.has_class("-narrow") and active == "tab-events":
+            self.call_after_refresh(self._keep_newest_lines)
+        elif self._log_rows is not None:
+            self._log_rows = None
+            self.query_one("#events", EventLog).styles.max_height = None
+
+    def _keep_newest_lines(self, *, laid_out: bool = True) -> None:
+        """On a small screen the body scrolls and the chosen panel runs on below its fold; the
+        log, scrolled to its own end, would keep the newest lines (the step's own, where a
+        broken rule is said) down there. Its height is held to the rows in sight instead.
+
+        `laid_out`: the log's place on screen is current (after a refresh), so where it starts
+        in the body's rows is measured again; a scroll just made is not laid out yet, and the
+        rows in sight follow from the place measured before."""
+        log = self.query_one("#events", EventLog)
+        body = self.query_one("#body", Body)
+        scrolled = round(body.scroll_y)
+        if laid_out and log.region.height > 0:
+            self._log_top = log.region.y - body.region.y + scrolled
+        if self._log_top is None:
+            return
+        rows = max(3, body.size.height - (self._log_top - scrolled))
+        if rows != self._log_rows:
+            self._log_rows = rows
+            log.styles.max_height = rows
+            log.call_after_refresh(log.scroll_end, animate=False)
 
     def _second_is_ledger(self, active: str) -> bool:
         """The panel under the log beside: the refused writes, or the ledger when the

@@ -369,11 +369,16 @@ class MainScreen(Drawing, Screen[None]):
         """Open a panel and bring it into view (on a small screen the body scrolls to it)."""
         panels = self.query_one("#panels", TabbedContent)
         panels.active = pane_id
-        self.query_one("#body", VerticalScroll).scroll_to_widget(panels, animate=False, top=True)
+        body = self.query_one("#body", VerticalScroll)
+        body.scroll_to_widget(panels, animate=False, top=True, immediate=True)
         self.changed()
+        if pane_id == "tab-events" and self.has_class("-narrow"):
+            self._keep_newest_lines(laid_out=False)  # more of the log is in sight now
 
     def action_show_workers(self) -> None:
-        self.query_one("#body", VerticalScroll).scroll_home(animate=False)
+        self.query_one("#body", VerticalScroll).scroll_home(animate=False, immediate=True)
+        if self.has_class("-narrow") and self._active_tab() == "tab-events":
+            self._keep_newest_lines(laid_out=False)  # less of the log is in sight now
 
     def action_filter_rejected(self) -> None:
         """Show one reason in the Rejected panel, then the next, then all again."""

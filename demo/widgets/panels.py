@@ -571,6 +571,12 @@ class EventLog(RichLog):
             waiting, self._waiting = self._waiting, []
             self._write(waiting, self._waiting_lang)
 
+    def on_show(self) -> None:
+        # Lines written while the log was hidden scrolled it to the end it had then (none):
+        # opened at a step, it would show the run's first lines and keep the step's own, the
+        # newest, below the fold.
+        self.call_after_refresh(self.scroll_end, animate=False)
+
     def _write(self, events: list[EventRow], lang: str) -> None:
         # one write for the batch, a line per event: each write measures, renders and
         # scrolls the whole log, which made a burst of events the slowest refreshes
