@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from core.engine.records import EventRow, TaskRow
 from core.engine.vocabulary import EventKind, Operation, TaskStatus
-from core.fleet.history import FleetTimeline, merged, shifted
+from core.fleet.history import FleetTimeline, SavedFrame, frame_line, merged, shifted
 from core.fleet.process import Belief
 from core.fleet.supervisor import FaultNote, Fleet
 from core.fleet.verdict import Finding
@@ -56,11 +56,62 @@ class FleetFrame:
     faults: tuple[FaultNote, ...]
 
 
+# The moments a saved run keeps the screen at as soon as they are read: what the supervisor
+# did, and a refused or stale write (a finding). Between them, a frame whose contents
+# changed is kept at most once a second, and a run keeps at most MAX_SAVED_FRAMES.
+_KEY_EVENTS = frozenset(_REFUSED)
+SAVE_EVERY_MS = 1000
+MAX_SAVED_FRAMES = 600
+
+
+class FrameLog:
+    """The frames a saved run keeps (JSON lines), bounded in number."""
+
+    def __init__(self) -> None:
+        self.lines: list[dict[str, object]] = []
+        self._key: list[bool] = []  # which kept frames are moments that matter
+        self._last_at: int | None = None
+        self._last_look: object = None
+        self._findings = 0
+
+    def take(self, frame: "FleetFrame", origin: int) -> None:
+        snap = frame.snap
+        key = any(ev.seq == 0 or ev.event in _KEY_EVENTS for ev in frame.fresh)
+        key = key or len(frame.findings) > self._findings
+        self._findings = len(frame.findings)
+        look = (
+            snap.last_event_seq,
+            tuple((w.id, w.state, w.task_id, w.step, w.lease_token) for w in snap.workers),
+            tuple(sorted(frame.exit_status.items())),
+            len(snap.ledger),
+        )
+        due = self._last_at is None or snap.now_ms - self._last_at >= SAVE_EVERY_MS
+        if not key and not (due and look != self._last_look):
+            return
+        self._last_at, self._last_look = snap.now_ms, look
+        saved = SavedFrame(origin, snap, frame.pids, frame.ours, frame.exit_status)
+        self.lines.append(frame_line(saved))
+        self._key.append(key)
+        if len(self.lines) > MAX_SAVED_FRAMES:
+            # thinned evenly: every other frame between the moments that matter goes
+            kept = [
+                (line, k)
+                for n, (line, k) in enumerate(zip(self.lines, self._key, strict=True))
+                if k or n % 2 == 0 or n == len(self.lines) - 1
+            ]
+            if len(kept) == len(self.lines):  # nothing but moments that matter: the oldest go
+                kept = kept[len(kept) - MAX_SAVED_FRAMES :]
+            self.lines = [line for line, _k in kept]
+            self._key = [k for _line, k in kept]
+
+
 class FrameMaker:
     """Reads a fleet once per frame and keeps what later frames need (beats, refusals)."""
 
-    def __init__(self, fleet: Fleet) -> None:
+    def __init__(self, fleet: Fleet, record: bool = False) -> None:
         self.fleet = fleet
+        # the frames a save keeps, so that `export` can draw the screen as it was
+        self.log: FrameLog | None = FrameLog() if record else None
         self._beat: dict[str, int] = {}  # worker -> its last claim or renewal (store clock)
         self._rejections: list[Rejection] = []
         self._seen_workers: dict[str, None] = {}  # every worker the events name, in order
@@ -188,7 +239,7 @@ class FrameMaker:
             generation=0,
             timeline=self.timeline.view(now) if self.with_timeline else None,
         )
-        return FleetFrame(
+        made = FleetFrame(
             snap=snap,
             pids=pids,
             ours=frozenset(ours),
@@ -198,6 +249,9 @@ class FrameMaker:
             fresh=tuple(fresh),
             faults=tuple(fleet.faults),
         )
+        if self.log is not None:
+            self.log.take(made, o)
+        return made
 
     def _take(self, ev: EventRow) -> None:
         if ev.worker_id:

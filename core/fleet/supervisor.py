@@ -20,7 +20,7 @@ import tempfile
 import threading
 import time
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,7 +36,13 @@ from core.engine.vocabulary import EventKind, TaskStatus
 from core.fleet.history import Believed, Held, extra_lines
 from core.fleet.process import WorkerProcess
 from core.fleet.relay import Relays, through, upstream_of
-from core.fleet.verdict import Finding, HistoryCheck, check_history, save_history
+from core.fleet.verdict import (
+    FinalRows,
+    Finding,
+    HistoryCheck,
+    check_history,
+    save_history,
+)
 from core.sim.checker import SafetyChecker
 from core.sim.simulation import run_inline
 from core.sim.spec import TASK_KINDS
@@ -465,12 +471,39 @@ class Fleet:
         """The whole events table, read again from its first row."""
         return self._do(lambda: run_inline(self.store.events(0)))
 
+    def final_state(self) -> tuple[list[EventRow], FinalRows]:
+        """The whole events table (on the true timeline) and the store's rows, read so that
+        they agree: every change of a row writes its event in the same transaction, so rows
+        read while no event was written are the rows of exactly those events. Workers still
+        running may write in between: then the read is made again."""
+
+        def go() -> tuple[list[EventRow], FinalRows]:
+            store = self.store
+            events = run_inline(store.events(0))
+            for _ in range(20):
+                rows = FinalRows(
+                    tuple(run_inline(store.tasks())),
+                    tuple(run_inline(store.ledger())),
+                    tuple(run_inline(store.effects())),
+                )
+                later = run_inline(store.events(events[-1].seq if events else 0))
+                if not later:
+                    break
+                events += later
+            return events, rows
+
+        events, rows = self._do(go)
+        return [self.true_time(ev) for ev in events], rows
+
     def final_check(self) -> HistoryCheck:
         """The whole events table read again from its first row and judged afresh, with the
         store's final rows."""
-        events = [self.true_time(ev) for ev in self.final_events()]
-        tasks, _ledger, effects = self.rows()
-        return check_history(events, ttl_ms=self.settings.ttl_ms, tasks=tasks, effects=effects)
+        events, rows = self.final_state()
+        return self._judge(events, rows)
+
+    def _judge(self, events: list[EventRow], rows: FinalRows) -> HistoryCheck:
+        ttl = self.settings.ttl_ms
+        return check_history(events, ttl_ms=ttl, tasks=rows.tasks, effects=rows.effects)
 
     def timing(self) -> dict[str, int]:
         """The run's lease timing, as a saved history keeps it."""
@@ -481,13 +514,14 @@ class Fleet:
             "deadline_ms": cfg.deadline_ms,
         }
 
-    def save(self, path: Path) -> HistoryCheck:
-        """Write the whole history (on the true timeline), the supervisor's signals, what the
-        workers said they held and the verdict of the whole history checked again."""
-        check = self.final_check()
-        events = [self.true_time(ev) for ev in self.final_events()]
-        extra = extra_lines(self.faults, self.beliefs)
-        save_history(path, events, check, extra=extra, timing=self.timing())
+    def save(self, path: Path, frames: Iterable[dict[str, Any]] = ()) -> HistoryCheck:
+        """Write the whole history (on the true timeline), the store's final rows, the
+        supervisor's signals, what the workers said they held, the screen's `frames` and the
+        verdict of that same history and those same rows checked again."""
+        events, rows = self.final_state()
+        check = self._judge(events, rows)
+        extra = [*extra_lines(self.faults, self.beliefs), *frames]
+        save_history(path, events, check, rows=rows, extra=extra, timing=self.timing())
         return check
 
     # -- the end ----------------------------------------------------------------------------

@@ -97,7 +97,7 @@ class FleetScreen(Screen[None]):
         self.lang = lang
         self.save_dir = save_dir
         self.live = live
-        self.maker = FrameMaker(fleet)
+        self.maker = FrameMaker(fleet, record=True)  # `s` saves the frames too
         self.frame: FleetFrame | None = None
         self._reading = False
         self.frames_shown = 0
@@ -337,7 +337,8 @@ class FleetScreen(Screen[None]):
         self.save_dir.mkdir(parents=True, exist_ok=True)
         stamp = time.strftime("%Y%m%d-%H%M%S")
         path = self.save_dir / f"fleet-{stamp}.jsonl"
-        check = self.fleet.save(path)
+        log = self.maker.log
+        check = self.fleet.save(path, list(log.lines) if log is not None else [])
         verdict = tr(
             "fleet_verdict_held" if not check.findings else "fleet_verdict_broken",
             self.lang,
