@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from core.engine.config import LeaseConfig
 from core.engine.records import EventRow
 from core.engine.vocabulary import EventKind
 from core.fleet.verdict import (
@@ -207,6 +208,26 @@ class SavedRun:
     @property
     def deadline_ms(self) -> int:
         return int(self.verdict.get("deadline_ms", self.ttl_ms * 2 // 3))
+
+    @property
+    def on_postgresql(self) -> bool:
+        return self.verdict.get("database") == "postgresql"
+
+    def config(self) -> LeaseConfig:
+        """The lease timing the run's screen drew with."""
+        return LeaseConfig(
+            ttl_ms=self.ttl_ms,
+            heartbeat_every_ms=self.heartbeat_ms,
+            renew_deadline_ms=self.deadline_ms,
+        ).validated()
+
+    def frame_at(self, at: int) -> SavedFrame | None:
+        """The screen as it was at `at` (the screen's clock): the first saved frame read then
+        or later (a moment that matters was saved as soon as it was read), else the last."""
+        for frame in self.frames:
+            if frame.at >= at:
+                return frame
+        return self.frames[-1] if self.frames else None
 
     @property
     def origin(self) -> int:

@@ -505,13 +505,15 @@ class Fleet:
         ttl = self.settings.ttl_ms
         return check_history(events, ttl_ms=ttl, tasks=rows.tasks, effects=rows.effects)
 
-    def timing(self) -> dict[str, int]:
-        """The run's lease timing, as a saved history keeps it."""
+    def timing(self) -> dict[str, Any]:
+        """The run's lease timing and its kind of database, as a saved history keeps them."""
         cfg = self.settings.config
+        pg = self.settings.db.startswith(("postgresql://", "postgres://"))
         return {
             "ttl_ms": cfg.ttl_ms,
             "heartbeat_ms": cfg.heartbeat_ms,
             "deadline_ms": cfg.deadline_ms,
+            "database": "postgresql" if pg else "sqlite",
         }
 
     def save(self, path: Path, frames: Iterable[dict[str, Any]] = ()) -> HistoryCheck:

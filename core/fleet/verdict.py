@@ -249,7 +249,7 @@ def save_history(
     *,
     rows: FinalRows | None = None,
     extra: Iterable[dict[str, Any]] = (),
-    timing: dict[str, int] | None = None,
+    timing: dict[str, Any] | None = None,
 ) -> None:
     """The run's history as JSON lines (one event each), then the store's final `rows`
     that `check` compared the events with (so that a check of the file applies every rule

@@ -38,7 +38,9 @@ def main() -> None:
         try:
             fleet.enqueue(1)
             w1 = fleet.add_worker()
-            assert w1.wait_for(lambda ln: ln.get("t") == "belief" and ln.get("step") is not None, WAIT_S)
+            assert w1.wait_for(
+                lambda ln: ln.get("t") == "belief" and ln.get("step") is not None, WAIT_S
+            )
             fleet.stall("w1")
             mark = len(w1.said())
             w2 = fleet.add_worker()

@@ -334,6 +334,12 @@ async def test_the_app_drives_real_processes_and_saves_their_history(tmp_path: P
             saved = next(saves.glob("fleet-*.jsonl"))
             await until("the save written whole", lambda: '"verdict"' in saved.read_text())
             assert '"verdict": "held"' in saved.read_text().splitlines()[-1]
+            # with the store's final rows and the screen's frames, for --check and export
+            run = load_history(saved)
+            assert run.rows is not None and [r.task_id for r in run.rows.tasks] == ["t1"]
+            assert run.check().verdict is Verdict.HELD
+            pids = {frame.pids.get("w1") for frame in run.frames}
+            assert w1.pid in pids and any(fr.snap.rejections for fr in run.frames)
     finally:
         f.close()
 
