@@ -67,12 +67,19 @@ MAX_SAVED_FRAMES = 600
 class FrameLog:
     """The frames a saved run keeps (JSON lines), bounded in number."""
 
+    def saved(self) -> list[dict[str, object]]:
+        """The frames to save now: those kept, and the last one read if it shows more (the
+        end of a run is a moment that matters)."""
+        latest = self._latest
+        return [*self.lines, latest] if latest is not None else list(self.lines)
+
     def __init__(self) -> None:
         self.lines: list[dict[str, object]] = []
         self._key: list[bool] = []  # which kept frames are moments that matter
         self._last_at: int | None = None
         self._last_look: object = None
         self._findings = 0
+        self._latest: dict[str, object] | None = None  # the last frame read, when not kept
 
     def take(self, frame: "FleetFrame", origin: int) -> None:
         snap = frame.snap
@@ -86,10 +93,11 @@ class FrameLog:
             len(snap.ledger),
         )
         due = self._last_at is None or snap.now_ms - self._last_at >= SAVE_EVERY_MS
-        if not key and not (due and look != self._last_look):
-            return
-        self._last_at, self._last_look = snap.now_ms, look
         saved = SavedFrame(origin, snap, frame.pids, frame.ours, frame.exit_status)
+        if not key and not (due and look != self._last_look):
+            self._latest = frame_line(saved) if look != self._last_look else None
+            return
+        self._last_at, self._last_look, self._latest = snap.now_ms, look, None
         self.lines.append(frame_line(saved))
         self._key.append(key)
         if len(self.lines) > MAX_SAVED_FRAMES:

@@ -126,7 +126,7 @@ def run_headless(
     fleet.stop_workers()
     if maker is not None:
         maker.frame()
-        run.frames = maker.log.lines if maker.log is not None else []
+        run.frames = maker.log.saved() if maker.log is not None else []
     else:
         fleet.poll()
     _tell_violations(fleet, run, say, lang)

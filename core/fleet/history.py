@@ -272,7 +272,7 @@ class SavedRun:
         tl = FleetTimeline(self.heartbeat_ms, self.ttl_ms, self.deadline_ms)
         events = [ev for ev in self.shifted_events() if ev.at <= now_ms]
         signals = [s.row(o) for s in self.signals if s.at - o <= now_ms]
-        beliefs = [b for b in self.beliefs if b.at - o <= now_ms]
+        beliefs = sorted((b for b in self.beliefs if b.at - o <= now_ms), key=lambda b: b.at)
         # the beliefs join in time order, between the register's lines
         n = 0
         for ev in merged(events, signals):

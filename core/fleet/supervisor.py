@@ -191,7 +191,10 @@ class Fleet:
         # What each process said it held, each change once (see `_note_beliefs`).
         self.beliefs: list[Believed] = []
         self._held: dict[str, Held] = {}
-        self._pending_beliefs: tuple[int, dict[str, Held]] | None = None
+        self._pending_beliefs: list[tuple[str, Held, int]] = []  # found, kept next read
+        self._belief_lines: dict[str, tuple[int, int]] = {}  # worker -> incarnation, lines read
+        self._belief_at: dict[str, int] = {}  # worker -> its last belief's time
+        self._polling = threading.RLock()
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="fleet")
         # Writes (enqueue, approve) on a thread and a connection of their own, for the same
         # reason: the reads and the signals go on while a write waits for the lock.
@@ -403,7 +406,10 @@ class Fleet:
 
     def poll(self) -> list[EventRow]:
         """Read the events written since the last look and judge each one as it comes."""
+        with self._polling:  # the screen's reader and a save may both look
+            return self._poll()
 
+    def _poll(self) -> list[EventRow]:
         def go() -> list[EventRow]:
             fresh = run_inline(self.store.events(self._seen))
             if fresh:
@@ -418,30 +424,65 @@ class Fleet:
         self._note_beliefs()
         return fresh
 
+    def _all_beliefs(self) -> None:
+        """Every belief line printed so far kept now, for a save: the events before them
+        are read by then (a read, then the lines it found kept)."""
+        with self._polling:
+            self._poll()
+            self._note_beliefs()
+
     def _note_beliefs(self) -> None:
         """Keep each change of what a process says it holds, one read late.
 
         A worker writes its event, then prints what it now believes: a read of the store
         that began just before the write would see the belief without the event that
         caused it (a refusal read after the worker's letting go would lose its reason). So
-        what the processes say is noted at one read and kept at the next, by when every
-        event written before it is in the store. Stamped by the wall clock, as the
+        the belief lines found at one read are kept at the next, by when every event
+        written before them is in the store. Each is stamped by the time the worker printed
+        with it (`_belief_time`), else by the read that found it, on the wall clock as the
         supervisor's own signals are; a dead process holds nothing: its memory went with it.
         """
-        pending = self._pending_beliefs
-        if pending is not None:
-            at, said = pending
-            for wid, held in said.items():
-                if wid not in self._held or self._held[wid] != held:
-                    self._held[wid] = held
-                    self.beliefs.append(Believed(at, wid, held))
-        memory: dict[str, Held] = {}
+        for wid, said, at in self._pending_beliefs:
+            if wid not in self._held or self._held[wid] != said:
+                self._held[wid] = said
+                self.beliefs.append(Believed(at, wid, said))
+        read_at = time.time_ns() // 1_000_000
+        found: list[tuple[str, Held, int]] = []
         for wid, w in list(self.workers.items()):
-            b = w.belief
-            memory[wid] = None
-            if w.alive and b.task is not None and b.lease_token is not None:
-                memory[wid] = (b.task, b.lease_token)
-        self._pending_beliefs = (time.time_ns() // 1_000_000, memory)
+            generation, seen = self._belief_lines.get(wid, (0, 0))
+            now_generation, lines = w.said_since(seen)
+            if now_generation != generation:  # a new incarnation: its lines from the first
+                seen = 0
+                now_generation, lines = w.said_since(0)
+            for line in lines:
+                if line.get("t") != "belief":
+                    continue
+                lease = line.get("lease") or {}
+                task, token = lease.get("task"), lease.get("lease_token")
+                held: Held = None if task is None or token is None else (str(task), int(token))
+                found.append((wid, held, self._belief_time(wid, line.get("at"), read_at)))
+            self._belief_lines[wid] = (now_generation, seen + len(lines))
+            if not w.alive:
+                found.append((wid, None, read_at))
+        self._pending_beliefs = found
+
+    def _belief_time(self, worker_id: str, printed: Any, read_at: int) -> int:
+        """When a belief line says the worker changed its mind, on the true timeline.
+
+        The worker stamps the line with its own wall clock. Under libfaketime that clock is
+        the machine's plus the skew this fleet gave it, so the skew comes off, as it comes
+        off the stamps of that worker's events (`true_time`): belief and truth are compared
+        on one timeline. A line cannot have been printed after the read that found it, nor
+        before the worker's previous line: a clock off by more than the fleet knows (or a
+        line with no time, from an older worker) falls back within those bounds.
+        """
+        last = self._belief_at.get(worker_id, 0)
+        at = read_at
+        if isinstance(printed, int) and not isinstance(printed, bool):
+            at = min(printed - self.skews.get(worker_id, 0), read_at)
+        at = max(at, last)
+        self._belief_at[worker_id] = at
+        return at
 
     def rows(self) -> tuple[list[TaskRow], list[LedgerRow], list[EffectRow]]:
         def go() -> tuple[list[TaskRow], list[LedgerRow], list[EffectRow]]:
@@ -520,6 +561,7 @@ class Fleet:
         """Write the whole history (on the true timeline), the store's final rows, the
         supervisor's signals, what the workers said they held, the screen's `frames` and the
         verdict of that same history and those same rows checked again."""
+        self._all_beliefs()
         events, rows = self.final_state()
         check = self._judge(events, rows)
         extra = [*extra_lines(self.faults, self.beliefs), *frames]

@@ -368,7 +368,7 @@ class FleetScreen(Screen[None]):
         path = self.save_dir / f"fleet-{stamp}.jsonl"
         assert self.fleet is not None and self.maker is not None
         log = self.maker.log
-        check = self.fleet.save(path, list(log.lines) if log is not None else [])
+        check = self.fleet.save(path, log.saved() if log is not None else [])
         verdict = tr(
             "fleet_verdict_held" if not check.findings else "fleet_verdict_broken",
             self.lang,

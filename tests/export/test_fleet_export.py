@@ -15,6 +15,7 @@ from core.fleet.history import SavedRun, load_history
 from demo.export.cli import main as export_main
 from demo.export.fleet_frames import moments
 from demo.i18n import tr, worker_name
+from demo.widgets.timeline_view import clock
 
 RUNS = Path(__file__).parents[1] / "fleet_runs"
 RECORDED = RUNS / "stalled_run.jsonl"
@@ -49,15 +50,20 @@ def test_the_page_draws_the_fleet_screen_at_each_moment_that_matters(page: str, 
     for text, stop in zip(screens, stops, strict=True):
         frame = run.frame_at(stop.at)
         assert frame is not None
-        # each pane's title, with the pid the process had then
+        # each pane's title, with the pid the process had then (or how it ended)
         for wid, pid in frame.pids.items():
-            title = f"{worker_name(wid, lang)} · {tr('fleet_pid', lang, pid=pid)}"
-            assert title in text, (title, stop)
+            said = tr("fleet_pid", lang, pid=pid)
+            if wid in frame.exit_status:
+                said = tr("fleet_exited", lang, status=frame.exit_status[wid])
+            assert f"{worker_name(wid, lang)} · {said}" in text, (wid, said, stop)
         assert tr("fleet_title", lang, n=2) in text
     # the refusal's frame opens the Rejected panel; the end, the ledger as it stood then
-    assert tr("rejected", lang) in screens[1] and "0:00:02.973" in screens[1]
+    refused = next(ev for ev in run.events if ev.event == "write_rejected")
+    assert tr("rejected", lang) in screens[1]
+    assert clock(refused.at - run.origin) in screens[1]  # its row in the Rejected panel
     end = run.frame_at(stops[-1].at)
     assert end is not None and len(end.snap.ledger) == 4
+    assert set(end.exit_status) == {"w1", "w2"}  # the run ended by stopping both
     for row in end.snap.ledger:  # each page, as the ledger showed it then
         assert re.search(rf"{row.key} +\S", screens[-1]), row
     assert end.snap.ledger[-1].key not in screens[0]  # not written yet at the stall

@@ -55,8 +55,8 @@ def main() -> None:
             reader.join()
         maker.frame()
         assert maker.log is not None
-        check = fleet.save(OUT, maker.log.lines)
-        print(f"{OUT}: {check.verdict.name.lower()}, {len(maker.log.lines)} frames")
+        check = fleet.save(OUT, maker.log.saved())
+        print(f"{OUT}: {check.verdict.name.lower()}, {len(maker.log.saved())} frames")
 
 
 if __name__ == "__main__":

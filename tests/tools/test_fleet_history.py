@@ -231,3 +231,59 @@ def test_a_row_of_a_newer_version_is_refused_in_one_line(tmp_path: Path) -> None
     line = next(n for n, raw in enumerate(text.splitlines(), 1) if '"v": 9' in raw)
     with pytest.raises(HistoryError, match=rf"planted\.jsonl:{line}: .*version 9, newer"):
         load_history(planted)
+
+
+# -- a belief ends when the worker said so ---------------------------------------------------
+
+
+class _Said:
+    """A worker process as the fleet reads it: its lines, nothing else (no process)."""
+
+    def __init__(self) -> None:
+        self.generation = 1
+        self.lines: list[dict[str, object]] = []
+        self.alive = True
+
+    def said_since(self, n: int) -> tuple[int, list[dict[str, object]]]:
+        return self.generation, self.lines[n:]
+
+    def believe(self, held: tuple[str, int] | None, at: int | None) -> None:
+        lease = None if held is None else {"task": held[0], "lease_token": held[1]}
+        line: dict[str, object] = {"t": "belief", "worker": "w1", "lease": lease}
+        if at is not None:
+            line["at"] = at
+        self.lines.append(line)
+
+
+def test_a_belief_is_stamped_by_the_time_the_worker_printed_less_its_skew(tmp_path: Path) -> None:
+    import time
+
+    from core.fleet.history import Believed
+    from core.fleet.supervisor import Fleet, FleetSettings
+
+    with Fleet(FleetSettings(db=str(tmp_path / "f.db")), tmp_path / "logs") as fleet:
+        w1 = _Said()
+        fleet.workers["w1"] = w1  # type: ignore[assignment]
+        now = time.time_ns() // 1_000_000
+        w1.believe(("t1", 1), now - 5_000)
+        w1.believe(None, now - 4_000)  # let go a second later: both between two reads
+        fleet.poll()
+        fleet.poll()  # kept one read late
+        assert fleet.beliefs == [
+            Believed(now - 5_000, "w1", ("t1", 1)),
+            Believed(now - 4_000, "w1", None),
+        ]
+        # under libfaketime its clock is five minutes ahead: the skew the fleet gave it
+        # comes off, so the belief lands on the true timeline, beside the store's events
+        fleet.skews["w1"] = 300_000
+        w1.believe(("t2", 1), now - 3_000 + 300_000)
+        # a line stamped later than the read that found it (a clock off by more than the
+        # fleet knows) is put at that read; one with no time, at the read too
+        w1.believe(None, now + 900_000)
+        fleet.poll()
+        before_read = time.time_ns() // 1_000_000
+        fleet.poll()
+        assert fleet.beliefs[2] == Believed(now - 3_000, "w1", ("t2", 1))
+        last = fleet.beliefs[3]
+        assert last.held is None and now - 3_000 <= last.at <= before_read
+        del fleet.workers["w1"]  # no process to stop
