@@ -6,6 +6,7 @@ seconds. They wait on what a worker prints (its JSON lines) or on the process ta
 for a stretch of time; every wait has a generous bound (WAIT_S) that only a hung run reaches.
 """
 
+import contextlib
 import os
 import shutil
 import signal
@@ -436,5 +437,14 @@ def test_on_postgresql_a_server_restart_mid_run_loses_nothing_and_doubles_nothin
         assert check.completed == 2
     finally:
         f.close()
+        # pgserver's cleanup stops the server process it started, and after `pg_ctl restart`
+        # the server is another process: it would be left running on a deleted folder. So
+        # whatever server runs on this test's own data directory is stopped first (pg_ctl
+        # reads its pid there); no other server is touched.
+        with contextlib.suppress(subprocess.CalledProcessError):
+            pgserver.pg_ctl(  # type: ignore[attr-defined]
+                ["-w", "-m", "fast", "stop"], pgdata=server.pgdata, user=server.system_user
+            )
         server.cleanup()
         shutil.rmtree(folder, ignore_errors=True)
+    assert not _server_of(str(folder)), "the restarted server was left running"
