@@ -8,6 +8,7 @@ soon will.
 """
 
 import dataclasses
+import json
 from collections import Counter
 from dataclasses import dataclass
 
@@ -58,10 +59,12 @@ class FleetFrame:
 
 # The moments a saved run keeps the screen at as soon as they are read: what the supervisor
 # did, and a refused or stale write (a finding). Between them, a frame whose contents
-# changed is kept at most once a second, and a run keeps at most MAX_SAVED_FRAMES.
+# changed is kept at most once a second, and a run keeps at most MAX_SAVED_FRAMES frames
+# and MAX_SAVED_BYTES of them (a frame of 12 tasks and 50 pages is about 15 kB).
 _KEY_EVENTS = frozenset(_REFUSED)
 SAVE_EVERY_MS = 1000
 MAX_SAVED_FRAMES = 600
+MAX_SAVED_BYTES = 8_000_000
 
 
 class FrameLog:
@@ -76,6 +79,7 @@ class FrameLog:
     def __init__(self) -> None:
         self.lines: list[dict[str, object]] = []
         self._key: list[bool] = []  # which kept frames are moments that matter
+        self._size: list[int] = []  # each kept frame's bytes, as JSON
         self._last_at: int | None = None
         self._last_look: object = None
         self._findings = 0
@@ -98,19 +102,27 @@ class FrameLog:
             self._latest = frame_line(saved) if look != self._last_look else None
             return
         self._last_at, self._last_look, self._latest = snap.now_ms, look, None
-        self.lines.append(frame_line(saved))
+        line = frame_line(saved)
+        self.lines.append(line)
         self._key.append(key)
-        if len(self.lines) > MAX_SAVED_FRAMES:
-            # thinned evenly: every other frame between the moments that matter goes
-            kept = [
-                (line, k)
-                for n, (line, k) in enumerate(zip(self.lines, self._key, strict=True))
-                if k or n % 2 == 0 or n == len(self.lines) - 1
-            ]
-            if len(kept) == len(self.lines):  # nothing but moments that matter: the oldest go
-                kept = kept[len(kept) - MAX_SAVED_FRAMES :]
-            self.lines = [line for line, _k in kept]
-            self._key = [k for _line, k in kept]
+        self._size.append(len(json.dumps(line)))
+        while len(self.lines) > 1 and (
+            len(self.lines) > MAX_SAVED_FRAMES or sum(self._size) > MAX_SAVED_BYTES
+        ):
+            self._thin()
+
+    def _thin(self) -> None:
+        """Every other frame between the moments that matter goes (the last one stays);
+        when there are only moments that matter, the older half of them."""
+        last = len(self.lines) - 1
+        others = [n for n, k in enumerate(self._key) if not k and n != last]
+        gone = set(others[1::2] if len(others) > 1 else others)
+        if not gone:
+            gone = set(range(len(self.lines) // 2))
+        kept = [n for n in range(len(self.lines)) if n not in gone]
+        self.lines = [self.lines[n] for n in kept]
+        self._key = [self._key[n] for n in kept]
+        self._size = [self._size[n] for n in kept]
 
 
 class FrameMaker:

@@ -106,9 +106,11 @@ class FleetTimeline:
 # A saved run keeps frames of the fleet screen as `{"t": "frame", "v": FRAMES_VERSION, ...}`
 # lines: what the screen read (the snapshot its panes and panels draw, without the timeline,
 # which the history rebuilds), so that `export` draws the real screen at the moments that
-# matter. Each list of a frame keeps its last FRAME_ROWS rows: a table on screen shows fewer.
+# matter. A frame keeps the first FRAME_ROWS rows of each table in the order the screen
+# shows them from the top (the refusals: the last ones, which the Rejected panel adds up),
+# and no checkpoints: a fleet's screen has no checkpoints tab (a task's step is on its row).
 FRAMES_VERSION = 1
-FRAME_ROWS = 100
+FRAME_ROWS = 50
 
 
 @functools.cache
@@ -138,12 +140,13 @@ class SavedFrame:
 def frame_line(frame: SavedFrame) -> dict[str, Any]:
     """A frame as a saved run keeps it: one JSON line, its lists bounded."""
     snap = frame.snap
+    pages = sorted(snap.ledger, key=lambda p: (p.updated_at, p.key))  # as the ledger shows
     snap = dataclasses.replace(
         snap,
         tasks=snap.tasks[:FRAME_ROWS],
-        ledger=snap.ledger[-FRAME_ROWS:],
-        checkpoints=snap.checkpoints[-FRAME_ROWS:],
-        effects=snap.effects[-FRAME_ROWS:],
+        ledger=tuple(pages[:FRAME_ROWS]),
+        checkpoints=(),
+        effects=snap.effects[:FRAME_ROWS],
         rejections=snap.rejections[-FRAME_ROWS:],
         timeline=None,
     )

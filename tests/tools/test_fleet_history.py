@@ -287,3 +287,28 @@ def test_a_belief_is_stamped_by_the_time_the_worker_printed_less_its_skew(tmp_pa
         last = fleet.beliefs[3]
         assert last.held is None and now - 3_000 <= last.at <= before_read
         del fleet.workers["w1"]  # no process to stop
+
+
+def test_the_frames_a_run_keeps_are_bounded_and_keep_the_moments_that_matter(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import dataclasses
+
+    from core.fleet import frame as frames
+    from core.fleet.frame import FleetFrame, FrameLog
+
+    saved = load_history(RECORDED).frames[0]
+    monkeypatch.setattr(frames, "MAX_SAVED_FRAMES", 6)
+    log = FrameLog()
+    stall = EventRow(0, 0, EventKind.STALLED, None, "w1", None, None, None, {})
+    for n in range(40):  # one a second, each showing a new event; every tenth a fault
+        snap = dataclasses.replace(saved.snap, now_ms=n * 1000, last_event_seq=n)
+        fresh = (stall,) if n % 10 == 0 else ()
+        frame = FleetFrame(snap, saved.pids, saved.ours, {}, {}, (), fresh, ())
+        log.take(frame, saved.origin)
+        # a frame read a tenth of a second later showing nothing new is not kept
+        log.take(dataclasses.replace(frame, fresh=()), saved.origin)
+    kept = [line["snap"]["now_ms"] for line in log.saved()]  # type: ignore[index]
+    assert len(kept) <= 6 and kept == sorted(kept)
+    assert {0, 10_000, 20_000, 30_000} <= set(kept)  # every fault is still there
+    assert all(not line["snap"]["checkpoints"] for line in log.saved())  # type: ignore[index]
