@@ -81,3 +81,19 @@ def test_a_run_saved_without_frames_still_makes_a_page_without_screens(tmp_path:
     assert export_main([str(RUNS / "stalled.jsonl"), "--out", str(tmp_path), "--lang", "en"]) == 0
     page = (tmp_path / "index.html").read_text(encoding="utf-8")
     assert '<figure class="frame"' not in page and "without the screen" in page
+
+
+def test_a_stale_page_accepted_is_a_moment_the_page_stops_at(tmp_path: Path) -> None:
+    """w1's refused page planted as accepted: the check finds it, and the page stops there
+    with the ledger open, in both languages."""
+    lines = RECORDED.read_text().splitlines()
+    n = next(k for k, raw in enumerate(lines) if '"event": "write_rejected"' in raw)
+    lines[n] = lines[n].replace('"write_rejected"', '"write_accepted"').replace('"fenced"', "null")
+    planted = tmp_path / "stale.jsonl"
+    planted.write_text("\n".join(lines) + "\n")
+    run = load_history(planted)
+    check = run.check()
+    assert check.findings
+    for lang, words in (("en", "no longer the current one"), ("zh", "已不是当前租约")):
+        stale = [m for m in moments(run, check, lang) if m.panel == "tab-ledger" and not m.end]
+        assert stale and any(words in said for said in stale[0].said), stale
