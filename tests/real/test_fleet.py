@@ -186,6 +186,9 @@ def test_headless_runs_random_faults_and_exits_on_its_verdict(tmp_path: Path) ->
     view = saved.timeline_at(saved.end)
     assert view.rows and all(b.end is not None for r in view.rows for b in r.beliefs)
     assert saved.check().verdict is Verdict.HELD
+    # with the store's final rows and the frames a screen would have shown, for export
+    assert saved.rows is not None and len(saved.rows.tasks) == 3 and not saved.skipped
+    assert saved.frames and saved.frames[-1].at >= saved.frames[0].at
 
 
 def test_headless_refuses_bad_options_in_one_line() -> None:
