@@ -472,7 +472,8 @@ class Fleet:
         The worker stamps the line with its own wall clock. Under libfaketime that clock is
         the machine's plus the skew this fleet gave it, so the skew comes off, as it comes
         off the stamps of that worker's events (`true_time`): belief and truth are compared
-        on one timeline. A line cannot have been printed after the read that found it, nor
+        on one timeline, never on each process's own ("否则不同机器各自判断“到没到点”，会把
+        时钟漂移重新带回系统"). A line cannot have been printed after the read that found it, nor
         before the worker's previous line: a clock off by more than the fleet knows (or a
         line with no time, from an older worker) falls back within those bounds.
         """
