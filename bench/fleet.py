@@ -41,7 +41,7 @@ async def _frames(fleet: Fleet, samples: int) -> tuple[list[float], list[float]]
     cpu: list[float] = []
     async with app.run_test(size=(160, 48)):
         screen = app.screen
-        assert isinstance(screen, FleetScreen)
+        assert isinstance(screen, FleetScreen) and screen.maker is not None
         for _ in range(samples):
             start, start_cpu = time.perf_counter(), time.thread_time()
             frame = screen.maker.frame()

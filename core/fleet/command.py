@@ -142,12 +142,13 @@ def run_headless_command(args: argparse.Namespace) -> int:
             seed=seed,
             say=lambda line: print(line, flush=True),
             lang=lang,
+            record=bool(args.save),
         )
         for line in verdict_lines(run, fleet, lang):
             print(line)
         assert run.check is not None
         if args.save:
-            fleet.save(Path(args.save))
+            fleet.save(Path(args.save), run.frames)
             print(word("saved", lang, path=args.save))
         return int(run.check.verdict)
     except KeyboardInterrupt:
@@ -171,6 +172,11 @@ def run_check_command(args: argparse.Namespace) -> int:
         return EXIT_BAD_INPUT
     check = saved.check()
     print(word("rechecked", lang, events=check.events))
+    if saved.skipped:
+        rules = ("; " if lang != "zh" else "；").join(
+            word(f"rule_{rule}", lang) for rule in saved.skipped
+        )
+        print(word("skipped", lang, rules=rules))
     if check.findings:
         print(word("broken", lang, n=len(check.findings)))
         for finding in check.findings[:20]:
@@ -179,5 +185,5 @@ def run_check_command(args: argparse.Namespace) -> int:
         print(word("held", lang))
     said = saved.verdict.get("verdict")
     if said != check.verdict.name.lower():
-        print(word("differs", lang))
+        print(word("differs" if not saved.skipped else "differs_no_rows", lang))
     return int(check.verdict)

@@ -8,12 +8,13 @@ soon will.
 """
 
 import dataclasses
+import json
 from collections import Counter
 from dataclasses import dataclass
 
 from core.engine.records import EventRow, TaskRow
 from core.engine.vocabulary import EventKind, Operation, TaskStatus
-from core.fleet.history import FleetTimeline, merged, shifted
+from core.fleet.history import FleetTimeline, SavedFrame, frame_line, merged, shifted
 from core.fleet.process import Belief
 from core.fleet.supervisor import FaultNote, Fleet
 from core.fleet.verdict import Finding
@@ -56,11 +57,81 @@ class FleetFrame:
     faults: tuple[FaultNote, ...]
 
 
+# The moments a saved run keeps the screen at as soon as they are read: what the supervisor
+# did, and a refused or stale write (a finding). Between them, a frame whose contents
+# changed is kept at most once a second, and a run keeps at most MAX_SAVED_FRAMES frames
+# and MAX_SAVED_BYTES of them (a frame of 12 tasks and 50 pages is about 15 kB).
+_KEY_EVENTS = frozenset(_REFUSED)
+SAVE_EVERY_MS = 1000
+MAX_SAVED_FRAMES = 600
+MAX_SAVED_BYTES = 8_000_000
+
+
+class FrameLog:
+    """The frames a saved run keeps (JSON lines), bounded in number."""
+
+    def saved(self) -> list[dict[str, object]]:
+        """The frames to save now: those kept, and the last one read if it shows more (the
+        end of a run is a moment that matters)."""
+        latest = self._latest
+        return [*self.lines, latest] if latest is not None else list(self.lines)
+
+    def __init__(self) -> None:
+        self.lines: list[dict[str, object]] = []
+        self._key: list[bool] = []  # which kept frames are moments that matter
+        self._size: list[int] = []  # each kept frame's bytes, as JSON
+        self._last_at: int | None = None
+        self._last_look: object = None
+        self._findings = 0
+        self._latest: dict[str, object] | None = None  # the last frame read, when not kept
+
+    def take(self, frame: "FleetFrame", origin: int) -> None:
+        snap = frame.snap
+        key = any(ev.seq == 0 or ev.event in _KEY_EVENTS for ev in frame.fresh)
+        key = key or len(frame.findings) > self._findings
+        self._findings = len(frame.findings)
+        look = (
+            snap.last_event_seq,
+            tuple((w.id, w.state, w.task_id, w.step, w.lease_token) for w in snap.workers),
+            tuple(sorted(frame.exit_status.items())),
+            len(snap.ledger),
+        )
+        due = self._last_at is None or snap.now_ms - self._last_at >= SAVE_EVERY_MS
+        saved = SavedFrame(origin, snap, frame.pids, frame.ours, frame.exit_status)
+        if not key and not (due and look != self._last_look):
+            self._latest = frame_line(saved) if look != self._last_look else None
+            return
+        self._last_at, self._last_look, self._latest = snap.now_ms, look, None
+        line = frame_line(saved)
+        self.lines.append(line)
+        self._key.append(key)
+        self._size.append(len(json.dumps(line)))
+        while len(self.lines) > 1 and (
+            len(self.lines) > MAX_SAVED_FRAMES or sum(self._size) > MAX_SAVED_BYTES
+        ):
+            self._thin()
+
+    def _thin(self) -> None:
+        """Every other frame between the moments that matter goes (the last one stays);
+        when there are only moments that matter, the older half of them."""
+        last = len(self.lines) - 1
+        others = [n for n, k in enumerate(self._key) if not k and n != last]
+        gone = set(others[1::2] if len(others) > 1 else others)
+        if not gone:
+            gone = set(range(len(self.lines) // 2))
+        kept = [n for n in range(len(self.lines)) if n not in gone]
+        self.lines = [self.lines[n] for n in kept]
+        self._key = [self._key[n] for n in kept]
+        self._size = [self._size[n] for n in kept]
+
+
 class FrameMaker:
     """Reads a fleet once per frame and keeps what later frames need (beats, refusals)."""
 
-    def __init__(self, fleet: Fleet) -> None:
+    def __init__(self, fleet: Fleet, record: bool = False) -> None:
         self.fleet = fleet
+        # the frames a save keeps, so that `export` can draw the screen as it was
+        self.log: FrameLog | None = FrameLog() if record else None
         self._beat: dict[str, int] = {}  # worker -> its last claim or renewal (store clock)
         self._rejections: list[Rejection] = []
         self._seen_workers: dict[str, None] = {}  # every worker the events name, in order
@@ -188,7 +259,7 @@ class FrameMaker:
             generation=0,
             timeline=self.timeline.view(now) if self.with_timeline else None,
         )
-        return FleetFrame(
+        made = FleetFrame(
             snap=snap,
             pids=pids,
             ours=frozenset(ours),
@@ -198,6 +269,9 @@ class FrameMaker:
             fresh=tuple(fresh),
             faults=tuple(fleet.faults),
         )
+        if self.log is not None:
+            self.log.take(made, o)
+        return made
 
     def _take(self, ev: EventRow) -> None:
         if ev.worker_id:

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TextIO
 
+from core.fleet.frame import FrameMaker
 from core.fleet.supervisor import Fleet
 from core.fleet.verdict import Finding, HistoryCheck
 from core.fleet.words import word
@@ -43,6 +44,7 @@ class HeadlessRun:
     check: HistoryCheck | None = None
     seconds: float = 0.0
     finished: bool = False
+    frames: list[dict[str, object]] = field(default_factory=list)  # when recorded
 
 
 def parse_faults(text: str) -> tuple[Fault, ...]:
@@ -75,9 +77,15 @@ def run_headless(
     say: Callable[[str], None] = print,
     tick_s: float = 0.1,
     lang: str = "en",
+    record: bool = False,
 ) -> HeadlessRun:
-    """Run the fleet until `seconds` pass or every task is done; judge the history."""
+    """Run the fleet until `seconds` pass or every task is done; judge the history.
+    `record`: read a frame of the screen at each tick, as the app would, and keep the
+    frames a save keeps (`run.frames`), so that `export` can draw the screen of this run."""
     rng = random.Random(seed)
+    maker = FrameMaker(fleet, record=True) if record else None
+    if maker is not None:
+        maker.with_timeline = False  # rebuilt from the history by whoever draws it
     if fleet.relays is None:
         faults = tuple(f for f in faults if f is not Fault.PARTITION)
     ttl_s = fleet.settings.ttl_ms / 1000
@@ -92,7 +100,10 @@ def run_headless(
     expected_down: set[str] = set()
     while True:
         now = time.monotonic()
-        fleet.poll()
+        if maker is not None:
+            maker.frame()
+        else:
+            fleet.poll()
         _tell_violations(fleet, run, say, lang)
         for wid, w in fleet.workers.items():
             if not w.alive and wid not in expected_down and wid not in run.died:
@@ -113,7 +124,11 @@ def run_headless(
     for _at, action in undo:
         action()
     fleet.stop_workers()
-    fleet.poll()
+    if maker is not None:
+        maker.frame()
+        run.frames = maker.log.saved() if maker.log is not None else []
+    else:
+        fleet.poll()
     _tell_violations(fleet, run, say, lang)
     run.seconds = time.monotonic() - start
     run.check = fleet.final_check()

@@ -10,15 +10,27 @@ saved history (`s` in the fleet, `--save` headless), so the page `export` makes 
 `fleet --check` read the run as the screen did.
 """
 
+import dataclasses
+import functools
 import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from core.engine.config import LeaseConfig
 from core.engine.records import EventRow
 from core.engine.vocabulary import EventKind
-from core.fleet.verdict import HistoryCheck, check_history
+from core.fleet.verdict import (
+    ROW_RULES,
+    ROW_TABLES,
+    ROWS_VERSION,
+    FinalRows,
+    FleetRule,
+    HistoryCheck,
+    check_history,
+)
+from core.sim.snapshot import Snapshot
 from core.sim.timeline import Timeline, TimelineView
 
 Held = tuple[str, int] | None  # the task and lease token a worker says it holds, or nothing
@@ -89,6 +101,85 @@ class FleetTimeline:
         return self.timeline.view(now_ms)
 
 
+# -- the screen's frames, saved ------------------------------------------------------------
+
+# A saved run keeps frames of the fleet screen as `{"t": "frame", "v": FRAMES_VERSION, ...}`
+# lines: what the screen read (the snapshot its panes and panels draw, without the timeline,
+# which the history rebuilds), so that `export` draws the real screen at the moments that
+# matter. A frame keeps the first FRAME_ROWS rows of each table in the order the screen
+# shows them from the top (the refusals: the last ones, which the Rejected panel adds up),
+# and no checkpoints: a fleet's screen has no checkpoints tab (a task's step is on its row).
+FRAMES_VERSION = 1
+FRAME_ROWS = 50
+
+
+@functools.cache
+def _snapshots() -> Any:
+    from pydantic import TypeAdapter
+
+    return TypeAdapter(Snapshot)
+
+
+@dataclass(frozen=True, slots=True)
+class SavedFrame:
+    """One frame of the fleet screen as saved: the screen's clock counts from `origin`
+    (the store's clock, ms)."""
+
+    origin: int
+    snap: Snapshot  # without its timeline
+    pids: dict[str, int | None]
+    ours: frozenset[str]
+    exit_status: dict[str, int | None]
+
+    @property
+    def at(self) -> int:
+        """Its instant on the screen's clock."""
+        return self.snap.now_ms
+
+
+def frame_line(frame: SavedFrame) -> dict[str, Any]:
+    """A frame as a saved run keeps it: one JSON line, its lists bounded."""
+    snap = frame.snap
+    pages = sorted(snap.ledger, key=lambda p: (p.updated_at, p.key))  # as the ledger shows
+    snap = dataclasses.replace(
+        snap,
+        tasks=snap.tasks[:FRAME_ROWS],
+        ledger=tuple(pages[:FRAME_ROWS]),
+        checkpoints=(),
+        effects=snap.effects[:FRAME_ROWS],
+        rejections=snap.rejections[-FRAME_ROWS:],
+        timeline=None,
+    )
+    return {
+        "t": "frame",
+        "v": FRAMES_VERSION,
+        "origin": frame.origin,
+        "snap": _snapshots().dump_python(snap, mode="json", exclude={"timeline"}),
+        "pids": frame.pids,
+        "ours": sorted(frame.ours),
+        "exits": frame.exit_status,
+    }
+
+
+def _frame(line: dict[str, Any]) -> SavedFrame:
+    from pydantic import ValidationError
+
+    version = int(line["v"])
+    if version > FRAMES_VERSION:
+        raise ValueError(f"a frame of version {version}, newer than this program reads")
+    try:
+        snap = _snapshots().validate_python(line["snap"])
+    except ValidationError as exc:
+        raise ValueError(f"a frame that is not the screen's: {exc.errors()[0]['msg']}") from None
+    return SavedFrame(
+        int(line["origin"]),
+        snap,
+        {str(k): None if v is None else int(v) for k, v in dict(line["pids"]).items()},
+        frozenset(str(w) for w in line["ours"]),
+        {str(k): None if v is None else int(v) for k, v in dict(line["exits"]).items()},
+    )
+
+
 # -- a saved run ----------------------------------------------------------------------------
 
 
@@ -105,6 +196,9 @@ class SavedRun:
     signals: list[Signal] = field(default_factory=list)
     beliefs: list[Believed] = field(default_factory=list)
     verdict: dict[str, Any] = field(default_factory=dict)
+    # the store's final rows; None in a file saved before runs kept them
+    rows: FinalRows | None = None
+    frames: list[SavedFrame] = field(default_factory=list)  # the screen's, in order
 
     @property
     def ttl_ms(self) -> int:
@@ -119,8 +213,31 @@ class SavedRun:
         return int(self.verdict.get("deadline_ms", self.ttl_ms * 2 // 3))
 
     @property
+    def on_postgresql(self) -> bool:
+        return self.verdict.get("database") == "postgresql"
+
+    def config(self) -> LeaseConfig:
+        """The lease timing the run's screen drew with."""
+        return LeaseConfig(
+            ttl_ms=self.ttl_ms,
+            heartbeat_every_ms=self.heartbeat_ms,
+            renew_deadline_ms=self.deadline_ms,
+        ).validated()
+
+    def frame_at(self, at: int) -> SavedFrame | None:
+        """The screen as it was at `at` (the screen's clock): the first saved frame read then
+        or later (a moment that matters was saved as soon as it was read), else the last."""
+        for frame in self.frames:
+            if frame.at >= at:
+                return frame
+        return self.frames[-1] if self.frames else None
+
+    @property
     def origin(self) -> int:
-        """The run's first instant, to the whole second: the screen's clock counts from it."""
+        """The run's first instant, to the whole second: the screen's clock counts from it
+        (the saved screen's own, when it was saved)."""
+        if self.frames:
+            return self.frames[0].origin
         starts = [x.at for x in self.events[:1]] + [s.at for s in self.signals[:1]]
         starts += [b.at for b in self.beliefs[:1]]
         start = min(starts, default=0)
@@ -134,9 +251,19 @@ class SavedRun:
         return max(ends, default=self.origin) - self.origin
 
     def check(self) -> HistoryCheck:
-        """The whole history judged again (the store's final rows are not saved: the rules
-        that read the events alone)."""
-        return check_history(self.events, ttl_ms=self.ttl_ms)
+        """The whole history judged again with the store's final rows, as the live check
+        judged it; a file saved before runs kept their rows is judged by the events alone
+        (`skipped` names the rules left out)."""
+        rows = self.rows or FinalRows()
+        return check_history(
+            self.events, ttl_ms=self.ttl_ms, tasks=rows.tasks, effects=rows.effects
+        )
+
+    @property
+    def skipped(self) -> tuple[FleetRule, ...]:
+        """The rules a check of this file cannot apply: those that compare the events with
+        the store's final rows, when the file does not hold them."""
+        return () if self.rows is not None else ROW_RULES
 
     def shifted_events(self) -> list[EventRow]:
         o = self.origin
@@ -148,7 +275,7 @@ class SavedRun:
         tl = FleetTimeline(self.heartbeat_ms, self.ttl_ms, self.deadline_ms)
         events = [ev for ev in self.shifted_events() if ev.at <= now_ms]
         signals = [s.row(o) for s in self.signals if s.at - o <= now_ms]
-        beliefs = [b for b in self.beliefs if b.at - o <= now_ms]
+        beliefs = sorted((b for b in self.beliefs if b.at - o <= now_ms), key=lambda b: b.at)
         # the beliefs join in time order, between the register's lines
         n = 0
         for ev in merged(events, signals):
@@ -202,6 +329,18 @@ def _held(value: Any) -> Held:
     return (str(value[0]), int(value[1]))
 
 
+def _row(line: dict[str, Any]) -> tuple[str, Any]:
+    """The table and the row of a line `FinalRows.lines` wrote."""
+    version = int(line["v"])
+    if version > ROWS_VERSION:
+        raise ValueError(f"a row of version {version}, newer than this program reads")
+    table = str(line["table"])
+    make = ROW_TABLES.get(table)
+    if make is None:
+        raise ValueError(f"a row of an unknown table {table!r}")
+    return table, make(**dict(line["row"]))
+
+
 def load_history(path: Path) -> SavedRun:
     """Read a saved fleet history; HistoryError names the first bad line."""
     try:
@@ -209,6 +348,7 @@ def load_history(path: Path) -> SavedRun:
     except (OSError, UnicodeDecodeError) as exc:
         raise HistoryError(f"{path}: cannot be read: {exc}") from None
     run = SavedRun(path)
+    tables: dict[str, list[Any]] | None = None
     n = 1
     for n, raw in enumerate(text.splitlines(), start=1):
         if not raw.strip():
@@ -240,6 +380,12 @@ def load_history(path: Path) -> SavedRun:
                 )
             elif kind == "belief":
                 run.beliefs.append(Believed(int(line["at"]), line["worker"], _held(line["held"])))
+            elif kind == "row":
+                table, row = _row(line)
+                tables = {} if tables is None else tables
+                tables.setdefault(table, []).append(row)
+            elif kind == "frame":
+                run.frames.append(_frame(line))
             elif kind == "verdict":
                 run.verdict = line
             else:
@@ -249,6 +395,13 @@ def load_history(path: Path) -> SavedRun:
             raise HistoryError(f"{path}:{n}: not a line of a saved fleet history: {what}") from None
     if not run.verdict:
         raise HistoryError(f"{path}:{n}: no verdict line: not a saved fleet history")
+    if tables is not None or "rows" in run.verdict:
+        tables = tables or {}
+        run.rows = FinalRows(
+            tuple(tables.get("agent_tasks", ())),
+            tuple(tables.get("ledger", ())),
+            tuple(tables.get("effects", ())),
+        )
     return run
 
 

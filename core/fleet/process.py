@@ -152,6 +152,11 @@ class WorkerProcess:
         with self._lock:
             return list(self.lines)
 
+    def said_since(self, n: int) -> tuple[int, list[dict[str, Any]]]:
+        """Which incarnation this is, and its lines from the `n`th on."""
+        with self._lock:
+            return self.generation, self.lines[n:]
+
     @property
     def ready(self) -> bool:
         """Whether this incarnation has opened its store and said what it believes."""

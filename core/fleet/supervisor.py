@@ -20,7 +20,7 @@ import tempfile
 import threading
 import time
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,7 +36,13 @@ from core.engine.vocabulary import EventKind, TaskStatus
 from core.fleet.history import Believed, Held, extra_lines
 from core.fleet.process import WorkerProcess
 from core.fleet.relay import Relays, through, upstream_of
-from core.fleet.verdict import Finding, HistoryCheck, check_history, save_history
+from core.fleet.verdict import (
+    FinalRows,
+    Finding,
+    HistoryCheck,
+    check_history,
+    save_history,
+)
 from core.sim.checker import SafetyChecker
 from core.sim.simulation import run_inline
 from core.sim.spec import TASK_KINDS
@@ -185,7 +191,10 @@ class Fleet:
         # What each process said it held, each change once (see `_note_beliefs`).
         self.beliefs: list[Believed] = []
         self._held: dict[str, Held] = {}
-        self._pending_beliefs: tuple[int, dict[str, Held]] | None = None
+        self._pending_beliefs: list[tuple[str, Held, int]] = []  # found, kept next read
+        self._belief_lines: dict[str, tuple[int, int]] = {}  # worker -> incarnation, lines read
+        self._belief_at: dict[str, int] = {}  # worker -> its last belief's time
+        self._polling = threading.RLock()
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="fleet")
         # Writes (enqueue, approve) on a thread and a connection of their own, for the same
         # reason: the reads and the signals go on while a write waits for the lock.
@@ -397,7 +406,10 @@ class Fleet:
 
     def poll(self) -> list[EventRow]:
         """Read the events written since the last look and judge each one as it comes."""
+        with self._polling:  # the screen's reader and a save may both look
+            return self._poll()
 
+    def _poll(self) -> list[EventRow]:
         def go() -> list[EventRow]:
             fresh = run_inline(self.store.events(self._seen))
             if fresh:
@@ -412,30 +424,66 @@ class Fleet:
         self._note_beliefs()
         return fresh
 
+    def _all_beliefs(self) -> None:
+        """Every belief line printed so far kept now, for a save: the events before them
+        are read by then (a read, then the lines it found kept)."""
+        with self._polling:
+            self._poll()
+            self._note_beliefs()
+
     def _note_beliefs(self) -> None:
         """Keep each change of what a process says it holds, one read late.
 
         A worker writes its event, then prints what it now believes: a read of the store
         that began just before the write would see the belief without the event that
         caused it (a refusal read after the worker's letting go would lose its reason). So
-        what the processes say is noted at one read and kept at the next, by when every
-        event written before it is in the store. Stamped by the wall clock, as the
+        the belief lines found at one read are kept at the next, by when every event
+        written before them is in the store. Each is stamped by the time the worker printed
+        with it (`_belief_time`), else by the read that found it, on the wall clock as the
         supervisor's own signals are; a dead process holds nothing: its memory went with it.
         """
-        pending = self._pending_beliefs
-        if pending is not None:
-            at, said = pending
-            for wid, held in said.items():
-                if wid not in self._held or self._held[wid] != held:
-                    self._held[wid] = held
-                    self.beliefs.append(Believed(at, wid, held))
-        memory: dict[str, Held] = {}
+        for wid, said, at in self._pending_beliefs:
+            if wid not in self._held or self._held[wid] != said:
+                self._held[wid] = said
+                self.beliefs.append(Believed(at, wid, said))
+        read_at = time.time_ns() // 1_000_000
+        found: list[tuple[str, Held, int]] = []
         for wid, w in list(self.workers.items()):
-            b = w.belief
-            memory[wid] = None
-            if w.alive and b.task is not None and b.lease_token is not None:
-                memory[wid] = (b.task, b.lease_token)
-        self._pending_beliefs = (time.time_ns() // 1_000_000, memory)
+            generation, seen = self._belief_lines.get(wid, (0, 0))
+            now_generation, lines = w.said_since(seen)
+            if now_generation != generation:  # a new incarnation: its lines from the first
+                seen = 0
+                now_generation, lines = w.said_since(0)
+            for line in lines:
+                if line.get("t") != "belief":
+                    continue
+                lease = line.get("lease") or {}
+                task, token = lease.get("task"), lease.get("lease_token")
+                held: Held = None if task is None or token is None else (str(task), int(token))
+                found.append((wid, held, self._belief_time(wid, line.get("at"), read_at)))
+            self._belief_lines[wid] = (now_generation, seen + len(lines))
+            if not w.alive:
+                found.append((wid, None, read_at))
+        self._pending_beliefs = found
+
+    def _belief_time(self, worker_id: str, printed: Any, read_at: int) -> int:
+        """When a belief line says the worker changed its mind, on the true timeline.
+
+        The worker stamps the line with its own wall clock. Under libfaketime that clock is
+        the machine's plus the skew this fleet gave it, so the skew comes off, as it comes
+        off the stamps of that worker's events (`true_time`): belief and truth are compared
+        on one timeline, never on each process's own ("否则不同机器各自判断“到没到点”，会把
+        时钟漂移重新带回系统"). A line cannot have been printed after the read that found it, nor
+        before the worker's previous line: a clock off by more than the fleet knows (or a
+        line with no time, from an older worker) falls back within those bounds.
+        """
+        last = self._belief_at.get(worker_id, 0)
+        at = read_at
+        if isinstance(printed, int) and not isinstance(printed, bool):
+            at = min(printed - self.skews.get(worker_id, 0), read_at)
+        at = max(at, last)
+        self._belief_at[worker_id] = at
+        return at
 
     def rows(self) -> tuple[list[TaskRow], list[LedgerRow], list[EffectRow]]:
         def go() -> tuple[list[TaskRow], list[LedgerRow], list[EffectRow]]:
@@ -465,29 +513,60 @@ class Fleet:
         """The whole events table, read again from its first row."""
         return self._do(lambda: run_inline(self.store.events(0)))
 
+    def final_state(self) -> tuple[list[EventRow], FinalRows]:
+        """The whole events table (on the true timeline) and the store's rows, read so that
+        they agree: every change of a row writes its event in the same transaction, so rows
+        read while no event was written are the rows of exactly those events. Workers still
+        running may write in between: then the read is made again."""
+
+        def go() -> tuple[list[EventRow], FinalRows]:
+            store = self.store
+            events = run_inline(store.events(0))
+            for _ in range(20):
+                rows = FinalRows(
+                    tuple(run_inline(store.tasks())),
+                    tuple(run_inline(store.ledger())),
+                    tuple(run_inline(store.effects())),
+                )
+                later = run_inline(store.events(events[-1].seq if events else 0))
+                if not later:
+                    break
+                events += later
+            return events, rows
+
+        events, rows = self._do(go)
+        return [self.true_time(ev) for ev in events], rows
+
     def final_check(self) -> HistoryCheck:
         """The whole events table read again from its first row and judged afresh, with the
         store's final rows."""
-        events = [self.true_time(ev) for ev in self.final_events()]
-        tasks, _ledger, effects = self.rows()
-        return check_history(events, ttl_ms=self.settings.ttl_ms, tasks=tasks, effects=effects)
+        events, rows = self.final_state()
+        return self._judge(events, rows)
 
-    def timing(self) -> dict[str, int]:
-        """The run's lease timing, as a saved history keeps it."""
+    def _judge(self, events: list[EventRow], rows: FinalRows) -> HistoryCheck:
+        ttl = self.settings.ttl_ms
+        return check_history(events, ttl_ms=ttl, tasks=rows.tasks, effects=rows.effects)
+
+    def timing(self) -> dict[str, Any]:
+        """The run's lease timing and its kind of database, as a saved history keeps them."""
         cfg = self.settings.config
+        pg = self.settings.db.startswith(("postgresql://", "postgres://"))
         return {
             "ttl_ms": cfg.ttl_ms,
             "heartbeat_ms": cfg.heartbeat_ms,
             "deadline_ms": cfg.deadline_ms,
+            "database": "postgresql" if pg else "sqlite",
         }
 
-    def save(self, path: Path) -> HistoryCheck:
-        """Write the whole history (on the true timeline), the supervisor's signals, what the
-        workers said they held and the verdict of the whole history checked again."""
-        check = self.final_check()
-        events = [self.true_time(ev) for ev in self.final_events()]
-        extra = extra_lines(self.faults, self.beliefs)
-        save_history(path, events, check, extra=extra, timing=self.timing())
+    def save(self, path: Path, frames: Iterable[dict[str, Any]] = ()) -> HistoryCheck:
+        """Write the whole history (on the true timeline), the store's final rows, the
+        supervisor's signals, what the workers said they held, the screen's `frames` and the
+        verdict of that same history and those same rows checked again."""
+        self._all_beliefs()
+        events, rows = self.final_state()
+        check = self._judge(events, rows)
+        extra = [*extra_lines(self.faults, self.beliefs), *frames]
+        save_history(path, events, check, rows=rows, extra=extra, timing=self.timing())
         return check
 
     # -- the end ----------------------------------------------------------------------------

@@ -8,6 +8,7 @@ every accepted page came from the task's current live lease with its newest fenc
 at once, each effect was applied once and each task completed once.
 """
 
+import dataclasses
 import enum
 import json
 from collections import Counter
@@ -16,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from core.engine.records import EffectRow, EventRow, TaskRow
+from core.engine.records import EffectRow, EventRow, LedgerRow, TaskRow
 from core.engine.vocabulary import EventKind, TaskStatus
 from core.fleet.words import WORDS, word
 from core.scenarios import glossary
@@ -38,6 +39,42 @@ class FleetRule(enum.StrEnum):
     PAGE_FROM_EXPIRED_LEASE = "page_from_expired_lease"
     EFFECT_COUNT = "effect_count"
     COMPLETION_COUNT = "completion_count"
+
+
+# The rules that compare the events with the store's final rows: a saved run without its
+# rows (saved before they were kept) is judged without them, and says so.
+ROW_RULES = (FleetRule.COMPLETION_COUNT, FleetRule.EFFECT_COUNT)
+
+# A saved run keeps the store's final rows as `{"t": "row", "v": ROWS_VERSION, "table",
+# "row"}` lines; a reader meeting a newer version refuses the file rather than misjudge it.
+ROWS_VERSION = 1
+ROW_TABLES: dict[str, type[TaskRow] | type[LedgerRow] | type[EffectRow]] = {
+    "agent_tasks": TaskRow,
+    "ledger": LedgerRow,
+    "effects": EffectRow,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class FinalRows:
+    """The store's rows at the end of a run: what the events are compared with."""
+
+    tasks: tuple[TaskRow, ...] = ()
+    ledger: tuple[LedgerRow, ...] = ()
+    effects: tuple[EffectRow, ...] = ()
+
+    def lines(self) -> list[dict[str, Any]]:
+        """The rows as a saved run keeps them, one line each."""
+        tables: list[tuple[str, Sequence[Any]]] = [
+            ("agent_tasks", self.tasks),
+            ("ledger", self.ledger),
+            ("effects", self.effects),
+        ]
+        return [
+            {"t": "row", "v": ROWS_VERSION, "table": name, "row": dataclasses.asdict(row)}
+            for name, rows in tables
+            for row in rows
+        ]
 
 
 @dataclass(frozen=True, slots=True)
@@ -210,13 +247,16 @@ def save_history(
     events: Sequence[EventRow],
     check: HistoryCheck,
     *,
+    rows: FinalRows | None = None,
     extra: Iterable[dict[str, Any]] = (),
-    timing: dict[str, int] | None = None,
+    timing: dict[str, Any] | None = None,
 ) -> None:
-    """The run's history as JSON lines (one event each), then `extra` lines (the
-    supervisor's signals and the workers' beliefs, each with its kind in "t"), then its
-    verdict as the last line, with the run's `timing` (ttl_ms, heartbeat_ms, deadline_ms)
-    so that a replay draws the leases as they were."""
+    """The run's history as JSON lines (one event each), then the store's final `rows`
+    that `check` compared the events with (so that a check of the file applies every rule
+    the live one did), then `extra` lines (the supervisor's signals, the workers' beliefs,
+    the screen's frames, each with its kind in "t"), then its verdict as the last line, with
+    the run's `timing` (ttl_ms, heartbeat_ms, deadline_ms) so that a replay draws the leases
+    as they were."""
     with path.open("w", encoding="utf-8") as f:
         for ev in events:
             line = {
@@ -231,10 +271,14 @@ def save_history(
                 "detail": ev.detail,
             }
             f.write(json.dumps(line, ensure_ascii=False, sort_keys=True) + "\n")
+        for row in rows.lines() if rows is not None else ():
+            f.write(json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n")
         for other in extra:
             f.write(json.dumps(other, ensure_ascii=False, sort_keys=True) + "\n")
         verdict: dict[str, Any] = {
             **(timing or {}),
+            # the rows' version: the file holds the store's final rows (even none)
+            **({"rows": ROWS_VERSION} if rows is not None else {}),
             "verdict": check.verdict.name.lower(),
             "events": check.events,
             "findings": [

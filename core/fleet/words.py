@@ -66,9 +66,26 @@ WORDS: dict[str, tuple[str, str]] = {
         "同时有效；每个副作用只执行了一次；每项任务只完成了一次。",
     ),
     "differs": (
-        "The verdict saved with the run was another: the store's final rows, which the save "
-        "does not keep, judged it then.",
-        "保存时的结论与此不同：那时还看了存储最后的各行，而保存的文件里没有这些行。",
+        "The verdict saved with the run was another: the file was changed since it was saved.",
+        "保存时的结论与此不同：文件在保存之后被改过。",
+    ),
+    "differs_no_rows": (
+        "The verdict saved with the run was another: the store's final rows judged it then, "
+        "and this file does not keep them.",
+        "保存时的结论与此不同：那时还看了存储最后的各行，而这个文件里没有这些行。",
+    ),
+    "skipped": (
+        "This file was saved before runs kept the store's final rows, so two rules were not "
+        "applied: {rules}.",
+        "这个文件保存时还不保留存储最后的各行，所以有两条规则没有检查：{rules}。",
+    ),
+    "rule_completion_count": (
+        "each task the store says is done was completed exactly once",
+        "存储里标为已完成的每项任务都恰好完成了一次",
+    ),
+    "rule_effect_count": (
+        "each effect row was applied exactly once",
+        "副作用表里的每一行都恰好执行了一次",
     ),
     "saved": ("The history and its verdict are in {path}.", "历史和结论已写入 {path}。"),
     "stopped": ("Stopped; every worker process was ended.", "已停止；所有执行者进程都已结束。"),

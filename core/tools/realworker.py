@@ -41,6 +41,7 @@ import os
 import signal
 import sys
 import threading
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -240,10 +241,14 @@ async def run_worker(options: WorkerOptions, out: TextIO = sys.stdout) -> int:
 
     def say_belief() -> None:
         if options.json_lines:
-            line = dump_json(_belief(worker, answer[0]))
+            belief = _belief(worker, answer[0])
+            line = dump_json(belief)
             if line != said[0]:
                 said[0] = line
-                print(line, file=out, flush=True)
+                # when it changed, by this process's wall clock (ms): a reader learns of it
+                # a pipe and a look later, and a belief ends when the worker let it go
+                belief["at"] = time.time_ns() // 1_000_000
+                print(dump_json(belief), file=out, flush=True)
 
     status = EXIT_OK
     worker.start()

@@ -222,7 +222,8 @@ def _problem(args: argparse.Namespace, out: Path) -> str | None:
 
 
 def run_fleet_export(args: argparse.Namespace) -> int:
-    """A saved fleet run (JSON lines) as a page: its history replayed, no app recorded."""
+    """A saved fleet run (JSON lines) as a page: its history replayed, with the fleet screen
+    drawn from its saved frames at the moments that matter."""
     from core.fleet.history import HistoryError, load_history
     from core.scenarios.writer import write_whole
     from demo.export.fleet_page import build_fleet_page
@@ -237,7 +238,7 @@ def run_fleet_export(args: argparse.Namespace) -> int:
     out: Path = args.out if args.out is not None else Path(SAVE_FOLDER) / path.stem
     problem = _problem(args, out)
     if problem is None and args.preview is not None:
-        problem = f"{args.preview}: a saved fleet run has no frames of the app to animate"
+        problem = f"{args.preview}: a saved fleet run is exported as a page only, not a GIF"
     if problem is not None:
         print(f"{PROG}: {problem}", file=sys.stderr)
         return 2
@@ -245,7 +246,10 @@ def run_fleet_export(args: argparse.Namespace) -> int:
     words = ["borrowed-keys", "export", args.scenario]
     if tuple(langs) != ("en", "zh"):
         words += ["--lang", langs[0]]
-    data = build_fleet_page(saved, langs, command=shlex.join(words)).encode("utf-8")
+    if args.size != DEFAULT_SIZE:
+        words += ["--size", f"{args.size[0]}x{args.size[1]}"]
+    page_text = build_fleet_page(saved, langs, command=shlex.join(words), size=args.size)
+    data = page_text.encode("utf-8")
     page = out / "index.html"
     try:
         write_whole(page, data)

@@ -1,22 +1,24 @@
 """`borrowed-keys export SAVED_FLEET_RUN`: a saved fleet run as one self-contained web page.
 
-A fleet run has no script of steps and no recording of the app's screen: what it has is its
-history (the events table, the supervisor's signals, what each process said it held). The
-page replays that history through the same timeline the screen draws, and shows, at each
-fault the supervisor caused and at the end, belief against truth as it stood then (the
-scenario page's own drawing), what happened since in words, and the verdict of the whole
-history checked again. Nothing on it is a picture of the terminal.
+A fleet run has no script of steps: what it has is its history (the events table, the
+store's final rows, the supervisor's signals, what each process said it held) and frames
+of its screen. At each fault the supervisor caused, each refused or stale write and the
+end, the page shows the fleet screen as it was then (the real screen, drawn headless from
+the saved frame: `fleet_frames.py`), screen first and click to zoom as on a scenario's
+page; beside it belief against truth as it stood then (the scenario page's own drawing),
+what happened since in words, and the verdict of the whole history checked again. A run
+saved before runs kept their frames gets the same page without the screens.
 """
 
 import html
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from core.fleet.history import SavedRun, shifted
 from core.fleet.verdict import Finding, HistoryCheck
 from core.scenarios.telling import event_sentence
-from demo.export import timeline_svg
-from demo.export.page import CSP, LANG_TAGS
+from demo.export import DEFAULT_SIZE, timeline_svg
+from demo.export.fleet_frames import Shot, heading, moments, record_fleet
+from demo.export.page import CSP, LANG_TAGS, SharedStyles, page_svg
 from demo.widgets.timeline_view import clock
 
 WORDS: dict[str, tuple[str, str]] = {
@@ -41,17 +43,27 @@ WORDS: dict[str, tuple[str, str]] = {
         "整段历史重新检查后的结论：没有守住，共 {n} 处。",
     ),
     "finding": ("At {at}, {who}: {what}.", "{at}，{who}：{what}。"),
-    "at_fault": ("At {at}: {what}", "{at}：{what}"),
-    "at_end": ("At the end, {at}", "最后，{at}"),
     "since": ("What the events table says since the moment before", "从上一刻起事件表里记下的"),
     "none_since": ("Nothing new in the events table.", "事件表里没有新的记录。"),
     "more": ("… and {n} lines more.", "……还有 {n} 行。"),
     "no_lease": ("No lease had been taken yet.", "还没有人领到租约。"),
     "made_with": (
-        "Made from the saved history with {command}: the drawing is the app's own belief "
-        "against truth, replayed from that history.",
-        "由保存的历史生成：{command}。图是应用自己的“自以为与实际”，从那段历史重放出来。",
+        "Made from the saved history with {command}: each screen is the app's own fleet "
+        "screen drawn from the frame it read at that moment, and the drawing beside it is "
+        "the app's own belief against truth, replayed from that history.",
+        "由保存的历史生成：{command}。每个画面都是应用自己的机群画面，用那一刻读到的那一帧重新画出；"
+        "旁边的图是应用自己的“自以为与实际”，从那段历史重放出来。",
     ),
+    "no_frames": (
+        "This run was saved before runs kept frames of the screen: the page shows its "
+        "history without the screen.",
+        "这一局保存时还不保留画面的帧：本页只有它的历史，没有画面。",
+    ),
+    "zoom": (
+        "Click a screen to zoom in; click again or Esc to zoom out.",
+        "点画面放大；再点一下或按 Esc 还原。",
+    ),
+    "frame_label": ("The fleet screen at {at}", "{at} 时的机群画面"),
 }
 
 MAX_LINES = 200  # the events in words under one moment; the rest is counted
@@ -64,21 +76,6 @@ def word(key: str, lang: str, **fmt: object) -> str:
 
 def _e(text: str) -> str:
     return html.escape(text, quote=True)
-
-
-@dataclass(frozen=True, slots=True)
-class Moment:
-    """An instant the page stops at (the screen's clock): a fault, or the end."""
-
-    at: int
-    said: str | None  # the fault, in words; None at the end
-
-
-def moments(run: SavedRun, lang: str) -> list[Moment]:
-    o = run.origin
-    out = [Moment(s.at - o, event_sentence(s.row(o), lang)) for s in run.signals]
-    out.sort(key=lambda m: m.at)
-    return [*out, Moment(run.end, None)]
 
 
 def _finding(f: Finding, origin: int, lang: str) -> str:
@@ -94,7 +91,9 @@ def _verdict(check: HistoryCheck, origin: int, lang: str) -> str:
     return f'<p class="verdict broken">{_e(said)}</p><ul class="findings">{items}</ul>'
 
 
-def _lang_part(run: SavedRun, check: HistoryCheck, lang: str) -> str:
+def _lang_part(
+    run: SavedRun, check: HistoryCheck, lang: str, shots: list[Shot], shared: SharedStyles
+) -> str:
     o = run.origin
     workers = {ev.worker_id for ev in run.events if ev.worker_id}
     summary = word(
@@ -110,16 +109,19 @@ def _lang_part(run: SavedRun, check: HistoryCheck, lang: str) -> str:
         f"<h1>{_e(word('title', lang))}</h1>",
         f'<p class="summary">{_e(summary)}</p>',
         _verdict(check, o, lang),
+        f'<p class="note">{_e(word("zoom" if shots else "no_frames", lang))}</p>',
     ]
     events = [shifted(ev, o) for ev in run.events]
     shown = 0
-    for k, moment in enumerate(moments(run, lang)):
-        heading = (
-            word("at_fault", lang, at=clock(moment.at), what=moment.said)
-            if moment.said is not None
-            else word("at_end", lang, at=clock(moment.at))
+    for k, moment in enumerate(moments(run, check, lang)):
+        parts.append(
+            f'<section class="moment" id="{lang}-{k}"><h2>{_e(heading(moment, lang))}</h2>'
         )
-        parts.append(f'<section class="moment" id="{lang}-{k}"><h2>{_e(heading)}</h2>')
+        if k < len(shots):
+            shot = shots[k]
+            label = _e(word("frame_label", lang, at=clock(max(0, shot.frame.at))))
+            svg = shared.frame(page_svg(shot.svg, f"f{lang}{k}"))
+            parts.append(f'<figure class="frame" aria-label="{label}">{svg}</figure>')
         view = run.timeline_at(moment.at)
         figure = timeline_svg.timeline_html(view, lang, f"fl-{lang}{k}")
         parts.append(figure or f"<p>{_e(word('no_lease', lang))}</p>")
@@ -151,17 +153,52 @@ body { font-family: system-ui, sans-serif; max-width: 1100px; margin: 1em auto; 
 .verdict.held { background: #dafbe1; }
 .verdict.broken { background: #ffebe9; }
 .moment h2 { font-size: 1.1em; margin-top: 1.6em; }
+.note { color: #57606a; }
+.frame { margin: .5em 0; }
+.frame svg.rich-terminal { display: block; width: 100%; height: auto; max-height: 82vh;
+  cursor: zoom-in; }
+.frame.zoomed { position: fixed; inset: 0; z-index: 10; overflow: auto; background: #fff;
+  margin: 0; padding: .5em; }
+.frame.zoomed svg.rich-terminal { width: 200%; max-height: none; cursor: zoom-out; }
 ol.events { font-size: .9em; }
 footer { color: #57606a; font-size: .9em; margin-top: 2em; }
 """
 
 
-def build_fleet_page(run: SavedRun, langs: Sequence[str], *, command: str) -> str:
+# Click a screen to zoom it, again or Esc to zoom out: the scenario page's gesture.
+SCRIPT = """
+(() => {
+  function zoom(fig) {
+    document.querySelectorAll("figure.zoomed").forEach((f) => {
+      if (f !== fig) f.classList.remove("zoomed");
+    });
+    if (fig) fig.classList.toggle("zoomed");
+  }
+  document.addEventListener("click", (ev) => {
+    const fig = ev.target.closest("figure.frame");
+    if (fig && ev.target.closest("svg.rich-terminal, figure.zoomed")) zoom(fig);
+  });
+  document.addEventListener("keydown", (ev) => {
+    if (ev.key === "Escape" && document.querySelector("figure.zoomed")) zoom(null);
+  });
+})();
+"""
+
+
+def build_fleet_page(
+    run: SavedRun,
+    langs: Sequence[str],
+    *,
+    command: str,
+    size: tuple[int, int] = DEFAULT_SIZE,
+) -> str:
     """The page, every language one after the other (the first one's first)."""
     check = run.check()
     first = langs[0]
     title = " · ".join(word("title", lg) for lg in langs)
-    body = "".join(_lang_part(run, check, lg) for lg in langs)
+    shots = record_fleet(run, check, langs, size)
+    shared = SharedStyles()
+    body = "".join(_lang_part(run, check, lg, shots[lg], shared) for lg in langs)
     footer = "".join(
         f'<p lang="{LANG_TAGS[lg]}">'
         + _e(word("made_with", lg, command="\0")).replace("\0", f"<code>{_e(command)}</code>")
@@ -178,11 +215,13 @@ def build_fleet_page(run: SavedRun, langs: Sequence[str], *, command: str) -> st
             '<meta name="viewport" content="width=device-width, initial-scale=1">',
             '<link rel="icon" href="data:,">',
             f"<title>{_e(title)}</title>",
-            f"<style>{CSS}{timeline_svg.CSS}</style>",
+            f"<style>{CSS}{timeline_svg.CSS}{shared.css()}</style>",
             "</head>",
             "<body>",
+            shared.defs_svg(),
             f"<main>{body}</main>",
             f"<footer>{footer}</footer>",
+            f"<script>{SCRIPT}</script>",
             "</body></html>",
         ]
     )

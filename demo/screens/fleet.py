@@ -23,6 +23,7 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Static, TabbedContent, TabPane
 
+from core.engine.config import LeaseConfig
 from core.engine.errors import BorrowedKeysError
 from core.fleet.command import MAX_WORKERS
 from core.fleet.frame import FleetFrame, FrameMaker
@@ -91,13 +92,31 @@ class FleetScreen(Screen[None]):
         *(Binding(key, f"panel('{tab}')", show=False) for key, tab in _PANEL_KEYS),
     ]
 
-    def __init__(self, fleet: Fleet, lang: str, save_dir: Path, live: bool = True) -> None:
+    def __init__(
+        self,
+        fleet: Fleet | None,
+        lang: str,
+        save_dir: Path,
+        live: bool = True,
+        *,
+        config: LeaseConfig | None = None,
+        on_postgresql: bool = False,
+    ) -> None:
+        """The screen of `fleet`; without one (`config` and `on_postgresql` say what it ran
+        with), the screen of a saved run, drawn from its saved frames by `show_frame`."""
         super().__init__()
         self.fleet = fleet
         self.lang = lang
         self.save_dir = save_dir
-        self.live = live
-        self.maker = FrameMaker(fleet)
+        self.live = live and fleet is not None
+        if fleet is not None:
+            config = fleet.settings.config
+            on_postgresql = fleet.settings.db.startswith("postgresql")
+        assert config is not None, "a saved run's screen is told its lease timing"
+        self.config = config
+        self.on_postgresql = on_postgresql
+        # `s` saves the frames too, so that `export` can draw this screen as it was
+        self.maker = FrameMaker(fleet, record=True) if fleet is not None else None
         self.frame: FleetFrame | None = None
         self._reading = False
         self.frames_shown = 0
@@ -125,11 +144,7 @@ class FleetScreen(Screen[None]):
 
     def on_mount(self) -> None:
         lang = self.lang
-        note = (
-            "fleet_note_pg"
-            if self.fleet.settings.db.startswith("postgresql")
-            else "fleet_note_sqlite"
-        )
+        note = "fleet_note_pg" if self.on_postgresql else "fleet_note_sqlite"
         self.query_one("#fleet-note", Static).update(tr(note, lang))
         self.query_one("#keybar", KeyBar).set_items(
             [
@@ -143,18 +158,20 @@ class FleetScreen(Screen[None]):
         )
         if self.live:
             self.set_interval(REFRESH_S, self.read_frame)
-        self.read_frame()
+        if self.maker is not None:
+            self.read_frame()
 
     # -- one frame --------------------------------------------------------------------------
 
     def read_frame(self) -> None:
-        if self._reading:
+        if self._reading or self.maker is None:
             return  # the last read is still under way: a frame is skipped, not queued
         self._reading = True
         self._read()
 
     @work(thread=True, group="fleet-read")
     def _read(self) -> None:
+        assert self.maker is not None
         try:
             frame = self.maker.frame()
         except BorrowedKeysError as exc:  # a store that cannot be read is said, not raised
@@ -180,7 +197,7 @@ class FleetScreen(Screen[None]):
     def show_frame(self, frame: FleetFrame) -> None:
         lang = self.lang
         snap = frame.snap
-        cfg = self.fleet.settings.config
+        cfg = self.config
         self.query_one("#status", StatusHeader).show(
             HeaderState(
                 title=tr("fleet_title", lang, n=len(frame.ours)),
@@ -214,7 +231,8 @@ class FleetScreen(Screen[None]):
         # Belief against truth, the simulated app's panel: drawn while its tab is open, and
         # read from the store (the maker's timeline) only then.
         tab = self.query_one("#panels", TabbedContent).active
-        self.maker.with_timeline = tab == "tab-timeline"
+        if self.maker is not None:
+            self.maker.with_timeline = tab == "tab-timeline"
         if snap.timeline is not None and time.monotonic() - self._timeline_drawn >= (
             TIMELINE_EVERY_S
         ):
@@ -235,6 +253,8 @@ class FleetScreen(Screen[None]):
 
     def on_worker_pane_fault_requested(self, message: WorkerPane.FaultRequested) -> None:
         message.stop()
+        if self.fleet is None:  # a saved run: its processes are gone
+            return
         if message.worker_id not in self.fleet.workers:
             self.notify(tr("fleet_not_ours", self.lang, worker=message.worker_id))
             return
@@ -243,6 +263,7 @@ class FleetScreen(Screen[None]):
     @work(thread=True, group="fleet-faults")
     def apply_fault(self, wid: str, action: str) -> None:
         fleet, lang = self.fleet, self.lang
+        assert fleet is not None
         w = fleet.workers[wid]
         pid = w.pid
         if action == "kill":
@@ -282,15 +303,18 @@ class FleetScreen(Screen[None]):
 
     def action_panel(self, tab: str) -> None:
         self.query_one("#panels", TabbedContent).active = tab
-        self.maker.with_timeline = tab == "tab-timeline"
+        if self.maker is not None:
+            self.maker.with_timeline = tab == "tab-timeline"
         self._timeline_drawn = 0.0  # drawn on the next frame, not half a second later
         self.read_frame()
 
     def action_add_worker(self) -> None:
-        self._add_worker()
+        if self.fleet is not None:  # a saved run's screen only shows
+            self._add_worker()
 
     @work(thread=True, group="fleet-faults")
     def _add_worker(self) -> None:
+        assert self.fleet is not None
         w = self.fleet.add_worker_within(MAX_WORKERS)
         if w is None:
             self.post_message(FaultApplied(tr("fleet_too_many", self.lang, n=MAX_WORKERS), False))
@@ -299,21 +323,25 @@ class FleetScreen(Screen[None]):
         self.post_message(FaultApplied(text, True))
 
     def action_enqueue(self) -> None:
-        self._enqueue()
+        if self.fleet is not None:  # a saved run's screen only shows
+            self._enqueue()
 
     @work(thread=True, group="fleet-writes")
     def _enqueue(self) -> None:
+        assert self.fleet is not None
         made = self.fleet.enqueue(ENQUEUE_N)
         self.post_message(FaultApplied(tr("fleet_enqueued", self.lang, tasks=" ".join(made)), True))
 
     def action_skew(self) -> None:
-        self._skew()
+        if self.fleet is not None:  # a saved run's screen only shows
+            self._skew()
 
     @work(thread=True, group="fleet-faults")
     def _skew(self) -> None:
         """Restart one worker with its clock five minutes ahead: an idle one if there is one
         (on SQLite it may take a lease that is still live; on PostgreSQL nothing changes)."""
         fleet, lang = self.fleet, self.lang
+        assert fleet is not None
         choices = [
             w for w in fleet.workers.values() if w.alive and not fleet.skews.get(w.worker_id)
         ]
@@ -330,14 +358,17 @@ class FleetScreen(Screen[None]):
         self.post_message(FaultApplied(text, True))
 
     def action_save(self) -> None:
-        self._save()
+        if self.fleet is not None:  # a saved run's screen only shows
+            self._save()
 
     @work(thread=True, group="fleet-writes")
     def _save(self) -> None:
         self.save_dir.mkdir(parents=True, exist_ok=True)
         stamp = time.strftime("%Y%m%d-%H%M%S")
         path = self.save_dir / f"fleet-{stamp}.jsonl"
-        check = self.fleet.save(path)
+        assert self.fleet is not None and self.maker is not None
+        log = self.maker.log
+        check = self.fleet.save(path, log.saved() if log is not None else [])
         verdict = tr(
             "fleet_verdict_held" if not check.findings else "fleet_verdict_broken",
             self.lang,

@@ -6,6 +6,7 @@ seconds. They wait on what a worker prints (its JSON lines) or on the process ta
 for a stretch of time; every wait has a generous bound (WAIT_S) that only a hung run reaches.
 """
 
+import contextlib
 import os
 import shutil
 import signal
@@ -185,6 +186,9 @@ def test_headless_runs_random_faults_and_exits_on_its_verdict(tmp_path: Path) ->
     view = saved.timeline_at(saved.end)
     assert view.rows and all(b.end is not None for r in view.rows for b in r.beliefs)
     assert saved.check().verdict is Verdict.HELD
+    # with the store's final rows and the frames a screen would have shown, for export
+    assert saved.rows is not None and len(saved.rows.tasks) == 3 and not saved.skipped
+    assert saved.frames and saved.frames[-1].at >= saved.frames[0].at
 
 
 def test_headless_refuses_bad_options_in_one_line() -> None:
@@ -334,6 +338,12 @@ async def test_the_app_drives_real_processes_and_saves_their_history(tmp_path: P
             saved = next(saves.glob("fleet-*.jsonl"))
             await until("the save written whole", lambda: '"verdict"' in saved.read_text())
             assert '"verdict": "held"' in saved.read_text().splitlines()[-1]
+            # with the store's final rows and the screen's frames, for --check and export
+            run = load_history(saved)
+            assert run.rows is not None and [r.task_id for r in run.rows.tasks] == ["t1"]
+            assert run.check().verdict is Verdict.HELD
+            pids = {frame.pids.get("w1") for frame in run.frames}
+            assert w1.pid in pids and any(fr.snap.rejections for fr in run.frames)
     finally:
         f.close()
 
@@ -430,5 +440,14 @@ def test_on_postgresql_a_server_restart_mid_run_loses_nothing_and_doubles_nothin
         assert check.completed == 2
     finally:
         f.close()
+        # pgserver's cleanup stops the server process it started, and after `pg_ctl restart`
+        # the server is another process: it would be left running on a deleted folder. So
+        # whatever server runs on this test's own data directory is stopped first (pg_ctl
+        # reads its pid there); no other server is touched.
+        with contextlib.suppress(subprocess.CalledProcessError):
+            pgserver.pg_ctl(  # type: ignore[attr-defined]
+                ["-w", "-m", "fast", "stop"], pgdata=server.pgdata, user=server.system_user
+            )
         server.cleanup()
         shutil.rmtree(folder, ignore_errors=True)
+    assert not _server_of(str(folder)), "the restarted server was left running"
