@@ -180,6 +180,7 @@ class BorrowedKeysApp(App[int]):
         from demo.screens.main import MainScreen
 
         screen = MainScreen(session, playing=session.scenario is None and self.live_clock)
+        self.clear_notifications()  # "still opening" is no longer true
         await self.switch_screen(screen)
         self.opened.set()
 
