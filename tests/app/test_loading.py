@@ -137,6 +137,10 @@ async def test_q_quits_while_the_run_opens() -> None:
         await pilot.pause()
         assert app.return_code == 0  # it is ending: q was not refused like the others
         assert not app._notifications
+    # a session its thread would still build is closed by that thread, not left open
+    assert app._opening.take() is None
+    late: Any = Closes()
+    assert not app._opening.built(late) and late.closed == 1
 
 
 class Closes:
