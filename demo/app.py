@@ -2,30 +2,59 @@
 
 `run_app(args)` is what `borrowed-keys` (no command, or `tui [FILE] [--lang en|zh]`) and
 `python -m demo` run. The app holds no lease logic: it drives a core.scenarios.session.Session.
+
+A run the app starts in (`tui FILE`, `--sandbox`) opens off the loop: the first frame is
+painted from the file's head alone (demo/loading.py), and the session (the file format, the
+engine and its store, the first snapshot) is built on a thread, which says so with
+`SessionOpened`; the main screen then replaces the loading frame. So this module loads none
+of those at its top: only what that first frame needs.
 """
 
 import argparse
+import asyncio
 import locale
 import os
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import AsyncGenerator, Callable
+from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
+from textual import work
 from textual.app import App
+from textual.message import Message
+from textual.pilot import Pilot
 from textual.reactive import reactive
 
-from core.engine.config import Mode
-from core.scenarios.format import Scenario, ScenarioError
-from core.scenarios.session import Session
-from core.sim.simulation import IN_MEMORY
-from demo.host import Host
+from core.engine.modes import Mode
+from core.scenarios.head import ScenarioHead, read_head, sandbox_head
 from demo.i18n import LANGS
+from demo.loading import LoadingScreen, Opening
 from demo.saves import MAX_SAVES, SAVE_FOLDER, SaveLimitReached, save_files
-from demo.screens.main import MainScreen
-from demo.screens.picker import PickerScreen
 
-__all__ = ["BorrowedKeysApp", "default_lang", "run_app"]
+if TYPE_CHECKING:
+    from core.scenarios.format import Scenario
+    from core.scenarios.session import Session
+    from demo.host import Host
+    from demo.screens.main import MainScreen
+
+__all__ = ["BorrowedKeysApp", "SessionOpened", "default_lang", "run_app"]
+
+# SQLite in memory: where a run keeps its store without `--db` (core.sim.simulation's
+# IN_MEMORY, spelt here so that the first frame does not wait for the simulation to load)
+IN_MEMORY = ":memory:"
+
+
+class SessionOpened(Message):
+    """The session of the run the app starts in was built off the loop (taken from the
+    app's `Opening`), or could not be: `refused` says why in one line (a file that cannot
+    be played), `error` is anything else, raised again on the loop."""
+
+    def __init__(self, refused: str | None = None, error: BaseException | None = None) -> None:
+        super().__init__()
+        self.refused = refused
+        self.error = error
 
 
 def default_lang() -> str:
@@ -42,7 +71,10 @@ def default_lang() -> str:
 
 
 class BorrowedKeysApp(App[int]):
-    """The app. `live_clock=False` (tests, snapshots) turns the refresh timer off."""
+    """The app. `live_clock=False` (tests, snapshots) turns the refresh timer off.
+
+    `scenario` is a scenario already read, or a file's name (a path or a bundled
+    scenario's), read with the rest of the run off the loop."""
 
     CSS_PATH = "app.tcss"
     TITLE = "Borrowed Keys"
@@ -51,7 +83,7 @@ class BorrowedKeysApp(App[int]):
 
     def __init__(
         self,
-        scenario: Scenario | None = None,
+        scenario: "Scenario | str | None" = None,
         *,
         open_directly: bool = False,
         lang: str = "en",
@@ -73,25 +105,126 @@ class BorrowedKeysApp(App[int]):
         # where every run the app plays keeps its store: `--db`, or SQLite in memory
         self.database = database
         self.saves_made = 0
+        # The first run, built off the loop; `opened` is set once it is on screen (or the
+        # picker is, or the app ends without it), `refused` says why a file cannot be played.
+        self._opening = Opening()
+        self.opened = asyncio.Event()
+        self.refused: str | None = None
 
     def on_mount(self) -> None:
         if self.open_directly:
-            self.open_session(self.start_scenario, mode=self.start_mode)
+            self.push_screen(LoadingScreen(self._start_head(), self.lang))
         else:
+            from demo.screens.picker import PickerScreen
+
             self.push_screen(PickerScreen())
+            self.opened.set()
 
     # -- sessions ------------------------------------------------------------------------------
 
-    def open_session(self, scenario: Scenario | None, *, mode: Mode | None = None) -> MainScreen:
-        session = Session(
+    def _start_head(self) -> ScenarioHead:
+        """What the loading frame says of the run the app starts in."""
+        scenario, mode = self.start_scenario, self.start_mode
+        if scenario is None:
+            return sandbox_head(mode)
+        if isinstance(scenario, str):
+            # a file whose head does not read was opened before the app (run_app)
+            return read_head(scenario, mode) or ScenarioHead(scenario, None, None, "correct")
+        own = (mode or scenario.settings.mode).value
+        return ScenarioHead(scenario.title, scenario.title_zh, len(scenario.steps), own)
+
+    def on_loading_screen_painted(self, _message: LoadingScreen.Painted) -> None:
+        self._build_first_session()
+
+    @work(thread=True, group="opening", exit_on_error=False)
+    def _build_first_session(self) -> None:
+        """On a thread: the file read and checked, the engine and its store, the session, its
+        first snapshot, and the main screen's modules; `SessionOpened` says it is done."""
+        from core.scenarios.format import ScenarioError
+
+        lang = self.lang
+        try:
+            try:
+                session = self._new_session(self.start_scenario, self.start_mode)
+            except (ScenarioError, OSError) as exc:
+                told = exc.in_language(lang) if isinstance(exc, ScenarioError) else str(exc)
+                self.post_message(SessionOpened(refused=told))
+                return
+            try:
+                import demo.screens.main  # noqa: F401  (its widgets load here, not on the loop)
+
+                session.snapshot()  # the first frame's reads, compiled and warm
+            except BaseException:
+                session.close()
+                raise
+        except BaseException as exc:  # raised again on the loop, where the app ends on it
+            self.post_message(SessionOpened(error=exc))
+            return
+        if self._opening.built(session):
+            self.post_message(SessionOpened())
+
+    async def on_session_opened(self, message: SessionOpened) -> None:
+        if message.error is not None:
+            self.opened.set()
+            raise message.error
+        if message.refused is not None:
+            # said on the terminal once the app has given it back (run_app), as before a
+            # start: one line, exit 2
+            self.refused = message.refused
+            self.opened.set()
+            self.exit(return_code=2)
+            return
+        session = self._opening.take()
+        if session is None:  # the app is ending: the thread closed it
+            return
+        from demo.screens.main import MainScreen
+
+        screen = MainScreen(session, playing=session.scenario is None and self.live_clock)
+        self.clear_notifications()  # "still opening" is no longer true
+        await self.switch_screen(screen)
+        self.opened.set()
+
+    def on_unmount(self) -> None:
+        # a session still being built when the app ends is closed by its thread
+        self._opening.abandon()
+        self.opened.set()
+
+    def _new_session(self, scenario: "Scenario | str | None", mode: Mode | None) -> "Session":
+        from core.scenarios.session import Session
+
+        if isinstance(scenario, str):
+            from core.scenarios.library import open_scenario
+
+            scenario = open_scenario(scenario)
+        return Session(
             scenario, mode=mode, lang=self.lang, interview=self.interview, database=self.database
         )
+
+    def open_session(
+        self, scenario: "Scenario | None", *, mode: Mode | None = None
+    ) -> "MainScreen":
+        """Another run, from the picker: opened at once (the engine is loaded by then, or
+        worth the wait of a chosen scenario)."""
+        from demo.screens.main import MainScreen
+
+        session = self._new_session(scenario, mode)
         screen = MainScreen(session, playing=scenario is None and self.live_clock)
         self.push_screen(screen)
         return screen
 
+    @asynccontextmanager
+    async def run_test(self, *args: Any, **kwargs: Any) -> AsyncGenerator[Pilot[int], None]:
+        """Textual's `run_test`, handing the pilot over once the run the app starts in is
+        on screen: a test drives the app as a person does, from its first real frame."""
+        async with super().run_test(*args, **kwargs) as pilot:
+            await self.opened.wait()
+            await pilot.pause()
+            yield pilot
+
     @property
-    def main_screen(self) -> MainScreen | None:
+    def main_screen(self) -> "MainScreen | None":
+        from demo.screens.main import MainScreen
+
         screen = self.screen
         return screen if isinstance(screen, MainScreen) else None
 
@@ -103,7 +236,7 @@ class BorrowedKeysApp(App[int]):
 
     # -- saving --------------------------------------------------------------------------------
 
-    def prepare_save(self, session: Session) -> Callable[[], list[Path]]:
+    def prepare_save(self, session: "Session") -> Callable[[], list[Path]]:
         """Begin a save: transcript (JSON Lines), screenshot (SVG) and the run as a scenario
         (TOML). The screenshot is taken now (it is the screen as the presenter sees it); the
         returned job reads the run from the store and writes the files, on the session's
@@ -139,29 +272,39 @@ class BorrowedKeysApp(App[int]):
         return write
 
 
-_IS_A_HOST: type[Host] = BorrowedKeysApp  # mypy checks the app gives the screens what they use
+if TYPE_CHECKING:
+    _IS_A_HOST: type[Host] = BorrowedKeysApp  # mypy checks the app gives the screens what they use
 
 
 def run_app(args: argparse.Namespace) -> int:
     """Start the app with `tui`'s options (demo/cli.py declares them); the exit code."""
     lang = args.lang or default_lang()
-    scenario = None
+    mode = Mode(args.mode) if args.mode else None
+    scenario: Scenario | str | None = None
     if args.file:
-        from core.scenarios.library import open_scenario
+        scenario = args.file
+        if read_head(args.file) is None:
+            # Not even its head reads (no such file, not TOML): opened now, the slow way,
+            # which says what is wrong before the app takes the terminal.
+            from core.scenarios.format import ScenarioError
+            from core.scenarios.library import open_scenario
 
-        try:
-            scenario = open_scenario(args.file)
-        except (ScenarioError, OSError) as exc:
-            told = exc.in_language(lang) if isinstance(exc, ScenarioError) else str(exc)
-            print(f"borrowed-keys: {told}", file=sys.stderr)
-            return 2
+            try:
+                scenario = open_scenario(args.file)
+            except (ScenarioError, OSError) as exc:
+                told = exc.in_language(lang) if isinstance(exc, ScenarioError) else str(exc)
+                print(f"borrowed-keys: {told}", file=sys.stderr)
+                return 2
     app = BorrowedKeysApp(
         scenario,
         open_directly=bool(args.file) or args.sandbox,
         lang=lang,
-        mode=Mode(args.mode) if args.mode else None,
+        mode=mode,
         interview=getattr(args, "interview", False),
         database=args.db or IN_MEMORY,
     )
     result = app.run()
+    if app.refused is not None:
+        print(f"borrowed-keys: {app.refused}", file=sys.stderr)
+        return 2
     return int(result) if isinstance(result, int) else 0

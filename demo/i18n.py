@@ -161,6 +161,12 @@ WORDS: dict[str, tuple[str, str]] = {
     "step_k_of_n": ("Step {k} of {n}", "第 {k} 步 / 共 {n} 步"),
     "before_start": ("Press → or n for the first step.", "按 → 或 n 开始第一步。"),
     "end_of_script": ("End of the script.", "脚本结束。"),
+    # the frame painted while a run opens (demo/loading.py), and a key pressed meanwhile
+    "opening_run": ("Opening this run…", "正在打开这一局……"),
+    "still_opening": (
+        "Still opening this run: keys work once it is on screen (q quits).",
+        "这一局还在打开：画面出来后按键才起作用（q 退出）。",
+    ),
     "forked_note": (
         "You acted, so the rest of the script was dropped: this run is yours now "
         "({acts} of yours recorded so far).",

@@ -25,7 +25,6 @@ from sqlalchemy import (
     true,
     update,
 )
-from sqlalchemy.dialects.postgresql import insert as postgresql_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import Dialect
 from sqlalchemy.ext.compiler import compiles
@@ -245,6 +244,14 @@ def statements_for(dialect: Dialect, policy: Policy) -> Statements:
     return found
 
 
+def _postgresql_insert() -> Any:
+    """PostgreSQL's INSERT, imported when its statements are built: a SQLite process never
+    loads SQLAlchemy's PostgreSQL dialect."""
+    from sqlalchemy.dialects.postgresql import insert
+
+    return insert
+
+
 @dataclass(frozen=True)
 class _Common:
     """What the statements of several tables share: the dialect's INSERT, the parameters
@@ -299,7 +306,7 @@ class _Common:
             dialect=dialect,
             policy=policy,
             postgresql=postgresql,
-            insert=postgresql_insert if postgresql else sqlite_insert,
+            insert=_postgresql_insert() if postgresql else sqlite_insert,
             now=now,
             ttl=bindparam("ttl", type_=BigInteger),
             deadline=bindparam("deadline", type_=BigInteger),

@@ -250,6 +250,11 @@ MODES: Final[dict[str, Word]] = {
 
 # The modes by a short name, for the header and the palette: "模式 正确做法", never the id.
 # The world before the fence names no fence: the story has not invented it yet.
+# The sandbox's title (a run with no file). Named by what sets it apart from scenario 14,
+# the full sandbox (six tasks of four kinds).
+SANDBOX_TITLE: Final = "Small sandbox: two tasks"
+SANDBOX_TITLE_ZH: Final = "小沙盒：两项任务"
+
 MODE_NAMES: Final[dict[str, Word]] = {
     "correct": ("correct", "正确做法"),
     "no_expiry": ("mistake one", "误区一"),

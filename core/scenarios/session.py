@@ -17,6 +17,7 @@ from core.engine.config import LeaseConfig, Mode
 from core.engine.records import EventRow, dump_json
 from core.engine.vocabulary import EventKind
 from core.scenarios.format import Expectation, Panel, Question, Scenario, Step, Subject
+from core.scenarios.glossary import SANDBOX_TITLE, SANDBOX_TITLE_ZH
 from core.scenarios.interview import Interview, Verdict
 from core.scenarios.panels import panel_for
 from core.scenarios.player import event_record, judge_expectation
@@ -33,10 +34,6 @@ from core.sim.spec import (
     WorkerSpec,
     in_language,
 )
-
-# Named by what sets it apart from scenario 14, the full sandbox (six tasks of four kinds).
-SANDBOX_TITLE = "Small sandbox: two tasks"
-SANDBOX_TITLE_ZH = "小沙盒：两项任务"
 
 
 def sandbox_settings(mode: Mode = Mode.CORRECT) -> SimSettings:

@@ -237,7 +237,9 @@ def test_tui_db_is_the_apps_setting_handed_to_each_session(monkeypatch: pytest.M
         asked.append(database)
         raise Opened
 
-    monkeypatch.setattr(demo.app, "Session", session)
+    import core.scenarios.session
+
+    monkeypatch.setattr(core.scenarios.session, "Session", session)
     for app in apps:
         with pytest.raises(Opened):
             app.open_session(None)

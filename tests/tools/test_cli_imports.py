@@ -1,7 +1,8 @@
 """A command imports what it runs and no more: `--help` and `list` load no database layer,
 no scenario schema and no app, nor the event loop, the engine, the simulation or a worker;
-`check` no database layer; `play` no app. Each is run in a fresh interpreter and its loaded
-modules looked at (what is loaded, not how long it takes)."""
+`check` no database layer; `play` no app, and on SQLite nothing of PostgreSQL. Each is run
+in a fresh interpreter and its loaded modules looked at (what is loaded, not how long it
+takes)."""
 
 import json
 import subprocess
@@ -75,3 +76,20 @@ def test_check_loads_the_schema_but_no_database_or_app() -> None:
 
 def test_play_loads_no_app() -> None:
     assert "textual" not in loaded("play", "01_fog", "--json")
+
+
+def test_a_sqlite_play_loads_nothing_of_postgresql() -> None:
+    heavy, every = modules("play", "01_fog", "--json")
+    assert "sqlalchemy" in heavy  # it did run on the engine
+    assert "psycopg" not in heavy
+    assert {m for m in every if m.startswith("sqlalchemy.dialects.postgresql")} == set()
+
+
+def test_postgresql_still_gets_the_partial_indexes() -> None:
+    # declared for SQLite alone in the models; PostgreSQL's DDL adds its own predicate
+    from core.engine.backends.postgresql import _ddl
+
+    created = dict(_ddl())
+    assert created["ix_agent_tasks_queue"].endswith("WHERE status = 'queued'")
+    assert created["ix_agent_tasks_running_expiry"].endswith("WHERE status = 'running'")
+    assert "WHERE" not in created["ix_agent_tasks_fence"]

@@ -38,7 +38,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 import psycopg
 from psycopg import errors as pg_errors
 from psycopg import sql as pg_sql
-from sqlalchemy import MetaData, String
+from sqlalchemy import MetaData, String, text
 from sqlalchemy.dialects.postgresql import psycopg as psycopg_dialect
 from sqlalchemy.engine import Dialect
 from sqlalchemy.schema import CreateIndex, CreateTable
@@ -251,6 +251,9 @@ def _ddl() -> list[tuple[str, str]]:
         statements.append((t.name, str(CreateTable(t, if_not_exists=True).compile(dialect=d))))
         for index in t.indexes:
             assert isinstance(index.name, str)
+            where = models.PARTIAL_INDEXES.get(index.name)
+            if where is not None:  # declared for SQLite alone (see models.PARTIAL_INDEXES)
+                index.dialect_kwargs["postgresql_where"] = text(where)
             sql = str(CreateIndex(index, if_not_exists=True).compile(dialect=d))
             statements.append((index.name, sql))
     statements.append((FENCE_SEQUENCE, f"CREATE SEQUENCE IF NOT EXISTS {FENCE_SEQUENCE}"))
