@@ -1,6 +1,9 @@
 """The portfolio page's cost: `borrowed-keys export 01_fog` in both languages, timed.
 
-The whole export as the command runs it (the app played headless twice, one language each
+First the command as a user types it, in a fresh process (start-up, the app's modules and
+all), three times: the least and the median wall time, with the machine's load (the
+machine is shared: a run that waited for a core is not the export's doing). Then the
+whole export as the command runs it (the app played headless twice, one language each
 in a process of its own, a screenshot per step, the page written) at the default 160 x 48:
 wall time, the CPU time of this process and of the two recording processes, the machine's
 load, and the page's size; then the preview GIF of the same frames, its time and size.
@@ -12,6 +15,9 @@ under 2 MB.
 
 import os
 import resource
+import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -24,6 +30,43 @@ EXPORT_TARGET_S = 8.0
 PAGE_LIMIT_BYTES = 1_500_000
 PREVIEW_LIMIT_BYTES = 2_000_000
 PAGE_LIMIT_MB = 1.5
+COMMAND_ROUNDS = 3
+
+
+def bench_command() -> str:
+    """`borrowed-keys export 01_fog` in a fresh process, COMMAND_ROUNDS times."""
+    command = [str(Path(sys.executable).with_name("borrowed-keys")), "export", "01_fog"]
+    took: list[float] = []
+    loads: list[float] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for n in range(COMMAND_ROUNDS):
+            started = time.perf_counter()
+            subprocess.run(
+                [*command, "--out", str(Path(tmp) / str(n))],
+                check=True,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+            took.append(time.perf_counter() - started)
+            loads.append(os.getloadavg()[0])
+    least, median = min(took), statistics.median(took)
+    what = f"borrowed-keys export 01_fog (en + zh, 160x48, a fresh process), {COMMAND_ROUNDS} runs"
+    for key, name, value in (("command_min", "least", least), ("command_median", "median", median)):
+        record(
+            "export",
+            key,
+            f"{what}: the {name} wall time",
+            round(value, 1),
+            "s",
+            target=EXPORT_TARGET_S,
+            aim="under",
+        )
+    verdict = "ok" if median < EXPORT_TARGET_S else "over"
+    return (
+        f"borrowed-keys export 01_fog, {COMMAND_ROUNDS} runs: least {least:.1f} s, median "
+        f"{median:.1f} s wall (target {EXPORT_TARGET_S:.0f} s: {verdict}; load average "
+        f"{min(loads):.1f} to {max(loads):.1f} on {os.cpu_count()} cores)"
+    )
 
 
 def bench_export() -> str:
@@ -51,7 +94,16 @@ def bench_export() -> str:
             target=EXPORT_TARGET_S,
             aim="under",
         )
-        record("export", "cpu", f"{what}, processor time", round(cpu, 1), "s")
+        record(
+            "export", "cpu", f"{what}, processor time of the command's process", round(cpu, 1), "s"
+        )
+        record(
+            "export",
+            "cpu_recorders",
+            f"{what}, processor time of the two recording processes",
+            round(recorders, 1),
+            "s",
+        )
         record(
             "export",
             "page",
@@ -78,27 +130,29 @@ def bench_export() -> str:
         started = time.perf_counter()
         shown = export(scenario, out / "p", name="01_fog", langs=("en",), preview=out / "fog.gif")
         took = time.perf_counter() - started
-        size = shown.preview_bytes
-        verdict = "ok" if size < PREVIEW_LIMIT_BYTES else "over"
+        gif = shown.preview_bytes
+        verdict = "ok" if gif < PREVIEW_LIMIT_BYTES else "over"
         record(
             "export",
             "preview",
             "export 01_fog --lang en --preview: the GIF's size",
-            round(size / 1e6, 2),
+            round(gif / 1e6, 2),
             "MB",
             target=PREVIEW_LIMIT_BYTES / 1e6,
             aim="under",
         )
         lines.append(
-            f"export 01_fog --lang en --preview: {took:.1f} s; the GIF {size / 1e6:.2f} MB "
+            f"export 01_fog --lang en --preview: {took:.1f} s; the GIF {gif / 1e6:.2f} MB "
             f"(limit 2 MB: {verdict})"
         )
     return "\n".join(lines)
 
 
 def export_bench(console: Console) -> None:
+    console.print(bench_command())
     console.print(bench_export())
 
 
 if __name__ == "__main__":
+    print(bench_command())
     print(bench_export())

@@ -153,15 +153,26 @@ def record_langs(
     where there are two (one event loop for both had them take turns). Each says how far it
     is on stderr: a line a step (`per_step`, on a terminal), else a line when it is done.
     The processes are forked: the scenario and the loaded modules come for free."""
+    import gc
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
+    # Textual and the app are loaded here, once, not in each process after the fork: on a
+    # machine with two cores, two loads took as long as one and twice the processor time.
+    import demo.export.frames  # noqa: F401
+
     if len(langs) == 1 or "fork" not in multiprocessing.get_all_start_methods():
         return [_record_one(scenario, lang, size, steps, per_step) for lang in langs]
-    fork = multiprocessing.get_context("fork")
-    with ProcessPoolExecutor(max_workers=len(langs), mp_context=fork) as pool:
-        jobs = [pool.submit(_record_one, scenario, lg, size, steps, per_step) for lg in langs]
-        return [job.result() for job in jobs]
+    # what is loaded before the fork, the collectors of the processes leave alone: it stays
+    # as it is, and its pages of memory stay shared
+    gc.freeze()
+    try:
+        fork = multiprocessing.get_context("fork")
+        with ProcessPoolExecutor(max_workers=len(langs), mp_context=fork) as pool:
+            jobs = [pool.submit(_record_one, scenario, lg, size, steps, per_step) for lg in langs]
+            return [job.result() for job in jobs]
+    finally:
+        gc.unfreeze()
 
 
 def export(

@@ -6,10 +6,13 @@ by itself. Each frame is the app's own SVG export taken the way they take it; `k
 which keys led to each frame, so a test can press them into a fresh app and compare.
 """
 
+import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from textual.pilot import Pilot
+from textual import events
+from textual.app import App
+from textual.message_pump import MessagePump
 from textual.widgets import TabbedContent
 
 from core.scenarios import glossary
@@ -62,13 +65,62 @@ class Recording:
 Progress = Callable[[str, int, int], None]
 
 
-async def _settle(pilot: Pilot[int]) -> None:
-    """Wait as the snapshot tests do before their screenshot: every key handled, animations
-    (a tab's underline) finished."""
-    await pilot.wait_for_scheduled_animations()
-    await pilot.pause()
-    await pilot.pause()
-    await pilot.wait_for_scheduled_animations()
+# Turns of the event loop a screen may take to come to rest after a key or a refresh: a
+# step takes a few dozen; this keeps a screen that never rests from hanging a recording.
+MAX_TURNS = 1000
+MAX_REFRESHES = 50
+
+
+def _pumps(app: App[int]) -> list[MessagePump]:
+    return [app, *app.screen.walk_children(with_self=True)]
+
+
+async def _quiet(app: App[int]) -> None:
+    """Until no message pump of the screen has a message waiting, twice in a row.
+
+    Textual's Pilot waits instead until the process has been idle for 20 ms, several times
+    a key: a third of a recording's wall time went to sleeping. This sends the pumps
+    nothing (Pilot queues a callback behind each pump's messages): the order in which they
+    take their turns stays the app's own, as on a terminal."""
+    waited = 0
+    for _ in range(MAX_TURNS):
+        await asyncio.sleep(0)
+        waited = 0 if any(pump.message_queue_size for pump in _pumps(app)) else waited + 1
+        if waited == 2:
+            return
+
+
+class _Layouts:
+    """How many times the screen has been laid out: Textual says so after each layout."""
+
+    def __init__(self, app: App[int]) -> None:
+        self.count = 0
+        app.screen.screen_layout_refresh_signal.subscribe(app, self._one, immediate=True)
+
+    def _one(self, _screen: object) -> None:
+        self.count += 1
+
+
+async def _settle(app: App[int], layouts: _Layouts) -> None:
+    """The screen at rest: every message handled, and refreshed until a refresh lays out
+    nothing and sets nothing off. A step takes a few: a panel's note or the narration is
+    laid out, then the panel scrolls or the narration folds to fit it, and is laid out
+    again (`MainScreen.refresh_view`). Each refresh is the screen's own, on its timer, as on
+    a terminal; a screen with nothing to paint does not wait. The snapshot tests wait as
+    long with Pilot: a test compares a frame with a fresh app's, driven by Pilot."""
+    for _ in range(MAX_REFRESHES):
+        await _quiet(app)
+        before = layouts.count
+        await app.screen.wait_for_refresh()
+        if layouts.count == before and not any(p.message_queue_size for p in _pumps(app)):
+            return
+
+
+async def _press(app: App[int], keys: list[str]) -> None:
+    """The keys as a terminal sends them, each handled before the next."""
+    for key in keys:
+        app.post_message(events.Key(key, key if len(key) == 1 else None))
+        await _quiet(app)
 
 
 def _frame(
@@ -118,15 +170,16 @@ async def record(
 
     Animations jump to their end (`animation_level`): headless, a tab's sliding underline
     was painted frame by frame for nobody, a fifth of a recording's CPU. The frame after the
-    step is the same (a test compares frames with a fresh app's, taken after the animations).
+    step is the same (a test compares frames with a fresh app's, driven by Pilot and taken
+    after the animations).
     `progress` hears of each frame taken, with the number of steps to take."""
     app = BorrowedKeysApp(scenario, open_directly=True, lang=lang, live_clock=False)
     app.animation_level = "none"  # a public setting of Textual's App
     count = len(scenario.steps) if steps is None else min(steps, len(scenario.steps))
     frames: list[Frame] = []
-    async with app.run_test(size=size) as pilot:
-        await pilot.pause()
-        await _settle(pilot)
+    async with app.run_test(size=size):
+        layouts = _Layouts(app)
+        await _settle(app, layouts)
         screen = app.main_screen
         assert screen is not None, "a scenario opens on the main screen"
         session = screen.session
@@ -139,11 +192,11 @@ async def record(
             step = session.steps[index - 1]
             # interview mode: n puts the question on screen, v reveals it and plays the step
             keys = ["n", "v"] if step.question is not None else ["n"]
-            await pilot.press(*keys)
+            await _press(app, keys)
             outcome = session.last_outcome
             assert outcome is not None and outcome.index == index - 1, "the step was played"
             # the app opens the panel the step is about by itself (`StepOutcome.panel`)
-            await _settle(pilot)
+            await _settle(app, layouts)
             panel = screen.query_one("#panels", TabbedContent).active
             svg = app.export_screenshot(simplify=True)
             frames.append(_frame(index, keys, panel, svg, outcome, lang, _timeline(session)))

@@ -342,8 +342,10 @@ def _question_html(frame: Frame, lang: str) -> tuple[str, str]:
 
 
 def _step_html(
-    frame: Frame, lang: str, total: int, shared: SharedStyles, before: Frame | None
-) -> str:
+    frame: Frame, lang: str, total: int, shared: SharedStyles, before: str | None
+) -> tuple[str, str]:
+    """The step's part of the page in `lang`, and its frame as the page draws it (before
+    the outlines): `before` is the frame of the step before, as this returned it."""
     k = frame.index
     asked, answer = _question_html(frame, lang)
     parts = [f'<div class="l" data-l="{lang}" lang="{LANG_TAGS[lang]}">', '<div class="text">']
@@ -377,9 +379,8 @@ def _step_html(
         parts.append(f'<p class="end">{_e(tr("end_of_script", lang))}</p>')
     parts.append("</div></div>")  # .after, .text
     label = _e(word("frame_label", lang, k=k))
-    svg = shared.frame(page_svg(frame.svg, f"{lang}{k}"))
-    if before is not None:
-        svg = marked(svg, changes(shared.frame(page_svg(before.svg, "b")), svg))
+    drawn = shared.frame(page_svg(frame.svg, f"{lang}{k}"))
+    svg = drawn if before is None else marked(drawn, changes(before, drawn))
     belief = timeline_svg.timeline_html(frame.timeline, lang, f"tl-{lang}{k}")
     parts.append(f'<figure class="frame after" aria-label="{label}">{svg}{belief}</figure>')
     if frame.question is not None:
@@ -391,7 +392,7 @@ def _step_html(
             f"<figcaption>{said}</figcaption></figure>"
         )
     parts.append("</div>")
-    return "".join(parts)
+    return "".join(parts), drawn
 
 
 CSS = """
@@ -690,12 +691,14 @@ def build_page(scenario: Scenario, recordings: Sequence[Recording], *, command: 
     )
     out.append("<main>")
     shared = SharedStyles()
+    drawn: dict[str, str] = {}  # each language's frame of the step before, as drawn
     for i, frame in enumerate(recordings[0].frames):
         marks = ' data-question="1"' if frame.question is not None else ""
-        body = "".join(
-            _step_html(r.frames[i], r.lang, total, shared, r.frames[i - 1] if i else None)
-            for r in recordings
-        )
+        parts = []
+        for r in recordings:
+            part, drawn[r.lang] = _step_html(r.frames[i], r.lang, total, shared, drawn.get(r.lang))
+            parts.append(part)
+        body = "".join(parts)
         out.append(
             f'<section class="step" id="step-{frame.index}" data-step="{frame.index}"{marks}>'
             f"{body}</section>"
