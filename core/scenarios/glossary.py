@@ -838,6 +838,81 @@ FILE_MISTAKES: Final[dict[str, Word]] = {
 }
 
 
+# Every error the core raises on purpose that can reach a person, by its `why` (the
+# engine's Why, the simulation's Unfit), in both languages. The English is what the core
+# has always said (a test holds each row to the error's own message); `{message}` stands
+# for the core's own line where it is more than a template (a store's path and driver
+# words), which the Chinese quotes as the store's words. Ids stay as the run spells them;
+# a worker the story knows goes by its name.
+ENGINE_ERRORS: Final[dict[str, Word]] = {
+    # the engine's
+    "general": ("{message}", "核心拒绝了这一步（原话：{message}）"),
+    "config": ("{message}", "租约时长的设定不成立：{rule}"),
+    "store": ("{message}", "存储无法使用，这一步什么也没写进去（存储的原话：{message}）"),
+    "clock_behind": (
+        "{message}",
+        "本进程的时钟落后于存储里已经写下的时刻：在 SQLite 上每个进程用自己的时钟判断租约，"
+        "时钟对不上的进程无法被安全地判断，所以停下（存储的原话：{message}）",
+    ),
+    "schema_version": (
+        "{message}",
+        "这个存储的表结构版本与本程序不符，文件原样未动（存储的原话：{message}）",
+    ),
+    "store_closed": ("{message}", "存储已经关闭，不再接受新的事务"),
+    "disk_full": (
+        "{message}",
+        "磁盘已满：这个事务没有写进去，数据库里仍是此前提交的内容",
+    ),
+    "foreign_log": (
+        "{message}",
+        "数据库旁边的预写日志不属于它，两者都原样未动（存储的原话：{message}）",
+    ),
+    "connection_lost": ("{message}", "打开存储时连接断了，可以再试一次"),
+    "unknown_task": ("unknown task {task!r}", "没有 “{task}” 这个任务"),
+    "duplicate_task": ("task {task!r} already exists", "任务 “{task}” 已经存在"),
+    "invalid_payload": ("{message}", "这份数据存不成 JSON，存储什么也没写"),
+    "invalid_argument": ("{message}", "给存储的参数类型或范围不对，存储什么也没写"),
+    "invalid_id": ("{message}", "这个编号不是一行可显示的文字，存储什么也没写"),
+    "lease_mismatch": ("{message}", "这份租约从来不是为这个任务签发的"),
+    "not_waiting": (
+        "cannot {operation} {task}: it is {status}, not waiting for approval",
+        "无法{operation}任务 “{task}”：它现在{status}，并不在等待审批",
+    ),
+    "lease_rejected": ("{message}", "{refusal}"),
+    # the simulation's: an act that does not fit the run
+    "unknown_worker": ("{action}: unknown worker {worker!r}", "没有 “{worker}” 这个执行者"),
+    "worker_exists": (
+        "add_worker: worker {worker!r} already exists",
+        "执行者{worker}已经在了",
+    ),
+    "no_lease": (
+        "{action}: {worker} holds no lease in its memory",
+        "{worker}的记忆里没有租约，{action}做不成",
+    ),
+    "does_not_fit": ("{action}: {cause}", "这一步做不成：{cause}"),
+    "time_backwards": ("time cannot go backwards", "时间不能倒流"),
+    "unknown_action": ("unknown action {action!r}", "没有 “{action}” 这个动作"),
+    "save_needs_sqlite": (
+        "only a run on SQLite can be saved and restored",
+        "只有用 SQLite 的运行才能保存和恢复",
+    ),
+    "save_needs_manual": (
+        "a run with autopilot workers cannot be saved",
+        "有执行者在自动运行，这次运行不能保存",
+    ),
+    "stalled": ("{worker} is stalled; resume it first", "{worker}停顿着：先让它恢复"),
+    "nothing_to_claim": ("nothing to claim", "没有可以领取的任务"),
+    "heartbeat_frozen": ("{worker}'s heartbeat is frozen", "{worker}的心跳冻结了"),
+    "partitioned": ("{worker} is partitioned from the store", "{worker}与存储之间断了桥"),
+}
+
+# How a scenario's run says it stopped on such an error.
+RUN_STOPPED: Final[dict[str, Word]] = {
+    "cannot_start": ("cannot start the run: {error}", "这次运行无法开始：{error}"),
+    "step_cannot_run": ("step {number} cannot run: {error}", "第 {number} 步无法执行：{error}"),
+}
+
+
 def file_mistake(name: str, lang: str, /, **fill: object) -> str:
     """One of a scenario file's mistakes in `lang`, its blanks filled."""
     return lookup(FILE_MISTAKES, name, lang, **fill)
