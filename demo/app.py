@@ -5,8 +5,6 @@
 """
 
 import argparse
-import locale
-import os
 import re
 import sys
 from collections.abc import Callable
@@ -20,25 +18,12 @@ from core.scenarios.format import Scenario, ScenarioError
 from core.scenarios.session import Session
 from core.sim.simulation import IN_MEMORY
 from demo.host import Host
-from demo.i18n import LANGS
+from demo.i18n import LANGS, default_lang
 from demo.saves import MAX_SAVES, SAVE_FOLDER, SaveLimitReached, save_files
 from demo.screens.main import MainScreen
 from demo.screens.picker import PickerScreen
 
 __all__ = ["BorrowedKeysApp", "default_lang", "run_app"]
-
-
-def default_lang() -> str:
-    """zh if the locale says Chinese, else en."""
-    for var in ("LC_ALL", "LC_MESSAGES", "LANG"):
-        value = os.environ.get(var, "")
-        if value:
-            return "zh" if value.lower().startswith("zh") else "en"
-    try:
-        loc = locale.getlocale()[0] or ""
-    except ValueError:
-        loc = ""
-    return "zh" if loc.lower().startswith("zh") else "en"
 
 
 class BorrowedKeysApp(App[int]):
