@@ -451,6 +451,14 @@ def ledger_value(value: str, lang: str) -> str:
     return f"{lookup(PAGE_VERBS, verb, lang)}{sep}{rest}" if verb in PAGE_VERBS else value
 
 
+def page_words(value: str, lang: str, forms: Mapping[str, Word] | None = None) -> str:
+    """A page's text in `lang`, said when it is drawn: a scripted page by its own form in
+    `lang` (`forms`, the snapshot's both forms of each, whichever was written), any other
+    as `ledger_value` says it."""
+    word = forms.get(value) if forms else None
+    return pick(word, lang) if word is not None else ledger_value(value, lang)
+
+
 # The check of the books (each page's total is the previous page's total plus its own
 # amount), where it breaks, and what a refused page would have done to them. "账本看起来仍然
 # 整齐，却悄悄混进了两套互相覆盖的世界": the page looks like any page; these say where the two

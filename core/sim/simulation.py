@@ -151,6 +151,9 @@ class Simulation(KeeperWatch, SnapshotBuilder, SaveRestore):
         self.workers: dict[str, Worker] = {}
         self._live_leases: dict[str, tuple[int, int, str | None, int]] = {}
         self._rejections: list[Rejection] = []
+        # Both forms of each scripted page written (see Snapshot.page_forms): words, not
+        # state, so a restore keeps what it learned.
+        self._page_forms: dict[str, tuple[str, str]] = {}
         self._dedup: Counter[str] = Counter()  # effect key -> repeats deduplicated
         self._task_views: dict[str, TaskView] = {}  # the last snapshot's, by task id
         self._pending_violations: list[Violation] = []
@@ -411,6 +414,8 @@ class Simulation(KeeperWatch, SnapshotBuilder, SaveRestore):
 
     def _manual(self, worker: Worker, a: ManualAction) -> ActionResult:
         """A manual call with the lease the worker remembers (which may be stale)."""
+        if isinstance(a, Write) and a.value_zh is not None:
+            self._page_forms[a.page] = (a.value, a.value_zh)
         refused = run_inline(worker.by_hand(a))  # NoLease, an ActionError, is raised
         if refused is None:
             return ActionResult()
