@@ -261,7 +261,7 @@ WORDS: dict[str, tuple[str, str]] = {
     # what `serve` says in its terminal, in the language it serves (after `PROG: `)
     "serve_serving": (
         "Serving Borrowed Keys at {url} — Ctrl+C to stop\n"
-        "  at most {limit} tabs at once (--max-sessions); `s` saves into {folder}",
+        "  at most {limit} tabs at once (--max-sessions); the s key saves into {folder}",
         "借来的钥匙在 {url} 上提供服务，按 Ctrl+C 停止\n"
         "  同时最多 {limit} 个标签页（--max-sessions）；按 s 保存到 {folder}",
     ),
@@ -458,7 +458,7 @@ WORDS.update(
         "palette_approve": ("Approve {task}", "批准 {task}"),
         "palette_reject": ("Reject {task}", "驳回 {task}"),
         "palette_waiting": ("{task} waits for a person's approval", "{task} 正等人批准"),
-        "palette_filter": ("Rejected: only {reason}", "拒收：只看 {reason}"),
+        "palette_filter": ("Rejected: only {reason}", "拒收：只看{reason}"),
         "palette_filter_all": ("Rejected: every reason", "拒收：全部原因"),
         "palette_filter_help": (
             "Show the Rejected panel with this filter",
@@ -655,7 +655,7 @@ WORDS.update(
         "chosen_worker": (
             "Fault keys act on {name}: h freeze heartbeat, z stall, k kill, u resume or "
             "restart, c partition or heal",
-            "故障键作用于 {name}：h 冻结心跳，z 停顿，k 杀死，u 恢复或重启，c 断桥或修桥",
+            "故障键作用于{name}：h 冻结心跳，z 停顿，k 杀死，u 恢复或重启，c 断桥或修桥",
         ),
         "no_worker": ("No worker to act on", "没有可以操作的执行者"),
         "tip_fault": (

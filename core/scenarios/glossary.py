@@ -615,7 +615,7 @@ FILE_MISTAKES: Final[dict[str, Word]] = {
         "{name} must be true or false, got {got}",
         "{name} 必须是 true 或 false，这里是{got}",
     ),
-    "must_be_int": ("{name} must be an integer, got {got}", "{name} 必须是整数，这里是 {got}"),
+    "must_be_int": ("{name} must be an integer, got {got}", "{name} 必须是整数，这里是{got}"),
     "at_least": ("{name} must be at least {low}, got {got}", "{name} 至少是 {low}，这里是 {got}"),
     "at_most": ("{name} is too large: {got} (at most {high})", "{name} 太大：{got}（最多 {high}）"),
     "must_be_tables": (
@@ -699,16 +699,16 @@ FILE_MISTAKES: Final[dict[str, Word]] = {
     ),
     "value_zh_alone": (
         '"value_zh" without value: add value = "..."',
-        '有 “value_zh” 却没有 value：加上 value = "..."',
+        '有 “value_zh” 却没有 “value”：加上 value = "..."',
     ),
     # a question's choices (a follow-up's keys have `p` = "follow_up_" in front)
     "choices_zh_alone": (
         '"{p}choices_zh" without choices: add {p}choices = [...]',
-        "有 “{p}choices_zh” 却没有 {p}choices：加上 {p}choices = [...]",
+        "有 “{p}choices_zh” 却没有 “{p}choices”：加上 {p}choices = [...]",
     ),
     "answer_alone": (
         '"{p}answer" without choices: add {p}choices = [...]',
-        "有 “{p}answer” 却没有 {p}choices：加上 {p}choices = [...]",
+        "有 “{p}answer” 却没有 “{p}choices”：加上 {p}choices = [...]",
     ),
     "choices_no_answer": (
         "{p}choices need an answer: add {p}answer = N, the right one's number (1 to {n})",
@@ -734,7 +734,7 @@ FILE_MISTAKES: Final[dict[str, Word]] = {
         "{key} 要有 {low} 到 {high} 个选项，这里有 {count} 个",
     ),
     # a size (a heartbeat's payload), after its key
-    "size_type": (' must be a size like "2MB", got {got}', " 必须是大小，例如 “2MB”，这里是 {got}"),
+    "size_type": (' must be a size like "2MB", got {got}', " 必须是大小，例如 “2MB”，这里是{got}"),
     "size_negative": (" must not be negative, got {value}", " 不能是负数，这里是 {value}"),
     "size_unread": (
         ' must be a size like "2MB", "512KB" or "0", got "{value}"',

@@ -325,7 +325,7 @@ def action_sentence(action: Action, lang: str = "en") -> str:
 # The seed: "续约频率快于租期的一半。 例如租期 60 秒，worker 每 20 秒发一次 heartbeat。这样即使
 # 丢一两次包，系统还有补救窗口。" The English form is the one the player prints on stderr.
 WARNING_FORMS: Final[dict[str, Word]] = {
-    "warning_at": ("{path}:{line}: warning: {message}", "{path}:{line}：警告：{message}"),
+    "warning_at": ("{path}:{line}: warning: {message}", "{path}:{line}: 警告：{message}"),
     "renews_too_slowly": (
         "heartbeat_every ({heartbeat}) is more than half of lease_ttl ({ttl}): "
         "one lost heartbeat can cost the lease",
