@@ -856,7 +856,7 @@ ENGINE_ERRORS: Final[dict[str, Word]] = {
     # the engine's
     "general": ("{message}", "核心拒绝了这一步（原话：{message}）"),
     "config": ("{message}", "租约时长的设定不成立：{rule}"),
-    "store": ("{message}", "存储无法使用，这一步什么也没写进去（存储的原话：{message}）"),
+    "store": ("{message}", "存储无法使用（存储的原话：{message}）"),
     "clock_behind": (
         "{message}",
         "本进程的时钟落后于存储里已经写下的时刻：在 SQLite 上每个进程用自己的时钟判断租约，"
