@@ -40,7 +40,7 @@ APP_DEPTH = 5
 
 WORDS.update(
     {
-        "explore_title": ("Exploring every interleaving: {meaning}", "穷举所有交错：{meaning}"),
+        "explore_title": ("Exploring every interleaving ({meaning})", "穷举所有交错（{meaning}）"),
         "explore_level": (
             "depth {depth}/{bound} · {states:,} states · {rate:,.0f} states/s",
             "深度 {depth}/{bound} · {states:,} 个状态 · 每秒 {rate:,.0f} 个",
