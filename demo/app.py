@@ -12,8 +12,6 @@ of those at its top: only what that first frame needs.
 
 import argparse
 import asyncio
-import locale
-import os
 import re
 import sys
 from collections.abc import AsyncGenerator, Callable
@@ -29,7 +27,7 @@ from textual.reactive import reactive
 
 from core.engine.modes import Mode
 from core.scenarios.head import ScenarioHead, read_head, sandbox_head
-from demo.i18n import LANGS
+from demo.i18n import LANGS, default_lang
 from demo.loading import LoadingScreen, Opening
 from demo.saves import MAX_SAVES, SAVE_FOLDER, SaveLimitReached, save_files
 
@@ -55,19 +53,6 @@ class SessionOpened(Message):
         super().__init__()
         self.refused = refused
         self.error = error
-
-
-def default_lang() -> str:
-    """zh if the locale says Chinese, else en."""
-    for var in ("LC_ALL", "LC_MESSAGES", "LANG"):
-        value = os.environ.get(var, "")
-        if value:
-            return "zh" if value.lower().startswith("zh") else "en"
-    try:
-        loc = locale.getlocale()[0] or ""
-    except ValueError:
-        loc = ""
-    return "zh" if loc.lower().startswith("zh") else "en"
 
 
 class BorrowedKeysApp(App[int]):

@@ -63,7 +63,9 @@ def add_serve(sub: Any) -> None:
     p = sub.add_parser(
         "serve",
         help="serve the app to a web browser, one app per tab (for presenting over a call)",
-        description="Serve the Borrowed Keys app to a web browser (one app per browser tab).",
+        description="Serve the Borrowed Keys app to a web browser (one app per browser tab). "
+        "It speaks one language, --lang or else the locale's (as tui picks it): its lines in "
+        "this terminal, the page, and every tab's app; a tab's l switches that tab's app alone.",
     )
     add_app_options(p)
     p.add_argument(

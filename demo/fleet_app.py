@@ -17,6 +17,7 @@ from textual.app import App
 from core.engine.errors import BorrowedKeysError
 from core.fleet.command import BadOption, checked, start_fleet
 from core.fleet.supervisor import Fleet
+from core.scenarios.telling import error_sentence
 from demo.app import default_lang
 from demo.i18n import tr
 from demo.saves import SAVE_FOLDER
@@ -56,7 +57,9 @@ def run_fleet_app(args: argparse.Namespace) -> int:
     try:
         fleet = start_fleet(opts)
     except BorrowedKeysError as exc:
-        print(f"borrowed-keys fleet: {' '.join(str(exc).split())}", file=sys.stderr)
+        print(
+            f"borrowed-keys fleet: {' '.join(error_sentence(exc, lang).split())}", file=sys.stderr
+        )
         return EXIT_BAD_INPUT
     signal.signal(signal.SIGHUP, _hang_up)
     try:
@@ -77,7 +80,9 @@ def run_fleet_app(args: argparse.Namespace) -> int:
             print(f"  {finding.detail}.")
         return int(check.verdict)
     except BorrowedKeysError as exc:
-        print(f"borrowed-keys fleet: {' '.join(str(exc).split())}", file=sys.stderr)
+        print(
+            f"borrowed-keys fleet: {' '.join(error_sentence(exc, lang).split())}", file=sys.stderr
+        )
         return EXIT_BAD_INPUT
     finally:
         fleet.close()

@@ -6,6 +6,8 @@ from core.scenarios.glossary, the one table the transcript and the help page use
 module adds only the app's own words (buttons, tooltips, notes).
 """
 
+import locale
+import os
 from typing import TYPE_CHECKING
 
 from core.scenarios import glossary
@@ -14,6 +16,20 @@ if TYPE_CHECKING:
     from core.sim.spec import Action
 
 LANGS = ("en", "zh")
+
+
+def default_lang() -> str:
+    """zh if the locale says Chinese, else en: the language of a run given no --lang."""
+    for var in ("LC_ALL", "LC_MESSAGES", "LANG"):
+        value = os.environ.get(var, "")
+        if value:
+            return "zh" if value.lower().startswith("zh") else "en"
+    try:
+        loc = locale.getlocale()[0] or ""
+    except ValueError:
+        loc = ""
+    return "zh" if loc.lower().startswith("zh") else "en"
+
 
 WORDS: dict[str, tuple[str, str]] = {
     # the glossary's words (core.scenarios.glossary): concepts, panels, columns, states
@@ -247,7 +263,35 @@ WORDS: dict[str, tuple[str, str]] = {
     # the pages `serve` answers a browser with
     "app_name": ("Borrowed Keys", "借来的钥匙"),
     "serve_full_title": ("{name}: all sessions in use", "{name}：会话已满"),
-    "serve_full_heading": ("{name} is full", "{name} 已满"),
+    "serve_full_heading": ("{name} is full", "{name}已满"),
+    # what `serve` says in its terminal, in the language it serves (after `PROG: `)
+    "serve_serving": (
+        "Serving Borrowed Keys at {url} — Ctrl+C to stop\n"
+        "  at most {limit} tabs at once (--max-sessions); the s key saves into {folder}",
+        "借来的钥匙在 {url} 上提供服务，按 Ctrl+C 停止\n"
+        "  同时最多 {limit} 个标签页（--max-sessions）；按 s 保存到 {folder}",
+    ),
+    "serve_port_range": (
+        "--port must be between 1 and 65535, not {port}",
+        "--port 必须在 1 到 65535 之间，这里是 {port}",
+    ),
+    "serve_sessions_range": (
+        "--max-sessions must be between 1 and 1000, not {n}",
+        "--max-sessions 必须在 1 到 1000 之间，这里是 {n}",
+    ),
+    "serve_in_use": (
+        "port {port} on {host} is in use; pick another with --port",
+        "{host} 上的端口 {port} 已被占用：用 --port 换一个",
+    ),
+    "serve_privileged": (
+        "port {port} needs more privileges; pick one above 1023 with --port",
+        "端口 {port} 需要更高的权限：用 --port 选一个大于 1023 的",
+    ),
+    "serve_cannot_listen": ("cannot listen on {where}: {why}", "无法在 {where} 上监听：{why}"),
+    "serve_open": (
+        "warning: listening on {host}: anyone who can reach port {port} controls the app",
+        "警告：正在 {host} 上监听，任何能连到端口 {port} 的人都能操控这个应用",
+    ),
     "serve_full_text": (
         "This server runs at most {limit} session(s) at once (one per browser tab), and all "
         "are in use. Close a tab that shows the app, then reload this page.",
@@ -433,7 +477,7 @@ WORDS.update(
         "palette_approve": ("Approve {task}", "批准 {task}"),
         "palette_reject": ("Reject {task}", "驳回 {task}"),
         "palette_waiting": ("{task} waits for a person's approval", "{task} 正等人批准"),
-        "palette_filter": ("Rejected: only {reason}", "拒收：只看 {reason}"),
+        "palette_filter": ("Rejected: only {reason}", "拒收：只看{reason}"),
         "palette_filter_all": ("Rejected: every reason", "拒收：全部原因"),
         "palette_filter_help": (
             "Show the Rejected panel with this filter",
@@ -630,7 +674,7 @@ WORDS.update(
         "chosen_worker": (
             "Fault keys act on {name}: h freeze heartbeat, z stall, k kill, u resume or "
             "restart, c partition or heal",
-            "故障键作用于 {name}：h 冻结心跳，z 停顿，k 杀死，u 恢复或重启，c 断桥或修桥",
+            "故障键作用于{name}：h 冻结心跳，z 停顿，k 杀死，u 恢复或重启，c 断桥或修桥",
         ),
         "no_worker": ("No worker to act on", "没有可以操作的执行者"),
         "tip_fault": (

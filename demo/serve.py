@@ -31,7 +31,7 @@ from textual_serve.app_service import AppService
 from textual_serve.server import Server
 
 from core.scenarios.format import ScenarioError
-from demo.i18n import tr
+from demo.i18n import default_lang, tr
 from demo.saves import SAVE_FOLDER
 from demo.screens.layout import NARROW_HEIGHT, NARROW_WIDTH
 from demo.serve_internals import app_process
@@ -65,13 +65,14 @@ MIN_FONT, MAX_FONT = 12, 32
 DEFAULT_FONT = 20  # what a page without script would get: the fit at 1600 x 1000
 
 
-def app_command(args: argparse.Namespace) -> str:
-    """The shell command textual-serve runs for each browser tab: this app, same options."""
+def app_command(args: argparse.Namespace, lang: str | None = None) -> str:
+    """The shell command textual-serve runs for each browser tab: this app, same options,
+    in `lang` (the language the server speaks) when given."""
     argv = [sys.executable, "-m", "demo"]
     if args.file:
         argv.append(args.file)
-    if args.lang:
-        argv += ["--lang", args.lang]
+    if lang or args.lang:
+        argv += ["--lang", lang or args.lang]
     if args.mode:
         argv += ["--mode", args.mode]
     if args.sandbox:
@@ -106,7 +107,7 @@ def is_loopback(host: str) -> bool:
     )
 
 
-def bind_problem(host: str, port: int) -> str | None:
+def bind_problem(host: str, port: int, lang: str = "en") -> str | None:
     """Why the server could not listen on host:port, in one line; None when it can.
 
     Checked before the server starts so that a taken port is a sentence, not a traceback
@@ -116,7 +117,7 @@ def bind_problem(host: str, port: int) -> str | None:
     try:
         addresses = _addresses(host, port)
     except OSError as exc:
-        return f"cannot listen on {host}: {exc.strerror or exc}"
+        return tr("serve_cannot_listen", lang, where=host, why=exc.strerror or exc)
     for family, addr in addresses:
         with socket.socket(family, socket.SOCK_STREAM) as probe:
             # The server sets SO_REUSEADDR too: a port left in TIME_WAIT is free to it.
@@ -124,16 +125,16 @@ def bind_problem(host: str, port: int) -> str | None:
             try:
                 probe.bind(addr)
             except OSError as exc:
-                return describe_bind_error(exc, host, port)
+                return describe_bind_error(exc, host, port, lang)
     return None
 
 
-def describe_bind_error(exc: OSError, host: str, port: int) -> str:
+def describe_bind_error(exc: OSError, host: str, port: int, lang: str = "en") -> str:
     if exc.errno == errno.EADDRINUSE:
-        return f"port {port} on {host} is in use; pick another with --port"
+        return tr("serve_in_use", lang, port=port, host=host)
     if exc.errno == errno.EACCES:
-        return f"port {port} needs more privileges; pick one above 1023 with --port"
-    return f"cannot listen on {url_for(host, port)}: {exc.strerror or exc}"
+        return tr("serve_privileged", lang, port=port)
+    return tr("serve_cannot_listen", lang, where=url_for(host, port), why=exc.strerror or exc)
 
 
 class BoundedAppService(AppService):
@@ -246,10 +247,9 @@ class AppServer(Server):
         logging.basicConfig(level=logging.WARNING, format=f"{PROG}: %(message)s")
 
     async def on_startup(self, app: web.Application) -> None:
+        url, folder = url_for(self.host, self.port), f"{Path.cwd() / SAVE_FOLDER}{os.sep}"
         print(
-            f"Serving Borrowed Keys at {url_for(self.host, self.port)} — Ctrl+C to stop\n"
-            f"  at most {self.max_sessions} tabs at once (--max-sessions); "
-            f"`s` saves into {Path.cwd() / SAVE_FOLDER}{os.sep}",
+            tr("serve_serving", self.lang, url=url, limit=self.max_sessions, folder=folder),
             flush=True,
         )
 
@@ -403,12 +403,17 @@ def say(line: str) -> None:
 
 
 def serve(args: argparse.Namespace) -> int:
-    """`borrowed-keys serve` with its options parsed (demo/cli.py declares them)."""
+    """`borrowed-keys serve` with its options parsed (demo/cli.py declares them).
+
+    One language for all it says: `--lang`, else the locale's, as `tui` picks it. The
+    terminal's lines, the page and every tab's app speak it (a tab's `l` switches that
+    tab's app alone)."""
+    lang = args.lang or default_lang()
     if not 0 < args.port < 65536:
-        say(f"--port must be between 1 and 65535, not {args.port}")
+        say(tr("serve_port_range", lang, port=args.port))
         return EXIT_BAD_INPUT
     if not 0 < args.max_sessions <= 1000:
-        say(f"--max-sessions must be between 1 and 1000, not {args.max_sessions}")
+        say(tr("serve_sessions_range", lang, n=args.max_sessions))
         return EXIT_BAD_INPUT
     if args.file:
         # Refuse a bad file here, once, rather than in every browser tab that connects.
@@ -417,29 +422,26 @@ def serve(args: argparse.Namespace) -> int:
         try:
             open_scenario(args.file)
         except (ScenarioError, OSError) as exc:
-            told = exc.in_language(args.lang or "en") if isinstance(exc, ScenarioError) else exc
+            told = exc.in_language(lang) if isinstance(exc, ScenarioError) else exc
             print(" ".join(str(told).split()), file=sys.stderr)
             return EXIT_BAD_INPUT
-    problem = bind_problem(args.host, args.port)
+    problem = bind_problem(args.host, args.port, lang)
     if problem is not None:
         say(problem)
         return EXIT_BAD_INPUT
     if not is_loopback(args.host):
-        say(
-            f"warning: listening on {args.host}: anyone who can reach port {args.port} "
-            "controls the app"
-        )
+        say(tr("serve_open", lang, host=args.host, port=args.port))
     server = AppServer(
-        app_command(args),
+        app_command(args, lang),
         args.host,
         args.port,
         max_sessions=args.max_sessions,
-        lang=args.lang or "en",
+        lang=lang,
     )
     try:
         server.serve()
     except OSError as exc:  # the port was taken after bind_problem looked
-        say(describe_bind_error(exc, args.host, args.port))
+        say(describe_bind_error(exc, args.host, args.port, lang))
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:
         pass

@@ -5,8 +5,45 @@ import enum
 from core.engine.vocabulary import Operation
 
 
+class Why(enum.StrEnum):
+    """What went wrong, by name, for every error the core raises on purpose: with the
+    error's `fill` (the values its sentence shows) a run in another language says the same
+    thing in its own words, without reading the English. Each error class has its own; a
+    raise site that knows more names a finer one."""
+
+    GENERAL = "general"  # an error of no finer kind: its own message says it
+    CONFIG = "config"  # lease timing that breaks a rule (ConfigError.rule says which)
+    STORE = "store"  # the database cannot be opened or used
+    CLOCK_BEHIND = "clock_behind"
+    SCHEMA_VERSION = "schema_version"
+    STORE_CLOSED = "store_closed"
+    DISK_FULL = "disk_full"
+    FOREIGN_LOG = "foreign_log"
+    CONNECTION_LOST = "connection_lost"
+    UNKNOWN_TASK = "unknown_task"
+    DUPLICATE_TASK = "duplicate_task"
+    INVALID_PAYLOAD = "invalid_payload"
+    INVALID_ARGUMENT = "invalid_argument"
+    INVALID_ID = "invalid_id"
+    LEASE_MISMATCH = "lease_mismatch"
+    NOT_WAITING = "not_waiting"  # approve or reject a task that is not parked
+    LEASE_REJECTED = "lease_rejected"  # the lease gate or the fence said no (its reason says why)
+
+
 class BorrowedKeysError(Exception):
-    """Base of every error the core raises on purpose."""
+    """Base of every error the core raises on purpose.
+
+    `why` names what went wrong and `fill` holds the values its sentence shows, so the
+    layer that speaks to people can say it in any language from a table."""
+
+    # a Why, or a finer layer's own enum of the same kind (the simulation's acts)
+    why: enum.StrEnum = Why.GENERAL
+
+    def __init__(self, *args: object, why: enum.StrEnum | None = None, **fill: object) -> None:
+        super().__init__(*args)
+        if why is not None:
+            self.why = why
+        self.fill: dict[str, object] = dict(fill)
 
 
 class ConfigError(BorrowedKeysError):
@@ -18,16 +55,18 @@ class ConfigError(BorrowedKeysError):
     def __init__(
         self, message: str, *keys: str, rule: str = "", fill: dict[str, str] | None = None
     ) -> None:
-        super().__init__(message)
+        super().__init__(message, why=Why.CONFIG)
         self.keys = keys
         # the broken rule by name, and the values it names: a run in another language says
         # the same mistake in its own words
         self.rule = rule
-        self.fill = fill or {}
+        self.fill = dict(fill or {})
 
 
 class StoreError(BorrowedKeysError):
     """The database cannot be opened or used: unwritable, not a database, too new."""
+
+    why = Why.STORE
 
 
 class ClockBehind(StoreError):
@@ -41,16 +80,20 @@ class ClockBehind(StoreError):
 class SchemaVersionError(StoreError):
     """The database was written by a newer version of borrowed-keys."""
 
+    why = Why.SCHEMA_VERSION
+
 
 class StoreClosed(StoreError):
     """A call reached a store after `close()` began: it is refused, never half-run."""
+
+    why = Why.STORE_CLOSED
 
 
 class UnknownTask(BorrowedKeysError):
     """No task with that id."""
 
     def __init__(self, task_id: str) -> None:
-        super().__init__(f"unknown task {task_id!r}")
+        super().__init__(f"unknown task {task_id!r}", why=Why.UNKNOWN_TASK, task=task_id)
         self.task_id = task_id
 
 
@@ -58,29 +101,39 @@ class DuplicateTask(BorrowedKeysError):
     """A task with that id already exists."""
 
     def __init__(self, task_id: str) -> None:
-        super().__init__(f"task {task_id!r} already exists")
+        super().__init__(f"task {task_id!r} already exists", why=Why.DUPLICATE_TASK, task=task_id)
         self.task_id = task_id
 
 
 class InvalidPayload(BorrowedKeysError):
     """A payload or state that cannot be stored as JSON."""
 
+    why = Why.INVALID_PAYLOAD
+
 
 class InvalidArgument(InvalidPayload, ValueError):
     """A call to the store given an argument of the wrong type or outside its range; the
     message names the argument. Nothing was written."""
 
+    why = Why.INVALID_ARGUMENT
+
 
 class InvalidId(InvalidPayload):
     """An id that is not one line of printable text (see core.engine.ids)."""
+
+    why = Why.INVALID_ID
 
 
 class LeaseMismatch(BorrowedKeysError):
     """A lease object that was never issued for this task (a caller bug, not a race)."""
 
+    why = Why.LEASE_MISMATCH
+
 
 class TaskStateError(BorrowedKeysError):
     """An operator action that does not fit the task's state (approve a task not waiting)."""
+
+    why = Why.NOT_WAITING
 
 
 class RejectReason(enum.StrEnum):
@@ -131,7 +184,10 @@ class LeaseRejected(BorrowedKeysError):
                 f"its lease {lease_token}, fence {fence_token}; the task's lease is now "
                 f"{current_lease_token}, fence {current_fence_token}"
             )
-        super().__init__(f"{worker_id}'s {operation} on {task_id} refused: {reason} ({why})")
+        super().__init__(
+            f"{worker_id}'s {operation} on {task_id} refused: {reason} ({why})",
+            why=Why.LEASE_REJECTED,
+        )
         self.reason = reason
         self.operation = operation
         self.task_id = task_id

@@ -572,7 +572,10 @@ class LeaseStore(StoreReads, BatchOperations):
         refused_status: str | None = await self._write(body)
         if refused_status is not None:
             raise TaskStateError(
-                f"cannot {name} {task_id}: it is {refused_status}, not waiting for approval"
+                f"cannot {name} {task_id}: it is {refused_status}, not waiting for approval",
+                operation=name,
+                task=task_id,
+                status=refused_status,
             )
 
     async def approve(self, task_id: str) -> None:

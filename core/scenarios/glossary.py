@@ -456,6 +456,14 @@ def ledger_value(value: str, lang: str) -> str:
     return f"{lookup(PAGE_VERBS, verb, lang)}{sep}{rest}" if verb in PAGE_VERBS else value
 
 
+def page_words(value: str, lang: str, forms: Mapping[str, Word] | None = None) -> str:
+    """A page's text in `lang`, said when it is drawn: a scripted page by its own form in
+    `lang` (`forms`, the snapshot's both forms of each, whichever was written), any other
+    as `ledger_value` says it."""
+    word = forms.get(value) if forms else None
+    return pick(word, lang) if word is not None else ledger_value(value, lang)
+
+
 # The check of the books (each page's total is the previous page's total plus its own
 # amount), where it breaks, and what a refused page would have done to them. "账本看起来仍然
 # 整齐，却悄悄混进了两套互相覆盖的世界": the page looks like any page; these say where the two
@@ -612,7 +620,7 @@ FILE_MISTAKES: Final[dict[str, Word]] = {
         "{name} must be true or false, got {got}",
         "{name} 必须是 true 或 false，这里是{got}",
     ),
-    "must_be_int": ("{name} must be an integer, got {got}", "{name} 必须是整数，这里是 {got}"),
+    "must_be_int": ("{name} must be an integer, got {got}", "{name} 必须是整数，这里是{got}"),
     "at_least": ("{name} must be at least {low}, got {got}", "{name} 至少是 {low}，这里是 {got}"),
     "at_most": ("{name} is too large: {got} (at most {high})", "{name} 太大：{got}（最多 {high}）"),
     "must_be_tables": (
@@ -696,16 +704,16 @@ FILE_MISTAKES: Final[dict[str, Word]] = {
     ),
     "value_zh_alone": (
         '"value_zh" without value: add value = "..."',
-        '有 “value_zh” 却没有 value：加上 value = "..."',
+        '有 “value_zh” 却没有 “value”：加上 value = "..."',
     ),
     # a question's choices (a follow-up's keys have `p` = "follow_up_" in front)
     "choices_zh_alone": (
         '"{p}choices_zh" without choices: add {p}choices = [...]',
-        "有 “{p}choices_zh” 却没有 {p}choices：加上 {p}choices = [...]",
+        "有 “{p}choices_zh” 却没有 “{p}choices”：加上 {p}choices = [...]",
     ),
     "answer_alone": (
         '"{p}answer" without choices: add {p}choices = [...]',
-        "有 “{p}answer” 却没有 {p}choices：加上 {p}choices = [...]",
+        "有 “{p}answer” 却没有 “{p}choices”：加上 {p}choices = [...]",
     ),
     "choices_no_answer": (
         "{p}choices need an answer: add {p}answer = N, the right one's number (1 to {n})",
@@ -731,7 +739,7 @@ FILE_MISTAKES: Final[dict[str, Word]] = {
         "{key} 要有 {low} 到 {high} 个选项，这里有 {count} 个",
     ),
     # a size (a heartbeat's payload), after its key
-    "size_type": (' must be a size like "2MB", got {got}', " 必须是大小，例如 “2MB”，这里是 {got}"),
+    "size_type": (' must be a size like "2MB", got {got}', " 必须是大小，例如 “2MB”，这里是{got}"),
     "size_negative": (" must not be negative, got {value}", " 不能是负数，这里是 {value}"),
     "size_unread": (
         ' must be a size like "2MB", "512KB" or "0", got "{value}"',
@@ -840,6 +848,81 @@ FILE_MISTAKES: Final[dict[str, Word]] = {
     "type_datetime": ("a datetime", "日期时间"),
     "type_date": ("a date", "日期"),
     "type_time": ("a time", "时刻"),
+}
+
+
+# Every error the core raises on purpose that can reach a person, by its `why` (the
+# engine's Why, the simulation's Unfit), in both languages. The English is what the core
+# has always said (a test holds each row to the error's own message); `{message}` stands
+# for the core's own line where it is more than a template (a store's path and driver
+# words), which the Chinese quotes as the store's words. Ids stay as the run spells them;
+# a worker the story knows goes by its name.
+ENGINE_ERRORS: Final[dict[str, Word]] = {
+    # the engine's
+    "general": ("{message}", "核心拒绝了这一步（原话：{message}）"),
+    "config": ("{message}", "租约时长的设定不成立：{rule}"),
+    "store": ("{message}", "存储无法使用（存储的原话：{message}）"),
+    "clock_behind": (
+        "{message}",
+        "本进程的时钟落后于存储里已经写下的时刻：在 SQLite 上每个进程用自己的时钟判断租约，"
+        "时钟对不上的进程无法被安全地判断，所以停下（存储的原话：{message}）",
+    ),
+    "schema_version": (
+        "{message}",
+        "这个存储的表结构版本与本程序不符，文件原样未动（存储的原话：{message}）",
+    ),
+    "store_closed": ("{message}", "存储已经关闭，不再接受新的事务"),
+    "disk_full": (
+        "{message}",
+        "磁盘已满：这个事务没有写进去，数据库里仍是此前提交的内容",
+    ),
+    "foreign_log": (
+        "{message}",
+        "数据库旁边的预写日志不属于它，两者都原样未动（存储的原话：{message}）",
+    ),
+    "connection_lost": ("{message}", "打开存储时连接断了，可以再试一次"),
+    "unknown_task": ("unknown task {task!r}", "没有 “{task}” 这个任务"),
+    "duplicate_task": ("task {task!r} already exists", "任务 “{task}” 已经存在"),
+    "invalid_payload": ("{message}", "这份数据存不成 JSON，存储什么也没写"),
+    "invalid_argument": ("{message}", "给存储的参数类型或范围不对，存储什么也没写"),
+    "invalid_id": ("{message}", "这个编号不是一行可显示的文字，存储什么也没写"),
+    "lease_mismatch": ("{message}", "这份租约从来不是为这个任务签发的"),
+    "not_waiting": (
+        "cannot {operation} {task}: it is {status}, not waiting for approval",
+        "无法{operation}任务 “{task}”：它现在{status}，并不在等待审批",
+    ),
+    "lease_rejected": ("{message}", "{refusal}"),
+    # the simulation's: an act that does not fit the run
+    "unknown_worker": ("{action}: unknown worker {worker!r}", "没有 “{worker}” 这个执行者"),
+    "worker_exists": (
+        "add_worker: worker {worker!r} already exists",
+        "执行者{worker}已经在了",
+    ),
+    "no_lease": (
+        "{action}: {worker} holds no lease in its memory",
+        "{worker}的记忆里没有租约，{action}做不成",
+    ),
+    "does_not_fit": ("{action}: {cause}", "这一步做不成：{cause}"),
+    "time_backwards": ("time cannot go backwards", "时间不能倒流"),
+    "unknown_action": ("unknown action {action!r}", "没有 “{action}” 这个动作"),
+    "save_needs_sqlite": (
+        "only a run on SQLite can be saved and restored",
+        "只有用 SQLite 的运行才能保存和恢复",
+    ),
+    "save_needs_manual": (
+        "a run with autopilot workers cannot be saved",
+        "有执行者在自动运行，这次运行不能保存",
+    ),
+    "stalled": ("{worker} is stalled; resume it first", "{worker}停顿着：先让它恢复"),
+    "nothing_to_claim": ("nothing to claim", "没有可以领取的任务"),
+    "heartbeat_frozen": ("{worker}'s heartbeat is frozen", "{worker}的心跳冻结了"),
+    "partitioned": ("{worker} is partitioned from the store", "{worker}与存储之间断了桥"),
+}
+
+# How a scenario's run says it stopped on such an error.
+RUN_STOPPED: Final[dict[str, Word]] = {
+    "cannot_start": ("cannot start the run: {error}", "这次运行无法开始：{error}"),
+    "step_cannot_run": ("step {number} cannot run: {error}", "第 {number} 步无法执行：{error}"),
 }
 
 

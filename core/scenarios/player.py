@@ -41,7 +41,7 @@ from core.scenarios.sentences import (
     refused_page_sentence,
     seam_sentence,
 )
-from core.scenarios.telling import act_sentence, event_sentence
+from core.scenarios.telling import act_sentence, event_sentence, run_stopped
 from core.scenarios.writer import action_items
 from core.sim.books import check_books
 from core.sim.rules import Harm, harm_figure
@@ -332,7 +332,12 @@ def play(
     try:
         sim = factory(scenario.settings)
     except BorrowedKeysError as exc:
-        raise ScenarioError(scenario.path, 1, f"cannot start the run: {exc}") from None
+        raise ScenarioError(
+            scenario.path,
+            1,
+            run_stopped("cannot_start", "en", exc),
+            run_stopped("cannot_start", "zh", exc),
+        ) from None
     yield {
         "type": "scenario",
         "title": scenario.title_in(lang),
@@ -367,7 +372,8 @@ def play(
                 raise ScenarioError(
                     scenario.path,
                     step.action_line or step.line,
-                    f"step {number} cannot run: {exc}",
+                    run_stopped("step_cannot_run", "en", exc, number=number),
+                    run_stopped("step_cannot_run", "zh", exc, number=number),
                 ) from None
             refused: list[EventRow] = []
             for ev in sim.events(seen):

@@ -8,16 +8,17 @@ holds, and the app shows it on demand.
 """
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Final
 
 from core.engine.durations import format_clock, format_duration
 from core.engine.records import LedgerRow
 from core.scenarios import glossary
 from core.scenarios.format import Expectation, ExpectValue, Scenario
-from core.scenarios.glossary import BOOKS, Word, ledger_value
+from core.scenarios.glossary import BOOKS, Word, ledger_value, page_words
 from core.scenarios.telling import span_words
 from core.sim.books import Seam, page_step, refused_page
+from core.sim.snapshot import Snapshot
 from core.sim.spec import Action, Advance
 
 FORMS: Final[dict[str, Word]] = {
@@ -324,7 +325,7 @@ def action_sentence(action: Action, lang: str = "en") -> str:
 # The seed: "续约频率快于租期的一半。 例如租期 60 秒，worker 每 20 秒发一次 heartbeat。这样即使
 # 丢一两次包，系统还有补救窗口。" The English form is the one the player prints on stderr.
 WARNING_FORMS: Final[dict[str, Word]] = {
-    "warning_at": ("{path}:{line}: warning: {message}", "{path}:{line}：警告：{message}"),
+    "warning_at": ("{path}:{line}: warning: {message}", "{path}:{line}: 警告：{message}"),
     "renews_too_slowly": (
         "heartbeat_every ({heartbeat}) is more than half of lease_ttl ({ttl}): "
         "one lost heartbeat can cost the lease",
@@ -401,12 +402,15 @@ def refused_page_sentence(
     value: str,
     ledger: Iterable[LedgerRow],
     lang: str = "en",
+    forms: Mapping[str, Word] | None = None,
 ) -> str:
-    """What a refused page would have written, and whose total it would have covered."""
+    """What a refused page would have written, and whose total it would have covered; a
+    scripted page in `lang` whichever language it was written in (`forms`, as
+    `page_words`)."""
     fill = {
         "who": _who(who or "", lang),
         "page": _page(key, task_id),
-        "value": ledger_value(value, lang),
+        "value": page_words(value, lang, forms),
     }
     over = refused_page(value, key, ledger)
     if over is None:
@@ -419,6 +423,24 @@ def refused_page_sentence(
         total=over.total,
         over=_who(over.over.writer, lang),
         over_total=over.over_total,
+    )
+
+
+def refused_note(snap: Snapshot, lang: str) -> str | None:
+    """The note over the Rejected table: the newest refused page, what it would have
+    written (in `lang`, said now, whatever language it was written in) and whose total it
+    would have covered; None when no page was refused."""
+    refused = next((r for r in reversed(snap.rejections) if r.value and r.key), None)
+    if refused is None or refused.key is None or refused.value is None:
+        return None
+    return refused_page_sentence(
+        refused.worker_id,
+        refused.key,
+        refused.task_id,
+        refused.value,
+        snap.ledger,
+        lang,
+        snap.page_forms,
     )
 
 

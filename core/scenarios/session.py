@@ -68,6 +68,9 @@ class StepOutcome:
     checks: tuple[CheckResult, ...]
     # The panel the step is about (the app opens it; the exported page shows it), or None.
     panel: Panel | None = None
+    # The step's act does not fit this run (the player stops there: "step 3 cannot run");
+    # here the run goes on without it, and the screen says why.
+    stopped: ActionError | None = None
 
     @property
     def ok(self) -> bool:
@@ -311,7 +314,11 @@ class Session:
         before, since = self.sim.last_event_seq, self.sim.now_ms
         broken_before = self.sim.violations()
         self.sim.start()  # a step with nothing to do still begins the run
-        result = self.sim.apply(in_language(action, self.lang)) if action is not None else None
+        stopped: ActionError | None = None
+        try:
+            result = None if action is None else self.sim.apply(in_language(action, self.lang))
+        except ActionError as err:
+            result, stopped = ActionResult(False, str(err), error=err), err
         snap = self.sim.snapshot(WITH_TIMELINE if step.expects else _TIMELINE_ONLY)
         checks = judge(step.expects, snap) if step.expects else ()
         self._judged_at = (self.sim.now_ms, self.sim.last_event_seq)
@@ -325,7 +332,7 @@ class Session:
             if count > broken_before.get(kind, 0)
         }
         panel = panel_for(step, events, history, snap.timeline, since, broken)
-        return StepOutcome(index, step, result, checks, panel)
+        return StepOutcome(index, step, result, checks, panel, stopped)
 
     def marks(self) -> tuple[Mark, ...]:
         """The last step's expectations as they stand now: judged again on every new
@@ -514,10 +521,10 @@ class Session:
         self._drop_recording()
         self._rebuild(0)
         while self.position < target:
-            try:
-                self.last_outcome = self._play(self.position)
-            except ActionError:
+            outcome = self._play(self.position)
+            if outcome.stopped is not None:
                 break
+            self.last_outcome = outcome
             self.position += 1
         return self.position
 
@@ -552,7 +559,7 @@ class Session:
         try:
             result = self.sim.apply(action)
         except ActionError as err:
-            return ActionResult(False, str(err))
+            return ActionResult(False, str(err), error=err)
         if not result.ok and self.sim.last_event_seq == before:
             return result
         forks = not self.is_sandbox and not self.forked

@@ -12,9 +12,11 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from core.engine.durations import format_clock
+from core.engine.errors import BorrowedKeysError, ConfigError, LeaseRejected
 from core.engine.records import EventRow
 from core.engine.vocabulary import REJECTIONS, EventKind
 from core.scenarios import glossary
+from core.scenarios.format import ScenarioError
 from core.scenarios.glossary import Word
 
 # What each line of the register says. {who} is the worker by name, {task} the task id;
@@ -368,3 +370,62 @@ def act_sentence(action: object, lang: str, *, capital: bool = True) -> str:
     if capital and lang != "zh" and not pattern.startswith("{"):
         sentence = sentence[:1].upper() + sentence[1:]
     return sentence
+
+
+def error_sentence(exc: BaseException, lang: str) -> str:
+    """An error the core raised on purpose, as one sentence in `lang`, from its `why` and
+    `fill` (never from its English); any other error (a bug) by its own message."""
+    if isinstance(exc, ScenarioError):
+        return exc.message if lang != "zh" or exc.message_zh is None else exc.message_zh
+    if not isinstance(exc, BorrowedKeysError):
+        return str(exc)
+    word = glossary.ENGINE_ERRORS.get(exc.why.value)
+    if word is None:
+        return str(exc)
+    fill: dict[str, object] = {**exc.fill, "message": str(exc)}
+    if lang == "zh":
+        fill.update(_zh_fill(exc))
+    return glossary.pick(word, lang).format_map(_Blank(fill))
+
+
+def _zh_fill(exc: BorrowedKeysError) -> dict[str, object]:
+    """An error's values as the Chinese sentence shows them: people by name, acts, states
+    and whole errors in words."""
+    out: dict[str, object] = {}
+    for name, value in exc.fill.items():
+        if name == "worker":
+            out[name] = who(str(value), "zh")
+        elif name in ("action", "operation"):
+            out[name] = glossary.action_word(str(value), "zh")
+        elif name == "status":
+            out[name] = glossary.status_word(str(value), "zh")
+        elif isinstance(value, BaseException):
+            out[name] = error_sentence(value, "zh")
+    if isinstance(exc, ConfigError):
+        out["rule"] = glossary.config_mistake(exc, "zh")
+    if isinstance(exc, LeaseRejected):
+        out["refusal"] = refusal_sentence(
+            worker=exc.worker_id,
+            task=exc.task_id,
+            operation=str(exc.operation),
+            reason=str(exc.reason),
+            lang="zh",
+            key=exc.key,
+            its=(exc.lease_token, exc.fence_token),
+            current=(exc.current_lease_token, exc.current_fence_token),
+        )
+    return out
+
+
+class _Blank(dict[str, object]):
+    """A sentence's values; one the error does not carry is said as nothing, not a crash."""
+
+    def __missing__(self, key: str) -> str:
+        return ""
+
+
+def run_stopped(form: str, lang: str, exc: BaseException, **fill: object) -> str:
+    """How a run says it stopped on `exc` ("step 3 cannot run: ..."), in `lang`."""
+    return glossary.lookup(
+        glossary.RUN_STOPPED, form, lang, error=error_sentence(exc, lang), **fill
+    )

@@ -10,7 +10,6 @@ from typing import Any, Protocol
 
 from core.engine.clock import VirtualClock
 from core.engine.config import LeaseConfig, Mode
-from core.engine.errors import BorrowedKeysError
 from core.engine.records import Lease
 from core.engine.store import LeaseStore
 from core.sim.checker import SafetyChecker, Violation
@@ -19,12 +18,7 @@ from core.sim.kinds import KINDS
 from core.sim.runtime import VirtualRuntime
 from core.sim.snapshot import Rejection, TaskView
 from core.sim.timeline import Timeline
-from core.sim.worker import Work, Worker, WorkerFaults
-
-
-# Here rather than in simulation.py, which imports this module: save and restore raise it.
-class ActionError(BorrowedKeysError):
-    """An action that cannot apply to this run (an unknown worker, a call with no lease)."""
+from core.sim.worker import ActionError, Unfit, Work, Worker, WorkerFaults
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,13 +118,17 @@ class SaveRestore:
     def _connection(self: "_SimLike") -> sqlite3.Connection:
         conn = getattr(self.store.driver, "conn", None)
         if not isinstance(conn, sqlite3.Connection):
-            raise ActionError("only a run on SQLite can be saved and restored")
+            raise ActionError(
+                "only a run on SQLite can be saved and restored", why=Unfit.SAVE_NEEDS_SQLITE
+            )
         return conn
 
     def save(self: "_SimLike") -> SavedRun:
         """The run's state now, for `restore` to return to (all workers must be manual)."""
         if any(w.autopilot for w in self.workers.values()):
-            raise ActionError("a run with autopilot workers cannot be saved")
+            raise ActionError(
+                "a run with autopilot workers cannot be saved", why=Unfit.SAVE_NEEDS_MANUAL
+            )
         memories = tuple(
             _WorkerMemory(
                 id=w.id,

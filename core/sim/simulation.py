@@ -19,6 +19,7 @@ from typing import Any
 from core.engine.clock import VirtualClock
 from core.engine.config import LeaseConfig, Mode
 from core.engine.errors import (
+    BorrowedKeysError,
     DuplicateTask,
     InvalidPayload,
     LeaseRejected,
@@ -32,7 +33,6 @@ from core.sim.checker import SafetyChecker, Violation
 from core.sim.heavy import StoreLoad, format_size
 from core.sim.runtime import VirtualRuntime
 from core.sim.runtime import run_inline as run_inline
-from core.sim.saving import ActionError as ActionError
 from core.sim.saving import SavedRun as SavedRun
 from core.sim.saving import SaveRestore
 from core.sim.snapshot import (
@@ -75,7 +75,9 @@ from core.sim.spec import (
 )
 from core.sim.timeline import Timeline
 from core.sim.watch import KeeperWatch
-from core.sim.worker import NoLease, Worker, WorkerFaults
+from core.sim.worker import ActionError as ActionError
+from core.sim.worker import Unfit as Unfit
+from core.sim.worker import Worker, WorkerFaults
 
 # Where a run keeps its store when nobody says otherwise.
 IN_MEMORY = ":memory:"
@@ -96,6 +98,7 @@ class ActionResult:
     message: str = ""
     ignored: bool = False
     rejection: Rejection | None = None
+    error: BorrowedKeysError | None = None  # what `message` says, by name, for any language
 
 
 def effective_config(settings: SimSettings) -> LeaseConfig:
@@ -148,6 +151,9 @@ class Simulation(KeeperWatch, SnapshotBuilder, SaveRestore):
         self.workers: dict[str, Worker] = {}
         self._live_leases: dict[str, tuple[int, int, str | None, int]] = {}
         self._rejections: list[Rejection] = []
+        # Both forms of each scripted page written (see Snapshot.page_forms): words, not
+        # state, so a restore keeps what it learned.
+        self._page_forms: dict[str, tuple[str, str]] = {}
         self._dedup: Counter[str] = Counter()  # effect key -> repeats deduplicated
         self._task_views: dict[str, TaskView] = {}  # the last snapshot's, by task id
         self._pending_violations: list[Violation] = []
@@ -191,7 +197,7 @@ class Simulation(KeeperWatch, SnapshotBuilder, SaveRestore):
     def advance(self, by_ms: int) -> None:
         """Let virtual time pass; every action due up to and including the end runs."""
         if by_ms < 0:
-            raise ActionError("time cannot go backwards")
+            raise ActionError("time cannot go backwards", why=Unfit.TIME_BACKWARDS)
         self.start()
         self.runtime.run_until(self.now_ms + by_ms, after_each=self._flush)
         self._flush()
@@ -236,7 +242,12 @@ class Simulation(KeeperWatch, SnapshotBuilder, SaveRestore):
     def _worker(self, action: Action) -> Worker:
         worker_id = getattr(action, "worker", None)
         if worker_id is None or worker_id not in self.workers:
-            raise ActionError(f"{action.name}: unknown worker {worker_id!r}")
+            raise ActionError(
+                f"{action.name}: unknown worker {worker_id!r}",
+                why=Unfit.UNKNOWN_WORKER,
+                action=action.name,
+                worker=worker_id,
+            )
         return self.workers[worker_id]
 
     def _fault_event(self, name: EventKind, worker: Worker, **detail: Any) -> None:
@@ -253,15 +264,17 @@ class Simulation(KeeperWatch, SnapshotBuilder, SaveRestore):
         try:
             result = self._apply(action)
         except LeaseRejected as refused:
-            result = ActionResult(False, str(refused))
+            result = ActionResult(False, str(refused), error=refused)
         except (DuplicateTask, UnknownTask, InvalidPayload) as bad:
             # The action itself does not fit this run (enqueue an id that exists, approve
             # one that does not): the caller's mistake, reported like any other ActionError.
             self._settle()
-            raise ActionError(f"{action.name}: {bad}") from None
+            raise ActionError(
+                f"{action.name}: {bad}", why=Unfit.DOES_NOT_FIT, action=action.name, cause=bad
+            ) from None
         self._settle()
         if not result.ok and result.rejection is None and len(self._rejections) > before:
-            result = ActionResult(result.ok, result.message, result.ignored, self._rejections[-1])
+            result = dataclasses.replace(result, rejection=self._rejections[-1])
         return result
 
     def _settle(self) -> None:
@@ -291,11 +304,15 @@ class Simulation(KeeperWatch, SnapshotBuilder, SaveRestore):
                 try:
                     run_inline(op(a.task))
                 except TaskStateError as moot:
-                    return ActionResult(message=f"ignored: {moot}", ignored=True)
+                    return ActionResult(message=f"ignored: {moot}", ignored=True, error=moot)
                 return ActionResult()
             case AddWorker(worker=worker_id, skew_ms=skew_ms, autopilot=autopilot):
                 if worker_id in self.workers:
-                    raise ActionError(f"add_worker: worker {worker_id!r} already exists")
+                    raise ActionError(
+                        f"add_worker: worker {worker_id!r} already exists",
+                        why=Unfit.WORKER_EXISTS,
+                        worker=worker_id,
+                    )
                 added = self._add_worker(worker_id, autopilot=autopilot, skew_ms=skew_ms)
                 self._fault_event(EventKind.WORKER_ADDED, added, autopilot=added.autopilot)
                 return ActionResult()
@@ -390,16 +407,19 @@ class Simulation(KeeperWatch, SnapshotBuilder, SaveRestore):
             ):
                 return self._manual(worker, a)
             case _:
-                raise ActionError(f"unknown action {a.name!r}")
+                raise ActionError(
+                    f"unknown action {a.name!r}", why=Unfit.UNKNOWN_ACTION, action=a.name
+                )
         return ActionResult()
 
     def _manual(self, worker: Worker, a: ManualAction) -> ActionResult:
         """A manual call with the lease the worker remembers (which may be stale)."""
-        try:
-            refused = run_inline(worker.by_hand(a))
-        except NoLease as missing:
-            raise ActionError(str(missing)) from None
-        return ActionResult() if refused is None else ActionResult(False, refused)
+        if isinstance(a, Write) and a.value_zh is not None:
+            self._page_forms[a.page] = (a.value, a.value_zh)
+        refused = run_inline(worker.by_hand(a))  # NoLease, an ActionError, is raised
+        if refused is None:
+            return ActionResult()
+        return ActionResult(False, str(refused), error=refused)
 
     # -- reading ------------------------------------------------------------------------------
 

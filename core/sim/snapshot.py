@@ -128,6 +128,10 @@ class Snapshot:
     dedup: Mapping[str, int] = field(default_factory=dict)  # effect key -> repeats deduplicated
     # Belief against truth per worker (None when the snapshot was read without it).
     timeline: TimelineView | None = None
+    # Each scripted page that gives its Chinese form, by the text written, as (en, zh): a
+    # page is written in the language of its moment, and a screen that switched language
+    # since says it in the new one (the Ledger, a refused page's note).
+    page_forms: Mapping[str, tuple[str, str]] = field(default_factory=dict)
 
     def task(self, task_id: str) -> TaskView | None:
         return next((t for t in self.tasks if t.task_id == task_id), None)

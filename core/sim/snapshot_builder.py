@@ -37,6 +37,7 @@ class _Seen(Protocol):
     timeline: Timeline
     _task_views: dict[str, TaskView]
     _rejections: list[Rejection]
+    _page_forms: dict[str, tuple[str, str]]
     _dedup: Counter[str]
     _last_seq: int
 
@@ -152,6 +153,7 @@ class SnapshotBuilder:
             generation=self.generation,
             dedup=dict(self._dedup),
             timeline=self._timeline_view(now) if "timeline" in include else None,
+            page_forms=dict(self._page_forms),
         )
 
     def _timeline_view(self: "_Seen", now: int) -> TimelineView:

@@ -11,13 +11,14 @@ not renewed by then stops by itself, before its lease can expire and be handed o
 """
 
 import contextlib
+import enum
 import json
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
 from core.engine.config import LeaseConfig, Mode
-from core.engine.errors import LeaseRejected, RegisterReason, RejectReason
+from core.engine.errors import BorrowedKeysError, LeaseRejected, RegisterReason, RejectReason
 from core.engine.records import Lease, TaskRow
 from core.engine.store import LeaseStore
 from core.engine.vocabulary import EventKind, Operation
@@ -62,8 +63,37 @@ class SelfFenced(Exception):
     """The worker passed its own renew deadline and gave the task up by itself."""
 
 
-class NoLease(Exception):
+class Unfit(enum.StrEnum):
+    """Why an act does not fit the run, by name (an ActionError's `why`): with its `fill` a
+    run in another language says it in its own words."""
+
+    UNKNOWN_WORKER = "unknown_worker"
+    WORKER_EXISTS = "worker_exists"
+    NO_LEASE = "no_lease"
+    DOES_NOT_FIT = "does_not_fit"  # the store refused the act itself: `cause` says why
+    TIME_BACKWARDS = "time_backwards"
+    UNKNOWN_ACTION = "unknown_action"
+    SAVE_NEEDS_SQLITE = "save_needs_sqlite"
+    SAVE_NEEDS_MANUAL = "save_needs_manual"
+    # a manual call that never reached the store
+    STALLED = "stalled"
+    NOTHING_TO_CLAIM = "nothing_to_claim"
+    HEARTBEAT_FROZEN = "heartbeat_frozen"
+    PARTITIONED = "partitioned"
+
+
+# Here rather than in simulation.py, which imports this module (and so does saving.py,
+# whose save and restore raise it too).
+class ActionError(BorrowedKeysError):
+    """An action that cannot apply to this run (an unknown worker, a call with no lease)."""
+
+    why = Unfit.DOES_NOT_FIT
+
+
+class NoLease(ActionError):
     """A manual call that needs a lease, by a worker that remembers none."""
+
+    why = Unfit.NO_LEASE
 
 
 @dataclass
@@ -561,17 +591,19 @@ class Worker:
 
     # -- by hand ----------------------------------------------------------------------------
 
-    async def by_hand(self, action: ManualAction) -> str | None:
+    async def by_hand(self, action: ManualAction) -> ActionError | None:
         """One manual call with the lease the worker remembers (which may be stale).
 
         Returns None when the store took it, or why it never got there (stalled, frozen,
-        partitioned, nothing to claim); a call that reaches no store is written down as
+        partitioned, nothing to claim), not raised; a call that reaches no store is written down as
         dropped. LeaseRejected: the store refused it (and wrote why). NoLease: the call needs
         a lease and the worker remembers none.
         """
         if self.faults.stalled:
             await self._drop_call(action.operation, WorkerState.STALLED)
-            return f"{self.id} is stalled; resume it first"
+            return ActionError(
+                f"{self.id} is stalled; resume it first", why=Unfit.STALLED, worker=self.id
+            )
         store = self.store
         try:
             if isinstance(action, Claim):
@@ -586,18 +618,26 @@ class Worker:
                     claiming=action.task,
                 )
                 if claimed is None:
-                    return "nothing to claim"
+                    return ActionError("nothing to claim", why=Unfit.NOTHING_TO_CLAIM)
                 self.hold(claimed)
                 await self.recall(claimed, taking_over=True)
                 return None
             if self.lease is None:
-                raise NoLease(f"{action.name}: {self.id} holds no lease in its memory")
+                raise NoLease(
+                    f"{action.name}: {self.id} holds no lease in its memory",
+                    action=action.name,
+                    worker=self.id,
+                )
             held: Lease = self.lease
             match action:
                 case Heartbeat():
                     if self.faults.heartbeat_frozen:
                         await self._drop_call(Operation.HEARTBEAT, WorkerState.FROZEN)
-                        return f"{self.id}'s heartbeat is frozen"
+                        return ActionError(
+                            f"{self.id}'s heartbeat is frozen",
+                            why=Unfit.HEARTBEAT_FROZEN,
+                            worker=self.id,
+                        )
                     await self.renew(held, forget_if_refused=False, by_hand=True)
                 case Checkpoint(step=step):
                     # The box holds what the worker knows after `step`: everything a
@@ -638,7 +678,9 @@ class Worker:
                 case Park():
                     await self.call(Operation.PARK, store.park, held, retry=False)
         except Partitioned:
-            return f"{self.id} is partitioned from the store"
+            return ActionError(
+                f"{self.id} is partitioned from the store", why=Unfit.PARTITIONED, worker=self.id
+            )
         return None
 
     async def _drop_call(self, operation: Operation, why: WorkerState) -> None:

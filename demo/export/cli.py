@@ -35,6 +35,51 @@ PROG = "borrowed-keys export"
 DESCRIPTION = "A scenario as one self-contained web page, played in the real app."
 LANG_CHOICES = ("en", "zh", "both")
 MIN_SIZE = (80, 24)  # the smallest screen the app lays out for
+
+# What export says while it works and when it is done, (en, zh). The page records the
+# languages asked for; these lines are in `--lang` when it names one, English for both.
+# `PROG:` and `FILE:` before them stay as they are: scripts and editors read them.
+SAYS: dict[str, tuple[str, str]] = {
+    # the page being recorded, by its language
+    "en": ("en", "英文"),
+    "zh": ("zh", "中文"),
+    "step": (
+        "{prog}: {lang}: step {done} of {count} recorded",
+        "{prog}: {lang}页面已录下第 {done} 步，共 {count} 步",
+    ),
+    "recorded": (
+        "{prog}: {lang}: {count} steps recorded in {took:.1f} s",
+        "{prog}: {lang}页面的 {count} 步已录完，用时 {took:.1f} 秒",
+    ),
+    "written": (
+        "{page}: {steps} steps, {mb:.2f} MB, {took:.1f} s",
+        "{page}: {steps} 步，{mb:.2f} MB，用时 {took:.1f} 秒",
+    ),
+    "preview": ("{preview}: {mb:.2f} MB", "{preview}: {mb:.2f} MB"),
+    "fleet_written": (
+        "{page}: a saved fleet run, {events} events, {mb:.2f} MB",
+        "{page}: 一次保存下来的集群运行，{events} 条事件，{mb:.2f} MB",
+    ),
+    "not_a_folder": ("{out}: exists and is not a folder", "{out}: 已经存在，却不是文件夹"),
+    "preview_not_gif": ("{preview}: the preview is a .gif file", "{preview}: 预览要存成 .gif 文件"),
+    "preview_is_folder": ("{preview}: is a folder", "{preview}: 这是一个文件夹"),
+    "fleet_no_preview": (
+        "{preview}: a saved fleet run is exported as a page only, not a GIF",
+        "{preview}: 保存下来的集群运行只导出为网页，不做动图",
+    ),
+}
+
+
+def says(name: str, lang: str, /, **fill: object) -> str:
+    """One of export's lines in `lang` (en or zh)."""
+    return SAYS[name][1 if lang == "zh" else 0].format(**fill)
+
+
+def said_in(choice: str) -> str:
+    """The language export speaks in for `--lang CHOICE`: that one, English for both."""
+    return "zh" if choice == "zh" else "en"
+
+
 MAX_SIZE = (400, 150)
 
 
@@ -65,7 +110,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="the folder to write (default: borrowed-keys-out/SCENARIO, beside the app's saves)",
     )
     parser.add_argument(
-        "--lang", choices=LANG_CHOICES, default="both", help="en, zh or both (default: both)"
+        "--lang",
+        choices=LANG_CHOICES,
+        default="both",
+        help="the page's language: en, zh or both (default: both); what export prints while "
+        "it works and when it is done is in that language, in English for both",
     )
     parser.add_argument(
         "--size",
@@ -118,26 +167,34 @@ def command_line(name: str, langs: Sequence[str], size: tuple[int, int]) -> str:
     return shlex.join(words)
 
 
-def _say_step(lang: str, done: int, count: int) -> None:
-    print(f"{PROG}: {lang}: step {done} of {count} recorded", file=sys.stderr, flush=True)
+def _say(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
 
 
 def _record_one(
-    scenario: "Scenario", lang: str, size: tuple[int, int], steps: int | None, per_step: bool
+    scenario: "Scenario",
+    lang: str,
+    size: tuple[int, int],
+    steps: int | None,
+    per_step: bool,
+    speak: str = "en",
 ) -> "Recording":
     from demo.export.frames import record
 
     started = time.perf_counter()
-    progress = _say_step if per_step else None
+    named = says(lang, speak)
+
+    def say_step(_lang: str, done: int, count: int) -> None:
+        _say(says("step", speak, prog=PROG, lang=named, done=done, count=count))
+
+    progress = say_step if per_step else None
     import asyncio  # the event loop's modules load when a page is made, not for --help
 
     recording = asyncio.run(record(scenario, lang, size, steps=steps, progress=progress))
     if not per_step:
         took = time.perf_counter() - started
         count = len(recording.frames) - 1
-        print(
-            f"{PROG}: {lang}: {count} steps recorded in {took:.1f} s", file=sys.stderr, flush=True
-        )
+        _say(says("recorded", speak, prog=PROG, lang=named, count=count, took=took))
     return recording
 
 
@@ -148,6 +205,7 @@ def record_langs(
     steps: int | None = None,
     *,
     per_step: bool = False,
+    speak: str = "en",
 ) -> "list[Recording]":
     """One app a language, each in a process of its own, so the languages use two cores
     where there are two (one event loop for both had them take turns). Each says how far it
@@ -162,14 +220,16 @@ def record_langs(
     import demo.export.frames  # noqa: F401
 
     if len(langs) == 1 or "fork" not in multiprocessing.get_all_start_methods():
-        return [_record_one(scenario, lang, size, steps, per_step) for lang in langs]
+        return [_record_one(scenario, lang, size, steps, per_step, speak) for lang in langs]
     # what is loaded before the fork, the collectors of the processes leave alone: it stays
     # as it is, and its pages of memory stay shared
     gc.freeze()
     try:
         fork = multiprocessing.get_context("fork")
         with ProcessPoolExecutor(max_workers=len(langs), mp_context=fork) as pool:
-            jobs = [pool.submit(_record_one, scenario, lg, size, steps, per_step) for lg in langs]
+            jobs = [
+                pool.submit(_record_one, scenario, lg, size, steps, per_step, speak) for lg in langs
+            ]
             return [job.result() for job in jobs]
     finally:
         gc.unfreeze()
@@ -185,14 +245,18 @@ def export(
     preview: Path | None = None,
     steps: int | None = None,
     per_step: bool = False,
+    speak: str | None = None,
 ) -> Exported:
     """Play, render and write. `steps` keeps only the first steps (the tests' short pages);
-    `per_step` says each step on stderr as it is recorded."""
+    `per_step` says each step on stderr as it is recorded, in `speak` (by default the
+    page's one language, English for both)."""
     from core.scenarios.writer import write_whole
     from demo.export.page import build_page
 
     started = time.perf_counter()
-    recordings = record_langs(scenario, langs, size, steps, per_step=per_step)
+    if speak is None:
+        speak = langs[0] if len(langs) == 1 else "en"
+    recordings = record_langs(scenario, langs, size, steps, per_step=per_step, speak=speak)
     html = build_page(scenario, recordings, command=command_line(name, langs, size))
     gif = b""
     if preview is not None:
@@ -216,13 +280,14 @@ def export(
 
 def _problem(args: argparse.Namespace, out: Path) -> str | None:
     """What is wrong with the places to write, before anything is played."""
+    speak = said_in(args.lang)
     if out.exists() and not out.is_dir():
-        return f"{out}: exists and is not a folder"
+        return says("not_a_folder", speak, out=out)
     if args.preview is not None:
         if args.preview.suffix.lower() != ".gif":
-            return f"{args.preview}: the preview is a .gif file"
+            return says("preview_not_gif", speak, preview=args.preview)
         if args.preview.is_dir():
-            return f"{args.preview}: is a folder"
+            return says("preview_is_folder", speak, preview=args.preview)
         from demo.export.preview import PreviewError, font_files
 
         try:
@@ -249,7 +314,7 @@ def run_fleet_export(args: argparse.Namespace) -> int:
     out: Path = args.out if args.out is not None else Path(SAVE_FOLDER) / path.stem
     problem = _problem(args, out)
     if problem is None and args.preview is not None:
-        problem = f"{args.preview}: a saved fleet run is exported as a page only, not a GIF"
+        problem = says("fleet_no_preview", said_in(args.lang), preview=args.preview)
     if problem is not None:
         print(f"{PROG}: {problem}", file=sys.stderr)
         return 2
@@ -267,7 +332,8 @@ def run_fleet_export(args: argparse.Namespace) -> int:
     except OSError as exc:
         print(f"{PROG}: {exc}", file=sys.stderr)
         return 2
-    print(f"{page}: a saved fleet run, {len(saved.events)} events, {len(data) / 1e6:.2f} MB")
+    mb = len(data) / 1e6
+    print(says("fleet_written", said_in(args.lang), page=page, events=len(saved.events), mb=mb))
     return 0
 
 
@@ -279,10 +345,12 @@ def run(args: argparse.Namespace) -> int:
 
     if is_saved_fleet_run(Path(args.scenario)):
         return run_fleet_export(args)
+    speak = said_in(args.lang)
     try:
         scenario = open_scenario(args.scenario)
     except (ScenarioError, OSError) as exc:
-        print(f"{PROG}: {exc}", file=sys.stderr)
+        told = exc.in_language(speak) if isinstance(exc, ScenarioError) else exc
+        print(f"{PROG}: {told}", file=sys.stderr)
         return 2
     stem = Path(args.scenario).name.removesuffix(".toml")
     out: Path = args.out if args.out is not None else Path(SAVE_FOLDER) / stem
@@ -300,13 +368,15 @@ def run(args: argparse.Namespace) -> int:
             preview=args.preview,
             # a line a step is for someone watching; a log gets a line a language
             per_step=sys.stderr.isatty(),
+            speak=speak,
         )
     except OSError as exc:
         print(f"{PROG}: {exc}", file=sys.stderr)
         return 2
-    print(f"{done.page}: {done.steps} steps, {done.page_bytes / 1e6:.2f} MB, {done.seconds:.1f} s")
+    mb = done.page_bytes / 1e6
+    print(says("written", speak, page=done.page, steps=done.steps, mb=mb, took=done.seconds))
     if done.preview is not None:
-        print(f"{done.preview}: {done.preview_bytes / 1e6:.2f} MB")
+        print(says("preview", speak, preview=done.preview, mb=done.preview_bytes / 1e6))
     return 0
 
 

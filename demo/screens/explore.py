@@ -40,7 +40,7 @@ APP_DEPTH = 5
 
 WORDS.update(
     {
-        "explore_title": ("Exploring {mode} ({meaning})", "穷举 {mode} 模式（{meaning}）"),
+        "explore_title": ("Exploring every interleaving ({meaning})", "穷举所有交错（{meaning}）"),
         "explore_level": (
             "depth {depth}/{bound} · {states:,} states · {rate:,.0f} states/s",
             "深度 {depth}/{bound} · {states:,} 个状态 · 每秒 {rate:,.0f} 个",
@@ -120,7 +120,7 @@ class ExploreScreen(ModalScreen[None]):
         lang = self.lang
         meaning = mode_word(self.mode.value, lang)
         with Vertical(id="explore-box"):
-            yield Static(tr("explore_title", lang, mode=self.mode.value, meaning=meaning))
+            yield Static(tr("explore_title", lang, meaning=meaning))
             yield ProgressBar(total=self.params.depth, show_eta=False, id="explore-progress")
             yield Static(tr("explore_searching", lang), id="explore-status")
             yield OptionList(id="explore-found")
@@ -230,7 +230,7 @@ class ExploreScreen(ModalScreen[None]):
         try:
             scenario = open_scenario(chosen.path)
         except ScenarioError as exc:
-            self.notify(str(exc), severity="error")
+            self.notify(exc.in_language(self.lang), severity="error")
             return
         self.dismiss()
         host(self.app).open_session(scenario)

@@ -28,6 +28,7 @@ from core.engine.errors import BorrowedKeysError
 from core.fleet.command import MAX_WORKERS
 from core.fleet.frame import FleetFrame, FrameMaker
 from core.fleet.supervisor import Fleet
+from core.scenarios.telling import error_sentence
 from demo.i18n import tr, worker_name
 from demo.widgets.keybar import Hint, KeyBar
 from demo.widgets.panels import EffectsTable, EventLog, LedgerTable, RejectedTable
@@ -175,7 +176,8 @@ class FleetScreen(Screen[None]):
         try:
             frame = self.maker.frame()
         except BorrowedKeysError as exc:  # a store that cannot be read is said, not raised
-            self.post_message(FaultApplied(tr("fleet_read_failed", self.lang, why=str(exc)), False))
+            why = error_sentence(exc, self.lang)
+            self.post_message(FaultApplied(tr("fleet_read_failed", self.lang, why=why), False))
             self._reading = False
             return
         self.post_message(FrameRead(frame))

@@ -62,7 +62,7 @@ from demo.screens.session_runner import (
 from demo.widgets.body import Body
 from demo.widgets.control_bar import ControlBar
 from demo.widgets.keybar import KeyBar
-from demo.widgets.narration import NarrationPanel, refusal_text
+from demo.widgets.narration import NarrationPanel, ignored_text, refusal_text
 from demo.widgets.panels import (
     BooksNote,
     BoxDetail,
@@ -350,7 +350,7 @@ class MainScreen(Drawing, Screen[None]):
         if not result.ok:
             self.notify(self._message or result.message, severity="warning", timeout=4)
         elif result.ignored:
-            self.notify(tr("ignored", self.lang, msg=result.message), timeout=4)
+            self.notify(ignored_text(result, self.lang), timeout=4)
         self.changed()
 
     def on_worker_pane_fault_requested(self, message: WorkerPane.FaultRequested) -> None:

@@ -8,7 +8,7 @@ from core.scenarios.format import Question
 from core.scenarios.interview import Verdict, answerable
 from core.scenarios.sentences import expectation_sentence, timing_warnings
 from core.scenarios.session import Mark, Session, StepOutcome
-from core.scenarios.telling import act_sentence, refusal_sentence
+from core.scenarios.telling import act_sentence, error_sentence, refusal_sentence, run_stopped
 from core.sim.simulation import ActionResult
 from demo.i18n import acts_words, label, mode_word, tr
 from demo.widgets.cjk_wrap import wrap_text
@@ -18,11 +18,12 @@ def refusal_text(result: ActionResult, lang: str) -> str:
     """A refused act in the chosen language, from the refusal's own reason and tokens.
 
     A refusal the store wrote carries its Rejected row (`result.rejection`); other refusals
-    (an unknown worker, a task that does not wait) keep the core's message.
+    (an unknown worker, a call that never got there) are said from the core's error by name.
     """
     r = result.rejection
     if r is None:
-        return tr("refused", lang, msg=result.message)
+        said = result.message if result.error is None else error_sentence(result.error, lang)
+        return tr("refused", lang, msg=said)
     return refusal_sentence(
         worker=r.worker_id,
         task=r.task_id,
@@ -33,6 +34,15 @@ def refusal_text(result: ActionResult, lang: str) -> str:
         its=(r.lease_token, r.fence_token),
         current=(r.current_lease_token, r.current_fence_token),
     )
+
+
+def ignored_text(result: ActionResult, lang: str) -> str:
+    """An act that had nothing to act on (approve a task that is not waiting), in `lang`:
+    the English as the core says it, the Chinese from the core's error by name."""
+    said = result.message
+    if lang == "zh" and result.error is not None:
+        said = error_sentence(result.error, lang)
+    return tr("ignored", lang, msg=said)
 
 
 def mode_notice(session: Session, lang: str) -> str | None:
@@ -117,12 +127,16 @@ def _outcome(text: Text, session: Session, outcome: StepOutcome, lang: str, *, t
         text.append(said, style="italic")
     elif outcome.step.action is not None:
         text.append(f"→ {act_sentence(outcome.step.action, lang)}", style="italic")
-    if outcome.result is not None and not outcome.result.ok:
+    if outcome.stopped is not None:  # said as `play` says it
+        text.append("\n")
+        stopped = run_stopped("step_cannot_run", lang, outcome.stopped, number=outcome.index + 1)
+        text.append(stopped, style="red")
+    elif outcome.result is not None and not outcome.result.ok:
         text.append("\n")
         text.append(refusal_text(outcome.result, lang), style="red")
     elif outcome.result is not None and outcome.result.ignored:
         text.append("\n")
-        text.append(tr("ignored", lang, msg=outcome.result.message), style="yellow")
+        text.append(ignored_text(outcome.result, lang), style="yellow")
     for mark in session.marks():
         text.append("\n")
         _mark(text, mark, lang, toml=toml)

@@ -15,9 +15,9 @@ from core.engine.durations import format_clock
 from core.engine.policies import policy_for
 from core.engine.records import EventRow
 from core.engine.vocabulary import EventKind
-from core.scenarios.glossary import box_contents, box_parts, ledger_value
+from core.scenarios.glossary import box_contents, box_parts, page_words
 from core.scenarios.player import event_style
-from core.scenarios.sentences import page_fence, refused_page_sentence, seam_sentence
+from core.scenarios.sentences import page_fence, refused_note, seam_sentence
 from core.scenarios.telling import event_sentence
 from core.scenarios.telling import who as name_of
 from core.sim.books import Seam, check_books
@@ -92,7 +92,7 @@ class LedgerTable(KeyedTable):
             "writer": tr("writer", lang),
         }
         # a page's text in the run's language (the data stays as written)
-        values = [ledger_value(p.value, lang) for p in pages]
+        values = [page_words(p.value, lang, snap.page_forms) for p in pages]
         cells = {
             "at": [format_clock(p.updated_at) for p in pages],
             "key": keys,
@@ -247,14 +247,8 @@ class RefusedNote(Note):
     whose total it would have covered: what the fence saved."""
 
     def show(self, snap: Snapshot, lang: str) -> None:
-        refused = next((r for r in reversed(snap.rejections) if r.value and r.key), None)
-        if refused is None or refused.key is None or refused.value is None:
-            self.say(None)
-            return
-        sentence = refused_page_sentence(
-            refused.worker_id, refused.key, refused.task_id, refused.value, snap.ledger, lang
-        )
-        self.say(Text(sentence, style="bold"))
+        sentence = refused_note(snap, lang)
+        self.say(None if sentence is None else Text(sentence, style="bold"))
 
 
 class BoxDetail(Note):

@@ -278,3 +278,22 @@ def test_the_screen_with_results_at_80x24(snap_compare: Any, lang: str, tmp_path
         await _settle(pilot, screen)
 
     assert snap_compare(app, run_before=found, terminal_size=SMALL)
+
+
+@bounded(60)
+async def test_a_trace_file_that_went_bad_is_said_in_the_language_on_screen(
+    tmp_path: Path,
+) -> None:
+    app = app_in(tmp_path, "zh")
+    async with app.run_test(size=SMALL, notifications=True) as pilot:
+        screen = ExploreScreen(Mode.SEED_SQL, "zh", tmp_path / "explore", depth=4)
+        app.push_screen(screen)
+        await _settle(pilot, screen)
+        (trace,) = (tmp_path / "explore").iterdir()
+        trace.write_text('title = "t"\nmode = "corect"\n', encoding="utf-8")
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.screen is screen  # not opened
+        toasts = [str(n.message) for n in app._notifications]
+        assert len(toasts) == 1
+        assert toasts[0].startswith(f"{trace}:2: 没有 “corect” 这个模式（是不是想写 “correct”？）")

@@ -404,9 +404,32 @@ def test_on_a_terminal_each_step_is_said_as_it_is_recorded(
     tmp_path: Path, portfolio: Scenario, capfd: pytest.CaptureFixture[str]
 ) -> None:
     export(portfolio, tmp_path, name="x", langs=("zh",), size=SMALL, steps=2, per_step=True)
+    # a Chinese page's export speaks Chinese after its `PROG:`
     assert capfd.readouterr().err.splitlines() == [
-        f"borrowed-keys export: zh: step {k} of 2 recorded" for k in (0, 1, 2)
+        f"borrowed-keys export: 中文页面已录下第 {k} 步，共 2 步" for k in (0, 1, 2)
     ]
+
+
+def test_export_lang_zh_says_a_bad_file_and_a_bad_folder_in_chinese(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = tmp_path / "bad.toml"
+    bad.write_text('title = "t"\nmode = "corect"\n', encoding="utf-8")
+    assert main([str(bad), "--lang", "zh"]) == 2
+    said = capsys.readouterr().err.strip()
+    assert said.startswith(f"borrowed-keys export: {bad}:2: 没有 “corect” 这个模式")
+    taken = tmp_path / "a-file"
+    taken.write_text("", encoding="utf-8")
+    assert main(["01_fog", "--out", str(taken), "--lang", "zh"]) == 2
+    assert (
+        capsys.readouterr().err.strip() == f"borrowed-keys export: {taken}: 已经存在，却不是文件夹"
+    )
+    # --lang both (the default) speaks English, as before
+    assert main(["01_fog", "--out", str(taken)]) == 2
+    assert (
+        capsys.readouterr().err.strip()
+        == f"borrowed-keys export: {taken}: exists and is not a folder"
+    )
 
 
 def test_the_made_with_line_leaves_the_defaults_out() -> None:

@@ -7,6 +7,7 @@ exactly the headers and frames a misbehaving page, or a DNS-rebinding attacker, 
 import asyncio
 import shlex
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -228,3 +229,46 @@ def test_a_max_sessions_out_of_bounds_is_one_line_and_exit_2(
     out, err = capsys.readouterr()
     assert out == ""
     assert err == "borrowed-keys serve: --max-sessions must be between 1 and 1000, not 0\n"
+
+
+@pytest.mark.parametrize(("locale_name", "said"), [("zh_CN.UTF-8", "zh"), ("C.UTF-8", "en")])
+def test_serve_without_lang_speaks_the_locale_and_so_does_every_tab(
+    locale_name: str, said: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """One language for all serve says: what tui would pick, in the terminal and the tabs."""
+    from demo.cli import main
+
+    for var in ("LC_ALL", "LC_MESSAGES"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("LANG", locale_name)
+    lines = {
+        "zh": "borrowed-keys serve: --max-sessions 必须在 1 到 1000 之间，这里是 0",
+        "en": "borrowed-keys serve: --max-sessions must be between 1 and 1000, not 0",
+    }
+    bad = tmp_path / "bad.toml"
+    bad.write_text('title = "t"\nmode = "corect"\n', encoding="utf-8")
+    errors = {"zh": "没有 “corect” 这个模式", "en": 'unknown mode "corect"'}
+    with pytest.MonkeyPatch.context() as m:
+        told: list[str] = []
+        m.setattr("demo.serve.say", lambda line: told.append(line))
+        assert main(["serve", "--max-sessions", "0"]) == 2
+        assert [f"borrowed-keys serve: {line}" for line in told] == [lines[said]]
+    with pytest.MonkeyPatch.context() as m:
+        printed: list[str] = []
+        m.setattr("builtins.print", lambda *a, **k: printed.append(" ".join(map(str, a))))
+        assert main(["serve", str(bad)]) == 2
+        assert len(printed) == 1 and errors[said] in printed[0], printed
+    started: list[tuple[str, str]] = []
+
+    class Server:
+        def __init__(self, command: str, *_: object, lang: str, **__: object) -> None:
+            started.append((command, lang))
+
+        def serve(self) -> None:
+            pass
+
+    monkeypatch.setattr("demo.serve.AppServer", Server)
+    monkeypatch.setattr("demo.serve.bind_problem", lambda *a: None)
+    assert main(["serve", "01_fog"]) == 0
+    ((command, lang),) = started
+    assert lang == said and command.endswith(f"01_fog --lang {said}")

@@ -45,7 +45,7 @@ from sqlalchemy.schema import CreateIndex, CreateTable
 
 from core.engine import models
 from core.engine.backends import POSTGRESQL_CLOCK_MS, check_stamp
-from core.engine.errors import SchemaVersionError, StoreError
+from core.engine.errors import SchemaVersionError, StoreError, Why
 
 T = TypeVar("T")
 
@@ -180,6 +180,8 @@ def _not_yet_accepting(exc: psycopg.Error) -> bool:
 
 class ConnectionLost(StoreError):
     """The connection went away while the store was being opened: worth trying again."""
+
+    why = Why.CONNECTION_LOST
 
 
 def connect(target: Target) -> DBConnection:

@@ -20,7 +20,7 @@ from sqlalchemy.schema import CreateIndex, CreateTable
 
 from core.engine import models
 from core.engine.backends import check_stamp
-from core.engine.errors import StoreError
+from core.engine.errors import StoreError, Why
 
 T = TypeVar("T")
 
@@ -248,6 +248,8 @@ def _is_busy(exc: sqlite3.Error) -> bool:
 class DiskFull(StoreError):
     """The disk (or the file's allowed size) is full: the transaction was not written."""
 
+    why = Why.DISK_FULL
+
 
 def store_error(exc: sqlite3.Error) -> StoreError:
     """What a driver error means for the store, in one line (no driver class names)."""
@@ -400,6 +402,8 @@ _WAL_HEADER = 32
 
 class ForeignLog(StoreError):
     """A write-ahead log beside the file that does not belong to it."""
+
+    why = Why.FOREIGN_LOG
 
 
 def check_log_belongs(target: str) -> None:
