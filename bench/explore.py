@@ -13,6 +13,7 @@ store call.
 """
 
 import sys
+from typing import Any
 
 from rich.console import Console
 from rich.table import Table
@@ -306,6 +307,101 @@ def mode_table(console: Console, depth: int) -> None:
     console.print(table)
 
 
+def census(console: Console, depth: int) -> None:
+    """Where 2 x 2 x 1's states and processor time come from, to `depth` (1 job; for
+    docs/explore.md, "What it gives: little"; not run by `make bench`): the states by
+    level, the calls by kind, each part of a state's cost timed in the search itself, and
+    how many states would be left if every instant were blurred. Blurring every number of
+    three digits or more in the canonical text (every instant, and some of the ledger's
+    totals with them) folds more than any sound abstraction of time could: a bound."""
+    import re
+    import time
+    from collections import Counter, defaultdict
+    from collections.abc import Callable
+
+    from core.search.explore import branch
+    from core.search.explore.canonical import canonical_text
+    from core.sim.simulation import Simulation
+
+    spent: dict[str, float] = defaultdict(float)
+    times: Counter[str] = Counter()
+    kinds: Counter[str] = Counter()
+    texts: list[str] = []
+    clock = time.process_time
+
+    def timed(name: str, f: Callable[..., Any]) -> Callable[..., Any]:
+        def run(*args: Any, **kwargs: Any) -> Any:
+            started = clock()
+            try:
+                return f(*args, **kwargs)
+            finally:
+                spent[name] += clock() - started
+                times[name] += 1
+
+        return run
+
+    # what is timed: (owner, attribute, what it is), put back as it was at the end
+    parts: list[tuple[object, str, str]] = [
+        (Simulation, "apply", "store calls"),
+        (branch, "canonical_pair", "canonical forms"),
+        (branch, "read", "readings"),
+        (branch.Branches, "goto", "restores"),
+        (branch.Branches, "here", "copies"),
+    ]
+    was = {name: getattr(owner, name) for owner, name, _ in parts}
+
+    def counted(sim: Simulation, action: Any) -> Any:
+        kinds[type(action).__name__] += 1
+        return was["apply"](sim, action)
+
+    def kept(self: branch.Branches, path: Any, action: Any, known: Any = None) -> Any:
+        # the simulation is in the new state: its canonical text, before the copy
+        if known is not None:
+            texts.append(canonical_text(self.sim, known[0]))
+        return was["here"](self, path, action, known)
+
+    inner: dict[str, Callable[..., Any]] = {"apply": counted, "here": kept}
+    try:
+        for owner, name, label in parts:
+            setattr(owner, name, timed(label, inner.get(name, was[name])))
+        started = clock()
+        r = explore(ExploreParams(workers=2, tasks=2, steps=1, depth=depth))
+        total = clock() - started
+    finally:
+        for owner, name, _ in parts:
+            setattr(owner, name, was[name])
+    # (the copies' time counts the canonical text taken beside each for the blurring)
+    console.print(
+        f"2 x 2 x 1 to depth {depth}: {r.states:,} states, {r.transitions:,} transitions, "
+        f"{total:.1f} processor s, {1e3 * total / r.states:.2f} ms a state; by level "
+        + ", ".join(f"{lv.states:,}" for lv in r.levels)
+    )
+    table = Table(title="each part of the search, timed in it")
+    for col in ("part", "times", "processor s", "share", "ms each"):
+        table.add_column(col, justify="right")
+    for name, n in times.most_common():
+        table.add_row(
+            name,
+            f"{n:,}",
+            f"{spent[name]:.2f}",
+            f"{100 * spent[name] / total:.0f} %",
+            f"{1e3 * spent[name] / n:.3f}",
+        )
+    console.print(table)
+    made = sum(kinds.values())
+    console.print(
+        f"choices made on the simulation: {made:,} of {r.transitions:,} transitions (the rest "
+        "answered from memory): "
+        + ", ".join(f"{k} {100 * v / made:.1f} %" for k, v in kinds.most_common())
+    )
+    # the root's text is not among them (it is no copy of a transition's child)
+    blurred = {re.sub(r"-?\d{3,}", "T", t) for t in texts}
+    console.print(
+        f"with every instant blurred: {len(blurred):,} of the {len(texts):,} states found "
+        f"after the root ({100 * (1 - len(blurred) / len(texts)):.0f} % fewer at most)"
+    )
+
+
 if __name__ == "__main__":
     if sys.argv[1:2] == ["modes"]:
         mode_table(Console(), int(sys.argv[2]) if len(sys.argv) > 2 else 5)
@@ -313,5 +409,7 @@ if __name__ == "__main__":
         reduction_bench(Console())
     elif sys.argv[1:2] == ["memo"]:
         memo_table(Console())
+    elif sys.argv[1:2] == ["census"]:
+        census(Console(), int(sys.argv[2]) if len(sys.argv) > 2 else 6)
     else:
         explore_bench(Console())
