@@ -120,6 +120,21 @@ def narration_text(
     return text
 
 
+def _in_red(line: Text) -> bool:
+    """Whether a line of the narration says something went wrong: it is written in red, all
+    of it (a refusal, a step this run cannot play, what a failed check found; a ✗ alone is
+    not a sentence)."""
+    if "red" in str(line.style):
+        return True
+    text = line.plain.rstrip()
+    return bool(text) and any(
+        "red" in str(span.style)
+        and span.start <= len(text) - len(text.lstrip())
+        and span.end >= len(text)
+        for span in line.spans
+    )
+
+
 def _outcome(text: Text, session: Session, outcome: StepOutcome, lang: str, *, toml: bool) -> None:
     """The step just played: what it says (or its act), a refusal, its marks, the answer."""
     said = outcome.step.narration(lang)
@@ -303,7 +318,20 @@ class NarrationPanel(Static):
             self.hidden_lines = 0
             self.update(wrapped)
             return
-        kept = lines[: max(1, fold - 1)]
+        room = max(1, fold - 1)
+        chosen = list(range(room))
+        # What went wrong (a refusal, a step this run cannot play, what a failed check found)
+        # is in red, and is the sentence the room must not miss: the first such sentence,
+        # whole, takes the place of the last lines kept (the step's first lines as many as
+        # still fit before it).
+        red = [i for i, line in enumerate(lines) if _in_red(line)]
+        if red:
+            run = [red[0]]
+            while run[-1] + 1 in red and len(run) < room:
+                run.append(run[-1] + 1)
+            if run[-1] >= room:
+                chosen = list(range(room - len(run))) + run
+        kept = [lines[i] for i in chosen]
         self.hidden_lines = len(lines) - len(kept)
         folded = Text("\n").join(kept)
         folded.append("\n")

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from textual.pilot import Pilot
 
+from core.engine.modes import Mode
 from core.scenarios.library import open_scenario
 from demo.app import BorrowedKeysApp
 from demo.screens.drawing import PANEL_ROWS
@@ -109,3 +110,35 @@ async def test_a_large_screen_shows_the_step_whole(tmp_path: Path) -> None:
         assert isinstance(screen, MainScreen)
         await to_step(pilot, screen, 17)
         assert screen.query_one("#narration", NarrationPanel).hidden_lines == 0
+
+
+@pytest.mark.parametrize(
+    ("name", "mode", "step", "lang", "said"),
+    [
+        # the fence's refusal, whole, where the story's first lines would have stood
+        ("01_fog", None, 14, "en", "is refused: fence token 1 is behind the current 2"),
+        ("01_fog", None, 14, "zh", "被拒收：围栏令牌 1 落后于当前的 2"),
+        # a step this mode cannot play is said, not folded away behind d
+        ("00_story_2_fog", "no_expiry", 14, "en", "step 14 cannot run"),
+        ("00_story_2_fog", "no_expiry", 14, "zh", "第 14 步无法执行"),
+    ],
+)
+async def test_at_80x24_the_folded_narration_keeps_what_went_wrong(
+    tmp_path: Path, name: str, mode: str | None, step: int, lang: str, said: str
+) -> None:
+    app = BorrowedKeysApp(
+        open_scenario(name),
+        open_directly=True,
+        lang=lang,
+        live_clock=False,
+        save_dir=tmp_path,
+        mode=None if mode is None else Mode(mode),
+    )
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = app.screen
+        assert isinstance(screen, MainScreen)
+        await to_step(pilot, screen, step)
+        narration = screen.query_one("#narration", NarrationPanel)
+        assert narration.hidden_lines > 0  # folded
+        shown = "".join(str(narration.render()).split())
+        assert "".join(said.split()) in shown, shown
