@@ -6,6 +6,7 @@ buttons, the key bar), and which buttons fit. What to draw and when is the scree
 drawing needs between frames.
 """
 
+import time
 from typing import TYPE_CHECKING
 
 from textual.binding import Binding
@@ -102,6 +103,12 @@ class Drawing(_ScreenBase):
         self._table_kept: tuple[object, ...] | None = None  # the step and note last scrolled for
         self._table_scrolled: tuple[int, float] | None = None  # by how much, and to where
         self._log_rows: int | None = None  # the event log held to the rows in sight (small screen)
+        # While the run plays on the live clock, a log takes its new lines at most this often:
+        # each write grows the log, and Textual lays the whole screen out for a widget whose
+        # size changed (the log beside the panels cost a layout in two refreshes of five).
+        # Stepping by hand, and every test without the live clock, writes at once.
+        self.log_every_s = 0.0
+        self._log_written: dict[str, float] = {}
         self._log_top: int | None = None  # where the log starts among the body's rows
 
     def _moments(self) -> frozenset[Moment]:
@@ -394,6 +401,13 @@ class Drawing(_ScreenBase):
         self.query_one("#side-second").border_title = tr(word, self.lang)
 
     def _catch_up(self, log: str) -> None:
+        if not self._pending_events[log]:
+            return
+        if self.playing and self.log_every_s:
+            now = time.monotonic()
+            if now - self._log_written.get(log, 0.0) < self.log_every_s:
+                return  # the lines wait for the next refresh that may write
+            self._log_written[log] = now
         events, self._pending_events[log] = self._pending_events[log], []
         if events:
             self.query_one(f"#{log}", EventLog).append(events, self.lang)

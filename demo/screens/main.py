@@ -87,6 +87,7 @@ def _nothing() -> None:
 
 
 REFRESH_S = 0.1  # the fixed refresh interval (10 Hz)
+LOG_EVERY_S = 0.3  # while playing live, a log takes its new lines at most this often
 SANDBOX_STEP_MS = 5_000  # "next" in a live run lets this much virtual time pass
 AUTOPLAY_S = 3.0  # seconds between steps of an auto-playing script at x1
 WARNING_TOAST_S = 20.0  # a scenario's timing warning stays long enough to be read aloud
@@ -188,6 +189,7 @@ class MainScreen(Drawing, Screen[None]):
             for warning in timing_warnings(self.session.scenario, self.lang):
                 self.notify(warning, severity="warning", timeout=WARNING_TOAST_S)
         if self.bk_app.live_clock:
+            self.log_every_s = LOG_EVERY_S
             self.set_interval(REFRESH_S, self.on_tick)
         self.query_one("#tasks", TaskTable).focus(scroll_visible=False)
 
