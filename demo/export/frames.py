@@ -24,7 +24,7 @@ from core.sim.timeline import TimelineView
 from demo.app import BorrowedKeysApp
 from demo.controls import TABS
 from demo.export import DEFAULT_SIZE
-from demo.widgets.narration import refusal_text
+from demo.widgets.narration import step_refusal
 
 FIRST_PANEL = TABS[0][0]  # the panel the main screen opens on
 
@@ -138,8 +138,7 @@ def _frame(
     said = step.narration(lang)
     if not said and step.action is not None:
         said = f"→ {glossary.action_word(step.action.name, lang)}"
-    result = outcome.result
-    refusal = refusal_text(result, lang) if result is not None and not result.ok else None
+    refusal = step_refusal(outcome, lang)
     checks = tuple(
         Check(
             c.ok,

@@ -120,6 +120,16 @@ def narration_text(
     return text
 
 
+def step_refusal(outcome: StepOutcome, lang: str) -> str | None:
+    """What went wrong with a step's own act, said as `play` says it: a step this run cannot
+    play ("step 14 cannot run: ..."), or the store's refusal; None when nothing did."""
+    if outcome.stopped is not None:
+        return run_stopped("step_cannot_run", lang, outcome.stopped, number=outcome.index + 1)
+    if outcome.result is not None and not outcome.result.ok:
+        return refusal_text(outcome.result, lang)
+    return None
+
+
 def _in_red(line: Text) -> bool:
     """Whether a line of the narration says something went wrong: it is written in red, all
     of it (a refusal, a step this run cannot play, what a failed check found; a ✗ alone is
@@ -142,13 +152,10 @@ def _outcome(text: Text, session: Session, outcome: StepOutcome, lang: str, *, t
         text.append(said, style="italic")
     elif outcome.step.action is not None:
         text.append(f"→ {act_sentence(outcome.step.action, lang)}", style="italic")
-    if outcome.stopped is not None:  # said as `play` says it
+    refused = step_refusal(outcome, lang)
+    if refused is not None:
         text.append("\n")
-        stopped = run_stopped("step_cannot_run", lang, outcome.stopped, number=outcome.index + 1)
-        text.append(stopped, style="red")
-    elif outcome.result is not None and not outcome.result.ok:
-        text.append("\n")
-        text.append(refusal_text(outcome.result, lang), style="red")
+        text.append(refused, style="red")
     elif outcome.result is not None and outcome.result.ignored:
         text.append("\n")
         text.append(ignored_text(outcome.result, lang), style="yellow")

@@ -21,6 +21,7 @@ from demo.app import BorrowedKeysApp
 from demo.export.cli import command_line, export, main, record_langs
 from demo.export.frames import DEFAULT_SIZE, Recording, record
 from demo.export.page import SharedStyles, build_page, changes, page_svg
+from demo.widgets.narration import step_refusal
 
 SNAPSHOTS = Path(__file__).parents[1] / "app" / "__snapshots__" / "test_tui_snapshots"
 SMALL = (80, 24)
@@ -471,3 +472,19 @@ def test_a_full_disk_is_one_line_that_names_the_file_and_leaves_nothing(
         f"borrowed-keys export: {out / 'index.html'}: cannot write: No space left on device\n"
     )
     assert list(tmp_path.iterdir()) == []  # the folder made for the page is gone too
+
+
+@pytest.mark.parametrize(
+    ("lang", "said"), [("en", "step 14 cannot run"), ("zh", "第 14 步无法执行")]
+)
+def test_a_step_this_mode_cannot_play_is_said_on_the_page_as_play_says_it(
+    lang: str, said: str
+) -> None:
+    # the page and the app word the step alike (one function), as `play` does
+    session = Session(open_scenario("00_story_2_fog"), mode=Mode.NO_EXPIRY)
+    outcome = None
+    while session.position < 14:
+        outcome = session.next_step() or session.reveal()
+    assert outcome is not None and outcome.stopped is not None
+    refused = step_refusal(outcome, lang)
+    assert refused is not None and refused.startswith(said), refused
