@@ -125,7 +125,10 @@ def run_headless_command(args: argparse.Namespace) -> int:
     try:
         fleet = start_fleet(opts)
     except BorrowedKeysError as exc:
-        print(f"borrowed-keys fleet: {' '.join(str(exc).split())}", file=sys.stderr)
+        from core.scenarios.telling import error_sentence
+
+        said = error_sentence(exc, args.lang or "en")
+        print(f"borrowed-keys fleet: {' '.join(said.split())}", file=sys.stderr)
         return EXIT_BAD_INPUT
     try:
         lang = args.lang or "en"

@@ -299,3 +299,18 @@ def test_usage_errors(capsys: pytest.CaptureFixture[str]) -> None:
         main(["play"])
     assert caught.value.code == 2
     capsys.readouterr()
+
+
+@pytest.mark.parametrize(
+    ("lang", "said"), [("en", "not a SQLite database"), ("zh", "存储无法使用")]
+)
+def test_fleet_headless_says_a_store_it_cannot_use_in_the_runs_language(
+    tmp_path: Path, lang: str, said: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = tmp_path / "bad.db"
+    bad.write_text("not a database at all, just text\n")
+    argv = ["fleet", "--headless", "--db", str(bad), "--workers", "1", "--tasks", "1"]
+    code, out, err = run([*argv, "--lang", lang], capsys)
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1 and said in err, err
+    assert bad.read_text() == "not a database at all, just text\n"  # left as it was
