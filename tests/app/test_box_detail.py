@@ -7,9 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from core.scenarios.library import open_scenario
-from demo.app import BorrowedKeysApp
 from demo.widgets.panels import BoxDetail
+from tests.app.apps import scenario_app
 
 URL = "https://archive.example/crawl/page/1"
 PARTS = {
@@ -33,13 +32,7 @@ PARTS = {
 async def test_the_newest_box_is_read_whole_on_screen(
     tmp_path: Path, lang: str, size: tuple[int, int]
 ) -> None:
-    app = BorrowedKeysApp(
-        open_scenario("05_browser_agent"),
-        open_directly=True,
-        lang=lang,
-        live_clock=False,
-        save_dir=tmp_path,
-    )
+    app = scenario_app("05_browser_agent", tmp_path, lang)
     async with app.run_test(size=size) as pilot:
         await pilot.press("n")
         await pilot.pause()
@@ -56,13 +49,7 @@ async def test_the_newest_box_is_read_whole_on_screen(
 
 
 async def test_the_row_under_the_cursor_is_the_box_shown(tmp_path: Path) -> None:
-    app = BorrowedKeysApp(
-        open_scenario("05_browser_agent"),
-        open_directly=True,
-        lang="en",
-        live_clock=False,
-        save_dir=tmp_path,
-    )
+    app = scenario_app("05_browser_agent", tmp_path, "en")
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.press("n")
         await pilot.pause()
@@ -88,13 +75,7 @@ async def test_an_empty_shelf_says_what_it_costs_the_successor(
     tmp_path: Path, lang: str, before: str, after: str
 ) -> None:
     # Mistake four saves no box: Linzhou's takeover does Acheng's three pages again.
-    app = BorrowedKeysApp(
-        open_scenario("10_mistake_no_checkpoint"),
-        open_directly=True,
-        lang=lang,
-        live_clock=False,
-        save_dir=tmp_path,
-    )
+    app = scenario_app("10_mistake_no_checkpoint", tmp_path, lang)
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.press("2")
         await pilot.pause()

@@ -7,9 +7,9 @@ import pytest
 
 from core.scenarios.library import open_scenario
 from core.scenarios.session import Session
-from demo.app import BorrowedKeysApp
 from demo.widgets.body import Body
 from demo.widgets.panels import EventLog
+from tests.app.apps import scenario_app
 
 
 def panel_at_last_step(name: str) -> str | None:
@@ -38,13 +38,7 @@ def test_the_step_that_breaks_a_rule_opens_where_the_harm_is(name: str, tab: str
 async def test_on_a_small_screen_the_log_opened_at_a_step_shows_its_newest_lines(
     tmp_path: Path, size: tuple[int, int]
 ) -> None:
-    app = BorrowedKeysApp(
-        open_scenario("15_seed_sql"),
-        open_directly=True,
-        lang="en",
-        live_clock=False,
-        save_dir=tmp_path,
-    )
+    app = scenario_app("15_seed_sql", tmp_path, "en")
     async with app.run_test(size=size) as pilot:
         session = app.screen.session  # type: ignore[attr-defined]
         while not session.at_end:

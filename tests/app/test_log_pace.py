@@ -4,18 +4,15 @@ is lost: a pause writes what waited."""
 
 from pathlib import Path
 
-from core.scenarios.library import open_scenario
-from demo.app import BorrowedKeysApp
 from demo.screens.main import MainScreen
 from demo.widgets.panels import EventLog, event_line
+from tests.app.apps import scenario_app
 
 
 async def test_the_log_beside_waits_while_playing_and_a_pause_writes_what_waited(
     tmp_path: Path,
 ) -> None:
-    app = BorrowedKeysApp(
-        open_scenario("01_fog"), open_directly=True, lang="en", live_clock=False, save_dir=tmp_path
-    )
+    app = scenario_app("01_fog", tmp_path, "en")
     async with app.run_test(size=(200, 60)) as pilot:  # roomy: the log is beside the panels
         screen = app.screen
         assert isinstance(screen, MainScreen)

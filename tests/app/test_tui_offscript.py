@@ -10,7 +10,6 @@ import pytest
 
 from core.engine.config import Mode
 from core.engine.errors import StoreClosed
-from core.scenarios.library import open_scenario
 from core.sim.spec import WorkerState
 from demo.app import BorrowedKeysApp
 from demo.commands import main_screen_commands
@@ -20,13 +19,11 @@ from demo.screens.confirm import ConfirmScreen
 from demo.screens.main import MainScreen
 from demo.screens.modes import ModeScreen
 from demo.screens.picker import PickerScreen
+from tests.app.apps import scenario_app
 
 
 def app_for(name: str | None, tmp_path: Path, lang: str = "en") -> BorrowedKeysApp:
-    scenario = open_scenario(name) if name else None
-    return BorrowedKeysApp(
-        scenario, open_directly=True, lang=lang, live_clock=False, save_dir=tmp_path
-    )
+    return scenario_app(name, tmp_path, lang)
 
 
 def main(app: BorrowedKeysApp) -> MainScreen:

@@ -38,13 +38,11 @@ from demo.widgets.task_table import (
     status_words,
     task_row,
 )
+from tests.app.apps import scenario_app
 
 
 def app_for(name: str | None, tmp_path: Path, lang: str = "en") -> BorrowedKeysApp:
-    scenario = open_scenario(name) if name else None
-    return BorrowedKeysApp(
-        scenario, open_directly=True, lang=lang, live_clock=False, save_dir=tmp_path
-    )
+    return scenario_app(name, tmp_path, lang)
 
 
 def screen_of(app: BorrowedKeysApp) -> MainScreen:
