@@ -22,7 +22,7 @@ on screen (header, panes, task table, the visible panel) is brought up to the sa
 import asyncio
 import statistics
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from textual._wait import wait_for_idle
@@ -54,7 +54,7 @@ def big_settings() -> SimSettings:
     )
 
 
-async def settle(app: "App[object]") -> None:
+async def settle(app: "App[Any]") -> None:
     """`pilot.pause()` without the per-widget ping (see the module's docstring)."""
     for _ in range(2):
         await wait_for_idle(0)
