@@ -337,6 +337,13 @@ WORDS.update(
             "Box {task} #{seq} (step {step}):",
             "木匣 {task} #{seq}（第 {step} 步）：",
         ),
+        # the Rejected panel while nothing was refused
+        "nothing_refused": ("Nothing has been refused yet.", "还没有调用被拒收。"),
+        "nothing_refused_let_in": (
+            "Nothing was refused, yet a page from a lease that was no longer the task's went "
+            "into the ledger: see the Ledger.",
+            "什么都没被拒收，可一页来自已不属于这项任务的租约的写入进了总册：见总册。",
+        ),
         # the Checkpoints panel while the shelf is empty: what that costs a successor
         "no_box": (
             "No box on the shelf by the stairs yet: whoever takes over starts from the first step.",

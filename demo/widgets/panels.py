@@ -21,6 +21,7 @@ from core.scenarios.sentences import page_fence, refused_note, seam_sentence
 from core.scenarios.telling import event_sentence
 from core.scenarios.telling import who as name_of
 from core.sim.books import Seam, check_books
+from core.sim.checker import ViolationKind
 from core.sim.snapshot import Rejection, Snapshot
 from demo.i18n import operation_word, reason_word, tr
 from demo.widgets.cjk_wrap import WRAP_MIN, wrap_text
@@ -242,12 +243,30 @@ class BooksNote(Note):
         self.say(text if seams else None)
 
 
+# The rules a page breaks when it goes into the ledger that the fence or the lease check would
+# have refused.
+_LET_IN = (ViolationKind.STALE_WRITE_ACCEPTED, ViolationKind.PAGE_WITHOUT_LIVE_LEASE)
+
+
 class RefusedNote(Note):
     """Over the Rejected table: the newest refused page, what it would have written and
     whose total it would have covered: what the fence saved."""
 
     def show(self, snap: Snapshot, lang: str) -> None:
         sentence = refused_note(snap, lang)
+        if sentence is None and not snap.rejections:
+            # An empty table says nothing; under a mistake that let a stale page in, the
+            # empty table is the harm: "两套互相覆盖的世界" met in the ledger, unrefused.
+            let_in = any(
+                snap.violations.get(rule.value, 0)
+                for rule in (
+                    ViolationKind.STALE_WRITE_ACCEPTED,
+                    ViolationKind.PAGE_WITHOUT_LIVE_LEASE,
+                )
+            )
+            empty = tr("nothing_refused_let_in" if let_in else "nothing_refused", lang)
+            self.say(Text(empty, style="bold red" if let_in else "dim"))
+            return
         self.say(None if sentence is None else Text(sentence, style="bold"))
 
 

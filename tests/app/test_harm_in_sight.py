@@ -5,10 +5,11 @@ from pathlib import Path
 
 import pytest
 
+from core.engine.modes import Mode
 from core.scenarios.library import open_scenario
 from core.scenarios.session import Session
 from demo.widgets.body import Body
-from demo.widgets.panels import EventLog
+from demo.widgets.panels import EventLog, RefusedNote
 from tests.app.apps import scenario_app
 
 
@@ -68,3 +69,27 @@ async def test_on_a_small_screen_the_log_opened_at_a_step_shows_its_newest_lines
         await pilot.pause()
         await pilot.pause()
         assert newest_in_sight()
+
+
+@pytest.mark.parametrize(
+    ("mode", "step", "lang", "said"),
+    [
+        (None, 1, "en", "Nothing has been refused yet."),
+        (None, 1, "zh", "还没有调用被拒收。"),
+        ("no_fencing", 14, "en", "Nothing was refused, yet a page from a lease"),
+        ("no_fencing", 14, "zh", "什么都没被拒收，可一页来自已不属于这项任务的租约的写入进了总册"),
+    ],
+)
+async def test_an_empty_rejected_panel_says_so_and_under_a_mistake_what_got_in(
+    tmp_path: Path, mode: str | None, step: int, lang: str, said: str
+) -> None:
+    app = scenario_app("01_fog", tmp_path, lang, mode=None if mode is None else Mode(mode))
+    async with app.run_test(size=(120, 40)) as pilot:
+        session = app.screen.session  # type: ignore[attr-defined]
+        while session.position < step:
+            await pilot.press("v" if session.question is not None else "n")
+        await pilot.press("3")
+        await pilot.pause()
+        note = app.screen.query_one("#refused-note", RefusedNote)
+        shown = "".join(str(note.render()).split())
+        assert "".join(said.split()) in shown, shown
