@@ -61,6 +61,13 @@ _HARM_PANELS = {
     ViolationKind.STUCK_TASK: Panel.TIMELINE,
 }
 
+# What a Ledger or Effects check expects to find in the step's own events: a page taken, an
+# effect applied (or answered from its first call).
+_LANDED = {
+    Panel.LEDGER: frozenset({EventKind.WRITE_ACCEPTED}),
+    Panel.EFFECTS: frozenset({EventKind.EFFECT_APPLIED, EventKind.EFFECT_DEDUPLICATED}),
+}
+
 # The panels an expectation's subject is shown in (a refusal counted as none is not one).
 _SUBJECT_PANELS = {"rejected": Panel.REJECTED, "ledger": Panel.LEDGER, "effect": Panel.EFFECTS}
 
@@ -104,11 +111,7 @@ def panel_for(
         # landed), so what the step did decides, as for a step that checks nothing.
         checked = None
     # The same the other way round: a page or an effect the step expects, refused in this mode.
-    landed = {
-        Panel.LEDGER: {EventKind.WRITE_ACCEPTED},
-        Panel.EFFECTS: {EventKind.EFFECT_APPLIED, EventKind.EFFECT_DEDUPLICATED},
-    }
-    if checked in landed and kinds & REJECTIONS and not kinds & landed[checked]:
+    if checked in _LANDED and kinds & REJECTIONS and not kinds & _LANDED[checked]:
         checked = None
     if events and parted(view, since_ms):
         return Panel.TIMELINE
