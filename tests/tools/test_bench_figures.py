@@ -146,3 +146,51 @@ def test_a_run_writes_each_figure_as_it_is_recorded(
     results.record("sim", "call", "one call", 130, "us", command="borrowed-keys x")
     assert [f.name for f in results.read(path)] == ["sim.hour", "sim.call"]
     assert results.read(path)[1].command == "borrowed-keys x"
+
+
+def test_a_target_met_under_load_is_not_claimed(tmp_path: Path) -> None:
+    day = "2026-03-01T10:00:00Z"
+    write_run(
+        tmp_path,
+        day,
+        [
+            figure("store.ratio", 0.5, day, target=0.35, aim="at least", met=True, load=1.2),
+            figure("sim.hour", 0.2, day, unit="s", target=1.0, aim="under", met=True, load=7.5),
+            figure("tui.p90", 40.0, day, unit="ms", target=33.0, aim="under", met=False, load=7.5),
+        ],
+    )
+    table = rows(render(load_results(tmp_path), {}))
+    assert table["what store.ratio measures"][2] == "met"
+    # Met while five more processes than cores waited: shown, never claimed.
+    assert table["what sim.hour measures"][2] == "met under load, not claimed"
+    # A miss is a miss, load or not.
+    assert table["what tui.p90 measures"][2] == "**not met**"
+
+
+def test_verify_takes_only_claimed_figures_and_says_which_no_longer_hold(tmp_path: Path) -> None:
+    from bench.__main__ import claimed, verdicts, verify_line
+
+    day, later = "2026-03-01T10:00:00Z", "2026-03-02T10:00:00Z"
+    before = [
+        figure("store.ratio", 0.5, day, target=0.35, aim="at least", met=True),
+        figure("sim.hour", 0.2, day, unit="s", target=1.0, aim="under", met=True, load=7.5),
+        figure("tui.p90", 40.0, day, unit="ms", target=33.0, aim="under", met=False),
+        figure("chaos.rate", 9.0, day, unit="per s"),
+        figure("export.wall", 3.0, day, unit="s", target=8.0, aim="under", met=True),
+    ]
+    claims = claimed(before, [])
+    assert [f.name for f in claims] == ["store.ratio", "export.wall"]
+    assert [f.name for f in claimed(before, ["store"])] == ["store.ratio"]
+    after = [figure("store.ratio", 0.3, later, target=0.35, aim="at least", met=False)]
+    lines = [verify_line(old, new) for old, new in verdicts(claims, after)]
+    assert lines[0].startswith("no longer holds") and "0.3 x (at least 0.35)" in lines[0]
+    assert lines[1].startswith("not measured again")
+    held = verify_line(
+        claims[0], figure("store.ratio", 0.4, later, target=0.35, aim="at least", met=True)
+    )
+    assert held.startswith("holds")
+
+
+def test_verify_is_an_option() -> None:
+    assert parse_args(["--verify"]).verify is True
+    assert parse_args([]).verify is False
