@@ -452,7 +452,6 @@ WORDS.update(
         "tl_write_refused": ("{mine} < {newest}: refused", "{mine} < {newest}：拒收"),
         "tl_write_stale": ("{mine} < {newest}: accepted", "{mine} < {newest}：竟被收下"),
         "tl_write_lost": ("{mine}: never arrived", "{mine}：未送达"),
-        "tl_write_at": ("{at} {who}'s page {mine}", "{at} {who}的页 {mine}"),
         "tl_legend_write": ("a write against the newest token", "写入与最新令牌相比"),
         "tl_overlap": (
             "{first}'s lease {old} and {second}'s lease {new} were live at once from {start}"

@@ -263,6 +263,10 @@ def _beliefs(row: WorkerRow, top: int, uid: str, now: int, x: _X) -> list[str]:
         )
         # held by the store up to the lease's end; past it, the gap, in red
         held_until = until if lease is None or lease.end is None else min(until, lease.end)
+        if lease is not None and lease.ended_by is LeaseEnd.OVERRIDDEN:
+            # claimed over while live: by the store's clock it still was, to its expiry
+            live_to = until if lease.expires_at is None else min(until, lease.expires_at)
+            held_until = max(held_until, live_to)
         if lease is None:
             held_until = belief.start
         spans = [(belief.start, held_until, "b"), (held_until, until, "g")]

@@ -425,12 +425,13 @@ def mark_cells(row: WorkerRow, scale: Scale) -> list[Cell]:
 
 
 def writes_of(view: TimelineView) -> list[tuple[str, Call]]:
-    """Every write to the books, with its writer, in time order."""
+    """Every write that reached the books, with its writer, in time order (one lost on the
+    way never met the store's token)."""
     out = [
         (row.worker_id, call)
         for row in view.rows
         for call in row.calls
-        if call.operation is Operation.WRITE
+        if call.operation is Operation.WRITE and call.outcome is not CallOutcome.LOST
     ]
     out.sort(key=lambda wc: wc[1].at)
     return out
@@ -563,13 +564,14 @@ def render_timeline(
             if known is None or n < known[0]:
                 shafts[c] = (n, write_style(call).replace(" on red", "").replace("white", "red"))
 
-    def emit(cells: list[Cell], below_row: int | None) -> None:
+    def emit(cells: list[Cell], below_row: int | None, cursor: bool = True) -> None:
         for c, (glyph, style) in enumerate(cells):
             shaft = shafts.get(c)
             if glyph == " " and shaft is not None and (below_row or 0) > shaft[0]:
                 text.append(SHAFT, style=shaft[1])
                 continue
-            if c == now_cell and glyph == " ":
+            # a label's own spaces are words, not room for the cursor
+            if c == now_cell and glyph == " " and cursor:
                 text.append(NOW, style="bold")
             else:
                 text.append(glyph, style=style)
@@ -597,7 +599,7 @@ def render_timeline(
             lane = store_lanes[n] if n < len(store_lanes) else ""
             text.append(name, style="bold")
             text.append(" " + pad(lane, lane_w) + " ", style="dim")
-            emit(cells, len(rows) if n == 0 else None)
+            emit(cells, len(rows) if n == 0 else None, cursor=n < 2)
     cursor = tr("tl_now", lang, at=clock(now))
     start = label_w + now_cell
     if now_cell + 2 + cell_len(cursor) <= scale.cells:

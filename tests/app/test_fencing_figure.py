@@ -177,10 +177,10 @@ SIZE_IDS = ["80x24", "200x60"]
 def test_two_live_leases_on_screen(
     snap_compare: Any, tmp_path: Path, lang: str, size: tuple[int, int]
 ) -> None:
-    # n, n, v: scenario 11 to Linzhou's claim over Acheng's live lease (the step asks
-    # first); the step opens Belief vs truth itself
+    # n, n, v, 6: scenario 11 to Linzhou's claim over Acheng's live lease (the step asks
+    # first); the step opens Belief vs truth itself, and 6 lets its scroll settle there
     app = scenario_app("11_mistake_client_clock", tmp_path, lang=lang)
-    assert snap_compare(app, press=["n", "n", "v"], terminal_size=size)
+    assert snap_compare(app, press=["n", "n", "v", "6"], terminal_size=size)
 
 
 @pytest.mark.parametrize("size", SIZES, ids=SIZE_IDS)
