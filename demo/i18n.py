@@ -429,8 +429,8 @@ WORDS.update(
         "effect_step": ("step {step}: {what}", "第 {step} 步：{what}"),
         "effect_api_call": ("the internal API", "调用内部 API"),
         "effect_answered": (
-            "answered with the first call's result",
-            "直接返回第一次的结果",
+            "deduplicated: the first call's result returned",
+            "已去重：直接返回第一次的结果",
         ),
         "effect_charged_2": (
             "charged twice: 2 × {amount}",

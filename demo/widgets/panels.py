@@ -507,11 +507,13 @@ class EffectsTable(KeyedTable):
         if not snap.effect_calls and snap.effects:
             self._show_keys(snap, lang)
             return
+        # a run that sends no idempotency key names the call, a key it does not carry
+        keyed = policy_for(Mode(snap.mode)).idempotency
         columns = [
             ("at", tr("time", lang)),
             ("worker", tr("worker", lang)),
             ("task", tr("task", lang)),
-            ("call", tr("call", lang)),
+            ("call", tr("key" if keyed else "call", lang)),
             ("fence", tr("fence_token", lang)),
             ("outcome", tr("effect_outcome", lang)),
         ]
