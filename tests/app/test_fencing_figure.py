@@ -8,6 +8,7 @@ and where a mistake lets a stale page in, the arrow in red. Two live leases at o
 row in Effects, with what it cost.
 """
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,8 @@ from core.scenarios.library import open_scenario
 from core.scenarios.session import Session
 from core.sim.snapshot import WITH_TIMELINE
 from core.sim.timeline import TimelineView
+from demo.export.frames import record
+from demo.export.page import build_page
 from demo.export.timeline_svg import timeline_html
 from demo.widgets.timeline_view import OwnershipTimeline, render_timeline
 from tests.app.apps import scenario_app
@@ -133,6 +136,15 @@ def test_the_exported_drawing_has_the_store_lane_and_the_caption_once() -> None:
     assert "1 &lt; 2: accepted" in stale
     both = timeline_html(view_of(played("11_mistake_client_clock", 2)), "en", "t4")
     assert "have been live at once" in both
+
+
+def test_the_exported_page_quotes_the_seed_over_its_first_drawing_only() -> None:
+    fog = open_scenario("01_fog")
+    recordings = [asyncio.run(record(fog, lang, (80, 24), steps=3)) for lang in ("en", "zh")]
+    page = build_page(fog, recordings, command="borrowed-keys export 01_fog")
+    assert page.count('<p class="quote">') == 2  # once a language
+    assert SEED_23 in page and "The most valuable thing in the vault" in page
+    assert page.index('<p class="quote">') > page.index('class="belief"')
 
 
 async def test_the_caption_is_there_the_first_time_the_panel_opens_only(tmp_path: Path) -> None:
