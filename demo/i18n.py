@@ -441,6 +441,12 @@ WORDS.update(
             "扣了 {n} 次：{n} × {amount}",
         ),
         "effect_again": ("applied again: {n} times", "又执行了一次：共 {n} 次"),
+        "tl_store_overridden": (
+            "at {at} the store let a second lease in beside its {lease}, though by its own"
+            " clock {lease} was live until {until}",
+            "{at}，守库人在{lease} 旁又放进了第二份租约，"
+            "可按它自己的钟，{lease} 要到 {until} 才到期",
+        ),
         "tl_end_overridden": (
             "a new claim was let in over it while it was still live",
             "它还没过期，新的领取却被放了进来",

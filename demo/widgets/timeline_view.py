@@ -217,6 +217,11 @@ def worker_sentence(row: WorkerRow, now: int, lang: str) -> str | None:
             else:
                 until = clock(lease.expires_at)
                 parts.append(tr("tl_store_open", lang, lease=name, until=until, who=person))
+        elif lease.ended_by is LeaseEnd.OVERRIDDEN and lease.expires_at is not None:
+            # not an end: a second live lease beside it
+            until = clock(lease.expires_at)
+            at = clock(lease.end)
+            parts.append(tr("tl_store_overridden", lang, lease=name, at=at, until=until))
         else:
             assert lease.ended_by is not None
             why = tr(f"tl_end_{lease.ended_by.value}", lang)
