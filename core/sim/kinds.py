@@ -196,6 +196,9 @@ BROWSER = TaskKind(
 # -- tools: retrieve, extract, call an internal API (a side effect), produce a result ------
 
 _TOOL_STEPS = ("retrieve", "extract", "call_api", "produce")
+# What one call of the internal API charges, so that a repeat has a price: "Idempotency Key
+# 让重放调用不炸副作用" is what the second charge costs without one.
+API_CALL_AMOUNT = 120
 
 
 def _tools_step(task_id: str, step: int, steps: int, state: State) -> StepOutput:
@@ -211,7 +214,12 @@ def _tools_step(task_id: str, step: int, steps: int, state: State) -> StepOutput
         new_state["documents"] = int(new_state["documents"]) + 3
     if tool == "call_api":
         effect = "api_call"
-        payload = {"task": task_id, "step": step, "documents": new_state["documents"]}
+        payload = {
+            "task": task_id,
+            "step": step,
+            "documents": new_state["documents"],
+            "amount": API_CALL_AMOUNT,
+        }
     return StepOutput(
         page=f"{tool} #{step} -> {artifacts[-1]}",
         state=new_state,

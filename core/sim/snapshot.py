@@ -102,6 +102,24 @@ class Rejection:
 
 
 @dataclass(frozen=True, slots=True)
+class EffectCall:
+    """One application of a side effect (or one repeat answered from the first), in order:
+    the Effects panel's row. `applied_times` counts this key's applications so far, this
+    one included; `amount` is what one application costs, where its payload says."""
+
+    at: int
+    worker_id: str
+    task_id: str
+    key: str
+    effect: str
+    step: int | None
+    fence_token: int | None
+    deduplicated: bool
+    applied_times: int
+    amount: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Metrics:
     """Cost figures of a run."""
 
@@ -132,6 +150,8 @@ class Snapshot:
     # page is written in the language of its moment, and a screen that switched language
     # since says it in the new one (the Ledger, a refused page's note).
     page_forms: Mapping[str, tuple[str, str]] = field(default_factory=dict)
+    # Each call of a side effect, as the register has it (with the effects list only).
+    effect_calls: tuple[EffectCall, ...] = ()
 
     def task(self, task_id: str) -> TaskView | None:
         return next((t for t in self.tasks if t.task_id == task_id), None)

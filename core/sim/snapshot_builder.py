@@ -8,13 +8,14 @@ from collections.abc import Collection
 from typing import Protocol
 
 from core.engine.config import Mode
-from core.engine.records import CheckpointRow, EventRow
+from core.engine.records import CheckpointRow, EffectRow, EventRow
 from core.engine.store import LeaseStore
-from core.engine.vocabulary import TaskStatus
+from core.engine.vocabulary import Operation, TaskStatus
 from core.sim.checker import SafetyChecker
 from core.sim.runtime import run_inline
 from core.sim.snapshot import (
     SNAPSHOT_PARTS,
+    EffectCall,
     Metrics,
     Rejection,
     Snapshot,
@@ -138,6 +139,10 @@ class SnapshotBuilder:
                     heartbeat_lands_at=w.heartbeat_lands_at,
                 )
             )
+        effects = tuple(run_inline(self.store.effects())) if "effects" in include else ()
+        timeline = (
+            self._timeline_view(now) if "timeline" in include or "effects" in include else None
+        )
         return Snapshot(
             now_ms=now,
             mode=self.mode.value,
@@ -145,15 +150,16 @@ class SnapshotBuilder:
             workers=tuple(workers),
             ledger=tuple(run_inline(self.store.ledger())) if "ledger" in include else (),
             checkpoints=tuple(checkpoints),
-            effects=tuple(run_inline(self.store.effects())) if "effects" in include else (),
+            effects=effects,
             rejections=tuple(self._rejections),
             violations=dict(self.checker.violations),
             metrics=self.metrics(),
             last_event_seq=self._last_seq,
             generation=self.generation,
             dedup=dict(self._dedup),
-            timeline=self._timeline_view(now) if "timeline" in include else None,
+            timeline=timeline if "timeline" in include else None,
             page_forms=dict(self._page_forms),
+            effect_calls=effect_calls(timeline, effects) if timeline is not None else (),
         )
 
     def _timeline_view(self: "_Seen", now: int) -> TimelineView:
@@ -168,3 +174,43 @@ class SnapshotBuilder:
             },
         )
         return self.timeline.view(now)
+
+
+def effect_calls(view: TimelineView, effects: tuple[EffectRow, ...]) -> tuple[EffectCall, ...]:
+    """Every call of a side effect in the order made, each application its own row: the seed's
+    "Idempotency 负责“重复做时别把世界打坏”" is seen where one call is applied twice."""
+    by_key = {e.idempotency_key: e for e in effects}
+    calls = sorted(
+        (
+            (c.at, row.worker_id, c)
+            for row in view.rows
+            for c in row.calls
+            if c.operation is Operation.EFFECT and c.key is not None
+        ),
+        key=lambda t: t[0],
+    )
+    applied: Counter[str] = Counter()
+    out = []
+    for at, worker, call in calls:
+        assert call.key is not None
+        if not call.deduplicated:
+            applied[call.key] += 1
+        row = by_key.get(call.key)
+        payload = row.result.get("payload") if row is not None else None
+        amount = payload.get("amount") if isinstance(payload, dict) else None
+        parts = call.key.split("/")
+        out.append(
+            EffectCall(
+                at,
+                worker,
+                call.task_id,
+                call.key,
+                row.effect if row is not None else parts[-1],
+                int(parts[-2]) if len(parts) >= 3 and parts[-2].isdigit() else None,
+                call.fence_token,
+                call.deduplicated,
+                applied[call.key],
+                amount if isinstance(amount, int) else None,
+            )
+        )
+    return tuple(out)

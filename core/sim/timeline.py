@@ -34,6 +34,9 @@ class LeaseEnd(enum.StrEnum):
     FAILED = "failed"
     DEAD_LETTERED = "dead_lettered"
     RECLAIMED = "reclaimed"  # a claim of the same task replaced it
+    # A claim of the same task took it while it was still live by the store's clock: two
+    # live leases at once (the claim judged expiry by some other clock).
+    OVERRIDDEN = "overridden"
 
 
 class BeliefEnd(enum.StrEnum):
@@ -111,6 +114,10 @@ class Call:
     reason: RejectReason | None = None
     key: str | None = None
     current_fence_token: int | None = None  # the task's newest, when it refused a write
+    # The newest fence token issued for the task at this instant (what the store compares a
+    # write's token against), and whether the store answered an effect from its first call.
+    newest_fence_token: int | None = None
+    deduplicated: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,6 +144,38 @@ class WorkerRow:
 
 
 @dataclass(frozen=True, slots=True)
+class Overlap:
+    """Two live leases of one task at once: `newer` was claimed while `older`, by the store's
+    own clock, was still live. It lasts until the older lease's expiry or until its holder
+    let go of it, whichever came first (`end` None: it lasts still)."""
+
+    task_id: str
+    older_worker: str
+    older_lease_token: int
+    older_live_until: int | None  # the older lease's expiry by the store's clock
+    newer_worker: str
+    newer_lease_token: int
+    start: int
+    end: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class FenceLine:
+    """The newest fence token issued for a task over time: (from when, token), in order."""
+
+    task_id: str
+    steps: tuple[tuple[int, int], ...]
+
+    def newest_at(self, at: int) -> int | None:
+        newest = None
+        for start, token in self.steps:
+            if start > at:
+                break
+            newest = token
+        return newest
+
+
+@dataclass(frozen=True, slots=True)
 class TimelineView:
     """One frame's picture: every worker's row, in order of first appearance, at `now_ms`."""
 
@@ -144,6 +183,8 @@ class TimelineView:
     rows: tuple[WorkerRow, ...]
     heartbeat_ms: int
     ttl_ms: int
+    overlaps: tuple[Overlap, ...] = ()
+    fences: tuple[FenceLine, ...] = ()
 
     def row(self, worker_id: str) -> WorkerRow | None:
         return next((r for r in self.rows if r.worker_id == worker_id), None)
@@ -186,6 +227,7 @@ class _Lease:
     renewals: list[int] = field(default_factory=list)
     end: int | None = None
     ended_by: LeaseEnd | None = None
+    worker_id: str = ""
 
     def frozen(self) -> LeaseBar:
         return LeaseBar(
@@ -269,6 +311,10 @@ class Timeline:
     last_seq: int = 0
     # The lease the store holds for each task now (the open bar on its holder's row).
     _current: dict[str, _Lease] = field(default_factory=dict)
+    # Each claim taken over a lease still live: (older, newer, at).
+    _overrides: list[tuple[_Lease, _Lease, int]] = field(default_factory=list)
+    # The newest fence token issued for each task, as it grew: the store lane's step line.
+    _fences: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
     _view: TimelineView | None = None
 
     def _row(self, worker_id: str) -> _Row:
@@ -346,7 +392,11 @@ class Timeline:
         return False
 
     def _claimed(self, ev: EventRow, worker: str, task: str) -> None:
-        self._end_lease(task, ev.at, LeaseEnd.RECLAIMED)
+        older = self._current.get(task)
+        # The store's own clock is the judge ("由统一的服务端时钟或数据库时钟裁决"): a
+        # lease it still counts live, claimed over anyway, is two live leases at once.
+        overridden = older is not None and older.live_at(ev.at)
+        self._end_lease(task, ev.at, LeaseEnd.OVERRIDDEN if overridden else LeaseEnd.RECLAIMED)
         expires = ev.detail.get("expires_at")
         lease = _Lease(
             task,
@@ -355,7 +405,13 @@ class Timeline:
             ev.at,
             None if expires is None else int(expires),
             None if expires is None else ev.at + self.deadline_ms,
+            worker_id=worker,
         )
+        if older is not None and overridden:
+            self._overrides.append((older, lease, ev.at))
+        fences = self._fences.setdefault(task, [])
+        if lease.fence_token and (not fences or lease.fence_token > fences[-1][1]):
+            fences.append((ev.at, lease.fence_token))
         self._current[task] = lease
         row = self._row(worker)
         row.leases.append(lease)
@@ -387,7 +443,9 @@ class Timeline:
                 task,
                 ev.lease_token,
                 ev.fence_token,
-                key=_text(ev.detail.get("key")),
+                key=_call_key(ev.detail),
+                newest_fence_token=self._newest_fence(task),
+                deduplicated=ev.event == EventKind.EFFECT_DEDUPLICATED,
             )
         )
         release = _RELEASES.get(ev.event)
@@ -420,8 +478,9 @@ class Timeline:
                 ev.lease_token,
                 ev.fence_token,
                 reason=reason,
-                key=_text(ev.detail.get("key")),
+                key=_call_key(ev.detail),
                 current_fence_token=None if current is None else int(current),
+                newest_fence_token=self._newest_fence(task),
             )
         )
         belief = row.open_belief()
@@ -429,6 +488,10 @@ class Timeline:
         if not lost and belief is not None and belief.is_lease(ev.task_id, ev.lease_token):
             row.end_belief(ev.at, BeliefEnd.REFUSED, reason)
         return True
+
+    def _newest_fence(self, task: str) -> int | None:
+        fences = self._fences.get(task)
+        return fences[-1][1] if fences else None
 
     def note(self, ev: EventRow) -> None:
         """A line from outside the register (a supervisor's signal to a real process: a
@@ -466,8 +529,45 @@ class Timeline:
         if cached is not None and cached.now_ms == now_ms:
             return cached
         rows = tuple(self._frozen(row, now_ms) for row in self.rows.values())
-        self._view = TimelineView(now_ms, rows, self.heartbeat_ms, self.ttl_ms)
+        fences = tuple(FenceLine(task, tuple(steps)) for task, steps in self._fences.items())
+        self._view = TimelineView(
+            now_ms, rows, self.heartbeat_ms, self.ttl_ms, self._overlaps(now_ms), fences
+        )
         return self._view
+
+    def _overlaps(self, now: int) -> tuple[Overlap, ...]:
+        out = []
+        for older, newer, at in self._overrides:
+            # it lasts while the older lease is live by the store's clock and its holder
+            # still acts on it (a holder who let go is no second owner any more)
+            ends = [] if older.expires_at is None else [older.expires_at]
+            row = self.rows.get(older.worker_id)
+            belief = next(
+                (
+                    b
+                    for b in (row.beliefs if row is not None else [])
+                    if b.is_lease(older.task_id, older.lease_token)
+                ),
+                None,
+            )
+            if belief is not None and belief.end is not None:
+                ends.append(belief.end)
+            if newer.end is not None:
+                ends.append(newer.end)
+            end = min(ends) if ends else None
+            out.append(
+                Overlap(
+                    older.task_id,
+                    older.worker_id,
+                    older.lease_token,
+                    older.expires_at,
+                    newer.worker_id,
+                    newer.lease_token,
+                    at,
+                    None if end is None or end > now else max(end, at),
+                )
+            )
+        return tuple(out)
 
     def _frozen(self, row: _Row, now: int) -> WorkerRow:
         ticks = row.ticks + self._frozen_ticks(row, now)
@@ -513,3 +613,8 @@ _REASONS = frozenset(r.value for r in RejectReason)
 
 def _text(value: object) -> str | None:
     return None if value is None else str(value)
+
+
+def _call_key(detail: Mapping[str, object]) -> str | None:
+    """The effect's idempotency key, or where none is sent the call it names."""
+    return _text(detail.get("key", detail.get("call")))

@@ -342,10 +342,16 @@ def _question_html(frame: Frame, lang: str) -> tuple[str, str]:
 
 
 def _step_html(
-    frame: Frame, lang: str, total: int, shared: SharedStyles, before: str | None
+    frame: Frame,
+    lang: str,
+    total: int,
+    shared: SharedStyles,
+    before: str | None,
+    caption: bool = False,
 ) -> tuple[str, str]:
     """The step's part of the page in `lang`, and its frame as the page draws it (before
-    the outlines): `before` is the frame of the step before, as this returned it."""
+    the outlines): `before` is the frame of the step before, as this returned it;
+    `caption`: the first drawing of belief against truth carries the seed's sentence."""
     k = frame.index
     asked, answer = _question_html(frame, lang)
     parts = [f'<div class="l" data-l="{lang}" lang="{LANG_TAGS[lang]}">', '<div class="text">']
@@ -381,7 +387,7 @@ def _step_html(
     label = _e(word("frame_label", lang, k=k))
     drawn = shared.frame(page_svg(frame.svg, f"{lang}{k}"))
     svg = drawn if before is None else marked(drawn, changes(before, drawn))
-    belief = timeline_svg.timeline_html(frame.timeline, lang, f"tl-{lang}{k}")
+    belief = timeline_svg.timeline_html(frame.timeline, lang, f"tl-{lang}{k}", caption)
     parts.append(f'<figure class="frame after" aria-label="{label}">{svg}{belief}</figure>')
     if frame.question is not None:
         # while the question waits, the screen it is asked about: the page's script puts the
@@ -692,11 +698,19 @@ def build_page(scenario: Scenario, recordings: Sequence[Recording], *, command: 
     out.append("<main>")
     shared = SharedStyles()
     drawn: dict[str, str] = {}  # each language's frame of the step before, as drawn
+    captioned: set[str] = set()  # the languages whose first belief drawing is on the page
     for i, frame in enumerate(recordings[0].frames):
         marks = ' data-question="1"' if frame.question is not None else ""
         parts = []
         for r in recordings:
-            part, drawn[r.lang] = _step_html(r.frames[i], r.lang, total, shared, drawn.get(r.lang))
+            timeline = r.frames[i].timeline
+            drawn_here = timeline is not None and any(row.leases for row in timeline.rows)
+            caption = drawn_here and r.lang not in captioned
+            if caption:
+                captioned.add(r.lang)
+            part, drawn[r.lang] = _step_html(
+                r.frames[i], r.lang, total, shared, drawn.get(r.lang), caption
+            )
             parts.append(part)
         body = "".join(parts)
         out.append(

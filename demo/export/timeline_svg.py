@@ -11,25 +11,40 @@ import html
 from collections.abc import Callable
 
 from core.scenarios import glossary
-from core.sim.timeline import CallOutcome, LeaseEnd, TickKind, TimelineView, WorkerRow
+from core.sim.timeline import (
+    Call,
+    CallOutcome,
+    FenceLine,
+    LeaseEnd,
+    Overlap,
+    TickKind,
+    TimelineView,
+    WorkerRow,
+)
 from demo.i18n import tr
 from demo.widgets.cjk_wrap import html_unbroken
 from demo.widgets.timeline_view import (
+    ARROW,
     BEAT,
     LOST,
     OK,
+    OVERLAP_STYLE,
     PALETTE,
     REFUSED,
     STALE,
+    STORE,
     UNDELIVERED,
     axis_end,
     axis_label,
     clock,
     legend_items,
     make_scale,
+    overlap_sentence,
     refusal_phrase,
     who,
     worker_sentence,
+    write_words,
+    writes_of,
 )
 
 # The app's colour names as the page's dark theme draws them.
@@ -55,11 +70,13 @@ RIGHT = 16
 AXIS_H = 22
 LANE_H = 18
 GAP = 10
+STORE_H = 2 * LANE_H + 18  # the store lane: the fence's step line, the arrows' labels
 
 CSS = """
 .belief { margin: 0.5rem 0 0; }
 .belief svg { display: block; width: 100%; height: auto; }
 .belief .said { margin: 0.3rem 0; }
+.belief .quote { margin: 0.3rem 0; font-style: italic; }
 .belief .legend { display: flex; flex-wrap: wrap; gap: 0.1rem 1rem; padding: 0; margin: 0.3rem 0;
   list-style: none; color: #9d9d9d; font-size: 0.85rem; }
 .belief .legend b { font-weight: normal; font-family: "Fira Code", monospace; }
@@ -84,13 +101,25 @@ def _legend_colour(style: str, colour: str) -> str:
     return colour
 
 
-def timeline_html(view: TimelineView | None, lang: str, uid: str) -> str:
+def timeline_html(view: TimelineView | None, lang: str, uid: str, caption: bool = False) -> str:
     """The drawing, the sentences and the legend as one <figure>; "" before any lease.
 
-    `uid` keeps the drawing's pattern ids apart from every other frame's on the page."""
+    `uid` keeps the drawing's pattern ids apart from every other frame's on the page;
+    `caption`: the seed's sentence over it (the first drawing of a run)."""
     if view is None or not any(row.leases for row in view.rows):
         return ""
     rows = [row for row in view.rows if row.leases or row.calls]
+    writes = writes_of(view)
+    fence = next(
+        (
+            line
+            for line in view.fences
+            if line.steps and any(call.task_id == line.task_id for _, call in writes)
+        ),
+        None,
+    )
+    if fence is not None:
+        writes = [(w, c) for w, c in writes if c.task_id == fence.task_id]
     colours = {row.worker_id: HEX[PALETTE[n % len(PALETTE)]] for n, row in enumerate(rows)}
     plot = WIDTH - LABEL_W - RIGHT
     scale = make_scale(view, plot, label_cells=56)
@@ -101,7 +130,8 @@ def timeline_html(view: TimelineView | None, lang: str, uid: str) -> str:
         return round(LABEL_W + min(max(at, 0), end) / end * plot, 1)
 
     block = 3 * LANE_H + GAP
-    height = AXIS_H + block * len(rows) + 4
+    store_top = AXIS_H + block * len(rows)
+    height = store_top + (STORE_H if fence is not None else 0) + 4
     out = [
         f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {height}" role="img"'
         f' aria-label="{_e(tr("timeline", lang))}" font-family="system-ui, sans-serif"'
@@ -140,8 +170,12 @@ def timeline_html(view: TimelineView | None, lang: str, uid: str) -> str:
                 f' text-anchor="end">{_e(lane)}</text>'
             )
         out.extend(_store(row, top, colour, now, x, lang))
+        out.extend(_overlaps(row, view.overlaps, top, now, x, lang))
         out.extend(_beliefs(row, top + LANE_H, uid, now, x))
         out.extend(_marks(row, top + 2 * LANE_H, x, lang))
+    if fence is not None:
+        index = {row.worker_id: n for n, row in enumerate(rows)}
+        out.extend(_store_lane(fence, writes, index, block, store_top, now, x, lang))
     out.append(
         f'<line x1="{x(now)}" y1="{AXIS_H - 4}" x2="{x(now)}" y2="{height}" stroke="{FG}"'
         ' stroke-dasharray="3 2"/>'
@@ -149,17 +183,24 @@ def timeline_html(view: TimelineView | None, lang: str, uid: str) -> str:
         f' font-weight="bold">{_e(tr("tl_now", lang, at=clock(now)))}</text>'
     )
     out.append("</svg>")
+    sentences = [overlap_sentence(o, now, lang) for o in view.overlaps] + [
+        s for row in rows if (s := worker_sentence(row, now, lang)) is not None
+    ]
     said = "".join(
-        f'<p class="said">{html_unbroken(s, _e) if lang == "zh" else _e(s)}</p>'
-        for row in rows
-        if (s := worker_sentence(row, now, lang)) is not None
+        f'<p class="said">{html_unbroken(s, _e) if lang == "zh" else _e(s)}</p>' for s in sentences
     )
     legend = "".join(
         f'<li><b style="color:{_legend_colour(style, FG)}">{_e(glyph)}</b> {_e(words)}</li>'
         for glyph, style, words in legend_items(lang)
+        if (glyph != ARROW or fence is not None)
+        and (glyph != STORE or style != OVERLAP_STYLE or view.overlaps)
     )
+    seed = tr("tl_caption", lang)
+    quote = seed if not caption else html_unbroken(seed, _e) if lang == "zh" else _e(seed)
+    quote = f'<p class="quote">{quote}</p>' if caption else ""
     return (
         f'<figure class="belief" aria-label="{_e(tr("timeline", lang))}">'
+        + quote
         + "".join(out)
         + f'<figcaption>{said}<ul class="legend">{legend}</ul></figcaption></figure>'
     )
@@ -222,6 +263,10 @@ def _beliefs(row: WorkerRow, top: int, uid: str, now: int, x: _X) -> list[str]:
         )
         # held by the store up to the lease's end; past it, the gap, in red
         held_until = until if lease is None or lease.end is None else min(until, lease.end)
+        if lease is not None and lease.ended_by is LeaseEnd.OVERRIDDEN:
+            # claimed over while live: by the store's clock it still was, to its expiry
+            live_to = until if lease.expires_at is None else min(until, lease.expires_at)
+            held_until = max(held_until, live_to)
         if lease is None:
             held_until = belief.start
         spans = [(belief.start, held_until, "b"), (held_until, until, "g")]
@@ -271,3 +316,82 @@ def _glyph(at: float, y: int, glyph: str, colour: str, words: str) -> str:
         f'<text x="{at}" y="{y}" fill="{colour}" text-anchor="middle">{_e(glyph)}'
         f"{_title(words)}</text>"
     )
+
+
+def _overlaps(
+    row: WorkerRow, overlaps: tuple[Overlap, ...], top: int, now: int, x: _X, lang: str
+) -> list[str]:
+    """Two live leases at once: this row's part of the interval they share, in red."""
+    out = []
+    for o in overlaps:
+        ours = row.worker_id in (o.older_worker, o.newer_worker)
+        if not ours:
+            continue
+        end = now if o.end is None else o.end
+        out.append(
+            f'<rect x="{x(o.start)}" y="{top + 1}" width="{max(1.5, x(end) - x(o.start)):.1f}"'
+            f' height="{LANE_H - 2}" fill="{RED}">{_title(overlap_sentence(o, now, lang))}</rect>'
+        )
+    return out
+
+
+def _write_colour(call: Call) -> str:
+    if call.outcome is CallOutcome.STALE:
+        return RED
+    if call.outcome is CallOutcome.REFUSED:
+        return AMBER
+    return HEX["green"] if call.outcome is CallOutcome.ACCEPTED else DIM
+
+
+def _store_lane(
+    fence: FenceLine,
+    writes: list[tuple[str, Call]],
+    index: dict[str, int],
+    block: int,
+    top: int,
+    now: int,
+    x: _X,
+    lang: str,
+) -> list[str]:
+    """Kleppmann's figure: the newest fence token as a step line, each write an arrow from
+    its writer's calls lane into it, labelled with its token against the newest."""
+    line_y = top + LANE_H
+    out = [
+        f'<text x="4" y="{top + 13}" fill="{FG}" font-weight="bold">{_e(tr("ledger", lang))}'
+        "</text>"
+        f'<text x="{LABEL_W - 6}" y="{top + 13}" fill="{DIM}" text-anchor="end">'
+        f"{_e(tr('tl_fence_lane', lang))}</text>"
+    ]
+    points = []
+    for n, (start, token) in enumerate(fence.steps):
+        stop = fence.steps[n + 1][0] if n + 1 < len(fence.steps) else now
+        # the line rises a step with each newer token
+        y = line_y - min(n, 3) * 4
+        points.append(f"{x(start)},{y} {x(max(start, stop))},{y}")
+        out.append(
+            f'<text x="{x(start) + 2}" y="{y - 3}" fill="{HEX["cyan"]}" font-weight="bold">'
+            f"{token}</text>"
+        )
+    out.append(
+        f'<polyline points="{" ".join(points)}" fill="none" stroke="{FG}" stroke-width="2"/>'
+    )
+    last_label = -1e9
+    for writer, call in writes:
+        at = x(call.at)
+        start_y = AXIS_H + index.get(writer, 0) * block + 3 * LANE_H - 2
+        colour = _write_colour(call)
+        words = write_words(call, lang)
+        tip = line_y - 2
+        out.append(
+            f'<g><line x1="{at}" y1="{start_y}" x2="{at}" y2="{tip - 5}" stroke="{colour}"'
+            f' stroke-width="1.5"/><path d="M{at - 4},{tip - 6} L{at + 4},{tip - 6} L{at},{tip} z"'
+            f' fill="{colour}"/>{_title(f"{clock(call.at)} {who(writer, lang)}: {words}")}</g>'
+        )
+        # a label where it does not run into the one before (the harms drawn last win)
+        if at - last_label > 80 or call.outcome is not CallOutcome.ACCEPTED:
+            out.append(
+                f'<text x="{at}" y="{line_y + 16}" fill="{colour}" text-anchor="middle"'
+                f' font-size="11">{_e(words)}</text>'
+            )
+            last_label = at
+    return out

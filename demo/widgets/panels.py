@@ -499,11 +499,64 @@ class RejectedTable(KeyedTable):
 
 
 class EffectsTable(KeyedTable):
-    """Side effects: how often applied, how often a repeat was deduplicated. In a run that
-    sends no idempotency key the first column names the call (a key it does not carry), and
-    there is nothing to deduplicate by, so that column goes."""
+    """Side effects, one row per call as the register has it (when, who, under which fence
+    token, what happened): a second application of the same call is its own row, marked,
+    with what it cost. A snapshot without the calls (the fleet's) shows one row per key."""
 
     def show(self, snap: Snapshot, lang: str) -> None:
+        if not snap.effect_calls and snap.effects:
+            self._show_keys(snap, lang)
+            return
+        # a run that sends no idempotency key names the call, a key it does not carry
+        keyed = policy_for(Mode(snap.mode)).idempotency
+        columns = [
+            ("at", tr("time", lang)),
+            ("worker", tr("worker", lang)),
+            ("task", tr("task", lang)),
+            ("call", tr("key" if keyed else "call", lang)),
+            ("fence", tr("fence_token", lang)),
+            ("outcome", tr("effect_outcome", lang)),
+        ]
+        rows: list[tuple[str, Row]] = []
+        for n, c in enumerate(snap.effect_calls):
+            what = tr(f"effect_{c.effect}", lang) if c.effect == "api_call" else c.effect
+            call = what if c.step is None else tr("effect_step", lang, step=c.step, what=what)
+            if c.deduplicated:
+                outcome = Text(tr("effect_answered", lang), style="green")
+            elif c.applied_times > 1:
+                said = (
+                    tr(
+                        "effect_charged_2" if c.applied_times == 2 else "effect_charged",
+                        lang,
+                        n=c.applied_times,
+                        amount=c.amount,
+                    )
+                    if c.amount is not None
+                    else tr("effect_again", lang, n=c.applied_times)
+                )
+                outcome = Text("✗ " + said, style="bold red")
+            else:
+                outcome = Text(tr("effect_applied", lang), style="green")
+            rows.append(
+                (
+                    str(n),
+                    (
+                        format_clock(c.at).removesuffix(".000"),
+                        name_of(c.worker_id, lang),
+                        c.task_id,
+                        call,
+                        "" if c.fence_token is None else str(c.fence_token),
+                        outcome,
+                    ),
+                )
+            )
+        if len(snap.tasks) <= 1:  # the task table names the one task
+            columns, rows = columns[:2] + columns[3:], [(k, r[:2] + r[3:]) for k, r in rows]
+        columns, rows = _fenced(snap, columns, rows)
+        self.set_columns(columns)
+        self.sync(rows)
+
+    def _show_keys(self, snap: Snapshot, lang: str) -> None:
         keyed = policy_for(Mode(snap.mode)).idempotency
         columns = [
             ("key", tr("key" if keyed else "call", lang)),

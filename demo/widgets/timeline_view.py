@@ -15,13 +15,17 @@ from rich.text import Text
 from textual import events
 from textual.widgets import Static
 
+from core.engine.vocabulary import Operation
 from core.scenarios import glossary
 from core.sim.timeline import (
     BeliefBar,
     BeliefEnd,
+    Call,
     CallOutcome,
+    FenceLine,
     LeaseBar,
     LeaseEnd,
+    Overlap,
     TickKind,
     TimelineView,
     WorkerRow,
@@ -44,6 +48,10 @@ REFUSED = "✕"
 STALE = "!"
 UNDELIVERED = "~"
 NOW = "│"
+FENCE = "━"  # the store lane: the newest fence token issued, as a step line
+ARROW = "▼"  # a write arriving at the store
+SHAFT = "┆"  # its way down from the writer's row
+OVERLAP_STYLE = "bold red"
 
 # Nice spacings of the axis labels, in seconds.
 _STEPS_S = (1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 21600, 43200, 86400)
@@ -209,6 +217,11 @@ def worker_sentence(row: WorkerRow, now: int, lang: str) -> str | None:
             else:
                 until = clock(lease.expires_at)
                 parts.append(tr("tl_store_open", lang, lease=name, until=until, who=person))
+        elif lease.ended_by is LeaseEnd.OVERRIDDEN and lease.expires_at is not None:
+            # not an end: a second live lease beside it
+            until = clock(lease.expires_at)
+            at = clock(lease.end)
+            parts.append(tr("tl_store_overridden", lang, lease=name, at=at, until=until))
         else:
             assert lease.ended_by is not None
             why = tr(f"tl_end_{lease.ended_by.value}", lang)
@@ -237,8 +250,50 @@ def gap_ms(row: WorkerRow, belief: BeliefBar, now: int) -> int:
     lease = _lease_of(row, belief)
     if lease is None or lease.end is None:
         return 0
+    if lease.ended_by is LeaseEnd.OVERRIDDEN:
+        return 0  # by the store's clock it was live: the harm is the second lease, not a gap
     believed_until = now if belief.end is None else belief.end
     return max(0, believed_until - lease.end)
+
+
+def overlap_sentence(overlap: Overlap, now: int, lang: str) -> str:
+    """Two live leases at once, said: whose, from when to when, and the store's own expiry."""
+    end = now if overlap.end is None else overlap.end
+    words = {
+        "first": who(overlap.older_worker, lang),
+        "second": who(overlap.newer_worker, lang),
+        "old": overlap.older_lease_token,
+        "new": overlap.newer_lease_token,
+        "start": clock(overlap.start),
+        "end": clock(end),
+        "span": span_words(end - overlap.start, lang),
+        "until": "—" if overlap.older_live_until is None else clock(overlap.older_live_until),
+    }
+    key = "tl_overlap_now" if overlap.end is None else "tl_overlap"
+    return tr(key, lang, **words) + ("." if lang == "en" else "。")
+
+
+def write_words(call: Call, lang: str) -> str:
+    """A write's token against the newest issued for its task: "1 < 2: refused"."""
+    mine = call.fence_token
+    newest = call.current_fence_token or call.newest_fence_token
+    if call.outcome is CallOutcome.LOST:
+        return tr("tl_write_lost", lang, mine=mine)
+    if newest is None or mine is None or mine >= newest:
+        if call.outcome is CallOutcome.REFUSED:
+            return tr("tl_write_refused", lang, mine=mine, newest=newest)
+        # accepted, or stale though its token was the newest (its lease was not live)
+        return tr("tl_write_accepted", lang, mine=mine)
+    key = "tl_write_refused" if call.outcome is CallOutcome.REFUSED else "tl_write_stale"
+    return tr(key, lang, mine=mine, newest=newest)
+
+
+def write_style(call: Call) -> str:
+    return {
+        CallOutcome.ACCEPTED: "green",
+        CallOutcome.REFUSED: "bold yellow",
+        CallOutcome.STALE: "bold white on red",
+    }.get(call.outcome, "dim")
 
 
 def legend_items(lang: str) -> list[tuple[str, str, str]]:
@@ -256,6 +311,8 @@ def legend_items(lang: str) -> list[tuple[str, str, str]]:
         (REFUSED, "bold yellow", tr("tl_legend_refused", lang)),
         (STALE, "bold white on red", tr("tl_legend_stale", lang)),
         (UNDELIVERED, "dim", tr("tl_legend_undelivered", lang)),
+        (STORE, OVERLAP_STYLE, tr("tl_legend_overlap", lang)),
+        (ARROW, "green", tr("tl_legend_write", lang)),
         (NOW, "bold", tr("tl_legend_now", lang)),
     ]
 
@@ -272,7 +329,9 @@ def _overlaps(scale: Scale, cell: int, start: int, end: int) -> bool:
     return start < high and end >= low
 
 
-def store_cells(row: WorkerRow, scale: Scale, now: int, colour: str) -> list[Cell]:
+def store_cells(
+    row: WorkerRow, scale: Scale, now: int, colour: str, overlaps: tuple[Overlap, ...] = ()
+) -> list[Cell]:
     cells = [_BLANK] * scale.cells
     for lease in row.leases:
         until = now if lease.end is None else lease.end
@@ -298,6 +357,22 @@ def store_cells(row: WorkerRow, scale: Scale, now: int, colour: str) -> list[Cel
                 cells[scale.cell(lease.expires_at)] = (EXPIRY, "bold yellow")
         elif lease.ended_by is LeaseEnd.EXPIRED and lease.end is not None:
             cells[scale.cell(lease.end)] = (EXPIRY, "bold yellow")
+    # Two live leases at once: both bars run, in red, over the interval they share.
+    for overlap in overlaps:
+        for lease in row.leases:
+            ours = (overlap.older_worker, overlap.older_lease_token) == (
+                row.worker_id,
+                lease.lease_token,
+            ) or (overlap.newer_worker, overlap.newer_lease_token) == (
+                row.worker_id,
+                lease.lease_token,
+            )
+            if not ours or lease.task_id != overlap.task_id:
+                continue
+            end = now if overlap.end is None else overlap.end
+            for c in range(scale.cells):
+                if _overlaps(scale, c, overlap.start, end):
+                    cells[c] = (STORE, OVERLAP_STYLE)
     return cells
 
 
@@ -310,7 +385,15 @@ def belief_cells(row: WorkerRow, scale: Scale, now: int, colour: str) -> list[Ce
             if not _overlaps(scale, c, belief.start, until):
                 continue
             middle = sum(scale.window(c)) / 2
-            held = lease is not None and (lease.end is None or middle < lease.end)
+            held = lease is not None and (
+                lease.end is None
+                or middle < lease.end
+                # claimed over while live: by the store's clock it still was
+                or (
+                    lease.ended_by is LeaseEnd.OVERRIDDEN
+                    and (lease.expires_at is None or middle < lease.expires_at)
+                )
+            )
             cells[c] = (BELIEF, colour if held else "bold red")
     return cells
 
@@ -343,22 +426,121 @@ def mark_cells(row: WorkerRow, scale: Scale) -> list[Cell]:
     return cells
 
 
+# -- the store lane: Kleppmann's fencing figure (DDIA, ch. 8) ----------------------------------
+
+
+def writes_of(view: TimelineView) -> list[tuple[str, Call]]:
+    """Every write that reached the books, with its writer, in time order (one lost on the
+    way never met the store's token)."""
+    out = [
+        (row.worker_id, call)
+        for row in view.rows
+        for call in row.calls
+        if call.operation is Operation.WRITE and call.outcome is not CallOutcome.LOST
+    ]
+    out.sort(key=lambda wc: wc[1].at)
+    return out
+
+
+def fence_cells(line: FenceLine, scale: Scale, now: int) -> list[Cell]:
+    """The newest fence token as a step line: the token where it rises, a bar after it."""
+    cells = [_BLANK] * scale.cells
+    if not line.steps:
+        return cells
+    for c in range(scale.cell(line.steps[0][0]), scale.cell(now) + 1):
+        cells[c] = (FENCE, "bold")
+    for start, token in line.steps:
+        c = scale.cell(start)
+        for n, ch in enumerate(str(token)):
+            if c + n < scale.cells:
+                cells[c + n] = (ch, "bold cyan")
+    return cells
+
+
+_WRITE_RANK = {CallOutcome.STALE: 3, CallOutcome.REFUSED: 2, CallOutcome.ACCEPTED: 1}
+
+
+def arrow_cells(writes: list[tuple[str, Call]], scale: Scale) -> list[Cell]:
+    cells = [_BLANK] * scale.cells
+    ranks = [0] * scale.cells
+    for _, call in writes:
+        c = scale.cell(call.at)
+        rank = _WRITE_RANK.get(call.outcome, 0)
+        if rank >= ranks[c]:
+            ranks[c] = rank
+            cells[c] = (ARROW, write_style(call))
+    return cells
+
+
+def label_cells(
+    writes: list[tuple[str, Call]], scale: Scale, lang: str
+) -> tuple[list[Cell], list[tuple[str, Call]]]:
+    """Each write's label under its arrow where it fits (the harms first); the rest back."""
+    cells = [_BLANK] * scale.cells
+    taken = [False] * scale.cells
+    left: list[tuple[str, Call]] = []
+    order = sorted(writes, key=lambda wc: -_WRITE_RANK.get(wc[1].outcome, 0))
+    for writer, call in order:
+        words = write_words(call, lang)
+        size = cell_len(words)
+        c = scale.cell(call.at)
+        # one cell free on each side, so two labels never read as one
+        span = range(max(0, c - 1), min(scale.cells, c + size + 1))
+        if c + size > scale.cells or any(taken[i] for i in span):
+            left.append((writer, call))
+            continue
+        at = c
+        for ch in words:
+            w = cell_len(ch)
+            cells[at] = (ch, write_style(call).replace(" on red", "").replace("white", "red"))
+            for extra in range(1, w):
+                cells[at + extra] = ("", "")
+            at += w
+        for i in span:
+            taken[i] = True
+    left.sort(key=lambda wc: wc[1].at)
+    return cells, left
+
+
 # -- the whole panel --------------------------------------------------------------------------
 
 
 def render_timeline(
-    view: TimelineView | None, width: int, lang: str, colours: dict[str, str]
+    view: TimelineView | None,
+    width: int,
+    lang: str,
+    colours: dict[str, str],
+    caption: bool = False,
 ) -> Text:
-    """The panel: an axis, three lines a worker (store, belief, marks), the now cursor, one
-    sentence a worker and the legend; `width` cells wide."""
+    """The panel: an axis, three lines a worker (store, belief, marks), the store lane (the
+    newest fence token, each write as an arrow into it), the now cursor, one sentence a
+    worker and the legend; `width` cells wide. `caption`: the seed's sentence above it."""
     text = Text(no_wrap=False, overflow="fold")
+    if caption:
+        for line in wrap(tr("tl_caption", lang), width):
+            text.append(line + "\n", style="italic")
     if view is None or not any(row.leases for row in view.rows):
         text.append(tr("tl_empty", lang), style="dim")
         return text
     rows = [row for row in view.rows if row.leases or row.calls]
-    name_w = min(12, max(cell_len(who(r.worker_id, lang)) for r in rows))
+    writes = writes_of(view)
+    # one store lane: the task written to (the fence is per task), when fence tokens exist
+    fence = next(
+        (
+            line
+            for line in view.fences
+            if line.steps and any(call.task_id == line.task_id for _, call in writes)
+        ),
+        None,
+    )
+    if fence is not None:
+        writes = [(w, c) for w, c in writes if c.task_id == fence.task_id]
+    store_name = tr("ledger", lang)
+    names = [who(r.worker_id, lang) for r in rows] + ([store_name] if fence else [])
+    name_w = min(12, max(cell_len(n) for n in names))
     lanes = [tr("tl_store", lang), tr("tl_believes", lang), tr("tl_calls", lang)]
-    lane_w = max(cell_len(lane) for lane in lanes)
+    store_lanes = [tr("tl_fence_lane", lang), tr("tl_writes_lane", lang)]
+    lane_w = max(cell_len(lane) for lane in lanes + (store_lanes if fence else []))
     label_w = name_w + 1 + lane_w + 1
     scale = make_scale(view, width - label_w - 1)
     now = view.now_ms
@@ -376,10 +558,34 @@ def render_timeline(
             axis[c : c + len(label)] = list(label)
     text.append(" " * label_w, style="")
     text.append("".join(axis) + "\n", style="dim")
-    for row in rows:
+    # each write's way down from its writer's calls line to the store lane
+    shafts: dict[int, tuple[int, str]] = {}  # cell -> (the writer's row index, style)
+    if fence is not None:
+        index = {row.worker_id: n for n, row in enumerate(rows)}
+        for writer, call in writes:
+            c = scale.cell(call.at)
+            n = index.get(writer, len(rows))
+            known = shafts.get(c)
+            if known is None or n < known[0]:
+                shafts[c] = (n, write_style(call).replace(" on red", "").replace("white", "red"))
+
+    def emit(cells: list[Cell], below_row: int | None, cursor: bool = True) -> None:
+        for c, (glyph, style) in enumerate(cells):
+            shaft = shafts.get(c)
+            if glyph == " " and shaft is not None and (below_row or 0) > shaft[0]:
+                text.append(SHAFT, style=shaft[1])
+                continue
+            # a label's own spaces are words, not room for the cursor
+            if c == now_cell and glyph == " " and cursor:
+                text.append(NOW, style="bold")
+            else:
+                text.append(glyph, style=style)
+        text.append("\n")
+
+    for r, row in enumerate(rows):
         colour = colours.setdefault(row.worker_id, PALETTE[len(colours) % len(PALETTE)])
         lines = (
-            store_cells(row, scale, now, colour),
+            store_cells(row, scale, now, colour, view.overlaps),
             belief_cells(row, scale, now, colour),
             mark_cells(row, scale),
         )
@@ -387,18 +593,41 @@ def render_timeline(
             name = pad(who(row.worker_id, lang), name_w) if n == 0 else " " * name_w
             text.append(name, style=f"bold {colour}")
             text.append(" " + pad(lane, lane_w) + " ", style="dim")
-            for c, (glyph, style) in enumerate(cells):
-                if c == now_cell and glyph == " ":
-                    text.append(NOW, style="bold")
-                else:
-                    text.append(glyph, style=style)
-            text.append("\n")
+            # a shaft starts below its writer's calls line
+            emit(cells, r if n < 2 else r + 1)
+    left: list[tuple[str, Call]] = []
+    if fence is not None:
+        labels, left = label_cells(writes, scale, lang)
+        store_lines = (fence_cells(fence, scale, now), arrow_cells(writes, scale), labels)
+        for n, cells in enumerate(store_lines):
+            name = pad(store_name, name_w) if n == 0 else " " * name_w
+            lane = store_lanes[n] if n < len(store_lanes) else ""
+            text.append(name, style="bold")
+            text.append(" " + pad(lane, lane_w) + " ", style="dim")
+            emit(cells, len(rows) if n == 0 else None, cursor=n < 2)
     cursor = tr("tl_now", lang, at=clock(now))
     start = label_w + now_cell
     if now_cell + 2 + cell_len(cursor) <= scale.cells:
         text.append(" " * start + "↑ " + cursor + "\n", style="bold")
     else:
         text.append(" " * max(0, start - cell_len(cursor) - 1) + cursor + " ↑\n", style="bold")
+    # the harms whose labels found no room under their arrows, said in full
+    wide = width >= 120
+    told = [
+        (writer, call)
+        for writer, call in left
+        if wide or call.outcome in (CallOutcome.STALE, CallOutcome.REFUSED)
+    ]
+    if told:
+        said_writes = tr("tl_join", lang).join(
+            f"{clock(call.at)} {who(writer, lang)} {write_words(call, lang)}"
+            for writer, call in told
+        )
+        for line in wrap(said_writes, width):
+            text.append(line + "\n", style="dim")
+    for overlap in view.overlaps:
+        for line in wrap(overlap_sentence(overlap, now, lang), width):
+            text.append(line + "\n", style=OVERLAP_STYLE)
     for row in rows:
         said = worker_sentence(row, now, lang)
         if said is not None:
@@ -407,6 +636,10 @@ def render_timeline(
                 text.append(line + "\n")
     used = 0
     for glyph, style, words in legend_items(lang):
+        if glyph == ARROW and fence is None:
+            continue
+        if glyph == STORE and style == OVERLAP_STYLE and not view.overlaps:
+            continue
         # an item is never split over two lines: a glyph stays beside its words
         size = 1 + 1 + cell_len(words)
         if used and used + 2 + size > width:
@@ -422,7 +655,8 @@ def render_timeline(
 
 
 class OwnershipTimeline(Static):
-    """Belief against truth; drawn only when it is on screen and something changed."""
+    """Belief against truth; drawn only when it is on screen and something changed. The
+    first time it opens in a run it carries the seed's sentence as its caption."""
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__("", id=id)
@@ -430,6 +664,8 @@ class OwnershipTimeline(Static):
         self._view: TimelineView | None = None
         self._key: tuple[int, str] | None = None
         self._lang = "en"
+        # None: not opened yet in this run; True: open for the first time; False: after
+        self.caption: bool | None = None
 
     def _width(self) -> int:
         # two cells spare for the scroll bar, which comes only once the panel overflows
@@ -439,14 +675,23 @@ class OwnershipTimeline(Static):
         # The simulation hands back the same view while nothing changed.
         width = self._width()
         self._lang = lang
+        if self.caption is None:
+            self.caption = True
+            self._key = None
         if view is self._view and (width, lang) == self._key and view is not None:
             return
         self._view, self._key = view, (width, lang)
-        self.update(render_timeline(view, width, lang, self.colours))
+        self.update(render_timeline(view, width, lang, self.colours, caption=self.caption))
 
     def reset(self) -> None:
         self._view = self._key = None
         self.colours.clear()
+
+    def on_hide(self) -> None:
+        # the caption belongs to the first opening: closed once, the panel opens without it
+        if self.caption:
+            self.caption = False
+            self._key = None
 
     def on_resize(self, event: events.Resize) -> None:
         # drawn while its tab was hidden (no width yet) or before a resize: fit it again
