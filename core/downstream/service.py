@@ -100,6 +100,64 @@ async def _post_charge(request: web.Request) -> web.Response:
     return _answer(books.charge(task, memo, amount, key))
 
 
+# -- the pages a browser agent walks: a paginated list, a slow page, a form ----------------
+
+LIST_PAGES = 3
+SLOW_PAGE_S = 0.3
+
+
+def _page(title: str, body: str, status: int = 200) -> web.Response:
+    html = (
+        f"<!doctype html><html><head><meta charset='utf-8'><title>{title}</title></head>"
+        f"<body><h1>{title}</h1>{body}</body></html>"
+    )
+    return web.Response(text=html, content_type="text/html", status=status)
+
+
+async def _list_page(request: web.Request) -> web.Response:
+    raw = request.match_info["n"]
+    n = int(raw) if raw.isdigit() else 0
+    if not 1 <= n <= LIST_PAGES:
+        return _page("No such page", f"<p>there are pages 1 to {LIST_PAGES}</p>", 404)
+    after = f"/pages/list/{n + 1}" if n < LIST_PAGES else "/pages/slow"
+    items = "".join(f"<li>item {(n - 1) * 5 + i}</li>" for i in range(1, 6))
+    return _page(f"List, page {n}", f"<ul>{items}</ul><a id='next' href='{after}'>next</a>")
+
+
+async def _slow_page(request: web.Request) -> web.Response:
+    import asyncio
+
+    await asyncio.sleep(SLOW_PAGE_S)  # a page that takes its time, as real ones do
+    return _page("Slow page", "<p>loaded at last</p><a id='next' href='/pages/form'>the form</a>")
+
+
+async def _form_page(request: web.Request) -> web.Response:
+    form = (
+        "<form method='post' action='/pages/form'>"
+        "<input name='task' id='task'><input name='writer' id='writer'>"
+        "<input name='token' id='token'><input name='note' id='note'>"
+        "<button id='submit' type='submit'>send</button></form>"
+    )
+    return _page("The form", form)
+
+
+async def _form_submit(request: web.Request) -> web.Response:
+    """A form's submit is a fenced write too: the agent puts its fence token in the form."""
+    books = request.app[_BOOKS]
+    form = await request.post()
+    task, writer, token, note = (str(form.get(k, "")) for k in ("task", "writer", "token", "note"))
+    if not task or not writer or not token.isdigit() or len(token) > 18:
+        reply = books.refuse(Endpoint.ARTIFACT, "the form needs a task, a writer and a token")
+    else:
+        reply = books.write_artifact(f"{task}/form", note, int(token), writer)
+    said = reply.body.get("message", "accepted")
+    return _page(
+        "Accepted" if reply.status == 200 else "Refused",
+        f"<p id='verdict'>{'accepted' if reply.status == 200 else 'refused'}</p><p>{said}</p>",
+        reply.status,
+    )
+
+
 async def _get_books(request: web.Request) -> web.Response:
     return web.json_response(request.app[_BOOKS].export())
 
@@ -111,6 +169,10 @@ def make_app(books: Books) -> web.Application:
     app.router.add_get("/artifacts/{key:.+}", _get_artifact)
     app.router.add_post("/charges", _post_charge)
     app.router.add_get("/books", _get_books)
+    app.router.add_get("/pages/list/{n}", _list_page)
+    app.router.add_get("/pages/slow", _slow_page)
+    app.router.add_get("/pages/form", _form_page)
+    app.router.add_post("/pages/form", _form_submit)
     return app
 
 
