@@ -49,9 +49,32 @@ def _workload(work: Work) -> Workload:
 
 
 async def run_agent(options: AgentOptions, out: TextIO = sys.stdout) -> int:
-    def say(line: str, **fields: Any) -> None:
-        out.write(json.dumps({"line": line, "worker": options.worker_id, **fields}) + "\n")
+    def write(said: dict[str, Any]) -> None:
+        out.write(json.dumps(said) + "\n")
         out.flush()
+
+    holding: dict[str, Any] = {}
+
+    def say(line: str, **fields: Any) -> None:
+        write({"line": line, "worker": options.worker_id, **fields})
+        # What it believes, in the fleet's words, so its pane and the supervisor's faults
+        # see it as they see any worker's: its own memory, which the store may contradict.
+        if line == "claimed":
+            holding.update(task=fields["task"], lease_token=None, fence_token=fields["token"])
+            holding.update(expires_at=fields.get("expires_at"), lease_token=fields.get("lease"))
+        elif line in ("finished", "lost", "refused", "downstream_refused", "parked"):
+            holding.clear()
+        step = fields.get("step", fields.get("index"))
+        write(
+            {
+                "t": "belief",
+                "worker": options.worker_id,
+                "state": "working" if holding else "idle",
+                "lease": dict(holding) if holding else None,
+                "step": step if isinstance(step, int) else None,
+                "answer": None,
+            }
+        )
 
     workload = _workload(options.work)
     loop = asyncio.get_running_loop()
@@ -94,6 +117,8 @@ async def _hold_one(
                 "claimed",
                 task=job.task_id,
                 token=lease.token,
+                lease=lease.lease.lease_token,
+                expires_at=lease.lease.expires_at,
                 attempt=lease.lease.attempt,
                 resumed=lease.resume(),
             )

@@ -46,7 +46,7 @@ class Agent:
                 assert raw, f"the worker ended without saying {line} {fields}: {self.lines}"
                 said: dict[str, Any] = json.loads(raw)
                 self.lines.append(said)
-                if said["line"] == line and all(said.get(k) == v for k, v in fields.items()):
+                if said.get("line") == line and all(said.get(k) == v for k, v in fields.items()):
                     return said
 
     async def finish(self) -> int:
@@ -55,7 +55,7 @@ class Agent:
             return await self.proc.wait()
 
     def said(self, line: str) -> list[dict[str, Any]]:
-        return [s for s in self.lines if s["line"] == line]
+        return [s for s in self.lines if s.get("line") == line]
 
 
 async def _agent(
