@@ -175,13 +175,42 @@ async def test_a_stale_holder_s_downstream_write_is_refused(
     }
 
 
+async def test_without_the_service_s_fence_a_stale_holder_s_write_lands_and_is_judged(
+    tmp_path: Path,
+) -> None:
+    clock = VirtualClock(_ms())
+    async with (
+        serve_downstream(tmp_path / "books.db", fencing=False) as service,
+        aiohttp.ClientSession() as session,
+        await LeaseStore.open_async(
+            tmp_path / "keys.db", clock=clock, config=LeaseConfig(ttl_ms=60_000)
+        ) as store,
+    ):
+        client = DownstreamClient(service.url, session)
+        await store.enqueue("t1")
+        # leaving the stale hold completes nothing: the store refuses it
+        with pytest.raises(LeaseRejected):
+            async with store.hold("t1", "w1") as stale:
+                clock.advance(60_001)  # w1 pauses past its lease without knowing
+                async with store.hold("t1", "w2") as fresh:
+                    await client.write_artifact("t1/out", "w2's", token=fresh.token, writer="w2")
+                # the service has no fence to stop the stale holder
+                await client.write_artifact("t1/out", "w1 late", token=stale.token, writer="w1")
+        found = judge(service.books.history(), service.books.charges())
+        assert service.books.artifact("t1/out") == {
+            "key": "t1/out",
+            "value": "w1 late",
+            "token": 1,
+            "writer": "w1",
+        }
+    assert [f.rule for f in found] == [ServiceRule.NO_STALE_WRITE]
+
+
 _CHARGING_WORKER = """
 import asyncio, sys
 import aiohttp
 from core.downstream.client import DownstreamClient
 from core.engine.config import LeaseConfig, Mode
-from core.engine.errors import LeaseRejected
-from core.engine.hold import LeaseLost, LostBecause
 from core.engine.store import LeaseStore
 
 async def main() -> None:
