@@ -460,7 +460,8 @@ class Hold:
             raise
 
     async def _stop_renewing_from_body(self) -> None:
-        renewer, self._renewer = self._renewer, None
+        # cancelled now, awaited when the block ends (`_stop_renewing`)
+        renewer = self._renewer
         if renewer is not None and renewer is not asyncio.current_task():
             renewer.cancel()
 
