@@ -23,6 +23,7 @@ from core.downstream.books import ServiceRule, judge
 from core.downstream.service import RunningService, serve_downstream
 from core.engine.modes import Mode
 from core.engine.store import LeaseStore
+from tests.pgserver_kit import with_schema
 
 pytestmark = pytest.mark.slow
 
@@ -59,7 +60,7 @@ class Agent:
 
 
 async def _agent(
-    db: Path, service: RunningService, worker: str, work: str, mode: Mode, *extra: str
+    db: Path | str, service: RunningService, worker: str, work: str, mode: Mode, *extra: str
 ) -> Agent:
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
@@ -102,7 +103,7 @@ async def service(tmp_path: Path, request: pytest.FixtureRequest) -> AsyncIterat
         yield s
 
 
-async def _enqueue(db: Path, mode: Mode, *tasks: tuple[str, str]) -> None:
+async def _enqueue(db: Path | str, mode: Mode, *tasks: tuple[str, str]) -> None:
     async with await LeaseStore.open_async(db, mode=mode) as store:
         for task_id, kind in tasks:
             await store.enqueue(task_id, kind=kind)
@@ -112,11 +113,19 @@ def _findings(service: RunningService) -> list[ServiceRule]:
     return [f.rule for f in judge(service.books.history(), service.books.charges())]
 
 
+@pytest.fixture
+def where(backend: str, tmp_path: Path, request: pytest.FixtureRequest) -> str:
+    """The workers' store: a SQLite file, or a fresh schema on the test PostgreSQL."""
+    if backend == "sqlite":
+        return str(tmp_path / "keys.db")
+    return with_schema(str(request.getfixturevalue("postgres_url")))
+
+
 @pytest.mark.parametrize("mode", [Mode.CORRECT, Mode.NO_IDEMPOTENCY])
 async def test_tools_killed_between_a_call_and_its_checkpoint(
-    tmp_path: Path, service: RunningService, mode: Mode
+    where: str, service: RunningService, mode: Mode
 ) -> None:
-    db = tmp_path / "keys.db"
+    db = where
     await _enqueue(db, mode, ("t1", "tools"))
     first = await _agent(db, service, "w1", "tools", mode)
     await first.until("called", step=2)
