@@ -30,6 +30,10 @@ SECTIONS: dict[str, tuple[str, str]] = {
     "sim": ("an hour of virtual time; one manual call through the simulation", "bench.sim"),
     "fleet": ("one frame of the fleet screen with 4 to 24 real workers", "bench.fleet"),
     "chaos": ("random fault schedules: correct mode clean, each mistake exposed", "bench.chaos"),
+    "agents": (
+        "the lease library's overhead per call; tasks/s of the tools, approval, browser work",
+        "bench.agents",
+    ),
     "startup": (
         "each command and the app's first frame beside a bare interpreter",
         "bench.startup",

@@ -35,7 +35,7 @@ MakeStore = Callable[..., LeaseStore]
 
 TESTS = Path(__file__).resolve().parent
 # Real-clock tests outside real/: a real browser against a real server.
-REAL_CLOCK_MODULES = ("test_serve_browser.py", "test_export_browser.py")
+REAL_CLOCK_MODULES = ("test_serve_browser.py", "test_export_browser.py", "test_hold.py")
 
 
 def _uses_postgresql(item: pytest.Item) -> bool:

@@ -28,6 +28,9 @@ class Why(enum.StrEnum):
     LEASE_MISMATCH = "lease_mismatch"
     NOT_WAITING = "not_waiting"  # approve or reject a task that is not parked
     LEASE_REJECTED = "lease_rejected"  # the lease gate or the fence said no (its reason says why)
+    LEASE_LOST = "lease_lost"  # a hold let its lease go: refused, or no renewal by the deadline
+    NOT_CLAIMED = "not_claimed"  # a hold could not claim its task (held, waiting, done, dead)
+    DOWNSTREAM_REFUSED = "downstream_refused"  # the fenced downstream service said no
 
 
 class BorrowedKeysError(Exception):

@@ -32,6 +32,7 @@ from core.engine.errors import (
     TaskStateError,
     UnknownTask,
 )
+from core.engine.hold import Hold
 from core.engine.ids import MAX_ATTEMPTS, MAX_STEP, check_id, check_text, check_whole
 from core.engine.policies import policy_for
 from core.engine.reads import StoreReads
@@ -141,15 +142,19 @@ class LeaseStore(StoreReads, BatchOperations):
         cls,
         path: str | os.PathLike[str],
         *,
-        clock: Clock,
+        clock: Clock | None = None,
         config: LeaseConfig | None = None,
         mode: Mode = Mode.CORRECT,
         scratch: bool = False,
     ) -> "LeaseStore":
         """A store for real-clock workers in an asyncio program: AsyncSqliteDriver on
-        SQLite, a psycopg connection on a thread of its own on PostgreSQL."""
+        SQLite, a psycopg connection on a thread of its own on PostgreSQL.
+
+        Without `clock` the database's clock judges ("由统一的服务端时钟或数据库时钟裁决");
+        a simulation passes its virtual clock."""
         config = (config or LeaseConfig()).validated()
-        return cls(await async_driver(path, scratch=scratch), clock, config, mode)
+        judge = DatabaseClock() if clock is None else clock
+        return cls(await async_driver(path, scratch=scratch), judge, config, mode)
 
     async def close(self) -> None:
         """Wait for every call in flight, then close; later calls raise StoreClosed."""
@@ -311,6 +316,13 @@ class LeaseStore(StoreReads, BatchOperations):
         }
 
     # -- operations -------------------------------------------------------------------------
+
+    def hold(self, task_id: str, worker_id: str) -> Hold:
+        """The lease as a library: `async with store.hold(task_id, worker_id) as lease:`
+        claims the task (NotClaimed says why not), renews it in a task of its own, cancels
+        the body with LeaseLost when it cannot, and completes it when the body ends (gives
+        it back to the queue if the body raises). See docs/library.md."""
+        return Hold(self, task_id, worker_id)
 
     async def enqueue(
         self,

@@ -7,6 +7,7 @@ read the same parsed namespace through `settings_of`.
 
 import argparse
 import contextlib
+import json
 import signal
 import sys
 import tempfile
@@ -31,6 +32,7 @@ class FleetArgs:
     steps: int
     step_ms: int | None
     mode: str
+    work: str | None = None
 
 
 class BadOption(Exception):
@@ -74,6 +76,7 @@ def checked(args: argparse.Namespace) -> FleetArgs:
         steps=args.steps,
         step_ms=step,
         mode=args.mode,
+        work=getattr(args, "work", None),
     )
 
 
@@ -85,16 +88,30 @@ def start_fleet(opts: FleetArgs, folder: Path | None = None) -> Any:
 
     database = open_database(opts.db, opts.pg, folder)
     logs = (database.folder or Path(tempfile.mkdtemp(prefix="bk-fleet-logs-"))) / "logs"
-    settings = FleetSettings(
-        db=database.url,
-        ttl_ms=opts.ttl_ms,
-        steps=opts.steps,
-        step_ms=opts.step_ms,
-        mode=Mode(opts.mode),
-    )
+    downstream = None
     try:
-        return Fleet(settings, logs, database)
+        if opts.work is not None:
+            from core.downstream.thread import ServiceThread
+
+            logs.mkdir(parents=True, exist_ok=True)
+            # no_fencing is the mistake on the downstream's side too: it takes every write
+            fenced = Mode(opts.mode) not in (Mode.NO_FENCING, Mode.BEFORE_FENCE)
+            downstream = ServiceThread(logs / "downstream.db", fencing=fenced)
+        settings = FleetSettings(
+            db=database.url,
+            ttl_ms=opts.ttl_ms,
+            steps=opts.steps,
+            step_ms=opts.step_ms,
+            mode=Mode(opts.mode),
+            work=opts.work,
+            service_url=None if downstream is None else downstream.url,
+        )
+        fleet = Fleet(settings, logs, database)
+        fleet.downstream = downstream
+        return fleet
     except BaseException:
+        if downstream is not None:
+            downstream.close()
         if database.server is not None:
             with contextlib.suppress(Exception):
                 database.server.cleanup()
@@ -150,15 +167,40 @@ def run_headless_command(args: argparse.Namespace) -> int:
         for line in verdict_lines(run, fleet, lang):
             print(line)
         assert run.check is not None
+        verdict = int(run.check.verdict)
+        if fleet.downstream is not None:
+            verdict = max(verdict, _service_verdict(fleet.downstream, lang))
         if args.save:
             fleet.save(Path(args.save), run.frames)
             print(word("saved", lang, path=args.save))
-        return int(run.check.verdict)
+            if fleet.downstream is not None:
+                # the service's own books beside the run: its requests, tokens, verdicts
+                books = Path(f"{args.save}.downstream.json")
+                books.write_text(
+                    json.dumps(fleet.downstream.books(), ensure_ascii=False, indent=1) + "\n",
+                    encoding="utf-8",
+                )
+                print(word("saved", lang, path=books))
+        return verdict
     except KeyboardInterrupt:
         print(word("stopped", args.lang or "en"), file=sys.stderr)
         return int(Verdict.NOT_RUN)
     finally:
         fleet.close()
+
+
+def _service_verdict(downstream: Any, lang: str) -> int:
+    """Print the downstream service's rules over its own books; 1 if one is broken."""
+    from core.downstream.books import ServiceRule
+    from core.fleet.words import word
+
+    found = downstream.findings()
+    rules = ", ".join(rule.value for rule in ServiceRule)
+    print(word("service_rules", lang, rules=rules, n=len(downstream.books()["history"])))
+    for finding in found[:20]:
+        print(f"  {finding.rule}: {finding.message}")
+    print(word("service_broken" if found else "service_held", lang, n=len(found)))
+    return 1 if found else 0
 
 
 def run_check_command(args: argparse.Namespace) -> int:

@@ -28,6 +28,12 @@ def add_fleet_options(p: argparse.ArgumentParser) -> None:
         default="correct",
         help="the workers' engine mode: another one plants one of the design's mistakes",
     )
+    p.add_argument(
+        "--work",
+        choices=("tools", "approval", "browser"),
+        default=None,
+        help="agent workers under the lease library against a fenced service (docs/library.md)",
+    )
     p.add_argument("--headless", action="store_true", help="no screen: faults, then a verdict")
     p.add_argument(
         "--faults",

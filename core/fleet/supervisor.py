@@ -69,6 +69,10 @@ class FleetSettings:
     # On PostgreSQL each worker reaches the server through a relay the fleet owns, so a
     # partition can cut it (SQLite has no road to cut: one machine, one file).
     relays: bool = True
+    # Agent work under the lease library (`borrowed-keys agent`) instead of the simulated
+    # worker, against the fenced downstream service at `service_url`.
+    work: str | None = None
+    service_url: str | None = None
 
     @property
     def config(self) -> LeaseConfig:
@@ -200,6 +204,7 @@ class Fleet:
         # reason: the reads and the signals go on while a write waits for the lock.
         self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="fleet-write")
         self._closed = False
+        self.downstream: Any = None  # the fenced service agent work writes to (closed last)
         self._lock = threading.Lock()
         self.relays: Relays | None = None
         self.skews: dict[str, int] = {}  # worker -> how far its clock is off (ms)
@@ -225,6 +230,31 @@ class Fleet:
         s = self.settings
         cfg = s.config
         db = s.db if self.relays is None else through(s.db, self.relays.port(worker_id))
+        if s.work is not None and s.service_url is not None:
+            return [
+                sys.executable,
+                "-m",
+                "core.tools.agent_cli",
+                "agent",
+                "--db",
+                db,
+                "--id",
+                worker_id,
+                "--work",
+                s.work,
+                "--service",
+                s.service_url,
+                "--ttl",
+                format_duration(cfg.ttl_ms),
+                "--poll-every",
+                format_duration(cfg.poll_every_ms),
+                "--steps",
+                str(s.steps),
+                "--step-time",
+                format_duration(s.step_time_ms),
+                "--mode",
+                s.mode.value,
+            ]
         return [
             sys.executable,
             "-m",
@@ -384,6 +414,8 @@ class Fleet:
     def enqueue(self, n: int, kinds: tuple[str, ...] = FLEET_KINDS) -> list[str]:
         """Add `n` tasks (t1, t2, ... not used yet), kinds in turn."""
         s = self.settings
+        if s.work is not None:
+            kinds = (s.work,)
 
         store = self._wstore
 
@@ -592,6 +624,8 @@ class Fleet:
         self._writer.shutdown(wait=True)
         if self.relays is not None:
             self.relays.close()
+        if self.downstream is not None:
+            self.downstream.close()
         db = self._database
         if db is not None:
             if db.server is not None:

@@ -5,6 +5,17 @@ app's fleet screen takes its words from demo/i18n.py like every other screen.
 """
 
 WORDS: dict[str, tuple[str, str]] = {
+    # the fenced downstream service's own books (`--work`)
+    "service_rules": (
+        "The downstream service's books ({n} requests), judged by its rules: {rules}.",
+        "下游服务自己的账本（{n} 次请求），按它的规则检查：不接受比见过的最新围栏令牌更旧的写入；"
+        "同一件事不扣两次款。",
+    ),
+    "service_held": ("The service's rules held.", "下游服务的规则全部成立。"),
+    "service_broken": (
+        "The service's rules were broken {n} times.",
+        "下游服务的规则被打破了 {n} 次。",
+    ),
     "fleet": (
         "A fleet of {n} worker processes on {db}, {tasks} tasks, seed {seed}.",
         "{n} 个执行者进程，数据库 {db}，{tasks} 项任务，随机种子 {seed}。",

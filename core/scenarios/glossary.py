@@ -892,6 +892,12 @@ ENGINE_ERRORS: Final[dict[str, Word]] = {
         "无法{operation}任务 “{task}”：它现在{status}，并不在等待审批",
     ),
     "lease_rejected": ("{message}", "{refusal}"),
+    "lease_lost": (
+        "{message}",
+        "{worker}失去了任务 “{task}” 的租约，手上的工作已经停下（存储的原话：{message}）",
+    ),
+    "not_claimed": ("{message}", "领不到任务 “{task}”（存储的原话：{message}）"),
+    "downstream_refused": ("{message}", "下游服务拒绝了这次写入或调用（服务的原话：{message}）"),
     # the simulation's: an act that does not fit the run
     "unknown_worker": ("{action}: unknown worker {worker!r}", "没有 “{worker}” 这个执行者"),
     "worker_exists": (

@@ -1,0 +1,143 @@
+"""The lease as a library and the agent workloads (`python -m bench agents`).
+
+(a) The library's overhead per call: `lease.checkpoint(state)` under a hold against the bare
+    `store.save_checkpoint(lease, step, state)` it wraps, on a SQLite file; the median of
+    many calls each, interleaved in rounds.
+(b) Tasks per second for each workload, one worker in this process under `store.hold`,
+    against the fenced downstream service on a loopback port, with no time per step: tools
+    (three calls and their checkpoints, the result written with the fence token), approval
+    (a hold that parks, the approval, a second hold that sends), browser (a walk of six
+    actions in Debian's chromium; left out, with the reason, where it is missing).
+"""
+
+import asyncio
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import aiohttp
+from rich.console import Console
+from rich.table import Table
+
+from bench.results import record
+from core.agents.browser import browse, missing_browser
+from core.agents.runner import Workload
+from core.agents.work import WORKLOADS, Job, Work
+from core.downstream.client import DownstreamClient
+from core.downstream.service import serve_downstream
+from core.engine.config import LeaseConfig
+from core.engine.hold import Hold
+from core.engine.modes import Mode
+from core.engine.store import LeaseStore
+
+CALLS = 2_000
+ROUNDS = 5
+TASKS = {Work.TOOLS: 200, Work.APPROVAL: 200, Work.BROWSER: 5}
+CONFIG = LeaseConfig(ttl_ms=60_000)
+
+
+async def _overhead(folder: Path) -> tuple[float, float]:
+    """Median µs per call: bare save_checkpoint, and lease.checkpoint."""
+    bare: list[float] = []
+    held: list[float] = []
+    async with await LeaseStore.open_async(folder / "keys.db", config=CONFIG) as store:
+        await store.enqueue("bench")
+        async with store.hold("bench", "w1") as lease:
+            state = {"url": "/pages/list/2", "actions": ["open_list", "next"]}
+            for _ in range(ROUNDS):
+                for _ in range(CALLS // ROUNDS):
+                    start = time.perf_counter()
+                    await store.save_checkpoint(lease.lease, 1, state)
+                    bare.append(time.perf_counter() - start)
+                for _ in range(CALLS // ROUNDS):
+                    start = time.perf_counter()
+                    await lease.checkpoint(state, step=1)
+                    held.append(time.perf_counter() - start)
+    return statistics.median(bare) * 1e6, statistics.median(held) * 1e6
+
+
+async def _rate(folder: Path, work: Work, tasks: int) -> float:
+    """Tasks per second for one worker doing `work` under holds."""
+    async with (
+        serve_downstream(folder / f"books-{work}.db") as service,
+        aiohttp.ClientSession() as session,
+        await LeaseStore.open_async(folder / f"keys-{work}.db", config=CONFIG) as store,
+    ):
+        client = DownstreamClient(service.url, session)
+        ids = [f"{work}-{i:04d}" for i in range(tasks)]
+        for task_id in ids:
+            await store.enqueue(task_id, kind=work.value)
+        workload: Workload = WORKLOADS[work] if work is not Work.BROWSER else browse
+
+        def quiet(*_args: object, **_fields: object) -> None:
+            pass
+
+        async def run(task_id: str, lease: Hold) -> None:
+            job = Job(task_id, "w1", 3, 0.0, Mode.CORRECT, service.url)
+            await workload(lease, client, job, quiet)
+
+        start = time.perf_counter()
+        for task_id in ids:
+            async with store.hold(task_id, "w1") as lease:
+                await run(task_id, lease)
+            if work is Work.APPROVAL:
+                await store.approve(task_id)
+                async with store.hold(task_id, "w1") as lease:
+                    await run(task_id, lease)
+        elapsed = time.perf_counter() - start
+        assert all(r.status == "done" for r in await store.tasks())
+    return tasks / elapsed
+
+
+def agents_bench(console: Console) -> None:
+    with tempfile.TemporaryDirectory(prefix="bk-bench-") as tmp:
+        bare, held = asyncio.run(_overhead(Path(tmp)))
+        rates: dict[Work, float | None] = {}
+        for work, tasks in TASKS.items():
+            if work is Work.BROWSER and (why := missing_browser()) is not None:
+                console.print(f"browser left out: {why}")
+                rates[work] = None
+                continue
+            rates[work] = asyncio.run(_rate(Path(tmp), work, tasks))
+    table = Table(title=f"the library's overhead per call, median of {CALLS:,} each, SQLite file")
+    table.add_column("call")
+    table.add_column("µs", justify="right")
+    table.add_row("store.save_checkpoint (bare)", f"{bare:,.0f}")
+    table.add_row("lease.checkpoint (under a hold)", f"{held:,.0f}")
+    table.add_row("overhead", f"{held - bare:,.0f}")
+    console.print(table)
+    record("agents", "checkpoint_bare_us", "store.save_checkpoint, bare, median", bare, "µs")
+    record("agents", "checkpoint_hold_us", "lease.checkpoint under a hold, median", held, "µs")
+    record(
+        "agents",
+        "hold_overhead_us",
+        "the library's overhead per fenced call (lease.checkpoint over the bare store call)",
+        round(held - bare, 1),
+        "µs",
+    )
+    rate_table = Table(title="tasks per second, one worker under store.hold, no time per step")
+    rate_table.add_column("workload")
+    rate_table.add_column("tasks", justify="right")
+    rate_table.add_column("tasks/s", justify="right")
+    for work, rate in rates.items():
+        rate_table.add_row(work.value, str(TASKS[work]), "-" if rate is None else f"{rate:,.1f}")
+        if rate is not None:
+            record(
+                "agents",
+                f"{work.value}_tasks_per_s",
+                f"{work.value} tasks per second, one worker under store.hold",
+                round(rate, 1),
+                "per s",
+            )
+    console.print(rate_table)
+
+
+def main() -> int:
+    agents_bench(Console())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,87 @@
+"""用法一：Browser Agent. A walk through the service's local pages in a real headless
+Chromium (Playwright, driving Debian's chromium; never a downloaded browser).
+
+"Lease + checkpoint 可以把状态拆成：已打开到哪个 URL；已完成哪些操作；当前截图或 DOM 摘要在哪；
+下一步计划是什么。" The checkpoint after each action holds exactly those four, and a successor
+opens the URL it names and goes on with the next action, not from the first page.
+"""
+
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+from core.agents.work import Job, Say
+from core.downstream.client import DownstreamClient, DownstreamRefused
+from core.engine.hold import Hold
+
+CHROMIUM = Path(os.environ.get("BK_CHROMIUM", "/usr/bin/chromium"))
+
+# The walk: the list's three pages, the slow page, the form, its submit.
+PLAN = ("open_list", "next", "next", "next", "to_form", "submit")
+
+
+def missing_browser() -> str | None:
+    """Why a browser walk cannot run here, in one line; None if it can."""
+    try:
+        import playwright.async_api  # noqa: F401
+    except ImportError:
+        return "browser work needs the playwright package (pip install playwright)"
+    if not CHROMIUM.exists() and shutil.which("chromium") is None:
+        return (
+            f"browser work needs Debian's chromium at {CHROMIUM} (apt-get install chromium);"
+            " no browser is ever downloaded"
+        )
+    return None
+
+
+async def _summary(page: Any) -> str:
+    title = await page.title()
+    heading = await page.text_content("h1") or ""
+    return f"{title} | {heading.strip()}"
+
+
+async def browse(lease: Hold, client: DownstreamClient, job: Job, say: Say) -> None:
+    from playwright.async_api import async_playwright
+
+    state = lease.resume() or {"url": None, "actions": [], "dom": None, "next": PLAN[0]}
+    done: list[str] = list(state["actions"])
+    say("resumed", task=job.task_id, url=state["url"], actions=len(done), token=lease.token)
+    executable = str(CHROMIUM if CHROMIUM.exists() else shutil.which("chromium"))
+    async with async_playwright() as pw:
+        browser = await pw.chromium.launch(executable_path=executable, headless=True)
+        try:
+            page = await browser.new_page()
+            if state["url"] is not None:
+                await page.goto(state["url"])  # where the last holder had got to
+            for index in range(len(done), len(PLAN)):
+                action = PLAN[index]
+                if action == "open_list":
+                    await page.goto(f"{job.service_url}/pages/list/1")
+                elif action in ("next", "to_form"):
+                    await page.click("#next")
+                    await page.wait_for_load_state()
+                else:
+                    await page.fill("#task", job.task_id)
+                    await page.fill("#writer", job.worker_id)
+                    await page.fill("#token", str(lease.token))  # the fence, in the form
+                    await page.fill("#note", f"walked by {job.worker_id}")
+                    await page.click("#submit")
+                    await page.wait_for_load_state()
+                    verdict = await page.text_content("#verdict")
+                    if verdict != "accepted":
+                        body = await page.text_content("body") or ""
+                        raise DownstreamRefused(409, {"message": body.strip()})
+                done.append(action)
+                step_state = {
+                    "url": page.url,
+                    "actions": done,
+                    "dom": await _summary(page),
+                    "next": PLAN[index + 1] if index + 1 < len(PLAN) else None,
+                }
+                await lease.checkpoint(step_state)
+                say("step", task=job.task_id, action=action, url=page.url, index=index)
+                await page.wait_for_timeout(job.step_s * 1000)
+        finally:
+            await browser.close()
+    say("wrote", task=job.task_id, token=lease.token)

@@ -1,0 +1,339 @@
+"""The service's own books: the newest fence token it has seen per key, the artifacts it
+took, the charges it made, the first reply to each idempotency key, and every request's
+verdict. One SQLite file, never the lease store's: the service knows leases only by the
+tokens its callers show it.
+
+"所有下游写入都必须携带这个 token；存储层或状态机只接受当前最大的 token": a write is taken
+only with a token not older than the newest this service has seen for its key.
+"""
+
+import enum
+import json
+import sqlite3
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS fences (key TEXT PRIMARY KEY, newest INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS artifacts (
+  key TEXT PRIMARY KEY, value TEXT NOT NULL, token INTEGER, writer TEXT, at_ms INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS charges (
+  id INTEGER PRIMARY KEY, task TEXT NOT NULL, memo TEXT NOT NULL, amount INTEGER NOT NULL,
+  idempotency_key TEXT, at_ms INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS replies (
+  idempotency_key TEXT PRIMARY KEY, request TEXT NOT NULL, status INTEGER NOT NULL,
+  body TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS history (
+  seq INTEGER PRIMARY KEY, at_ms INTEGER NOT NULL, endpoint TEXT NOT NULL, key TEXT,
+  token INTEGER, newest INTEGER, idempotency_key TEXT, verdict TEXT NOT NULL,
+  detail TEXT NOT NULL
+);
+"""
+
+
+class Endpoint(enum.StrEnum):
+    ARTIFACT = "artifact"
+    CHARGE = "charge"
+
+
+class Verdict(enum.StrEnum):
+    """What the service answered one request."""
+
+    ACCEPTED = "accepted"  # an artifact written
+    STALE_TOKEN = "stale_token"  # 409: a token older than the newest seen for the key
+    CHARGED = "charged"  # a new charge
+    REPLAYED = "replayed"  # the first reply to this idempotency key, again
+    KEY_REUSED = "key_reused"  # 409: the key came with other parameters
+    BAD_REQUEST = "bad_request"  # 400: what is missing or wrong, in words
+
+
+class ServiceRule(enum.StrEnum):
+    """What the judge checks in the service's books."""
+
+    # "存储层或状态机只接受当前最大的 token"
+    NO_STALE_WRITE = "no_stale_write"  # no write taken with a token older than one seen
+    # "Idempotency Key 让重放调用不炸副作用"
+    NO_CHARGE_TWICE = "no_charge_twice"  # no task charged twice for the same thing
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One broken rule, in words."""
+
+    rule: ServiceRule
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """What the service answers: an HTTP status and a JSON body."""
+
+    status: int
+    body: dict[str, Any]
+    replayed: bool = False
+
+
+def _now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+class Books:
+    """The service's books in one SQLite file; each request is one transaction."""
+
+    def __init__(self, path: str | Path, *, fencing: bool = True) -> None:
+        self.path = Path(path)
+        # fencing=False is the mistake "只有心跳，没有围栏" on the downstream's side: it
+        # takes every write, and only its history shows the stale ones.
+        self.fencing = fencing
+        self._conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        self._conn.execute("PRAGMA journal_mode = WAL")
+        self._conn.execute("PRAGMA busy_timeout = 2000")
+        self._conn.executescript(_SCHEMA)
+
+    def close(self) -> None:
+        self._conn.close()
+
+    @contextmanager
+    def _txn(self) -> Iterator[sqlite3.Connection]:
+        conn = self._conn
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield conn
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+
+    def _log(
+        self,
+        conn: sqlite3.Connection,
+        endpoint: Endpoint,
+        verdict: Verdict,
+        detail: dict[str, Any],
+        *,
+        key: str | None = None,
+        token: int | None = None,
+        newest: int | None = None,
+        idempotency_key: str | None = None,
+    ) -> None:
+        conn.execute(
+            "INSERT INTO history (at_ms, endpoint, key, token, newest, idempotency_key,"
+            " verdict, detail) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                _now_ms(),
+                endpoint,
+                key,
+                token,
+                newest,
+                idempotency_key,
+                verdict,
+                json.dumps(detail, sort_keys=True, ensure_ascii=False),
+            ),
+        )
+
+    # -- the artifact store ------------------------------------------------------------------
+
+    def write_artifact(self, key: str, value: str, token: int | None, writer: str) -> Reply:
+        with self._txn() as conn:
+            row = conn.execute("SELECT newest FROM fences WHERE key = ?", (key,)).fetchone()
+            newest = None if row is None else int(row[0])
+            if self.fencing and token is None:
+                message = f"a write to {key} must carry a fence token (the Fence-Token header)"
+                self._log(
+                    conn,
+                    Endpoint.ARTIFACT,
+                    Verdict.BAD_REQUEST,
+                    {"message": message},
+                    key=key,
+                    newest=newest,
+                )
+                return Reply(400, {"error": Verdict.BAD_REQUEST, "message": message})
+            if self.fencing and token is not None and newest is not None and token < newest:
+                message = (
+                    f"fence token {token} is older than {newest}, the newest this service "
+                    f"has seen for {key}: the write is refused"
+                )
+                self._log(
+                    conn,
+                    Endpoint.ARTIFACT,
+                    Verdict.STALE_TOKEN,
+                    {"message": message, "writer": writer},
+                    key=key,
+                    token=token,
+                    newest=newest,
+                )
+                return Reply(
+                    409,
+                    {
+                        "error": Verdict.STALE_TOKEN,
+                        "message": message,
+                        "token": token,
+                        "newest": newest,
+                    },
+                )
+            if token is not None and (newest is None or token > newest):
+                conn.execute(
+                    "INSERT INTO fences (key, newest) VALUES (?, ?) ON CONFLICT (key) DO UPDATE"
+                    " SET newest = excluded.newest",
+                    (key, token),
+                )
+            conn.execute(
+                "INSERT INTO artifacts (key, value, token, writer, at_ms) VALUES (?, ?, ?, ?, ?)"
+                " ON CONFLICT (key) DO UPDATE SET value = excluded.value,"
+                " token = excluded.token, writer = excluded.writer, at_ms = excluded.at_ms",
+                (key, value, token, writer, _now_ms()),
+            )
+            self._log(
+                conn,
+                Endpoint.ARTIFACT,
+                Verdict.ACCEPTED,
+                {"writer": writer},
+                key=key,
+                token=token,
+                newest=newest,
+            )
+            return Reply(200, {"key": key, "value": value, "token": token, "writer": writer})
+
+    def artifact(self, key: str) -> dict[str, Any] | None:
+        row = self._conn.execute(
+            "SELECT key, value, token, writer FROM artifacts WHERE key = ?", (key,)
+        ).fetchone()
+        if row is None:
+            return None
+        return {"key": row[0], "value": row[1], "token": row[2], "writer": row[3]}
+
+    # -- the payments-like tool ---------------------------------------------------------------
+
+    def charge(self, task: str, memo: str, amount: int, idempotency_key: str | None) -> Reply:
+        """A charge; with an idempotency key, as Stripe does: the same key returns the first
+        reply and charges nothing, and the key with other parameters is refused."""
+        request = json.dumps({"task": task, "memo": memo, "amount": amount}, sort_keys=True)
+        with self._txn() as conn:
+            if idempotency_key is not None:
+                found = conn.execute(
+                    "SELECT request, status, body FROM replies WHERE idempotency_key = ?",
+                    (idempotency_key,),
+                ).fetchone()
+                if found is not None and found[0] != request:
+                    message = (
+                        f"idempotency key {idempotency_key} was first used with other "
+                        f"parameters ({found[0]}); nothing was charged"
+                    )
+                    self._log(
+                        conn,
+                        Endpoint.CHARGE,
+                        Verdict.KEY_REUSED,
+                        {"message": message},
+                        idempotency_key=idempotency_key,
+                    )
+                    return Reply(409, {"error": Verdict.KEY_REUSED, "message": message})
+                if found is not None:
+                    self._log(
+                        conn,
+                        Endpoint.CHARGE,
+                        Verdict.REPLAYED,
+                        {"task": task},
+                        idempotency_key=idempotency_key,
+                    )
+                    return Reply(int(found[1]), json.loads(found[2]), replayed=True)
+            cur = conn.execute(
+                "INSERT INTO charges (task, memo, amount, idempotency_key, at_ms)"
+                " VALUES (?, ?, ?, ?, ?)",
+                (task, memo, amount, idempotency_key, _now_ms()),
+            )
+            body = {"id": f"ch_{cur.lastrowid}", "task": task, "memo": memo, "amount": amount}
+            if idempotency_key is not None:
+                conn.execute(
+                    "INSERT INTO replies (idempotency_key, request, status, body)"
+                    " VALUES (?, ?, ?, ?)",
+                    (idempotency_key, request, 200, json.dumps(body, sort_keys=True)),
+                )
+            self._log(conn, Endpoint.CHARGE, Verdict.CHARGED, body, idempotency_key=idempotency_key)
+            return Reply(200, body)
+
+    def refuse(self, endpoint: Endpoint, message: str) -> Reply:
+        with self._txn() as conn:
+            self._log(conn, endpoint, Verdict.BAD_REQUEST, {"message": message})
+        return Reply(400, {"error": Verdict.BAD_REQUEST, "message": message})
+
+    # -- what the judge reads ----------------------------------------------------------------
+
+    def charges(self) -> list[dict[str, Any]]:
+        rows = self._conn.execute(
+            "SELECT id, task, memo, amount, idempotency_key FROM charges ORDER BY id"
+        ).fetchall()
+        return [
+            {
+                "id": f"ch_{r[0]}",
+                "task": r[1],
+                "memo": r[2],
+                "amount": r[3],
+                "idempotency_key": r[4],
+            }
+            for r in rows
+        ]
+
+    def history(self) -> list[dict[str, Any]]:
+        rows = self._conn.execute(
+            "SELECT seq, at_ms, endpoint, key, token, newest, idempotency_key, verdict, detail"
+            " FROM history ORDER BY seq"
+        ).fetchall()
+        names = (
+            "seq",
+            "at_ms",
+            "endpoint",
+            "key",
+            "token",
+            "newest",
+            "idempotency_key",
+            "verdict",
+            "detail",
+        )
+        return [
+            {**dict(zip(names[:-1], r[:-1], strict=True)), "detail": json.loads(r[-1])}
+            for r in rows
+        ]
+
+    def export(self) -> dict[str, Any]:
+        """Everything the judge reads and a saved run keeps."""
+        return {"fencing": self.fencing, "charges": self.charges(), "history": self.history()}
+
+
+def judge(history: list[dict[str, Any]], charges: list[dict[str, Any]]) -> list[Finding]:
+    """The service's rules over its own books: what it took, whatever it was told."""
+    found: list[Finding] = []
+    newest: dict[str, int] = {}
+    for entry in history:
+        if entry["endpoint"] != Endpoint.ARTIFACT or entry["verdict"] != Verdict.ACCEPTED:
+            continue
+        key, token = entry["key"], entry["token"]
+        seen = newest.get(key)
+        if seen is not None and (token is None or token < seen):
+            found.append(
+                Finding(
+                    ServiceRule.NO_STALE_WRITE,
+                    f"the service took a write to {key} with fence token {token} after it "
+                    f"had seen {seen} (request {entry['seq']})",
+                )
+            )
+        if token is not None and (seen is None or token > seen):
+            newest[key] = token
+    by_purpose: dict[tuple[str, str], list[str]] = {}
+    for charge in charges:
+        by_purpose.setdefault((charge["task"], charge["memo"]), []).append(charge["id"])
+    for (task, memo), ids in by_purpose.items():
+        if len(ids) > 1:
+            found.append(
+                Finding(
+                    ServiceRule.NO_CHARGE_TWICE,
+                    f"{task} was charged {len(ids)} times for {memo} ({', '.join(ids)})",
+                )
+            )
+    return found

@@ -1,0 +1,364 @@
+"""The lease as a library (`store.hold`), over SQLite and PostgreSQL, on real stores.
+
+The store stops answering (a lock held by another connection) and the body is cancelled
+with LeaseLost by the renew deadline; a stale holder's checkpoint and downstream write are
+refused; an effect runs once across a SIGKILL and a redo. Where a lease has to run out, the
+store of the next holder is opened on a virtual clock past its expiry, so no test waits
+for a lease's time to pass.
+"""
+
+import asyncio
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+
+from core.engine.backends import postgresql as pg_backend
+from core.engine.clock import DatabaseClock, VirtualClock
+from core.engine.config import LeaseConfig, Mode
+from core.engine.errors import (
+    FencedWrite,
+    InvalidArgument,
+    InvalidId,
+    InvalidPayload,
+    LeaseRejected,
+    RejectReason,
+    UnknownTask,
+)
+from core.engine.hold import LeaseLost, LostBecause, NotClaimed, NotClaimedBecause
+from core.engine.store import LeaseStore
+from tests.pgserver_kit import with_schema
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# Short real timings for the tests that need the renewer to run: a beat of 100 ms, the
+# renew deadline 400 ms after the last answered renewal, the lease 800 ms.
+FAST = LeaseConfig(ttl_ms=800, heartbeat_every_ms=100, renew_deadline_ms=400)
+# Timings no test outlives: the renewer never renews before the test is over.
+SLOW = LeaseConfig(ttl_ms=60_000)
+
+Opener = Callable[..., Awaitable[LeaseStore]]
+
+
+@pytest.fixture
+def where(backend: str, tmp_path: Path, request: pytest.FixtureRequest) -> str:
+    """This test's store: a SQLite file, or a fresh schema on the test PostgreSQL."""
+    if backend == "sqlite":
+        return str(tmp_path / "keys.db")
+    return with_schema(str(request.getfixturevalue("postgres_url")))
+
+
+@pytest.fixture
+async def opened(where: str) -> AsyncIterator[Opener]:
+    stores: list[LeaseStore] = []
+
+    async def open_one(**kwargs: Any) -> LeaseStore:
+        store = await LeaseStore.open_async(where, **kwargs)
+        stores.append(store)
+        return store
+
+    yield open_one
+    for store in stores:
+        await store.close()
+
+
+def _ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+async def _forever() -> None:
+    await asyncio.Event().wait()
+
+
+async def test_open_async_needs_no_clock(opened: Opener) -> None:
+    store = await opened()
+    assert isinstance(store.clock, DatabaseClock)
+
+
+async def test_a_hold_renews_by_itself_and_completes_on_exit(opened: Opener) -> None:
+    store = await opened(config=FAST)
+    await store.enqueue("t1")
+    async with store.hold("t1", "w1") as lease:
+        first = lease.lease
+        # the body awaits nothing of the lease; the renewer renews anyway
+        async with asyncio.timeout(5):
+            while lease.renewals < 3:
+                await asyncio.sleep(0.02)
+        assert lease.lease.lease_token == first.lease_token
+        assert lease.lease.expires_at is not None and first.expires_at is not None
+        assert lease.lease.expires_at > first.expires_at
+        assert lease.token == first.fence_token
+    row = await store.task("t1")
+    assert row.status == "done"
+    assert row.owner_id == "w1"
+
+
+async def test_a_held_task_is_not_claimed_and_says_by_whom(opened: Opener) -> None:
+    store = await opened(config=SLOW)
+    await store.enqueue("t1")
+    async with store.hold("t1", "w1"):
+        with pytest.raises(NotClaimed) as refused:
+            async with store.hold("t1", "w2"):
+                raise AssertionError("claimed a held task")
+    assert refused.value.reason is NotClaimedBecause.HELD
+    assert refused.value.owner_id == "w1"
+    assert "held by w1 until" in str(refused.value)
+    with pytest.raises(NotClaimed) as done:
+        async with store.hold("t1", "w2"):
+            pass
+    assert done.value.reason is NotClaimedBecause.DONE
+    with pytest.raises(UnknownTask):
+        async with store.hold("nobody", "w2"):
+            pass
+
+
+async def test_bad_arguments_are_refused_with_typed_errors(opened: Opener) -> None:
+    store = await opened(config=SLOW)
+    await store.enqueue("t1")
+    with pytest.raises(InvalidId):
+        store.hold(41, "w1")  # type: ignore[arg-type]
+    with pytest.raises(InvalidId):
+        store.hold("t1", "")
+    async with store.hold("t1", "w1") as lease:
+        with pytest.raises(InvalidArgument):
+            await lease.checkpoint({"at": 1}, step=-1)
+        with pytest.raises(InvalidPayload):
+            await lease.checkpoint({"at": float("nan")})
+        with pytest.raises(InvalidArgument):
+            await lease.effect("k", "not a function")  # type: ignore[arg-type]
+        with pytest.raises(InvalidArgument):
+            await lease.effect("k", lambda key: key)  # type: ignore[arg-type,return-value]
+
+        async def unstorable(key: str) -> object:
+            return object()
+
+        with pytest.raises(InvalidPayload):
+            await lease.effect("k2", unstorable)
+        with pytest.raises(InvalidId):
+            await lease.effect("", unstorable)
+        with pytest.raises(InvalidArgument):
+            async with lease:
+                pass
+    assert (await store.task("t1")).status == "done"
+
+
+async def test_the_body_failing_gives_the_task_back(opened: Opener) -> None:
+    store = await opened(config=SLOW)
+    await store.enqueue("t1")
+    with pytest.raises(ZeroDivisionError):
+        async with store.hold("t1", "w1"):
+            _ = 1 / 0
+    row = await store.task("t1")
+    assert row.status == "queued"
+    assert row.error_code == "ZeroDivisionError"
+
+
+async def test_checkpoint_and_resume_carry_state_to_the_next_holder(opened: Opener) -> None:
+    store = await opened(config=SLOW)
+    await store.enqueue("t1", kind="approval")
+    async with store.hold("t1", "w1") as first:
+        assert first.resume() is None
+        await first.checkpoint({"url": "/form", "done": ["opened"]})
+        await first.park()
+        with pytest.raises(InvalidArgument):
+            await first.checkpoint({"late": True})
+    assert (await store.task("t1")).status == "waiting"
+    await store.approve("t1")
+    async with store.hold("t1", "w2") as second:
+        assert second.resume() == {"url": "/form", "done": ["opened"]}
+        assert second.token > first.token
+    assert (await store.task("t1")).status == "done"
+
+
+@contextmanager
+def _store_locked(where: str) -> Iterator[None]:
+    """Another connection holds the write lock: the store answers no one until it lets go."""
+    if not where.startswith("postgresql"):
+        lite = sqlite3.connect(where, isolation_level=None)
+        lite.execute("BEGIN EXCLUSIVE")
+        try:
+            yield
+        finally:
+            lite.execute("ROLLBACK")
+            lite.close()
+        return
+    target = pg_backend.Target.parse(where)
+    with psycopg.connect(target.conninfo, autocommit=True) as conn:
+        conn.execute("BEGIN")
+        conn.execute(f'LOCK TABLE "{target.schema}".agent_tasks IN ACCESS EXCLUSIVE MODE')
+        try:
+            yield
+        finally:
+            conn.execute("ROLLBACK")
+
+
+async def test_the_body_is_cancelled_with_lease_lost_when_the_store_stops_answering(
+    opened: Opener, where: str
+) -> None:
+    store = await opened(config=FAST)
+    await store.enqueue("t1")
+    cancelled = False
+    with pytest.raises(LeaseLost) as lost:
+        async with store.hold("t1", "w1") as lease:
+            async with asyncio.timeout(5):
+                while lease.renewals < 1:
+                    await asyncio.sleep(0.02)
+            with _store_locked(where):
+                locked_at = time.monotonic()
+                try:
+                    await _forever()
+                except asyncio.CancelledError:
+                    cancelled = True
+                    stopped_after = time.monotonic() - locked_at
+                    raise
+    assert cancelled
+    error = lost.value
+    assert error.reason is LostBecause.RENEW_DEADLINE_PASSED
+    assert "renew_deadline" in str(error) and "w1" in str(error) and "t1" in str(error)
+    # self-fencing comes by the renew deadline (400 ms after the last renewal sent), long
+    # before the lease's 800 ms ttl would let another worker in
+    assert stopped_after < FAST.ttl_ms / 1000
+    assert error.last_renewed_ms is not None and error.at_ms > error.last_renewed_ms
+    with pytest.raises(LeaseLost):
+        lease.resume()
+
+
+async def test_a_renewal_the_store_refuses_cancels_the_body(where: str, opened: Opener) -> None:
+    clock = VirtualClock(_ms())
+    store = await opened(config=LeaseConfig(ttl_ms=3_000, heartbeat_every_ms=50), clock=clock)
+    await store.enqueue("t1")
+    with pytest.raises(LeaseLost) as lost:
+        async with store.hold("t1", "w1"):
+            clock.advance(3_001)  # the store's clock: w1's lease has run out
+            assert await store.claim("w2", "t1") is not None
+            await _forever()
+    assert lost.value.reason is LostBecause.SUPERSEDED
+    assert isinstance(lost.value.cause, LeaseRejected)
+    assert (await store.task("t1")).owner_id == "w2"
+
+
+async def test_a_stale_holder_is_refused_its_checkpoint_and_downstream_write(
+    opened: Opener,
+) -> None:
+    clock = VirtualClock(_ms())
+    store = await opened(config=SLOW, clock=clock)
+    await store.enqueue("t1")
+    with pytest.raises(LeaseRejected) as refused:
+        async with store.hold("t1", "w1") as stale:
+            await stale.checkpoint({"page": 1})
+            # w1 pauses past its lease (its renewer would renew at 20 s; it has not yet)
+            clock.advance(SLOW.ttl_ms + 1)
+            async with store.hold("t1", "w2") as fresh:
+                await fresh.checkpoint({"page": 2})
+                assert fresh.token > stale.token
+                await store.fenced_write(fresh.lease, "page", "w2's")
+                with pytest.raises(FencedWrite):
+                    await store.fenced_write(stale.lease, "page", "w1's late page")
+            await stale.checkpoint({"page": "late"})
+    assert refused.value.reason is RejectReason.SUPERSEDED
+    assert (await store.task("t1")).status == "done"
+    saved = await store.load_checkpoint("t1")
+    assert saved is not None and saved.state["state"] == {"page": 2}
+    assert [(r.key, r.value) for r in await store.ledger()] == [("page", "w2's")]
+
+
+_KILLED_WORKER = """
+import asyncio, sys
+from pathlib import Path
+from core.engine.config import LeaseConfig
+from core.engine.store import LeaseStore
+
+async def main() -> None:
+    where, calls = sys.argv[1], Path(sys.argv[2])
+    async with await LeaseStore.open_async(where, config=LeaseConfig(ttl_ms=60_000)) as store:
+        async with store.hold("t1", "w1") as lease:
+            async def charge(key: str) -> dict[str, object]:
+                with calls.open("a") as f:
+                    f.write(key + "\\n")
+                return {"receipt": "r-1", "key": key}
+            await lease.effect("charge", charge)
+            print("charged", flush=True)
+            await asyncio.Event().wait()
+
+asyncio.run(main())
+"""
+
+
+async def test_an_effect_runs_once_across_a_kill_and_a_redo(
+    opened: Opener, where: str, tmp_path: Path
+) -> None:
+    store = await opened()
+    await store.enqueue("t1", kind="tools")
+    calls = tmp_path / "calls.txt"
+    worker = subprocess.Popen(
+        [sys.executable, "-c", _KILLED_WORKER, where, str(calls)],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    assert worker.stdout is not None
+    assert worker.stdout.readline() == "charged\n"
+    worker.send_signal(signal.SIGKILL)
+    worker.wait()
+    assert calls.read_text() == "t1:charge\n"
+    # The next worker's store is ahead of the dead one's lease (60 s), as the machine's
+    # clock will be once it runs out.
+    later = await opened(clock=VirtualClock(_ms() + 61_000), config=SLOW)
+    ran: list[str] = []
+
+    async def charge_again(key: str) -> dict[str, object]:
+        ran.append(key)
+        return {"receipt": "r-2", "key": key}
+
+    async with later.hold("t1", "w2") as lease:
+        assert lease.lease.attempt == 2
+        got = await lease.effect("charge", charge_again)
+    assert got == {"receipt": "r-1", "key": "t1:charge"}
+    assert ran == []
+    assert calls.read_text() == "t1:charge\n"
+
+
+async def test_without_idempotency_the_redo_runs_the_effect_again(opened: Opener) -> None:
+    clock = VirtualClock(_ms())
+    store = await opened(config=SLOW, clock=clock, mode=Mode.NO_IDEMPOTENCY)
+    await store.enqueue("t1", kind="tools")
+    ran: list[str] = []
+
+    async def charge(key: str) -> int:
+        ran.append(key)
+        return len(ran)
+
+    async with store.hold("t1", "w1") as first:
+        assert await first.effect("charge", charge) == 1
+        assert await first.effect("charge", charge) == 2  # the mistake: nothing is looked up
+        await first.park()
+    await store.approve("t1")
+    async with store.hold("t1", "w2") as second:
+        assert await second.effect("charge", charge) == 3
+    assert ran == ["t1:charge"] * 3
+
+
+async def test_with_idempotency_a_repeat_in_the_same_hold_is_answered(opened: Opener) -> None:
+    store = await opened(config=SLOW)
+    await store.enqueue("t1", kind="tools")
+    ran: list[str] = []
+
+    async def charge(key: str) -> int:
+        ran.append(key)
+        return len(ran)
+
+    async with store.hold("t1", "w1") as lease:
+        assert await lease.effect("charge", charge) == 1
+        assert await lease.effect("charge", charge) == 1
+        assert await lease.effect("refund", charge) == 2
+    assert ran == ["t1:charge", "t1:refund"]

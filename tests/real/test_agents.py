@@ -1,0 +1,224 @@
+"""The seed's three agent uses on real processes: `borrowed-keys agent` workers under the
+lease library, against the fenced downstream service running in the test.
+
+Each test kills a worker mid-task (SIGKILL), starts another, and reads what it says: it
+resumes from the checkpoint, and the service's own books hold (one charge per call, the
+result written with the newest token). Under no_idempotency the same run charges twice and
+the books' judge says so. The successor waits for the dead worker's lease to run out by
+itself (a ttl of a second); the test waits on what the processes say.
+"""
+
+import asyncio
+import json
+import os
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from core.agents.browser import missing_browser
+from core.downstream.books import ServiceRule, judge
+from core.downstream.service import RunningService, serve_downstream
+from core.engine.modes import Mode
+from core.engine.store import LeaseStore
+from tests.pgserver_kit import with_schema
+
+pytestmark = pytest.mark.slow
+
+ROOT = Path(__file__).resolve().parents[2]
+WAIT_S = 60
+
+
+class Agent:
+    """One `borrowed-keys agent` process and the JSON lines it has said."""
+
+    def __init__(self, proc: asyncio.subprocess.Process) -> None:
+        self.proc = proc
+        self.lines: list[dict[str, Any]] = []
+
+    async def until(self, line: str, **fields: Any) -> dict[str, Any]:
+        """Read until it says `line` with `fields`; that line."""
+        assert self.proc.stdout is not None
+        async with asyncio.timeout(WAIT_S):
+            while True:
+                raw = await self.proc.stdout.readline()
+                assert raw, f"the worker ended without saying {line} {fields}: {self.lines}"
+                said: dict[str, Any] = json.loads(raw)
+                self.lines.append(said)
+                if said.get("line") == line and all(said.get(k) == v for k, v in fields.items()):
+                    return said
+
+    async def finish(self) -> int:
+        await self.until("idle")
+        async with asyncio.timeout(WAIT_S):
+            return await self.proc.wait()
+
+    def said(self, line: str) -> list[dict[str, Any]]:
+        return [s for s in self.lines if s.get("line") == line]
+
+
+async def _agent(
+    db: Path | str, service: RunningService, worker: str, work: str, mode: Mode, *extra: str
+) -> Agent:
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "core.tools.agent_cli",
+        "agent",
+        "--db",
+        str(db),
+        "--id",
+        worker,
+        "--work",
+        work,
+        "--service",
+        service.url,
+        "--ttl",
+        "1s",
+        "--poll-every",
+        "100ms",
+        "--step-time",
+        "300ms",
+        "--mode",
+        mode.value,
+        *extra,
+        cwd=ROOT,
+        stdout=asyncio.subprocess.PIPE,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    return Agent(proc)
+
+
+async def _kill(agent: Agent) -> None:
+    agent.proc.kill()
+    await agent.proc.wait()
+
+
+@pytest.fixture
+async def service(tmp_path: Path, request: pytest.FixtureRequest) -> AsyncIterator[RunningService]:
+    mode = getattr(request, "param", Mode.CORRECT)
+    async with serve_downstream(tmp_path / "books.db", fencing=mode is not Mode.NO_FENCING) as s:
+        yield s
+
+
+async def _enqueue(db: Path | str, mode: Mode, *tasks: tuple[str, str]) -> None:
+    async with await LeaseStore.open_async(db, mode=mode) as store:
+        for task_id, kind in tasks:
+            await store.enqueue(task_id, kind=kind)
+
+
+def _findings(service: RunningService) -> list[ServiceRule]:
+    return [f.rule for f in judge(service.books.history(), service.books.charges())]
+
+
+@pytest.fixture
+def where(backend: str, tmp_path: Path, request: pytest.FixtureRequest) -> str:
+    """The workers' store: a SQLite file, or a fresh schema on the test PostgreSQL."""
+    if backend == "sqlite":
+        return str(tmp_path / "keys.db")
+    return with_schema(str(request.getfixturevalue("postgres_url")))
+
+
+@pytest.mark.parametrize("mode", [Mode.CORRECT, Mode.NO_IDEMPOTENCY])
+async def test_tools_killed_between_a_call_and_its_checkpoint(
+    where: str, service: RunningService, mode: Mode
+) -> None:
+    db = where
+    await _enqueue(db, mode, ("t1", "tools"))
+    first = await _agent(db, service, "w1", "tools", mode)
+    await first.until("called", step=2)
+    await _kill(first)
+    second = await _agent(db, service, "w2", "tools", mode, "--exit-when-idle")
+    assert await second.finish() == 0
+    claimed = second.said("claimed")[0]
+    assert claimed["resumed"]["done"] == 1  # from the checkpoint, not from the first call
+    assert [c["step"] for c in second.said("called")] == [2, 3]
+    charges = service.books.charges()
+    artifact = service.books.artifact("t1/result")
+    assert artifact is not None and artifact["token"] == claimed["token"]
+    if mode is Mode.CORRECT:
+        assert [c["memo"] for c in charges] == ["call-1", "call-2", "call-3"]
+        assert second.said("called")[0]["replayed"] is True  # answered from the key
+        assert _findings(service) == []
+    else:
+        assert [c["memo"] for c in charges] == ["call-1", "call-2", "call-2", "call-3"]
+        assert _findings(service) == [ServiceRule.NO_CHARGE_TWICE]
+
+
+async def test_approval_parks_and_a_fresh_token_goes_on_after_the_approve_command(
+    tmp_path: Path, service: RunningService
+) -> None:
+    db = tmp_path / "keys.db"
+    await _enqueue(db, Mode.CORRECT, ("a1", "approval"))
+    first = await _agent(db, service, "w1", "approval", Mode.CORRECT, "--exit-when-idle")
+    parked = await first.until("parked", task="a1")
+    assert await first.finish() == 0  # a waiting task is resting: nothing left for it
+    approve = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "demo.cli",
+        "approve",
+        "a1",
+        "--db",
+        str(db),
+        cwd=ROOT,
+        stdout=asyncio.subprocess.PIPE,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    out, _ = await approve.communicate()
+    assert approve.returncode == 0 and out.decode() == f"approved a1 in {db}\n"
+    second = await _agent(db, service, "w2", "approval", Mode.CORRECT, "--exit-when-idle")
+    assert await second.finish() == 0
+    claimed = second.said("claimed")[0]
+    assert claimed["token"] > parked["token"]
+    assert claimed["resumed"] == {"stage": "awaiting_approval", "draft": "refund for a1"}
+    sent = service.books.artifact("a1/sent")
+    assert sent is not None and sent["token"] == claimed["token"] and sent["writer"] == "w2"
+    async with await LeaseStore.open_async(db) as store:
+        assert (await store.task("a1")).status == "done"
+
+
+async def test_approve_says_in_one_line_what_is_wrong(tmp_path: Path) -> None:
+    db = tmp_path / "keys.db"
+    await _enqueue(db, Mode.CORRECT, ("t1", "tools"))
+    approve = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "demo.cli",
+        "approve",
+        "t1",
+        "--db",
+        str(db),
+        cwd=ROOT,
+        stderr=asyncio.subprocess.PIPE,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    _, err = await approve.communicate()
+    assert approve.returncode == 2
+    assert err.decode() == (
+        "borrowed-keys approve: cannot approve t1: it is queued, not waiting for approval\n"
+    )
+
+
+@pytest.mark.skipif(missing_browser() is not None, reason=str(missing_browser()))
+async def test_browser_killed_mid_walk_resumes_from_the_url_it_had_reached(
+    tmp_path: Path, service: RunningService
+) -> None:
+    db = tmp_path / "keys.db"
+    await _enqueue(db, Mode.CORRECT, ("b1", "browser"))
+    first = await _agent(db, service, "w1", "browser", Mode.CORRECT)
+    reached = await first.until("step", index=2)
+    await _kill(first)
+    assert reached["url"].endswith("/pages/list/3")
+    second = await _agent(db, service, "w2", "browser", Mode.CORRECT, "--exit-when-idle")
+    assert await second.finish() == 0
+    resumed = second.said("resumed")[0]
+    assert resumed["url"] == reached["url"] and resumed["actions"] == 3
+    assert [s["index"] for s in second.said("step")] == [3, 4, 5]
+    claimed = second.said("claimed")[0]
+    assert claimed["resumed"]["next"] == "next" and claimed["resumed"]["dom"].startswith("List")
+    form = service.books.artifact("b1/form")
+    assert form is not None and form["token"] == claimed["token"] and form["writer"] == "w2"
+    assert _findings(service) == []

@@ -1,0 +1,72 @@
+"""`borrowed-keys fleet --headless --work ...`: agent workers under the lease library, the
+fenced service started by the fleet, faults, and a verdict that names the service's rules."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from core.agents.browser import missing_browser
+
+pytestmark = pytest.mark.slow
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _fleet(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "demo.cli", "fleet", "--headless", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=170,
+        check=False,
+    )
+
+
+def test_tools_work_under_kills_holds_the_store_and_the_service_books(tmp_path: Path) -> None:
+    saved = tmp_path / "run.jsonl"
+    done = _fleet(
+        *("--work", "tools", "--workers", "2", "--tasks", "3", "--steps", "2", "--ttl", "1s"),
+        *("--seconds", "40", "--faults", "kill", "--seed", "5", "--save", str(saved)),
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    out = done.stdout
+    assert "Killed w" in out
+    assert "3 tasks completed" in out
+    assert "judged by its rules: no_stale_write, no_charge_twice." in out
+    assert "The service's rules held." in out
+    books = json.loads((tmp_path / "run.jsonl.downstream.json").read_text(encoding="utf-8"))
+    memos = sorted((c["task"], c["memo"]) for c in books["charges"])
+    assert memos == sorted({(c["task"], c["memo"]) for c in books["charges"]})  # none twice
+    assert {t for t, _m in memos} == {"t1", "t2", "t3"}
+    assert {h["verdict"] for h in books["history"]} <= {"charged", "replayed", "accepted"}
+
+
+def test_the_service_verdict_speaks_chinese() -> None:
+    done = _fleet(
+        *("--work", "approval", "--workers", "1", "--tasks", "1", "--ttl", "1s"),
+        *("--seconds", "20", "--faults", "none", "--lang", "zh"),
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "下游服务自己的账本" in done.stdout
+    assert done.stdout.rstrip().endswith("下游服务的规则全部成立。")
+
+
+def test_a_bad_work_is_one_line() -> None:
+    done = _fleet("--work", "painting")
+    assert done.returncode == 2
+    assert len(done.stderr.strip().splitlines()) == 1 and "--work" in done.stderr
+
+
+@pytest.mark.skipif(missing_browser() is not None, reason=str(missing_browser()))
+def test_browser_work_under_random_faults_names_the_service_rules() -> None:
+    done = _fleet(
+        *("--work", "browser", "--workers", "2", "--tasks", "2", "--ttl", "3s"),
+        *("--seconds", "60", "--faults", "random", "--seed", "2"),
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "judged by its rules: no_stale_write, no_charge_twice." in done.stdout
+    assert "The service's rules held." in done.stdout
