@@ -35,7 +35,7 @@ from core.engine.store import LeaseStore
 from core.engine.vocabulary import EventKind, TaskStatus
 from core.fleet.history import Believed, Held, extra_lines
 from core.fleet.process import WorkerProcess
-from core.fleet.relay import Relays, through, upstream_of
+from core.fleet.relay import Relays, through, upstream_of, with_query
 from core.fleet.verdict import (
     FinalRows,
     Finding,
@@ -224,7 +224,12 @@ class Fleet:
     def _command(self, worker_id: str) -> list[str]:
         s = self.settings
         cfg = s.config
-        db = s.db if self.relays is None else through(s.db, self.relays.port(worker_id))
+        db = s.db
+        if self.relays is not None:
+            # Cut off, a call gives up after half a heartbeat and is tried again: the worker
+            # keeps its rhythm (and its renew deadline) instead of waiting on a dead road.
+            bound = max(0.2, cfg.heartbeat_ms / 2000)
+            db = with_query(through(s.db, self.relays.port(worker_id)), reconnect_for=bound)
         return [
             sys.executable,
             "-m",

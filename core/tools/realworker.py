@@ -149,6 +149,8 @@ def _belief(worker: Worker, answer: dict[str, Any] | None) -> dict[str, Any]:
         "lease": held,
         "step": worker.step,
         "answer": answer,
+        # its last call found no road to the server: it goes on believing, and tries again
+        "unreachable": worker.unreachable,
     }
 
 
@@ -360,6 +362,11 @@ def worker_command(args: argparse.Namespace) -> int:
         json_lines=args.json_lines,
         control=args.control,
     )
+    # `ps` shows each worker by its name, as `borrowed-keys worker NAME`, whatever started it
+    # (`python -m core.tools.realworker`, the console script, a fleet).
+    import setproctitle
+
+    setproctitle.setproctitle(f"borrowed-keys worker {options.worker_id}")
     try:
         return asyncio.run(run_worker(options))
     except BorrowedKeysError as exc:

@@ -352,8 +352,10 @@ def test_on_postgresql_a_partitioned_holder_healed_after_a_takeover_is_fenced(
     postgres_url: str, tmp_path: Path
 ) -> None:
     """A real network cut: the holder's relay to the server drops its connections and
-    refuses new ones; its lease runs out by the server's clock, another worker claims, and
-    once the road is back the holder's next page is refused."""
+    refuses new ones; its lease runs out by the server's clock, another worker claims and
+    finishes the task, all the while the holder keeps running and believing (its calls fail
+    and are tried again, far past the bound of one reconnect); once the road is back the
+    holder's late page is refused by the fence, and it lives on."""
     f = make_fleet(with_schema(postgres_url), tmp_path)
     try:
         assert f.relays is not None
@@ -364,10 +366,13 @@ def test_on_postgresql_a_partitioned_holder_healed_after_a_takeover_is_fenced(
         mark = len(w1.said())
         w2 = f.add_worker()
         wait(w2, said("claimed"))
+        wait(w2, said("completed"))  # a whole task's time: many reconnect bounds
+        cut_off = wait(w1, lambda line: holds("t1")(line) and bool(line.get("unreachable")))
+        assert w1.alive and cut_off["lease"]["task"] == "t1"  # still believing, still there
         assert f.heal("w1")
         refused = wait(w1, said("write_rejected"), since=mark)
-        assert refused["reason"] == "fenced"
-        wait(w2, said("completed"))
+        assert refused["task"] == "t1"
+        wait(w1, lambda line: holds("t1")(line) is False and line.get("t") == "belief", mark)
         assert w1.alive  # it reconnected by itself: the cut cost it the task, not its life
         check = f.final_check()
         assert check.verdict is Verdict.HELD, check.findings
