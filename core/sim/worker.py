@@ -295,8 +295,8 @@ class Worker:
                 # never got there, so nothing was written, not even why. The worker goes on
                 # believing what it believed and tries again, as through the simulations'
                 # partition, until the road is back or its own renew deadline says stop:
-                # "这类系统在平稳时看起来没问题，一遇到网络分区或 GC pause 就会暴露。旧 worker 迟到返回时，
-                # 系统缺少最后一道闸门。"
+                # "这类系统在平稳时看起来没问题，一遇到网络分区或 GC pause 就会暴露。
+                # 旧 worker 迟到返回时，系统缺少最后一道闸门。"
                 self.unreachable = True
                 if not retry:
                     raise Partitioned(operation) from None

@@ -12,6 +12,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -252,6 +253,55 @@ def test_nothing_outlives_a_sigkilled_supervisor(tmp_path: Path) -> None:
         time.sleep(0.1)
     assert _server_of(pgdata) == []
     assert not Path(pgdata).exists()  # the fresh folder removed as well
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_a_sigkilled_supervisor_on_sqlite_leaves_no_worker_no_folder_no_database(
+    tmp_path: Path,
+) -> None:
+    """SIGKILL the supervisor of a fleet on its own SQLite file: no worker is left (the
+    parent-death signal), and the fresh folder with the database, its WAL and the workers'
+    logs goes too (the watchdog, on SQLite as on PostgreSQL)."""
+    cmd = [sys.executable, "-m", "demo.cli", "fleet", "--headless", "--workers", "2"]
+    cmd += ["--ttl", "1500ms", "--seconds", "120", "--faults", "none"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, cwd=ROOT)
+    assert proc.stdout is not None
+    pids: list[int] = []
+    db = ""
+    for line in proc.stdout:  # "A fleet ... on /tmp/bk-fleet-.../fleet.db, ..." then "Started"
+        if line.startswith("A fleet"):
+            db = line.split(" on ", 1)[1].split(", ", 1)[0]
+        if line.startswith("Started "):
+            pids.append(int(line.rstrip(".\n").rsplit(" ", 1)[1]))
+        if len(pids) == 2:
+            break
+    folder = Path(db).parent
+    assert db.endswith("fleet.db") and folder.name.startswith("bk-fleet-")
+    assert Path(db).exists() and (folder / "logs").is_dir()
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=WAIT_S)
+    end = time.monotonic() + 5.0
+    while not all(_gone(p) for p in pids) and time.monotonic() < end:
+        time.sleep(0.05)  # polling the process table, bounded by the 5 s the rule allows
+    assert [p for p in pids if not _gone(p)] == []
+    end = time.monotonic() + 10.0
+    while folder.exists() and time.monotonic() < end:
+        time.sleep(0.05)  # polling the file system, bounded
+    assert not folder.exists()  # no database, no WAL, no logs
+
+
+def test_a_fleet_on_a_database_of_the_users_leaves_no_log_folder(tmp_path: Path) -> None:
+    """`--db PATH`: the workers' logs go in a fresh folder of their own, removed at the end;
+    the user's database stays where it was."""
+    db = tmp_path / "mine.db"
+    before = set(Path(tempfile.gettempdir()).glob("bk-fleet-logs-*"))
+    cmd = [sys.executable, "-m", "demo.cli", "fleet", "--headless", "--db", str(db)]
+    cmd += ["--workers", "1", "--tasks", "1", "--steps", "1", "--ttl", "1500ms"]
+    cmd += ["--faults", "none"]
+    done = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=WAIT_S)
+    assert done.returncode == 0, done.stderr
+    assert db.exists()
+    assert set(Path(tempfile.gettempdir()).glob("bk-fleet-logs-*")) <= before
 
 
 def test_on_postgresql_a_stalled_holder_resumed_after_a_takeover_is_fenced(
