@@ -171,11 +171,11 @@ def open_database(
         return _Database(str(server.get_uri()), made, server, watchdog, logs)
     # On SQLite too: the workers die with this process (their parent-death signal), and the
     # watchdog removes the database, its WAL and the logs after them.
-    watchdog = _watchdog("", "", tidy) if tidy else None
+    sqlite_watchdog = _watchdog("", "", tidy) if tidy else None
     if db is None:
         assert folder is not None
-        return _Database(str(folder / "fleet.db"), made, None, watchdog, logs)
-    return _Database(db, made, None, watchdog, logs)
+        return _Database(str(folder / "fleet.db"), made, None, sqlite_watchdog, logs)
+    return _Database(db, made, None, sqlite_watchdog, logs)
 
 
 class Fleet:
