@@ -54,7 +54,7 @@ class HeadlessRun:
     steady: bool = False  # a steady queue: the run ends when its time is up, by design
 
     def sample(self, fleet: Fleet) -> None:
-        running = [w for w in fleet.workers.values() if w.alive and not w.stalled]
+        running = [w for w in fleet.workers.values() if w.alive and w.ready and not w.stalled]
         self.looked += len(running)
         self.holding += sum(1 for w in running if w.belief.task is not None)
 

@@ -192,6 +192,22 @@ def test_headless_runs_random_faults_and_exits_on_its_verdict(tmp_path: Path) ->
     assert saved.frames and saved.frames[-1].at >= saved.frames[0].at
 
 
+def test_headless_without_tasks_keeps_every_worker_busy(tmp_path: Path) -> None:
+    """No --tasks: a steady queue. New tasks keep arriving, so the workers hold a lease
+    most of the time through the faults, and the run goes on until its time is up."""
+    cmd = [sys.executable, "-m", "demo.cli", "fleet", "--headless", "--workers", "3"]
+    cmd += ["--ttl", "1500ms", "--step-time", "300ms", "--steps", "3"]
+    cmd += ["--seconds", "6", "--seed", "3", "--faults", "random"]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=WAIT_S, cwd=ROOT)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "a steady queue of" in done.stdout
+    share = next(
+        line for line in done.stdout.splitlines() if "held a lease" in line
+    )  # "The running workers held a lease 87% of the time."
+    assert int(share.split("lease ", 1)[1].split("%", 1)[0]) >= 60, done.stdout
+    assert "Not every task was done" not in done.stdout  # a steady queue never runs dry
+
+
 def test_headless_refuses_bad_options_in_one_line() -> None:
     cmd = [sys.executable, "-m", "demo.cli", "fleet", "--headless", "--faults", "meteor"]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=WAIT_S, cwd=ROOT)
