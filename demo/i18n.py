@@ -191,6 +191,15 @@ WORDS: dict[str, tuple[str, str]] = {
         "自己持有租约，调用失败后再试；修好之后，它迟到的写入会撞上围栏。",
     ),
     "fleet_help_close": ("Any key closes this page", "按任意键关闭本页"),
+    "fleet_not_ready": (
+        "{worker} is still connecting: cut its road once it has opened its store",
+        "{worker} 还在连接：等它打开存储之后再断桥",
+    ),
+    "fleet_fault_help": (
+        "Do it to this worker's process now · key {press} does it to the chosen worker "
+        "(w chooses)",
+        "立刻对这个执行者的进程执行 · 按 {press} 对选定的执行者执行（按 w 选定）",
+    ),
     "add_worker": ("+ Worker", "+ 执行者"),
     "own_clock": ("own", "自认"),
     # the keeper's view of the lease (the store's clock), beside the holder's own

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import ClassVar
 
 from rich.markup import escape
+from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -124,7 +125,7 @@ class FleetCommands(Provider):
                     out.append(
                         (
                             f"{label(tr(fault.word, lang), lang)}{name}  [{fault.key}]",
-                            tr(fault.tip, lang),
+                            tr("fleet_fault_help", lang, press=fault.key),
                             partial(screen.fault_on, wid, fault.action),
                         )
                     )
@@ -142,7 +143,8 @@ class FleetCommands(Provider):
 
     async def discover(self) -> Hits:
         for title, help_text, callback in self._commands():
-            yield DiscoveryHit(title, callback, help=help_text)
+            # as Text: a title's "[k]" is the key, not markup
+            yield DiscoveryHit(Text(title), callback, text=title, help=help_text)
 
     async def search(self, query: str) -> Hits:
         matcher = self.matcher(query)
@@ -465,6 +467,12 @@ class FleetScreen(Screen[None]):
             return
         w = fleet.workers[wid]
         pid = w.pid
+        if fault.action == "partition" and w.alive and not w.ready:
+            # Cut while it opens its store, its first connection fails, and a first
+            # connection that fails is an answer (a wrong URL): it would stop.
+            name = worker_name(wid, lang)
+            self.post_message(FaultApplied(tr("fleet_not_ready", lang, worker=name), False))
+            return
         ok = bool(getattr(fleet, fault.fleet)(wid))
         name = worker_name(wid, lang)
         text = tr(fault.done if ok else "fleet_gone", lang, worker=name, pid=pid, new=w.pid)
