@@ -196,8 +196,7 @@ WORDS: dict[str, tuple[str, str]] = {
         "{worker} 还在连接：等它打开存储之后再断桥",
     ),
     "fleet_fault_help": (
-        "Do it to this worker's process now · key {press} does it to the chosen worker "
-        "(w chooses)",
+        "Do it to this worker's process now · key {press} does it to the chosen worker (w chooses)",
         "立刻对这个执行者的进程执行 · 按 {press} 对选定的执行者执行（按 w 选定）",
     ),
     "add_worker": ("+ Worker", "+ 执行者"),
