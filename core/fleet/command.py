@@ -35,6 +35,7 @@ class FleetArgs:
     mode: str
     rate: float | None = None  # tasks a minute (None: `default_rate`)
     names: tuple[str, ...] = DEFAULT_NAMES
+    self_fencing: bool = False
 
     def arrivals(self) -> Any:
         """The steady queue's arrivals, or None for a fixed batch (`--tasks`)."""
@@ -103,6 +104,7 @@ def checked(args: argparse.Namespace) -> FleetArgs:
         mode=args.mode,
         rate=rate,
         names=names,
+        self_fencing=bool(getattr(args, "self_fence", False)),
     )
 
 
@@ -127,6 +129,7 @@ def start_fleet(opts: FleetArgs, folder: Path | None = None) -> Any:
         step_ms=opts.step_ms,
         mode=Mode(opts.mode),
         names=opts.names,
+        self_fencing=opts.self_fencing,
     )
     try:
         return Fleet(settings, logs, database)

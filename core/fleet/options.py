@@ -44,6 +44,11 @@ def add_fleet_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--step-time", default=None, help="time per step (default: a third of the ttl)")
     p.add_argument("--lang", choices=("en", "zh"), default=None, help="en or zh")
     p.add_argument(
+        "--self-fence",
+        action="store_true",
+        help="each worker gives a lease up by itself at its renew deadline if it could not renew",
+    )
+    p.add_argument(
         "--mode",
         default="correct",
         help="the workers' engine mode: another one plants one of the design's mistakes",

@@ -72,6 +72,9 @@ class FleetSettings:
     relays: bool = True
     # The ids of the first workers started without one (then w1, w2, ... as ever).
     names: tuple[str, ...] = ()
+    # Each worker gives a lease up by itself at its renew deadline when it could not renew
+    # (cut off by a partition, its heartbeat frozen): "renew_deadline   下一次续约必须发生在什么时候".
+    self_fencing: bool = False
 
     @property
     def config(self) -> LeaseConfig:
@@ -261,6 +264,7 @@ class Fleet:
             s.mode.value,
             "--json",
             "--control",
+            *(["--self-fence"] if s.self_fencing else []),
         ]
 
     def add_worker(self, worker_id: str | None = None) -> WorkerProcess:

@@ -78,6 +78,7 @@ class WorkerOptions:
     quiet: bool = False
     json_lines: bool = False
     control: bool = False
+    self_fencing: bool = False
 
 
 def _line(ev: EventRow) -> str:
@@ -199,7 +200,12 @@ async def run_worker(options: WorkerOptions, out: TextIO = sys.stdout) -> int:
         _warn_of_own_clock(options.worker_id)
     env = AsyncioEnv()
     worker = Worker(
-        options.worker_id, store=store, env=env, config=options.config, mode=options.mode
+        options.worker_id,
+        store=store,
+        env=env,
+        config=options.config,
+        mode=options.mode,
+        self_fencing=options.self_fencing,
     )
     answer: list[dict[str, Any] | None] = [None]
     if options.json_lines:
@@ -361,6 +367,7 @@ def worker_command(args: argparse.Namespace) -> int:
         quiet=args.quiet,
         json_lines=args.json_lines,
         control=args.control,
+        self_fencing=getattr(args, "self_fence", False),
     )
     # `ps` shows each worker by its name, as `borrowed-keys worker NAME`, whatever started it
     # (`python -m core.tools.realworker`, the console script, a fleet).

@@ -447,6 +447,36 @@ def test_on_postgresql_a_partitioned_holder_healed_after_a_takeover_is_fenced(
         f.close()
 
 
+def test_on_postgresql_a_partitioned_self_fencing_holder_gives_the_lease_up_by_itself(
+    postgres_url: str, tmp_path: Path
+) -> None:
+    """Where the workers self-fence (`--self-fence`), a holder cut off gives its lease up at
+    its renew deadline, while still cut off and still running: nothing late is sent."""
+    f = make_fleet(with_schema(postgres_url), tmp_path, self_fencing=True)
+    try:
+        f.enqueue(1)
+        w1 = f.add_worker()
+        wait(w1, in_a_step("t1"))
+        assert f.partition("w1")
+        mark = len(w1.said())
+        gave_up = wait(
+            w1,
+            lambda line: line.get("t") == "belief" and line.get("lease") is None,
+            since=mark,
+        )
+        assert f.partitioned("w1") and w1.alive  # by itself, before the road came back
+        assert gave_up["unreachable"] is True
+        w2 = f.add_worker()
+        wait(w2, said("completed"))
+        assert f.heal("w1")
+        assert w1.alive
+        check = f.final_check()
+        assert check.verdict is Verdict.HELD, check.findings
+        assert not any(said("write_accepted")(line) for line in w1.said()[mark:])
+    finally:
+        f.close()
+
+
 @pytest.mark.skipif(libfaketime() is None, reason="needs libfaketime (apt-get install faketime)")
 def test_on_sqlite_a_worker_with_a_skewed_clock_takes_a_live_lease(tmp_path: Path) -> None:
     """SQLite means one machine and one clock: each process's store reads its own clock, so a
