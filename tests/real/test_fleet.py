@@ -197,7 +197,7 @@ def test_headless_without_tasks_keeps_every_worker_busy(tmp_path: Path) -> None:
     most of the time through the faults, and the run goes on until its time is up."""
     cmd = [sys.executable, "-m", "demo.cli", "fleet", "--headless", "--workers", "3"]
     cmd += ["--ttl", "1500ms", "--step-time", "300ms", "--steps", "3"]
-    cmd += ["--seconds", "6", "--seed", "3", "--faults", "random"]
+    cmd += ["--seconds", "4", "--seed", "3", "--faults", "random"]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=WAIT_S, cwd=ROOT)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "a steady queue of" in done.stdout
