@@ -73,7 +73,8 @@ class FleetSettings:
     # The ids of the first workers started without one (then w1, w2, ... as ever).
     names: tuple[str, ...] = ()
     # Each worker gives a lease up by itself at its renew deadline when it could not renew
-    # (cut off by a partition, its heartbeat frozen): "renew_deadline   下一次续约必须发生在什么时候".
+    # (cut off by a partition, its heartbeat frozen):
+    # "renew_deadline   下一次续约必须发生在什么时候".
     self_fencing: bool = False
 
     @property

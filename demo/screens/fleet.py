@@ -159,8 +159,9 @@ class FleetHelp(ModalScreen[None]):
 
     DEFAULT_CSS = """
     FleetHelp { align: center middle; }
-    FleetHelp > Static { width: auto; max-width: 90%; height: auto; max-height: 90%;
+    FleetHelp > VerticalScroll { width: 90%; max-width: 110; height: auto; max-height: 90%;
         border: round $accent; padding: 0 1; background: $panel; }
+    FleetHelp Static { width: 100%; }
     """
 
     def __init__(self, lang: str, on_postgresql: bool) -> None:
@@ -184,12 +185,13 @@ class FleetHelp(ModalScreen[None]):
             ("q", tr("fleet_quit", lang)),
         ]
         width = max(len(k) for k, _ in rows)
-        lines = [f"[b]{tr('fleet_help_title', lang)}[/b]", ""]
+        lines = [f"[b]{tr('fleet_help_title', lang)}[/b]"]
         lines += [f"[b]{escape(k.ljust(width))}[/b]  {escape(v)}" for k, v in rows]
         db_note = tr("fleet_help_pg" if self.on_postgresql else "fleet_help_sqlite", lang)
         lines += ["", escape(db_note)]
         lines += ["", f"[dim]{tr('fleet_help_close', lang)}[/dim]"]
-        yield Static("\n".join(lines))
+        with VerticalScroll():  # a short terminal scrolls it (the wheel)
+            yield Static("\n".join(lines))
 
     def on_key(self) -> None:
         self.dismiss()
