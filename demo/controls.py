@@ -79,17 +79,123 @@ class Control:
 
 KEY_SHOWN = {"question_mark": "?", "minus": "-", "plus": "+", "space": "space", "full_stop": "."}
 
+
+class WorkerIs(Enum):
+    """A worker's moment that changes which faults it offers."""
+
+    DEAD = "dead"
+    PARTITIONED = "partitioned"
+
+
+@dataclass(frozen=True, slots=True)
+class Fault:
+    """One fault, for the simulated app and the fleet alike: its key on the chosen worker,
+    its word in the pane (clickable), its tooltip, its palette entry, and what the fleet
+    does to a real process for it."""
+
+    action: str  # its key in `WORKER_ACTIONS` (the simulation's act)
+    key: str  # the key that does it on the chosen worker (`w`); a pair shares one
+    word: str  # word key of its label
+    line: int  # which of the pane's two lines of fault words it sits on
+    fleet: str  # the `Fleet` method that does it to a worker process
+    done: str  # word key of what the fleet says once it is done
+    tip: str = "tip_fault"  # word key of its tooltip
+    # shown only in this moment, in the place of `instead_of`; a dead worker's pane keeps
+    # the others, dim, and only the fault shown for the dead acts
+    only_when: WorkerIs | None = None
+    instead_of: str | None = None
+    danger: bool = False  # drawn in red in the pane
+
+
+# The one table of faults, in the order the pane shows them and the palette lists them.
 # A fault's key acts on the chosen worker (`w`): the same act as its word in the pane.
 # `u` resumes a frozen or stalled worker and restarts a dead one; `c` cuts the network
 # (partition) or heals it, whichever the worker is in.
-FAULT_KEYS: tuple[tuple[str, str, str], ...] = (
-    ("freeze_heartbeat", "h", "freeze_heartbeat"),
-    ("stall", "z", "stall"),
-    ("kill", "k", "kill"),
-    ("resume", "u", "resume"),
-    ("partition", "c", "partition"),
+FAULTS: tuple[Fault, ...] = (
+    Fault("freeze_heartbeat", "h", "freeze_heartbeat", 0, "freeze", "fleet_frozen"),
+    Fault("stall", "z", "stall", 0, "stall", "fleet_stalled"),
+    Fault("kill", "k", "kill", 1, "kill", "fleet_killed", danger=True),
+    Fault("resume", "u", "resume", 1, "resume", "fleet_resumed"),
+    Fault(
+        "restart",
+        "u",
+        "restart_worker",
+        1,
+        "restart",
+        "fleet_restarted",
+        only_when=WorkerIs.DEAD,
+        instead_of="resume",
+    ),
+    Fault("partition", "c", "partition", 1, "partition", "fleet_partitioned"),
+    Fault(
+        "heal",
+        "c",
+        "heal",
+        1,
+        "heal",
+        "fleet_healed",
+        only_when=WorkerIs.PARTITIONED,
+        instead_of="partition",
+    ),
 )
-FAULT_KEY = {fault: key for fault, key, _word in FAULT_KEYS} | {"restart": "u", "heal": "c"}
+FAULT_BY_ACTION = {f.action: f for f in FAULTS}
+# The keys, one a pair: (the fault the key names, its key, its word).
+FAULT_KEYS: tuple[tuple[str, str, str], ...] = tuple(
+    (f.action, f.key, f.word) for f in FAULTS if f.only_when is None
+)
+FAULT_KEY = {f.action: f.key for f in FAULTS}
+FAULT_HELP = HelpLine(
+    "h  z  k  u  c",
+    "on the chosen worker: freeze heartbeat, stall, kill, resume / restart, partition / heal",
+    "对选定的执行者：冻结心跳、停顿、杀死、恢复 / 重启、断桥 / 修桥",
+)
+
+
+def worker_faults(*, dead: bool, partitioned: bool) -> list[tuple[Fault, bool]]:
+    """The faults a worker's pane shows now, each with whether it acts (the palette lists
+    those that act)."""
+    now = {WorkerIs.DEAD: dead, WorkerIs.PARTITIONED: partitioned}
+    replaced = {f.instead_of for f in FAULTS if f.only_when is not None and now[f.only_when]}
+    return [
+        (f, (f.only_when == WorkerIs.DEAD) == dead)
+        for f in FAULTS
+        if f.action not in replaced and (f.only_when is None or now[f.only_when])
+    ]
+
+
+def fault_now(action: str, *, dead: bool, partitioned: bool) -> Fault:
+    """What a fault's key does to a worker now: `u` restarts a dead worker and resumes a
+    living one; `c` heals a cut network, or cuts it."""
+    for f, _acts in worker_faults(dead=dead, partitioned=partitioned):
+        if f.action == action or f.instead_of == action:
+            return f
+    return FAULT_BY_ACTION[action]
+
+
+def fault_bindings(lang: str) -> list[Binding]:
+    """`w` and the fault keys as a screen's bindings, labelled and tipped in `lang`."""
+    worker = by_id("worker")
+    return [
+        Binding(
+            worker.keys,
+            worker.action,
+            tr(worker.word, lang),
+            tooltip=tr(worker.tip, lang),
+            id=worker.id,
+        ),
+        *(
+            Binding(
+                f.key,
+                f"fault('{f.action}')",
+                tr(f.word, lang),
+                tooltip=tr(f.tip, lang),
+                id=f"fault.{f.action}",
+            )
+            for f in FAULTS
+            if f.only_when is None
+        ),
+    ]
+
 
 _PANELS = "1 … 6"
 # Each panel tab is a control (keys 1-6); the first carries the key bar's and help's line.
@@ -277,24 +383,16 @@ CONTROLS: tuple[Control, ...] = (
     ),
     *(
         Control(
-            f"fault.{fault}",
-            key,
-            f"fault('{fault}')",
-            word,
-            "tip_fault",
+            f"fault.{f.action}",
+            f.key,
+            f"fault('{f.action}')",
+            f.word,
+            f.tip,
             palette=None,  # the palette names each fault on each worker
-            help=(
-                HelpLine(
-                    "h  z  k  u  c",
-                    "on the chosen worker: freeze heartbeat, stall, kill, "
-                    "resume / restart, partition / heal",
-                    "对选定的执行者：冻结心跳、停顿、杀死、恢复 / 重启、断桥 / 修桥",
-                )
-                if key == "h"
-                else None
-            ),
+            help=FAULT_HELP if f is FAULTS[0] else None,
         )
-        for fault, key, word in FAULT_KEYS
+        for f in FAULTS
+        if f.only_when is None
     ),
     Control(
         "approve",
@@ -450,51 +548,6 @@ CONTROLS: tuple[Control, ...] = (
 )
 
 TABS: tuple[tuple[str, str], ...] = tuple((pane, word) for _name, _key, pane, word in _TABS)
-
-
-class WorkerIs(Enum):
-    """A worker's moment that changes which faults it offers."""
-
-    DEAD = "dead"
-    PARTITIONED = "partitioned"
-
-
-@dataclass(frozen=True, slots=True)
-class Fault:
-    """One fault a worker offers: a word in its pane (clickable) and a palette entry."""
-
-    action: str  # its key in `WORKER_ACTIONS`
-    word: str  # word key of its label
-    line: int  # which of the pane's two lines of fault words it sits on
-    # shown only in this moment, in the place of `instead_of`; a dead worker's pane keeps
-    # the others, dim, and only the fault shown for the dead acts
-    only_when: WorkerIs | None = None
-    instead_of: str | None = None
-    danger: bool = False  # drawn in red in the pane
-
-
-# In the order the pane shows them and the palette lists them.
-FAULTS: tuple[Fault, ...] = (
-    Fault("freeze_heartbeat", "freeze_heartbeat", 0),
-    Fault("stall", "stall", 0),
-    Fault("kill", "kill", 1, danger=True),
-    Fault("resume", "resume", 1),
-    Fault("restart", "restart_worker", 1, only_when=WorkerIs.DEAD, instead_of="resume"),
-    Fault("partition", "partition", 1),
-    Fault("heal", "heal", 1, only_when=WorkerIs.PARTITIONED, instead_of="partition"),
-)
-
-
-def worker_faults(*, dead: bool, partitioned: bool) -> list[tuple[Fault, bool]]:
-    """The faults a worker's pane shows now, each with whether it acts (the palette lists
-    those that act)."""
-    now = {WorkerIs.DEAD: dead, WorkerIs.PARTITIONED: partitioned}
-    replaced = {f.instead_of for f in FAULTS if f.only_when is not None and now[f.only_when]}
-    return [
-        (f, (f.only_when == WorkerIs.DEAD) == dead)
-        for f in FAULTS
-        if f.action not in replaced and (f.only_when is None or now[f.only_when])
-    ]
 
 
 def bindings(lang: str) -> list[Binding]:

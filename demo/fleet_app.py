@@ -15,6 +15,7 @@ from types import FrameType
 from textual.app import App
 
 from core.engine.errors import BorrowedKeysError
+from core.fleet.arrivals import Arrivals
 from core.fleet.command import BadOption, checked, start_fleet
 from core.fleet.supervisor import Fleet
 from core.scenarios.telling import error_sentence
@@ -32,15 +33,26 @@ class FleetApp(App[int]):
     CSS_PATH = "app.tcss"
     TITLE = "Borrowed Keys"
 
-    def __init__(self, fleet: Fleet, lang: str, save_dir: Path, live: bool = True) -> None:
+    def __init__(
+        self,
+        fleet: Fleet,
+        lang: str,
+        save_dir: Path,
+        live: bool = True,
+        arrivals: Arrivals | None = None,
+    ) -> None:
         super().__init__()
         self.fleet = fleet
         self.lang = lang
         self.save_dir = save_dir
         self.live = live
+        self.arrivals = arrivals
 
     def on_mount(self) -> None:
-        self.push_screen(FleetScreen(self.fleet, self.lang, self.save_dir, self.live))
+        screen = FleetScreen(
+            self.fleet, self.lang, self.save_dir, self.live, arrivals=self.arrivals
+        )
+        self.push_screen(screen)
 
 
 def _hang_up(_sig: int, _frame: FrameType | None) -> None:
@@ -62,11 +74,14 @@ def run_fleet_app(args: argparse.Namespace) -> int:
         )
         return EXIT_BAD_INPUT
     signal.signal(signal.SIGHUP, _hang_up)
+    signal.signal(signal.SIGTERM, _hang_up)  # `kill PID` tidies up as q does
     try:
         for _ in range(opts.workers):
             fleet.add_worker()
-        fleet.enqueue(opts.tasks)
-        FleetApp(fleet, lang, Path.cwd() / SAVE_FOLDER).run()
+        arrivals = opts.arrivals()
+        if opts.tasks is not None:
+            fleet.enqueue(opts.tasks)
+        FleetApp(fleet, lang, Path.cwd() / SAVE_FOLDER, arrivals=arrivals).run()
     except KeyboardInterrupt:
         pass
     try:

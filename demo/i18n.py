@@ -91,8 +91,9 @@ WORDS: dict[str, tuple[str, str]] = {
     ),
     "fleet_gone": ("{worker} (pid {pid}) is no longer running", "{worker}（进程 {pid}）已不在运行"),
     "fleet_no_partition": (
-        "A partition cuts a worker's road to a database server: run the fleet on PostgreSQL",
-        "断桥切断的是执行者通往数据库服务器的路：请在 PostgreSQL 上运行这支队伍",
+        "SQLite has no partition: one file on this machine, no road to a server to cut "
+        "(? says more). Run the fleet with --pg",
+        "SQLite 没有断桥：本机上的一个文件，没有通往服务器的路可切（? 有详细说明）。请用 --pg 运行",
     ),
     "fleet_partitioned": (
         "Cut the road from {worker} (pid {pid}) to the server: its connections dropped",
@@ -102,7 +103,7 @@ WORDS: dict[str, tuple[str, str]] = {
         "The road from {worker} to the server is back",
         "{worker} 通往服务器的路恢复了",
     ),
-    "fleet_skew_key": ("skew a clock", "拨快时钟"),
+    "fleet_skew_key": ("Skew a clock", "拨快时钟"),
     "fleet_skewed": (
         "Restarted {worker} under libfaketime, its clock five minutes ahead: pid {pid} ended, "
         "pid {new} started",
@@ -137,6 +138,67 @@ WORDS: dict[str, tuple[str, str]] = {
         "整段历史重新检查过：有 {n} 处违反安全规则",
     ),
     "fleet_read_failed": ("The store could not be read: {why}", "读不了存储：{why}"),
+    "fleet_killed_by": ("killed ({signal})", "已被杀死（{signal}）"),
+    "fleet_stopped_saying": ("stopped: {words}", "已停止：{words}"),
+    "fleet_unskewed": (
+        "Restarted {worker} on its own clock again: pid {pid} ended, pid {new} started",
+        "已让 {worker} 用回自己的时钟重启：进程 {pid} 结束，进程 {new} 启动",
+    ),
+    "fleet_rate_key": ("new tasks", "新任务"),
+    "fleet_rate_now": ("New tasks arrive at {rate} a minute", "新任务每分钟来 {rate} 项"),
+    "fleet_fixed_batch": (
+        "This fleet runs a fixed batch (--tasks): start it without --tasks for a steady queue",
+        "这支队伍跑的是固定的一批任务（--tasks）：不带 --tasks 启动才有稳定的队列",
+    ),
+    "fleet_palette_faster": ("More new tasks a minute", "每分钟多来些新任务"),
+    "fleet_palette_slower": ("Fewer new tasks a minute", "每分钟少来些新任务"),
+    "tip_fleet_skew_key": (
+        "Restart the chosen worker under libfaketime, its clock five minutes ahead (again: "
+        "its own clock back)",
+        "在 libfaketime 下重启选定的执行者，它的时钟快五分钟（再按一次：用回自己的时钟）",
+    ),
+    "tip_fleet_rate_key": (
+        "The steady queue: fewer / more new tasks a minute",
+        "稳定的队列：每分钟少来 / 多来些新任务",
+    ),
+    "tip_fleet_palette_faster": (
+        "The steady queue's new tasks a minute, half as many again",
+        "稳定的队列每分钟的新任务，多一半",
+    ),
+    "tip_fleet_palette_slower": (
+        "The steady queue's new tasks a minute, a third fewer",
+        "稳定的队列每分钟的新任务，少三分之一",
+    ),
+    "tip_fleet_add": ("Start one more worker process", "再启动一个执行者进程"),
+    "tip_fleet_enqueue": ("Add three tasks to the queue now", "现在往队列里加三项任务"),
+    "tip_fleet_save": (
+        "Save the whole history and its verdict (borrowed-keys-out/)",
+        "保存整段历史和结论（borrowed-keys-out/）",
+    ),
+    "fleet_help_title": ("The real fleet's keys", "真实进程队伍的按键"),
+    "fleet_help_sqlite": (
+        "On SQLite c does nothing: the workers share one file on this machine, so there is no "
+        "road to a server to cut, and holding back a process's calls by hand would be a "
+        "stall, not a partition. Run the fleet with --pg for a real partition.",
+        "在 SQLite 上 c 不起作用：各执行者共用本机上的一个文件，没有通往服务器的路可切；"
+        "人为扣住一个进程的调用只是停顿，不是断桥。要真正的断桥，请用 --pg 运行这支队伍。",
+    ),
+    "fleet_help_pg": (
+        "On PostgreSQL c cuts the chosen worker's road to the server (a relay of its own): it "
+        "keeps running and believing, its calls fail and are tried again, and once healed "
+        "its late writes meet the fence.",
+        "在 PostgreSQL 上 c 切断选定执行者通往服务器的路（它自己的中继）：它照常运行、照样以为"
+        "自己持有租约，调用失败后再试；修好之后，它迟到的写入会撞上围栏。",
+    ),
+    "fleet_help_close": ("Any key closes this page", "按任意键关闭本页"),
+    "fleet_not_ready": (
+        "{worker} is still connecting: cut its road once it has opened its store",
+        "{worker} 还在连接：等它打开存储之后再断桥",
+    ),
+    "fleet_fault_help": (
+        "Do it to this worker's process now · key {press} does it to the chosen worker (w chooses)",
+        "立刻对这个执行者的进程执行 · 按 {press} 对选定的执行者执行（按 w 选定）",
+    ),
     "add_worker": ("+ Worker", "+ 执行者"),
     "own_clock": ("own", "自认"),
     # the keeper's view of the lease (the store's clock), beside the holder's own

@@ -72,6 +72,13 @@ class StoreError(BorrowedKeysError):
     why = Why.STORE
 
 
+class Unreachable(StoreError):
+    """The server could not be reached within the store's bound for reconnecting (a network
+    cut, a server that went away): the call never got there, and may be tried again."""
+
+    why = Why.CONNECTION_LOST
+
+
 class ClockBehind(StoreError):
     """On SQLite, this process's clock is behind an instant another process already wrote.
 

@@ -18,6 +18,8 @@ from typing import Any
 
 EXIT_BAD_INPUT = 2
 MAX_WORKERS = 32  # worker processes one fleet starts on this machine (more: another terminal)
+# The story's two workers first, by name on screen; then w3, w4, ...
+DEFAULT_NAMES = ("acheng", "linzhou")
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,12 +29,25 @@ class FleetArgs:
     db: str | None
     pg: bool
     workers: int
-    tasks: int
+    tasks: int | None  # a fixed batch; None: a steady queue at `rate`
     ttl_ms: int
     steps: int
     step_ms: int | None
     mode: str
     work: str | None = None
+    rate: float | None = None  # tasks a minute (None: `default_rate`)
+    names: tuple[str, ...] = DEFAULT_NAMES
+    self_fencing: bool = False
+
+    def arrivals(self) -> Any:
+        """The steady queue's arrivals, or None for a fixed batch (`--tasks`)."""
+        if self.tasks is not None:
+            return None
+        from core.fleet.arrivals import Arrivals, default_rate
+
+        step = self.step_ms if self.step_ms is not None else max(50, self.ttl_ms // 3)
+        rate = self.rate or default_rate(self.workers, self.steps, step)
+        return Arrivals(rate, most_waiting=max(2, self.workers))
 
 
 class BadOption(Exception):
@@ -57,8 +72,21 @@ def checked(args: argparse.Namespace) -> FleetArgs:
         raise BadOption("--pg starts a server of its own: give --db or --pg, not both")
     if not 0 <= args.workers <= MAX_WORKERS:
         raise BadOption(f"--workers must be between 0 and {MAX_WORKERS}, got {args.workers}")
-    if not 0 <= args.tasks <= 10_000:
+    if args.tasks is not None and not 0 <= args.tasks <= 10_000:
         raise BadOption(f"--tasks must be between 0 and 10000, got {args.tasks}")
+    rate = getattr(args, "rate", None)
+    if rate is not None and not 1 <= rate <= 600:
+        raise BadOption(f"--rate must be between 1 and 600 tasks a minute, got {rate:g}")
+    names = DEFAULT_NAMES
+    if getattr(args, "names", None) is not None:
+        from core.engine.ids import id_problem
+
+        names = tuple(n.strip() for n in args.names.split(",") if n.strip())
+        for name in names:
+            if (problem := id_problem(name)) is not None:
+                raise BadOption(f"--names {name!a} {problem}")
+        if len(set(names)) != len(names):
+            raise BadOption("--names: each worker's name must be its own")
     if not 1 <= args.steps <= 1000:
         raise BadOption(f"--steps must be between 1 and 1000, got {args.steps}")
     modes = [m.value for m in Mode]
@@ -77,6 +105,9 @@ def checked(args: argparse.Namespace) -> FleetArgs:
         step_ms=step,
         mode=args.mode,
         work=getattr(args, "work", None),
+        rate=rate,
+        names=names,
+        self_fencing=bool(getattr(args, "self_fence", False)),
     )
 
 
@@ -86,8 +117,14 @@ def start_fleet(opts: FleetArgs, folder: Path | None = None) -> Any:
     from core.engine.config import Mode
     from core.fleet.supervisor import Fleet, FleetSettings, open_database
 
-    database = open_database(opts.db, opts.pg, folder)
-    logs = (database.folder or Path(tempfile.mkdtemp(prefix="bk-fleet-logs-"))) / "logs"
+    # The workers' logs go in the database's fresh folder; a database of the user's
+    # (`--db PATH`) gets a fresh folder for them alone. Both are removed on every way out.
+    fresh = folder is None and (opts.db is None or opts.pg)
+    own_logs = (
+        None if fresh or folder is not None else Path(tempfile.mkdtemp(prefix="bk-fleet-logs-"))
+    )
+    database = open_database(opts.db, opts.pg, folder, logs=own_logs)
+    logs = (database.folder or folder or own_logs or Path(".")) / "logs"
     downstream = None
     try:
         if opts.work is not None:
@@ -105,6 +142,8 @@ def start_fleet(opts: FleetArgs, folder: Path | None = None) -> Any:
             mode=Mode(opts.mode),
             work=opts.work,
             service_url=None if downstream is None else downstream.url,
+            names=opts.names,
+            self_fencing=opts.self_fencing,
         )
         fleet = Fleet(settings, logs, database)
         fleet.downstream = downstream
@@ -149,10 +188,14 @@ def run_headless_command(args: argparse.Namespace) -> int:
         return EXIT_BAD_INPUT
     try:
         lang = args.lang or "en"
-        print(
-            word("fleet", lang, n=opts.workers, db=fleet.settings.db, tasks=opts.tasks, seed=seed),
-            flush=True,
+        arrivals = opts.arrivals()
+        work = (
+            word("batch", lang, n=opts.tasks)
+            if arrivals is None
+            else word("steady", lang, rate=f"{arrivals.per_minute:g}")
         )
+        print(word("fleet", lang, n=opts.workers, db=fleet.settings.db, tasks=work, seed=seed))
+        sys.stdout.flush()
         run = run_headless(
             fleet,
             workers=opts.workers,
@@ -163,6 +206,7 @@ def run_headless_command(args: argparse.Namespace) -> int:
             say=lambda line: print(line, flush=True),
             lang=lang,
             record=bool(args.save),
+            arrivals=arrivals,
         )
         for line in verdict_lines(run, fleet, lang):
             print(line)

@@ -97,7 +97,8 @@ class FrameLog:
             len(snap.ledger),
         )
         due = self._last_at is None or snap.now_ms - self._last_at >= SAVE_EVERY_MS
-        saved = SavedFrame(origin, snap, frame.pids, frame.ours, frame.exit_status)
+        last = {w: words for w, words in frame.said.items() if w in frame.exit_status}
+        saved = SavedFrame(origin, snap, frame.pids, frame.ours, frame.exit_status, last)
         if not key and not (due and look != self._last_look):
             self._latest = frame_line(saved) if look != self._last_look else None
             return

@@ -4,8 +4,9 @@ The faults are the app's buttons, pressed by a seeded random hand on a worker th
 lease: Kill (SIGKILL, restarted a moment later under the same id), Stall (SIGSTOP past its
 lease's expiry, then SIGCONT), Freeze (its heartbeat stops while its work goes on, then
 thaws) and Restart. The supervisor's clock only paces the hand; the database's clock judges
-every lease. The run ends after `seconds`, or sooner once every task is done; then the
-whole history is checked again from its first row.
+every lease. With a steady queue (`arrivals`, the default) new tasks keep coming and the run ends
+after `seconds`; with a fixed batch (`--tasks`) it ends sooner once every task is done. Then
+the whole history is checked again from its first row.
 """
 
 import enum
@@ -15,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TextIO
 
+from core.fleet.arrivals import Arrivals
 from core.fleet.frame import FrameMaker
 from core.fleet.supervisor import Fleet
 from core.fleet.verdict import Finding, HistoryCheck
@@ -45,6 +47,21 @@ class HeadlessRun:
     seconds: float = 0.0
     finished: bool = False
     frames: list[dict[str, object]] = field(default_factory=list)  # when recorded
+    # How busy the workers were: at each look, the running workers and those of them that
+    # said they held a lease (what a fault would have hit).
+    looked: int = 0
+    holding: int = 0
+    steady: bool = False  # a steady queue: the run ends when its time is up, by design
+
+    def sample(self, fleet: Fleet) -> None:
+        running = [w for w in fleet.workers.values() if w.alive and w.ready and not w.stalled]
+        self.looked += len(running)
+        self.holding += sum(1 for w in running if w.belief.task is not None)
+
+    @property
+    def busy_share(self) -> float | None:
+        """The share of looks at a running worker that found it holding a lease."""
+        return self.holding / self.looked if self.looked else None
 
 
 def parse_faults(text: str) -> tuple[Fault, ...]:
@@ -70,7 +87,7 @@ def run_headless(
     fleet: Fleet,
     *,
     workers: int,
-    tasks: int,
+    tasks: int | None,
     seconds: float,
     faults: tuple[Fault, ...],
     seed: int,
@@ -78,6 +95,7 @@ def run_headless(
     tick_s: float = 0.1,
     lang: str = "en",
     record: bool = False,
+    arrivals: Arrivals | None = None,
 ) -> HeadlessRun:
     """Run the fleet until `seconds` pass or every task is done; judge the history.
     `record`: read a frame of the screen at each tick, as the app would, and keep the
@@ -89,11 +107,12 @@ def run_headless(
     if fleet.relays is None:
         faults = tuple(f for f in faults if f is not Fault.PARTITION)
     ttl_s = fleet.settings.ttl_ms / 1000
-    run = HeadlessRun()
+    run = HeadlessRun(steady=arrivals is not None)
     for _ in range(workers):
         w = fleet.add_worker()
         say(word("started", lang, worker=w.worker_id, pid=w.pid))
-    fleet.enqueue(tasks)
+    if tasks is not None:
+        fleet.enqueue(tasks)
     start = time.monotonic()
     next_fault = start + rng.uniform(*_GAP) * ttl_s
     undo: list[tuple[float, Callable[[], object]]] = []
@@ -114,9 +133,12 @@ def run_headless(
             item[1]()
         if now - start >= seconds:
             break
-        if not undo and fleet.resting():
+        if arrivals is not None:
+            fleet.feed(arrivals, now)
+        elif not undo and fleet.resting():
             run.finished = True
             break
+        run.sample(fleet)
         if faults and now >= next_fault:
             _press(fleet, rng, faults, run, undo, expected_down, now, ttl_s, say, lang)
             next_fault = now + rng.uniform(*_GAP) * ttl_s
@@ -268,7 +290,9 @@ def verdict_lines(run: HeadlessRun, fleet: Fleet, lang: str = "en") -> list[str]
         ),
         word("rechecked", lang, events=check.events),
     ]
-    if not run.finished:
+    if run.busy_share is not None:
+        lines.append(word("busy", lang, share=f"{100 * run.busy_share:.0f}"))
+    if not run.finished and not run.steady:
         lines.append(word("unfinished", lang))
     for wid, status in run.died.items():
         lines.append(word("died", lang, worker=wid, pid=fleet.workers[wid].pid, status=status))

@@ -130,6 +130,8 @@ class SavedFrame:
     pids: dict[str, int | None]
     ours: frozenset[str]
     exit_status: dict[str, int | None]
+    # the line each ended worker stopped with (its reason, as its pane said it)
+    said: dict[str, str] = field(default_factory=dict)
 
     @property
     def at(self) -> int:
@@ -158,6 +160,7 @@ def frame_line(frame: SavedFrame) -> dict[str, Any]:
         "pids": frame.pids,
         "ours": sorted(frame.ours),
         "exits": frame.exit_status,
+        **({"said": frame.said} if frame.said else {}),
     }
 
 
@@ -177,7 +180,19 @@ def _frame(line: dict[str, Any]) -> SavedFrame:
         {str(k): None if v is None else int(v) for k, v in dict(line["pids"]).items()},
         frozenset(str(w) for w in line["ours"]),
         {str(k): None if v is None else int(v) for k, v in dict(line["exits"]).items()},
+        _said(line.get("said")),
     )
+
+
+def _said(said: Any) -> dict[str, str]:
+    """A frame's last words of ended workers (none in a file saved before frames kept them)."""
+    if said is None:
+        return {}
+    if not isinstance(said, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in said.items()
+    ):
+        raise ValueError("a frame whose workers' last words are not words")
+    return dict(said)
 
 
 # -- a saved run ----------------------------------------------------------------------------

@@ -18,11 +18,36 @@ def add_fleet_options(p: argparse.ArgumentParser) -> None:
         help="start a PostgreSQL server for this run (the pgserver package), stopped on exit",
     )
     p.add_argument("--workers", type=int, default=3, metavar="N", help="worker processes (3)")
-    p.add_argument("--tasks", type=int, default=6, metavar="N", help="tasks to enqueue (6)")
+    p.add_argument(
+        "--tasks",
+        type=int,
+        default=None,
+        metavar="N",
+        help="a fixed batch of N tasks (default: a steady queue, see --rate)",
+    )
+    p.add_argument(
+        "--rate",
+        type=float,
+        default=None,
+        metavar="N",
+        help="the steady queue's new tasks a minute (default: a little more than the workers "
+        "finish; + and - change it in the app)",
+    )
+    p.add_argument(
+        "--names",
+        default=None,
+        metavar="A,B,...",
+        help="the workers' names (default: acheng, linzhou, then w3, w4, ...)",
+    )
     p.add_argument("--ttl", default="6s", help='the lease ttl, e.g. "6s" (default)')
     p.add_argument("--steps", type=int, default=5, metavar="N", help="steps per task (5)")
     p.add_argument("--step-time", default=None, help="time per step (default: a third of the ttl)")
     p.add_argument("--lang", choices=("en", "zh"), default=None, help="en or zh")
+    p.add_argument(
+        "--self-fence",
+        action="store_true",
+        help="each worker gives a lease up by itself at its renew deadline if it could not renew",
+    )
     p.add_argument(
         "--mode",
         default="correct",

@@ -41,6 +41,14 @@ def through(url: str, port: int) -> str:
     return urlunsplit((parts.scheme, netloc, parts.path, urlencode(query), parts.fragment))
 
 
+def with_query(url: str, **params: object) -> str:
+    """The URL with `params` set in its query (replacing any of the same name)."""
+    parts = urlsplit(url)
+    query = [(k, v) for k, v in parse_qsl(parts.query) if k not in params]
+    query += [(k, str(v)) for k, v in params.items()]
+    return urlunsplit(parts._replace(query=urlencode(query)))
+
+
 @dataclass
 class _Road:
     port: int = 0

@@ -33,9 +33,10 @@ from core.engine.errors import BorrowedKeysError
 from core.engine.records import CheckpointRow, EffectRow, EventRow, LedgerRow, TaskRow
 from core.engine.store import LeaseStore
 from core.engine.vocabulary import EventKind, TaskStatus
+from core.fleet.arrivals import Arrivals
 from core.fleet.history import Believed, Held, extra_lines
 from core.fleet.process import WorkerProcess
-from core.fleet.relay import Relays, through, upstream_of
+from core.fleet.relay import Relays, through, upstream_of, with_query
 from core.fleet.verdict import (
     FinalRows,
     Finding,
@@ -73,6 +74,12 @@ class FleetSettings:
     # worker, against the fenced downstream service at `service_url`.
     work: str | None = None
     service_url: str | None = None
+    # The ids of the first workers started without one (then w1, w2, ... as ever).
+    names: tuple[str, ...] = ()
+    # Each worker gives a lease up by itself at its renew deadline when it could not renew
+    # (cut off by a partition, its heartbeat frozen):
+    # "renew_deadline   下一次续约必须发生在什么时候".
+    self_fencing: bool = False
 
     @property
     def config(self) -> LeaseConfig:
@@ -133,15 +140,32 @@ class _Database:
     url: str
     folder: Path | None  # a fresh folder this fleet made (removed on close)
     server: Any = None  # an embedded PostgreSQL this fleet started (stopped on close)
-    watchdog: subprocess.Popen[bytes] | None = None  # stops the server should we die
+    watchdog: subprocess.Popen[bytes] | None = None  # tidies up should we die
+    logs: Path | None = None  # a fresh folder for the workers' logs alone (removed on close)
 
 
-def open_database(db: str | None, pg: bool, folder: Path | None = None) -> _Database:
+def _watchdog(pgdata: str, user: str, folders: list[Path]) -> subprocess.Popen[bytes]:
+    """Start the process that stops the server and removes `folders` once this one is gone
+    (core/fleet/watchdog.py): a SIGKILL leaves nothing behind either."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "core.fleet.watchdog", pgdata, user, *map(str, folders)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+
+
+def open_database(
+    db: str | None, pg: bool, folder: Path | None = None, logs: Path | None = None
+) -> _Database:
     """The database a fleet runs on: `db` as given, a fresh embedded PostgreSQL (`pg`), or
-    by default a SQLite file in a fresh folder."""
+    by default a SQLite file in a fresh folder. `logs`: a fresh folder of the caller's,
+    removed with the database's own, whichever way this process ends."""
     made = None
     if folder is None and (db is None or pg):
         folder = made = Path(tempfile.mkdtemp(prefix="bk-fleet-"))
+    tidy = [p for p in (made, logs) if p is not None]
     if pg:
         assert folder is not None
         with warnings.catch_warnings():
@@ -151,25 +175,15 @@ def open_database(db: str | None, pg: bool, folder: Path | None = None) -> _Data
             server = pgserver.get_server(folder / "pg", cleanup_mode="delete")  # type: ignore[attr-defined]
         # pgserver runs the server as a daemon: should this process be killed outright, the
         # watchdog sees its pipe close and stops the server (core/fleet/watchdog.py).
-        watchdog = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "core.fleet.watchdog",
-                str(server.pgdata),
-                server.system_user or "",
-                str(made or ""),
-            ],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            start_new_session=True,
-        )
-        return _Database(str(server.get_uri()), made, server, watchdog)
+        watchdog = _watchdog(str(server.pgdata), server.system_user or "", tidy)
+        return _Database(str(server.get_uri()), made, server, watchdog, logs)
+    # On SQLite too: the workers die with this process (their parent-death signal), and the
+    # watchdog removes the database, its WAL and the logs after them.
+    sqlite_watchdog = _watchdog("", "", tidy) if tidy else None
     if db is None:
         assert folder is not None
-        return _Database(str(folder / "fleet.db"), made)
-    return _Database(db, made)
+        return _Database(str(folder / "fleet.db"), made, None, sqlite_watchdog, logs)
+    return _Database(db, made, None, sqlite_watchdog, logs)
 
 
 class Fleet:
@@ -185,7 +199,7 @@ class Fleet:
         self.found: list[Finding] = []
         self.events: list[EventRow] = []  # the whole history read so far, in order
         self._seen = 0
-        self._ids = itertools.count(1)
+        self._ids = itertools.count(len(settings.names) + 1)  # after the named ones
         self._task_ids = itertools.count(1)
         # What the supervisor did to its workers, by the wall clock (ms), for the screen
         # and the saved history. Not written to the store: a worker stopped by SIGSTOP in
@@ -229,7 +243,12 @@ class Fleet:
     def _command(self, worker_id: str) -> list[str]:
         s = self.settings
         cfg = s.config
-        db = s.db if self.relays is None else through(s.db, self.relays.port(worker_id))
+        db = s.db
+        if self.relays is not None:
+            # Cut off, a call gives up after half a heartbeat and is tried again: the worker
+            # keeps its rhythm (and its renew deadline) instead of waiting on a dead road.
+            bound = max(0.2, cfg.heartbeat_ms / 2000)
+            db = with_query(through(s.db, self.relays.port(worker_id)), reconnect_for=bound)
         if s.work is not None and s.service_url is not None:
             return [
                 sys.executable,
@@ -276,6 +295,7 @@ class Fleet:
             s.mode.value,
             "--json",
             "--control",
+            *(["--self-fence"] if s.self_fencing else []),
         ]
 
     def add_worker(self, worker_id: str | None = None) -> WorkerProcess:
@@ -292,6 +312,8 @@ class Fleet:
         with self._lock:
             if at_most is not None and len(self.workers) >= at_most:
                 return None
+            if worker_id is None:
+                worker_id = next((n for n in self.settings.names if n not in self.workers), None)
             while worker_id is None or worker_id in self.workers:
                 worker_id = f"w{next(self._ids)}"
             proc = WorkerProcess(
@@ -365,10 +387,14 @@ class Fleet:
         return done
 
     def resume(self, worker_id: str) -> bool:
-        was = self.workers[worker_id].stalled
-        done = self.workers[worker_id].resume()
+        """SIGCONT for a stalled worker, and its heartbeat back for a frozen one."""
+        w = self.workers[worker_id]
+        was = w.stalled or w.frozen
+        done = w.resume()
+        if w.frozen:
+            done = w.thaw() and done
         if done and was:
-            self._note(EventKind.RESUMED, worker_id, pid=self.workers[worker_id].pid)
+            self._note(EventKind.RESUMED, worker_id, pid=w.pid)
         return done
 
     def freeze(self, worker_id: str) -> bool:
@@ -433,6 +459,16 @@ class Fleet:
             return made
 
         return self._write(go)
+
+    def waiting(self) -> int:
+        """How many tasks wait in the queue for a worker."""
+        tasks = self._do(lambda: run_inline(self.store.tasks()))
+        return sum(1 for r in tasks if r.status == TaskStatus.QUEUED)
+
+    def feed(self, arrivals: Arrivals, now: float) -> list[str]:
+        """Enqueue the tasks `arrivals` says are due by `now` (monotonic seconds)."""
+        n = arrivals.due(now, self.waiting())
+        return self.enqueue(n) if n else []
 
     # -- reading and judging ------------------------------------------------------------------
 
@@ -635,8 +671,9 @@ class Fleet:
                 db.watchdog.stdin.close()  # its work is done already: it only tidies up
                 with contextlib.suppress(subprocess.TimeoutExpired):
                     db.watchdog.wait(timeout=30)
-            if db.folder is not None:
-                shutil.rmtree(db.folder, ignore_errors=True)
+            for folder in (db.folder, db.logs):
+                if folder is not None:
+                    shutil.rmtree(folder, ignore_errors=True)
 
     def __enter__(self) -> "Fleet":
         return self

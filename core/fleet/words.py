@@ -17,8 +17,17 @@ WORDS: dict[str, tuple[str, str]] = {
         "下游服务的规则被打破了 {n} 次。",
     ),
     "fleet": (
-        "A fleet of {n} worker processes on {db}, {tasks} tasks, seed {seed}.",
-        "{n} 个执行者进程，数据库 {db}，{tasks} 项任务，随机种子 {seed}。",
+        "A fleet of {n} worker processes on {db}, {tasks}, seed {seed}.",
+        "{n} 个执行者进程，数据库 {db}，{tasks}，随机种子 {seed}。",
+    ),
+    "batch": ("{n} tasks", "{n} 项任务"),
+    "steady": (
+        "a steady queue of {rate} new tasks a minute",
+        "稳定的队列，每分钟来 {rate} 项新任务",
+    ),
+    "busy": (
+        "The running workers held a lease {share}% of the time.",
+        "在运行的执行者有 {share}% 的时间持有租约。",
     ),
     "started": ("Started {worker} as pid {pid}.", "已启动 {worker}，进程 {pid}。"),
     "died": (

@@ -18,7 +18,13 @@ from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
 from core.engine.config import LeaseConfig, Mode
-from core.engine.errors import BorrowedKeysError, LeaseRejected, RegisterReason, RejectReason
+from core.engine.errors import (
+    BorrowedKeysError,
+    LeaseRejected,
+    RegisterReason,
+    RejectReason,
+    Unreachable,
+)
 from core.engine.records import Lease, TaskRow
 from core.engine.store import LeaseStore
 from core.engine.vocabulary import EventKind, Operation
@@ -184,6 +190,7 @@ class Worker:
         self.work: Work | None = None
         self.step: int | None = None
         self.last_renew_at: int | None = None
+        self.unreachable = False  # its last call found no road to the server (real runs)
         self.work_process: Any = None
         self.heartbeat_process: Any = None
         # Set when self-fencing gave the held lease up: a call still retrying through a
@@ -273,14 +280,32 @@ class Worker:
 
         `claiming`: the task a claim asks for (None: any task).
         """
-        while self.faults.partitioned:
-            await self._note_partitioned(operation, claiming)
-            if not retry:
-                raise Partitioned(operation)
-            await self.env.sleep(self.config.poll_every_ms)
-            if self.fenced_out:
-                raise SelfFenced(operation)
-        return await fn(*args, **kwargs)
+        while True:
+            while self.faults.partitioned:
+                await self._note_partitioned(operation, claiming)
+                if not retry:
+                    raise Partitioned(operation)
+                await self.env.sleep(self.config.poll_every_ms)
+                if self.fenced_out:
+                    raise SelfFenced(operation)
+            try:
+                result = await fn(*args, **kwargs)
+            except Unreachable:
+                # A real cut (a worker process whose road to the server is down): the call
+                # never got there, so nothing was written, not even why. The worker goes on
+                # believing what it believed and tries again, as through the simulations'
+                # partition, until the road is back or its own renew deadline says stop:
+                # "这类系统在平稳时看起来没问题，一遇到网络分区或 GC pause 就会暴露。
+                # 旧 worker 迟到返回时，系统缺少最后一道闸门。"
+                self.unreachable = True
+                if not retry:
+                    raise Partitioned(operation) from None
+                await self.env.sleep(self.config.poll_every_ms)
+                if self.fenced_out:
+                    raise SelfFenced(operation) from None
+                continue
+            self.unreachable = False
+            return result
 
     # -- autopilot ------------------------------------------------------------------------
 
@@ -691,15 +716,17 @@ class Worker:
         self, event: EventKind, lease: Lease | None, *, task_id: str | None = None, **detail: Any
     ) -> None:
         """Write one of this worker's events about `lease` (its tokens and task), or about no
-        lease (then `task_id` names the task it concerns, if any)."""
-        await self.store.record(
-            event,
-            worker_id=self.id,
-            task_id=lease.task_id if lease else task_id,
-            lease_token=lease.lease_token if lease else None,
-            fence_token=lease.fence_token if lease else None,
-            **detail,
-        )
+        lease (then `task_id` names the task it concerns, if any). Cut off from the server,
+        the event cannot be written: it is not (the worker's own lines still say it)."""
+        with contextlib.suppress(Unreachable):
+            await self.store.record(
+                event,
+                worker_id=self.id,
+                task_id=lease.task_id if lease else task_id,
+                lease_token=lease.lease_token if lease else None,
+                fence_token=lease.fence_token if lease else None,
+                **detail,
+            )
 
     async def _work_for(self, held: Lease) -> Work:
         """The worker's memory of the task it holds, read from the checkpoint if it has none."""

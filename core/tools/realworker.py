@@ -78,6 +78,7 @@ class WorkerOptions:
     quiet: bool = False
     json_lines: bool = False
     control: bool = False
+    self_fencing: bool = False
 
 
 def _line(ev: EventRow) -> str:
@@ -149,6 +150,8 @@ def _belief(worker: Worker, answer: dict[str, Any] | None) -> dict[str, Any]:
         "lease": held,
         "step": worker.step,
         "answer": answer,
+        # its last call found no road to the server: it goes on believing, and tries again
+        "unreachable": worker.unreachable,
     }
 
 
@@ -197,7 +200,12 @@ async def run_worker(options: WorkerOptions, out: TextIO = sys.stdout) -> int:
         _warn_of_own_clock(options.worker_id)
     env = AsyncioEnv()
     worker = Worker(
-        options.worker_id, store=store, env=env, config=options.config, mode=options.mode
+        options.worker_id,
+        store=store,
+        env=env,
+        config=options.config,
+        mode=options.mode,
+        self_fencing=options.self_fencing,
     )
     answer: list[dict[str, Any] | None] = [None]
     if options.json_lines:
@@ -359,7 +367,13 @@ def worker_command(args: argparse.Namespace) -> int:
         quiet=args.quiet,
         json_lines=args.json_lines,
         control=args.control,
+        self_fencing=getattr(args, "self_fence", False),
     )
+    # `ps` shows each worker by its name, as `borrowed-keys worker NAME`, whatever started it
+    # (`python -m core.tools.realworker`, the console script, a fleet).
+    import setproctitle
+
+    setproctitle.setproctitle(f"borrowed-keys worker {options.worker_id}")
     try:
         return asyncio.run(run_worker(options))
     except BorrowedKeysError as exc:

@@ -51,6 +51,11 @@ def add_worker_parsers(subparsers: Any, worker: Handler, enqueue: Handler) -> No
         help="exit once every task in the database is done, dead or waiting",
     )
     w.add_argument("--max-seconds", type=float, default=None, help="exit after this long")
+    w.add_argument(
+        "--self-fence",
+        action="store_true",
+        help="give a lease up by itself at its renew deadline when it could not renew",
+    )
     w.add_argument("--quiet", action="store_true", help="do not print this worker's events")
     w.add_argument(
         "--json",

@@ -156,7 +156,7 @@ async def _record(
                 pids=saved.pids,
                 ours=saved.ours,
                 exit_status=saved.exit_status,
-                said={},
+                said=dict(saved.said),
                 findings=(),
                 fresh=tuple(fresh),
                 faults=(),

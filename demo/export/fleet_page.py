@@ -11,14 +11,17 @@ saved before runs kept their frames gets the same page without the screens.
 """
 
 import html
+import json
 from collections.abc import Sequence
 
+from core.engine.records import EventRow
 from core.fleet.history import SavedRun, shifted
 from core.fleet.verdict import Finding, HistoryCheck
 from core.scenarios.telling import event_sentence
 from demo.export import DEFAULT_SIZE, timeline_svg
-from demo.export.fleet_frames import Shot, heading, moments, record_fleet
+from demo.export.fleet_frames import Moment, Shot, heading, moments, record_fleet
 from demo.export.page import CSP, LANG_TAGS, SharedStyles, page_svg
+from demo.export.page import SCRIPT as SCENARIO_PLAYER
 from demo.widgets.timeline_view import clock
 
 WORDS: dict[str, tuple[str, str]] = {
@@ -64,6 +67,14 @@ WORDS: dict[str, tuple[str, str]] = {
         "点画面放大；再点一下或按 Esc 还原。",
     ),
     "frame_label": ("The fleet screen at {at}", "{at} 时的机群画面"),
+    "keys": (
+        "← → step through the moments, space plays, l switches the language.",
+        "← → 逐个时刻前后翻，空格自动播放，l 切换语言。",
+    ),
+    "prev": ("◀ Previous", "◀ 上一刻"),
+    "play": ("▶ Play", "▶ 播放"),
+    "next": ("Next ▶", "下一刻 ▶"),
+    "slider": ("the moments", "各个时刻"),
 }
 
 MAX_LINES = 200  # the events in words under one moment; the rest is counted
@@ -91,10 +102,8 @@ def _verdict(check: HistoryCheck, origin: int, lang: str) -> str:
     return f'<p class="verdict broken">{_e(said)}</p><ul class="findings">{items}</ul>'
 
 
-def _lang_part(
-    run: SavedRun, check: HistoryCheck, lang: str, shots: list[Shot], shared: SharedStyles
-) -> str:
-    o = run.origin
+def _head_part(run: SavedRun, check: HistoryCheck, lang: str, shots: list[Shot]) -> str:
+    """The title, the summary and the verdict in `lang`."""
     workers = {ev.worker_id for ev in run.events if ev.worker_id}
     summary = word(
         "summary",
@@ -104,57 +113,102 @@ def _lang_part(
         events=len(run.events),
         signals=len(run.signals),
     )
+    return "".join(
+        [
+            f'<div class="l" data-l="{lang}" lang="{LANG_TAGS[lang]}">',
+            f"<h1>{_e(word('title', lang))}</h1>",
+            f'<p class="summary">{_e(summary)}</p>',
+            _verdict(check, run.origin, lang),
+            f'<p class="note">{_e(word("zoom" if shots else "no_frames", lang))} '
+            f"{_e(word('keys', lang))}</p>",
+            "</div>",
+        ]
+    )
+
+
+def _moment_part(
+    run: SavedRun,
+    lang: str,
+    k: int,
+    moment: Moment,
+    shot: Shot | None,
+    since: list[EventRow],
+    shared: SharedStyles,
+) -> str:
+    """One moment in `lang`: the screen then, belief against truth beside it, the events
+    since the moment before."""
     parts = [
-        f'<div class="l" lang="{LANG_TAGS[lang]}">',
-        f"<h1>{_e(word('title', lang))}</h1>",
-        f'<p class="summary">{_e(summary)}</p>',
-        _verdict(check, o, lang),
-        f'<p class="note">{_e(word("zoom" if shots else "no_frames", lang))}</p>',
+        f'<div class="l" data-l="{lang}" lang="{LANG_TAGS[lang]}">',
+        f'<h2><a href="#step-{k}">{_e(heading(moment, lang))}</a></h2>',
+        '<div class="pair">',
     ]
-    events = [shifted(ev, o) for ev in run.events]
-    shown = 0
-    for k, moment in enumerate(moments(run, check, lang)):
-        parts.append(
-            f'<section class="moment" id="{lang}-{k}"><h2>{_e(heading(moment, lang))}</h2>'
+    if shot is not None:
+        label = _e(word("frame_label", lang, at=clock(max(0, shot.frame.at))))
+        svg = shared.frame(page_svg(shot.svg, f"f{lang}{k}"))
+        parts.append(f'<figure class="frame" aria-label="{label}">{svg}</figure>')
+    view = run.timeline_at(moment.at)
+    figure = timeline_svg.timeline_html(view, lang, f"fl-{lang}{k}")
+    none = f"<p>{_e(word('no_lease', lang))}</p>"
+    parts.append(f'<div class="belief">{figure or none}</div>')
+    parts.append("</div>")  # .pair
+    parts.append(f"<details><summary>{_e(word('since', lang))}</summary>")
+    if not since:
+        parts.append(f"<p>{_e(word('none_since', lang))}</p>")
+    else:
+        lines = "".join(
+            f"<li>{_e(clock(ev.at))} {_e(event_sentence(ev, lang))}</li>"
+            for ev in since[:MAX_LINES]
         )
-        if k < len(shots):
-            shot = shots[k]
-            label = _e(word("frame_label", lang, at=clock(max(0, shot.frame.at))))
-            svg = shared.frame(page_svg(shot.svg, f"f{lang}{k}"))
-            parts.append(f'<figure class="frame" aria-label="{label}">{svg}</figure>')
-        view = run.timeline_at(moment.at)
-        figure = timeline_svg.timeline_html(view, lang, f"fl-{lang}{k}")
-        parts.append(figure or f"<p>{_e(word('no_lease', lang))}</p>")
-        since = []
-        while shown < len(events) and events[shown].at <= moment.at:
-            since.append(events[shown])
-            shown += 1
-        parts.append(f"<details><summary>{_e(word('since', lang))}</summary>")
-        if not since:
-            parts.append(f"<p>{_e(word('none_since', lang))}</p>")
-        else:
-            lines = "".join(
-                f"<li>{_e(clock(ev.at))} {_e(event_sentence(ev, lang))}</li>"
-                for ev in since[:MAX_LINES]
-            )
-            parts.append(f'<ol class="events">{lines}</ol>')
-            if len(since) > MAX_LINES:
-                parts.append(f"<p>{_e(word('more', lang, n=len(since) - MAX_LINES))}</p>")
-        parts.append("</details></section>")
-    parts.append("</div>")
+        parts.append(f'<ol class="events">{lines}</ol>')
+        if len(since) > MAX_LINES:
+            parts.append(f"<p>{_e(word('more', lang, n=len(since) - MAX_LINES))}</p>")
+    parts.append("</details></div>")
     return "".join(parts)
 
 
+def _bar(langs: Sequence[str], total: int) -> str:
+    """The scenario page's player bar (its script drives it), with a slider over the
+    moments."""
+
+    def each(key: str) -> str:
+        return "".join(
+            f'<span data-l="{lg}" lang="{LANG_TAGS[lg]}">{_e(word(key, lg))}</span>' for lg in langs
+        )
+
+    buttons = [
+        f'<button class="prev" type="button">{each("prev")}</button>',
+        f'<button class="play" type="button">{each("play")}</button>',
+        f'<button class="next" type="button">{each("next")}</button>',
+    ]
+    if len(langs) > 1:
+        buttons.append('<button class="lang" type="button">English / 中文</button>')
+    return (
+        f'<div class="bar">{"".join(buttons)}<span class="counter">0 / {total}</span>'
+        f'<input class="slider" type="range" min="0" max="{total}" value="0" step="1" '
+        f'aria-label="{_e(" / ".join(word("slider", lg) for lg in langs))}"></div>'
+    )
+
+
 CSS = """
-body { font-family: system-ui, sans-serif; max-width: 1100px; margin: 1em auto; padding: 0 1em;
-  color: #1f2328; }
-.l + .l { border-top: 2px solid #d0d7de; margin-top: 2em; padding-top: 1em; }
+body { font-family: system-ui, sans-serif; margin: 0; color: #1f2328; }
+header, main, footer { padding: 0.5rem 1.5rem; }
 .verdict { font-weight: bold; padding: .5em .8em; border-radius: 6px; }
 .verdict.held { background: #dafbe1; }
 .verdict.broken { background: #ffebe9; }
-.moment h2 { font-size: 1.1em; margin-top: 1.6em; }
-.note { color: #57606a; }
-.frame { margin: .5em 0; }
+.step h2 { font-size: 1.1em; margin: .6em 0; }
+h2 a { color: inherit; text-decoration: none; }
+.note, .counter { color: #57606a; }
+.bar { display: flex; flex-wrap: wrap; gap: 0.5rem; align-items: center; position: sticky;
+  top: 0; background: #fff; padding: .3rem 0; z-index: 5; }
+.bar .slider { flex: 1 1 12rem; }
+button { font: inherit; border: 1px solid #d0d7de; border-radius: 4px; background: #f6f8fa;
+  padding: 0.2rem 0.8rem; cursor: pointer; }
+button.play.on { background: #dafbe1; }
+html[data-lang="en"] [data-l="zh"], html[data-lang="zh"] [data-l="en"] { display: none; }
+/* the timeline drawn beside the screen, below it on a narrow window */
+.pair { display: flex; flex-wrap: wrap; gap: 1rem; align-items: flex-start; }
+.pair .frame { flex: 3 1 36rem; margin: 0; min-width: 0; }
+.pair .belief { flex: 1 1 18rem; min-width: 0; }
 .frame svg.rich-terminal { display: block; width: 100%; height: auto; max-height: 82vh;
   cursor: zoom-in; }
 .frame.zoomed { position: fixed; inset: 0; z-index: 10; overflow: auto; background: #fff;
@@ -162,27 +216,34 @@ body { font-family: system-ui, sans-serif; max-width: 1100px; margin: 1em auto; 
 .frame.zoomed svg.rich-terminal { width: 200%; max-height: none; cursor: zoom-out; }
 ol.events { font-size: .9em; }
 footer { color: #57606a; font-size: .9em; margin-top: 2em; }
+@media print {
+  .bar { display: none !important; }
+  .step, .step[hidden] { display: block !important; break-after: page; }
+}
 """
 
-
-# Click a screen to zoom it, again or Esc to zoom out: the scenario page's gesture.
-SCRIPT = """
+# One moment at a time, in the scenario page's own player (demo/export/page.py: the arrows,
+# space plays, l switches the language, a click zooms a screen); the slider moves with it.
+PLAYER = SCENARIO_PLAYER
+SLIDER = """
 (() => {
-  function zoom(fig) {
-    document.querySelectorAll("figure.zoomed").forEach((f) => {
-      if (f !== fig) f.classList.remove("zoomed");
-    });
-    if (fig) fig.classList.toggle("zoomed");
-  }
-  document.addEventListener("click", (ev) => {
-    const fig = ev.target.closest("figure.frame");
-    if (fig && ev.target.closest("svg.rich-terminal, figure.zoomed")) zoom(fig);
+  const slider = document.querySelector("input.slider");
+  if (!slider) return;
+  const at = () => {
+    const m = /^#step-(\\d+)$/.exec(location.hash);
+    return m ? Number(m[1]) : 0;
+  };
+  slider.addEventListener("input", () => {
+    location.hash = "#step-" + slider.value;
   });
-  document.addEventListener("keydown", (ev) => {
-    if (ev.key === "Escape" && document.querySelector("figure.zoomed")) zoom(null);
-  });
+  slider.addEventListener("keydown", (ev) => ev.stopPropagation());  // its own arrows
+  const follow = () => { slider.value = String(at()); };
+  window.addEventListener("hashchange", follow);
+  setInterval(follow, 250);  // the player moves the hash by replaceState, which fires nothing
+  follow();
 })();
 """
+PACE_MS = 3000  # the player's pace, a moment every three seconds
 
 
 def build_fleet_page(
@@ -192,23 +253,52 @@ def build_fleet_page(
     command: str,
     size: tuple[int, int] = DEFAULT_SIZE,
 ) -> str:
-    """The page, every language one after the other (the first one's first)."""
+    """The page: one moment on screen at a time, in the scenario page's player (arrows,
+    space plays, `l` switches the language, a slider over the moments)."""
     check = run.check()
     first = langs[0]
     title = " · ".join(word("title", lg) for lg in langs)
     shots = record_fleet(run, check, langs, size)
     shared = SharedStyles()
-    body = "".join(_lang_part(run, check, lg, shots[lg], shared) for lg in langs)
+    stops = {lg: moments(run, check, lg) for lg in langs}
+    count = len(stops[first])
+    events = [shifted(ev, run.origin) for ev in run.events]
+    sections = []
+    shown = 0
+    for k in range(count):
+        at = stops[first][k].at
+        since = []
+        while shown < len(events) and events[shown].at <= at:
+            since.append(events[shown])
+            shown += 1
+        body = "".join(
+            _moment_part(
+                run,
+                lg,
+                k,
+                stops[lg][k],
+                shots[lg][k] if k < len(shots[lg]) else None,
+                since,
+                shared,
+            )
+            for lg in langs
+        )
+        sections.append(f'<section class="step" id="step-{k}">{body}</section>')
     footer = "".join(
-        f'<p lang="{LANG_TAGS[lg]}">'
+        f'<p data-l="{lg}" lang="{LANG_TAGS[lg]}">'
         + _e(word("made_with", lg, command="\0")).replace("\0", f"<code>{_e(command)}</code>")
         + "</p>"
         for lg in langs
     )
+    heads = "".join(_head_part(run, check, lg, shots[lg]) for lg in langs)
+    data = (
+        f"data-langs='{json.dumps(list(langs))}' data-pace-ms=\"{PACE_MS}\" "
+        f'data-total="{max(0, count - 1)}"'
+    )
     return "\n".join(
         [
             "<!DOCTYPE html>",
-            f'<html lang="{LANG_TAGS[first]}">',
+            f'<html lang="{LANG_TAGS[first]}" data-lang="{first}">',
             "<head>",
             '<meta charset="utf-8">',
             f'<meta http-equiv="Content-Security-Policy" content="{CSP}">',
@@ -217,11 +307,12 @@ def build_fleet_page(
             f"<title>{_e(title)}</title>",
             f"<style>{CSS}{timeline_svg.CSS}{shared.css()}</style>",
             "</head>",
-            "<body>",
+            f"<body {data}>",
             shared.defs_svg(),
-            f"<main>{body}</main>",
+            f"<header>{heads}{_bar(langs, max(0, count - 1))}</header>",
+            f"<main>{''.join(sections)}</main>",
             f"<footer>{footer}</footer>",
-            f"<script>{SCRIPT}</script>",
+            f"<script>{PLAYER}{SLIDER}</script>",
             "</body></html>",
         ]
     )

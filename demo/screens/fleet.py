@@ -1,8 +1,11 @@
 """The fleet screen: the app's worker panes, task table and panels on real processes.
 
-Each pane is a `borrowed-keys worker` child process (its pid in the title); its buttons act
-on the process (Kill: SIGKILL, Stall / Resume: SIGSTOP / SIGCONT, Freeze: a line on its
-control channel, Restart: a new process under the same id). The screen decides nothing and
+Each pane is a `borrowed-keys worker NAME` child process (its pid in the title). Its fault
+words and keys are the simulated app's, from the one table in demo/controls.py: `w` chooses
+the worker, `h` freezes its heartbeat (a line on its control channel), `z` stalls it
+(SIGSTOP), `k` kills it (SIGKILL), `u` resumes it (SIGCONT, its heartbeat back) or restarts
+a dead one under the same name, `c` cuts its road to the server (PostgreSQL) or heals it;
+`t` restarts it with a skewed clock. The screen decides nothing and
 waits for nothing: a thread worker reads one frame (the events since the last, the store's
 rows, each process's belief) and posts it; a fault button's signal is sent on a thread
 worker too, and its outcome posted in the past tense. The safety light is the simulations'
@@ -10,26 +13,36 @@ checker judging the events table as it is read. Workers started elsewhere agains
 database appear from the store's rows, without fault buttons.
 """
 
+import contextlib
 import dataclasses
+import signal
 import time
+from collections.abc import Callable, Iterator
+from functools import partial
 from pathlib import Path
 from typing import ClassVar
 
+from rich.markup import escape
+from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
+from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
-from textual.screen import Screen
-from textual.widgets import Static, TabbedContent, TabPane
+from textual.screen import ModalScreen, Screen
+from textual.widgets import DataTable, Static, TabbedContent, TabPane
 
 from core.engine.config import LeaseConfig
 from core.engine.errors import BorrowedKeysError
+from core.fleet.arrivals import Arrivals
 from core.fleet.command import MAX_WORKERS
 from core.fleet.frame import FleetFrame, FrameMaker
 from core.fleet.supervisor import Fleet
 from core.scenarios.telling import error_sentence
-from demo.i18n import tr, worker_name
+from demo.controls import FAULT_BY_ACTION, FAULT_HELP, FAULTS, fault_bindings, fault_now
+from demo.controls import worker_faults as faults_of
+from demo.i18n import label, tr, worker_name
 from demo.widgets.keybar import Hint, KeyBar
 from demo.widgets.panels import EffectsTable, EventLog, LedgerTable, RejectedTable
 from demo.widgets.status_header import HeaderState, StatusHeader
@@ -43,7 +56,8 @@ ENQUEUE_N = 3  # tasks one press of Enqueue adds
 # with 24 workers on a busy two-core machine (a cell per glyph, three lanes a worker), and
 # past the first minute one cell of its axis is longer than a frame anyway.
 TIMELINE_EVERY_S = 0.5
-SKEW_MS = 300_000  # how far ahead `k` sets a worker's clock
+SKEW_MS = 300_000  # how far ahead `t` sets a worker's clock
+FEED_S = 0.5  # how often the steady queue looks whether new tasks are due
 
 
 _PANEL_KEYS = (
@@ -72,6 +86,120 @@ class FaultApplied(Message):
         self.ok = ok
 
 
+def ended(status: int | None, said: str | None, lang: str) -> str:
+    """How a worker's process ended, in words: the signal that killed it, or what it said
+    as it stopped, never a bare exit status."""
+    if status is not None and status < 0:
+        with contextlib.suppress(ValueError):
+            sig = signal.Signals(-status).name
+            return tr("fleet_killed_by", lang, signal=sig)
+    if status and said:
+        return tr("fleet_stopped_saying", lang, words=said)
+    return tr("fleet_exited", lang, status=status)
+
+
+@contextlib.contextmanager
+def _following(table: DataTable[object]) -> Iterator[None]:
+    """Keep a table at its newest row while rows come, unless it was scrolled up."""
+    at_end = table.scroll_y >= table.max_scroll_y
+    rows = table.row_count
+    yield
+    if at_end and table.row_count > rows:
+        table.call_after_refresh(table.scroll_end, animate=False)
+
+
+class FleetCommands(Provider):
+    """The fleet's palette: every fault on every worker, from the one fault table, and the
+    fleet's own acts (skew a clock, the queue's rate, one more worker, save)."""
+
+    def _commands(self) -> list[tuple[str, str, Callable[[], object]]]:
+        screen = self.screen
+        if not isinstance(screen, FleetScreen) or screen.fleet is None:
+            return []
+        fleet, lang = screen.fleet, screen.lang
+        out: list[tuple[str, str, Callable[[], object]]] = []
+        for wid, w in list(fleet.workers.items()):
+            name = worker_name(wid, lang)
+            for fault, acts in faults_of(dead=not w.alive, partitioned=fleet.partitioned(wid)):
+                if acts:
+                    out.append(
+                        (
+                            f"{label(tr(fault.word, lang), lang)}{name}  [{fault.key}]",
+                            tr("fleet_fault_help", lang, press=fault.key),
+                            partial(screen.fault_on, wid, fault.action),
+                        )
+                    )
+        for key, word, action in (
+            ("t", "fleet_skew_key", "skew"),
+            ("+", "fleet_palette_faster", "faster"),
+            ("-", "fleet_palette_slower", "slower"),
+            ("a", "fleet_add", "add_worker"),
+            ("e", "fleet_enqueue", "enqueue"),
+            ("s", "fleet_save", "save"),
+        ):
+            run = partial(screen.call_later, screen.run_action, action)
+            out.append((f"{tr(word, lang)}  [{key}]", tr(f"tip_{word}", lang), run))
+        return out
+
+    async def discover(self) -> Hits:
+        for title, help_text, callback in self._commands():
+            # as Text: a title's "[k]" is the key, not markup
+            yield DiscoveryHit(Text(title), callback, text=title, help=help_text)
+
+    async def search(self, query: str) -> Hits:
+        matcher = self.matcher(query)
+        for title, help_text, callback in self._commands():
+            score = matcher.match(title)
+            if score > 0:
+                yield Hit(score, matcher.highlight(title), callback, text=title, help=help_text)
+
+
+class FleetHelp(ModalScreen[None]):
+    """The fleet's keys, from the same tables as the key bar; any key closes it."""
+
+    DEFAULT_CSS = """
+    FleetHelp { align: center middle; }
+    FleetHelp > VerticalScroll { width: 90%; max-width: 110; height: auto; max-height: 90%;
+        border: round $accent; padding: 0 1; background: $panel; }
+    FleetHelp Static { width: 100%; }
+    """
+
+    def __init__(self, lang: str, on_postgresql: bool) -> None:
+        super().__init__()
+        self.lang = lang
+        self.on_postgresql = on_postgresql
+
+    def compose(self) -> ComposeResult:
+        lang = self.lang
+        zh = lang == "zh"
+        rows = [
+            ("w", tr("tip_choose_worker", lang)),
+            (FAULT_HELP.keys, FAULT_HELP.zh if zh else FAULT_HELP.en),
+            ("t", tr("tip_fleet_skew_key", lang)),
+            ("-  +", tr("tip_fleet_rate_key", lang)),
+            ("a", tr("tip_fleet_add", lang)),
+            ("e", tr("tip_fleet_enqueue", lang)),
+            ("s", tr("tip_fleet_save", lang)),
+            ("1 … 6", tr("panels", lang)),
+            ("ctrl+p", tr("palette", lang)),
+            ("q", tr("fleet_quit", lang)),
+        ]
+        width = max(len(k) for k, _ in rows)
+        lines = [f"[b]{tr('fleet_help_title', lang)}[/b]"]
+        lines += [f"[b]{escape(k.ljust(width))}[/b]  {escape(v)}" for k, v in rows]
+        db_note = tr("fleet_help_pg" if self.on_postgresql else "fleet_help_sqlite", lang)
+        lines += ["", escape(db_note)]
+        lines += ["", f"[dim]{tr('fleet_help_close', lang)}[/dim]"]
+        with VerticalScroll():  # a short terminal scrolls it (the wheel)
+            yield Static("\n".join(lines))
+
+    def on_key(self) -> None:
+        self.dismiss()
+
+    def on_click(self) -> None:
+        self.dismiss()
+
+
 class FleetScreen(Screen[None]):
     """Real worker processes, the store's rows as the truth, the checker's light."""
 
@@ -80,18 +208,24 @@ class FleetScreen(Screen[None]):
     FleetScreen #fleet-note { height: auto; color: $text-muted; padding: 0 1; }
     FleetScreen #fleet-left { height: auto; }
     FleetScreen #fleet-lower { height: 1fr; min-height: 6; }
-    FleetScreen #tasks { max-height: 10; }
+    FleetScreen #tasks { max-height: 20vh; }
+    FleetScreen #keybar { dock: bottom; }
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("plus,a", "add_worker", "+ worker"),
-        Binding("e", "enqueue", "enqueue"),
-        Binding("s", "save", "save"),
-        Binding("k", "skew", "skew a clock"),
-        Binding("q", "quit_fleet", "quit"),
+        *fault_bindings("en"),
+        Binding("t", "skew", "skew a clock", id="fleet.skew"),
+        Binding("a", "add_worker", "+ worker", id="fleet.add"),
+        Binding("plus,equals_sign", "faster", "more tasks", id="fleet.faster"),
+        Binding("minus", "slower", "fewer tasks", id="fleet.slower"),
+        Binding("e", "enqueue", "enqueue", id="fleet.enqueue"),
+        Binding("s", "save", "save", id="fleet.save"),
+        Binding("question_mark", "help", "help", id="fleet.help"),
+        Binding("q", "quit_fleet", "quit", id="fleet.quit"),
         # the simulated app's panel keys, for the panels a fleet has (no checkpoints tab)
         *(Binding(key, f"panel('{tab}')", show=False) for key, tab in _PANEL_KEYS),
     ]
+    COMMANDS: ClassVar[set[type[Provider] | Callable[[], type[Provider]]]] = {FleetCommands}
 
     def __init__(
         self,
@@ -102,6 +236,7 @@ class FleetScreen(Screen[None]):
         *,
         config: LeaseConfig | None = None,
         on_postgresql: bool = False,
+        arrivals: Arrivals | None = None,
     ) -> None:
         """The screen of `fleet`; without one (`config` and `on_postgresql` say what it ran
         with), the screen of a saved run, drawn from its saved frames by `show_frame`."""
@@ -122,6 +257,9 @@ class FleetScreen(Screen[None]):
         self._reading = False
         self.frames_shown = 0
         self._told: dict[str, str] = {}  # the last line of each worker's said on screen
+        self.chosen: str | None = None  # the worker the fault keys act on (`w`)
+        self.arrivals = arrivals if self.live else None  # the steady queue, if there is one
+        self._feeding = False
         self._timeline_drawn = 0.0  # when Belief vs truth was last drawn (monotonic)
 
     def compose(self) -> ComposeResult:
@@ -147,20 +285,36 @@ class FleetScreen(Screen[None]):
         lang = self.lang
         note = "fleet_note_pg" if self.on_postgresql else "fleet_note_sqlite"
         self.query_one("#fleet-note", Static).update(tr(note, lang))
-        self.query_one("#keybar", KeyBar).set_items(
-            [
-                Hint("+", tr("fleet_add", lang), 0),
-                Hint("e", tr("fleet_enqueue", lang), 1),
-                Hint("s", tr("fleet_save", lang), 2),
-                Hint("k", tr("fleet_skew_key", lang), 3),
-                Hint("1-6", tr("panels", lang), 4),
-                Hint("q", tr("fleet_quit", lang), 0),
-            ]
-        )
+        self.query_one("#keybar", KeyBar).set_items(self.key_hints())
+        # Under the app's two rows of panes, the lower panels and the key bar keep their
+        # place on a short terminal: the panes scroll instead (an inline style outranks
+        # the app's sheet, which the simulated app's screen keeps).
+        self.query_one("#workers", WorkerGrid).styles.max_height = "45vh"
+        if self.fleet is not None and self.fleet.workers:
+            self.chosen = next(iter(self.fleet.workers))
         if self.live:
             self.set_interval(REFRESH_S, self.read_frame)
+            if self.arrivals is not None:
+                self.set_interval(FEED_S, self.feed)
         if self.maker is not None:
             self.read_frame()
+
+    def key_hints(self) -> list[Hint]:
+        """The key bar: the fault keys first (the simulated app's), then the fleet's own."""
+        lang = self.lang
+        faults = [f for f in FAULTS if f.only_when is None]
+        return [
+            Hint("w", tr("choose_worker", lang), 0),
+            *(Hint(f.key, tr(f.word, lang), 1) for f in faults),
+            Hint("t", tr("fleet_skew_key", lang), 3),
+            Hint("a", tr("fleet_add", lang), 5),
+            Hint("-/+", tr("fleet_rate_key", lang), 4),
+            Hint("e", tr("fleet_enqueue", lang), 6),
+            Hint("s", tr("fleet_save", lang), 6),
+            Hint("1-6", tr("panels", lang), 7),
+            Hint("?", tr("help", lang), 2),
+            Hint("q", tr("quit", lang), 0),
+        ]
 
     # -- one frame --------------------------------------------------------------------------
 
@@ -216,7 +370,7 @@ class FleetScreen(Screen[None]):
         )
         states = [
             s if s.view.id in frame.ours else dataclasses.replace(s, faults=False)
-            for s in pane_states(snap, cfg, lang, True)
+            for s in pane_states(snap, cfg, lang, True, chosen=self.chosen)
         ]
         grid = self.query_one("#workers", WorkerGrid)
         grid.sync(states)
@@ -225,9 +379,16 @@ class FleetScreen(Screen[None]):
             if pane.border_title != title:
                 pane.border_title = title
         self.query_one("#tasks", TaskTable).show(snap.tasks, snap.now_ms, lang)
-        self.query_one("#ledger", LedgerTable).show(snap, lang)
-        self.query_one("#rejected", RejectedTable).show(snap, lang, time_moved=True)
-        self.query_one("#effects", EffectsTable).show(snap, lang)
+        # The tables follow the newest rows as they come, unless scrolled up to read.
+        ledger = self.query_one("#ledger", LedgerTable)
+        with _following(ledger):
+            ledger.show(snap, lang)
+        rejected = self.query_one("#rejected", RejectedTable)
+        with _following(rejected):
+            rejected.show(snap, lang, time_moved=True)
+        effects = self.query_one("#effects", EffectsTable)
+        with _following(effects):
+            effects.show(snap, lang)
         if frame.fresh:
             self.query_one("#events", EventLog).append(list(frame.fresh), lang)
         # Belief against truth, the simulated app's panel: drawn while its tab is open, and
@@ -248,55 +409,75 @@ class FleetScreen(Screen[None]):
         if wid not in frame.ours:
             return f"{name} · {tr('fleet_elsewhere', lang)}"
         if wid in frame.exit_status:
-            return f"{name} · {tr('fleet_exited', lang, status=frame.exit_status[wid])}"
+            return f"{name} · {ended(frame.exit_status[wid], frame.said.get(wid), lang)}"
         return f"{name} · {tr('fleet_pid', lang, pid=frame.pids.get(wid))}"
 
-    # -- the buttons ------------------------------------------------------------------------
+    # -- the faults: keys, words in the panes, the palette -----------------------------------
 
     def on_worker_pane_fault_requested(self, message: WorkerPane.FaultRequested) -> None:
         message.stop()
+        self.fault_on(message.worker_id, message.action)
+
+    def fault_on(self, wid: str, action: str) -> None:
+        """Do `action` (a row of the fault table) to the worker `wid`, on a thread."""
         if self.fleet is None:  # a saved run: its processes are gone
             return
-        if message.worker_id not in self.fleet.workers:
-            self.notify(tr("fleet_not_ours", self.lang, worker=message.worker_id))
+        if wid not in self.fleet.workers:
+            name = worker_name(wid, self.lang)
+            self.notify(tr("fleet_not_ours", self.lang, worker=name))
             return
-        self.apply_fault(message.worker_id, message.action)
+        self.apply_fault(wid, action)
+
+    def action_choose_worker(self) -> None:
+        """The next of this fleet's workers becomes the one the fault keys act on."""
+        ids = list(self.fleet.workers) if self.fleet is not None else []
+        if not ids:
+            self.notify(tr("no_worker", self.lang), severity="warning", timeout=3)
+            return
+        at = ids.index(self.chosen) if self.chosen in ids else -1
+        self.chosen = ids[(at + 1) % len(ids)]
+        name = worker_name(self.chosen, self.lang)
+        self.notify(tr("chosen_worker", self.lang, name=name), timeout=4)
+        if self.frame is not None:
+            self.show_frame(self.frame)
+
+    def action_fault(self, action: str) -> None:
+        """A fault's key on the chosen worker: what its word in the pane does now."""
+        fleet = self.fleet
+        if fleet is None:
+            return
+        if self.chosen not in fleet.workers:
+            self.action_choose_worker()
+        wid = self.chosen
+        if wid is None or wid not in fleet.workers:
+            return
+        now = fault_now(
+            action, dead=not fleet.workers[wid].alive, partitioned=fleet.partitioned(wid)
+        )
+        self.fault_on(wid, now.action)
 
     @work(thread=True, group="fleet-faults")
     def apply_fault(self, wid: str, action: str) -> None:
+        """The fault table's row for `action`, done by the fleet's method it names."""
         fleet, lang = self.fleet, self.lang
         assert fleet is not None
+        fault = FAULT_BY_ACTION.get(action)
+        if fault is None:
+            return
+        if fault.action in ("partition", "heal") and fleet.relays is None:
+            self.post_message(FaultApplied(tr("fleet_no_partition", lang), False))
+            return
         w = fleet.workers[wid]
         pid = w.pid
-        if action == "kill":
-            ok, key = fleet.kill(wid), "fleet_killed"
-        elif action == "stall":
-            ok, key = fleet.stall(wid), "fleet_stalled"
-        elif action == "resume":
-            if w.stalled:
-                ok, key = fleet.resume(wid), "fleet_resumed"
-            else:
-                ok, key = fleet.thaw(wid), "fleet_thawed"
-        elif action == "freeze_heartbeat":
-            if w.frozen:
-                ok, key = fleet.thaw(wid), "fleet_thawed"
-            else:
-                ok, key = fleet.freeze(wid), "fleet_frozen"
-        elif action == "restart":
-            fleet.restart(wid)
-            ok, key = True, "fleet_restarted"
-        elif action == "partition":
-            if fleet.relays is None:  # SQLite: no road to a server to cut
-                self.post_message(FaultApplied(tr("fleet_no_partition", lang), False))
-                return
-            ok, key = fleet.partition(wid), "fleet_partitioned"
-        elif action == "heal":
-            ok, key = fleet.heal(wid), "fleet_healed"
-        else:
+        if fault.action == "partition" and w.alive and not w.ready:
+            # Cut while it opens its store, its first connection fails, and a first
+            # connection that fails is an answer (a wrong URL): it would stop.
+            name = worker_name(wid, lang)
+            self.post_message(FaultApplied(tr("fleet_not_ready", lang, worker=name), False))
             return
-        if not ok:
-            key = "fleet_gone"
-        text = tr(key, lang, worker=wid, pid=pid, new=w.pid)
+        ok = bool(getattr(fleet, fault.fleet)(wid))
+        name = worker_name(wid, lang)
+        text = tr(fault.done if ok else "fleet_gone", lang, worker=name, pid=pid, new=w.pid)
         self.post_message(FaultApplied(text, ok))
 
     def on_fault_applied(self, message: FaultApplied) -> None:
@@ -321,7 +502,8 @@ class FleetScreen(Screen[None]):
         if w is None:
             self.post_message(FaultApplied(tr("fleet_too_many", self.lang, n=MAX_WORKERS), False))
             return
-        text = tr("fleet_started", self.lang, worker=w.worker_id, pid=w.pid)
+        name = worker_name(w.worker_id, self.lang)
+        text = tr("fleet_started", self.lang, worker=name, pid=w.pid)
         self.post_message(FaultApplied(text, True))
 
     def action_enqueue(self) -> None:
@@ -340,24 +522,61 @@ class FleetScreen(Screen[None]):
 
     @work(thread=True, group="fleet-faults")
     def _skew(self) -> None:
-        """Restart one worker with its clock five minutes ahead: an idle one if there is one
-        (on SQLite it may take a lease that is still live; on PostgreSQL nothing changes)."""
+        """Restart the chosen worker with its clock five minutes ahead (on SQLite it may
+        take a lease that is still live; on PostgreSQL nothing changes); `t` again on a
+        skewed worker gives it its own clock back."""
         fleet, lang = self.fleet, self.lang
         assert fleet is not None
-        choices = [
-            w for w in fleet.workers.values() if w.alive and not fleet.skews.get(w.worker_id)
-        ]
-        choices.sort(key=lambda w: w.belief.task is not None)
-        if not choices:
-            self.post_message(FaultApplied(tr("fleet_nobody_to_skew", lang), False))
+        wid = self.chosen
+        if wid is None or wid not in fleet.workers:
+            self.post_message(FaultApplied(tr("no_worker", lang), False))
             return
-        w = choices[0]
+        w = fleet.workers[wid]
         old = w.pid
-        if not fleet.skew(w.worker_id, SKEW_MS):
+        back = bool(fleet.skews.get(wid))
+        if not fleet.skew(wid, 0 if back else SKEW_MS):
             self.post_message(FaultApplied(tr("fleet_no_faketime", lang), False))
             return
-        text = tr("fleet_skewed", lang, worker=w.worker_id, pid=old, new=w.pid)
+        key = "fleet_unskewed" if back else "fleet_skewed"
+        text = tr(key, lang, worker=worker_name(wid, lang), pid=old, new=w.pid)
         self.post_message(FaultApplied(text, True))
+
+    # -- the steady queue -----------------------------------------------------------------
+
+    def feed(self) -> None:
+        if self.fleet is None or self.arrivals is None or self._feeding:
+            return
+        self._feeding = True
+        self._feed()
+
+    @work(thread=True, group="fleet-writes")
+    def _feed(self) -> None:
+        assert self.fleet is not None and self.arrivals is not None
+        try:
+            self.fleet.feed(self.arrivals, time.monotonic())
+        except BorrowedKeysError as exc:
+            why = error_sentence(exc, self.lang)
+            self.post_message(FaultApplied(tr("fleet_read_failed", self.lang, why=why), False))
+        finally:
+            self._feeding = False
+
+    def action_faster(self) -> None:
+        self._rate(faster=True)
+
+    def action_slower(self) -> None:
+        self._rate(faster=False)
+
+    def _rate(self, *, faster: bool) -> None:
+        if self.fleet is None:
+            return
+        if self.arrivals is None:
+            self.notify(tr("fleet_fixed_batch", self.lang), severity="warning", timeout=4)
+            return
+        rate = self.arrivals.faster() if faster else self.arrivals.slower()
+        self.notify(tr("fleet_rate_now", self.lang, rate=f"{rate:g}"), timeout=3)
+
+    def action_help(self) -> None:
+        self.app.push_screen(FleetHelp(self.lang, self.on_postgresql))
 
     def action_save(self) -> None:
         if self.fleet is not None:  # a saved run's screen only shows

@@ -44,7 +44,7 @@ from core.sim.spec import (
     WorkerState,
 )
 from demo.commands import MainCommands, PaletteScreen
-from demo.controls import bindings
+from demo.controls import bindings, fault_now
 from demo.host import Host, host
 from demo.i18n import act_words, tr, worker_name
 from demo.saves import MAX_SAVES, SaveLimitReached
@@ -520,11 +520,10 @@ class MainScreen(Drawing, Screen[None]):
         if worker is None:
             self.notify(tr("no_worker", self.lang), severity="warning", timeout=3)
             return
-        if fault == "resume" and worker.state == WorkerState.DEAD:
-            fault = "restart"
-        elif fault == "partition" and worker.partitioned:
-            fault = "heal"
-        self.act(WORKER_ACTIONS[fault](worker.id))
+        now = fault_now(
+            fault, dead=worker.state == WorkerState.DEAD, partitioned=worker.partitioned
+        )
+        self.act(WORKER_ACTIONS[now.action](worker.id))
 
     def action_open_scenario(self) -> None:
         """Another scenario, from the picker, without leaving the app; Esc comes back."""

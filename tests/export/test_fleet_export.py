@@ -30,13 +30,32 @@ def page(tmp_path_factory: pytest.TempPathFactory) -> str:
 
 def _screens(page: str, lang: str) -> list[str]:
     """The text of each screen on the page in `lang`, in order."""
-    tag = {"en": "en", "zh": "zh-Hans"}[lang]
-    part = page[page.index(f'<div class="l" lang="{tag}">') :]
-    part = (
-        part[: part.index("</main>")] if lang == "zh" else part[: part.index('<div class="l"', 1)]
-    )
-    figures = re.findall(r'<figure class="frame".*?</figure>', part, re.DOTALL)
-    return [html.unescape(re.sub(r"<[^>]+>", "", f)).replace("\xa0", " ") for f in figures]
+    mark = "The fleet screen at" if lang == "en" else "时的机群画面"
+    figures = re.findall(r'<figure class="frame" aria-label="([^"]*)".*?</figure>', page, re.DOTALL)
+    bodies = re.findall(r'<figure class="frame" aria-label="[^"]*".*?</figure>', page, re.DOTALL)
+    return [
+        html.unescape(re.sub(r"<[^>]+>", "", body)).replace("\xa0", " ")
+        for label, body in zip(figures, bodies, strict=True)
+        if mark in label
+    ]
+
+
+def test_the_fleet_page_plays_its_moments_as_a_scenario_page_does(page: str) -> None:
+    """One moment on screen at a time, in the scenario page's player: its buttons, its
+    script, both languages, a slider over the moments, the timeline beside each screen."""
+    from demo.export.page import SCRIPT
+
+    steps = re.findall(r'<section class="step" id="step-(\d+)">', page)
+    assert steps == [str(k) for k in range(len(steps))] and len(steps) == 3
+    assert SCRIPT in page  # the very player of a scenario's page
+    for cls in ("prev", "play", "next", "lang"):
+        assert f'<button class="{cls}"' in page
+    assert '<input class="slider" type="range" min="0" max="2"' in page
+    assert 'data-total="2"' in page and 'data-langs=\'["en", "zh"]\'' in page
+    for section in re.findall(r'<section class="step".*?</section>', page, re.DOTALL):
+        assert section.count('data-l="en"') == 1 and section.count('data-l="zh"') == 1
+        assert section.count('<div class="pair"><figure class="frame"') == 2
+        assert section.count('<div class="belief">') == 2
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])

@@ -12,6 +12,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -191,6 +192,22 @@ def test_headless_runs_random_faults_and_exits_on_its_verdict(tmp_path: Path) ->
     assert saved.frames and saved.frames[-1].at >= saved.frames[0].at
 
 
+def test_headless_without_tasks_keeps_every_worker_busy(tmp_path: Path) -> None:
+    """No --tasks: a steady queue. New tasks keep arriving, so the workers hold a lease
+    most of the time through the faults, and the run goes on until its time is up."""
+    cmd = [sys.executable, "-m", "demo.cli", "fleet", "--headless", "--workers", "3"]
+    cmd += ["--ttl", "1500ms", "--step-time", "300ms", "--steps", "3"]
+    cmd += ["--seconds", "4", "--seed", "3", "--faults", "random"]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=WAIT_S, cwd=ROOT)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "a steady queue of" in done.stdout
+    share = next(
+        line for line in done.stdout.splitlines() if "held a lease" in line
+    )  # "The running workers held a lease 87% of the time."
+    assert int(share.split("lease ", 1)[1].split("%", 1)[0]) >= 60, done.stdout
+    assert "Not every task was done" not in done.stdout  # a steady queue never runs dry
+
+
 def test_headless_refuses_bad_options_in_one_line() -> None:
     cmd = [sys.executable, "-m", "demo.cli", "fleet", "--headless", "--faults", "meteor"]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=WAIT_S, cwd=ROOT)
@@ -252,6 +269,55 @@ def test_nothing_outlives_a_sigkilled_supervisor(tmp_path: Path) -> None:
         time.sleep(0.1)
     assert _server_of(pgdata) == []
     assert not Path(pgdata).exists()  # the fresh folder removed as well
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_a_sigkilled_supervisor_on_sqlite_leaves_no_worker_no_folder_no_database(
+    tmp_path: Path,
+) -> None:
+    """SIGKILL the supervisor of a fleet on its own SQLite file: no worker is left (the
+    parent-death signal), and the fresh folder with the database, its WAL and the workers'
+    logs goes too (the watchdog, on SQLite as on PostgreSQL)."""
+    cmd = [sys.executable, "-m", "demo.cli", "fleet", "--headless", "--workers", "2"]
+    cmd += ["--ttl", "1500ms", "--seconds", "120", "--faults", "none"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, cwd=ROOT)
+    assert proc.stdout is not None
+    pids: list[int] = []
+    db = ""
+    for line in proc.stdout:  # "A fleet ... on /tmp/bk-fleet-.../fleet.db, ..." then "Started"
+        if line.startswith("A fleet"):
+            db = line.split(" on ", 1)[1].split(", ", 1)[0]
+        if line.startswith("Started "):
+            pids.append(int(line.rstrip(".\n").rsplit(" ", 1)[1]))
+        if len(pids) == 2:
+            break
+    folder = Path(db).parent
+    assert db.endswith("fleet.db") and folder.name.startswith("bk-fleet-")
+    assert Path(db).exists() and (folder / "logs").is_dir()
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=WAIT_S)
+    end = time.monotonic() + 5.0
+    while not all(_gone(p) for p in pids) and time.monotonic() < end:
+        time.sleep(0.05)  # polling the process table, bounded by the 5 s the rule allows
+    assert [p for p in pids if not _gone(p)] == []
+    end = time.monotonic() + 10.0
+    while folder.exists() and time.monotonic() < end:
+        time.sleep(0.05)  # polling the file system, bounded
+    assert not folder.exists()  # no database, no WAL, no logs
+
+
+def test_a_fleet_on_a_database_of_the_users_leaves_no_log_folder(tmp_path: Path) -> None:
+    """`--db PATH`: the workers' logs go in a fresh folder of their own, removed at the end;
+    the user's database stays where it was."""
+    db = tmp_path / "mine.db"
+    before = set(Path(tempfile.gettempdir()).glob("bk-fleet-logs-*"))
+    cmd = [sys.executable, "-m", "demo.cli", "fleet", "--headless", "--db", str(db)]
+    cmd += ["--workers", "1", "--tasks", "1", "--steps", "1", "--ttl", "1500ms"]
+    cmd += ["--faults", "none"]
+    done = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=WAIT_S)
+    assert done.returncode == 0, done.stderr
+    assert db.exists()
+    assert set(Path(tempfile.gettempdir()).glob("bk-fleet-logs-*")) <= before
 
 
 def test_on_postgresql_a_stalled_holder_resumed_after_a_takeover_is_fenced(
@@ -352,8 +418,10 @@ def test_on_postgresql_a_partitioned_holder_healed_after_a_takeover_is_fenced(
     postgres_url: str, tmp_path: Path
 ) -> None:
     """A real network cut: the holder's relay to the server drops its connections and
-    refuses new ones; its lease runs out by the server's clock, another worker claims, and
-    once the road is back the holder's next page is refused."""
+    refuses new ones; its lease runs out by the server's clock, another worker claims and
+    finishes the task, all the while the holder keeps running and believing (its calls fail
+    and are tried again, far past the bound of one reconnect); once the road is back the
+    holder's late page is refused by the fence, and it lives on."""
     f = make_fleet(with_schema(postgres_url), tmp_path)
     try:
         assert f.relays is not None
@@ -364,14 +432,47 @@ def test_on_postgresql_a_partitioned_holder_healed_after_a_takeover_is_fenced(
         mark = len(w1.said())
         w2 = f.add_worker()
         wait(w2, said("claimed"))
+        wait(w2, said("completed"))  # a whole task's time: many reconnect bounds
+        cut_off = wait(w1, lambda line: holds("t1")(line) and bool(line.get("unreachable")))
+        assert w1.alive and cut_off["lease"]["task"] == "t1"  # still believing, still there
         assert f.heal("w1")
         refused = wait(w1, said("write_rejected"), since=mark)
-        assert refused["reason"] == "fenced"
-        wait(w2, said("completed"))
+        assert refused["task"] == "t1"
+        wait(w1, lambda line: holds("t1")(line) is False and line.get("t") == "belief", mark)
         assert w1.alive  # it reconnected by itself: the cut cost it the task, not its life
         check = f.final_check()
         assert check.verdict is Verdict.HELD, check.findings
         assert check.completed == 1
+    finally:
+        f.close()
+
+
+def test_on_postgresql_a_partitioned_self_fencing_holder_gives_the_lease_up_by_itself(
+    postgres_url: str, tmp_path: Path
+) -> None:
+    """Where the workers self-fence (`--self-fence`), a holder cut off gives its lease up at
+    its renew deadline, while still cut off and still running: nothing late is sent."""
+    f = make_fleet(with_schema(postgres_url), tmp_path, self_fencing=True)
+    try:
+        f.enqueue(1)
+        w1 = f.add_worker()
+        wait(w1, in_a_step("t1"))
+        assert f.partition("w1")
+        mark = len(w1.said())
+        gave_up = wait(
+            w1,
+            lambda line: line.get("t") == "belief" and line.get("lease") is None,
+            since=mark,
+        )
+        assert f.partitioned("w1") and w1.alive  # by itself, before the road came back
+        assert gave_up["unreachable"] is True
+        w2 = f.add_worker()
+        wait(w2, said("completed"))
+        assert f.heal("w1")
+        assert w1.alive
+        check = f.final_check()
+        assert check.verdict is Verdict.HELD, check.findings
+        assert not any(said("write_accepted")(line) for line in w1.said()[mark:])
     finally:
         f.close()
 

@@ -312,3 +312,30 @@ def test_the_frames_a_run_keeps_are_bounded_and_keep_the_moments_that_matter(
     assert len(kept) <= 6 and kept == sorted(kept)
     assert {0, 10_000, 20_000, 30_000} <= set(kept)  # every fault is still there
     assert all(not line["snap"]["checkpoints"] for line in log.saved())  # type: ignore[index]
+
+
+# -- why a worker stopped, kept with the frames ----------------------------------------------
+
+
+def _with_said(tmp_path: Path, said: object) -> Path:
+    recorded = Path(__file__).parents[1] / "fleet_runs" / "stalled_run.jsonl"
+    lines = recorded.read_text().splitlines()
+    n = max(k for k, raw in enumerate(lines) if '"t": "frame"' in raw)
+    line = json.loads(lines[n])
+    line["said"] = said
+    lines[n] = json.dumps(line)
+    path = tmp_path / "said.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_a_saved_frame_keeps_the_line_a_worker_stopped_with(tmp_path: Path) -> None:
+    from demo.screens.fleet import ended
+
+    words = "borrowed-keys worker w1: stopped: the database file was deleted"
+    run = load_history(_with_said(tmp_path, {"w1": words}))
+    last = run.frames[-1]
+    assert last.said == {"w1": words}
+    assert ended(2, last.said["w1"], "en") == f"stopped: {words}"  # as the pane says it
+    with pytest.raises(HistoryError, match=r"said\.jsonl:\d+: .*last words"):
+        load_history(_with_said(tmp_path, {"w1": 7}))

@@ -45,7 +45,7 @@ from sqlalchemy.schema import CreateIndex, CreateTable
 
 from core.engine import models
 from core.engine.backends import POSTGRESQL_CLOCK_MS, check_stamp
-from core.engine.errors import SchemaVersionError, StoreError, Why
+from core.engine.errors import SchemaVersionError, StoreError, Unreachable, Why
 
 T = TypeVar("T")
 
@@ -96,16 +96,31 @@ class Target:
     settings: tuple[str, ...] = ()
     # A run schema of this process: every connection holds its run lock (see run_lock_key).
     owned: bool = False
+    # How long a lost connection is sought again before a call gives up (`?reconnect_for=`,
+    # in seconds): a worker that must keep its heartbeat's rhythm through a network cut
+    # asks for less than the default, and is told `Unreachable` in time to try again.
+    reconnect_for_s: float = RECONNECT_FOR_S
 
     @classmethod
     def parse(cls, url: str) -> "Target":
         parts = urlsplit(url)
         query = parse_qsl(parts.query, keep_blank_values=True)
         schema = "public"
+        reconnect_for_s = RECONNECT_FOR_S
         kept = []
         for key, value in query:
             if key == "schema":
                 schema = value
+            elif key == "reconnect_for":
+                try:
+                    reconnect_for_s = float(value)
+                except ValueError:
+                    reconnect_for_s = -1.0
+                if not 0 < reconnect_for_s <= 3600:
+                    raise StoreError(
+                        f"{_hide_password(url)}: reconnect_for {value!r} must be a number of "
+                        f"seconds above 0 and at most 3600"
+                    )
             else:
                 kept.append((key, value))
         if not re.fullmatch(r"[a-z_][a-z0-9_]{0,62}", schema):
@@ -114,7 +129,7 @@ class Target:
                 f"and underscores"
             )
         conninfo = urlunsplit(parts._replace(query=urlencode(kept)))
-        return cls(conninfo, schema, _hide_password(url))
+        return cls(conninfo, schema, _hide_password(url), reconnect_for_s=reconnect_for_s)
 
     def scratch(self) -> "Target":
         """A brand-new schema of its own, for a run that is thrown away afterwards.
@@ -128,6 +143,7 @@ class Target:
             self.shown,
             (*self.settings, "SET synchronous_commit = off"),
             owned=True,
+            reconnect_for_s=self.reconnect_for_s,
         )
 
 
@@ -503,7 +519,7 @@ class Session:
         if conn is not None:
             conn.close()
             self.conn = None
-        give_up = time.monotonic() + RECONNECT_FOR_S
+        give_up = time.monotonic() + self.target.reconnect_for_s
         delay = 0.05
         while True:
             try:
@@ -511,9 +527,10 @@ class Session:
                 return self.conn
             except SchemaVersionError:
                 raise
-            except StoreError:
+            except StoreError as exc:
                 if time.monotonic() >= give_up:
-                    raise
+                    # The connection had been made once: the road or the server went away.
+                    raise Unreachable(str(exc)) from None
                 time.sleep(delay)
                 delay = min(delay * 2, 1.0)
 
