@@ -17,6 +17,7 @@ from typing import Any, Final
 
 from core.engine.config import Mode
 from core.engine.durations import format_clock
+from core.engine.errors import RejectReason
 from core.engine.records import EventRow
 from core.engine.vocabulary import EventKind
 from core.scenarios.glossary import Word, harm_word, lookup, mode_name, violation_word
@@ -270,7 +271,12 @@ def _redone_proof(events: Sequence[EventRow]) -> tuple[EventRow, ...]:
     started over, and the write again."""
     seen: dict[str, EventRow] = {}
     for ev in events:
-        if ev.event not in (EventKind.WRITE_ACCEPTED, EventKind.WRITE_REJECTED):
+        # the steps the checker counts: a page written, or worked and refused (a call that
+        # never reached the store was not worked through)
+        worked = ev.event == EventKind.WRITE_ACCEPTED or (
+            ev.event == EventKind.WRITE_REJECTED and ev.reason != RejectReason.PARTITIONED
+        )
+        if not worked or not _key(ev):
             continue
         first = seen.get(_key(ev))
         if first is None:
