@@ -53,6 +53,10 @@ REPORT: Final[dict[str, Word]] = {
         "(the correct run could not play steps {steps}, and went on without them)",
         "（正确做法下第 {steps} 步走不了，跳过它们接着走）",
     ),
+    "twin_refused": (
+        "(the correct run could not do {n} of the acts after the script, and went on)",
+        "（正确做法下，剧本之后的动作有 {n} 个做不了，跳过接着走）",
+    ),
     "twin_is_run": (
         "This is the correct run: its figures are the ones a mistake is measured against.",
         "这一局就是正确做法：别的模式的代价都拿它来比。",
@@ -127,6 +131,7 @@ class Twin:
 
     bill: Bill
     skipped: tuple[int, ...] = ()
+    refused_acts: int = 0  # acts after the script the correct run could not do
 
 
 @dataclass(frozen=True, slots=True)
@@ -437,6 +442,8 @@ def report_lines(report: RunReport, lang: str) -> list[tuple[str, str]]:
         if report.twin.skipped:
             steps = ("、" if lang == "zh" else ", ").join(map(str, report.twin.skipped))
             out.append((word("twin_stopped", lang, steps=steps), "note"))
+        if report.twin.refused_acts:
+            out.append((word("twin_refused", lang, n=report.twin.refused_acts), "note"))
     return out
 
 
@@ -454,7 +461,11 @@ def report_record(report: RunReport, lang: str) -> dict[str, Any]:
         "bill": report.bill.as_record(),
         "correct": None
         if report.twin is None
-        else {**report.twin.bill.as_record(), "skipped_steps": list(report.twin.skipped)},
+        else {
+            **report.twin.bill.as_record(),
+            "skipped_steps": list(report.twin.skipped),
+            "refused_acts": report.twin.refused_acts,
+        },
         "said": [line for line, _kind in lines],
         "kinds": [kind for _line, kind in lines],
     }

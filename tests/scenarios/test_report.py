@@ -180,7 +180,7 @@ def test_play_json_carries_the_report_beside_the_correct_run() -> None:
     assert all({"type": "event", **line} in events for line in proof)
     assert report["bill"]["steps_redone"] == 3
     twin = scenario_twin(open_scenario("10_mistake_no_checkpoint"), "en")
-    assert report["correct"] == {**twin.bill.as_record(), "skipped_steps": []}
+    assert report["correct"] == {**twin.bill.as_record(), "skipped_steps": [], "refused_acts": 0}
     assert (
         report["correct"]["steps_redone"] == correct_bill("10_mistake_no_checkpoint").steps_redone
     )
@@ -197,3 +197,23 @@ def test_play_says_the_report_in_chinese() -> None:
     assert "坏在哪里：过期写入被接受" in text
     assert "1 页被写坏（差 44）" in text
     assert "同样的故障，正确做法下：0 页被写坏" in text
+
+
+def test_a_twin_carried_forward_frame_by_frame_is_the_twin_played_afresh() -> None:
+    # the app asks on every frame while time runs: the twin plays only the newest stretch
+    session = sandbox_run(Mode.NO_CHECKPOINT, [Advance(25_000), Kill("acheng")])
+    carried = None
+    for _ in range(40):
+        session.tick(5_000)
+        carried = session_twin(session)
+    assert carried is not None
+    afresh = sandbox_run(Mode.CORRECT, [Advance(25_000), Kill("acheng"), Advance(200_000)])
+    assert carried.bill == bill_of(afresh.snapshot())
+    # an undo takes the twin back with it
+    session.previous_step()
+    undone = session_twin(session)
+    alone = sandbox_run(Mode.CORRECT, [Advance(25_000)])
+    assert undone is not None and undone.bill == bill_of(alone.snapshot())
+    session.close()
+    afresh.close()
+    alone.close()
