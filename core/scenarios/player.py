@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Final, Protocol
 
+from core.engine.config import Mode
 from core.engine.durations import format_clock, format_duration
 from core.engine.errors import BorrowedKeysError
 from core.engine.records import EventRow
@@ -36,6 +37,7 @@ from core.scenarios.glossary import (
     reason_word,
     violations_phrase,
 )
+from core.scenarios.report import Twin, report_record, run_report
 from core.scenarios.sentences import (
     expectation_sentence,
     refused_page_sentence,
@@ -65,6 +67,9 @@ class SimulationLike(Protocol):
 
 
 SimFactory = Callable[[SimSettings], SimulationLike]
+# Plays the same scenario under the correct mode and hands back its bill (the report's
+# correct figures come from a run, never from a table).
+TwinFactory = Callable[[Scenario, str], Twin]
 
 
 def _default_factory(settings: SimSettings) -> SimulationLike:
@@ -324,9 +329,14 @@ def play(
     lang: str = "en",
     make_sim: SimFactory | None = None,
     result: PlayResult | None = None,
+    twin: TwinFactory | None = None,
 ) -> Iterator[Record]:
     """Play every step, yielding records as they happen. ScenarioError if a step cannot run
-    (e.g. a manual call by a worker that holds no lease); its line is the step's `do`."""
+    (e.g. a manual call by a worker that holds no lease); its line is the step's `do`.
+
+    The summary ends with the report of the run (`report`): what broke, the proof and the
+    bill, beside the correct run's, which `twin` plays (without it, the report says the
+    correct run was not played)."""
     result = result if result is not None else PlayResult()
     factory = make_sim or _default_factory
     try:
@@ -403,9 +413,9 @@ def play(
                     "seen": pick(said_found, lang),
                 }
     snap = sim.snapshot()
-    harm = harm_figure(
-        scenario.settings.mode, snap.metrics.wasted_steps, snap.metrics.recovery_time_ms
-    )
+    mode = scenario.settings.mode
+    harm = harm_figure(mode, snap.metrics.wasted_steps, snap.metrics.recovery_time_ms)
+    correct = twin(scenario, lang) if twin is not None and mode is not Mode.CORRECT else None
     yield {
         "type": "summary",
         "t": sim.now_ms / 1000,
@@ -413,6 +423,7 @@ def play(
         "failed": result.failed,
         "violations": {k: v for k, v in sorted(snap.violations.items())},
         "harm": None if harm is None else {"name": str(harm[0]), "value": harm[1]},
+        "report": report_record(run_report(mode, snap, sim.events(0), correct), lang),
     }
     close = getattr(sim, "close", None)
     if callable(close):
@@ -575,6 +586,32 @@ def _question_lines(record: Record, lang: str, asked: str = "ask") -> list[tuple
     return pieces
 
 
+_REPORT_STYLES = {
+    "title": "bold underline",
+    "anomaly": "bold red",
+    "proof": "bold",
+    "line": "",
+    "bill": "bold",
+    "twin": "bold green",
+    "note": "dim",
+}
+
+
+def _report_pieces(report: Record | None, lang: str) -> list[tuple[str, str]]:
+    """The report at the end of the transcript, before the counts: its own sentences."""
+    if not report:
+        return []
+    kinds = list(report.get("kinds") or [])
+    said = list(report.get("said") or [])
+    return [
+        *(
+            (f"{line}\n", _REPORT_STYLES.get(kind, ""))
+            for line, kind in zip(said, kinds, strict=False)
+        ),
+        ("\n", ""),
+    ]
+
+
 def render_line(record: Record, lang: str = "en", *, toml: bool = False) -> list[tuple[str, str]]:
     """One record as (text, rich style) pieces of one or more lines; "\\n" ends a line. A
     check reads as the app's sentence, or (`toml`) in the file's own form."""
@@ -635,6 +672,7 @@ def render_line(record: Record, lang: str = "en", *, toml: bool = False) -> list
         failed = record["failed"]
         return [
             ("\n", ""),
+            *_report_pieces(record.get("report"), lang),
             (f"{labelled('passed', lang)}{record['passed']}", "bold green"),
             ("  ", ""),
             (f"{labelled('failed', lang)}{failed}", "bold red" if failed else "bold"),

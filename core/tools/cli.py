@@ -85,6 +85,7 @@ def cmd_play(args: argparse.Namespace) -> int:
     from core.scenarios import library
     from core.scenarios.format import ScenarioError
     from core.scenarios.player import PlayResult, folded, play
+    from core.scenarios.twin import scenario_twin
     from core.sim.simulation import Simulation
 
     try:
@@ -105,7 +106,9 @@ def cmd_play(args: argparse.Namespace) -> int:
         return sim
 
     try:
-        records = play(scenario, lang=args.lang, make_sim=make_sim, result=result)
+        records = play(
+            scenario, lang=args.lang, make_sim=make_sim, result=result, twin=scenario_twin
+        )
         for record in records if args.json else folded(records, args.lang):
             emit(record)
     except ScenarioError as exc:

@@ -7,6 +7,7 @@ which keys led to each frame, so a test can press them into a fresh app and comp
 """
 
 import asyncio
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -17,8 +18,10 @@ from textual.widgets import TabbedContent
 
 from core.scenarios import glossary
 from core.scenarios.format import Question, Scenario
+from core.scenarios.report import report_lines
 from core.scenarios.sentences import expectation_sentence
 from core.scenarios.session import Session, StepOutcome
+from core.scenarios.twin import session_report
 from core.sim.snapshot import SnapshotPart
 from core.sim.timeline import TimelineView
 from demo.app import BorrowedKeysApp
@@ -52,6 +55,8 @@ class Frame:
     question: Question | None = None
     # belief against truth at this instant, drawn beside the screen from the same data
     timeline: TimelineView | None = None
+    # at the end of the script, the run's report as (line, kind) pairs (core/scenarios/report)
+    report: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -198,7 +203,12 @@ async def record(
             await _settle(app, layouts)
             panel = screen.query_one("#panels", TabbedContent).active
             svg = app.export_screenshot(simplify=True)
-            frames.append(_frame(index, keys, panel, svg, outcome, lang, _timeline(session)))
+            frame = _frame(index, keys, panel, svg, outcome, lang, _timeline(session))
+            if index == len(scenario.steps):
+                # the end of the run: what broke, the proof, the bill beside the correct twin's
+                lines = report_lines(session_report(session), lang)
+                frame = dataclasses.replace(frame, report=tuple(lines))
+            frames.append(frame)
             if progress is not None:
                 progress(lang, index, count)
         app.exit(0)

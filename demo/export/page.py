@@ -383,6 +383,9 @@ def _step_html(
         parts.append(f'<ul class="checks">{"".join(items)}</ul>')
     if k == total:
         parts.append(f'<p class="end">{_e(tr("end_of_script", lang))}</p>')
+    if frame.report:  # the end of the run, as the app's narration says it
+        lines = "".join(f'<p class="{kind}">{_t(line, lang)}</p>' for line, kind in frame.report)
+        parts.append(f'<div class="report">{lines}</div>')
     parts.append("</div></div>")  # .after, .text
     label = _e(word("frame_label", lang, k=k))
     drawn = shared.frame(page_svg(frame.svg, f"{lang}{k}"))
@@ -414,6 +417,11 @@ body { margin: 0; background: var(--bg); color: var(--fg);
 header, footer, nav, main { padding: 0.5rem 1.5rem; }
 h1 { margin: 0.5rem 0 0.25rem; font-size: 1.6rem; }
 .summary { margin: 0 0 0.5rem; color: var(--dim); max-width: 70rem; }
+.report { margin: 0.75rem 0; padding: 0.25rem 0.75rem; border-left: 3px solid var(--q); }
+.report p { margin: 0.1rem 0; } .report .title, .report .bill { font-weight: 700; }
+.report .anomaly { color: var(--bad); font-weight: 700; } .report .twin { color: var(--ok); }
+.report .line { font-family: "Fira Code", monospace; white-space: pre-wrap; }
+.report .note { color: var(--dim); }
 .warning { margin: 0 0 0.5rem; color: #b58900; font-weight: bold; max-width: 70rem; }
 .bar { display: flex; flex-wrap: wrap; gap: 0.5rem; align-items: center; }
 button { font: inherit; color: var(--fg); background: #2a2a2a; border: 1px solid #444;

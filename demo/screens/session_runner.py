@@ -21,6 +21,8 @@ from textual.message import Message
 
 from core.engine.records import EventRow
 from core.scenarios.session import Session
+from core.scenarios.twin import header_harm
+from core.sim.rules import Harm
 from core.sim.snapshot import Snapshot, SnapshotPart
 from demo.widgets.narration import narration_text
 from demo.widgets.status_header import HeaderState
@@ -59,6 +61,8 @@ class Frame:
     # The panel the last step played is about, with which step it was: (generation, step
     # index, tab id); the screen opens it once per step.
     opened: tuple[int, int, str] | None = None
+    # the mode's harm that is not safety against the correct run's (the header's light)
+    harm: tuple[Harm, int, int] | None = None
 
     def header(self, *, speed: float, playing: bool, lang: str) -> HeaderState:
         """What the header shows of this frame, at the screen's speed and play state."""
@@ -74,6 +78,7 @@ class Frame:
             on_their_own=self.on_their_own,
             violations=tuple((k, v) for k, v in sorted(snap.violations.items()) if v),
             lang=lang,
+            harm=self.harm,
         )
 
 
@@ -105,6 +110,7 @@ def read_frame(session: Session, reading: Reading, since: tuple[int, int]) -> Fr
         question_waits=session.question is not None,
         undoes=session.undoes,
         opened=_opened(session, generation),
+        harm=header_harm(session, snap),
     )
 
 

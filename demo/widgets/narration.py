@@ -6,9 +6,11 @@ from textual.widgets import Static
 from core.scenarios import glossary
 from core.scenarios.format import Question
 from core.scenarios.interview import Verdict, answerable
+from core.scenarios.report import report_lines
 from core.scenarios.sentences import expectation_sentence, timing_warnings
 from core.scenarios.session import Mark, Session, StepOutcome
 from core.scenarios.telling import act_sentence, error_sentence, refusal_sentence, run_stopped
+from core.scenarios.twin import session_report
 from core.sim.simulation import ActionResult
 from demo.i18n import acts_words, label, mode_word, tr
 from demo.widgets.cjk_wrap import wrap_text
@@ -114,10 +116,33 @@ def narration_text(
             if k >= n and not session.forked:
                 text.append("\n")
                 text.append(tr("end_of_script", lang), style="dim")
+            if k >= n and not session.dropped_script:
+                # the script played to its end (time may run on after it): the report
+                _report(text, session, lang)
     if message:
         text.append("\n")
         text.append(message, style="red")
     return text
+
+
+# How each line of the end-of-run report is written: what broke in red (a folded panel
+# keeps the first red sentence in sight), the correct run's figures in green.
+_REPORT_STYLES = {
+    "title": "bold",
+    "anomaly": "bold red",
+    "proof": "",
+    "line": "",
+    "bill": "bold",
+    "twin": "bold green",
+    "note": "dim",
+}
+
+
+def _report(text: Text, session: Session, lang: str) -> None:
+    """The end of the run: what broke, the proof, the bill beside the correct run's."""
+    for line, kind in report_lines(session_report(session), lang):
+        text.append("\n")
+        text.append(line, style=_REPORT_STYLES[kind])
 
 
 def step_refusal(outcome: StepOutcome, lang: str) -> str | None:

@@ -7,6 +7,8 @@ from textual.widgets import Static
 
 from core.engine.durations import format_clock
 from core.scenarios.glossary import mode_name, violations_phrase
+from core.scenarios.report import header_words
+from core.sim.rules import Harm
 from demo.i18n import tr
 
 
@@ -22,6 +24,9 @@ class HeaderState:
     on_their_own: bool  # the fork handed the script's workers over to themselves
     violations: tuple[tuple[str, int], ...]
     lang: str
+    # the mode's harm that is not safety, this run's figure and the correct run's, once
+    # this run shows more of it than the correct run does
+    harm: tuple[Harm, int, int] | None = None
 
 
 def speed_text(speed: float) -> str:
@@ -44,6 +49,10 @@ def header_fields(state: HeaderState) -> list[Text]:
         # what broke, in the run's language: "stale write accepted × 1"
         spelled = violations_phrase(dict(state.violations), lang)
         fields.append(Text.assemble((" ● ", "bold white on red"), (f" {spelled}", "bold red")))
+    elif state.harm is not None:
+        # no rule broken, but the mode's harm happened: never a green "safe" over it
+        said = header_words(*state.harm, lang)
+        fields.append(Text.assemble((" ● ", "bold black on yellow"), (f" {said}", "bold yellow")))
     else:
         fields.append(
             Text.assemble((" ● ", "bold white on green"), (f" {tr('safe', lang)}", "bold green"))
