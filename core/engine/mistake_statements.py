@@ -2,8 +2,9 @@
 correct statement, apart from it.
 
 core/engine/statements.py writes each statement as the correct mode runs it (and
-core/engine/lease.sqlite.sql shows it as SQL) and hands the parts a mistake changes to one
-function here, which returns the correct part untouched when the policy keeps the rule.
+core/engine/lease.sqlite.sql shows it as SQL), and core/engine/batch_statements.py its batch
+forms; both hand the parts a mistake changes to one function here, which returns the correct
+part untouched when the policy keeps the rule.
 Each function names the mistake it plants; the modes are core/engine/modes.py.
 """
 
@@ -46,6 +47,12 @@ def renew_gate(policy: Policy, correct: Any) -> Any:
         t.c.owner_id == bindparam("worker_id"),
         t.c.lease_token == bindparam("lease_token"),
     )
+
+
+def whole_lease(policy: Policy, correct: Any, owned: Any) -> Any:
+    """A batch's guard for each lease: the whole lease as issued, or in seed_sql the seed's
+    Heartbeat and Complete as printed (owner and lease token)."""
+    return correct if policy.guards else owned
 
 
 def expired_pick(policy: Policy, correct: Any, judge_now: Any, postgresql: bool) -> Any:
