@@ -11,9 +11,7 @@ where `sleep` is `asyncio.sleep`.
 """
 
 import heapq
-import inspect
 import itertools
-import weakref
 from collections.abc import Callable, Coroutine, Generator
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -61,10 +59,6 @@ class VirtualRuntime:
         self._queue: list[tuple[int, int, int, Process | Callable[[], None]]] = []
         self._order = itertools.count()
         self._current: Process | None = None
-        # A run dropped before its workers took their first step (a Session opened and never
-        # played) leaves coroutines that were never started; closed here, as a close would,
-        # they end quietly instead of each warning that it was never awaited.
-        weakref.finalize(self, _close_unstarted, self._queue)
 
     # -- scheduling -------------------------------------------------------------------------
 
@@ -168,12 +162,6 @@ class VirtualRuntime:
             process.suspended_left = request.ms
             return
         self._schedule(process, self.clock.now_ms() + request.ms)
-
-
-def _close_unstarted(queue: list[tuple[int, int, int, Process | Callable[[], None]]]) -> None:
-    for _, _, _, item in queue:
-        if isinstance(item, Process) and inspect.getcoroutinestate(item.coro) == "CORO_CREATED":
-            item.coro.close()
 
 
 T = TypeVar("T")

@@ -55,3 +55,4 @@ def test_the_lease_passes_on_and_the_late_page_is_fenced() -> None:
 def test_the_m_key_goes_from_the_lock_to_the_lease() -> None:
     session = Session(load_scenario(SCENARIO))
     assert session.mode is Mode.NO_EXPIRY and session.next_mode() is Mode.CORRECT
+    session.close()

@@ -360,6 +360,8 @@ def test_m_toggles_a_mistake_scenario_with_its_correct_twin() -> None:
     assert session.next_mode() is Mode.CLIENT_CLOCK
     sandbox = Session()
     assert sandbox.next_mode() is list(Mode)[1]
+    session.close()
+    sandbox.close()
 
 
 def test_the_twins_the_narration_promises() -> None:
