@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-test
 
-.PHONY: demo test test-min lint typecheck imports pytest bench preview clean
+.PHONY: demo test test-min check lint typecheck imports pytest bench preview clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -19,8 +19,8 @@ demo: $(STAMP)
 	$(BIN)/borrowed-keys $(ARGS)
 
 lint: $(STAMP)
-	$(BIN)/ruff check core demo tests scenarios bench
-	$(BIN)/ruff format --check core demo tests scenarios bench
+	$(BIN)/ruff check core demo tests scenarios bench devtools
+	$(BIN)/ruff format --check core demo tests scenarios bench devtools
 
 typecheck: $(STAMP)
 	$(BIN)/mypy
@@ -34,6 +34,16 @@ pytest: $(STAMP)
 	$(BIN)/pytest -n 2 --dist worksteal -p no:cacheprovider
 
 test: lint typecheck imports pytest
+
+# The loop to run while working (under 90 s on 2 cores): the same ruff, mypy and import-linter,
+# and the tests of the parts below the app (engine, sim, scenarios, search: no Textual, no
+# PostgreSQL server, no real clock), less the `deep` sweeps of every mode's whole world.
+# `make test` runs everything, the app's tests included.
+CHECK_TESTS := tests/engine tests/sim tests/scenarios tests/search tests/test_parts.py tests/test_import_graph.py
+
+check: lint typecheck imports
+	$(BIN)/pytest -n 2 --dist worksteal -p no:cacheprovider $(CHECK_TESTS) \
+		-m "not postgresql and not real_clock and not deep"
 
 # The same tests on the lowest versions pyproject.toml declares, pinned exactly, in a venv
 # of their own (the newest ones are `make test`'s). Run by CI after `make test`. Left to

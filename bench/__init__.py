@@ -15,6 +15,10 @@ Bench = Callable[[Console], None]
 # when the section runs (the explorer's and PostgreSQL's imports alone take seconds).
 SECTIONS: dict[str, tuple[str, str]] = {
     "store": ("the store's cycle against raw sqlite3; one claim against history", "bench.store"),
+    "aiosqlite": (
+        "aiosqlite beside the store's own driver: the cycle, heartbeats due at once",
+        "bench.aiosqlite_cost",
+    ),
     "export": ("the portfolio export of 01_fog, both languages, and its preview", "bench.export"),
     "tui": ("one refresh of the main screen, 12 workers and 200 tasks", "bench.tui"),
     "postgres": (

@@ -36,6 +36,20 @@ MakeStore = Callable[..., LeaseStore]
 TESTS = Path(__file__).resolve().parent
 # Real-clock tests outside real/: a real browser against a real server.
 REAL_CLOCK_MODULES = ("test_serve_browser.py", "test_export_browser.py", "test_hold.py")
+# The sweeps that search every mode's whole small world again, or let hypothesis drive the
+# store for long (`deep`: `make check` leaves them to `make test`, to stay a quick loop; each
+# takes seconds, together half of what the parts below the app cost).
+DEEP_TESTS = frozenset(
+    {
+        "test_explore.py::test_a_refused_call_is_answered_from_memory",
+        "test_explore.py::test_answering_a_refused_call_from_memory_changes_no_result",
+        "test_explore_reduction.py::test_the_reduced_search_finds_every_rule_at_the_full_searchs_length",
+        "test_explore_reduction.py::test_the_choices_taken_as_independent_commute",
+        "test_explore_reduction.py::test_two_jobs_reduce_as_one_does",
+        "test_explore_faults.py::test_faults_left_out_of_the_choices_hide_no_broken_rule",
+        "test_store_stateful.py::TestLeaseStore",
+    }
+)
 
 
 def _uses_postgresql(item: pytest.Item) -> bool:
@@ -54,7 +68,7 @@ def _uses_postgresql(item: pytest.Item) -> bool:
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Mark what needs a PostgreSQL server and what runs on the wall clock (see above), and
     what compares the app's SVG screen with a stored one (`snapshot`: `make test-min` leaves
-    those to `make test`, see the Makefile)."""
+    those to `make test`, see the Makefile), and the `deep` sweeps `make check` leaves out."""
     for item in items:
         if _uses_postgresql(item):
             item.add_marker(pytest.mark.postgresql)
@@ -63,6 +77,9 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.real_clock)
         if "snap_compare" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.snapshot)
+        within = item.nodeid.partition("::")[2].partition("[")[0]
+        if {f"{path.name}::{within}", f"{path.name}::{within.partition('::')[0]}"} & DEEP_TESTS:
+            item.add_marker(pytest.mark.deep)
 
 
 @pytest.fixture(scope="session")

@@ -25,6 +25,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.engine import Dialect
 
+from core.engine import mistake_statements as mistake
 from core.engine.errors import RegisterReason
 from core.engine.models import FENCE_COUNTER
 from core.engine.policies import Policy
@@ -123,8 +124,8 @@ def _build(dialect: Dialect, policy: Policy) -> BatchStatements:
     b = _rows_of("leases", _LEASE_FIELDS, postgresql, ordered=False).subquery("b")
     guard = _lease_guard(policy, now, *(b.c[name] for name in _LEASE_FIELDS))
     renewal: dict[str, Any] = {"last_heartbeat_at": now, "updated_at": now}
-    if policy.expiry:
-        renewal.update(lease_expires_at=now + ttl, renew_deadline=now + deadline)
+    renewal.update(lease_expires_at=now + ttl, renew_deadline=now + deadline)
+    renewal = mistake.renewal(policy, renewal)
     returning = [t.c[name] for name in LEASE_RETURNING]
     renew_many = update(t).where(guard).values(renewal).returning(*returning)
 
@@ -132,19 +133,17 @@ def _build(dialect: Dialect, policy: Policy) -> BatchStatements:
     c = _rows_of("leases", _RESULT_FIELDS, postgresql, ordered=False).subquery("c")
     c_guard = _lease_guard(policy, now, *(c.c[name] for name in _LEASE_FIELDS))
     finish: dict[str, Any] = {"status": TaskStatus.DONE, "result": c.c.result, "updated_at": now}
-    if policy.guards:
-        # As `complete`: a finished task holds no lease, nothing is left to expire.
-        finish.update(lease_expires_at=null(), renew_deadline=null())
+    # As `complete`: a finished task holds no lease, nothing is left to expire.
+    finish.update(lease_expires_at=null(), renew_deadline=null())
+    finish = mistake.finish(policy, finish)
     complete_many = update(t).where(c_guard).values(finish).returning(*returning)
 
     # --- claim_many: up to :n tasks, each with its own lease and fence token ---------------
     # The seed: "若 worker 失联，超时后任务重新出现，下一位可以接手。" Expired leases are
     # rescued first, by the store clock (`claim`'s client_clock mistake is not offered here).
     n = bindparam("n", type_=BigInteger)
-    expired_where = (
-        and_(t.c.status == TaskStatus.RUNNING, t.c.lease_expires_at < now)
-        if policy.guards
-        else t.c.lease_expires_at < now
+    expired_where = mistake.expired_named(
+        policy, and_(t.c.status == TaskStatus.RUNNING, t.c.lease_expires_at < now), now
     )
     expired = (
         select(t.c.task_id, t.c.lease_expires_at.label("k"), t.c.attempt, t.c.max_attempts)
@@ -261,16 +260,14 @@ def _lease_guard(
         t.c.owner_id == worker_id,
         t.c.lease_token == lease_token,
     )
-    if not policy.guards:
-        # seed_sql: the seed's Heartbeat and Complete as printed (owner and lease token).
-        return owned
     # The whole lease as issued, on a running task, still live by the store clock.
-    return and_(
+    whole = and_(
         owned,
         t.c.fence_token == fence_token,
         t.c.status == TaskStatus.RUNNING,
-        t.c.lease_expires_at >= now if policy.expiry else true(),
+        mistake.live(policy, t.c.lease_expires_at >= now),
     )
+    return mistake.whole_lease(policy, whole, owned)
 
 
 def guard_one(policy: Policy, now: Any) -> Any:

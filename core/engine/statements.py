@@ -16,13 +16,11 @@ from sqlalchemy import (
     and_,
     bindparam,
     case,
-    false,
     func,
     null,
     or_,
     select,
     text,
-    true,
     update,
 )
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
@@ -31,6 +29,7 @@ from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.sql import ClauseElement
 from sqlalchemy.sql.functions import FunctionElement
 
+from core.engine import mistake_statements as mistake
 from core.engine.backends import POSTGRESQL_CLOCK_MS
 from core.engine.errors import RegisterReason
 from core.engine.models import (
@@ -278,7 +277,7 @@ class _Common:
         # Times are BIGINT milliseconds. PostgreSQL types each parameter (psycopg renders
         # `::BIGINT`): as INTEGER, `now + ttl` would overflow on the wall clock.
         now = bindparam("now", type_=BigInteger)
-        live = t.c.lease_expires_at >= now if policy.expiry else true()
+        live = mistake.live(policy, t.c.lease_expires_at >= now)
         gate = and_(
             t.c.task_id == bindparam("task_id"),
             t.c.owner_id == bindparam("worker_id"),
@@ -342,8 +341,6 @@ def claim_set(
     """What a claim writes to the task row it takes, `fence` being the new fence token's
     expression: one rule for the single claims and `claim_many`, so they cannot drift."""
     has_attempts = t.c.attempt < t.c.max_attempts
-    # Without expiry (mistake one) a claim writes `running` and an owner, nothing more:
-    # no expiry, no renew deadline, no new lease or fence token (below).
     claim_values: dict[str, Any] = {
         # A CASE branch has no column to take its type from: plain strings (.value).
         "status": case((has_attempts, TaskStatus.RUNNING.value), else_=TaskStatus.DEAD.value),
@@ -355,14 +352,13 @@ def claim_set(
         ),
         "updated_at": now,
     }
-    if policy.expiry:
-        claim_values.update(
-            lease_token=case((has_attempts, t.c.lease_token + 1), else_=t.c.lease_token),
-            lease_expires_at=case((has_attempts, now + ttl), else_=null()),
-            renew_deadline=case((has_attempts, now + deadline), else_=null()),
-        )
-        if policy.fence_tokens:  # none before the fence tag
-            claim_values["fence_token"] = case((has_attempts, fence), else_=t.c.fence_token)
+    lease = {
+        "lease_token": case((has_attempts, t.c.lease_token + 1), else_=t.c.lease_token),
+        "lease_expires_at": case((has_attempts, now + ttl), else_=null()),
+        "renew_deadline": case((has_attempts, now + deadline), else_=null()),
+        "fence_token": case((has_attempts, fence), else_=t.c.fence_token),
+    }
+    claim_values.update(mistake.claim_lease(policy, lease))
     return claim_values
 
 
@@ -371,15 +367,7 @@ def _lease_statements(c: _Common, next_fence: Any) -> dict[str, Stmt]:
     checkpoint's gate, a human's decision, enqueue."""
     t, policy, now, ttl, deadline = tasks, c.policy, c.now, c.ttl, c.deadline
     gate, returning, next_in_queue = c.gate, c.returning, c.next_in_queue
-    # The seed's Heartbeat and Complete: owner and lease token only. No status and no
-    # expiry check, so a heartbeat after expiry renews, and a lease on a finished task
-    # can still be renewed and completed.
-    seed_gate = and_(
-        t.c.task_id == bindparam("task_id"),
-        t.c.owner_id == bindparam("worker_id"),
-        t.c.lease_token == bindparam("lease_token"),
-    )
-    renew_gate = gate if policy.guards else seed_gate
+    renew_gate = mistake.renew_gate(policy, gate)
 
     # --- claim: one conditional UPDATE ... RETURNING --------------------------------
     # `judge_now` is the store clock, except in client_clock mode (mistake five).
@@ -405,30 +393,13 @@ def _lease_statements(c: _Common, next_fence: Any) -> dict[str, Stmt]:
         queued_pick = queued_pick.with_for_update(skip_locked=True)
     # The seed's Claim has no status guard on its expiry half and would re-claim a
     # finished task; both halves here are guarded, and each probes a partial index.
-    if not policy.guards:
-        # seed_sql: the seed's guard as printed, so a done task whose expiry was never
-        # cleared becomes claimable once that expiry passes.
-        expired_pick = (
-            select(t.c.task_id)
-            .where(t.c.lease_expires_at < judge_now)
-            .order_by(t.c.lease_expires_at, t.c.task_id)
-            .limit(1)
-        )
-        if c.postgresql:
-            expired_pick = expired_pick.with_for_update(skip_locked=True)
-    pick = (
-        func.coalesce(expired_pick.scalar_subquery(), queued_pick.scalar_subquery())
-        if policy.expiry
-        else queued_pick.scalar_subquery()
-    )
-    expired_named = (
-        and_(t.c.status == TaskStatus.RUNNING, t.c.lease_expires_at < judge_now)
-        if policy.guards
-        else t.c.lease_expires_at < judge_now
+    expired_pick = mistake.expired_pick(policy, expired_pick, judge_now, c.postgresql)
+    pick = mistake.claim_pick(policy, expired_pick, queued_pick)
+    expired_named = mistake.expired_named(
+        policy, and_(t.c.status == TaskStatus.RUNNING, t.c.lease_expires_at < judge_now), judge_now
     )
     claimable_named = or_(
-        t.c.status == TaskStatus.QUEUED,
-        expired_named if policy.expiry else false(),
+        t.c.status == TaskStatus.QUEUED, mistake.claimable_expired(policy, expired_named)
     )
     claim_values = claim_set(t, policy, now, ttl, deadline, next_fence)
     out: dict[str, Stmt] = {}
@@ -444,14 +415,14 @@ def _lease_statements(c: _Common, next_fence: Any) -> dict[str, Stmt]:
 
     # --- heartbeat, complete, fail, park, checkpoint gate --------------------------
     renewal: dict[str, Any] = {"last_heartbeat_at": now, "updated_at": now}
-    if policy.expiry:
-        renewal.update(lease_expires_at=now + ttl, renew_deadline=now + deadline)
+    renewal.update(lease_expires_at=now + ttl, renew_deadline=now + deadline)
+    renewal = mistake.renewal(policy, renewal)
     out["heartbeat"] = c.sql(update(t).where(renew_gate).values(renewal).returning(*returning))
     finish: dict[str, Any] = {"status": TaskStatus.DONE, "result": bindparam("result")}
     finish["updated_at"] = now
-    if policy.guards:
-        # A finished task holds no lease: nothing is left to expire and be claimed.
-        finish.update(lease_expires_at=null(), renew_deadline=null())
+    # A finished task holds no lease: nothing is left to expire and be claimed.
+    finish.update(lease_expires_at=null(), renew_deadline=null())
+    finish = mistake.finish(policy, finish)
     out["complete"] = c.sql(update(t).where(renew_gate).values(finish).returning(*returning))
     retry_left = and_(bindparam("retry", type_=Integer) == 1, t.c.attempt < t.c.max_attempts)
     out["fail"] = c.sql(
@@ -605,15 +576,15 @@ def _ledger_statements(c: _Common) -> dict[str, Stmt]:
         bindparam("task_id"),
         c.now,
     )
-    if c.policy.fencing:
-        # FOR SHARE (PostgreSQL; SQLite's write lock already covers it): a claim cannot
-        # move the task to a newer fence between this check and the commit.
-        ins = c.insert(lg).from_select(
+    # FOR SHARE (PostgreSQL; SQLite's write lock already covers it): a claim cannot
+    # move the task to a newer fence between this check and the commit.
+    ins = mistake.ledger_page(
+        c.policy,
+        fenced=c.insert(lg).from_select(
             page_cols, select(*page).where(c.gate).with_for_update(read=True)
-        )
-    else:
-        # No fencing (mistake three): the ledger takes any write (照单全收).
-        ins = c.insert(lg).values(dict(zip(page_cols, page, strict=True)))
+        ),
+        unfenced=c.insert(lg).values(dict(zip(page_cols, page, strict=True))),
+    )
     return {
         "ledger_write": c.sql(
             ins.on_conflict_do_update(
@@ -625,7 +596,9 @@ def _ledger_statements(c: _Common) -> dict[str, Stmt]:
                     "task_id": ins.excluded.task_id,
                     "updated_at": ins.excluded.updated_at,
                 },
-                where=(lg.c.fence_token <= ins.excluded.fence_token) if c.policy.fencing else None,
+                where=mistake.ledger_overwrite(
+                    c.policy, lg.c.fence_token <= ins.excluded.fence_token
+                ),
             ).returning(lg.c.key)
         ),
         "ledger_token": c.sql(select(lg.c.fence_token).where(lg.c.key == bindparam("key"))),
@@ -645,13 +618,14 @@ def _effect_statements(c: _Common) -> dict[str, Stmt]:
         applied_at=c.now,
         applied_count=1,
     )
-    if c.policy.idempotency:
-        effect_stmt = eins.on_conflict_do_nothing(index_elements=[ef.c.idempotency_key])
-    else:
-        effect_stmt = eins.on_conflict_do_update(
+    effect_stmt = mistake.effect_on_repeat(
+        c.policy,
+        once=eins.on_conflict_do_nothing(index_elements=[ef.c.idempotency_key]),
+        again=eins.on_conflict_do_update(
             index_elements=[ef.c.idempotency_key],
             set_={"applied_count": ef.c.applied_count + 1, "applied_at": c.now},
-        )
+        ),
+    )
     return {
         "effect_apply": c.sql(effect_stmt.returning(ef.c.applied_count)),
         "effect_result": c.sql(select(ef.c.result).where(ef.c.idempotency_key == bindparam("key"))),

@@ -7,12 +7,12 @@ module only reads the options, reports as it runs and prints the summary.
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from core.engine.durations import format_duration
 from core.engine.modes import Mode
-from core.tools.options import Parser, out_dir_problem, out_of_range
+from core.tools.options import out_dir_problem, out_of_range, run_one_command
 
 if TYPE_CHECKING:
     from core.search.fuzz.generate import RunResult
@@ -224,12 +224,7 @@ def _table(summary: dict[str, Any], report: ChaosReport) -> Any:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = Parser(prog="borrowed-keys")
-    sub = parser.add_subparsers(dest="command", required=True)
-    add_parser(sub)
-    args = parser.parse_args(argv)
-    handler: Callable[[Any], int] = args.handler
-    return handler(args)
+    return run_one_command(add_parser, argv)
 
 
 if __name__ == "__main__":

@@ -153,27 +153,6 @@ def cmd_list(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _split_top(text: str, sep: str) -> list[str]:
-    """Split on `sep` where no parenthesis is open (a SET list holds CASE (...) values)."""
-    parts, depth, start, i = [], 0, 0, 0
-    while i < len(text):
-        ch = text[i]
-        depth += (ch == "(") - (ch == ")")
-        if depth == 0 and text.startswith(sep, i):
-            parts.append(text[start:i])
-            start = i = i + len(sep)
-            continue
-        i += 1
-    parts.append(text[start:])
-    return parts
-
-
-def _partition_top(text: str, sep: str) -> tuple[str, str, str]:
-    """str.partition at the first `sep` outside parentheses (a subquery has its own WHERE)."""
-    parts = _split_top(text, sep)
-    return (parts[0], sep, sep.join(parts[1:])) if len(parts) > 1 else (text, "", "")
-
-
 # What this store's statements hold that the seed's do not, and why: `sql` says it line by
 # line under each statement, so "exactly as printed" never hides an addition.
 SQL_ADDITIONS: tuple[tuple[str, tuple[str, str]], ...] = (
@@ -258,26 +237,9 @@ def sql_additions(ours: str, seed: str, lang: str = "en") -> list[str]:
     ]
 
 
-def _pretty_sql(sql: str) -> str:
-    """One compiled statement laid out like the seed's: SET and WHERE one item a line."""
-    # One table: its name on every column only hides the conditions being compared.
-    flat = " ".join(sql.split()).replace("agent_tasks.", "")
-    head, _, rest = flat.partition(" SET ")
-    values, _, tail = _partition_top(rest, " WHERE ")
-    where, _, returning = _partition_top(tail, " RETURNING ")
-    lines = [head, "SET"]
-    lines += [f"  {item}," for item in _split_top(values, ", ")]
-    lines[-1] = lines[-1].rstrip(",")
-    conditions = _split_top(where, " AND ")
-    lines.append(f"WHERE {conditions[0]}")
-    lines += [f"  AND {c}" for c in conditions[1:]]
-    if returning:
-        lines.append(f"RETURNING {returning}")
-    return "\n".join(lines) + ";"
-
-
 def cmd_sql(args: argparse.Namespace) -> int:
     from core.engine.backends.sqlite import dialect
+    from core.engine.lease_sql import pretty_update
     from core.engine.policies import SEED_STATEMENTS, policy_for
     from core.engine.statements import statements_for
     from core.scenarios.glossary import pick
@@ -290,7 +252,7 @@ def cmd_sql(args: argparse.Namespace) -> int:
         print(pick(SQL_HEADINGS["seed"], lang).format(name=name))
         print(seed_text)
         print(pick(SQL_HEADINGS["ours"], lang).format(name=name, mode=mode.value))
-        print(_pretty_sql(compiled[name].sql))
+        print(pretty_update(compiled[name].sql))
         added = sql_additions(compiled[name].sql, seed_text, lang)
         if added:
             print(pick(SQL_HEADINGS["adds"], lang).format(name=name))

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from core.engine.modes import Mode
 from core.search.explore import DEFAULT_DEPTH
-from core.tools.options import Parser, out_dir_problem, out_of_range
+from core.tools.options import out_dir_problem, out_of_range, run_one_command
 
 if TYPE_CHECKING:
     from core.search.explore.bfs import ExploreParams, ExploreReport, Level
@@ -225,12 +225,7 @@ def _print(console: Any, report: ExploreReport) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = Parser(prog="borrowed-keys")
-    sub = parser.add_subparsers(dest="command", required=True)
-    add_parser(sub)
-    args = parser.parse_args(argv)
-    handler: Callable[[Any], int] = args.handler
-    return handler(args)
+    return run_one_command(add_parser, argv)
 
 
 if __name__ == "__main__":

@@ -4,9 +4,9 @@ and the parser every command uses."""
 import argparse
 import os
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 EXIT_BAD_OPTIONS = 2
 
@@ -30,6 +30,17 @@ class Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         _say(self.prog, message)
+
+
+def run_one_command(add_parser: Callable[[Any], None], argv: Sequence[str] | None = None) -> int:
+    """Run one command's module on its own (`python -m core.tools.explore_cli explore ...`):
+    the same parser as `borrowed-keys`, with that command alone registered."""
+    parser = Parser(prog="borrowed-keys")
+    sub = parser.add_subparsers(dest="command", required=True)
+    add_parser(sub)
+    args = parser.parse_args(argv)
+    handler: Callable[[argparse.Namespace], int] = args.handler
+    return handler(args)
 
 
 def _say(prog: str, message: str) -> NoReturn:

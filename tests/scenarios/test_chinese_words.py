@@ -209,12 +209,6 @@ def test_no_scenario_leaves_an_english_code_unglossed_in_chinese(path: Path) -> 
     assert found == []
 
 
-def test_the_chinese_help_page_as_shown_leaves_no_code_unglossed() -> None:
-    from demo.screens.help import help_renderable
-
-    assert unglossed(help_renderable("zh", 100).plain) == []
-
-
 def test_the_check_finds_a_planted_unglossed_code(tmp_path: Path) -> None:
     assert unglossed("账房拒收（fenced）。") == ["fenced"]
     assert unglossed("心跳被拒：已经有了更新的租约（superseded）") == ["superseded"]
@@ -248,13 +242,3 @@ def test_ledger_pages_read_in_chinese_in_a_chinese_run() -> None:
     )
     assert ledger_value("page 1: north bank, 120 dan", "zh") == "第 1 页：北岸 120 石"
     assert ledger_value(page, "en") == page
-
-
-@pytest.mark.parametrize("width", [9, 11, 15])
-def test_the_help_never_breaks_a_number_from_its_unit(width: int) -> None:
-    from demo.screens.help import wrap
-
-    for line in wrap("租期 60 秒，worker 每 20 秒发一次 heartbeat，共 3 步、12 页。", width):
-        assert not line.startswith(("秒", "步", "页")) and not line.rstrip().endswith(
-            ("60", "20", " 3", "12")
-        ), line

@@ -13,7 +13,7 @@ from pathlib import Path
 from core.engine.config import Mode
 from core.engine.durations import format_clock, format_duration
 from core.engine.records import EventRow, TaskRow
-from core.engine.vocabulary import EventKind
+from core.engine.vocabulary import EventKind, TaskStatus
 from core.scenarios.format import Expectation, Step, Subject, parse_scenario
 from core.scenarios.glossary import (
     Word,
@@ -356,7 +356,7 @@ def _why(rule: str, steps: Sequence[_Done], lang: str) -> str:
             )
         case ViolationKind.PAGE_WITHOUT_LIVE_LEASE:
             end = row.lease_expires_at
-            if row.status != "running":
+            if row.status != TaskStatus.RUNNING:
                 return (
                     f"{task} is {status}, so no lease is live, yet the page was taken"
                     if en
