@@ -15,12 +15,16 @@ from dataclasses import dataclass
 
 from core.engine.durations import format_duration
 from core.engine.errors import ConfigError
+from core.engine.ids import check_whole
 from core.engine.modes import Mode
 
 __all__ = ["LONG_LEASE_TTL_MS", "LeaseConfig", "Mode", "TimingWarning"]
 
 
 LONG_LEASE_TTL_MS = 3_600_000
+# The longest timing a config takes: a year. An expiry is `now + ttl` in a BIGINT column,
+# and a ttl of 10**30 ms would overflow the driver at the first claim.
+MAX_TIMING_MS = 366 * 24 * 3600 * 1000
 
 
 class TimingWarning(UserWarning):
@@ -35,6 +39,14 @@ class LeaseConfig:
     heartbeat_every_ms: int | None = None
     renew_deadline_ms: int | None = None
     poll_every_ms: int = 5_000
+
+    def __post_init__(self) -> None:
+        # Whole milliseconds within a year, refused as they are given (a "5s" or a float
+        # would be taken until the first claim); their order is `validated`'s to judge.
+        for name in ("ttl_ms", "heartbeat_every_ms", "renew_deadline_ms", "poll_every_ms"):
+            value = getattr(self, name)
+            if value is not None or name in ("ttl_ms", "poll_every_ms"):
+                check_whole(value, name, -MAX_TIMING_MS, MAX_TIMING_MS)
 
     @property
     def heartbeat_ms(self) -> int:
