@@ -14,8 +14,7 @@ import warnings
 from dataclasses import dataclass
 
 from core.engine.durations import format_duration
-from core.engine.errors import ConfigError
-from core.engine.ids import check_whole
+from core.engine.errors import ConfigError, InvalidArgument
 from core.engine.modes import Mode
 
 __all__ = ["LONG_LEASE_TTL_MS", "LeaseConfig", "Mode", "TimingWarning"]
@@ -45,8 +44,17 @@ class LeaseConfig:
         # would be taken until the first claim); their order is `validated`'s to judge.
         for name in ("ttl_ms", "heartbeat_every_ms", "renew_deadline_ms", "poll_every_ms"):
             value = getattr(self, name)
-            if value is not None or name in ("ttl_ms", "poll_every_ms"):
-                check_whole(value, name, -MAX_TIMING_MS, MAX_TIMING_MS)
+            if value is None and name not in ("ttl_ms", "poll_every_ms"):
+                continue
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise InvalidArgument(
+                    f"{name} must be a whole number of milliseconds, got "
+                    f"{type(value).__name__} {ascii(value)[:40]}"
+                )
+            if abs(value) > MAX_TIMING_MS:
+                raise InvalidArgument(
+                    f"{name} must be between {-MAX_TIMING_MS} and {MAX_TIMING_MS} ms (a year)"
+                )
 
     @property
     def heartbeat_ms(self) -> int:

@@ -82,7 +82,10 @@ def _clock_behind(now: int, newest: int) -> ClockBehind:
         f"behind an instant already written to the store ({at(newest)}); on SQLite each "
         f"process's own clock judges leases, so a process whose clock disagrees cannot be "
         f"judged safely (one machine, one clock: use PostgreSQL, whose server clock judges, "
-        f"across machines)"
+        f"across machines). The store stays so until {at(newest)} by this clock; once the "
+        f"process whose clock is ahead has stopped, `borrowed-keys store repair-clock --db "
+        f"FILE` brings it back now",
+        until=at(newest),
     )
 
 

@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from core.engine.modes import Mode
-from core.tools import chaos_cli, explore_cli
+from core.tools import chaos_cli, explore_cli, store_cli
 from core.tools.database_option import add_db_option
 from core.tools.options import Parser
 from core.tools.worker_options import add_worker_parsers
@@ -376,6 +376,7 @@ COMMANDS: tuple[Register, ...] = (
     chaos_cli.add_parser,
     explore_cli.add_parser,
     add_worker,
+    store_cli.add_parser,
 )
 
 

@@ -117,7 +117,10 @@ _Store: Any = LeaseStore
 @pytest.mark.parametrize(
     ("make", "said"),
     [
-        (lambda: _Config(ttl_ms="5s"), "ttl_ms must be a whole number, got str '5s'"),
+        (
+            lambda: _Config(ttl_ms="5s"),
+            "ttl_ms must be a whole number of milliseconds, got str '5s'",
+        ),
         (lambda: _Config(ttl_ms=10**30), "ttl_ms must be between"),
         (lambda: _Config(heartbeat_every_ms=1.5), "heartbeat_every_ms must be a whole"),
         (lambda: _Config(poll_every_ms=None), "poll_every_ms must be a whole number"),
