@@ -30,6 +30,10 @@ SECTIONS: dict[str, tuple[str, str]] = {
     "sim": ("an hour of virtual time; one manual call through the simulation", "bench.sim"),
     "fleet": ("one frame of the fleet screen with 4 to 24 real workers", "bench.fleet"),
     "chaos": ("random fault schedules: correct mode clean, each mistake exposed", "bench.chaos"),
+    "soak": (
+        "memory over a long session: the app and the fleet app at their fastest",
+        "bench.soak",
+    ),
     "startup": (
         "each command and the app's first frame beside a bare interpreter",
         "bench.startup",
