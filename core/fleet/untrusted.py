@@ -107,30 +107,6 @@ def _check_value(value: Any, depth: int) -> None:
             _check_value(item, depth + 1)
 
 
-def _depth_bounded(raw: bytes) -> None:
-    """Refuse deep nesting before the parser recurses into it (a count of brackets outside
-    strings; the parser would otherwise raise RecursionError far past any saved line)."""
-    depth = 0
-    in_string = False
-    escaped = False
-    for byte in raw:
-        if in_string:
-            if escaped:
-                escaped = False
-            elif byte == 0x5C:  # backslash
-                escaped = True
-            elif byte == 0x22:
-                in_string = False
-        elif byte == 0x22:
-            in_string = True
-        elif byte in (0x5B, 0x7B):
-            depth += 1
-            if depth > MAX_DEPTH:
-                raise Unreadable(f"is nested more than {MAX_DEPTH} levels deep")
-        elif byte in (0x5D, 0x7D):
-            depth -= 1
-
-
 def json_lines(data: bytes) -> Iterator[tuple[int, dict[str, Any]]]:
     """(line number, object) for each non-blank line; Unreadable (with its number in
     `args[1]`) for the first that is not a bounded JSON object of finite, printable values."""
@@ -142,12 +118,13 @@ def json_lines(data: bytes) -> Iterator[tuple[int, dict[str, Any]]]:
                 raise Unreadable(
                     f"is {len(raw)} bytes long (a saved line is at most {MAX_LINE_BYTES})"
                 )
-            _depth_bounded(raw)
             try:
                 text = raw.decode("utf-8")
             except UnicodeDecodeError:
                 raise Unreadable("is not UTF-8 text") from None
             try:
+                # the parser's own depth guard ends deep nesting as a RecursionError, at
+                # once; `_check_value` then holds what parsed to MAX_DEPTH
                 line = json.loads(text, parse_constant=_refuse_constant, parse_float=_finite)
             except RecursionError:
                 raise Unreadable(f"is nested more than {MAX_DEPTH} levels deep") from None

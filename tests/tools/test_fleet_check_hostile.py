@@ -87,6 +87,7 @@ def test_a_bad_value_in_an_event_is_one_line_with_its_line(
     ("raw", "said"),
     [
         ("[" * 100_000, r":1: .*nested more than 16 levels"),
+        ('{"a": ' * 20 + "1" + "}" * 20, r":1: .*nested more than 16 levels"),
         ('{"seq": 1, "at": 1e400}', r":1: .*too large to be one"),
         ('{"seq": 1, "at": NaN}', r":1: .*NaN, which is not a number"),
         ("\xff\xfe", r":1: .*not JSON|:1: .*UTF-8"),
