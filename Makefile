@@ -68,7 +68,8 @@ test-min: $(MIN_STAMP)
 
 # The bench extra adds pgqueuer and procrastinate, which the PostgreSQL section measures
 # against. `make bench ARGS=--quick` runs the smaller points, `make bench ARGS="tui sim"` those
-# sections only. Every run writes its figures to bench/results/ and then regenerates
+# sections only; `soak` alone takes 40 minutes (20 for the app, 20 for the fleet app), and
+# `make bench ARGS="soak --quick"` two each. Every run writes its figures to bench/results/ and then regenerates
 # docs/figures.md from the newest result of each figure.
 $(VENV)/.installed-bench: $(STAMP)
 	$(BIN)/python -m pip install -q -e '.[test,bench]'

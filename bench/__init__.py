@@ -38,6 +38,10 @@ SECTIONS: dict[str, tuple[str, str]] = {
         "the lease library's overhead per call; tasks/s of the tools, approval, browser work",
         "bench.agents",
     ),
+    "soak": (
+        "memory over a long session: the app and the fleet app at their fastest",
+        "bench.soak",
+    ),
     "startup": (
         "each command and the app's first frame beside a bare interpreter",
         "bench.startup",

@@ -238,8 +238,8 @@ CONTROLS: tuple[Control, ...] = (
         button=1,
         help=HelpLine(
             "p  ←  PgUp",
-            "previous step (sandbox and after a fork: undo the last act)",
-            "上一步（沙盒里和分叉之后：撤销上一个动作）",
+            "previous step (sandbox and after a fork: undo the last act, 100 in a row at most)",
+            "上一步（沙盒里和分叉之后：撤销上一个动作，最多连续 100 个）",
         ),
     ),
     Control(

@@ -568,6 +568,10 @@ WORDS.update(
         "tl_op_claim": ("claim", "领取"),
         "undone": ("Undone: {act} (and the time after it)", "已撤销：{act}（以及之后流逝的时间）"),
         "nothing_to_undo": ("Nothing to undo yet", "还没有可撤销的动作"),
+        "undo_limit": (
+            "Undo goes back at most {n} acts in a row: y brings them back",
+            "最多连续撤销 {n} 个动作：按 y 可以找回来",
+        ),
         "discard_question": (
             "{what}: {n} recorded act(s) were not saved and will be lost.\n"
             "Save first with s. Go on anyway?",

@@ -367,16 +367,37 @@ class AppServer(Server):
         return websocket
 
 
+# The page sends a keystroke, a paste or a size: a paste of a long text is the largest.
+MAX_MESSAGE_CHARS = 1_000_000
+
+
+def read_message(text: object) -> tuple[object, object] | None:
+    """(kind, data) of a message the page sends, or None for anything else: not text, too
+    long, not JSON (a hundred thousand `[` exhaust the parser's stack: RecursionError), not
+    a list with a kind first."""
+    if not isinstance(text, str) or len(text) > MAX_MESSAGE_CHARS:
+        return None
+    try:
+        kind, *rest = json.loads(text)
+    except (ValueError, TypeError, RecursionError):
+        return None
+    return kind, (rest[0] if rest else None)
+
+
 async def relay(websocket: web.WebSocketResponse, service: AppService) -> None:
-    """Pass what the browser sends to its app until the connection ends."""
+    """Pass what the browser sends to its app until the connection ends; a message it
+    cannot read is dropped with one line in the log, and the session goes on."""
     async for message in websocket:
         if message.type != WSMsgType.TEXT:
             continue
-        try:
-            kind, *rest = json.loads(message.data)
-        except (ValueError, TypeError):
-            continue  # not a message the page sends: ignored, like any other
-        data = rest[0] if rest else None
+        read = read_message(message.data)
+        if read is None:
+            size = len(message.data) if isinstance(message.data, str) else 0
+            logging.getLogger(PROG).warning(
+                "dropped a websocket message it cannot read (%d characters)", size
+            )
+            continue
+        kind, data = read
         if kind == "stdin" and isinstance(data, str):
             await service.send_bytes(data.encode("utf-8", "replace"))
         elif kind == "resize" and isinstance(data, dict):

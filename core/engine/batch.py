@@ -21,8 +21,14 @@ from typing import Any, Protocol
 from core.engine.batch_statements import LOGGED_CLAIM_MAX, BatchStatements
 from core.engine.batch_statements import batch_statements_for as batch_statements_for
 from core.engine.config import LeaseConfig
-from core.engine.errors import InvalidPayload, LeaseRejected, RegisterReason, RejectReason
-from core.engine.ids import check_id
+from core.engine.errors import (
+    InvalidArgument,
+    InvalidPayload,
+    LeaseRejected,
+    RegisterReason,
+    RejectReason,
+)
+from core.engine.ids import MAX_BATCH, check_id, check_whole
 from core.engine.policies import Policy
 from core.engine.records import EventRow, Lease, check_lease, dump_json, stored_json
 from core.engine.statements import LeaseReturned, TaskState
@@ -266,6 +272,18 @@ def renew_logged(
     return renewed
 
 
+def _batch(values: object, what: str) -> list[Any]:
+    """A list or tuple of at most MAX_BATCH values (a string, a generator or None is not
+    a batch: one would be taken a character at a time, one would be used up by a look)."""
+    if not isinstance(values, (list, tuple)):
+        raise InvalidArgument(f"{what} must be a list of leases, got {type(values).__name__}")
+    if len(values) > MAX_BATCH:
+        raise InvalidArgument(
+            f"{what} holds {len(values)}, more than a batch (at most {MAX_BATCH})"
+        )
+    return list(values)
+
+
 def _checked(leases: Sequence[Lease], operation: str) -> list[Lease]:
     """The batch's leases, refused whole if one is not a lease or a task comes twice."""
     out = list(leases)
@@ -302,7 +320,7 @@ class BatchOperations:
         (`LeaseMismatch`, `UnknownTask`) is a caller's bug, as for `heartbeat`: it is
         raised and nothing of the batch is written.
         """
-        for i, lease in enumerate(leases):
+        for i, lease in enumerate(_batch(leases, "leases")):
             check_lease(lease, f"leases[{i}]")
         leases = _checked(leases, "heartbeat_many")
         if not leases:
@@ -379,11 +397,12 @@ class BatchOperations:
         says why not, each refusal its own `complete_rejected` event. A lease never issued
         is raised, as by `heartbeat_many`, and nothing of the batch is written.
         """
-        for i, lease in enumerate(leases):
+        for i, lease in enumerate(_batch(leases, "leases")):
             check_lease(lease, f"leases[{i}]")
         leases = _checked(leases, "complete_many")
         if results is None:
             results = [None] * len(leases)
+        results = _batch(results, "results")
         if len(results) != len(leases):
             raise InvalidPayload(f"{len(leases)} leases but {len(results)} results")
         texts = [_json_or_refuse(r) for r in results]
@@ -439,8 +458,7 @@ class BatchOperations:
         dead-lettered on the way, as by `claim`, and the claim takes the next one.
         """
         check_id(worker_id, "worker id")  # as `claim`: one line of printable text
-        if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-            raise InvalidPayload(f"claim_many takes at least 1 task, got {n!r}")
+        check_whole(n, "n", 1, MAX_BATCH)
 
         def body(txn: Any) -> list[Lease]:
             params = {

@@ -14,13 +14,16 @@ import warnings
 from dataclasses import dataclass
 
 from core.engine.durations import format_duration
-from core.engine.errors import ConfigError
+from core.engine.errors import ConfigError, InvalidArgument
 from core.engine.modes import Mode
 
 __all__ = ["LONG_LEASE_TTL_MS", "LeaseConfig", "Mode", "TimingWarning"]
 
 
 LONG_LEASE_TTL_MS = 3_600_000
+# The longest timing a config takes: a year. An expiry is `now + ttl` in a BIGINT column,
+# and a ttl of 10**30 ms would overflow the driver at the first claim.
+MAX_TIMING_MS = 366 * 24 * 3600 * 1000
 
 
 class TimingWarning(UserWarning):
@@ -35,6 +38,23 @@ class LeaseConfig:
     heartbeat_every_ms: int | None = None
     renew_deadline_ms: int | None = None
     poll_every_ms: int = 5_000
+
+    def __post_init__(self) -> None:
+        # Whole milliseconds within a year, refused as they are given (a "5s" or a float
+        # would be taken until the first claim); their order is `validated`'s to judge.
+        for name in ("ttl_ms", "heartbeat_every_ms", "renew_deadline_ms", "poll_every_ms"):
+            value = getattr(self, name)
+            if value is None and name not in ("ttl_ms", "poll_every_ms"):
+                continue
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise InvalidArgument(
+                    f"{name} must be a whole number of milliseconds, got "
+                    f"{type(value).__name__} {ascii(value)[:40]}"
+                )
+            if abs(value) > MAX_TIMING_MS:
+                raise InvalidArgument(
+                    f"{name} must be between {-MAX_TIMING_MS} and {MAX_TIMING_MS} ms (a year)"
+                )
 
     @property
     def heartbeat_ms(self) -> int:

@@ -3,7 +3,9 @@
 import re
 
 _UNITS_MS = {"ms": 1, "s": 1_000, "m": 60_000, "h": 3_600_000}
-_PATTERN = re.compile(r"^\s*(-?\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$")
+# ASCII digits and spaces only: `\d` alone also takes "１０" (full-width) and "١٠"
+# (Arabic-Indic), which `float` reads as 10, so a file would say one thing and play another.
+_PATTERN = re.compile(r"^\s*(-?[0-9]+(?:\.[0-9]+)?)\s*(ms|s|m|h)?\s*$", re.ASCII)
 
 
 class DurationError(ValueError):

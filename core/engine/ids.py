@@ -17,6 +17,11 @@ MAX_ID_LENGTH: Final = 200
 # Whole numbers the store keeps fit a BIGINT with room to spare; a step is a count of steps.
 MAX_STEP: Final = 2**53
 MAX_ATTEMPTS: Final = 1_000_000
+# Tokens, counts and instants (ms) fit a signed BIGINT; a token past 2**53 is no token the
+# store issued, and a JavaScript reader of an export would round it.
+MAX_TOKEN: Final = 2**53
+# How many tasks one batch call takes at most: one transaction, one statement.
+MAX_BATCH: Final = 10_000
 
 
 _LINE_BREAKS: Final = "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"
@@ -103,12 +108,17 @@ def shown_text_problem(value: str) -> str | None:
     return f"must hold no control characters; it holds {_describe(bad)}"
 
 
+MAX_TEXT_LENGTH: Final = 1_000_000
+
+
 def check_text(value: object, what: str) -> str:
-    """`value` if it is text both backends store alike (any length, line breaks allowed);
-    InvalidId if it is not text, holds a NUL (PostgreSQL refuses it, SQLite keeps it) or
-    a lone surrogate (no database can encode it)."""
+    """`value` if it is text both backends store alike (line breaks allowed, at most
+    MAX_TEXT_LENGTH characters); InvalidId if it is not text, holds a NUL (PostgreSQL
+    refuses it, SQLite keeps it) or a lone surrogate (no database can encode it)."""
     if not isinstance(value, str):
         raise InvalidId(f"{what} must be text, got {type(value).__name__}")
+    if len(value) > MAX_TEXT_LENGTH:
+        raise InvalidId(f"{what} is too long: {len(value)} characters (at most {MAX_TEXT_LENGTH})")
     bad = next((ch for ch in value if ch == "\x00" or "\ud800" <= ch <= "\udfff"), None)
     if bad is not None:
         raise InvalidId(f"{what} holds {_describe(bad)}")

@@ -7,6 +7,7 @@ from typing import Any
 
 from core.engine.drivers import Driver
 from core.engine.errors import UnknownTask
+from core.engine.ids import MAX_TOKEN, check_id, check_whole
 from core.engine.records import CheckpointRow, EffectRow, EventRow, LedgerRow, TaskRow
 from core.engine.statements import Statements
 
@@ -22,6 +23,7 @@ class StoreReads:
 
     async def task(self, task_id: str) -> TaskRow:
         """One task's row; UnknownTask if there is none."""
+        check_id(task_id, "task id")
 
         def body(conn: Any) -> TaskRow:
             rows = self.sql.task_one.run(conn, {"task_id": task_id})
@@ -95,6 +97,7 @@ class StoreReads:
 
     async def events(self, since_seq: int = 0) -> list[EventRow]:
         """Events after since_seq, in order."""
+        check_whole(since_seq, "since_seq", 0, MAX_TOKEN)
 
         def body(conn: Any) -> list[EventRow]:
             return [

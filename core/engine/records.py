@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from core.engine.errors import InvalidArgument, InvalidPayload
+from core.engine.ids import MAX_TOKEN, check_id, check_whole
 
 # Built once: building an encoder per call was a visible share of an event row's cost.
 # NaN and Infinity are refused, since they are not JSON and another reader would choke.
@@ -42,6 +43,11 @@ def detail_json(detail: dict[str, Any]) -> str:
     return _detail_text(tuple(detail.items()), types)
 
 
+# A payload, a state, a result or a page is a worker's notes, not its data: a value past a
+# megabyte would be copied into every read of its table, every frame of a screen.
+MAX_STORED_CHARS = 1_000_000
+
+
 def stored_json(value: Any, what: str) -> str:
     """`dump_json` of a caller's value (a payload, a state, a result), or InvalidPayload in
     one line for what no database would take: not JSON, nested too deep, not UTF-8 text."""
@@ -55,6 +61,11 @@ def stored_json(value: Any, what: str) -> str:
         raise InvalidPayload(f"{what} is not JSON-serialisable: {exc}") from None
     except RecursionError:
         raise InvalidPayload(f"{what} is nested too deeply to store as JSON") from None
+    if len(text) > MAX_STORED_CHARS:
+        raise InvalidPayload(
+            f"{what} is {len(text)} characters as JSON, more than the store keeps "
+            f"(at most {MAX_STORED_CHARS})"
+        )
     return text
 
 
@@ -170,9 +181,22 @@ class EventRow:
 
 
 def check_lease(lease: object, what: str = "lease") -> Lease:
-    """`lease` if it is one (what `claim` returned); InvalidArgument naming it if not."""
+    """`lease` if it is one (what `claim` returned), each field of its type and range;
+    InvalidArgument naming it if not. A Lease is a plain dataclass anyone can build: one
+    holding `fence_token="1"` would pass a database's loose comparison and be accepted as
+    the holder of fence 1, and `10**30` would overflow the driver mid-transaction."""
     if not isinstance(lease, Lease):
         raise InvalidArgument(
             f"{what} must be a Lease, as claim returns it, got {type(lease).__name__}"
         )
+    check_id(lease.task_id, f"{what}.task_id")
+    check_id(lease.owner_id, f"{what}.owner_id")
+    check_id(lease.kind, f"{what}.kind")
+    check_whole(lease.lease_token, f"{what}.lease_token", 0, MAX_TOKEN)
+    check_whole(lease.fence_token, f"{what}.fence_token", 0, MAX_TOKEN)
+    check_whole(lease.attempt, f"{what}.attempt", 0, MAX_TOKEN)
+    for name in ("expires_at", "renew_deadline"):
+        value = getattr(lease, name)
+        if value is not None:
+            check_whole(value, f"{what}.{name}", -MAX_TOKEN, MAX_TOKEN)
     return lease

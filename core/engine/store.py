@@ -33,7 +33,14 @@ from core.engine.errors import (
     UnknownTask,
 )
 from core.engine.hold import Hold
-from core.engine.ids import MAX_ATTEMPTS, MAX_STEP, check_id, check_text, check_whole
+from core.engine.ids import (
+    MAX_ATTEMPTS,
+    MAX_STEP,
+    MAX_TOKEN,
+    check_id,
+    check_text,
+    check_whole,
+)
 from core.engine.policies import policy_for
 from core.engine.reads import StoreReads
 from core.engine.records import (
@@ -45,6 +52,7 @@ from core.engine.records import (
     TaskRow,
     check_lease,
     dump_json,
+    stored_json,
 )
 from core.engine.statements import LeaseReturned, TaskState, statements_for
 from core.engine.transaction import Rejected as _Rejected
@@ -75,8 +83,58 @@ def _clock_behind(now: int, newest: int) -> ClockBehind:
         f"behind an instant already written to the store ({at(newest)}); on SQLite each "
         f"process's own clock judges leases, so a process whose clock disagrees cannot be "
         f"judged safely (one machine, one clock: use PostgreSQL, whose server clock judges, "
-        f"across machines)"
+        f"across machines). The store stays so until {at(newest)} by this clock; once the "
+        f"process whose clock is ahead has stopped, `borrowed-keys store repair-clock --db "
+        f"FILE` brings it back now",
+        until=at(newest),
     )
+
+
+def _check_mode(mode: object) -> Mode:
+    """A Mode, or its name; anything else would run as no mode at all."""
+    if isinstance(mode, Mode):
+        return mode
+    if isinstance(mode, str) and mode in Mode.__members__.values():
+        return Mode(mode)
+    raise InvalidArgument(
+        f"mode {ascii(mode)[:40]} is not a mode; the modes are " + ", ".join(m.value for m in Mode)
+    )
+
+
+def _check_config(config: object) -> LeaseConfig:
+    if config is None:
+        return LeaseConfig()
+    if not isinstance(config, LeaseConfig):
+        raise InvalidArgument(f"config must be a LeaseConfig, got {type(config).__name__}")
+    return config
+
+
+def _check_clock(clock: object) -> Clock:
+    if not callable(getattr(clock, "now_ms", None)):
+        raise InvalidArgument(
+            f"clock must have a now_ms() (DatabaseClock, VirtualClock), got {type(clock).__name__}"
+        )
+    return clock  # type: ignore[return-value]
+
+
+def _check_path(path: object) -> str | os.PathLike[str]:
+    """A file name, `sqlite:///PATH` or a `postgresql://` URL as text: not bytes, no NUL."""
+    if not isinstance(path, (str, os.PathLike)):
+        raise InvalidArgument(
+            f"path must be a file name or a database URL, got {type(path).__name__}"
+        )
+    name = os.fspath(path)
+    if not isinstance(name, str):
+        raise InvalidArgument("path must be text, not bytes")
+    if not name or "\x00" in name:
+        raise InvalidArgument(f"path {ascii(name)[:60]} is empty or holds a NUL character")
+    return path
+
+
+def _check_flag(value: object, what: str) -> bool:
+    if not isinstance(value, bool):
+        raise InvalidArgument(f"{what} must be True or False, got {type(value).__name__}")
+    return value
 
 
 class LeaseStore(StoreReads, BatchOperations):
@@ -97,9 +155,9 @@ class LeaseStore(StoreReads, BatchOperations):
         mode: Mode = Mode.CORRECT,
     ) -> None:
         self.driver = driver
-        self.clock = clock
-        self.config = (config or LeaseConfig()).validated()
-        self.mode = mode
+        self.clock = _check_clock(clock)
+        self.config = _check_config(config).validated()
+        self.mode = mode = _check_mode(mode)
         self.policy = policy_for(mode)
         self.sql = statements_for(dialect_of(driver), self.policy)
         # PostgreSQL renews a lease and writes its register line in one statement.
@@ -134,8 +192,10 @@ class LeaseStore(StoreReads, BatchOperations):
         (a simulation), a store on PostgreSQL works in a new schema of its own, dropped on
         close; a SQLite file is refused if real workers use it.
         """
-        config = (config or LeaseConfig()).validated()
-        return cls(inline_driver(path, scratch=scratch), clock, config, mode)
+        config, mode = _check_config(config).validated(), _check_mode(mode)
+        _check_clock(clock)
+        _check_flag(scratch, "scratch")
+        return cls(inline_driver(_check_path(path), scratch=scratch), clock, config, mode)
 
     @classmethod
     async def open_async(
@@ -152,9 +212,10 @@ class LeaseStore(StoreReads, BatchOperations):
 
         Without `clock` the database's clock judges ("由统一的服务端时钟或数据库时钟裁决");
         a simulation passes its virtual clock."""
-        config = (config or LeaseConfig()).validated()
-        judge = DatabaseClock() if clock is None else clock
-        return cls(await async_driver(path, scratch=scratch), judge, config, mode)
+        config, mode = _check_config(config).validated(), _check_mode(mode)
+        judge = DatabaseClock() if clock is None else _check_clock(clock)
+        _check_flag(scratch, "scratch")
+        return cls(await async_driver(_check_path(path), scratch=scratch), judge, config, mode)
 
     async def close(self) -> None:
         """Wait for every call in flight, then close; later calls raise StoreClosed."""
@@ -174,6 +235,8 @@ class LeaseStore(StoreReads, BatchOperations):
 
     def add_listener(self, listener: EventListener) -> None:
         """Call listener with every event after its transaction commits."""
+        if not callable(listener):
+            raise InvalidArgument(f"listener must be callable, got {type(listener).__name__}")
         self._listeners.append(listener)
 
     # -- plumbing ---------------------------------------------------------------------------
@@ -374,6 +437,9 @@ class LeaseStore(StoreReads, BatchOperations):
         check_id(worker_id, "worker id")
         if task_id is not None:
             check_id(task_id, "task id")
+        if judge_now_ms is not None:
+            # a worker's own clock (client_clock mode) may stand before the store's start
+            check_whole(judge_now_ms, "judge_now_ms", -MAX_TOKEN, MAX_TOKEN)
 
         def body(txn: _Txn) -> Lease | None:
             params = {
@@ -490,6 +556,7 @@ class LeaseStore(StoreReads, BatchOperations):
 
     async def load_checkpoint(self, task_id: str) -> CheckpointRow | None:
         """The latest checkpoint of a task, or None."""
+        check_id(task_id, "task id")
 
         def body(conn: Any) -> CheckpointRow | None:
             rows = self.sql.checkpoint_latest.run(conn, {"task_id": task_id})
@@ -521,6 +588,7 @@ class LeaseStore(StoreReads, BatchOperations):
         """Give the task up: back to the queue (if retry and attempts remain) or dead."""
         check_lease(lease)
         check_id(error_code, "error code")
+        _check_flag(retry, "retry")
 
         def body(txn: _Txn) -> str:
             params = self._gate_params(lease, txn.now)
@@ -694,7 +762,21 @@ class LeaseStore(StoreReads, BatchOperations):
         reason: str | None = None,
         **detail: Any,
     ) -> EventRow:
-        """Append an event that happened outside the store (a fault, a partitioned call)."""
+        """Append an event that happened outside the store (a fault, a partitioned call).
+
+        Every argument is checked before the transaction: the register is read back by
+        screens, transcripts and `fleet --check`, so an event of no known kind, an id that
+        breaks a line or a detail no JSON holds is refused, not written."""
+        if not isinstance(event, str) or event not in EventKind.__members__.values():
+            raise InvalidArgument(f"event {ascii(event)[:40]} is not a kind of event")
+        event = EventKind(event)
+        for name, value in (("task_id", task_id), ("worker_id", worker_id), ("reason", reason)):
+            if value is not None:
+                check_id(value, name)
+        for name, token in (("lease_token", lease_token), ("fence_token", fence_token)):
+            if token is not None:
+                check_whole(token, name, 0, MAX_TOKEN)
+        stored_json(detail, "detail")
 
         def body(txn: _Txn) -> EventRow:
             return txn.event(

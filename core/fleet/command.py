@@ -273,6 +273,18 @@ def run_check_command(args: argparse.Namespace) -> int:
     else:
         print(word("held", lang))
     said = saved.verdict.get("verdict")
-    if said != check.verdict.name.lower():
-        print(word("differs" if not saved.skipped else "differs_no_rows", lang))
+    now = check.verdict.name.lower()
+    if said != now:
+        # the file's own verdict is never taken: it is said beside the one checked again
+        verdict_word = {"held": ("held", "守住了"), "broken": ("broken", "没有守住")}
+        key = "differs" if not saved.skipped else "differs_no_rows"
+        zh = int(lang == "zh")
+        print(
+            word(
+                key,
+                lang,
+                said=verdict_word.get(str(said), ("?", "?"))[zh],
+                now=verdict_word[now][zh],
+            )
+        )
     return int(check.verdict)

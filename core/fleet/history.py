@@ -12,23 +12,40 @@ saved history (`s` in the fleet, `--save` headless), so the page `export` makes 
 
 import dataclasses
 import functools
-import json
+import types
+import typing
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from core.engine.config import LeaseConfig
+from core.engine.ids import shown_text_problem
 from core.engine.records import EventRow
 from core.engine.vocabulary import EventKind
+from core.fleet.untrusted import (
+    MAX_DURATION_MS,
+    MAX_INSTANT_MS,
+    MAX_WHOLE,
+    Unreadable,
+    json_lines,
+    maybe_text,
+    maybe_whole,
+    regular_file_text,
+    text,
+    version,
+    whole,
+)
 from core.fleet.verdict import (
     ROW_RULES,
     ROW_TABLES,
     ROWS_VERSION,
     FinalRows,
+    Finding,
     FleetRule,
     HistoryCheck,
     check_history,
+    unexplained,
 )
 from core.sim.snapshot import Snapshot
 from core.sim.timeline import Timeline, TimelineView
@@ -167,19 +184,20 @@ def frame_line(frame: SavedFrame) -> dict[str, Any]:
 def _frame(line: dict[str, Any]) -> SavedFrame:
     from pydantic import ValidationError
 
-    version = int(line["v"])
-    if version > FRAMES_VERSION:
-        raise ValueError(f"a frame of version {version}, newer than this program reads")
+    version(line, FRAMES_VERSION, "a frame")
     try:
         snap = _snapshots().validate_python(line["snap"])
+        pids = dict(line["pids"])
+        exits = dict(line["exits"])
+        ours = list(line["ours"])
     except ValidationError as exc:
-        raise ValueError(f"a frame that is not the screen's: {exc.errors()[0]['msg']}") from None
+        raise Unreadable(f"a frame that is not the screen's: {exc.errors()[0]['msg']}") from None
     return SavedFrame(
-        int(line["origin"]),
+        whole(line, "origin", high=MAX_INSTANT_MS),
         snap,
-        {str(k): None if v is None else int(v) for k, v in dict(line["pids"]).items()},
-        frozenset(str(w) for w in line["ours"]),
-        {str(k): None if v is None else int(v) for k, v in dict(line["exits"]).items()},
+        {str(k): maybe_whole(pids, k) for k in pids},
+        frozenset(str(w) for w in ours),
+        {str(k): maybe_whole(exits, k, low=-255, high=255) for k in exits},
         _said(line.get("said")),
     )
 
@@ -191,7 +209,11 @@ def _said(said: Any) -> dict[str, str]:
     if not isinstance(said, dict) or not all(
         isinstance(k, str) and isinstance(v, str) for k, v in said.items()
     ):
-        raise ValueError("a frame whose workers' last words are not words")
+        raise Unreadable("a frame whose workers' last words are not words")
+    for words in said.values():
+        problem = shown_text_problem(words)
+        if problem is not None:
+            raise Unreadable(f"a frame whose workers' last words {problem}")
     return dict(said)
 
 
@@ -214,6 +236,8 @@ class SavedRun:
     # the store's final rows; None in a file saved before runs kept them
     rows: FinalRows | None = None
     frames: list[SavedFrame] = field(default_factory=list)  # the screen's, in order
+    # what the file's own lines fail to explain: a line after its verdict, a second verdict
+    problems: list[Finding] = field(default_factory=list)
 
     @property
     def ttl_ms(self) -> int:
@@ -270,9 +294,21 @@ class SavedRun:
         judged it; a file saved before runs kept their rows is judged by the events alone
         (`skipped` names the rules left out)."""
         rows = self.rows or FinalRows()
-        return check_history(
+        check = check_history(
             self.events, ttl_ms=self.ttl_ms, tasks=rows.tasks, effects=rows.effects
         )
+        # A file is not a store: it can be edited. The history must explain itself (every
+        # seq once, in order) and the rows it ends with, or it is not held.
+        check.findings[:0] = [
+            *self.problems,
+            *unexplained(
+                self.events,
+                self.rows,
+                said_events=int(self.verdict.get("events", len(self.events))),
+                gaps_allowed=self.on_postgresql,
+            ),
+        ]
+        return check
 
     @property
     def skipped(self) -> tuple[FleetRule, ...]:
@@ -341,60 +377,137 @@ def extra_lines(signals: Iterable[Any], beliefs: Iterable[Believed]) -> list[dic
 def _held(value: Any) -> Held:
     if value is None:
         return None
-    return (str(value[0]), int(value[1]))
+    if not isinstance(value, list) or len(value) != 2:
+        raise Unreadable(f"its 'held' is not a task and a lease token: {ascii(value)[:30]}")
+    return (text({"task": value[0]}, "task"), whole({"lease": value[1]}, "lease"))
+
+
+def _fields_typed(make: type[Any], row: dict[str, Any]) -> None:
+    """Each field of a saved row of the type its record declares (a whole number is not a
+    boolean, a text is not a number): the check compares them with the events as they are."""
+    names = {f.name: f.type for f in dataclasses.fields(make)}
+    for key in row:
+        if key not in names:
+            raise Unreadable(f"a row of {make.__name__} with an unknown field {key!r}")
+    for name, kind in names.items():
+        if name not in row:
+            raise Unreadable(f"a row of {make.__name__} without its {name!r}")
+        value = row[name]
+        union = typing.get_origin(kind) in (typing.Union, types.UnionType)
+        allowed = typing.get_args(kind) if union else (kind,)
+        if value is None and type(None) in allowed:
+            continue
+        plain = tuple(typing.get_origin(a) or a for a in allowed if a is not type(None))
+        if isinstance(value, bool) or not isinstance(value, plain):
+            raise Unreadable(f"its {name!r} is not of the row's type: {ascii(value)[:30]}")
+        if isinstance(value, int):
+            whole(row, name, low=-MAX_WHOLE if name != "applied_count" else 0, high=MAX_INSTANT_MS)
 
 
 def _row(line: dict[str, Any]) -> tuple[str, Any]:
     """The table and the row of a line `FinalRows.lines` wrote."""
-    version = int(line["v"])
-    if version > ROWS_VERSION:
-        raise ValueError(f"a row of version {version}, newer than this program reads")
-    table = str(line["table"])
+    version(line, ROWS_VERSION, "a row")
+    table = text(line, "table")
     make = ROW_TABLES.get(table)
     if make is None:
-        raise ValueError(f"a row of an unknown table {table!r}")
-    return table, make(**dict(line["row"]))
+        raise Unreadable(f"a row of an unknown table {table!r}")
+    row = line.get("row")
+    if not isinstance(row, dict):
+        raise Unreadable("a row line without its row")
+    _fields_typed(make, row)
+    return table, make(**row)
+
+
+def _event(line: dict[str, Any]) -> EventRow:
+    kind = text(line, "event")
+    try:
+        event = EventKind(kind)
+    except ValueError:
+        raise Unreadable(f"an event of an unknown kind {kind!r}") from None
+    detail = line.get("detail") or {}
+    if not isinstance(detail, dict):
+        raise Unreadable("its 'detail' is not an object")
+    return EventRow(
+        whole(line, "seq", low=1),
+        whole(line, "at", high=MAX_INSTANT_MS),
+        event,
+        maybe_text(line, "task"),
+        maybe_text(line, "worker"),
+        maybe_whole(line, "lease_token"),
+        maybe_whole(line, "fence_token"),
+        maybe_text(line, "reason"),
+        detail,
+    )
+
+
+def _verdict(line: dict[str, Any]) -> dict[str, Any]:
+    """The verdict line, each value the check or the screen reads of it checked."""
+    said = line.get("verdict")
+    if said not in ("held", "broken"):
+        raise Unreadable(f"its verdict is {ascii(said)[:20]}, neither held nor broken")
+    for key in ("ttl_ms", "heartbeat_ms", "deadline_ms"):
+        if key in line:
+            whole(line, key, low=1, high=MAX_DURATION_MS)
+    whole(line, "events")
+    if "rows" in line:
+        version({"v": line["rows"]}, ROWS_VERSION, "rows")
+    if line.get("database", "sqlite") not in ("sqlite", "postgresql"):
+        raise Unreadable(f"its database is {ascii(line.get('database'))[:20]}, not one it knows")
+    findings = line.get("findings", [])
+    if not isinstance(findings, list):
+        raise Unreadable("its 'findings' is not a list")
+    return line
 
 
 def load_history(path: Path) -> SavedRun:
-    """Read a saved fleet history; HistoryError names the first bad line."""
+    """Read a saved fleet history as untrusted input; HistoryError names the first bad line
+    (`FILE:LINE: what is wrong`). A line after the verdict, or a second verdict, is not
+    refused: the check says it (`SavedRun.problems`), for the file no longer explains its
+    own end."""
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise HistoryError(f"{path}: cannot be read: {exc}") from None
+        data = regular_file_text(path)
+    except Unreadable as exc:
+        raise HistoryError(f"{_shown(path)}: {exc}") from None
     run = SavedRun(path)
     tables: dict[str, list[Any]] | None = None
     n = 1
-    for n, raw in enumerate(text.splitlines(), start=1):
-        if not raw.strip():
-            continue
-        try:
-            line = json.loads(raw)
-            if not isinstance(line, dict):
-                raise ValueError("not a JSON object")
+    verdict_line = 0
+    try:
+        for n, line in json_lines(data):
             kind = line.get("t", "verdict" if "verdict" in line else "event")
-            if kind == "event":
-                run.events.append(
-                    EventRow(
-                        int(line["seq"]),
-                        int(line["at"]),
-                        EventKind(line["event"]),
-                        line.get("task"),
-                        line.get("worker"),
-                        line.get("lease_token"),
-                        line.get("fence_token"),
-                        line.get("reason"),
-                        dict(line.get("detail") or {}),
+            if verdict_line and kind != "verdict":
+                run.problems.append(
+                    Finding(
+                        FleetRule.AFTER_THE_END,
+                        None,
+                        None,
+                        0,
+                        f"line {n} comes after the verdict line {verdict_line}",
                     )
                 )
+            if kind == "event":
+                run.events.append(_event(line))
             elif kind == "signal":
+                try:
+                    event = EventKind(text(line, "event"))
+                except ValueError:
+                    raise Unreadable(f"a signal of an unknown kind {line['event']!r}") from None
                 run.signals.append(
                     Signal(
-                        int(line["at"]), EventKind(line["event"]), line["worker"], line.get("pid")
+                        whole(line, "at", high=MAX_INSTANT_MS),
+                        event,
+                        text(line, "worker"),
+                        maybe_whole(line, "pid"),
                     )
                 )
             elif kind == "belief":
-                run.beliefs.append(Believed(int(line["at"]), line["worker"], _held(line["held"])))
+                run.beliefs.append(
+                    Believed(
+                        whole(line, "at", high=MAX_INSTANT_MS),
+                        text(line, "worker"),
+                        _held(line.get("held")),
+                    )
+                )
             elif kind == "row":
                 table, row = _row(line)
                 tables = {} if tables is None else tables
@@ -402,14 +515,33 @@ def load_history(path: Path) -> SavedRun:
             elif kind == "frame":
                 run.frames.append(_frame(line))
             elif kind == "verdict":
-                run.verdict = line
+                if verdict_line:
+                    run.problems.append(
+                        Finding(
+                            FleetRule.AFTER_THE_END,
+                            None,
+                            None,
+                            0,
+                            f"line {n} is a second verdict line (the first is line {verdict_line})",
+                        )
+                    )
+                else:
+                    run.verdict = _verdict(line)
+                    verdict_line = n
             else:
-                raise ValueError(f"a line of an unknown kind {kind!r}")
-        except (ValueError, KeyError, TypeError, IndexError) as exc:
-            what = str(exc) if not isinstance(exc, KeyError) else f"no {exc} in the line"
-            raise HistoryError(f"{path}:{n}: not a line of a saved fleet history: {what}") from None
+                raise Unreadable(f"a line of an unknown kind {kind!r}")
+    except Unreadable as exc:
+        where = exc.args[1] if len(exc.args) > 1 else n
+        raise HistoryError(
+            f"{_shown(path)}:{where}: not a line of a saved fleet history: {exc.args[0]}"
+        ) from None
+    except (ValueError, KeyError, TypeError, IndexError) as exc:
+        what = str(exc) if not isinstance(exc, KeyError) else f"no {exc} in the line"
+        raise HistoryError(
+            f"{_shown(path)}:{n}: not a line of a saved fleet history: {what}"
+        ) from None
     if not run.verdict:
-        raise HistoryError(f"{path}:{n}: no verdict line: not a saved fleet history")
+        raise HistoryError(f"{_shown(path)}:{n}: no verdict line: not a saved fleet history")
     if tables is not None or "rows" in run.verdict:
         tables = tables or {}
         run.rows = FinalRows(
@@ -418,6 +550,12 @@ def load_history(path: Path) -> SavedRun:
             tuple(tables.get("effects", ())),
         )
     return run
+
+
+def _shown(path: Path) -> str:
+    """A file's name as a terminal may print it: its own name can hold an escape."""
+    name = str(path)
+    return name if shown_text_problem(name) is None else ascii(name)
 
 
 def is_saved_fleet_run(path: Path) -> bool:

@@ -39,6 +39,10 @@ class FleetRule(enum.StrEnum):
     PAGE_FROM_EXPIRED_LEASE = "page_from_expired_lease"
     EFFECT_COUNT = "effect_count"
     COMPLETION_COUNT = "completion_count"
+    # A saved file can be edited: its history must explain itself and the rows it ends with.
+    HISTORY_GAP = "history_gap"  # a seq missing, repeated or out of order; a count that differs
+    ROW_UNEXPLAINED = "row_unexplained"  # a final row no event made, or an event no row shows
+    AFTER_THE_END = "after_the_end"  # a line after the verdict, a second verdict
 
 
 # The rules that compare the events with the store's final rows: a saved run without its
@@ -211,6 +215,143 @@ def check_history(
                     effect.applied_at,
                     f"{key} applied {times} times",
                 )
+            )
+    return out
+
+
+def unexplained(
+    events: Sequence[EventRow],
+    rows: FinalRows | None,
+    *,
+    said_events: int,
+    gaps_allowed: bool = False,
+) -> list[Finding]:
+    """What a saved history fails to explain: a seq missing, repeated or out of order, an
+    event count unlike the verdict's, a final row no event made, an event no row shows.
+
+    Held is a claim about the whole register; a file whose register has holes (a deleted
+    accepted write, relabelled as refused) proves nothing, so it is not held. On PostgreSQL
+    a sequence skips the numbers of rolled-back transactions (a retried serialization
+    failure), so there a gap is not a hole; a repeat still is."""
+    out: list[Finding] = []
+    previous = 0
+    for ev in events:
+        if ev.seq <= previous:
+            out.append(
+                Finding(
+                    FleetRule.HISTORY_GAP,
+                    ev.task_id,
+                    ev.worker_id,
+                    ev.at,
+                    f"seq {ev.seq} comes after seq {previous}: repeated or out of order",
+                )
+            )
+            continue
+        if ev.seq != previous + 1 and not gaps_allowed:
+            missing = (
+                f"seq {previous + 1}"
+                if ev.seq == previous + 2
+                else f"seq {previous + 1}-{ev.seq - 1}"
+            )
+            out.append(
+                Finding(
+                    FleetRule.HISTORY_GAP,
+                    ev.task_id,
+                    ev.worker_id,
+                    ev.at,
+                    f"{missing} is missing from the history",
+                )
+            )
+        previous = ev.seq
+    if said_events != len(events):
+        out.append(
+            Finding(
+                FleetRule.HISTORY_GAP,
+                None,
+                None,
+                0,
+                f"the verdict line counts {said_events} events and the file holds {len(events)}",
+            )
+        )
+    if rows is None:
+        return out
+    written: dict[str, EventRow] = {}  # each page's last accepted write
+    claimed: dict[str, set[int]] = {}  # the lease tokens each task's events issued
+    named: set[str] = set()  # every task an event names
+    enqueued: set[str] = set()
+    applied: set[str] = set()
+    for ev in events:
+        if ev.task_id is not None:
+            named.add(ev.task_id)
+        if ev.event == EventKind.WRITE_ACCEPTED:
+            written[str(ev.detail.get("key"))] = ev
+        elif ev.event in (EventKind.CLAIMED, EventKind.DEAD_LETTERED):
+            claimed.setdefault(ev.task_id or "", set()).add(ev.lease_token or 0)
+        elif ev.event == EventKind.ENQUEUED and ev.task_id is not None:
+            enqueued.add(ev.task_id)
+        elif ev.event == EventKind.EFFECT_APPLIED:
+            applied.add(str(ev.detail.get("key", ev.detail.get("call"))))
+
+    def finding(row_task: str | None, worker: str | None, at: int, detail: str) -> None:
+        out.append(Finding(FleetRule.ROW_UNEXPLAINED, row_task, worker, at, detail))
+
+    pages = {page.key: page for page in rows.ledger}
+    for page in rows.ledger:
+        last = written.get(page.key)
+        if last is None:
+            finding(
+                page.task_id,
+                page.writer,
+                page.updated_at,
+                f"the ledger's row {page.key} has no accepted write in the history",
+            )
+        elif (last.task_id, last.worker_id, last.fence_token) != (
+            page.task_id,
+            page.writer,
+            page.fence_token,
+        ):
+            finding(
+                page.task_id,
+                page.writer,
+                page.updated_at,
+                f"the ledger's row {page.key} is {page.writer}'s with fence {page.fence_token}; "
+                f"its last accepted write in the history is {last.worker_id}'s with fence "
+                f"{last.fence_token}",
+            )
+    for key, ev in written.items():
+        if key not in pages:
+            finding(
+                ev.task_id,
+                ev.worker_id,
+                ev.at,
+                f"the accepted write of {key} (seq {ev.seq}) left no row in the ledger",
+            )
+    tasks = {row.task_id for row in rows.tasks}
+    for row in rows.tasks:
+        if row.task_id not in enqueued:
+            finding(
+                row.task_id,
+                None,
+                row.updated_at,
+                f"the task row {row.task_id} was never enqueued in the history",
+            )
+        elif row.lease_token > 0 and row.lease_token not in claimed.get(row.task_id, set()):
+            finding(
+                row.task_id,
+                row.owner_id,
+                row.updated_at,
+                f"the task row {row.task_id} holds lease {row.lease_token}, which no claim "
+                f"in the history issued",
+            )
+    for task in sorted(named - tasks):
+        finding(task, None, 0, f"the history names {task}, which has no row in the store")
+    for effect in rows.effects:
+        if effect.idempotency_key not in applied:
+            finding(
+                effect.task_id,
+                None,
+                effect.applied_at,
+                f"the effect row {effect.idempotency_key} has no applied effect in the history",
             )
     return out
 

@@ -86,8 +86,9 @@ WORDS: dict[str, tuple[str, str]] = {
         "同时有效；每个副作用只执行了一次；每项任务只完成了一次。",
     ),
     "differs": (
-        "The verdict saved with the run was another: the file was changed since it was saved.",
-        "保存时的结论与此不同：文件在保存之后被改过。",
+        "The verdict saved with the run was another ({said}, checked again {now}): the file "
+        "was changed since it was saved.",
+        "保存时的结论与此不同（当时{said}，重新检查{now}）：文件在保存之后被改过。",
     ),
     "differs_no_rows": (
         "The verdict saved with the run was another: the store's final rows judged it then, "
@@ -120,6 +121,18 @@ WORDS: dict[str, tuple[str, str]] = {
     ),
     "effect_count": ("an effect was not applied exactly once", "有一个副作用不是恰好执行一次"),
     "completion_count": ("a task was not completed exactly once", "有一项任务不是恰好完成一次"),
+    "history_gap": (
+        "the history has a hole: a line of the register is missing, repeated or out of order",
+        "历史有缺口：登记簿里有一行缺失、重复或顺序颠倒",
+    ),
+    "row_unexplained": (
+        "the history does not explain the store's final rows",
+        "历史解释不了存储最后的各行",
+    ),
+    "after_the_end": (
+        "the file goes on after its verdict line",
+        "文件在结论那一行之后还有内容",
+    ),
     "nobody": ("the store", "存储"),
     # a finding said on the command line: in English with what the history shows in figures
     "finding_en": ("{who}, {task}: {what} ({detail}).", "{who}，{task}：{what}。"),

@@ -665,6 +665,11 @@ FILE_MISTAKES: Final[dict[str, Word]] = {
         " 太长：{value}（最多一天，24h）",
     ),
     "duration_too_large": (": duration {value} is far too large", "：时长 {value} 大得离谱"),
+    "duration_bare_number": (
+        ' must be written with its unit, like "{value}s" or "{value}ms", '
+        "got the bare number {value}",
+        " 必须带上单位，例如 “{value}s” 或 “{value}ms”，这里只写了数字 {value}",
+    ),
     "duration_not_finite": (
         " must be a finite duration, got {value}",
         " 必须是有限的时长，这里是 {value}",

@@ -146,6 +146,12 @@ def figures_expectations(violations: dict[str, int]) -> tuple[Expectation, ...]:
     )
 
 
+# How many acts in a row `previous_step` undoes. Each undo keeps the run as it stood (the
+# whole recording) for redo and replays the rest: unbounded, a long sandbox session would
+# keep a copy of its recording per undo. The help page says the bound.
+MAX_UNDO = 100
+
+
 class Session:
     """Playback of a scenario, or the sandbox, over one deterministic Simulation."""
 
@@ -435,6 +441,8 @@ class Session:
                     return False  # nothing to undo: the run goes on untouched
                 self._unfork()
                 return True
+            if self.undo_limit_reached:
+                return False
             undone = _Undone(tuple(self.recorded), self.forked, self._unsaved, act)
             while self.recorded and (
                 isinstance(self.recorded[-1].action, Advance) or self.recorded[-1].handed_over
@@ -451,6 +459,11 @@ class Session:
             return False
         self._rebuild(self.position - 1)
         return True
+
+    @property
+    def undo_limit_reached(self) -> bool:
+        """Whether `previous_step` has undone MAX_UNDO acts in a row, and undoes no more."""
+        return len(self._redo) >= MAX_UNDO
 
     @property
     def redo_target(self) -> Action | None:

@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from core.engine.modes import Mode
-from core.tools import agent_cli, chaos_cli, explore_cli
+from core.tools import agent_cli, chaos_cli, explore_cli, store_cli
 from core.tools.database_option import add_db_option
 from core.tools.options import Parser
 from core.tools.worker_options import add_worker_parsers
@@ -342,6 +342,7 @@ COMMANDS: tuple[Register, ...] = (
     explore_cli.add_parser,
     add_worker,
     agent_cli.add_parser,
+    store_cli.add_parser,
 )
 
 

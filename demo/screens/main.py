@@ -29,7 +29,7 @@ from textual.widgets import DataTable, TabbedContent, TabPane
 from core.engine.config import Mode
 from core.scenarios import glossary
 from core.scenarios.sentences import timing_warnings
-from core.scenarios.session import Session, StepOutcome
+from core.scenarios.session import MAX_UNDO, Session, StepOutcome
 from core.sim.live import LivePacer
 from core.sim.simulation import ActionResult
 from core.sim.snapshot import Snapshot, SnapshotPart
@@ -479,6 +479,8 @@ class MainScreen(Drawing, Screen[None]):
             if undone is not None and changed and not asking:
                 act = act_words(undone, self.lang)
                 self.notify(tr("undone_redo", self.lang, act=act), timeout=4)
+            elif undone is not None and not changed and session.undo_limit_reached:
+                self.notify(tr("undo_limit", self.lang, n=MAX_UNDO), timeout=4)
             elif session.is_sandbox and not changed:
                 self.notify(tr("nothing_to_undo", self.lang), timeout=3)
             self.changed()

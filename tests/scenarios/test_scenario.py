@@ -64,12 +64,12 @@ def test_everything_read() -> None:
     assert s.steps[7].expects[1] == Expectation("metric", "wasted_steps", (("min", 0), ("max", 3)))
 
 
-def test_durations_and_numbers_of_seconds() -> None:
+def test_durations_with_their_units() -> None:
     s = parse_scenario(
-        'title = "t"\nlease_ttl = 30\npoll_every = 0.5\n[[workers]]\nid = "a"\n'
+        'title = "t"\nlease_ttl = "30s"\npoll_every = "0.5s"\n[[workers]]\nid = "a"\n'
         '[[step]]\ndo = "skew"\nworker = "a"\nby = "-1500ms"\n'
         '[[step]]\ndo = "advance"\nby = "2m"\n'
-        'expect = [{ metric = "recovery_time", min = "0s", max = 90 }]\n',
+        'expect = [{ metric = "recovery_time", min = "0s", max = "90s" }]\n',
         "s.toml",
     )
     assert s.settings.config.ttl_ms == 30_000 and s.settings.config.poll_every_ms == 500

@@ -129,6 +129,10 @@ def duration(*, allow_negative: bool = False, allow_zero: bool = False) -> Calla
                 f' must be a duration like "10s", got {type_name(value)}',
                 file_mistake("duration_type", "zh", got=type_word(value, "zh")),
             )
+        if not isinstance(value, str):
+            # A bare 1.5 is seconds to one reader and milliseconds to the next: a file says
+            # which, as every duration the app and the help show does.
+            raise field_error(*said("duration_bare_number", value=show(value)))
         try:
             ms = parse_duration(value, allow_negative=True)
         except DurationError as exc:
