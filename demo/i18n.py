@@ -707,3 +707,31 @@ WORDS.update(
         ),
     }
 )
+
+
+# "Which mistake is this?": a run under a mistake the room is not told (tui --guess-mode).
+WORDS.update(
+    {
+        "guess": ("Guess", "猜误区"),
+        "tip_guess": (
+            "Which of the five mistakes is this run played under? Say it by its number",
+            "这一局是在五个误区里的哪一个之下演的？按编号说出来",
+        ),
+        "guess_hidden": ("? (G: guess)", "？（按 G 猜）"),
+        "guess_title": (
+            "Which of the seed's five mistakes is this? Press its number",
+            "这是原文五个误区里的哪一个？按它的编号",
+        ),
+        "guess_right": ("Right: it is {mode}", "猜对了：正是{mode}"),
+        "guess_wrong": ("Not {chosen}: it is {mode}", "不是{chosen}：其实是{mode}"),
+        "guess_first": (
+            "Guess the mistake first (G): the mode list would give it away",
+            "先猜出是哪个误区（按 G）：模式列表会把答案说破",
+        ),
+        "guess_close": ("Esc closes", "按 Esc 关闭"),
+        "guess_on": (
+            "Which mistake is this? Watch the run, then press G and say it by its number",
+            "这是哪个误区？看这一局怎么演，再按 G、报出它的编号",
+        ),
+    }
+)

@@ -22,6 +22,7 @@ class HeaderState:
     on_their_own: bool  # the fork handed the script's workers over to themselves
     violations: tuple[tuple[str, int], ...]
     lang: str
+    mode_hidden: bool = False  # a "which mistake is this?" round the room has not guessed
 
 
 def speed_text(speed: float) -> str:
@@ -37,7 +38,12 @@ def header_fields(state: HeaderState) -> list[Text]:
         Text(state.title, style="bold"),
         Text(format_clock(state.now_ms), style="bold cyan"),
         Text(f"{tr('speed', lang)} {speed_text(state.speed)}"),
-        Text.assemble(f"{tr('mode', lang)} ", (mode_name(state.mode, lang), mode_style)),
+        Text.assemble(
+            f"{tr('mode', lang)} ",
+            (tr("guess_hidden", lang), "bold yellow")
+            if state.mode_hidden
+            else (mode_name(state.mode, lang), mode_style),
+        ),
         Text(tr("playing" if state.playing else "paused", lang)),
     ]
     if state.violations:
