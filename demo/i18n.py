@@ -505,13 +505,11 @@ def mode_description(mode: str, lang: str) -> str:
 
 
 def act_words(action: "Action", lang: str) -> str:
-    """An act in a few words: "kill acheng", "杀死进程 acheng"."""
-    who = getattr(action, "worker", None) or getattr(action, "task", None) or ""
-    verb = glossary.action_word(action.name, lang) if lang == "zh" else action.name
-    kind = getattr(action, "kind", None)
-    if kind:
-        who = f"{who} ({kind})"
-    return f"{verb} {who}".rstrip()
+    """An act as the narration says it, by names, not ids: "Acheng resumes", "阿澄恢复"
+    (never "resume acheng" in a toast)."""
+    from core.scenarios.telling import act_sentence
+
+    return act_sentence(action, lang, capital=False)
 
 
 def tr(key: str, lang: str, **fmt: object) -> str:
@@ -540,11 +538,10 @@ token_word = glossary.token_word
 
 
 def worker_name(worker_id: str, lang: str) -> str:
-    """A pane's title: the story's name for a known worker, with its id when they differ."""
+    """A pane's title: the story's name for a known worker (阿澄, never "阿澄 · acheng": an id
+    is no word on a Chinese screen), or the id of one the story does not know."""
     name = glossary.person_name(worker_id, lang)
-    if name is None:
-        return worker_id
-    return f"{name} · {worker_id}" if lang == "zh" else name
+    return worker_id if name is None else name
 
 
 # The presenter's words: jumping to a step, the palette key, questions and forks.

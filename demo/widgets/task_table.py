@@ -55,17 +55,17 @@ def task_row(view: TaskView, now_ms: int, lang: str, narrow: bool = False) -> Ro
     ago in red ("-4s"), beside the status "lendable", where "expired" and "lendable again"
     would need the room of a whole column."""
     row = view.row
-    # the table keeps the compact units in both languages (50s, 59m59s): 秒 and 分 would
-    # cost the 80-column table its result column; the panes spell them out
+    # times as the panes say them, in the run's language (50秒, 59分59秒): a Chinese
+    # table shows no unit letter beside a pane that says 55秒
     remaining = view.remaining_ms
     until: str | Text = ""
     if remaining is None:
         expires: str | Text = ""
     elif remaining <= 0:
-        expires = Text(short(remaining) if narrow else tr("expired", lang), style="bold red")
+        expires = Text(short(remaining, lang) if narrow else tr("expired", lang), style="bold red")
         until = Text(until_clock(now_ms + remaining), style="red")
     else:
-        expires = short(remaining)
+        expires = short(remaining, lang)
         until = until_clock(now_ms + remaining)
     # Only a running task's heartbeat age means anything: a done or parked one would count up
     # for ever ("60m01s").
@@ -73,7 +73,7 @@ def task_row(view: TaskView, now_ms: int, lang: str, narrow: bool = False) -> Ro
     beat = (
         ""
         if row.last_heartbeat_at is None or not running
-        else short(now_ms - row.last_heartbeat_at)
+        else short(now_ms - row.last_heartbeat_at, lang)
     )
     result = result_line(row.result, row.error_code, lang)
     status = Text(status_word(row.status, lang), style=STATUS_STYLES.get(row.status, ""))
@@ -134,6 +134,8 @@ def fit_columns(width: int, lang: str = "en") -> dict[str, int]:
     """The columns (and widths) that fit in `width` cells, in table order."""
     shown = dict(WIDTHS)
     shown["status"] = STATUS_WIDTH.get(lang, STATUS_WIDTH["en"])
+    if lang == "zh":
+        shown["expires_in"] += 1  # "59分59秒" is a cell wider than "59m59s" and its padding
     shown["lease_token"] = min(
         WIDTHS["lease_token"], max(3, *(cell_len(p) for p in header("lease_token", lang).split()))
     )
