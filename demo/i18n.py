@@ -710,6 +710,7 @@ WORDS.update(
 WORDS.update(
     {
         "guess": ("Guess", "猜误区"),
+        "guess_round": ("Which mistake is this?", "这是哪个误区？"),
         "tip_guess": (
             "Which of the five mistakes is this run played under? Say it by its number",
             "这一局是在五个误区里的哪一个之下演的？按编号说出来",

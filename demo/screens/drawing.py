@@ -209,7 +209,8 @@ class Drawing(_ScreenBase):
                 del pending[:-2000]
         header = frame.header(speed=self.pacer.speed, playing=self.playing, lang=lang)
         if session.guess is not None and not session.guess.revealed:
-            header = dataclasses.replace(header, mode_hidden=True)
+            # a mistake scenario's title names its own mistake: the round's question instead
+            header = dataclasses.replace(header, mode_hidden=True, title=tr("guess_round", lang))
         self.query_one("#status", StatusHeader).show(header)
         self._fit_controls(self.size.width)  # what the moment needs first (cached)
         if self._hint_moment() != self._hinted:

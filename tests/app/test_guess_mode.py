@@ -135,3 +135,27 @@ async def test_without_the_round_g_does_nothing_and_the_mode_is_named(tmp_path: 
         await pilot.pause()
         assert app.screen is screen
         assert mode_name("correct", "en") in str(screen.query_one("#status").render())
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+async def test_a_mistake_scenarios_title_is_kept_from_the_header_too(
+    tmp_path: Path, lang: str
+) -> None:
+    # 09's title names its own mistake ("Mistake 3: …"): the header asks instead
+    app = BorrowedKeysApp(
+        open_scenario("09_mistake_no_fencing"),
+        open_directly=True,
+        lang=lang,
+        live_clock=False,
+        save_dir=tmp_path,
+        guess=True,
+        guess_seed=SEED,
+    )
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = app.screen
+        assert isinstance(screen, MainScreen)
+        await pilot.press("n")
+        await pilot.pause()
+        header = str(screen.query_one("#status").render())
+        assert screen.session.title(lang) not in header
+        assert ("这是哪个误区？" if lang == "zh" else "Which mistake is this?") in header
