@@ -77,8 +77,14 @@ class BorrowedKeysApp(App[int]):
         mode: Mode | None = None,
         interview: bool = False,
         database: str = IN_MEMORY,
+        guess: bool = False,
+        guess_seed: int | None = None,
     ) -> None:
         super().__init__()
+        # "Which mistake is this?": the first run is played under a mistake the room is not
+        # told, chosen by the round (the same for the same seed).
+        self.guess = guess
+        self.guess_seed = guess_seed
         # Interview mode: every run this app opens asks the room for its answers (i toggles).
         self.interview = interview
         self.set_reactive(BorrowedKeysApp.lang, lang if lang in LANGS else "en")
@@ -130,7 +136,7 @@ class BorrowedKeysApp(App[int]):
         lang = self.lang
         try:
             try:
-                session = self._new_session(self.start_scenario, self.start_mode)
+                session = self._new_session(self.start_scenario, self.start_mode, guess=self.guess)
             except (ScenarioError, OSError) as exc:
                 told = exc.in_language(lang) if isinstance(exc, ScenarioError) else str(exc)
                 self.post_message(SessionOpened(refused=told))
@@ -174,15 +180,27 @@ class BorrowedKeysApp(App[int]):
         self._opening.abandon()
         self.opened.set()
 
-    def _new_session(self, scenario: "Scenario | str | None", mode: Mode | None) -> "Session":
+    def _new_session(
+        self, scenario: "Scenario | str | None", mode: Mode | None, *, guess: bool = False
+    ) -> "Session":
+        from core.scenarios.guess import GuessRound, choose_mistake
         from core.scenarios.session import Session
 
         if isinstance(scenario, str):
             from core.scenarios.library import open_scenario
 
             scenario = open_scenario(scenario)
+        round_ = None
+        if guess:
+            name = scenario.title if scenario is not None else "sandbox"
+            round_ = GuessRound(choose_mistake(name, self.guess_seed))
         return Session(
-            scenario, mode=mode, lang=self.lang, interview=self.interview, database=self.database
+            scenario,
+            mode=mode,
+            lang=self.lang,
+            interview=self.interview,
+            database=self.database,
+            guess=round_,
         )
 
     def open_session(
@@ -287,6 +305,8 @@ def run_app(args: argparse.Namespace) -> int:
         mode=mode,
         interview=getattr(args, "interview", False),
         database=args.db or IN_MEMORY,
+        guess=getattr(args, "guess_mode", False),
+        guess_seed=getattr(args, "guess_seed", None),
     )
     result = app.run()
     if app.refused is not None:

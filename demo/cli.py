@@ -41,6 +41,19 @@ def add_app_options(parser: argparse.ArgumentParser) -> None:
         help="interview mode: the room answers each question by its number before it is revealed",
     )
     parser.add_argument(
+        "--guess-mode",
+        action="store_true",
+        help="which mistake is this? play the run under one of the seed's five mistakes, its "
+        "name hidden, and let the room guess it (G)",
+    )
+    parser.add_argument(
+        "--guess-seed",
+        type=int,
+        default=None,
+        metavar="N",
+        help="with --guess-mode: the same N chooses the same mistake (default: any)",
+    )
+    parser.add_argument(
         "--db",
         default=None,
         metavar="URL",

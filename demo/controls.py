@@ -477,6 +477,19 @@ CONTROLS: tuple[Control, ...] = (
         for n in range(1, MAX_CHOICES + 1)
     ),
     Control(
+        "guess",
+        "G",
+        "guess",
+        "guess",
+        "tip_guess",
+        palette=None,
+        help=HelpLine(
+            "G",
+            "with --guess-mode: say which of the five mistakes the run is under",
+            "用 --guess-mode 打开时：说出这一局是五个误区里的哪一个",
+        ),
+    ),
+    Control(
         "interview",
         "i",
         "toggle_interview",

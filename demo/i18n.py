@@ -625,13 +625,11 @@ def mode_description(mode: str, lang: str) -> str:
 
 
 def act_words(action: "Action", lang: str) -> str:
-    """An act in a few words: "kill acheng", "杀死进程 acheng"."""
-    who = getattr(action, "worker", None) or getattr(action, "task", None) or ""
-    verb = glossary.action_word(action.name, lang) if lang == "zh" else action.name
-    kind = getattr(action, "kind", None)
-    if kind:
-        who = f"{who} ({kind})"
-    return f"{verb} {who}".rstrip()
+    """An act as the narration says it, by names, not ids: "Acheng resumes", "阿澄恢复"
+    (never "resume acheng" in a toast)."""
+    from core.scenarios.telling import act_sentence
+
+    return act_sentence(action, lang, capital=False)
 
 
 def tr(key: str, lang: str, **fmt: object) -> str:
@@ -660,11 +658,10 @@ token_word = glossary.token_word
 
 
 def worker_name(worker_id: str, lang: str) -> str:
-    """A pane's title: the story's name for a known worker, with its id when they differ."""
+    """A pane's title: the story's name for a known worker (阿澄, never "阿澄 · acheng": an id
+    is no word on a Chinese screen), or the id of one the story does not know."""
     name = glossary.person_name(worker_id, lang)
-    if name is None:
-        return worker_id
-    return f"{name} · {worker_id}" if lang == "zh" else name
+    return worker_id if name is None else name
 
 
 # The presenter's words: jumping to a step, the palette key, questions and forks.
@@ -824,6 +821,35 @@ WORDS.update(
         "narration_more": (
             "▸ {n} more lines: d opens the rest",
             "▸ 还有 {n} 行：按 d 展开",
+        ),
+    }
+)
+
+
+# "Which mistake is this?": a run under a mistake the room is not told (tui --guess-mode).
+WORDS.update(
+    {
+        "guess": ("Guess", "猜误区"),
+        "guess_round": ("Which mistake is this?", "这是哪个误区？"),
+        "tip_guess": (
+            "Which of the five mistakes is this run played under? Say it by its number",
+            "这一局是在五个误区里的哪一个之下演的？按编号说出来",
+        ),
+        "guess_hidden": ("? (G: guess)", "？（按 G 猜）"),
+        "guess_title": (
+            "Which of the seed's five mistakes is this? Press its number",
+            "这是原文五个误区里的哪一个？按它的编号",
+        ),
+        "guess_right": ("Right: it is {mode}", "猜对了：正是{mode}"),
+        "guess_wrong": ("Not {chosen}: it is {mode}", "不是{chosen}：其实是{mode}"),
+        "guess_first": (
+            "Guess the mistake first (G): the mode list would give it away",
+            "先猜出是哪个误区（按 G）：模式列表会把答案说破",
+        ),
+        "guess_close": ("Esc closes", "按 Esc 关闭"),
+        "guess_on": (
+            "Which mistake is this? Watch the run, then press G and say it by its number",
+            "这是哪个误区？看这一局怎么演，再按 G、报出它的编号",
         ),
     }
 )

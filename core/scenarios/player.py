@@ -43,7 +43,7 @@ from core.scenarios.sentences import (
     refused_page_sentence,
     seam_sentence,
 )
-from core.scenarios.telling import act_sentence, event_sentence, run_stopped
+from core.scenarios.telling import act_sentence, event_sentence, run_stopped, span_words
 from core.scenarios.writer import action_items
 from core.sim.books import check_books
 from core.sim.rules import Harm, harm_figure
@@ -542,8 +542,9 @@ def labelled(key: str, lang: str) -> str:
 
 def harm_text(name: str, value: int, lang: str) -> str:
     """A harm that is not safety, with its figure: "this mode's harm is not safety but
-    steps done again: 3" (a time is a duration)."""
-    shown = format_duration(value) if name == Harm.TIME_OUT_OF_REACH else str(value)
+    steps done again: 3" (a time is a duration, in the units of the run's language: "60 分
+    5 秒", never "3605s" in a Chinese line)."""
+    shown = span_words(value, lang) if name == Harm.TIME_OUT_OF_REACH else str(value)
     return word("harm_not_safety", lang, harm=harm_word(name, lang), value=shown)
 
 

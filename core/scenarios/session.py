@@ -18,6 +18,7 @@ from core.engine.records import EventRow, dump_json
 from core.engine.vocabulary import EventKind
 from core.scenarios.format import Expectation, Panel, Question, Scenario, Step, Subject
 from core.scenarios.glossary import SANDBOX_TITLE, SANDBOX_TITLE_ZH
+from core.scenarios.guess import GuessRound
 from core.scenarios.interview import Interview, Verdict
 from core.scenarios.panels import panel_for
 from core.scenarios.player import event_record, judge_expectation
@@ -164,8 +165,14 @@ class Session:
         lang: str = "en",
         interview: bool = False,
         database: str = IN_MEMORY,
+        guess: GuessRound | None = None,
     ) -> None:
         self.scenario = scenario
+        # A "which mistake is this?" round: the run is played under its mode, which the
+        # screen keeps from the room until it has guessed.
+        self.guess = guess
+        if guess is not None:
+            mode = guess.mode
         # The room's answers to the questions (interview mode), kept over steps back and forth.
         self.interview = Interview(on=interview)
         # Where every run of this session keeps its store: SQLite in memory, or a PostgreSQL

@@ -8,6 +8,7 @@ fence token 1 is behind the task's 2" / "阿澄写 floor6/3 页（floor6）被�
 refused by it: it is "not delivered".
 """
 
+import re
 from collections.abc import Mapping
 from typing import Any, Final
 
@@ -179,6 +180,20 @@ def who(worker_id: str | None, lang: str) -> str:
     return glossary.person_name(worker_id, lang) or worker_id
 
 
+# A worker the story does not name is called by its id ("worker-a", "A"): in a Chinese
+# sentence a Latin name stands apart from the characters around it ("worker-a 领到"), as
+# the seed writes "worker A 卡死，worker B 接手".
+_GLUED = re.compile(
+    r"(?:(?<=[A-Za-z])|(?<=[A-Za-z][0-9])|(?<=[A-Za-z][0-9][0-9]))(?=[\u4e00-\u9fff])"
+    r"|(?<=[\u4e00-\u9fff])(?=[A-Za-z])"
+)
+
+
+def spaced(sentence: str, lang: str) -> str:
+    """A Chinese sentence with a space between a Latin word and a character beside it."""
+    return _GLUED.sub(" ", sentence) if lang == "zh" else sentence
+
+
 def operation_noun(name: str, lang: str) -> str:
     return glossary.lookup(OPERATIONS, name, lang)
 
@@ -232,7 +247,9 @@ def refusal_sentence(
             REFUSAL_FORMS, "lease_behind", lang, its=its_lease, current=now_lease
         )
     form = "refused_page" if key and operation == "write" else "refused"
-    return _pick(REFUSAL_FORMS, form, lang, who=name, op=op, task=task_id, key=key, why=why)
+    return spaced(
+        _pick(REFUSAL_FORMS, form, lang, who=name, op=op, task=task_id, key=key, why=why), lang
+    )
 
 
 def _int(value: Any) -> int | None:
@@ -292,7 +309,7 @@ def event_sentence(ev: EventRow, lang: str) -> str:
     sentence = pattern.format(**fill)
     if lang != "zh" and not pattern.startswith("{"):
         sentence = sentence[:1].upper() + sentence[1:]  # a word, not a name or an id
-    return sentence
+    return spaced(sentence, lang)
 
 
 # What a step (or a person at the keyboard) does, as a sentence: "Acheng saves a checkpoint
@@ -369,7 +386,7 @@ def act_sentence(action: object, lang: str, *, capital: bool = True) -> str:
     sentence = pattern.format(**fill)
     if capital and lang != "zh" and not pattern.startswith("{"):
         sentence = sentence[:1].upper() + sentence[1:]
-    return sentence
+    return spaced(sentence, lang)
 
 
 def error_sentence(exc: BaseException, lang: str) -> str:

@@ -6,6 +6,7 @@ buttons, the key bar), and which buttons fit. What to draw and when is the scree
 drawing needs between frames.
 """
 
+import dataclasses
 import time
 from typing import TYPE_CHECKING
 
@@ -207,6 +208,9 @@ class Drawing(_ScreenBase):
                 pending.extend(new_events)
                 del pending[:-2000]
         header = frame.header(speed=self.pacer.speed, playing=self.playing, lang=lang)
+        if session.guess is not None and not session.guess.revealed:
+            # a mistake scenario's title names its own mistake: the round's question instead
+            header = dataclasses.replace(header, mode_hidden=True, title=tr("guess_round", lang))
         self.query_one("#status", StatusHeader).show(header)
         self._fit_controls(self.size.width)  # what the moment needs first (cached)
         if self._hint_moment() != self._hinted:

@@ -142,6 +142,22 @@ LESSONS: tuple[Section, ...] = (
                 "一个长任务只有在“能证明自己还活着”时才继续拥有执行权；一旦证明消失，"
                 "资格必须可回收，旧持有人也必须失去改写权。",
             ),
+            # "于是，旧 worker 即使复活，也只能成为“过期知识的携带者”，无法成为“当前世界的改写者”。"
+            (
+                "Even awake again, an old holder can only be a carrier of stale knowledge, "
+                "never a rewriter of the current world.",
+                "旧 worker 即使复活，也只能成为“过期知识的携带者”，无法成为“当前世界的改写者”。",
+            ),
+            # The seed's closing words, the last section's: "它靠的是：任务可以中断、资格可以续借、
+            # 结果可以接力、旧人回来也推不翻新世界。守住这一点，长任务才不会变成长赌局。"
+            (
+                "A usable Agent does not get there in one breath: a task can be interrupted, "
+                "a right renewed, a result handed on, and an old holder who comes back cannot "
+                "overturn the new world. Hold to that, and a long task never becomes a long "
+                "gamble.",
+                "真正可用的 Agent，不靠一口气跑到底。它靠的是：任务可以中断、资格可以续借、"
+                "结果可以接力、旧人回来也推不翻新世界。守住这一点，长任务才不会变成长赌局。",
+            ),
         ),
     ),
     (

@@ -188,6 +188,8 @@ class MainScreen(Drawing, Screen[None]):
         if self.session.scenario is not None:
             for warning in timing_warnings(self.session.scenario, self.lang):
                 self.notify(warning, severity="warning", timeout=WARNING_TOAST_S)
+        if self.session.guess is not None:
+            self.notify(tr("guess_on", self.lang), timeout=8)
         if self.bk_app.live_clock:
             self.log_every_s = LOG_EVERY_S
             self.set_interval(REFRESH_S, self.on_tick)
@@ -430,6 +432,8 @@ class MainScreen(Drawing, Screen[None]):
     # -- interview mode: the room answers by number before v ------------------------------------
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "guess":
+            return self.session.guess is not None
         if action == "answer":
             # a number answers only while a question waits for one; otherwise the key's
             # next binding (its panel) has it
@@ -450,6 +454,22 @@ class MainScreen(Drawing, Screen[None]):
             self.changed()
 
         self._work(partial(self.session.answer, chosen), then)
+
+    def action_guess(self) -> None:
+        """Which mistake is this? The five by number; once guessed, the header names it."""
+        from demo.screens.guess import GuessScreen
+
+        round_ = self.session.guess
+        if round_ is not None:
+            self.app.push_screen(GuessScreen(round_, self.lang), lambda _none: self.changed())
+
+    def _guessing(self) -> bool:
+        """A guess round the room has not answered: the mode list would say the answer."""
+        round_ = self.session.guess
+        if round_ is not None and not round_.revealed:
+            self.notify(tr("guess_first", self.lang), timeout=4)
+            return True
+        return False
 
     def action_toggle_interview(self) -> None:
         on = not self.session.interview.on
@@ -610,6 +630,8 @@ class MainScreen(Drawing, Screen[None]):
         """The modes in a list, the one `m` used to switch to highlighted."""
         from demo.screens.modes import ModeScreen
 
+        if self._guessing():
+            return
         session = self.session
         own = session.scenario.settings.mode if session.scenario is not None else None
         screen = ModeScreen(session.mode, session.next_mode(), own, self.lang)
@@ -623,6 +645,8 @@ class MainScreen(Drawing, Screen[None]):
     def set_mode(self, mode: Mode) -> None:
         """The run in another mode, replayed to the step it stood at (the Session decides
         how far the new mode lets it go, and the toast says so)."""
+        if self._guessing():
+            return
         session = self.session
         was = session.position
 
@@ -651,6 +675,8 @@ class MainScreen(Drawing, Screen[None]):
         """Explore this mode: every interleaving of a small world, on a screen of its own."""
         from demo.screens.explore import open_explore  # the search loads when it is asked for
 
+        if self._guessing():
+            return
         open_explore(self, self.session.mode, lang)
 
     def shown_snapshot(self) -> Snapshot:

@@ -53,6 +53,8 @@ def mode_notice(session: Session, lang: str) -> str | None:
     as a broken script."""
     if session.scenario is None:
         return None
+    if session.guess is not None and not session.guess.revealed:
+        return None  # the room is guessing which mode this is
     own = session.scenario.settings.mode.value
     mode = session.mode.value
     if mode == own:

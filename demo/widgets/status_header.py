@@ -27,6 +27,7 @@ class HeaderState:
     # the mode's harm that is not safety, this run's figure and the correct run's, once
     # this run shows more of it than the correct run does
     harm: tuple[Harm, int, int] | None = None
+    mode_hidden: bool = False  # a "which mistake is this?" round the room has not guessed
 
 
 def speed_text(speed: float) -> str:
@@ -42,7 +43,12 @@ def header_fields(state: HeaderState) -> list[Text]:
         Text(state.title, style="bold"),
         Text(format_clock(state.now_ms), style="bold cyan"),
         Text(f"{tr('speed', lang)} {speed_text(state.speed)}"),
-        Text.assemble(f"{tr('mode', lang)} ", (mode_name(state.mode, lang), mode_style)),
+        Text.assemble(
+            f"{tr('mode', lang)} ",
+            (tr("guess_hidden", lang), "bold yellow")
+            if state.mode_hidden
+            else (mode_name(state.mode, lang), mode_style),
+        ),
         Text(tr("playing" if state.playing else "paused", lang)),
     ]
     if state.violations:

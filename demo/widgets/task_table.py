@@ -50,22 +50,32 @@ def header_width(column: str, lang: str, narrow: bool = False) -> int:
     return max(cell_len(line) for line in header(column, lang, narrow).split("\n"))
 
 
+def _span(ms: int, lang: str, narrow: bool) -> str:
+    """A time in the table: as the pane says it, but whole minutes in the narrow Chinese
+    table ("59分", where the pane says 59分52秒), which keeps every column in 80 columns."""
+    if narrow and lang == "zh" and abs(ms) >= 120_000:
+        return f"{'-' if ms < 0 else ''}{abs(ms) // 60_000}分"
+    return short(ms, lang)
+
+
 def task_row(view: TaskView, now_ms: int, lang: str, narrow: bool = False) -> Row:
     """One task's cells. `narrow` (the table in 80 columns): an expired lease says how long
     ago in red ("-4s"), beside the status "lendable", where "expired" and "lendable again"
     would need the room of a whole column."""
     row = view.row
-    # the table keeps the compact units in both languages (50s, 59m59s): 秒 and 分 would
-    # cost the 80-column table its result column; the panes spell them out
+    # times as the panes say them, in the run's language (50秒, 59分59秒): a Chinese
+    # table shows no unit letter beside a pane that says 55秒
     remaining = view.remaining_ms
     until: str | Text = ""
     if remaining is None:
         expires: str | Text = ""
     elif remaining <= 0:
-        expires = Text(short(remaining) if narrow else tr("expired", lang), style="bold red")
+        expires = Text(
+            _span(remaining, lang, narrow) if narrow else tr("expired", lang), style="bold red"
+        )
         until = Text(until_clock(now_ms + remaining), style="red")
     else:
-        expires = short(remaining)
+        expires = _span(remaining, lang, narrow)
         until = until_clock(now_ms + remaining)
     # Only a running task's heartbeat age means anything: a done or parked one would count up
     # for ever ("60m01s").
@@ -73,7 +83,7 @@ def task_row(view: TaskView, now_ms: int, lang: str, narrow: bool = False) -> Ro
     beat = (
         ""
         if row.last_heartbeat_at is None or not running
-        else short(now_ms - row.last_heartbeat_at)
+        else _span(now_ms - row.last_heartbeat_at, lang, narrow)
     )
     result = result_line(row.result, row.error_code, lang)
     status = Text(status_word(row.status, lang), style=STATUS_STYLES.get(row.status, ""))
@@ -134,6 +144,8 @@ def fit_columns(width: int, lang: str = "en") -> dict[str, int]:
     """The columns (and widths) that fit in `width` cells, in table order."""
     shown = dict(WIDTHS)
     shown["status"] = STATUS_WIDTH.get(lang, STATUS_WIDTH["en"])
+    if lang == "zh":
+        shown["expires_in"] += 1  # "59分59秒" is a cell wider than "59m59s" and its padding
     shown["lease_token"] = min(
         WIDTHS["lease_token"], max(3, *(cell_len(p) for p in header("lease_token", lang).split()))
     )

@@ -41,6 +41,45 @@ def test_the_help_page_has_the_card_the_formula_the_rule_and_the_portfolio() -> 
     assert "13" in en.split("The seed's portfolio demo")[1]
 
 
+# The seed's line 238 and its closing section, and their English in the glossary's voice
+LAST_WORDS = (
+    (
+        "旧 worker 即使复活，也只能成为“过期知识的携带者”，无法成为“当前世界的改写者”",
+        "an old holder can only be a carrier of stale knowledge, never a rewriter of the "
+        "current world",
+    ),
+    (
+        "任务可以中断、资格可以续借、结果可以接力、旧人回来也推不翻新世界",
+        "a task can be interrupted, a right renewed, a result handed on",
+    ),
+    ("守住这一点，长任务才不会变成长赌局", "a long task never becomes a long gamble"),
+)
+
+
+def _flat(text: str) -> str:
+    """The words without the line breaks a wrap put in (and the indents after them)."""
+    return " ".join(text.split())
+
+
+def test_the_seeds_last_words_are_in_the_help_and_the_last_chapter() -> None:
+    from core.scenarios.player import play, render_line
+
+    story = load_scenario(ROOT / "scenarios" / "00_story_5_lessons.toml")
+    told = {
+        lang: "".join(
+            piece
+            for record in play(story, lang=lang)
+            for piece, _style in render_line(record, lang)
+        )
+        for lang in ("zh", "en")
+    }
+    for zh, en in LAST_WORDS:
+        for page in (shown("zh"), told["zh"]):
+            assert "".join(zh.split()) in "".join(page.split()), zh
+        assert en in _flat(shown("en")), en
+        assert en in _flat(told["en"]), en
+
+
 def test_the_lessons_document_maps_every_lesson_and_the_six_portfolio_items() -> None:
     doc = (ROOT / "docs" / "lessons.md").read_text("utf-8")
     assert FORMULA in doc and RULE in doc

@@ -25,6 +25,7 @@ from core.scenarios.session import Session
 from core.scenarios.telling import refusal_sentence
 from demo.export.page import WORDS as PAGE_WORDS
 from demo.i18n import WORDS as APP_WORDS
+from demo.i18n import act_words, worker_name
 from demo.widgets.narration import narration_text
 from demo.widgets.panels import event_line, rejection_cells
 from demo.widgets.status_header import HeaderState, header_fields
@@ -204,6 +205,216 @@ def play_texts(sc: Scenario, lang: str) -> Iterator[tuple[str, str]]:
             step = record["step"]
         for piece, _style in render_line(shown, lang):
             yield f"play step {step} {record['type']}", piece
+
+
+# The Latin words a Chinese screen may show: the seed's own, where the seed writes them so
+# (every Latin word of the seed: "SQL", "lease_token", "worker", "Agent", "Lease",
+# "running"), the names of the other systems and commands the scenarios cite beside them,
+# and the units a Chinese engineer writes in Latin too (MB).
+SEED_LATIN = frozenset(
+    [
+        "A",
+        "AI",
+        "AND",
+        "API",
+        "Agent",
+        "Approval",
+        "Artifact",
+        "B",
+        "BIGINT",
+        "Browser",
+        "CC",
+        "CREATE",
+        "Calling",
+        "Celery",
+        "Checkpoint",
+        "Claim",
+        "Complete",
+        "DEFAULT",
+        "DOM",
+        "Demo",
+        "Fencing",
+        "GC",
+        "Heartbeat",
+        "Human",
+        "INTEGER",
+        "INTERVAL",
+        "Idempotency",
+        "KEY",
+        "Kafka",
+        "Key",
+        "LLM",
+        "Lease",
+        "Multi",
+        "NOT",
+        "NOW",
+        "NULL",
+        "OOM",
+        "OR",
+        "P99",
+        "PRIMARY",
+        "RPC",
+        "RabbitMQ",
+        "Renew",
+        "SET",
+        "SQS",
+        "Store",
+        "TABLE",
+        "TEXT",
+        "TIMESTAMP",
+        "Temporal",
+        "Timeout",
+        "Token",
+        "Tool",
+        "UPDATE",
+        "URL",
+        "Visibility",
+        "WHERE",
+        "Web",
+        "Worker",
+        "ack",
+        "agent",
+        "agent_tasks",
+        "attempt",
+        "check",
+        "checkpoint",
+        "checkpoint_uri",
+        "claim",
+        "consumer",
+        "done",
+        "durable",
+        "error_code",
+        "execution",
+        "expires_at",
+        "extend",
+        "fence",
+        "fence_token",
+        "fencing",
+        "group",
+        "heartbeat",
+        "in",
+        "input_payload_uri",
+        "last_heartbeat_at",
+        "lease_expires_at",
+        "lease_token",
+        "loop",
+        "owner_id",
+        "pause",
+        "queued",
+        "re",
+        "renew_deadline",
+        "result_uri",
+        "running",
+        "seconds",
+        "status",
+        "step",
+        "task_id",
+        "the",
+        "token",
+        "updated_at",
+        "visibility",
+        "visibility_timeout",
+        "with",
+        "worker",
+        "worker_id",
+    ]
+)
+CITED = frozenset(
+    {"SQL", "PostgreSQL", "SEQUENCE", "Kubernetes", "ChangeMessageVisibility", "MB", "sql"}
+)
+LATIN_WORD = re.compile(r"(?<![\w/.:-])[A-Za-z][A-Za-z0-9_]*(?:-[A-Za-z0-9]+)*(?![\w/:-])")
+# a path, a URI or a ledger key is data the scenario wrote ("agent/3/api_call", "…/crawl")
+PATHLIKE = re.compile(r"\S*[/:]\S*[A-Za-z]\S*|\S*[A-Za-z]\S*[/:]\S*")
+COMMAND = re.compile(r"borrowed-keys(?: [a-z]+)?")
+# a duration by a unit letter ("55s", "59m52s", "1h"), where a Chinese screen says 55秒
+UNIT_LETTER = re.compile(r"\d(?:ms|[smh])\b")
+SPEED = re.compile(r"(?<=速度 )x\d+(?:\.\d+)?")  # the header's speed, its one sign
+# a Latin word pressed against a character: "worker-a领到", never "worker-a 领到"
+GLUED = re.compile(r"[A-Za-z][0-9]{0,2}[\u4e00-\u9fff]|[\u4e00-\u9fff][A-Za-z]")
+
+
+def scenario_ids(sc: Scenario) -> frozenset[str]:
+    """The ids a scenario gives its tasks, and its workers the story has no name for
+    ("worker-a", "A"): the format names a task by its id alone."""
+    from core.scenarios.glossary import person_name
+
+    workers = {w.id for w in sc.settings.workers if person_name(w.id, "zh") is None}
+    acted = {getattr(step.action, "task", None) for step in sc.steps} - {None}
+    acted |= {
+        w
+        for step in sc.steps
+        if person_name(w := getattr(step.action, "worker", "") or "", "zh") is None
+    }
+    return frozenset({*workers, *acted, *(t.id for t in sc.settings.tasks)} - {""})
+
+
+def english_on_chinese(text: str, ids: frozenset[str] = frozenset()) -> list[str]:
+    """The English words, ids and unit letters in a Chinese line a person should not read."""
+    text = SPEED.sub("", COMMAND.sub("", PATHLIKE.sub("", text)))
+    found = [
+        w
+        for w in LATIN_WORD.findall(text)
+        if len(w) > 1 and w not in SEED_LATIN and w not in CITED and w not in ids
+    ]
+    return found + UNIT_LETTER.findall(text) + GLUED.findall(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "小徒弟把木签递了上来（superseded：已经签发了更新的租牌）",
+        "（按 m 切到 correct（正确做法）模式）",
+        "floor6 | 总册 | 运行中 | 阿澄 | 1 | 1 | 1 | 55s | 0:01:20 | 5s |",
+        "任务无人可接的最长时间：3605s",
+        "阿澄 · acheng",
+        "已撤销：resume acheng（以及之后流逝的时间）",
+        "0:00:00.000 worker-a领到 msg-1",
+        "穷举搜索：在 no_fencing 模式下最短的",
+    ],
+)
+def test_a_planted_english_word_on_a_chinese_screen_is_found(text: str) -> None:
+    assert english_on_chinese(text, frozenset({"floor6", "worker-a", "msg-1"})), text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "阿澄写 floor6/3 页（floor6）被拒收：围栏令牌 1 落后于当前的 2",
+        "原文的 Heartbeat 只核对 owner_id 和 lease_token",
+        "幂等键为 agent/3/api_call：执行了一次",
+        "worker-a 领到 msg-1（租约号 1，围栏令牌 1）",
+        "故事·一：守库人与沙漏 0:00:00.000 速度 x1 模式 老规矩 ‖ 已暂停",
+        "剩余租期 55秒 · 到 0:01:20",
+        "按 → 或 n 开始第一步。命令 borrowed-keys sql 打印它",
+    ],
+)
+def test_a_chinese_sentence_with_the_seeds_terms_passes(text: str) -> None:
+    assert english_on_chinese(text, frozenset({"floor6", "worker-a", "msg-1"})) == [], text
+
+
+@pytest.mark.parametrize("name", bundled())
+def test_no_english_word_on_a_chinese_screen(name: str) -> None:
+    sc = scenario(name)
+    ids = scenario_ids(sc)
+    bad = [
+        f"{where}: {found} in {text.strip()[:160]!r}"
+        for where, text in (*app_texts(sc, "zh"), *play_texts(sc, "zh"))
+        # the break of the books is said by its own sentence, spaced where it is written
+        if "books" not in where and (found := english_on_chinese(text, ids))
+    ]
+    bad += [
+        f"pane title: {found} in {said!r}"
+        for w in sc.settings.workers
+        if (found := english_on_chinese(said := worker_name(w.id, "zh"), ids))
+    ]
+    bad += [
+        f"toast: {found} in {said!r}"
+        for step in sc.steps
+        if step.action is not None
+        for said in (act_words(step.action, "zh"),)
+        if (found := english_on_chinese(said, ids))
+    ]
+    assert bad == [], "\n".join(bad[:20])
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])

@@ -176,7 +176,7 @@ def test_transcript_lines_in_both_languages() -> None:
     assert en == (
         "  0:01:05.000  a's page p1 for t1 is refused: fence token 1 is behind the current 2\n"
     )
-    assert zh == "  0:01:05.000  a写 p1 页（t1）被拒收：围栏令牌 1 落后于当前的 2\n"
+    assert zh == "  0:01:05.000  a 写 p1 页（t1）被拒收：围栏令牌 1 落后于当前的 2\n"
 
 
 def test_expires_at_is_read_and_written_as_a_duration() -> None:

@@ -4,7 +4,10 @@ until the presenter reveals it."""
 import difflib
 import itertools
 import re
+from collections.abc import Iterator
 from pathlib import Path
+
+import pytest
 
 from core.scenarios.format import Question, load_scenario, parse_scenario
 from core.scenarios.player import play, render_line
@@ -306,3 +309,160 @@ def test_interview_answers_the_question_then_its_follow_up_and_keeps_score() -> 
     assert (score.questions, score.right, score.follow_ups, score.follow_ups_right) == (1, 1, 1, 0)
     s.restart()  # a new run, a new interview
     assert s.interview.score(s.steps).right == 0 and s.interview.on
+
+
+# -- questions that make the room think, and give nothing away ---------------------------------
+
+
+def _choice_sets(path: Path) -> Iterator[tuple[Question, str]]:
+    for q in _all_questions(path):
+        if q.answer is not None and q.choices:
+            for lang in ("en", "zh"):
+                yield q, lang
+
+
+def test_the_right_choice_is_the_longest_in_at_most_half_of_all_questions() -> None:
+    # a room that learns "pick the longest" stops reading the choices
+    for lang in ("en", "zh"):
+        counted = [
+            (path.name, q.choices_in(lang))
+            for path in BUNDLED
+            for q, in_lang in _choice_sets(path)
+            if in_lang == lang
+        ]
+        longest = [
+            (name, choices)
+            for name, choices in counted
+            if len(choices[_answer(name, choices)]) == max(len(c) for c in choices)
+        ]
+        assert len(counted) >= 40
+        assert len(longest) <= len(counted) / 2, (lang, len(longest), len(counted))
+
+
+def _answer(name: str, choices: tuple[str, ...]) -> int:
+    for q in _all_questions(HERE.parent / "scenarios" / name):
+        for lang in ("en", "zh"):
+            if q.choices_in(lang) == choices and q.answer is not None:
+                return q.answer - 1
+    raise AssertionError(name)
+
+
+_STOP = frozenset(
+    (
+        "that",
+        "this",
+        "with",
+        "from",
+        "have",
+        "will",
+        "does",
+        "what",
+        "when",
+        "which",
+        "their",
+        "there",
+        "them",
+        "then",
+        "than",
+        "into",
+        "only",
+        "once",
+        "after",
+        "before",
+        "still",
+        "about",
+    )
+)
+
+
+def _meaning(text: str) -> set[str]:
+    return {w for w in _words(text) if w not in _STOP}
+
+
+def _share(choice: str, text: str) -> float:
+    said = _meaning(choice)
+    return len(said & _meaning(text)) / max(1, len(said))
+
+
+def test_no_question_repeats_the_words_of_its_right_choice() -> None:
+    """A question that says "after one heartbeat and before the lease runs out" has told the
+    room the choice that says the same: the right choice may share no more of the question's
+    words than the closest wrong one, give or take a quarter."""
+    bad = []
+    for path in BUNDLED:
+        for q, lang in _choice_sets(path):
+            assert q.answer is not None
+            choices, asked = q.choices_in(lang), q.text(lang)
+            right = _share(choices[q.answer - 1], asked)
+            wrong = max(_share(c, asked) for i, c in enumerate(choices, 1) if i != q.answer)
+            if right - wrong >= 0.25:
+                bad.append((path.name, lang, asked, choices[q.answer - 1]))
+    assert bad == [], bad
+
+
+@pytest.mark.parametrize(
+    ("asked", "right", "wrong"),
+    [
+        (
+            "Trade-off: what is the renew deadline for, and why must it come after one "
+            "heartbeat interval and before the lease runs out?",
+            "When an unrenewed holder stops: after one heartbeat interval, before the lease "
+            "runs out",
+            "A second, shorter ttl that the ledger checks on every write",
+        ),
+        (
+            "权衡一下：续约截止时刻是做什么的？为什么它一定要晚于一次心跳间隔、早于租约到期？",
+            "续不上约的持有人主动停手的时刻：早于租约到期，晚于一次心跳",
+            "总册专用的第二个租期：比租期短，每次写入都要查",
+        ),
+    ],
+)
+def test_a_question_that_repeats_its_answer_is_found(asked: str, right: str, wrong: str) -> None:
+    assert _share(right, asked) - _share(wrong, asked) >= 0.25
+
+
+# What each summary must not say, because a question of its scenario asks it: the phrases the
+# picker, `play`'s second line and the exported page's head once showed before the question.
+GIVEN_AWAY = {
+    "07_mistake_no_expiry.toml": ("no expiry", "没有过期时间"),
+    "18_lease_too_short.toml": ("loses the lease", "flaps", "sizes the same lease", "丢掉租约"),
+    "19_visibility_timeout.toml": ("the lease in queue words", "队列里的租约"),
+    "20_heavy_heartbeat.toml": ("after her renew deadline", "The fix", "过了续约截止时刻", "改法"),
+    "21_explored_done_twice.toml": (
+        "completed twice",
+        "expiry left behind",
+        "完成两次",
+        "过期时刻还留着",
+    ),
+}
+
+
+def test_no_summary_or_title_states_an_answer() -> None:
+    for path in BUNDLED:
+        s = load_scenario(path)
+        for lang in ("en", "zh"):
+            said = f"{s.title_in(lang)} {s.summary_in(lang) or ''}".lower()
+            for phrase in GIVEN_AWAY.get(path.name, ()):
+                assert phrase.lower() not in said, (path.name, phrase)
+
+
+# "When does the next worker get it?": the takeover's moment, asked once, by the scenario
+# built for it (02, the fire); the others ask what their own screen will show.
+TAKEOVER = re.compile(
+    r"\bwhen does \w+ get\b|\bhow long before\b|\bwho holds\b|\bwho has\b"
+    r"|谁持有|在谁手里|多久之后别人",
+    re.IGNORECASE,
+)
+
+
+def test_no_two_engineering_scenarios_ask_when_the_next_worker_gets_it() -> None:
+    asking = sorted(
+        {
+            path.name
+            for path in ENGINEERING
+            for q in _all_questions(path)
+            for lang in ("en", "zh")
+            if TAKEOVER.search(q.text(lang))
+        }
+    )
+    assert len(asking) <= 1, asking

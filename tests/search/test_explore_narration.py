@@ -50,17 +50,15 @@ def test_a_lease_the_keeper_expires_is_named_once() -> None:
     assert narrate(steps[1], "zh") == "时间来到 0:00:30.001；阿澄的租约号 1 在 0:00:30.000 到期。"
 
 
-def test_the_titles_say_the_mode_in_brackets() -> None:
+def test_the_titles_say_the_mode_in_words() -> None:
     text = _scenario(Mode.NO_FENCING, "page_without_live_lease", depth=3)
     scenario = parse_scenario(text, "<x>")
     assert scenario.title_zh is not None and scenario.summary_zh is not None
-    assert scenario.title_zh.startswith(
-        "穷举搜索：在 no_fencing 模式（误区三：只有心跳，没有围栏）下最短的“"
-    )
+    assert scenario.title_zh.startswith("穷举搜索：在“误区三：只有心跳，没有围栏”下最短的“")
     assert scenario.title_zh.endswith("”（3 步）")
-    assert scenario.summary_zh.startswith(
-        "由 borrowed-keys explore 找到：在 no_fencing 模式（误区三：只有心跳，没有围栏）下，"
-    )
+    assert scenario.summary_zh.startswith("由穷举搜索找到：在“误区三：只有心跳，没有围栏”下，")
+    for said in (scenario.title_zh, scenario.summary_zh):
+        assert "no_fencing" not in said and "explore" not in said
     assert "claims a task:" in text and "any task" not in text
 
 

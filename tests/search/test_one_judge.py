@@ -69,7 +69,9 @@ def test_steps_done_again_and_time_out_of_reach_are_each_shown() -> None:
     summary = list(play(load_scenario(Path("scenarios/08_mistake_long_lease.toml"))))[-1]
     assert summary["harm"] is not None and summary["harm"]["name"] == Harm.TIME_OUT_OF_REACH
     line = "".join(text for text, _ in render_line(summary, "en"))
-    assert "the longest a task stayed out of reach: 3605s" in line
+    assert "the longest a task stayed out of reach: 60 min 5 s" in line
+    line = "".join(text for text, _ in render_line(summary, "zh"))
+    assert "任务无人可接的最长时间：60 分 5 秒" in line  # Chinese units, never "3605s"
 
 
 # -- the rules, one at a time ------------------------------------------------------------------

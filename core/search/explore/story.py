@@ -543,8 +543,9 @@ def scenario_text(params: ExploreParams, cex: Counterexample) -> str:
         out,
         # The mode's meaning has a colon of its own ("误区三：只有心跳，没有围栏"): it goes
         # in brackets after the mode's name, not after the title's colon.
-        title_zh=f"穷举搜索：在 {mode} 模式（{meaning['zh']}）下最短的“{rule['zh']}”"
-        f"（{cex.length} 步）",
+        # The mode by its words in quotes, not by its id: a Chinese title names no
+        # `no_fencing`, and the meaning's own colon stays inside the quotes.
+        title_zh=f"穷举搜索：在“{meaning['zh']}”下最短的“{rule['zh']}”（{cex.length} 步）",
         summary=(
             f"Found by borrowed-keys explore: of every interleaving of {world} in {mode} "
             f"mode ({meaning['en']}), none breaks the rule in fewer steps. The search offers "
@@ -556,7 +557,7 @@ def scenario_text(params: ExploreParams, cex: Counterexample) -> str:
             "before this one."
         ),
         summary_zh=(
-            f"由 borrowed-keys explore 找到：在 {mode} 模式（{meaning['zh']}）下，"
+            f"由穷举搜索找到：在“{meaning['zh']}”下，"
             f"{params.workers} 个执行者、"
             f"{params.tasks} 个 {params.steps} 步任务的所有交错里，没有更短的违规路径。"
             "搜索让每个执行者凭它记得的租约做它能做的每个调用（领取、写一页、在这一步写页之前和之后"
