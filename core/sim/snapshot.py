@@ -132,6 +132,11 @@ class Snapshot:
     # page is written in the language of its moment, and a screen that switched language
     # since says it in the new one (the Ledger, a refused page's note).
     page_forms: Mapping[str, tuple[str, str]] = field(default_factory=dict)
+    # The safety checker's word on each page in the ledger written under a lease that was not
+    # its task's current, live one (key -> the rule broken), and the pages whose step was
+    # worked more than once: what the check of the books blames, and what it says was redone.
+    stale_pages: Mapping[str, str] = field(default_factory=dict)
+    pages_redone: frozenset[str] = frozenset()
 
     def task(self, task_id: str) -> TaskView | None:
         return next((t for t in self.tasks if t.task_id == task_id), None)

@@ -154,6 +154,8 @@ class SnapshotBuilder:
             dedup=dict(self._dedup),
             timeline=self._timeline_view(now) if "timeline" in include else None,
             page_forms=dict(self._page_forms),
+            stale_pages={k: str(rule) for k, rule in self.checker.stale_pages().items()},
+            pages_redone=self.checker.pages_redone(),
         )
 
     def _timeline_view(self: "_Seen", now: int) -> TimelineView:
