@@ -278,3 +278,47 @@ def test_a_page_the_lease_check_refused_is_not_said_as_the_fences() -> None:
         "linzhou", "floor6/3", "floor6", value, [there], "zh", reason="superseded"
     )
     assert zh.startswith("租约校验挡下了临舟本来要写的（已有新租约）") and "围栏" not in zh
+
+
+def test_no_scripted_page_announces_that_it_is_stale() -> None:
+    for name in BUNDLED:
+        for step in load_scenario(str(files("scenarios") / f"{name}.toml")).steps:
+            action = step.action
+            for text in (getattr(action, "value", None), getattr(action, "value_zh", None)):
+                assert text is None or ("stale" not in text and "过期" not in text), name
+
+
+def test_the_fogs_late_page_is_what_acheng_read_under_her_lease() -> None:
+    # the file's page is the one her memory makes at that instant, not a page written to
+    # look late: the books tell it from Linzhou's by what each read
+    scenario = load_scenario(str(files("scenarios") / "01_fog.toml"))
+    sim = Simulation(scenario.settings)
+    try:
+        late = None
+        for step in scenario.steps:
+            action = step.action
+            assert action is not None
+            if getattr(action, "key", None) == "floor6/3" and action.name == "write":
+                work = sim.workers["acheng"].work
+                assert work is not None
+                late = LEDGER.run_step("floor6", 3, 6, work.state_at(2)).page
+                assert getattr(action, "value", None) == late
+            sim.apply(action)
+        assert late == "page 3: stone bridge 73 dan (total 288)"
+    finally:
+        sim.close()
+    for mode, broken in ((Mode.NO_FENCING, {"floor6/3"}), (Mode.CORRECT, set())):
+        taken = played("01_fog", mode)
+        try:
+            assert broken_pages(taken.snapshot().ledger, stale(taken)) == broken
+        finally:
+            taken.close()
+    fenced = played("01_fog", Mode.CORRECT)
+    try:
+        snap = fenced.snapshot()
+        (refused,) = [r for r in snap.rejections if r.operation == "write"]
+        assert refused.value is not None
+        said = refused_page_sentence("acheng", "floor6/3", "floor6", refused.value, snap.ledger)
+        assert said.endswith("It would have put total 288 over Linzhou's 332 on page 3.")
+    finally:
+        fenced.close()
