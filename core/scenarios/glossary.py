@@ -477,7 +477,41 @@ BOOKS: Final[dict[str, Word]] = {
         "页是{other}写的{other_fence}，接的是另一个累计：{before} + {amount} 不等于 {after}。"
         "两个世界在这里相接。",
     ),
+    # the stale page is the later of the two: built on a total the page before does not say
+    "broken_on": (
+        "The books break at page {page}. It is {stale}'s page, written from the memory of an "
+        "old lease{stale_fence}, built on a total of {built_on}; page {other_page} before it is "
+        "{other}'s{other_fence} and says {before}: {before} + {amount} is not {after}. Two "
+        "worlds meet here.",
+        "账本在第 {page} 页断开。这一页是{stale}凭旧租约的记忆写的{stale_fence}，接的是累计 "
+        "{built_on}；它前面的第 {other_page} 页是{other}写的{other_fence}，写的是 {before}："
+        "{before} + {amount} 不等于 {after}。两个世界在这里相接。",
+    ),
+    # a stale page whose neighbours give no sum to fail (they say no total, or the current
+    # world has not built on it yet): where two worlds meet all the same
+    "late": (
+        "Page {page} is {stale}'s, written when {stale}'s lease was no longer the task's "
+        "current one{stale_fence}: a page of another world, let into the ledger.",
+        "第 {page} 页是{stale}写的，那时{stale}的租约已不是任务当前的租约{stale_fence}："
+        "另一个世界的一页，被收进了总册。",
+    ),
+    # a break with no stale page: a step done again read other figures (no box told the
+    # redo what was read before, or the reports were counted again), not a second world
+    "redone": (
+        "The books do not add up at page {page}, and no page there is stale: {who} did "
+        "{steps} again and read other figures this time. Page {page} now says total {total}; "
+        "page {other_page}, {other}'s, was built on {built_on}: {before} + {amount} is not "
+        "{after}. Work done again, not two worlds.",
+        "账本在第 {page} 页对不上，但这里没有哪一页过期：{who}把{steps}又做了一遍，这回读到的"
+        "数不一样。第 {page} 页现在写的累计是 {total}；第 {other_page} 页是{other}写的，接的是 "
+        "{built_on}：{before} + {amount} 不等于 {after}。这是重做的工作，不是两个世界。",
+    ),
+    "steps_one": ("step {steps}", "第 {steps} 步"),
+    "steps_many": ("steps {steps}", "第 {steps} 步"),
     "fence": (" (fence token {n})", "（围栏令牌 {n}）"),
+    "fence_newest": (" (fence token {n}, newest {newest})", "（围栏令牌 {n}，最新 {newest}）"),
+    # which check refused a page: the fence (a token behind the newest) or the lease check
+    # (the lease ran out, was superseded, or the task is not running)
     "refused": (
         "The fence kept out what {who} would have written: “{value}”.",
         "围栏挡下了{who}本来要写的：“{value}”。",
@@ -487,6 +521,16 @@ BOOKS: Final[dict[str, Word]] = {
         "total {total} over {over}'s {over_total} on page {page}.",
         "围栏挡下了{who}本来要写的：“{value}”。它会把累计 {total} 盖在{over}第 {page} 页的 "
         "{over_total} 之上。",
+    ),
+    "refused_lease": (
+        "The lease check kept out what {who} would have written ({reason}): “{value}”.",
+        "租约校验挡下了{who}本来要写的（{reason}）：“{value}”。",
+    ),
+    "refused_lease_over": (
+        "The lease check kept out what {who} would have written ({reason}): “{value}”. It "
+        "would have put total {total} over {over}'s {over_total} on page {page}.",
+        "租约校验挡下了{who}本来要写的（{reason}）：“{value}”。它会把累计 {total} 盖在{over}"
+        "第 {page} 页的 {over_total} 之上。",
     ),
     "newest": ("{page} (newest {newest})", "{page}（最新 {newest}）"),
 }

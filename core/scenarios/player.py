@@ -40,12 +40,13 @@ from core.scenarios.glossary import (
 from core.scenarios.report import Twin, report_record, run_report
 from core.scenarios.sentences import (
     expectation_sentence,
+    late_page_sentence,
     refused_page_sentence,
     seam_sentence,
 )
 from core.scenarios.telling import act_sentence, event_sentence, run_stopped, span_words
 from core.scenarios.writer import action_items
-from core.sim.books import check_books
+from core.sim.books import check_books, late_pages
 from core.sim.rules import Harm, harm_figure
 from core.sim.snapshot import Snapshot
 from core.sim.spec import Action, SimSettings, in_language
@@ -449,15 +450,36 @@ class _Books:
                 "worker": ev.worker_id,
                 "value": value,
                 "say": refused_page_sentence(
-                    ev.worker_id, key, ev.task_id, value, snap.ledger, self.lang
+                    ev.worker_id,
+                    key,
+                    ev.task_id,
+                    value,
+                    snap.ledger,
+                    self.lang,
+                    reason=str(ev.reason or "fenced"),
                 ),
             }
-        seams = check_books(snap.ledger, {t.task_id: t.row.owner_id for t in snap.tasks})
-        broken = frozenset(seam.key for seam in seams)
-        if broken == self.broken:
+        stale = snap.stale_pages
+        seams = check_books(snap.ledger, stale)
+        late = late_pages(snap.ledger, stale, seams)
+        named = frozenset(seam.key for seam in seams) | {row.key for row in late}
+        if named == self.broken:
             return
-        self.broken = broken
+        self.broken = named
+        newest = {t.task_id: t.row.fence_token for t in snap.tasks}
         for seam in seams:
+            said = seam_sentence(seam, self.lang, snap.pages_redone, snap.ledger)
+            if seam.stale is None:  # a step done again, not a page of another world
+                yield {
+                    "type": "books",
+                    "step": step,
+                    "redone": seam.key,
+                    "writer": seam.redo.writer,
+                    "meets": seam.other.key,
+                    "sum": [seam.before_total, seam.after_amount, seam.after_total],
+                    "say": said,
+                }
+                continue
             yield {
                 "type": "books",
                 "step": step,
@@ -465,7 +487,17 @@ class _Books:
                 "writer": seam.stale.writer,
                 "meets": seam.other.key,
                 "sum": [seam.before_total, seam.after_amount, seam.after_total],
-                "say": seam_sentence(seam, self.lang),
+                "say": said,
+            }
+        for row in late:
+            yield {
+                "type": "books",
+                "step": step,
+                "broken": row.key,
+                "writer": row.writer,
+                "meets": None,
+                "sum": None,
+                "say": late_page_sentence(row, newest.get(row.task_id), self.lang),
             }
 
 
@@ -660,7 +692,7 @@ def render_line(record: Record, lang: str = "en", *, toml: bool = False) -> list
             pieces.append((f"      {labelled('found', lang)}{seen}\n", "red"))
         return pieces
     if kind == "books":
-        style = "bold red" if "broken" in record else "bold"
+        style = "bold red" if "broken" in record else "bold"  # a redo is no second world
         return [(f"  {'✗' if 'broken' in record else '•'} {record['say']}\n", style)]
     if kind == "summary":
         violations = record["violations"]

@@ -17,7 +17,7 @@ from core.scenarios import glossary
 from core.scenarios.format import Expectation, ExpectValue, Scenario
 from core.scenarios.glossary import BOOKS, Word, ledger_value, page_words
 from core.scenarios.telling import span_words
-from core.sim.books import Seam, page_step, refused_page
+from core.sim.books import Seam, check_books, figures, late_pages, page_step, refused_page
 from core.sim.snapshot import Snapshot
 from core.sim.spec import Action, Advance
 
@@ -377,22 +377,106 @@ def _fence(token: int, lang: str) -> str:
     return glossary.lookup(BOOKS, "fence", lang, n=token) if token else ""
 
 
-def seam_sentence(seam: Seam, lang: str = "en") -> str:
-    """Where the books break, and which two holders' worlds meet there."""
+def _steps(steps: Iterable[int], lang: str) -> str:
+    """ "step 1", "steps 1, 2, 3" / "第 1 步", "第 1、2、3 步"."""
+    numbers = sorted(set(steps))
+    joined = ("、" if lang == "zh" else ", ").join(map(str, numbers))
+    return glossary.lookup(
+        BOOKS, "steps_one" if len(numbers) == 1 else "steps_many", lang, steps=joined
+    )
+
+
+def _late_fence(row: LedgerRow, newest: int | None, lang: str) -> str:
+    """A stale page's token with the newest issued for its task beside it, when newer."""
+    if not row.fence_token:
+        return ""
+    if newest is None or newest <= row.fence_token:
+        return _fence(row.fence_token, lang)
+    return glossary.lookup(BOOKS, "fence_newest", lang, n=row.fence_token, newest=newest)
+
+
+def seam_sentence(
+    seam: Seam, lang: str = "en", redone: Iterable[str] = (), ledger: Iterable[LedgerRow] = ()
+) -> str:
+    """Where the books break: at a stale page, which two holders' worlds meet there; with
+    no stale page, which steps were done again (`redone`, the keys worked more than once,
+    among the `ledger`'s pages by the same writer), what the redo read and what the total
+    became: never an old lease where there was none."""
+    sums = {"before": seam.before_total, "amount": seam.after_amount, "after": seam.after_total}
+    if seam.stale is None:
+        redo, other = seam.redo, seam.other
+        done_again = {
+            step
+            for row in ledger
+            if row.task_id == seam.task_id
+            and row.writer == redo.writer
+            and row.key in set(redone)
+            and (step := page_step(row)) is not None
+        }
+        step = page_step(redo)
+        if step is not None:
+            done_again.add(step)
+        said = figures(redo.value)
+        return glossary.lookup(
+            BOOKS,
+            "redone",
+            lang,
+            page=step or redo.key,
+            who=_who(redo.writer, lang),
+            steps=_steps(done_again, lang),
+            total=said.total if said is not None else seam.before_total,
+            other_page=page_step(other) or other.key,
+            other=_who(other.writer, lang),
+            built_on=seam.built_on if redo is seam.before else seam.before_total,
+            **sums,
+        )
+    stale, other = seam.stale, seam.other
     return glossary.lookup(
         BOOKS,
-        "broken",
+        "broken" if stale is seam.before else "broken_on",
         lang,
-        page=page_step(seam.stale) or seam.stale.key,
-        stale=_who(seam.stale.writer, lang),
-        stale_fence=_fence(seam.stale.fence_token, lang),
-        other_page=page_step(seam.other) or seam.other.key,
-        other=_who(seam.other.writer, lang),
-        other_fence=_fence(seam.other.fence_token, lang),
-        before=seam.before_total,
-        amount=seam.after_amount,
-        after=seam.after_total,
+        page=page_step(stale) or stale.key,
+        stale=_who(stale.writer, lang),
+        stale_fence=_fence(stale.fence_token, lang),
+        other_page=page_step(other) or other.key,
+        other=_who(other.writer, lang),
+        other_fence=_fence(other.fence_token, lang),
+        built_on=seam.built_on,
+        **sums,
     )
+
+
+def late_page_sentence(row: LedgerRow, newest: int | None, lang: str = "en") -> str:
+    """A stale page that no break of the chain names: where two worlds meet all the same."""
+    return glossary.lookup(
+        BOOKS,
+        "late",
+        lang,
+        page=page_step(row) or row.key,
+        stale=_who(row.writer, lang),
+        stale_fence=_late_fence(row, newest, lang),
+    )
+
+
+def books_sentences(snap: Snapshot, lang: str = "en") -> tuple[tuple[str, str, bool], ...]:
+    """What the books of a snapshot say, one sentence a place: (the page named, the
+    sentence, whether a stale page is named). The stale pages are the checker's."""
+    stale = snap.stale_pages
+    seams = check_books(snap.ledger, stale)
+    newest = {t.task_id: t.row.fence_token for t in snap.tasks}
+    out = [
+        (
+            seam.key,
+            seam_sentence(seam, lang, snap.pages_redone, snap.ledger),
+            seam.stale is not None,
+        )
+        for seam in seams
+    ]
+    out += [
+        (row.key, late_page_sentence(row, newest.get(row.task_id), lang), True)
+        for row in late_pages(snap.ledger, stale, seams)
+    ]
+    return tuple(out)
 
 
 def refused_page_sentence(
@@ -403,8 +487,10 @@ def refused_page_sentence(
     ledger: Iterable[LedgerRow],
     lang: str = "en",
     forms: Mapping[str, Word] | None = None,
+    reason: str = "fenced",
 ) -> str:
-    """What a refused page would have written, and whose total it would have covered; a
+    """What a refused page would have written, which check refused it (the fence, or the
+    lease check, by the refusal's `reason`) and whose total it would have covered; a
     scripted page in `lang` whichever language it was written in (`forms`, as
     `page_words`)."""
     fill = {
@@ -412,12 +498,15 @@ def refused_page_sentence(
         "page": _page(key, task_id),
         "value": page_words(value, lang, forms),
     }
+    fenced = reason == "fenced"
+    if not fenced:
+        fill["reason"] = glossary.reason_word(reason, lang)
     over = refused_page(value, key, ledger)
     if over is None:
-        return glossary.lookup(BOOKS, "refused", lang, **fill)
+        return glossary.lookup(BOOKS, "refused" if fenced else "refused_lease", lang, **fill)
     return glossary.lookup(
         BOOKS,
-        "refused_over",
+        "refused_over" if fenced else "refused_lease_over",
         lang,
         **fill,
         total=over.total,
@@ -428,8 +517,8 @@ def refused_page_sentence(
 
 def refused_note(snap: Snapshot, lang: str) -> str | None:
     """The note over the Rejected table: the newest refused page, what it would have
-    written (in `lang`, said now, whatever language it was written in) and whose total it
-    would have covered; None when no page was refused."""
+    written (in `lang`, said now, whatever language it was written in), which check
+    refused it and whose total it would have covered; None when no page was refused."""
     refused = next((r for r in reversed(snap.rejections) if r.value and r.key), None)
     if refused is None or refused.key is None or refused.value is None:
         return None
@@ -441,6 +530,7 @@ def refused_note(snap: Snapshot, lang: str) -> str | None:
         snap.ledger,
         lang,
         snap.page_forms,
+        refused.reason,
     )
 
 

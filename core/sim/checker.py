@@ -119,6 +119,10 @@ class SafetyChecker:
     _effects: Counter[str] = field(default_factory=Counter)
     _completions: dict[str, set[int]] = field(default_factory=dict)
     _step_runs: Counter[str] = field(default_factory=Counter)
+    # Each page key's last accepted write: the rule it broke, None if its writer held the
+    # task's current, live lease with the newest token ("存储层或状态机只接受当前最大的
+    # token"). What the books blame, and only that.
+    _pages: dict[str, ViolationKind | None] = field(default_factory=dict)
     _down: dict[str, WorkerState] = field(default_factory=dict)  # worker -> DEAD | STALLED
     _stuck_reported: set[tuple[str, int]] = field(default_factory=set)
     _pairs_reported: set[tuple[str, int, int]] = field(default_factory=set)
@@ -140,6 +144,7 @@ class SafetyChecker:
             _effects=Counter(self._effects),
             _completions={task: set(tokens) for task, tokens in self._completions.items()},
             _step_runs=Counter(self._step_runs),
+            _pages=dict(self._pages),
             _down=dict(self._down),
             _stuck_reported=set(self._stuck_reported),
             _pairs_reported=set(self._pairs_reported),
@@ -226,6 +231,7 @@ class SafetyChecker:
             elif verdict is not None:
                 detail = f"{key} accepted under lease {ev.lease_token}, not {task}'s live one"
                 out.append(self._violate(verdict, ev, detail))
+            self._pages[key] = verdict
             self._count_step_run(key)
         elif name == EventKind.WRITE_REJECTED and ev.reason != RejectReason.PARTITIONED:
             # The step was worked and its page refused: whoever does it next does it again.
@@ -276,6 +282,16 @@ class SafetyChecker:
         elif name == EventKind.RESUMED and ev.worker_id:
             self._down.pop(ev.worker_id, None)
         return out
+
+    def stale_pages(self) -> dict[str, ViolationKind]:
+        """The page keys whose last accepted write came from a lease that was not the task's
+        current, live one with the newest token, by the rule that write broke."""
+        return {key: rule for key, rule in self._pages.items() if rule is not None}
+
+    def pages_redone(self) -> frozenset[str]:
+        """The page keys whose step was worked more than once (a page refused counts: the
+        next holder does the step again)."""
+        return frozenset(key for key, runs in self._step_runs.items() if runs > 1)
 
     def _count_step_run(self, key: str) -> None:
         self._step_runs[key] += 1

@@ -152,6 +152,11 @@ class Snapshot:
     page_forms: Mapping[str, tuple[str, str]] = field(default_factory=dict)
     # Each call of a side effect, as the register has it (with the effects list only).
     effect_calls: tuple[EffectCall, ...] = ()
+    # The safety checker's word on each page in the ledger written under a lease that was not
+    # its task's current, live one (key -> the rule broken), and the pages whose step was
+    # worked more than once: what the check of the books blames, and what it says was redone.
+    stale_pages: Mapping[str, str] = field(default_factory=dict)
+    pages_redone: frozenset[str] = frozenset()
 
     def task(self, task_id: str) -> TaskView | None:
         return next((t for t in self.tasks if t.task_id == task_id), None)

@@ -160,6 +160,8 @@ class SnapshotBuilder:
             timeline=timeline if "timeline" in include else None,
             page_forms=dict(self._page_forms),
             effect_calls=effect_calls(timeline, effects) if timeline is not None else (),
+            stale_pages={k: str(rule) for k, rule in self.checker.stale_pages().items()},
+            pages_redone=self.checker.pages_redone(),
         )
 
     def _timeline_view(self: "_Seen", now: int) -> TimelineView:

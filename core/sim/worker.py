@@ -664,6 +664,10 @@ class Worker:
                             worker=self.id,
                         )
                     await self.renew(held, forget_if_refused=False, by_hand=True)
+                case Checkpoint() if self.mode is Mode.NO_CHECKPOINT:
+                    # Mistake four, by hand as on autopilot: "只回收资格，不保存中间结果". No
+                    # box is sealed, so whoever takes over faces "空白现场".
+                    return None
                 case Checkpoint(step=step):
                     # The box holds what the worker knows after `step`: everything a
                     # successor needs to go on (the running total, ...), as the

@@ -17,10 +17,9 @@ from core.engine.records import EventRow
 from core.engine.vocabulary import EventKind
 from core.scenarios.glossary import box_contents, box_parts, page_words
 from core.scenarios.player import event_style
-from core.scenarios.sentences import page_fence, refused_note, seam_sentence
+from core.scenarios.sentences import books_sentences, page_fence, refused_note
 from core.scenarios.telling import event_sentence
 from core.scenarios.telling import who as name_of
-from core.sim.books import Seam, check_books
 from core.sim.checker import ViolationKind
 from core.sim.snapshot import Rejection, Snapshot
 from demo.i18n import operation_word, reason_word, tr
@@ -41,18 +40,18 @@ def _fenced(
     return columns[:at] + columns[at + 1 :], [(k, r[:at] + r[at + 1 :]) for k, r in rows]
 
 
-def books_seams(snap: Snapshot) -> tuple[Seam, ...]:
-    """Where the snapshot's books break (the check of core.sim.books, the one `play` and
-    the export use too). The Ledger and the note over it both ask, every refresh, of the
-    same snapshot (frozen): it is checked once."""
-    global _seams_of
-    if _seams_of is None or _seams_of[0] is not snap:
-        owners = {t.task_id: t.row.owner_id for t in snap.tasks}
-        _seams_of = (snap, check_books(snap.ledger, owners))
-    return _seams_of[1]
+def books_said(snap: Snapshot, lang: str) -> tuple[tuple[str, str, bool], ...]:
+    """What the snapshot's books say (the check of core.sim.books, the one `play` and the
+    export use too), as (page, sentence, whether a stale page is named). The Ledger and the
+    note over it both ask, every refresh, of the same snapshot (frozen): it is checked
+    once per language."""
+    global _said_of
+    if _said_of is None or _said_of[0] is not snap or _said_of[1] != lang:
+        _said_of = (snap, lang, books_sentences(snap, lang))
+    return _said_of[2]
 
 
-_seams_of: tuple[Snapshot, tuple[Seam, ...]] | None = None  # the last snapshot checked
+_said_of: tuple[Snapshot, str, tuple[tuple[str, str, bool], ...]] | None = None
 
 
 BROKEN_MARK = "✗ "  # before the key of a page where the books break
@@ -80,7 +79,8 @@ class LedgerTable(KeyedTable):
 
     def show(self, snap: Snapshot, lang: str) -> None:
         pages = sorted(snap.ledger, key=lambda p: (p.updated_at, p.key))
-        broken = frozenset(seam.key for seam in books_seams(snap))
+        # only a page written under a lease that was not current is marked
+        broken = frozenset(key for key, _, stale in books_said(snap, lang) if stale)
         restyled, self._broken = broken ^ self._broken, broken
         newest = {t.task_id: t.row.fence_token for t in snap.tasks}
         keys = [BROKEN_MARK + p.key if p.key in broken else p.key for p in pages]
@@ -238,9 +238,12 @@ class BooksNote(Note):
     shows. Hidden while the books add up."""
 
     def show(self, snap: Snapshot, lang: str) -> None:
-        seams = books_seams(snap)
-        text = Text(" ".join(seam_sentence(seam, lang) for seam in seams), style="bold red")
-        self.say(text if seams else None)
+        said = books_said(snap, lang)
+        text = Text()
+        for at, (_, sentence, stale) in enumerate(said):
+            # a page of another world in red; a step done again is a harm, not a second world
+            text.append(("" if at == 0 else " ") + sentence, style="bold red" if stale else "bold")
+        self.say(text if said else None)
 
 
 # The rules a page breaks when it goes into the ledger that the fence or the lease check would

@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 from textual.pilot import Pilot
 
+from core.engine.config import Mode
 from core.scenarios.library import open_scenario
 from demo.app import BorrowedKeysApp
 from demo.screens.main import MainScreen
@@ -89,3 +90,51 @@ async def test_at_80x24_the_ledger_keeps_its_header_and_two_rows_under_the_books
         body = screen.query_one("#body")
         assert ledger.region.y + 1 + 2 <= body.region.bottom
         assert note.region.y >= body.region.y  # the note itself is in sight too
+
+
+@pytest.mark.parametrize(
+    ("lang", "said"),
+    [
+        ("en", "The lease check kept out what Acheng would have written (expired)"),
+        ("zh", "租约校验挡下了阿澄本来要写的（租约已过期）"),
+    ],
+)
+async def test_the_rejected_panel_says_which_check_refused(
+    tmp_path: Path, lang: str, said: str
+) -> None:
+    # off the script: Acheng stalls at step 4, her lease runs out with nobody after it,
+    # and the page she writes when she resumes is refused by the lease check, not the fence
+    app = app_for("01_fog", tmp_path, lang)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = app.screen
+        assert isinstance(screen, MainScreen)
+        for key in ["n"] * 4 + ["z"] + ["right"] * 11 + ["u"] + ["right"] * 3 + ["3"]:
+            await pilot.press(key)
+        await pilot.pause()
+        note = screen.query_one("#refused-note", RefusedNote)
+        text = str(note.render()).replace("\n", "")
+        assert note.display and text.startswith(said), text
+        assert "fence" not in text and "围栏" not in text
+
+
+@pytest.mark.parametrize(
+    ("lang", "said"), [("en", "The books break at page 3."), ("zh", "账本在第 3 页断开。")]
+)
+async def test_the_fog_under_no_fencing_marks_achengs_late_page(
+    tmp_path: Path, lang: str, said: str
+) -> None:
+    app = app_for("01_fog", tmp_path, lang)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = app.screen
+        assert isinstance(screen, MainScreen)
+        await pilot.press("m")
+        await pilot.pause()
+        await pilot.press("home", *["down"] * list(Mode).index(Mode.NO_FENCING), "enter")
+        await pilot.pause()
+        await pilot.press("1")
+        await _play_to_the_end(pilot, 17)
+        note = screen.query_one("#books-note", BooksNote)
+        assert note.display and str(note.render()).startswith(said), str(note.render())
+        ledger = screen.query_one("#ledger", LedgerTable)
+        keys = {str(ledger.get_row_at(i)[1]) for i in range(ledger.row_count)}
+        assert "✗ floor6/3" in keys and "✗ floor6/2" not in keys and "floor6/4" in keys

@@ -23,7 +23,7 @@ async def test_the_app_writes_the_pages_in_the_language_it_shows(tmp_path: Path)
         screen = app.screen
         assert isinstance(screen, MainScreen)
         pages = {p.key: p.value for p in screen.session.snapshot().ledger}
-        assert pages["floor6/1"] == "第 1 页：北岸 120 石"
+        assert pages["floor6/1"] == "第 1 页：北岸 120 石（累计 120）"
         await pilot.press("l")  # English from here on
         await pilot.pause()
         assert screen.session.lang == "en"

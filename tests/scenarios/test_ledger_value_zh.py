@@ -39,13 +39,21 @@ def played(scenario: Scenario, lang: str) -> tuple[dict[str, str], list[Any]]:
     return pages, boxes
 
 
-@pytest.mark.parametrize("name", ["01_fog", "00_story_2_fog"])
-def test_a_chinese_run_writes_the_chinese_page_into_the_ledger(name: str) -> None:
+@pytest.mark.parametrize(
+    ("name", "page_en", "page_zh"),
+    [
+        ("01_fog", "page 1: north bank 120 dan (total 120)", "第 1 页：北岸 120 石（累计 120）"),
+        ("00_story_2_fog", "page 1: north bank, 120 dan", "第 1 页：北岸 120 石"),
+    ],
+)
+def test_a_chinese_run_writes_the_chinese_page_into_the_ledger(
+    name: str, page_en: str, page_zh: str
+) -> None:
     scenario = load_scenario(path(name))
     zh, zh_boxes = played(scenario, "zh")
     en, en_boxes = played(scenario, "en")
-    assert zh["floor6/1"] == "第 1 页：北岸 120 石"
-    assert en["floor6/1"] == "page 1: north bank, 120 dan"
+    assert zh["floor6/1"] == page_zh
+    assert en["floor6/1"] == page_en
     assert zh.keys() == en.keys()
     # What a page means to its worker is read from its English form: the same boxes.
     assert zh_boxes == en_boxes
@@ -57,14 +65,14 @@ def test_the_app_session_writes_its_pages_in_the_language_on_screen() -> None:
     for _ in range(3):  # the claim, the fog, page 1
         session.next_step()
     (page,) = [p for p in session.snapshot().ledger if p.key == "floor6/1"]
-    assert page.value == "第 1 页：北岸 120 石"
+    assert page.value == "第 1 页：北岸 120 石（累计 120）"
     session.lang = "en"  # the switch: a step back replays in the language now on screen
     session.previous_step()
     session.next_step()
     (page,) = [p for p in session.snapshot().ledger if p.key == "floor6/1"]
-    assert page.value == "page 1: north bank, 120 dan"
+    assert page.value == "page 1: north bank 120 dan (total 120)"
     # a saved run keeps both forms
-    assert 'value_zh = "第 1 页：北岸 120 石"' in session.scenario_text()
+    assert 'value_zh = "第 1 页：北岸 120 石（累计 120）"' in session.scenario_text()
     session.close()
 
 

@@ -11,7 +11,7 @@ from core.scenarios.library import open_scenario
 from core.scenarios.sentences import refused_note
 from core.scenarios.session import Session
 
-STALE = {"en": "page 3: west ferry, 130 dan (stale)", "zh": "第 3 页：西渡口 130 石（过期）"}
+LATE = {"en": "page 3: stone bridge 73 dan (total 288)", "zh": "第 3 页：石桥 73 石（累计 288）"}
 _CJK = re.compile(r"[\u4e00-\u9fff]")
 
 
@@ -26,10 +26,10 @@ def _to_the_refused_page(lang: str) -> Session:
 @pytest.mark.parametrize(("first", "then"), [("zh", "en"), ("en", "zh")])
 def test_a_refused_pages_note_follows_the_language_switched_to(first: str, then: str) -> None:
     session = _to_the_refused_page(first)
-    assert STALE[first] in (refused_note(session.snapshot(), first) or "")
+    assert LATE[first] in (refused_note(session.snapshot(), first) or "")
     session.lang = then  # what the app's `l` does
     note = refused_note(session.snapshot(), then) or ""
-    assert STALE[then] in note and STALE[first] not in note, note
+    assert LATE[then] in note and LATE[first] not in note, note
     if then == "en":
         assert not _CJK.search(note), note
 
@@ -38,6 +38,8 @@ def test_the_ledgers_pages_follow_it_too() -> None:
     session = _to_the_refused_page("zh")
     snap = session.snapshot()
     (first,) = [p for p in snap.ledger if p.key == "floor6/1"]
-    assert first.value == "第 1 页：北岸 120 石"  # the store keeps what was written
-    assert page_words(first.value, "en", snap.page_forms) == "page 1: north bank, 120 dan"
+    assert first.value == "第 1 页：北岸 120 石（累计 120）"  # the store keeps what was written
+    assert (
+        page_words(first.value, "en", snap.page_forms) == "page 1: north bank 120 dan (total 120)"
+    )
     assert page_words(first.value, "zh", snap.page_forms) == first.value
