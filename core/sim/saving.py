@@ -15,10 +15,12 @@ from core.engine.store import LeaseStore
 from core.sim.checker import SafetyChecker, Violation
 from core.sim.heavy import StoreLoad
 from core.sim.kinds import KINDS
+from core.sim.memory import Work, WorkerFaults
 from core.sim.runtime import VirtualRuntime
 from core.sim.snapshot import Rejection, TaskView
 from core.sim.timeline import Timeline
-from core.sim.worker import ActionError, Unfit, Work, Worker, WorkerFaults
+from core.sim.unfit import ActionError, Unfit
+from core.sim.worker import Worker
 
 
 @dataclass(frozen=True, slots=True)

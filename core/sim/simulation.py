@@ -31,6 +31,7 @@ from core.engine.store import LeaseStore
 from core.engine.vocabulary import EventKind, TaskStatus
 from core.sim.checker import SafetyChecker, Violation
 from core.sim.heavy import StoreLoad, format_size
+from core.sim.memory import WorkerFaults
 from core.sim.runtime import VirtualRuntime
 from core.sim.runtime import run_inline as run_inline
 from core.sim.saving import SavedRun as SavedRun
@@ -74,10 +75,10 @@ from core.sim.spec import (
     Write,
 )
 from core.sim.timeline import Timeline
+from core.sim.unfit import ActionError as ActionError
+from core.sim.unfit import Unfit as Unfit
 from core.sim.watch import KeeperWatch
-from core.sim.worker import ActionError as ActionError
-from core.sim.worker import Unfit as Unfit
-from core.sim.worker import Worker, WorkerFaults
+from core.sim.worker import Worker
 
 # Where a run keeps its store when nobody says otherwise.
 IN_MEMORY = ":memory:"

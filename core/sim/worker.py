@@ -11,15 +11,12 @@ not renewed by then stops by itself, before its lease can expire and be handed o
 """
 
 import contextlib
-import enum
 import json
 from collections.abc import Awaitable, Callable, Coroutine
-from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
 from core.engine.config import LeaseConfig, Mode
 from core.engine.errors import (
-    BorrowedKeysError,
     LeaseRejected,
     RegisterReason,
     RejectReason,
@@ -29,7 +26,8 @@ from core.engine.records import Lease, TaskRow
 from core.engine.store import LeaseStore
 from core.engine.vocabulary import EventKind, Operation
 from core.sim.heavy import StoreLoad, format_size, heartbeat_cost_ms
-from core.sim.kinds import KINDS, LEDGER, State, TaskKind
+from core.sim.kinds import KINDS, LEDGER, TaskKind
+from core.sim.memory import Work, WorkerFaults
 from core.sim.spec import (
     Checkpoint,
     Claim,
@@ -42,6 +40,7 @@ from core.sim.spec import (
     WorkerState,
     Write,
 )
+from core.sim.unfit import ActionError, NoLease, Unfit
 
 T = TypeVar("T")
 
@@ -67,96 +66,6 @@ class Partitioned(Exception):
 
 class SelfFenced(Exception):
     """The worker passed its own renew deadline and gave the task up by itself."""
-
-
-class Unfit(enum.StrEnum):
-    """Why an act does not fit the run, by name (an ActionError's `why`): with its `fill` a
-    run in another language says it in its own words."""
-
-    UNKNOWN_WORKER = "unknown_worker"
-    WORKER_EXISTS = "worker_exists"
-    NO_LEASE = "no_lease"
-    DOES_NOT_FIT = "does_not_fit"  # the store refused the act itself: `cause` says why
-    TIME_BACKWARDS = "time_backwards"
-    UNKNOWN_ACTION = "unknown_action"
-    SAVE_NEEDS_SQLITE = "save_needs_sqlite"
-    SAVE_NEEDS_MANUAL = "save_needs_manual"
-    # a manual call that never reached the store
-    STALLED = "stalled"
-    NOTHING_TO_CLAIM = "nothing_to_claim"
-    HEARTBEAT_FROZEN = "heartbeat_frozen"
-    PARTITIONED = "partitioned"
-
-
-# Here rather than in simulation.py, which imports this module (and so does saving.py,
-# whose save and restore raise it too).
-class ActionError(BorrowedKeysError):
-    """An action that cannot apply to this run (an unknown worker, a call with no lease)."""
-
-    why = Unfit.DOES_NOT_FIT
-
-
-class NoLease(ActionError):
-    """A manual call that needs a lease, by a worker that remembers none."""
-
-    why = Unfit.NO_LEASE
-
-
-@dataclass
-class Work:
-    """A holder's memory of its task's work: the kind's state after each step it knows,
-    starting from the checkpoint it resumed from (or from nothing)."""
-
-    task_id: str
-    kind: TaskKind
-    steps: int
-    states: dict[int, State]
-
-    def state_at(self, step: int) -> State:
-        """The state after `step`; steps it has not seen are worked from the last it knows."""
-        known = [k for k in self.states if k <= step]
-        start = max(known) if known else 0
-        state = self.states[start] if known else self.kind.initial_state(self.task_id, self.steps)
-        for n in range(start + 1, step + 1):
-            state = self.kind.run_step(self.task_id, n, self.steps, state).state
-        return state
-
-    def did(self, step: int, state: State) -> None:
-        """Step `step` is done with `state`; anything it knew past it no longer follows."""
-        for later in [k for k in self.states if k > step]:
-            del self.states[later]
-        self.states[step] = state
-
-    def wrote(self, step: int, page: str) -> None:
-        """A page written by hand as step `step`: learn what it says."""
-        before = self.state_at(step - 1)
-        self.did(step, self.kind.after_page(self.task_id, step, self.steps, before, page))
-
-
-@dataclass
-class WorkerFaults:
-    """The faults switched on for one worker."""
-
-    heartbeat_frozen: bool = False
-    stalled: bool = False
-    partitioned: bool = False
-    dead: bool = False
-    slow_factor: float = 1.0
-    skew_ms: int = 0
-    # What each heartbeat carries besides the lease (0: nothing, the cheap heartbeat). Not a
-    # passing fault but how the worker is written, so `resume` leaves it.
-    heartbeat_payload_bytes: int = 0
-
-    def copy(self) -> "WorkerFaults":
-        return WorkerFaults(
-            self.heartbeat_frozen,
-            self.stalled,
-            self.partitioned,
-            self.dead,
-            self.slow_factor,
-            self.skew_ms,
-            self.heartbeat_payload_bytes,
-        )
 
 
 class Worker:

@@ -20,7 +20,8 @@ from core.fleet.verdict import Finding, HistoryCheck
 from core.scenarios.telling import event_sentence
 from demo.export import DEFAULT_SIZE, timeline_svg
 from demo.export.fleet_frames import Moment, Shot, heading, moments, record_fleet
-from demo.export.page import CSP, LANG_TAGS, SharedStyles, page_svg
+from demo.export.frame_svg import SharedStyles, page_svg
+from demo.export.page import CSP, LANG_TAGS
 from demo.export.page import SCRIPT as SCENARIO_PLAYER
 from demo.widgets.timeline_view import clock
 

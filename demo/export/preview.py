@@ -12,8 +12,8 @@ from pathlib import Path
 
 from PIL import Image
 
+from demo.export.frame_svg import page_svg
 from demo.export.frames import Recording
-from demo.export.page import page_svg
 from demo.screens.main import AUTOPLAY_S
 
 # Pixels per cell of the terminal: 8 keeps its text legible and 01_fog's GIF near 1 MB.

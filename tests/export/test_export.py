@@ -19,8 +19,9 @@ from core.scenarios.session import Session
 from core.sim.spec import FreezeHeartbeat
 from demo.app import BorrowedKeysApp
 from demo.export.cli import command_line, export, main, record_langs
+from demo.export.frame_svg import SharedStyles, changes, page_svg
 from demo.export.frames import DEFAULT_SIZE, Recording, record
-from demo.export.page import SharedStyles, build_page, changes, page_svg
+from demo.export.page import build_page
 from demo.widgets.narration import step_refusal
 
 SNAPSHOTS = Path(__file__).parents[1] / "app" / "__snapshots__" / "test_tui_snapshots"

@@ -11,8 +11,8 @@ from typing import Any
 
 from core.engine.records import CheckpointRow, EffectRow, EventRow, LedgerRow, TaskRow
 from core.engine.vocabulary import REJECTIONS, EventKind
+from core.sim.memory import Work
 from core.sim.simulation import Simulation, run_inline
-from core.sim.worker import Work
 
 # The register lines of a transaction that leaves every task's row as it was: a refusal
 # (its transaction writes only the line), a dropped call, a page or an effect (their own

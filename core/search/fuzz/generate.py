@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 from core.engine.config import LeaseConfig, Mode
 from core.engine.vocabulary import RESTING_STATUSES, TaskStatus
+from core.sim.memory import WorkerFaults
 from core.sim.simulation import IN_MEMORY, Simulation
 from core.sim.spec import (
     TASK_KINDS,
@@ -41,7 +42,6 @@ from core.sim.spec import (
     TaskSpec,
     WorkerSpec,
 )
-from core.sim.worker import WorkerFaults
 
 # How often each fault is drawn (approvals are drawn only when a task is waiting).
 FAULT_WEIGHTS: dict[str, float] = {
