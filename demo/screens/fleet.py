@@ -31,7 +31,8 @@ from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.screen import ModalScreen, Screen
-from textual.widgets import DataTable, Static, TabbedContent, TabPane
+from textual.scroll_view import ScrollView
+from textual.widgets import Static, TabbedContent, TabPane
 
 from core.engine.config import LeaseConfig
 from core.engine.errors import BorrowedKeysError
@@ -98,14 +99,27 @@ def ended(status: int | None, said: str | None, lang: str) -> str:
     return tr("fleet_exited", lang, status=status)
 
 
-@contextlib.contextmanager
-def _following(table: DataTable[object]) -> Iterator[None]:
-    """Keep a table at its newest row while rows come, unless it was scrolled up."""
-    at_end = table.scroll_y >= table.max_scroll_y
-    rows = table.row_count
-    yield
-    if at_end and table.row_count > rows:
-        table.call_after_refresh(table.scroll_end, animate=False)
+class _Follow:
+    """Whether a panel follows its newest rows: it does until the presenter scrolls it up,
+    and again once they scroll back to its end. Rows come faster than the panel learns its
+    new height, so "at the end" is not asked of one frame alone: a panel that was
+    following and was not moved up by hand goes on following."""
+
+    def __init__(self) -> None:
+        self.on = True
+        self._seen_y = 0.0  # where the panel stood at the last frame
+
+    @contextlib.contextmanager
+    def around(self, view: ScrollView) -> Iterator[bool]:
+        y = view.scroll_y
+        if y >= view.max_scroll_y:
+            self.on = True
+        elif y < self._seen_y:
+            self.on = False  # scrolled up to read
+        self._seen_y = y
+        yield self.on
+        if self.on:
+            view.call_after_refresh(view.scroll_end, animate=False)
 
 
 class FleetCommands(Provider):
@@ -261,6 +275,7 @@ class FleetScreen(Screen[None]):
         self.arrivals = arrivals if self.live else None  # the steady queue, if there is one
         self._feeding = False
         self._timeline_drawn = 0.0  # when Belief vs truth was last drawn (monotonic)
+        self._follow = {k: _Follow() for k in ("ledger", "rejected", "effects", "events")}
 
     def compose(self) -> ComposeResult:
         yield StatusHeader(id="status")
@@ -381,16 +396,20 @@ class FleetScreen(Screen[None]):
         self.query_one("#tasks", TaskTable).show(snap.tasks, snap.now_ms, lang)
         # The tables follow the newest rows as they come, unless scrolled up to read.
         ledger = self.query_one("#ledger", LedgerTable)
-        with _following(ledger):
+        with self._follow["ledger"].around(ledger):
             ledger.show(snap, lang)
         rejected = self.query_one("#rejected", RejectedTable)
-        with _following(rejected):
+        with self._follow["rejected"].around(rejected) as following:
+            rejected.scroll_to_new = following  # its newest row's cursor would scroll it
             rejected.show(snap, lang, time_moved=True)
         effects = self.query_one("#effects", EffectsTable)
-        with _following(effects):
+        with self._follow["effects"].around(effects):
             effects.show(snap, lang)
-        if frame.fresh:
-            self.query_one("#events", EventLog).append(list(frame.fresh), lang)
+        log = self.query_one("#events", EventLog)
+        with self._follow["events"].around(log) as following:
+            log.auto_scroll = following
+            if frame.fresh:
+                log.append(list(frame.fresh), lang)
         # Belief against truth, the simulated app's panel: drawn while its tab is open, and
         # read from the store (the maker's timeline) only then.
         tab = self.query_one("#panels", TabbedContent).active
