@@ -41,9 +41,10 @@ from core.fleet.command import MAX_WORKERS
 from core.fleet.frame import FleetFrame, FrameMaker
 from core.fleet.supervisor import Fleet
 from core.scenarios.telling import error_sentence
+from core.sim.people import called
 from demo.controls import FAULT_BY_ACTION, FAULT_HELP, FAULTS, fault_bindings, fault_now
 from demo.controls import worker_faults as faults_of
-from demo.i18n import label, tr, worker_name
+from demo.i18n import label, tr
 from demo.widgets.keybar import Hint, KeyBar
 from demo.widgets.panels import EffectsTable, EventLog, LedgerTable, RejectedTable
 from demo.widgets.status_header import HeaderState, StatusHeader
@@ -133,7 +134,7 @@ class FleetCommands(Provider):
         fleet, lang = screen.fleet, screen.lang
         out: list[tuple[str, str, Callable[[], object]]] = []
         for wid, w in list(fleet.workers.items()):
-            name = worker_name(wid, lang)
+            name = called(wid, lang)
             for fault, acts in faults_of(dead=not w.alive, partitioned=fleet.partitioned(wid)):
                 if acts:
                     out.append(
@@ -361,9 +362,7 @@ class FleetScreen(Screen[None]):
         for wid, words in frame.said.items():
             if self._told.get(wid) != words:
                 self._told[wid] = words
-                self.notify(
-                    words, title=worker_name(wid, self.lang), severity="warning", timeout=12
-                )
+                self.notify(words, title=called(wid, self.lang), severity="warning", timeout=12)
 
     def show_frame(self, frame: FleetFrame) -> None:
         lang = self.lang
@@ -424,7 +423,7 @@ class FleetScreen(Screen[None]):
 
     def _pane_title(self, frame: FleetFrame, wid: str) -> str:
         lang = self.lang
-        name = worker_name(wid, lang)
+        name = called(wid, lang)
         if wid not in frame.ours:
             return f"{name} · {tr('fleet_elsewhere', lang)}"
         if wid in frame.exit_status:
@@ -442,7 +441,7 @@ class FleetScreen(Screen[None]):
         if self.fleet is None:  # a saved run: its processes are gone
             return
         if wid not in self.fleet.workers:
-            name = worker_name(wid, self.lang)
+            name = called(wid, self.lang)
             self.notify(tr("fleet_not_ours", self.lang, worker=name))
             return
         self.apply_fault(wid, action)
@@ -455,7 +454,7 @@ class FleetScreen(Screen[None]):
             return
         at = ids.index(self.chosen) if self.chosen in ids else -1
         self.chosen = ids[(at + 1) % len(ids)]
-        name = worker_name(self.chosen, self.lang)
+        name = called(self.chosen, self.lang)
         self.notify(tr("chosen_worker", self.lang, name=name), timeout=4)
         if self.frame is not None:
             self.show_frame(self.frame)
@@ -491,11 +490,11 @@ class FleetScreen(Screen[None]):
         if fault.action == "partition" and w.alive and not w.ready:
             # Cut while it opens its store, its first connection fails, and a first
             # connection that fails is an answer (a wrong URL): it would stop.
-            name = worker_name(wid, lang)
+            name = called(wid, lang)
             self.post_message(FaultApplied(tr("fleet_not_ready", lang, worker=name), False))
             return
         ok = bool(getattr(fleet, fault.fleet)(wid))
-        name = worker_name(wid, lang)
+        name = called(wid, lang)
         text = tr(fault.done if ok else "fleet_gone", lang, worker=name, pid=pid, new=w.pid)
         self.post_message(FaultApplied(text, ok))
 
@@ -521,7 +520,7 @@ class FleetScreen(Screen[None]):
         if w is None:
             self.post_message(FaultApplied(tr("fleet_too_many", self.lang, n=MAX_WORKERS), False))
             return
-        name = worker_name(w.worker_id, self.lang)
+        name = called(w.worker_id, self.lang)
         text = tr("fleet_started", self.lang, worker=name, pid=w.pid)
         self.post_message(FaultApplied(text, True))
 
@@ -557,7 +556,7 @@ class FleetScreen(Screen[None]):
             self.post_message(FaultApplied(tr("fleet_no_faketime", lang), False))
             return
         key = "fleet_unskewed" if back else "fleet_skewed"
-        text = tr(key, lang, worker=worker_name(wid, lang), pid=old, new=w.pid)
+        text = tr(key, lang, worker=called(wid, lang), pid=old, new=w.pid)
         self.post_message(FaultApplied(text, True))
 
     # -- the steady queue -----------------------------------------------------------------
