@@ -5,7 +5,8 @@ words and keys are the simulated app's, from the one table in demo/controls.py: 
 the worker, `h` freezes its heartbeat (a line on its control channel), `z` stalls it
 (SIGSTOP), `k` kills it (SIGKILL), `u` resumes it (SIGCONT, its heartbeat back) or restarts
 a dead one under the same name, `c` cuts its road to the server (PostgreSQL) or heals it;
-`t` restarts it with a skewed clock. The screen decides nothing and
+`t` restarts it with a skewed clock; `a` / `x` approve or reject the selected task parked
+for a person, as `borrowed-keys approve TASK --db ...` does. The screen decides nothing and
 waits for nothing: a thread worker reads one frame (the events since the last, the store's
 rows, each process's belief) and posts it; a fault button's signal is sent on a thread
 worker too, and its outcome posted in the past tense. The safety light is the simulations'
@@ -42,7 +43,14 @@ from core.fleet.frame import FleetFrame, FrameMaker
 from core.fleet.supervisor import Fleet
 from core.scenarios.telling import error_sentence
 from core.sim.people import called
-from demo.controls import FAULT_BY_ACTION, FAULT_HELP, FAULTS, fault_bindings, fault_now
+from demo.controls import (
+    FAULT_BY_ACTION,
+    FAULT_HELP,
+    FAULTS,
+    by_id,
+    fault_bindings,
+    fault_now,
+)
 from demo.controls import worker_faults as faults_of
 from demo.i18n import label, tr
 from demo.widgets.keybar import Hint, KeyBar
@@ -61,6 +69,10 @@ TIMELINE_EVERY_S = 0.5
 SKEW_MS = 300_000  # how far ahead `t` sets a worker's clock
 FEED_S = 0.5  # how often the steady queue looks whether new tasks are due
 
+
+# A person's answer to a task parked for approval: the simulated app's controls (`a`, `x`),
+# their words, tooltips and help line, from the same table.
+_DECISIONS = (by_id("approve"), by_id("reject"))
 
 _PANEL_KEYS = (
     ("1", "tab-ledger"),
@@ -145,10 +157,11 @@ class FleetCommands(Provider):
                         )
                     )
         for key, word, action in (
+            *((c.first_key, c.word, c.action) for c in _DECISIONS),
             ("t", "fleet_skew_key", "skew"),
             ("+", "fleet_palette_faster", "faster"),
             ("-", "fleet_palette_slower", "slower"),
-            ("a", "fleet_add", "add_worker"),
+            ("n", "fleet_add", "add_worker"),
             ("e", "fleet_enqueue", "enqueue"),
             ("s", "fleet_save", "save"),
         ):
@@ -190,9 +203,10 @@ class FleetHelp(ModalScreen[None]):
         rows = [
             ("w", tr("tip_choose_worker", lang)),
             (FAULT_HELP.keys, FAULT_HELP.zh if zh else FAULT_HELP.en),
+            *((h.keys, h.zh if zh else h.en) for h in (_DECISIONS[0].help,) if h is not None),
             ("t", tr("tip_fleet_skew_key", lang)),
             ("-  +", tr("tip_fleet_rate_key", lang)),
-            ("a", tr("tip_fleet_add", lang)),
+            ("n", tr("tip_fleet_add", lang)),
             ("e", tr("tip_fleet_enqueue", lang)),
             ("s", tr("tip_fleet_save", lang)),
             ("1 … 6", tr("panels", lang)),
@@ -230,7 +244,11 @@ class FleetScreen(Screen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         *fault_bindings("en"),
         Binding("t", "skew", "skew a clock", id="fleet.skew"),
-        Binding("a", "add_worker", "+ worker", id="fleet.add"),
+        *(
+            Binding(c.keys, c.action, tr(c.word, "en"), tooltip=tr(c.tip, "en"), id=f"fleet.{c.id}")
+            for c in _DECISIONS
+        ),
+        Binding("n", "add_worker", "+ worker", id="fleet.add"),
         Binding("plus,equals_sign", "faster", "more tasks", id="fleet.faster"),
         Binding("minus", "slower", "fewer tasks", id="fleet.slower"),
         Binding("e", "enqueue", "enqueue", id="fleet.enqueue"),
@@ -322,8 +340,9 @@ class FleetScreen(Screen[None]):
         return [
             Hint("w", tr("choose_worker", lang), 0),
             *(Hint(f.key, tr(f.word, lang), 1) for f in faults),
+            *(Hint(c.first_key, tr(c.word, lang), 4) for c in _DECISIONS[:1]),
             Hint("t", tr("fleet_skew_key", lang), 3),
-            Hint("a", tr("fleet_add", lang), 5),
+            Hint("n", tr("fleet_add", lang), 5),
             Hint("-/+", tr("fleet_rate_key", lang), 4),
             Hint("e", tr("fleet_enqueue", lang), 6),
             Hint("s", tr("fleet_save", lang), 6),
@@ -508,6 +527,35 @@ class FleetScreen(Screen[None]):
             self.maker.with_timeline = tab == "tab-timeline"
         self._timeline_drawn = 0.0  # drawn on the next frame, not half a second later
         self.read_frame()
+
+    def action_approve(self) -> None:
+        self._decide_waiting(True)
+
+    def action_reject(self) -> None:
+        self._decide_waiting(False)
+
+    def _decide_waiting(self, approved: bool) -> None:
+        """The selected task if it waits for a person (the first waiting one if none is
+        selected), approved or rejected by the store, on a thread."""
+        if self.fleet is None or self.frame is None:  # a saved run's screen only shows
+            return
+        task = self.query_one("#tasks", TaskTable).waiting_selected(self.frame.snap.tasks)
+        if task is None:
+            what = tr("approve" if approved else "reject", self.lang)
+            self.notify(tr("no_waiting", self.lang, what=what), severity="warning")
+            return
+        self._decide(task, approved)
+
+    @work(thread=True, group="fleet-writes")
+    def _decide(self, task: str, approved: bool) -> None:
+        assert self.fleet is not None
+        try:
+            self.fleet.decide(task, approved)
+        except BorrowedKeysError as exc:
+            self.post_message(FaultApplied(error_sentence(exc, self.lang), False))
+            return
+        said = tr("fleet_approved" if approved else "fleet_rejected", self.lang, task=task)
+        self.post_message(FaultApplied(said, True))
 
     def action_add_worker(self) -> None:
         if self.fleet is not None:  # a saved run's screen only shows
