@@ -124,6 +124,11 @@ WORDS: dict[str, tuple[str, str]] = {
         "一个车队在这台机器上最多启动 {n} 个执行者进程：更多的请在另一个终端对同一个数据库启动",
     ),
     "fleet_add": ("one more worker", "再加一个执行者"),
+    "fleet_approved": (
+        "Approved {task}: a worker takes it again",
+        "已批准 {task}：执行者会重新领取它",
+    ),
+    "fleet_rejected": ("Rejected {task}: it goes to the dead letters", "已驳回 {task}：它进入死信"),
     "fleet_enqueue": ("enqueue", "加任务"),
     "fleet_enqueued": ("Enqueued {tasks}", "已加入任务 {tasks}"),
     "fleet_save": ("save history", "保存历史"),

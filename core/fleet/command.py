@@ -16,10 +16,12 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
+from core.sim.people import WORKER_CAST
+
 EXIT_BAD_INPUT = 2
 MAX_WORKERS = 32  # worker processes one fleet starts on this machine (more: another terminal)
-# The story's two workers first, by name on screen; then w3, w4, ...
-DEFAULT_NAMES = ("acheng", "linzhou")
+# The story's cast first, by name on screen; then w4, w5, ... ("worker 4", 4 号执行者)
+DEFAULT_NAMES = WORKER_CAST
 
 
 @dataclass(frozen=True, slots=True)

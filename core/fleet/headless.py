@@ -21,6 +21,7 @@ from core.fleet.frame import FrameMaker
 from core.fleet.supervisor import Fleet
 from core.fleet.verdict import Finding, HistoryCheck
 from core.fleet.words import word
+from core.sim.people import called
 
 
 class Fault(enum.StrEnum):
@@ -110,7 +111,7 @@ def run_headless(
     run = HeadlessRun(steady=arrivals is not None)
     for _ in range(workers):
         w = fleet.add_worker()
-        say(word("started", lang, worker=w.worker_id, pid=w.pid))
+        say(word("started", lang, worker=called(w.worker_id, lang), pid=w.pid))
     if tasks is not None:
         fleet.enqueue(tasks)
     start = time.monotonic()
@@ -127,7 +128,7 @@ def run_headless(
         for wid, w in fleet.workers.items():
             if not w.alive and wid not in expected_down and wid not in run.died:
                 run.died[wid] = w.exit_status
-                say(word("died", lang, worker=wid, pid=w.pid, status=w.exit_status))
+                say(word("died", lang, worker=called(wid, lang), pid=w.pid, status=w.exit_status))
         for item in [u for u in undo if u[0] <= now]:
             undo.remove(item)
             item[1]()
@@ -199,26 +200,26 @@ def _press(
     if fault is Fault.KILL:
         expected_down.add(wid)
         fleet.kill(wid)
-        say(word("killed", lang, worker=wid, pid=w.pid, held=held))
+        say(word("killed", lang, worker=called(wid, lang), pid=w.pid, held=held))
         undo.append(
             (now + rng.uniform(0.3, 1.0) * ttl_s, _Restart(fleet, wid, expected_down, say, lang))
         )
     elif fault is Fault.STALL:
         fleet.stall(wid)
-        say(word("stalled", lang, worker=wid, pid=w.pid, held=held))
+        say(word("stalled", lang, worker=called(wid, lang), pid=w.pid, held=held))
         undo.append((now + rng.uniform(1.3, 2.5) * ttl_s, _Resume(fleet, wid, say, lang)))
     elif fault is Fault.PARTITION:
         fleet.partition(wid)
-        say(word("cut", lang, worker=wid, pid=w.pid, held=held))
+        say(word("cut", lang, worker=called(wid, lang), pid=w.pid, held=held))
         undo.append((now + rng.uniform(1.3, 2.5) * ttl_s, _Heal(fleet, wid, say, lang)))
     elif fault is Fault.FREEZE:
         fleet.freeze(wid)
-        say(word("frozen", lang, worker=wid, pid=w.pid, held=held))
+        say(word("frozen", lang, worker=called(wid, lang), pid=w.pid, held=held))
         undo.append((now + rng.uniform(1.3, 2.5) * ttl_s, _Thaw(fleet, wid, say, lang)))
     else:
         old = w.pid
         fleet.restart(wid)
-        say(word("restarted_now", lang, worker=wid, held=held, old=old, pid=w.pid))
+        say(word("restarted_now", lang, worker=called(wid, lang), held=held, old=old, pid=w.pid))
 
 
 @dataclass
@@ -233,7 +234,7 @@ class _Restart:
         self.fleet.restart(self.worker_id)
         self.expected_down.discard(self.worker_id)
         pid = self.fleet.workers[self.worker_id].pid
-        self.say(word("restarted", self.lang, worker=self.worker_id, pid=pid))
+        self.say(word("restarted", self.lang, worker=called(self.worker_id, self.lang), pid=pid))
 
 
 @dataclass
@@ -245,7 +246,7 @@ class _Resume:
 
     def __call__(self) -> None:
         self.fleet.resume(self.worker_id)
-        self.say(word("resumed", self.lang, worker=self.worker_id))
+        self.say(word("resumed", self.lang, worker=called(self.worker_id, self.lang)))
 
 
 @dataclass
@@ -257,7 +258,7 @@ class _Thaw:
 
     def __call__(self) -> None:
         self.fleet.thaw(self.worker_id)
-        self.say(word("thawed", self.lang, worker=self.worker_id))
+        self.say(word("thawed", self.lang, worker=called(self.worker_id, self.lang)))
 
 
 @dataclass
@@ -269,7 +270,7 @@ class _Heal:
 
     def __call__(self) -> None:
         self.fleet.heal(self.worker_id)
-        self.say(word("healed", self.lang, worker=self.worker_id))
+        self.say(word("healed", self.lang, worker=called(self.worker_id, self.lang)))
 
 
 def verdict_lines(run: HeadlessRun, fleet: Fleet, lang: str = "en") -> list[str]:
@@ -295,7 +296,9 @@ def verdict_lines(run: HeadlessRun, fleet: Fleet, lang: str = "en") -> list[str]
     if not run.finished and not run.steady:
         lines.append(word("unfinished", lang))
     for wid, status in run.died.items():
-        lines.append(word("died", lang, worker=wid, pid=fleet.workers[wid].pid, status=status))
+        lines.append(
+            word("died", lang, worker=called(wid, lang), pid=fleet.workers[wid].pid, status=status)
+        )
     if check.findings:
         lines.append(word("broken", lang, n=len(check.findings)))
         lines.extend(f"  {f.sentence(lang)}" for f in check.findings[:20])

@@ -23,6 +23,10 @@ from pathlib import Path
 from typing import IO, Any
 
 _PR_SET_PDEATHSIG = 1
+# The lines of one incarnation kept in memory: a long session's worker says a belief line
+# a step, and nothing reads far back (the frame reads what is new, a wait from a mark).
+# Each line is read by its absolute index; those before the kept ones are counted.
+MAX_LINES = 2000
 
 
 def _die_with_parent() -> None:  # pragma: no cover - runs in the child, between fork and exec
@@ -76,12 +80,15 @@ class WorkerProcess:
     on_line: Callable[["WorkerProcess", dict[str, Any]], None] | None = None
     proc: subprocess.Popen[bytes] | None = None
     belief: Belief = field(default_factory=Belief)
-    lines: list[dict[str, Any]] = field(default_factory=list)  # since this incarnation began
+    # this incarnation's last MAX_LINES lines; `dropped` older ones came before them
+    lines: list[dict[str, Any]] = field(default_factory=list)
+    dropped: int = 0
     stalled: bool = False
     frozen: bool = False
     generation: int = 0
     _lock: threading.Condition = field(default_factory=threading.Condition)
     _err_from: int = 0  # where this incarnation's standard error begins in its log
+    _ready: bool = False  # this incarnation said what it believes
 
     @property
     def pid(self) -> int | None:
@@ -115,6 +122,8 @@ class WorkerProcess:
         with self._lock:
             self.proc = proc
             self.lines = []
+            self.dropped = 0
+            self._ready = False
             self.belief = Belief()
             self.stalled = self.frozen = False
             self.generation += 1
@@ -138,8 +147,13 @@ class WorkerProcess:
                     if self.proc is not proc:
                         return  # an incarnation that was replaced: its last words are old
                     self.lines.append(line)
+                    if len(self.lines) > MAX_LINES:
+                        gone = len(self.lines) - MAX_LINES
+                        del self.lines[:gone]
+                        self.dropped += gone
                     if line.get("t") == "belief":
                         self.belief = Belief.of(line)
+                        self._ready = True
                     self._lock.notify_all()
                 if self.on_line is not None:
                     self.on_line(self, line)
@@ -149,19 +163,27 @@ class WorkerProcess:
             self.on_line(self, {"t": "gone"})
 
     def said(self) -> list[dict[str, Any]]:
+        """The lines kept of this incarnation (its last MAX_LINES)."""
         with self._lock:
             return list(self.lines)
 
-    def said_since(self, n: int) -> tuple[int, list[dict[str, Any]]]:
-        """Which incarnation this is, and its lines from the `n`th on."""
+    @property
+    def said_count(self) -> int:
+        """How many lines this incarnation said, those no longer kept included."""
         with self._lock:
-            return self.generation, self.lines[n:]
+            return self.dropped + len(self.lines)
+
+    def said_since(self, n: int) -> tuple[int, list[dict[str, Any]]]:
+        """Which incarnation this is, and its lines from the `n`th on (counted from its
+        first; those no longer kept are not returned)."""
+        with self._lock:
+            return self.generation, self.lines[max(0, n - self.dropped) :]
 
     @property
     def ready(self) -> bool:
         """Whether this incarnation has opened its store and said what it believes."""
         with self._lock:
-            return any(line.get("t") == "belief" for line in self.lines)
+            return self._ready
 
     def last_words(self) -> str | None:
         """The last line this incarnation wrote on its standard error (a warning that its
@@ -266,10 +288,10 @@ class WorkerProcess:
         seen = since
         with self._lock:
             while True:
-                for line in self.lines[seen:]:
+                for line in self.lines[max(0, seen - self.dropped) :]:
                     if what(line):
                         return line
-                seen = len(self.lines)
+                seen = self.dropped + len(self.lines)
                 left = end - time.monotonic()
                 if left <= 0:
                     return None

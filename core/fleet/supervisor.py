@@ -460,6 +460,14 @@ class Fleet:
 
         return self._write(go)
 
+    def decide(self, task_id: str, approved: bool) -> None:
+        """A person's answer to a task parked for approval: the store's own `approve` or
+        `reject`, as `borrowed-keys approve TASK --db ...` calls it; a task that is not
+        waiting is refused with the store's typed error (and a line in the register)."""
+        store = self._wstore
+        decide = store.approve if approved else store.reject
+        self._write(lambda: run_inline(decide(task_id)))
+
     def waiting(self) -> int:
         """How many tasks wait in the queue for a worker."""
         tasks = self._do(lambda: run_inline(self.store.tasks()))

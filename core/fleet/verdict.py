@@ -22,6 +22,7 @@ from core.engine.vocabulary import EventKind, TaskStatus
 from core.fleet.words import WORDS, word
 from core.scenarios import glossary
 from core.sim.checker import SafetyChecker, ViolationKind
+from core.sim.people import called
 
 
 class Verdict(enum.IntEnum):
@@ -100,7 +101,7 @@ class Finding:
     def who(self, lang: str) -> str:
         """Whose act broke it: a worker by name, or the store."""
         worker = self.worker_id
-        return (glossary.person_name(worker, lang) or worker) if worker else word("nobody", lang)
+        return called(worker, lang) if worker else word("nobody", lang)
 
     def sentence(self, lang: str) -> str:
         """Who broke which rule on which task, in `lang` (English adds the figures)."""

@@ -14,6 +14,8 @@ import re
 from collections.abc import Mapping
 from typing import Final
 
+from core.sim.people import PEOPLE as _CAST
+
 Word = tuple[str, str]  # (en, zh)
 
 
@@ -539,12 +541,7 @@ BOOKS: Final[dict[str, Word]] = {
 # -- the story -------------------------------------------------------------------------------------
 
 # The story's people, by the worker ids the scenarios give them.
-PEOPLE: Final[dict[str, Word]] = {
-    "acheng": ("Acheng", "阿澄"),
-    "linzhou": ("Linzhou", "临舟"),
-    "elder": ("Elder", "校对官"),
-    "laojiang": ("Laojiang", "老绛"),
-}
+PEOPLE: Final[dict[str, Word]] = _CAST  # the story's cast, shared with the fleet
 
 # The story's word for each idea, as the seed says it and as the English story text says it.
 STORY: Final[dict[str, Word]] = {

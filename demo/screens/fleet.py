@@ -5,7 +5,8 @@ words and keys are the simulated app's, from the one table in demo/controls.py: 
 the worker, `h` freezes its heartbeat (a line on its control channel), `z` stalls it
 (SIGSTOP), `k` kills it (SIGKILL), `u` resumes it (SIGCONT, its heartbeat back) or restarts
 a dead one under the same name, `c` cuts its road to the server (PostgreSQL) or heals it;
-`t` restarts it with a skewed clock. The screen decides nothing and
+`t` restarts it with a skewed clock; `a` / `x` approve or reject the selected task parked
+for a person, as `borrowed-keys approve TASK --db ...` does. The screen decides nothing and
 waits for nothing: a thread worker reads one frame (the events since the last, the store's
 rows, each process's belief) and posts it; a fault button's signal is sent on a thread
 worker too, and its outcome posted in the past tense. The safety light is the simulations'
@@ -31,7 +32,8 @@ from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.screen import ModalScreen, Screen
-from textual.widgets import DataTable, Static, TabbedContent, TabPane
+from textual.scroll_view import ScrollView
+from textual.widgets import Static, TabbedContent, TabPane
 
 from core.engine.config import LeaseConfig
 from core.engine.errors import BorrowedKeysError
@@ -40,9 +42,17 @@ from core.fleet.command import MAX_WORKERS
 from core.fleet.frame import FleetFrame, FrameMaker
 from core.fleet.supervisor import Fleet
 from core.scenarios.telling import error_sentence
-from demo.controls import FAULT_BY_ACTION, FAULT_HELP, FAULTS, fault_bindings, fault_now
+from core.sim.people import called
+from demo.controls import (
+    FAULT_BY_ACTION,
+    FAULT_HELP,
+    FAULTS,
+    by_id,
+    fault_bindings,
+    fault_now,
+)
 from demo.controls import worker_faults as faults_of
-from demo.i18n import label, tr, worker_name
+from demo.i18n import label, tr
 from demo.widgets.keybar import Hint, KeyBar
 from demo.widgets.panels import EffectsTable, EventLog, LedgerTable, RejectedTable
 from demo.widgets.status_header import HeaderState, StatusHeader
@@ -59,6 +69,10 @@ TIMELINE_EVERY_S = 0.5
 SKEW_MS = 300_000  # how far ahead `t` sets a worker's clock
 FEED_S = 0.5  # how often the steady queue looks whether new tasks are due
 
+
+# A person's answer to a task parked for approval: the simulated app's controls (`a`, `x`),
+# their words, tooltips and help line, from the same table.
+_DECISIONS = (by_id("approve"), by_id("reject"))
 
 _PANEL_KEYS = (
     ("1", "tab-ledger"),
@@ -98,14 +112,27 @@ def ended(status: int | None, said: str | None, lang: str) -> str:
     return tr("fleet_exited", lang, status=status)
 
 
-@contextlib.contextmanager
-def _following(table: DataTable[object]) -> Iterator[None]:
-    """Keep a table at its newest row while rows come, unless it was scrolled up."""
-    at_end = table.scroll_y >= table.max_scroll_y
-    rows = table.row_count
-    yield
-    if at_end and table.row_count > rows:
-        table.call_after_refresh(table.scroll_end, animate=False)
+class _Follow:
+    """Whether a panel follows its newest rows: it does until the presenter scrolls it up,
+    and again once they scroll back to its end. Rows come faster than the panel learns its
+    new height, so "at the end" is not asked of one frame alone: a panel that was
+    following and was not moved up by hand goes on following."""
+
+    def __init__(self) -> None:
+        self.on = True
+        self._seen_y = 0.0  # where the panel stood at the last frame
+
+    @contextlib.contextmanager
+    def around(self, view: ScrollView) -> Iterator[bool]:
+        y = view.scroll_y
+        if y >= view.max_scroll_y:
+            self.on = True
+        elif y < self._seen_y:
+            self.on = False  # scrolled up to read
+        self._seen_y = y
+        yield self.on
+        if self.on:
+            view.call_after_refresh(view.scroll_end, animate=False)
 
 
 class FleetCommands(Provider):
@@ -119,7 +146,7 @@ class FleetCommands(Provider):
         fleet, lang = screen.fleet, screen.lang
         out: list[tuple[str, str, Callable[[], object]]] = []
         for wid, w in list(fleet.workers.items()):
-            name = worker_name(wid, lang)
+            name = called(wid, lang)
             for fault, acts in faults_of(dead=not w.alive, partitioned=fleet.partitioned(wid)):
                 if acts:
                     out.append(
@@ -130,10 +157,11 @@ class FleetCommands(Provider):
                         )
                     )
         for key, word, action in (
+            *((c.first_key, c.word, c.action) for c in _DECISIONS),
             ("t", "fleet_skew_key", "skew"),
             ("+", "fleet_palette_faster", "faster"),
             ("-", "fleet_palette_slower", "slower"),
-            ("a", "fleet_add", "add_worker"),
+            ("n", "fleet_add", "add_worker"),
             ("e", "fleet_enqueue", "enqueue"),
             ("s", "fleet_save", "save"),
         ):
@@ -175,9 +203,10 @@ class FleetHelp(ModalScreen[None]):
         rows = [
             ("w", tr("tip_choose_worker", lang)),
             (FAULT_HELP.keys, FAULT_HELP.zh if zh else FAULT_HELP.en),
+            *((h.keys, h.zh if zh else h.en) for h in (_DECISIONS[0].help,) if h is not None),
             ("t", tr("tip_fleet_skew_key", lang)),
             ("-  +", tr("tip_fleet_rate_key", lang)),
-            ("a", tr("tip_fleet_add", lang)),
+            ("n", tr("tip_fleet_add", lang)),
             ("e", tr("tip_fleet_enqueue", lang)),
             ("s", tr("tip_fleet_save", lang)),
             ("1 … 6", tr("panels", lang)),
@@ -215,7 +244,11 @@ class FleetScreen(Screen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         *fault_bindings("en"),
         Binding("t", "skew", "skew a clock", id="fleet.skew"),
-        Binding("a", "add_worker", "+ worker", id="fleet.add"),
+        *(
+            Binding(c.keys, c.action, tr(c.word, "en"), tooltip=tr(c.tip, "en"), id=f"fleet.{c.id}")
+            for c in _DECISIONS
+        ),
+        Binding("n", "add_worker", "+ worker", id="fleet.add"),
         Binding("plus,equals_sign", "faster", "more tasks", id="fleet.faster"),
         Binding("minus", "slower", "fewer tasks", id="fleet.slower"),
         Binding("e", "enqueue", "enqueue", id="fleet.enqueue"),
@@ -261,6 +294,7 @@ class FleetScreen(Screen[None]):
         self.arrivals = arrivals if self.live else None  # the steady queue, if there is one
         self._feeding = False
         self._timeline_drawn = 0.0  # when Belief vs truth was last drawn (monotonic)
+        self._follow = {k: _Follow() for k in ("ledger", "rejected", "effects", "events")}
 
     def compose(self) -> ComposeResult:
         yield StatusHeader(id="status")
@@ -306,8 +340,9 @@ class FleetScreen(Screen[None]):
         return [
             Hint("w", tr("choose_worker", lang), 0),
             *(Hint(f.key, tr(f.word, lang), 1) for f in faults),
+            *(Hint(c.first_key, tr(c.word, lang), 4) for c in _DECISIONS[:1]),
             Hint("t", tr("fleet_skew_key", lang), 3),
-            Hint("a", tr("fleet_add", lang), 5),
+            Hint("n", tr("fleet_add", lang), 5),
             Hint("-/+", tr("fleet_rate_key", lang), 4),
             Hint("e", tr("fleet_enqueue", lang), 6),
             Hint("s", tr("fleet_save", lang), 6),
@@ -346,9 +381,7 @@ class FleetScreen(Screen[None]):
         for wid, words in frame.said.items():
             if self._told.get(wid) != words:
                 self._told[wid] = words
-                self.notify(
-                    words, title=worker_name(wid, self.lang), severity="warning", timeout=12
-                )
+                self.notify(words, title=called(wid, self.lang), severity="warning", timeout=12)
 
     def show_frame(self, frame: FleetFrame) -> None:
         lang = self.lang
@@ -381,16 +414,20 @@ class FleetScreen(Screen[None]):
         self.query_one("#tasks", TaskTable).show(snap.tasks, snap.now_ms, lang)
         # The tables follow the newest rows as they come, unless scrolled up to read.
         ledger = self.query_one("#ledger", LedgerTable)
-        with _following(ledger):
+        with self._follow["ledger"].around(ledger):
             ledger.show(snap, lang)
         rejected = self.query_one("#rejected", RejectedTable)
-        with _following(rejected):
+        with self._follow["rejected"].around(rejected) as following:
+            rejected.scroll_to_new = following  # its newest row's cursor would scroll it
             rejected.show(snap, lang, time_moved=True)
         effects = self.query_one("#effects", EffectsTable)
-        with _following(effects):
+        with self._follow["effects"].around(effects):
             effects.show(snap, lang)
-        if frame.fresh:
-            self.query_one("#events", EventLog).append(list(frame.fresh), lang)
+        log = self.query_one("#events", EventLog)
+        with self._follow["events"].around(log) as following:
+            log.auto_scroll = following
+            if frame.fresh:
+                log.append(list(frame.fresh), lang)
         # Belief against truth, the simulated app's panel: drawn while its tab is open, and
         # read from the store (the maker's timeline) only then.
         tab = self.query_one("#panels", TabbedContent).active
@@ -405,7 +442,7 @@ class FleetScreen(Screen[None]):
 
     def _pane_title(self, frame: FleetFrame, wid: str) -> str:
         lang = self.lang
-        name = worker_name(wid, lang)
+        name = called(wid, lang)
         if wid not in frame.ours:
             return f"{name} · {tr('fleet_elsewhere', lang)}"
         if wid in frame.exit_status:
@@ -423,7 +460,7 @@ class FleetScreen(Screen[None]):
         if self.fleet is None:  # a saved run: its processes are gone
             return
         if wid not in self.fleet.workers:
-            name = worker_name(wid, self.lang)
+            name = called(wid, self.lang)
             self.notify(tr("fleet_not_ours", self.lang, worker=name))
             return
         self.apply_fault(wid, action)
@@ -436,7 +473,7 @@ class FleetScreen(Screen[None]):
             return
         at = ids.index(self.chosen) if self.chosen in ids else -1
         self.chosen = ids[(at + 1) % len(ids)]
-        name = worker_name(self.chosen, self.lang)
+        name = called(self.chosen, self.lang)
         self.notify(tr("chosen_worker", self.lang, name=name), timeout=4)
         if self.frame is not None:
             self.show_frame(self.frame)
@@ -472,11 +509,11 @@ class FleetScreen(Screen[None]):
         if fault.action == "partition" and w.alive and not w.ready:
             # Cut while it opens its store, its first connection fails, and a first
             # connection that fails is an answer (a wrong URL): it would stop.
-            name = worker_name(wid, lang)
+            name = called(wid, lang)
             self.post_message(FaultApplied(tr("fleet_not_ready", lang, worker=name), False))
             return
         ok = bool(getattr(fleet, fault.fleet)(wid))
-        name = worker_name(wid, lang)
+        name = called(wid, lang)
         text = tr(fault.done if ok else "fleet_gone", lang, worker=name, pid=pid, new=w.pid)
         self.post_message(FaultApplied(text, ok))
 
@@ -491,6 +528,35 @@ class FleetScreen(Screen[None]):
         self._timeline_drawn = 0.0  # drawn on the next frame, not half a second later
         self.read_frame()
 
+    def action_approve(self) -> None:
+        self._decide_waiting(True)
+
+    def action_reject(self) -> None:
+        self._decide_waiting(False)
+
+    def _decide_waiting(self, approved: bool) -> None:
+        """The selected task if it waits for a person (the first waiting one if none is
+        selected), approved or rejected by the store, on a thread."""
+        if self.fleet is None or self.frame is None:  # a saved run's screen only shows
+            return
+        task = self.query_one("#tasks", TaskTable).waiting_selected(self.frame.snap.tasks)
+        if task is None:
+            what = tr("approve" if approved else "reject", self.lang)
+            self.notify(tr("no_waiting", self.lang, what=what), severity="warning")
+            return
+        self._decide(task, approved)
+
+    @work(thread=True, group="fleet-writes")
+    def _decide(self, task: str, approved: bool) -> None:
+        assert self.fleet is not None
+        try:
+            self.fleet.decide(task, approved)
+        except BorrowedKeysError as exc:
+            self.post_message(FaultApplied(error_sentence(exc, self.lang), False))
+            return
+        said = tr("fleet_approved" if approved else "fleet_rejected", self.lang, task=task)
+        self.post_message(FaultApplied(said, True))
+
     def action_add_worker(self) -> None:
         if self.fleet is not None:  # a saved run's screen only shows
             self._add_worker()
@@ -502,7 +568,7 @@ class FleetScreen(Screen[None]):
         if w is None:
             self.post_message(FaultApplied(tr("fleet_too_many", self.lang, n=MAX_WORKERS), False))
             return
-        name = worker_name(w.worker_id, self.lang)
+        name = called(w.worker_id, self.lang)
         text = tr("fleet_started", self.lang, worker=name, pid=w.pid)
         self.post_message(FaultApplied(text, True))
 
@@ -538,7 +604,7 @@ class FleetScreen(Screen[None]):
             self.post_message(FaultApplied(tr("fleet_no_faketime", lang), False))
             return
         key = "fleet_unskewed" if back else "fleet_skewed"
-        text = tr(key, lang, worker=worker_name(wid, lang), pid=old, new=w.pid)
+        text = tr(key, lang, worker=called(wid, lang), pid=old, new=w.pid)
         self.post_message(FaultApplied(text, True))
 
     # -- the steady queue -----------------------------------------------------------------

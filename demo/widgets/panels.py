@@ -409,6 +409,9 @@ class RejectedTable(KeyedTable):
         self._groups: dict[str, RejectionGroup] = {}
         self.reason_filter: str | None = None
         self.new_count = 0
+        # whether the cursor goes to the newest refusal (and the table scrolls to it): not
+        # while the presenter has scrolled up to read
+        self.scroll_to_new = True
 
     def reset(self) -> None:
         self._fresh.clear()
@@ -495,7 +498,7 @@ class RejectedTable(KeyedTable):
         restyled = fresh_before ^ set(self._fresh)
         if restyled:
             self.restyle_rows(restyled)
-        if self.new_count and self.row_count:
+        if self.new_count and self.row_count and self.scroll_to_new:
             newest = max((k for k, _ in rows), key=lambda k: self._groups[k].last.seq, default=None)
             if newest is not None:
                 self.move_cursor(row=self.get_row_index(newest), animate=False)

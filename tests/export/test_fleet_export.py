@@ -12,9 +12,10 @@ from pathlib import Path
 import pytest
 
 from core.fleet.history import SavedRun, load_history
+from core.sim.people import called
 from demo.export.cli import main as export_main
 from demo.export.fleet_frames import moments
-from demo.i18n import tr, worker_name
+from demo.i18n import tr
 from demo.widgets.timeline_view import clock
 
 RUNS = Path(__file__).parents[1] / "fleet_runs"
@@ -74,7 +75,7 @@ def test_the_page_draws_the_fleet_screen_at_each_moment_that_matters(page: str, 
             said = tr("fleet_pid", lang, pid=pid)
             if wid in frame.exit_status:
                 said = tr("fleet_exited", lang, status=frame.exit_status[wid])
-            assert f"{worker_name(wid, lang)} · {said}" in text, (wid, said, stop)
+            assert f"{called(wid, lang)} · {said}" in text, (wid, said, stop)
         assert tr("fleet_title", lang, n=2) in text
     # the refusal's frame opens the Rejected panel; the end, the ledger as it stood then
     refused = next(ev for ev in run.events if ev.event == "write_rejected")

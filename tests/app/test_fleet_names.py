@@ -1,0 +1,91 @@
+"""The fleet names its workers, never by id: the story's cast first (阿澄, 临舟, 校对官), then
+"worker 4" (4 号执行者); in panes, the palette, toasts and the headless run's lines."""
+
+from pathlib import Path
+from typing import cast
+
+import pytest
+from textual.app import App
+
+from core.engine.config import LeaseConfig
+from core.fleet.command import DEFAULT_NAMES
+from core.fleet.frame import FleetFrame
+from core.fleet.headless import _Resume
+from core.fleet.supervisor import Fleet
+from core.sim.people import called
+from core.sim.snapshot import Snapshot, WorkerView
+from core.sim.spec import WorkerState
+from demo.screens.fleet import FleetScreen
+from demo.widgets.worker_pane import WorkerGrid
+
+WORKERS = ("acheng", "linzhou", "elder", "w4", "w5")
+
+
+class _App(App[int]):
+    CSS_PATH = str(Path(__file__).resolve().parents[2] / "demo" / "app.tcss")
+
+    def __init__(self, screen: FleetScreen) -> None:
+        super().__init__()
+        self._screen = screen
+
+    def on_mount(self) -> None:
+        self.push_screen(self._screen)
+
+
+def test_a_fleet_starts_its_workers_under_the_cast_then_numbers_them() -> None:
+    assert DEFAULT_NAMES == ("acheng", "linzhou", "elder")
+    assert [called(w, "zh") for w in WORKERS] == [
+        "阿澄",
+        "临舟",
+        "校对官",
+        "4 号执行者",
+        "5 号执行者",
+    ]
+    assert [called(w, "en") for w in WORKERS] == [
+        "Acheng",
+        "Linzhou",
+        "Elder",
+        "worker 4",
+        "worker 5",
+    ]
+    assert called("scribe-7", "zh") == "scribe-7"  # a name the presenter chose is its own
+
+
+def _frame() -> FleetFrame:
+    views = tuple(
+        WorkerView(w, WorkerState.IDLE, True, None, None, None, None, None, None, None)
+        for w in WORKERS
+    )
+    snap = Snapshot(0, "correct", (), views, (), (), (), ())
+    pids: dict[str, int | None] = {w: 100 + n for n, w in enumerate(WORKERS)}
+    return FleetFrame(snap, pids, frozenset(WORKERS), {}, {}, (), (), ())
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+async def test_the_panes_name_each_worker_without_its_id(lang: str) -> None:
+    screen = FleetScreen(None, lang, Path("."), live=False, config=LeaseConfig(ttl_ms=3000))
+    async with _App(screen).run_test(size=(160, 50)) as pilot:
+        await pilot.pause()
+        screen.show_frame(_frame())
+        await pilot.pause()
+        titles = {
+            w: str(p.border_title)
+            for w, p in screen.query_one("#workers", WorkerGrid).panes.items()
+        }
+    for w in WORKERS:
+        assert titles[w].startswith(f"{called(w, lang)} · "), titles[w]
+        assert w not in titles[w], titles[w]  # no id beside the name
+
+
+class _Fleet:
+    def resume(self, worker_id: str) -> bool:
+        return True
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_the_headless_run_says_workers_by_name(lang: str) -> None:
+    said: list[str] = []
+    for w in ("acheng", "w4"):
+        _Resume(cast(Fleet, _Fleet()), w, said.append, lang)()
+    assert called("acheng", lang) in said[0] and "acheng" not in said[0]
+    assert called("w4", lang) in said[1] and "w4" not in said[1]
