@@ -5,9 +5,11 @@ It prints one JSON line per thing it does (`hello`, `claimed`, the workload's ow
 """
 
 import asyncio
+import contextlib
 import json
 import os
 import sys
+import threading
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, TextIO
@@ -38,6 +40,8 @@ class AgentOptions:
     step_s: float = 0.2
     exit_when_idle: bool = False
     max_seconds: float | None = None
+    # Told to stop on stdin (a `stop` line or its end): whoever started it is gone.
+    controlled: bool = False
 
 
 def _workload(work: Work) -> Workload:
@@ -48,7 +52,34 @@ def _workload(work: Work) -> Workload:
     return WORKLOADS[work]
 
 
+def _stop_on_stdin(loop: asyncio.AbstractEventLoop, task: "asyncio.Task[int]") -> None:
+    """Cancel `task` at a `stop` line or the end of stdin, read on a thread of its own
+    (stdin has no portable asyncio reader). A hold cancelled so gives its task back."""
+
+    def read() -> None:
+        with contextlib.suppress(OSError, ValueError):
+            for line in sys.stdin:
+                if line.strip() == "stop":
+                    break
+        with contextlib.suppress(RuntimeError):  # the loop may have closed already
+            loop.call_soon_threadsafe(task.cancel)
+
+    threading.Thread(target=read, name="control", daemon=True).start()
+
+
 async def run_agent(options: AgentOptions, out: TextIO = sys.stdout) -> int:
+    if options.controlled:
+        loop = asyncio.get_running_loop()
+        work = asyncio.ensure_future(_run_agent(options, out))
+        _stop_on_stdin(loop, work)
+        try:
+            return await work
+        except asyncio.CancelledError:
+            return 0
+    return await _run_agent(options, out)
+
+
+async def _run_agent(options: AgentOptions, out: TextIO) -> int:
     def write(said: dict[str, Any]) -> None:
         out.write(json.dumps(said) + "\n")
         out.flush()

@@ -273,6 +273,7 @@ class Fleet:
                 format_duration(s.step_time_ms),
                 "--mode",
                 s.mode.value,
+                "--control",
             ]
         return [
             sys.executable,

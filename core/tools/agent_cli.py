@@ -44,6 +44,11 @@ def add_parser(subparsers: Any) -> None:
     a.add_argument("--mode", default=Mode.CORRECT.value, choices=[m.value for m in Mode])
     a.add_argument("--exit-when-idle", action="store_true", help="exit once nothing is left")
     a.add_argument("--max-seconds", type=float, default=None, help="exit after this long")
+    a.add_argument(
+        "--control",
+        action="store_true",
+        help="stop when stdin says stop or ends (the fleet's way to end it)",
+    )
     a.set_defaults(handler=agent_command)
 
     p = subparsers.add_parser(
@@ -96,6 +101,7 @@ def agent_command(args: argparse.Namespace) -> int:
         step_s=step / 1000,
         exit_when_idle=args.exit_when_idle,
         max_seconds=args.max_seconds,
+        controlled=args.control,
     )
     try:
         return asyncio.run(run_agent(options))

@@ -85,6 +85,7 @@ async def _agent(
         mode.value,
         *extra,
         cwd=ROOT,
+        stdin=asyncio.subprocess.PIPE if "--control" in extra else None,
         stdout=asyncio.subprocess.PIPE,
         env={**os.environ, "PYTHONPATH": str(ROOT)},
     )
@@ -145,6 +146,24 @@ async def test_tools_killed_between_a_call_and_its_checkpoint(
     else:
         assert [c["memo"] for c in charges] == ["call-1", "call-2", "call-2", "call-3"]
         assert _findings(service) == [ServiceRule.NO_CHARGE_TWICE]
+
+
+async def test_a_controlled_agent_stops_when_its_stdin_ends_and_gives_its_task_back(
+    tmp_path: Path, service: RunningService
+) -> None:
+    """The fleet ends an agent by closing its stdin: it must not wait for SIGKILL, and the
+    task it held goes back to the queue for the next worker."""
+    db = tmp_path / "keys.db"
+    await _enqueue(db, Mode.CORRECT, ("t1", "tools"))
+    agent = await _agent(db, service, "w1", "tools", Mode.CORRECT, "--steps", "50", "--control")
+    await agent.until("claimed", task="t1")
+    assert agent.proc.stdin is not None
+    agent.proc.stdin.close()
+    async with asyncio.timeout(WAIT_S):
+        assert await agent.proc.wait() == 0
+    async with await LeaseStore.open_async(db) as store:
+        row = await store.task("t1")
+    assert row is not None and str(row.status) == "queued"
 
 
 async def test_approval_parks_and_a_fresh_token_goes_on_after_the_approve_command(
