@@ -16,7 +16,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from core.sim.people import WORKER_CAST
+from core.engine.people import WORKER_CAST
 
 EXIT_BAD_INPUT = 2
 MAX_WORKERS = 32  # worker processes one fleet starts on this machine (more: another terminal)

@@ -16,12 +16,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TextIO
 
+from core.engine.people import called
 from core.fleet.arrivals import Arrivals
 from core.fleet.frame import FrameMaker
 from core.fleet.supervisor import Fleet
 from core.fleet.verdict import Finding, HistoryCheck
 from core.fleet.words import word
-from core.sim.people import called
 
 
 class Fault(enum.StrEnum):

@@ -17,12 +17,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from core.engine.people import called
 from core.engine.records import EffectRow, EventRow, LedgerRow, TaskRow
 from core.engine.vocabulary import EventKind, TaskStatus
 from core.fleet.words import WORDS, word
 from core.scenarios import glossary
 from core.sim.checker import SafetyChecker, ViolationKind
-from core.sim.people import called
 
 
 class Verdict(enum.IntEnum):

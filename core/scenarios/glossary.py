@@ -14,7 +14,7 @@ import re
 from collections.abc import Mapping
 from typing import Final
 
-from core.sim.people import PEOPLE as _CAST
+from core.engine.people import PEOPLE as _CAST
 
 Word = tuple[str, str]  # (en, zh)
 

@@ -22,7 +22,7 @@ from core.engine.records import EventRow
 from core.engine.vocabulary import EventKind
 from core.scenarios.glossary import Word, harm_word, lookup, mode_name, violation_word
 from core.scenarios.telling import event_sentence, span_words
-from core.sim.books import check_books
+from core.sim.books import broken_pages, check_books
 from core.sim.rules import MODE_HARM, Harm, ViolationKind
 from core.sim.snapshot import Snapshot
 
@@ -111,12 +111,13 @@ class Bill:
 
 
 def bill_of(snap: Snapshot) -> Bill:
-    """A run's bill: the books' seams, the effects applied more than once, and the
-    checker's two figures of harm that is not safety."""
-    owners = {t.task_id: t.row.owner_id for t in snap.tasks}
-    seams = check_books(snap.ledger, owners)
+    """A run's bill: the pages the books blame (written under a lease that was not current:
+    "账本看起来仍然整齐，却悄悄混进了两套互相覆盖的世界") and how far the breaks at them are off,
+    the effects applied more than once, and the checker's two figures of harm that is not
+    safety. A break with no stale page is a step done again, billed as such."""
+    seams = [s for s in check_books(snap.ledger, snap.stale_pages) if s.stale is not None]
     return Bill(
-        pages_corrupted=len({(s.task_id, s.key) for s in seams}),
+        pages_corrupted=len(broken_pages(snap.ledger, snap.stale_pages)),
         off_by=sum(abs(s.before_total + s.after_amount - s.after_total) for s in seams),
         effects_doubled=sum(max(0, e.applied_count - 1) for e in snap.effects),
         steps_redone=snap.metrics.wasted_steps,

@@ -42,7 +42,7 @@ from core.fleet.command import MAX_WORKERS
 from core.fleet.frame import FleetFrame, FrameMaker
 from core.fleet.supervisor import Fleet
 from core.scenarios.telling import error_sentence
-from core.sim.people import called
+from core.engine.people import called
 from demo.controls import (
     FAULT_BY_ACTION,
     FAULT_HELP,

@@ -8,11 +8,11 @@ import pytest
 from textual.app import App
 
 from core.engine.config import LeaseConfig
+from core.engine.people import called
 from core.fleet.command import DEFAULT_NAMES
 from core.fleet.frame import FleetFrame
 from core.fleet.headless import _Resume
 from core.fleet.supervisor import Fleet
-from core.sim.people import called
 from core.sim.snapshot import Snapshot, WorkerView
 from core.sim.spec import WorkerState
 from demo.screens.fleet import FleetScreen

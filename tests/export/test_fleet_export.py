@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from core.engine.people import called
 from core.fleet.history import SavedRun, load_history
-from core.sim.people import called
 from demo.export.cli import main as export_main
 from demo.export.fleet_frames import moments
 from demo.i18n import tr

@@ -34,7 +34,7 @@ def test_tools_work_under_kills_holds_the_store_and_the_service_books(tmp_path: 
     )
     assert done.returncode == 0, done.stdout + done.stderr
     out = done.stdout
-    assert "Killed acheng" in out or "Killed linzhou" in out
+    assert "Killed Acheng" in out or "Killed Linzhou" in out
     assert "3 tasks completed" in out
     assert "judged by its rules: no_stale_write, no_charge_twice." in out
     assert "The service's rules held." in out

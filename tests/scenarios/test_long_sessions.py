@@ -7,7 +7,6 @@ keeps its last EventLog.MAX_LINES lines."""
 
 from core.scenarios.session import MAX_UNDO, Session
 from core.sim.spec import Enqueue
-from demo.controls import CONTROLS
 
 
 def test_undo_goes_back_at_most_max_undo_acts_in_a_row_and_redo_brings_them_back() -> None:
@@ -22,10 +21,3 @@ def test_undo_goes_back_at_most_max_undo_acts_in_a_row_and_redo_brings_them_back
     assert s.recorded == before and len(s.recorded) == 5
     assert s.redo() and len(s.recorded) == 6 and not s.undo_limit_reached
     assert s.previous_step()  # one more undo is within the bound again
-
-
-def test_the_help_page_says_the_undo_depth() -> None:
-    previous = next(c for c in CONTROLS if c.action == "previous_step" and c.help is not None)
-    assert previous.help is not None
-    assert f"{MAX_UNDO} in a row at most" in previous.help.en
-    assert f"最多连续 {MAX_UNDO} 个" in previous.help.zh

@@ -19,7 +19,6 @@ from core.sim.books import broken_pages
 from core.sim.rules import MODE_HARM, Harm
 from core.sim.spec import Action, Advance, Kill
 from core.tools.cli import main
-from demo.widgets.status_header import HeaderState, header_fields
 
 SCENARIOS = sorted(p.stem for p in Path("scenarios").glob("[0-9]*.toml"))
 
@@ -69,9 +68,8 @@ def test_every_harm_is_named_with_its_proof_and_its_bill_is_the_runs(name: str) 
                 assert proof[-1].event == EventKind.VIOLATION, where
                 assert proof[-1].reason == finding.anomaly, where
         # the bill is this run's: the books' seams, the effects, the checker's two figures
-        owners = {t.task_id: t.row.owner_id for t in snap.tasks}
         bill = report.bill
-        assert bill.pages_corrupted == len(broken_pages(snap.ledger, owners)), where
+        assert bill.pages_corrupted == len(broken_pages(snap.ledger, snap.stale_pages)), where
         assert bill.effects_doubled == sum(
             e.applied_count - 1 for e in snap.effects if e.applied_count > 1
         ), where
@@ -133,37 +131,6 @@ def test_two_runs_have_two_correct_twins() -> None:
     spared = session_twin(sandbox_run(Mode.NO_CHECKPOINT, [Advance(225_000)]))
     assert killed is not None and spared is not None
     assert (killed.bill.out_of_reach_ms, spared.bill.out_of_reach_ms) == (61_000, 0)
-
-
-@pytest.mark.parametrize(
-    ("name", "lang", "said"),
-    [
-        ("10_mistake_no_checkpoint", "en", "steps done again 3 (correct run: 0)"),
-        ("10_mistake_no_checkpoint", "zh", "重做 3 步（正确做法 0 步）"),
-        ("08_mistake_long_lease", "en", "out of reach 60 min 5 s (correct run: 35 s)"),
-        ("08_mistake_long_lease", "zh", "无人可接 60 分 5 秒（正确做法 35 秒）"),
-    ],
-)
-def test_the_header_says_the_harm_where_it_said_safe(name: str, lang: str, said: str) -> None:
-    session = played(name, open_scenario(name).settings.mode)
-    harm = header_harm(session, session.snapshot())
-    state = HeaderState(
-        title="t",
-        now_ms=0,
-        speed=1,
-        mode=session.mode.value,
-        playing=False,
-        forked=False,
-        dropped_script=False,
-        on_their_own=False,
-        violations=(),
-        lang=lang,
-        harm=harm,
-    )
-    light = "".join(f.plain for f in header_fields(state))
-    assert said in light
-    assert ("safe" if lang == "en" else "安全") not in light
-    session.close()
 
 
 def test_play_json_carries_the_report_beside_the_correct_run() -> None:
