@@ -37,12 +37,12 @@ from textual.widgets import Static, TabbedContent, TabPane
 
 from core.engine.config import LeaseConfig
 from core.engine.errors import BorrowedKeysError
+from core.engine.people import called
 from core.fleet.arrivals import Arrivals
 from core.fleet.command import MAX_WORKERS
 from core.fleet.frame import FleetFrame, FrameMaker
 from core.fleet.supervisor import Fleet
 from core.scenarios.telling import error_sentence
-from core.engine.people import called
 from demo.controls import (
     FAULT_BY_ACTION,
     FAULT_HELP,
