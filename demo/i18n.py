@@ -10,6 +10,7 @@ import locale
 import os
 from typing import TYPE_CHECKING
 
+from core.engine.people import called
 from core.scenarios import glossary
 
 if TYPE_CHECKING:
@@ -665,8 +666,7 @@ token_word = glossary.token_word
 def worker_name(worker_id: str, lang: str) -> str:
     """A pane's title: the story's name for a known worker (阿澄, never "阿澄 · acheng": an id
     is no word on a Chinese screen), or the id of one the story does not know."""
-    name = glossary.person_name(worker_id, lang)
-    return worker_id if name is None else name
+    return called(worker_id, lang)
 
 
 # The presenter's words: jumping to a step, the palette key, questions and forks.

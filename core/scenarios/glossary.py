@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from typing import Final
 
 from core.engine.people import PEOPLE as _CAST
+from core.engine.people import called
 
 Word = tuple[str, str]  # (en, zh)
 
@@ -1096,7 +1097,7 @@ def result_line(result: str | None, error_code: str | None, lang: str) -> str:
         if value is True:
             parts.append(label)
         elif key == "by":
-            parts.append(f"{label} {person_name(str(value), lang) or value}")
+            parts.append(f"{label} {called(str(value), lang)}")
         elif value is not None:
             parts.append(f"{label} {value}")
     return " · ".join(parts)

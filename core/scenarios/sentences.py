@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Final
 
 from core.engine.durations import format_clock, format_duration
+from core.engine.people import called
 from core.engine.records import LedgerRow
 from core.scenarios import glossary
 from core.scenarios.format import Expectation, ExpectValue, Scenario
@@ -98,7 +99,7 @@ def _form(key: str, lang: str, **fill: object) -> str:
 
 def _who(worker_id: str, lang: str) -> str:
     """The story's people by their names (阿澄, Acheng); other workers by their ids."""
-    return glossary.person_name(worker_id, lang) or worker_id
+    return called(worker_id, lang)
 
 
 def _times(n: int, lang: str) -> str:

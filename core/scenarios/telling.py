@@ -14,6 +14,7 @@ from typing import Any, Final
 
 from core.engine.durations import format_clock
 from core.engine.errors import BorrowedKeysError, ConfigError, LeaseRejected
+from core.engine.people import called
 from core.engine.records import EventRow
 from core.engine.vocabulary import REJECTIONS, EventKind
 from core.scenarios import glossary
@@ -177,7 +178,7 @@ def who(worker_id: str | None, lang: str) -> str:
     """The story's people by their names (阿澄, Acheng); another worker by its id."""
     if not worker_id:
         return ""
-    return glossary.person_name(worker_id, lang) or worker_id
+    return called(worker_id, lang)
 
 
 # A worker the story does not name is called by its id ("worker-a", "A"): in a Chinese

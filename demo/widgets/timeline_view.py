@@ -15,6 +15,7 @@ from rich.text import Text
 from textual import events
 from textual.widgets import Static
 
+from core.engine.people import called
 from core.engine.vocabulary import Operation
 from core.scenarios import glossary
 from core.sim.timeline import (
@@ -146,7 +147,7 @@ def make_scale(view: TimelineView, cells: int, label_cells: int = 7) -> Scale:
 
 
 def who(worker_id: str, lang: str) -> str:
-    return glossary.person_name(worker_id, lang) or worker_id
+    return called(worker_id, lang)
 
 
 def refusal_phrase(reason: str | None, mine: int | None, newest: int | None, lang: str) -> str:

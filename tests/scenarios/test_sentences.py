@@ -48,8 +48,8 @@ from core.scenarios.sentences import expectation_sentence
         ),
         (
             Expectation("rejected", "fenced", (("worker", "w7"), ("count", 3))),
-            "w7 was refused 3 times: fenced",
-            "w7 被拒收 3 次：围栏令牌落后",
+            "Worker 7 was refused 3 times: fenced",  # a numbered worker by its name, not w7
+            "7 号执行者被拒收 3 次：围栏令牌落后",
         ),
     ],
 )
