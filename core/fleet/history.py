@@ -117,6 +117,10 @@ class FleetTimeline:
     def view(self, now_ms: int) -> TimelineView:
         return self.timeline.view(now_ms)
 
+    def keep_last(self, now_ms: int, span_ms: int) -> None:
+        """Keep the last `span_ms` before `now_ms` (a live fleet runs as long as it likes)."""
+        self.timeline.forget_before(now_ms - span_ms)
+
 
 # -- the screen's frames, saved ------------------------------------------------------------
 

@@ -27,6 +27,9 @@ from demo.widgets.cjk_wrap import WRAP_MIN, wrap_text
 from demo.widgets.keyed_table import KeyedTable, Row
 
 HIGHLIGHT_REFRESHES = 30  # a new rejection stays highlighted this many refreshes
+# The Rejected panel's rows (each a refusal and its repeats) kept, the newest: a long live
+# session (the fleet) refuses without end, and the table holds a row for each.
+MAX_REJECTED_ROWS = 300
 
 
 def _fenced(
@@ -453,6 +456,12 @@ class RejectedTable(KeyedTable):
                 else:
                     known.last = group.last
                     known.count += group.count
+            if len(self._groups) > MAX_REJECTED_ROWS:
+                by_age = sorted(self._groups, key=lambda k: self._groups[k].last.seq)
+                for key in by_age[:-MAX_REJECTED_ROWS]:
+                    del self._groups[key]
+                    self._counts.pop(key, None)
+                    self._fresh.pop(key, None)
         if time_moved:
             for key in list(self._fresh):
                 self._fresh[key] -= 1

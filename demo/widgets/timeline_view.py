@@ -105,30 +105,34 @@ def axis_end(view: TimelineView) -> int:
         for lease in row.leases:
             if lease.end is None and lease.expires_at is not None:
                 future = max(future, lease.expires_at)
-    return max(now, min(future, now + max(now * 3 // 4, _MIN_FUTURE_MS)), 1000)
+    shown = now - view.first_ms
+    return max(now, min(future, now + max(shown * 3 // 4, _MIN_FUTURE_MS)), view.first_ms + 1000)
 
 
 @dataclass(frozen=True, slots=True)
 class Scale:
-    """Time to cells: `cells` cells from 0 to `end_ms`; labels every `step_ms`."""
+    """Time to cells: `cells` cells from `start_ms` (the run's first instant, or the first
+    one a long live run still keeps) to `end_ms`; labels every `step_ms`."""
 
     cells: int
     end_ms: int
     step_ms: int
+    start_ms: int = 0
 
     @property
     def per_cell(self) -> float:
-        return self.end_ms / self.cells
+        return (self.end_ms - self.start_ms) / self.cells
 
     def cell(self, at: int) -> int:
-        return max(0, min(self.cells - 1, int(at / self.per_cell)))
+        return max(0, min(self.cells - 1, int((at - self.start_ms) / self.per_cell)))
 
     def window(self, cell: int) -> tuple[float, float]:
-        return cell * self.per_cell, (cell + 1) * self.per_cell
+        start = self.start_ms
+        return start + cell * self.per_cell, start + (cell + 1) * self.per_cell
 
     def labels(self) -> Iterator[tuple[int, int]]:
         """(cell, ms) of each axis label."""
-        at = 0
+        at = -(-self.start_ms // self.step_ms) * self.step_ms
         while at <= self.end_ms:
             yield self.cell(at), at
             at += self.step_ms
@@ -138,9 +142,9 @@ def make_scale(view: TimelineView, cells: int, label_cells: int = 7) -> Scale:
     """A scale for `cells` cells whose labels stand `label_cells` apart at least."""
     cells = max(10, cells)
     end = axis_end(view)
-    per_cell = end / cells
+    per_cell = (end - view.first_ms) / cells
     step_s = next((s for s in _STEPS_S if s * 1000 / per_cell >= label_cells), _STEPS_S[-1])
-    return Scale(cells, end, step_s * 1000)
+    return Scale(cells, end, step_s * 1000, view.first_ms)
 
 
 # -- words ------------------------------------------------------------------------------------
