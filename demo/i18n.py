@@ -125,6 +125,10 @@ WORDS: dict[str, tuple[str, str]] = {
         "一个车队在这台机器上最多启动 {n} 个执行者进程：更多的请在另一个终端对同一个数据库启动",
     ),
     "fleet_add": ("one more worker", "再加一个执行者"),
+    "fleet_no_steps": (
+        "Real processes have no steps: time runs by itself. {press} starts one more worker.",
+        "真实进程没有“下一步”：时间自己在走。按 {press} 再加一个执行者。",
+    ),
     "fleet_approved": (
         "Approved {task}: a worker takes it again",
         "已批准 {task}：执行者会重新领取它",
