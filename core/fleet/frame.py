@@ -9,6 +9,7 @@ soon will.
 
 import dataclasses
 import json
+import zlib
 from collections import Counter, deque
 from dataclasses import dataclass
 
@@ -112,7 +113,8 @@ MAX_SAVED_BYTES = 8_000_000
 
 class FrameLog:
     """The frames a saved run keeps (JSON lines), bounded in number and size. Each is kept
-    as its JSON text: as Python objects a frame takes several times its bytes."""
+    as its JSON text, compressed: as Python objects a frame takes several times its bytes,
+    and one frame is much like the next (the bound is on the bytes the file will hold)."""
 
     def saved(self) -> list[dict[str, object]]:
         """The frames to save now: those kept, and the last one read if it shows more (the
@@ -123,13 +125,13 @@ class FrameLog:
     @property
     def lines(self) -> list[dict[str, object]]:
         """The frames kept, in order."""
-        return [json.loads(text) for text in self._texts]
+        return [json.loads(zlib.decompress(packed)) for packed in self._texts]
 
     def __len__(self) -> int:
         return len(self._texts)
 
     def __init__(self) -> None:
-        self._texts: list[str] = []
+        self._texts: list[bytes] = []  # each kept frame's JSON, compressed
         self._key: list[bool] = []  # which kept frames are moments that matter
         self._size: list[int] = []  # each kept frame's bytes, as JSON
         self._last_at: int | None = None
@@ -156,8 +158,8 @@ class FrameLog:
             self._latest = frame_line(saved) if look != self._last_look else None
             return
         self._last_at, self._last_look, self._latest = snap.now_ms, look, None
-        text = json.dumps(frame_line(saved))
-        self._texts.append(text)
+        text = json.dumps(frame_line(saved)).encode()
+        self._texts.append(zlib.compress(text, 1))
         self._key.append(key)
         self._size.append(len(text))
         while len(self._texts) > 1 and (
