@@ -161,8 +161,7 @@ async def _fleet_soak(
                 if time.monotonic() < next_sample:
                     continue
                 next_sample = time.monotonic() + SAMPLE_S
-                queued = sum(1 for t in fleet.rows()[0] if t.status == "queued")
-                if queued < FLEET_WORKERS:
+                if fleet.waiting() < FLEET_WORKERS:
                     fleet.enqueue(2 * FLEET_WORKERS)  # the queue never runs dry
                 pids = [w.pid for w in fleet.workers.values() if w.pid is not None]
                 app_samples.take(rss_mb([os.getpid()]))

@@ -13,7 +13,7 @@ import zlib
 from collections import Counter, deque
 from dataclasses import dataclass
 
-from core.engine.records import CheckpointRow, EffectRow, EventRow, LedgerRow, TaskRow
+from core.engine.records import EventRow, TaskRow
 from core.engine.vocabulary import EventKind, Operation, TaskStatus
 from core.fleet.history import FleetTimeline, SavedFrame, frame_line, merged, shifted
 from core.fleet.process import Belief
@@ -37,7 +37,6 @@ _REFUSED = {
 }
 _BEATS = frozenset({EventKind.CLAIMED, EventKind.RENEWED, EventKind.HEARTBEAT_NOTED})
 _VIOLATIONS = frozenset(v.value for v in ViolationKind)
-_FINISHED = frozenset({TaskStatus.DONE, TaskStatus.DEAD})
 
 
 # A frame shows the newest rows of each table, however long the fleet has run: every task
@@ -52,32 +51,6 @@ KEPT_REJECTIONS = 500
 # every ten seconds of the store's clock.
 TIMELINE_KEPT_MS = 300_000
 TIMELINE_TRIM_EVERY_MS = 10_000
-
-
-def newest_rows(
-    tasks: list[TaskRow], ledger: list[LedgerRow], effects: list[EffectRow]
-) -> tuple[list[TaskRow], list[LedgerRow], list[EffectRow]]:
-    """What a frame shows of the store's rows: each table's newest (in the store's order)."""
-    finished = [r for r in tasks if r.status in _FINISHED]
-    if len(finished) > SHOWN_FINISHED:
-        kept = {id(r) for r in sorted(finished, key=lambda r: r.updated_at)[-SHOWN_FINISHED:]}
-        tasks = [r for r in tasks if r.status not in _FINISHED or id(r) in kept]
-    if len(ledger) > SHOWN_PAGES:
-        pages = {id(p) for p in sorted(ledger, key=lambda p: (p.updated_at, p.key))[-SHOWN_PAGES:]}
-        ledger = [p for p in ledger if id(p) in pages]
-    if len(effects) > SHOWN_EFFECTS:
-        calls = {id(e) for e in sorted(effects, key=lambda e: e.applied_at)[-SHOWN_EFFECTS:]}
-        effects = [e for e in effects if id(e) in calls]
-    return tasks, ledger, effects
-
-
-def newest_boxes(checkpoints: list[CheckpointRow], tasks: set[str]) -> list[CheckpointRow]:
-    """Each shown task's newest checkpoint (its step is on the task's row)."""
-    newest: dict[str, CheckpointRow] = {}
-    for c in checkpoints:
-        if c.task_id in tasks and (c.task_id not in newest or c.seq > newest[c.task_id].seq):
-            newest[c.task_id] = c
-    return list(newest.values())
 
 
 def _since(at: int | None, origin: int) -> int | None:
@@ -230,7 +203,9 @@ class FrameMaker:
         if now - self._trimmed_at >= TIMELINE_TRIM_EVERY_MS:
             self._trimmed_at = now
             self.timeline.keep_last(now, TIMELINE_KEPT_MS)
-        tasks_read, ledger_read, effects_read = newest_rows(*fleet.rows())
+        tasks_read, ledger_read, effects_read, steps = fleet.newest(
+            SHOWN_FINISHED, SHOWN_PAGES, SHOWN_EFFECTS
+        )
         tasks = [
             dataclasses.replace(
                 r,
@@ -244,13 +219,7 @@ class FrameMaker:
         ]
         ledger = [dataclasses.replace(p, updated_at=p.updated_at - o) for p in ledger_read]
         effects = [dataclasses.replace(e, applied_at=e.applied_at - o) for e in effects_read]
-        shown = {r.task_id for r in tasks_read}
-        checkpoints = [
-            dataclasses.replace(c, created_at=c.created_at - o)
-            for c in newest_boxes(fleet.checkpoints(), shown)
-        ]
         rows = {r.task_id: r for r in tasks}
-        steps = {c.task_id: c.step for c in checkpoints}
         views = []
         pids: dict[str, int | None] = {}
         exits: dict[str, int | None] = {}
@@ -312,7 +281,7 @@ class FrameMaker:
             ),
             workers=tuple(views),
             ledger=tuple(ledger),
-            checkpoints=tuple(checkpoints),
+            checkpoints=(),  # a fleet's screen has no checkpoints tab: its steps are in `tasks`
             effects=tuple(effects),
             rejections=tuple(self._rejections),
             violations=dict(violations),

@@ -506,7 +506,7 @@ class Fleet:
 
     def waiting(self) -> int:
         """How many tasks wait in the queue for a worker."""
-        tasks = self._do(lambda: run_inline(self.store.tasks()))
+        tasks = self.newest(0, 0, 0)[0]  # the tasks still to do alone: as cheap late as early
         return sum(1 for r in tasks if r.status == TaskStatus.QUEUED)
 
     def feed(self, arrivals: Arrivals, now: float) -> list[str]:
@@ -612,6 +612,14 @@ class Fleet:
             )
 
         return self._do(go)
+
+    def newest(
+        self, finished: int, pages: int, effects: int
+    ) -> tuple[list[TaskRow], list[LedgerRow], list[EffectRow], dict[str, int]]:
+        """What a screen shows of the store, read at the same cost however long the fleet
+        has run: the tasks still to do and the newest `finished` others, the newest `pages`
+        and `effects`, and those tasks' checkpoint steps (`LeaseStore.newest`)."""
+        return self._do(lambda: run_inline(self.store.newest(finished, pages, effects)))
 
     def checkpoints(self) -> list[CheckpointRow]:
         return self._do(lambda: run_inline(self.store.checkpoints()))
