@@ -47,9 +47,11 @@ SHOWN_FINISHED = 100  # tasks done or dead, besides every one queued, running or
 SHOWN_PAGES = 200
 SHOWN_EFFECTS = 200
 KEPT_REJECTIONS = 500
-# Belief against truth keeps the last five minutes (its axis starts there), looked over
-# every ten seconds of the store's clock.
-TIMELINE_KEPT_MS = 300_000
+# Belief against truth keeps the last two minutes (its axis starts there), looked over
+# every ten seconds of the store's clock: with eight busy workers a minute of it is some
+# 4 MB of marks (a call, a beat, a lease each), and a lease's story (its expiry, a belief
+# that outlives it, the fence that refuses it) is told in seconds.
+TIMELINE_KEPT_MS = 120_000
 TIMELINE_TRIM_EVERY_MS = 10_000
 
 
