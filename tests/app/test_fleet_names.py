@@ -1,6 +1,7 @@
 """The fleet names its workers, never by id: the story's cast first (阿澄, 临舟, 校对官), then
 "worker 4" (4 号执行者); in panes, the palette, toasts and the headless run's lines."""
 
+import re
 from pathlib import Path
 from typing import cast
 
@@ -156,3 +157,7 @@ async def test_the_tables_name_numbered_workers_without_their_ids(lang: str) -> 
     assert called("w4", lang) in tasks, tasks  # the owner
     for row in (*cells.values(), tasks):
         assert not {"w4", "w5"} & set(row), row
+    # the lease's time left and the heartbeat's age in the run's words: 5秒, never 5s
+    if lang == "zh":
+        assert "5秒" in tasks and "1秒" in tasks, tasks
+        assert not any(re.search(r"\d(ms|s|m|h)\b", cell) for cell in tasks), tasks
