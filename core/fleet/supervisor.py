@@ -55,6 +55,15 @@ T = TypeVar("T")
 FLEET_KINDS = tuple(k for k in TASK_KINDS if k != "approval")
 
 
+def mixed_kinds() -> tuple[str, ...]:
+    """`--work mixed`: the seed's three agent uses in turn, the browser's where this
+    machine has a browser (`missing_browser` says why not)."""
+    from core.agents.browser import missing_browser
+
+    kinds = ("tools", "approval", "browser")
+    return kinds if missing_browser() is None else kinds[:2]
+
+
 @dataclass(frozen=True, slots=True)
 class FleetSettings:
     """How the fleet's workers run and what they are given to do."""
@@ -442,7 +451,7 @@ class Fleet:
         """Add `n` tasks (t1, t2, ... not used yet), kinds in turn."""
         s = self.settings
         if s.work is not None:
-            kinds = (s.work,)
+            kinds = mixed_kinds() if s.work == "mixed" else (s.work,)
 
         store = self._wstore
 
