@@ -37,6 +37,7 @@ from core.fleet.arrivals import Arrivals
 from core.fleet.history import Believed, Held, extra_lines
 from core.fleet.process import WorkerProcess
 from core.fleet.relay import Relays, through, upstream_of, with_query
+from core.fleet.service_books import service_lines
 from core.fleet.verdict import (
     FinalRows,
     Finding,
@@ -652,6 +653,9 @@ class Fleet:
         events, rows = self.final_state()
         check = self._judge(events, rows)
         extra = [*extra_lines(self.faults, self.beliefs), *frames]
+        if self.downstream is not None:
+            # the service's own books beside the lease history, judged again by `--check`
+            extra += service_lines(self.downstream.books())
         save_history(path, events, check, rows=rows, extra=extra, timing=self.timing())
         return check
 

@@ -43,6 +43,18 @@ def test_tools_work_under_kills_holds_the_store_and_the_service_books(tmp_path: 
     assert memos == sorted({(c["task"], c["memo"]) for c in books["charges"]})  # none twice
     assert {t for t, _m in memos} == {"t1", "t2", "t3"}
     assert {h["verdict"] for h in books["history"]} <= {"charged", "replayed", "accepted"}
+    # the saved run keeps the service's books too, and the check judges them again
+    again = subprocess.run(
+        [sys.executable, "-m", "demo.cli", "fleet", "--check", str(saved)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert f"The downstream service's books ({len(books['history'])} requests)" in again.stdout
+    assert again.stdout.rstrip().endswith("The service's rules held.")
 
 
 def test_the_service_verdict_speaks_chinese() -> None:
