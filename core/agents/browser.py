@@ -18,6 +18,10 @@ from core.engine.hold import Hold
 
 CHROMIUM = Path(os.environ.get("BK_CHROMIUM", "/usr/bin/chromium"))
 
+# Browsers this process has launched, whatever launched them: a worker's walks should
+# share one, and say so.
+_LAUNCHED = [0]
+
 # The walk: the list's three pages, the slow page, the form, its submit.
 PLAN = ("open_list", "next", "next", "next", "to_form", "submit")
 
@@ -40,6 +44,11 @@ async def _summary(page: Any) -> str:
     title = await page.title()
     heading = await page.text_content("h1") or ""
     return f"{title} | {heading.strip()}"
+
+
+def launched() -> int:
+    """How many browsers this process has launched."""
+    return _LAUNCHED[0]
 
 
 class Chromium:
@@ -71,6 +80,7 @@ class Chromium:
                 executable_path=executable, headless=True
             )
             self.launches += 1
+            _LAUNCHED[0] += 1
         return await self._browser.new_context()
 
     async def close(self) -> None:
@@ -133,4 +143,5 @@ async def browse(
     finally:
         with contextlib.suppress(Exception):  # the browser may be gone: nothing to close
             await context.close()
-    say("wrote", task=job.task_id, token=lease.token)
+    # how many browsers this process has launched so far: one for all its walks
+    say("wrote", task=job.task_id, token=lease.token, launches=launched())

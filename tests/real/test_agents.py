@@ -329,3 +329,31 @@ async def test_a_frozen_agent_stops_renewing_while_its_body_goes_on(
         events = await store.events()
     renewed = [e for e in events if e.event == "renewed" and e.seq > frozen_seq]
     assert len(renewed) <= 1  # one may have been on its way when the freeze came
+
+
+@pytest.mark.skipif(missing_browser() is not None, reason=str(missing_browser()))
+async def test_a_mixed_worker_does_each_task_by_its_kind_in_one_browser(
+    tmp_path: Path, service: RunningService
+) -> None:
+    """`--work mixed`: the seed's three uses side by side in one worker, each task by its
+    own kind; the browser walks share the worker's one chromium."""
+    db = tmp_path / "keys.db"
+    tasks = [("m1", "tools"), ("m2", "browser"), ("m3", "approval"), ("m4", "browser")]
+    await _enqueue(db, Mode.CORRECT, *tasks)
+    agent = await _agent(
+        db, service, "w1", "mixed", Mode.CORRECT, "--steps", "2", "--step-time", "10ms",
+        "--exit-when-idle",
+    )  # fmt: skip
+    assert await agent.finish() == 0
+    assert [c["memo"] for c in service.books.charges()] == ["call-1", "call-2"]
+    assert service.books.artifact("m1/result") is not None
+    assert [p["task"] for p in agent.said("parked")] == ["m3"]
+    walks = [w for w in agent.said("wrote") if w["task"] in ("m2", "m4")]
+    assert [w["launches"] for w in walks] == [1, 1]  # the second walk reused the browser
+    for task in ("m2", "m4"):
+        form = service.books.artifact(f"{task}/form")
+        assert form is not None and form["writer"] == "w1"
+    async with await LeaseStore.open_async(db) as store:
+        status = {row.task_id: str(row.status) for row in await store.tasks()}
+    assert status == {"m1": "done", "m2": "done", "m3": "waiting", "m4": "done"}
+    assert _findings(service) == []
