@@ -131,6 +131,7 @@ class _Controls:
         self.frozen = False
         self.hold: Hold | None = None
         self.client: HeldWrites | None = None
+        self.pending: set[asyncio.Future[None]] = set()  # answers still to be said
 
     def holding(self, lease: Hold | None) -> None:
         self.hold = lease
@@ -172,9 +173,15 @@ async def run_agent(options: AgentOptions, out: TextIO = sys.stdout) -> int:
             work.cancel()  # a hold cancelled so gives its task back
         elif line == "freeze":
             controls.frozen = True
-            if hold is not None:
+            if hold is None:
+                said.line("frozen", task=None)
+            else:
                 hold.freeze()
-            said.line("frozen", task=None if hold is None else hold.task_id)
+                # said once no renewal is on its way: a SIGSTOP after it finds none open
+                quiet = asyncio.ensure_future(hold.quiet())
+                controls.pending.add(quiet)
+                quiet.add_done_callback(controls.pending.discard)
+                quiet.add_done_callback(lambda _f: said.line("frozen", task=hold.task_id))
         elif line == "thaw":
             controls.frozen = False
             if hold is not None:

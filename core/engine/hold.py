@@ -230,6 +230,7 @@ class Hold:
         self.renewals = 0
         self._last_renewed_ms: int | None = None
         self._frozen = False
+        self._renewing: asyncio.Future[Lease] | None = None  # the renewal on its way, if one
 
     # -- what the body reads ----------------------------------------------------------------
 
@@ -270,6 +271,13 @@ class Hold:
         still counts, so the hold lets the lease go (the body is cancelled with LeaseLost)
         when it passes, as it would if the store had stopped answering."""
         self._frozen = True
+
+    async def quiet(self) -> None:
+        """Wait until no renewal is on its way to the store (after `freeze`, none starts):
+        a process stopped after this holds no transaction of its renewer's open."""
+        renewing = self._renewing
+        if renewing is not None and not renewing.done():
+            await asyncio.wait({renewing})
 
     def thaw(self) -> None:
         """Send renewals again (the next one at the next beat), if the deadline has not
@@ -419,8 +427,9 @@ class Hold:
                     failure = failure or _FROZEN
                     await asyncio.sleep(min(retry, remaining))
                     continue
+                self._renewing = asyncio.ensure_future(self._store.heartbeat(self.lease))
                 try:
-                    renewed = await _unless_late(self._store.heartbeat(self.lease), remaining)
+                    renewed = await _unless_late(self._renewing, remaining)
                 except TimeoutError:
                     continue  # the deadline has passed: said above
                 except LeaseRejected as refused:

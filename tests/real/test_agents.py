@@ -263,18 +263,27 @@ async def test_a_stopped_holders_late_write_is_refused_by_the_service_fence(
 ) -> None:
     """ "所有下游写入都必须携带这个 token；存储层或状态机只接受当前最大的 token": a holder
     stopped (SIGSTOP, a long pause) with its write on its way out loses its lease; another
-    takes the task over and writes; the first, continued, sends its write with the older
-    token. The service refuses it (409) and keeps the newer; under no_fencing it takes it,
-    and the judge of its books names the harm. The write is held on the control channel
-    until the test lets it go, so the late write always comes after the successor's."""
+    takes the task over and writes; the first, continued (SIGCONT), sends its write with
+    the older token. The service refuses it (409) and keeps the newer; under no_fencing it
+    takes it, and the judge of its books names the harm. The write is held on the control
+    channel until the test lets it go, so the late write always comes after the
+    successor's."""
     mode = Mode.NO_FENCING if not service.books.fencing else Mode.CORRECT
     db = tmp_path / "keys.db"
     await _enqueue(db, mode, ("t1", "tools"))
-    first = await _agent(db, service, "w1", "tools", mode, "--steps", "1", "--control")
+    first = await _agent(
+        db, service, "w1", "tools", mode, "--steps", "1", "--ttl", "3s", "--control"
+    )
     await first.until("hello")
     await _tell(first, "hold_writes")
     await first.until("holding_writes")
     held = await first.until("write_held", key="t1/result")
+    # Its renewals stopped first, and said stopped once none is on its way: the SIGSTOP
+    # then lands on a process with no transaction open (on SQLite a stopped process
+    # holding the write lock would stop its successor too), a second before its own
+    # renew deadline would have it say anything to the store again.
+    await _tell(first, "freeze")
+    await first.until("frozen", task="t1")
     os.kill(first.proc.pid, signal.SIGSTOP)
     try:
         second = await _agent(db, service, "w2", "tools", mode, "--steps", "1", "--exit-when-idle")
