@@ -4,7 +4,8 @@ judges them with the same judge as the live run did.
 
 A file anyone can edit could drop a charge or a request to hide a harm: the books' first
 line says how many of each they hold and in what order the requests came (`seq` from 1,
-no gap), and a file that does not hold exactly those is not taken.
+no gap), every charge is the one a `charged` request made (and every such request's charge
+is there), and a file that does not hold exactly those is not taken.
 """
 
 from typing import Any
@@ -118,4 +119,23 @@ class SavedBooks:
                     f"the service's books say they hold {self.head[what]} {what}, and the file"
                     f" holds {len(have)}"
                 )
+        made = {c["id"]: c for c in self.charges}
+        if len(made) != len(self.charges):
+            raise Unreadable("the service's books hold one charge twice")
+        for entry in self.history:
+            if entry["verdict"] != Verdict.CHARGED:
+                continue
+            charged = entry["detail"]
+            charge = made.pop(str(charged.get("id")), None)
+            same = ("task", "memo", "amount")
+            if charge is None or any(charge[k] != charged.get(k) for k in same):
+                raise Unreadable(
+                    f"the service's request {entry['seq']} made a charge"
+                    f" {charged.get('id')!a} its charges do not hold as it was made"
+                )
+        if made:
+            raise Unreadable(
+                f"the service's charge {next(iter(made))!a} was made by no request"
+                " in its history"
+            )
         return {"fencing": self.head["fencing"], "charges": self.charges, "history": self.history}

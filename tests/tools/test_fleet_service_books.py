@@ -23,10 +23,13 @@ def _request(seq: int, verdict: str, **fields: Any) -> dict[str, Any]:
 
 def _books(charges: int) -> dict[str, Any]:
     """A tools run's books: t1 charged `charges` times for call-1, then its result written."""
-    history = [_request(n, "charged") for n in range(1, charges + 1)]
-    history.append(
-        _request(charges + 1, "accepted", endpoint="artifact", key="t1/result", token=2)
-    )
+    history = [
+        _request(
+            n, "charged", detail={"id": f"ch_{n}", "task": "t1", "memo": "call-1", "amount": 10}
+        )
+        for n in range(1, charges + 1)
+    ]
+    history.append(_request(charges + 1, "accepted", endpoint="artifact", key="t1/result", token=2))
     made = [
         {"id": f"ch_{n}", "task": "t1", "memo": "call-1", "amount": 10, "idempotency_key": None}
         for n in range(1, charges + 1)
@@ -83,6 +86,24 @@ def test_a_second_charge_in_the_kept_books_turns_the_check_red_in_both_languages
             "'verdict' 'fine' is not one the service says",
         ),
         (lambda lines: lines[1:], "a line of the service's books before their head"),
+        # the second charge removed and the head's count made to agree: its request remains
+        (
+            lambda lines: [{**lines[0], "charges": 1}, *lines[1:-1]],
+            "request 2 made a charge 'ch_2' its charges do not hold as it was made",
+        ),
+        (
+            lambda lines: [*lines[:-1], {**lines[-1], "amount": 1}],
+            "request 2 made a charge 'ch_2' its charges do not hold as it was made",
+        ),
+        (
+            lambda lines: [*lines[:-1], {**lines[-1], "id": "ch_9"}],
+            "request 2 made a charge 'ch_2' its charges do not hold",
+        ),
+        (lambda lines: [*lines, lines[-1]], "say they hold 2 charges, and the file holds 3"),
+        (
+            lambda lines: [{**lines[0], "charges": 3}, *lines[1:], {**lines[-1], "id": "ch_3"}],
+            "the service's charge 'ch_3' was made by no request in its history",
+        ),
     ],
 )
 def test_books_edited_to_hide_a_harm_are_one_line(
