@@ -135,7 +135,6 @@ class SavedBooks:
                 )
         if made:
             raise Unreadable(
-                f"the service's charge {next(iter(made))!a} was made by no request"
-                " in its history"
+                f"the service's charge {next(iter(made))!a} was made by no request in its history"
             )
         return {"fencing": self.head["fencing"], "charges": self.charges, "history": self.history}
