@@ -39,6 +39,7 @@ from core.fleet.arrivals import Arrivals
 from core.fleet.history import Believed, Held, extra_lines
 from core.fleet.process import WorkerProcess
 from core.fleet.relay import Relays, through, upstream_of, with_query
+from core.fleet.service_books import service_lines
 from core.fleet.tail import Tail
 from core.fleet.verdict import (
     FinalRows,
@@ -66,6 +67,15 @@ KEEP_FINDINGS = 200
 KEEP_FAULTS = 500
 KEEP_BELIEFS = 2000
 JOURNAL = "journal.jsonl"  # in the fleet's log folder: the signals and beliefs, as saved
+
+
+def mixed_kinds() -> tuple[str, ...]:
+    """`--work mixed`: the seed's three agent uses in turn, the browser's where this
+    machine has a browser (`missing_browser` says why not)."""
+    from core.agents.browser import missing_browser
+
+    kinds = ("tools", "approval", "browser")
+    return kinds if missing_browser() is None else kinds[:2]
 
 
 @dataclass(frozen=True, slots=True)
@@ -477,7 +487,7 @@ class Fleet:
         """Add `n` tasks (t1, t2, ... not used yet), kinds in turn."""
         s = self.settings
         if s.work is not None:
-            kinds = (s.work,)
+            kinds = mixed_kinds() if s.work == "mixed" else (s.work,)
 
         store = self._wstore
 
@@ -698,6 +708,9 @@ class Fleet:
             *(line for line in noted if line.get("t") == "belief"),
             *frames,
         ]
+        if self.downstream is not None:
+            # the service's own books beside the lease history, judged again by `--check`
+            extra += service_lines(self.downstream.books())
         save_history(path, events, check, rows=rows, extra=extra, timing=self.timing())
         return check
 
