@@ -9,6 +9,12 @@ from core.engine.errors import SchemaVersionError, StoreError
 # start of the transaction, and a statement must be judged at the time it runs. (Here, not
 # in postgresql.py, so that compiling statements does not import psycopg.)
 POSTGRESQL_CLOCK_MS = "CAST(ROUND(EXTRACT(EPOCH FROM clock_timestamp()) * 1000) AS BIGINT)"
+# The same clock at the start of the transaction: one value for all its statements. A
+# statement sent in the same round trip as its BEGIN reads this where the others are given
+# the clock read just after BEGIN as a parameter: the same instant, told without a trip.
+POSTGRESQL_TXN_CLOCK_MS = (
+    "CAST(ROUND(EXTRACT(EPOCH FROM transaction_timestamp()) * 1000) AS BIGINT)"
+)
 
 
 def check_stamp(
