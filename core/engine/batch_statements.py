@@ -159,10 +159,14 @@ PSYCOPG_CACHED_LENGTH = 4096
 
 def _compact(stmt: Stmt) -> Stmt:
     """The same PostgreSQL statement in fewer characters, so that psycopg keeps its parse
-    (`PSYCOPG_CACHED_LENGTH`): one line, and no `t.col AS col` (the column's own name).
-    No literal of these statements holds a line break or such a pattern."""
+    (`PSYCOPG_CACHED_LENGTH`), its clock read in as well (`clocked_by_transaction`): one
+    line, no `t.col AS col` (the column's own name), and no cast on a constant (a string
+    constant compared with or stored in a text column is taken as text, a number as a
+    number). No literal of these statements holds a line break or such a pattern."""
     sql = re.sub(r"\s*\n\s*", " ", stmt.sql)
-    return Stmt(re.sub(r"\b(\w+)\.(\w+) AS \2\b", r"\1.\2", sql))
+    sql = re.sub(r"\b(\w+)\.(\w+) AS \2\b", r"\1.\2", sql)
+    sql = re.sub(r"('[^']*')::VARCHAR\b", r"\1", sql)
+    return Stmt(re.sub(r"\b(\d+)::(INTEGER|BIGINT)\b", r"\1", sql))
 
 
 def _build(dialect: Dialect, policy: Policy) -> BatchStatements:

@@ -620,7 +620,11 @@ async def test_the_batch_refusals_write_what_the_single_refusals_write_in_every_
 
 def test_the_postgresql_batch_statements_fit_psycopgs_parse_cache() -> None:
     """A statement longer than psycopg keeps is parsed again at every execution."""
-    from core.engine.batch_statements import PSYCOPG_CACHED_LENGTH, batch_statements_for
+    from core.engine.batch_statements import (
+        PSYCOPG_CACHED_LENGTH,
+        batch_statements_for,
+        clocked_by_transaction,
+    )
     from core.engine.policies import policy_for
 
     for mode in Mode:
@@ -628,6 +632,8 @@ def test_the_postgresql_batch_statements_fit_psycopgs_parse_cache() -> None:
         for stmt in (sql.claim_logged_for(10), sql.complete_logged, sql.renew_many_logged):
             if stmt is not None:
                 assert len(stmt.sql) <= PSYCOPG_CACHED_LENGTH, mode
+                # and as it is sent with BEGIN, its clock read in
+                assert len(clocked_by_transaction(stmt).sql) <= PSYCOPG_CACHED_LENGTH, mode
         claim = sql.claim_logged_for(7)
         if claim is not None:
             # the count is written in (a generic plan that knows it), nothing else
