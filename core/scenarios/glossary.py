@@ -538,6 +538,39 @@ BOOKS: Final[dict[str, Word]] = {
 }
 
 
+# Two harms the books do not show, said alike by the app (Belief vs truth, the Effects panel),
+# the exported page and `play`: two live leases at once, and a side effect applied again.
+# "账本看起来仍然整齐，却悄悄混进了两套互相覆盖的世界" is seen where the two leases overlap;
+# "Idempotency 负责“重复做时别把世界打坏”" where one call is charged twice.
+SEEN: Final[dict[str, Word]] = {
+    "tl_overlap": (
+        "{first}'s lease {old} and {second}'s lease {new} were live at once from {start}"
+        " to {end} ({span}): the store's clock held {first}'s lease until {until}",
+        "从 {start} 到 {end}（{span}），{first}的租约号 {old} 和{second}的租约号 {new} "
+        "同时有效：按守库人的钟，{first}的租约要到 {until} 才到期",
+    ),
+    "tl_overlap_now": (
+        "{first}'s lease {old} and {second}'s lease {new} have been live at once since"
+        " {start} ({span} so far): the store's clock holds {first}'s lease until {until}",
+        "从 {start} 起（已有 {span}），{first}的租约号 {old} 和{second}的租约号 {new} "
+        "同时有效：按守库人的钟，{first}的租约要到 {until} 才到期",
+    ),
+    # one call of a side effect: its step and what it calls
+    "effect_step": ("step {step}: {what}", "第 {step} 步：{what}"),
+    "effect_api_call": ("the internal API", "调用内部 API"),
+    # a call applied again, and what that cost where its payload says
+    "effect_charged_2": ("charged twice: 2 × {amount}", "扣了两次：2 × {amount}"),
+    "effect_charged": ("charged {n} times: {n} × {amount}", "扣了 {n} 次：{n} × {amount}"),
+    "effect_again": ("applied again: {n} times", "又执行了一次：共 {n} 次"),
+    # the same, as a sentence of the transcript: when, who, which call, under which token
+    "effect_repeat": (
+        "At {at} {who}'s call ({call}) ran again{fence}: {outcome}.",
+        "{at}，{who}的调用（{call}）又执行了一次{fence}：{outcome}。",
+    ),
+    "effect_fence": (" (fence token {n})", "（围栏令牌 {n}）"),
+}
+
+
 # -- the story -------------------------------------------------------------------------------------
 
 # The story's people, by the worker ids the scenarios give them.

@@ -41,7 +41,9 @@ from core.scenarios.report import Twin, report_record, run_report
 from core.scenarios.sentences import (
     expectation_sentence,
     late_page_sentence,
+    overlap_sentence,
     refused_page_sentence,
+    repeat_sentence,
     seam_sentence,
 )
 from core.scenarios.telling import act_sentence, event_sentence, run_stopped, span_words
@@ -362,6 +364,7 @@ def play(
         seen = max(seen, ev.seq)
         yield event_record(ev)
     books = _Books(lang)
+    seen_harm = _Seen(lang)
     for number, step in enumerate(scenario.steps, start=1):
         record: Record = {
             "type": "step",
@@ -394,7 +397,9 @@ def play(
                 yield event_record(ev)
                 if ev.event == EventKind.WRITE_REJECTED and ev.detail.get("value"):
                     refused.append(ev)
-            yield from books.after_step(number, sim.snapshot(), refused)
+            after = sim.snapshot()
+            yield from books.after_step(number, after, refused)
+            yield from seen_harm.after_step(number, after)
         if step.expects:
             snap = sim.snapshot()
             for exp in step.expects:
@@ -499,6 +504,51 @@ class _Books:
                 "sum": None,
                 "say": late_page_sentence(row, newest.get(row.task_id), self.lang),
             }
+
+
+class _Seen:
+    """What the books cannot show, as the app shows it, said here in the same words: two
+    live leases of one task at once (who, which leases, from when to when), and each
+    application of a side effect beyond its first, with what it cost."""
+
+    def __init__(self, lang: str) -> None:
+        self.lang = lang
+        self.overlaps: dict[tuple[str, int, int], int | None] = {}
+        self.calls = 0
+
+    def after_step(self, step: int, snap: Snapshot) -> Iterator[Record]:
+        for o in snap.overlaps:
+            key = (o.task_id, o.older_lease_token, o.newer_lease_token)
+            if key in self.overlaps and self.overlaps[key] == o.end:
+                continue
+            self.overlaps[key] = o.end
+            yield {
+                "type": "overlap",
+                "step": step,
+                "task": o.task_id,
+                "workers": [o.older_worker, o.newer_worker],
+                "lease_tokens": [o.older_lease_token, o.newer_lease_token],
+                "from": o.start / 1000,
+                "until": None if o.end is None else o.end / 1000,
+                "say": overlap_sentence(o, snap.now_ms, self.lang),
+            }
+        calls = snap.effect_calls
+        for call in calls[self.calls :]:
+            said = repeat_sentence(call, self.lang)
+            if said is None:
+                continue
+            yield {
+                "type": "repeat",
+                "step": step,
+                "key": call.key,
+                "worker": call.worker_id,
+                "t": call.at / 1000,
+                "times": call.applied_times,
+                "fence_token": call.fence_token,
+                "amount": call.amount,
+                "say": said,
+            }
+        self.calls = max(self.calls, len(calls))
 
 
 def folded(records: Iterator[Record], lang: str = "en") -> Iterator[Record]:
@@ -694,6 +744,8 @@ def render_line(record: Record, lang: str = "en", *, toml: bool = False) -> list
     if kind == "books":
         style = "bold red" if "broken" in record else "bold"  # a redo is no second world
         return [(f"  {'✗' if 'broken' in record else '•'} {record['say']}\n", style)]
+    if kind in ("overlap", "repeat"):
+        return [(f"  ✗ {record['say']}\n", "bold red")]
     if kind == "summary":
         violations = record["violations"]
         shown = violations_phrase(violations, lang) or word("none", lang)

@@ -8,7 +8,7 @@ from typing import Literal
 from core.engine.records import CheckpointRow, EffectRow, LedgerRow, TaskRow
 from core.engine.vocabulary import Operation
 from core.sim.spec import WorkerState
-from core.sim.timeline import TimelineView
+from core.sim.timeline import Overlap, TimelineView
 
 # The lists a snapshot may leave out (`Simulation.snapshot(include=...)`): the store's lists
 # are in by default; the timeline (belief against truth) only when asked for by name, since
@@ -157,6 +157,9 @@ class Snapshot:
     # worked more than once: what the check of the books blames, and what it says was redone.
     stale_pages: Mapping[str, str] = field(default_factory=dict)
     pages_redone: frozenset[str] = frozenset()
+    # Two live leases of one task at once, so far (with the effects list, as the timeline
+    # finds them): "系统真正关心的是：谁在这一刻还持有未过期的执行资格。"
+    overlaps: tuple[Overlap, ...] = ()
 
     def task(self, task_id: str) -> TaskView | None:
         return next((t for t in self.tasks if t.task_id == task_id), None)
