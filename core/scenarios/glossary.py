@@ -534,6 +534,25 @@ BOOKS: Final[dict[str, Word]] = {
         "租约校验挡下了{who}本来要写的（{reason}）：“{value}”。它会把累计 {total} 盖在{over}"
         "第 {page} 页的 {over_total} 之上。",
     ),
+    # what a refused page that says no total would have done (a tools kind's page: "call_api
+    # #3 -> artifact://..."), said after which check refused it: whose accepted page it would
+    # have covered, or that the page was still empty. "就算他本人完全不知道自己已经失去所有权，
+    # 只要他的围栏签编号落后于当前持有人，他写下的东西都会被账房拒收。"
+    "over_page": (
+        "It would have put that over {over}'s page {page}{over_fence}, which says “{there}”.",
+        "它会盖掉{over}写的第 {page} 页{over_fence}，那一页写的是“{there}”。",
+    ),
+    "over_same": (
+        "It would have put that over {over}'s page {page}{over_fence}: the same words, but "
+        "then as {who}'s page{fence}, from a lease that is no longer current.",
+        "它会盖掉{over}写的第 {page} 页{over_fence}：字一样，可这一页就成了{who}凭已不再有效的"
+        "租约写的{fence}。",
+    ),
+    "over_nothing": (
+        "Page {page} holds nothing yet: it would have been the first page there, from a "
+        "lease that is no longer current.",
+        "第 {page} 页还空着：它会成为那里的第一页，来自一份已不再有效的租约。",
+    ),
     "newest": ("{page} (newest {newest})", "{page}（最新 {newest}）"),
 }
 

@@ -7,6 +7,7 @@ the pure function `check_expectation(exp, snapshot)`; a check carries the file's
 (`expect`) and the sentence the app shows for it in the run's language (`said`).
 """
 
+import dataclasses
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Final, Protocol
@@ -31,6 +32,7 @@ from core.scenarios.glossary import (
     box_contents,
     event_word,
     harm_word,
+    ledger_value,
     lookup,
     mode_word,
     pick,
@@ -51,7 +53,7 @@ from core.scenarios.writer import action_items
 from core.sim.books import check_books, late_pages
 from core.sim.rules import Harm, harm_figure
 from core.sim.snapshot import Snapshot
-from core.sim.spec import Action, SimSettings, in_language
+from core.sim.spec import Action, SimSettings, Write, in_language
 
 Record = dict[str, Any]
 
@@ -326,6 +328,18 @@ def event_of(record: Record) -> EventRow:
     )
 
 
+def as_played(action: Action, sim: object, lang: str) -> Action:
+    """A step's act as this run applies it, in the run's language: a write that gives no
+    page writes the one its worker's memory makes now (the sim's `own_page`), said in both
+    languages as a scripted page is, so the step's record shows what is written."""
+    if isinstance(action, Write) and action.value is None:
+        own = getattr(sim, "own_page", None)
+        page = own(action.worker, action.key) if callable(own) else None
+        if isinstance(page, str):
+            action = dataclasses.replace(action, value=page, value_zh=ledger_value(page, "zh"))
+    return in_language(action, lang)
+
+
 def play(
     scenario: Scenario,
     *,
@@ -366,22 +380,23 @@ def play(
     books = _Books(lang)
     seen_harm = _Seen(lang)
     for number, step in enumerate(scenario.steps, start=1):
+        action = None if step.action is None else as_played(step.action, sim, lang)
         record: Record = {
             "type": "step",
             "step": number,
             "line": step.line,
             "t": sim.now_ms / 1000,
             "say": step.narration(lang),
-            "do": dict(action_items(step.action)) if step.action is not None else None,
+            "do": dict(action_items(action)) if action is not None else None,
         }
-        if step.action is not None:  # the act in words, for the readable transcript
-            record["act"] = act_sentence(step.action, lang)
+        if action is not None:  # the act in words, for the readable transcript
+            record["act"] = act_sentence(action, lang)
         if step.question is not None:  # only then: files without questions print as before
             record.update(question_record(step.question, lang))
         yield record
-        if step.action is not None:
+        if action is not None:
             try:
-                sim.apply(in_language(step.action, lang))
+                sim.apply(action)
             except BorrowedKeysError as exc:
                 raise ScenarioError(
                     scenario.path,
@@ -462,6 +477,7 @@ class _Books:
                     snap.ledger,
                     self.lang,
                     reason=str(ev.reason or "fenced"),
+                    fence_token=ev.fence_token,
                 ),
             }
         stale = snap.stale_pages

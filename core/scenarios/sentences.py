@@ -493,10 +493,13 @@ def refused_page_sentence(
     lang: str = "en",
     forms: Mapping[str, Word] | None = None,
     reason: str = "fenced",
+    fence_token: int | None = None,
 ) -> str:
     """What a refused page would have written, which check refused it (the fence, or the
-    lease check, by the refusal's `reason`) and whose total it would have covered; a
-    scripted page in `lang` whichever language it was written in (`forms`, as
+    lease check, by the refusal's `reason`) and what it would have done: whose total it
+    would have covered, or, for a page that says no total, whose accepted page (and under
+    which token: the refused write's is `fence_token`), or that the page was still empty;
+    a scripted page in `lang` whichever language it was written in (`forms`, as
     `page_words`)."""
     fill = {
         "who": _who(who or "", lang),
@@ -506,9 +509,12 @@ def refused_page_sentence(
     fenced = reason == "fenced"
     if not fenced:
         fill["reason"] = glossary.reason_word(reason, lang)
-    over = refused_page(value, key, ledger)
+    rows = tuple(ledger)
+    over = refused_page(value, key, rows)
     if over is None:
-        return _books("refused" if fenced else "refused_lease", lang, **fill)
+        said = _books("refused" if fenced else "refused_lease", lang, **fill)
+        tail = _over_page(value, key, rows, lang, forms, who or "", fence_token)
+        return said + ("" if lang == "zh" else " ") + tail
     return _books(
         "refused_over" if fenced else "refused_lease_over",
         lang,
@@ -517,6 +523,32 @@ def refused_page_sentence(
         over=_who(over.over.writer, lang),
         over_total=over.over_total,
     )
+
+
+def _over_page(
+    value: str,
+    key: str,
+    ledger: Iterable[LedgerRow],
+    lang: str,
+    forms: Mapping[str, Word] | None,
+    who: str,
+    fence_token: int | None,
+) -> str:
+    """What a refused page that says no total would have done: the accepted page it would
+    have covered (whose, under which token, what it says), or that its key was empty."""
+    there = next((row for row in ledger if row.key == key), None)
+    page = page_step(there) if there is not None else None
+    if there is None:
+        return _books("over_nothing", lang, page=_page(key, None))
+    fill = {
+        "over": _who(there.writer, lang),
+        "page": page or there.key,
+        "over_fence": _fence(there.fence_token, lang),
+    }
+    if page_words(there.value, lang, forms) == page_words(value, lang, forms):
+        fence = _fence(fence_token or 0, lang)
+        return _books("over_same", lang, **fill, who=_who(who, lang), fence=fence)
+    return _books("over_page", lang, **fill, there=page_words(there.value, lang, forms))
 
 
 def refused_note(snap: Snapshot, lang: str) -> str | None:
@@ -535,6 +567,7 @@ def refused_note(snap: Snapshot, lang: str) -> str | None:
         lang,
         snap.page_forms,
         refused.reason,
+        refused.fence_token,
     )
 
 
