@@ -634,6 +634,11 @@ TRANSCRIPT: Final[dict[str, Word]] = {
         "this mode's harm is not safety but {harm}: {value}",
         "这个模式的害处不在安全，而在{harm}：{value}",
     ),
+    # the same where this run showed none of it ("…: 0 s" read as a harm of nothing)
+    "harm_not_shown": (
+        "this mode's harm is not safety but {harm}, and this run showed none",
+        "这个模式的害处不在安全，而在{harm}；这一局没有出现",
+    ),
     # the explorer's result where the mode's harm is not safety (its figure from a run)
     "harm_in_run": (
         "This mode's harm is not safety but {harm}, which a search of free choices cannot "

@@ -39,7 +39,7 @@ from core.scenarios.glossary import (
     reason_word,
     violations_phrase,
 )
-from core.scenarios.report import Twin, report_record, run_report
+from core.scenarios.report import Twin, held_sentence, report_record, run_report
 from core.scenarios.sentences import (
     expectation_sentence,
     late_page_sentence,
@@ -435,7 +435,7 @@ def play(
                 }
     snap = sim.snapshot()
     mode = scenario.settings.mode
-    harm = harm_figure(mode, snap.metrics.wasted_steps, snap.metrics.recovery_time_ms)
+    harm = harm_figure(mode, snap.metrics.wasted_steps, snap.metrics.out_of_reach_ms)
     correct = twin(scenario, lang) if twin is not None and mode is not Mode.CORRECT else None
     yield {
         "type": "summary",
@@ -524,13 +524,15 @@ class _Books:
 
 class _Seen:
     """What the books cannot show, as the app shows it, said here in the same words: two
-    live leases of one task at once (who, which leases, from when to when), and each
-    application of a side effect beyond its first, with what it cost."""
+    live leases of one task at once (who, which leases, from when to when), each
+    application of a side effect beyond its first, with what it cost, and a task out of
+    reach while it still is (for how long so far, until when its lease holds it)."""
 
     def __init__(self, lang: str) -> None:
         self.lang = lang
         self.overlaps: dict[tuple[str, int, int], int | None] = {}
         self.calls = 0
+        self.held: str | None = None
 
     def after_step(self, step: int, snap: Snapshot) -> Iterator[Record]:
         for o in snap.overlaps:
@@ -565,6 +567,18 @@ class _Seen:
                 "say": said,
             }
         self.calls = max(self.calls, len(calls))
+        held = held_sentence(snap, self.lang)
+        if held is not None and held != self.held:
+            m = snap.metrics
+            yield {
+                "type": "reach",
+                "step": step,
+                "task": m.out_of_reach_task,
+                "so_far": m.out_of_reach_now_ms / 1000,
+                "until": None if m.out_of_reach_until is None else m.out_of_reach_until / 1000,
+                "say": held,
+            }
+        self.held = held
 
 
 def folded(records: Iterator[Record], lang: str = "en") -> Iterator[Record]:
@@ -642,6 +656,8 @@ def harm_text(name: str, value: int, lang: str) -> str:
     """A harm that is not safety, with its figure: "this mode's harm is not safety but
     steps done again: 3" (a time is a duration, in the units of the run's language: "60 分
     5 秒", never "3605s" in a Chinese line)."""
+    if not value:
+        return word("harm_not_shown", lang, harm=harm_word(name, lang))
     shown = span_words(value, lang) if name == Harm.TIME_OUT_OF_REACH else str(value)
     return word("harm_not_safety", lang, harm=harm_word(name, lang), value=shown)
 
@@ -762,6 +778,8 @@ def render_line(record: Record, lang: str = "en", *, toml: bool = False) -> list
         return [(f"  {'✗' if 'broken' in record else '•'} {record['say']}\n", style)]
     if kind in ("overlap", "repeat"):
         return [(f"  ✗ {record['say']}\n", "bold red")]
+    if kind == "reach":
+        return [(f"  • {record['say']}\n", "bold yellow")]
     if kind == "summary":
         violations = record["violations"]
         shown = violations_phrase(violations, lang) or word("none", lang)

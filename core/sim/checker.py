@@ -19,6 +19,7 @@ from core.sim.rules import (
     claim_verdicts,
     completion_verdict,
     effect_verdict,
+    live,
     page_verdict,
     stuck_mark,
 )
@@ -337,7 +338,12 @@ class SafetyChecker:
             previous = history[-1]
             if not previous.released:
                 # The previous holder lost the task: recovery runs from its last sign of life.
-                self.recovery_time_ms = max(self.recovery_time_ms, ev.at - previous.last_renew_at)
+                # A claim over a lease still live ended no wait (the task was never out of
+                # reach: a second owner was let in, the harm judged above).
+                if not live(previous.held(), ev.at, self.expiry_enabled):
+                    self.recovery_time_ms = max(
+                        self.recovery_time_ms, ev.at - previous.last_renew_at
+                    )
                 previous.released = True
         history.append(
             _LeaseRecord(
@@ -350,6 +356,30 @@ class SafetyChecker:
             )
         )
         return out
+
+    def out_of_reach_now(self, now: int) -> tuple[int, int | None, str | None]:
+        """How long a task has been out of reach so far, while it still is (the longest
+        of any task), the instant its lease lets it go (None: nothing will, or it is
+        claimable now and waits for a claim), and which task it is. "租期太长会把恢复时间
+        也一起拉长。一个已经死掉的 worker 会霸占任务很久": `recovery_time_ms` counts once
+        the next claim comes; this counts before it, from the holder's last sign of life,
+        while the holder is down (dead or stalled) or its lease has run out with nobody
+        after it."""
+        best: tuple[int, int | None, str | None] = (0, None, None)
+        for task, history in self._leases.items():
+            if not history:
+                continue
+            lease = history[-1]
+            if lease.released:
+                continue
+            expired = self.expiry_enabled and now > lease.expires_at
+            if not expired and self._holder_down(lease) is None:
+                continue
+            until = None if expired or not self.expiry_enabled else lease.expires_at
+            so_far = now - lease.last_renew_at
+            if so_far > best[0]:
+                best = (so_far, until, task)
+        return best
 
     def _out_of_reach(self, lease: _LeaseRecord, at: int) -> bool:
         """Whether nobody else may claim the task at `at`: its lease cannot expire or has

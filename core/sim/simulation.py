@@ -472,7 +472,10 @@ class Simulation(KeeperWatch, SnapshotBuilder, SaveRestore):
 
     def metrics(self) -> Metrics:
         """The cost figures so far (wasted steps, the longest recovery)."""
-        return Metrics(self.checker.wasted_steps, self.checker.recovery_time_ms)
+        so_far, until, task = self.checker.out_of_reach_now(self.now_ms)
+        return Metrics(
+            self.checker.wasted_steps, self.checker.recovery_time_ms, so_far, until, task
+        )
 
     def new_timeline(self) -> Timeline:
         """An empty timeline for this run's timing (a restored run starts one again)."""

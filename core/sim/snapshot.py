@@ -125,6 +125,16 @@ class Metrics:
 
     wasted_steps: int = 0
     recovery_time_ms: int = 0
+    # a task out of reach now, before any claim ends it: for how long so far, and until
+    # when its lease holds it (None: no lease end will free it, or it waits for a claim)
+    out_of_reach_now_ms: int = 0
+    out_of_reach_until: int | None = None
+    out_of_reach_task: str | None = None
+
+    @property
+    def out_of_reach_ms(self) -> int:
+        """The longest a task was or is out of reach, so far: a stuck task counts too."""
+        return max(self.recovery_time_ms, self.out_of_reach_now_ms)
 
 
 @dataclass(frozen=True, slots=True)
