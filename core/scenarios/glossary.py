@@ -497,6 +497,15 @@ BOOKS: Final[dict[str, Word]] = {
         "第 {page} 页是{stale}写的，那时{stale}的租约已不是任务当前的租约{stale_fence}："
         "另一个世界的一页，被收进了总册。",
     ),
+    # the same, written over another holder's accepted page (a page that says no total: a
+    # tools kind's), which the fence would have kept
+    "late_over": (
+        "Page {page} is {stale}'s, written when {stale}'s lease was no longer the task's "
+        "current one{stale_fence}, over {over}'s page{over_fence}: a page of another world, "
+        "let into the ledger in place of the current one's.",
+        "第 {page} 页是{stale}写的，那时{stale}的租约已不是任务当前的租约{stale_fence}，"
+        "盖掉了{over}写的那一页{over_fence}：另一个世界的一页，顶替当前这一页被收进了总册。",
+    ),
     # a break with no stale page: a step done again read other figures (no box told the
     # redo what was read before, or the reports were counted again), not a second world
     "redone": (

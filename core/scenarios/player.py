@@ -39,7 +39,14 @@ from core.scenarios.glossary import (
     reason_word,
     violations_phrase,
 )
-from core.scenarios.report import Twin, held_sentence, report_record, run_report
+from core.scenarios.report import (
+    Twin,
+    due_again,
+    due_sentence,
+    held_sentence,
+    report_record,
+    run_report,
+)
 from core.scenarios.sentences import (
     expectation_sentence,
     late_page_sentence,
@@ -518,21 +525,25 @@ class _Books:
                 "writer": row.writer,
                 "meets": None,
                 "sum": None,
-                "say": late_page_sentence(row, newest.get(row.task_id), self.lang),
+                "say": late_page_sentence(
+                    row, newest.get(row.task_id), self.lang, snap.stale_over.get(row.key)
+                ),
             }
 
 
 class _Seen:
     """What the books cannot show, as the app shows it, said here in the same words: two
     live leases of one task at once (who, which leases, from when to when), each
-    application of a side effect beyond its first, with what it cost, and a task out of
-    reach while it still is (for how long so far, until when its lease holds it)."""
+    application of a side effect beyond its first, with what it cost, a task out of reach
+    while it still is (for how long so far, until when its lease holds it), and the steps
+    already worked that are due again once the work is lost."""
 
     def __init__(self, lang: str) -> None:
         self.lang = lang
         self.overlaps: dict[tuple[str, int, int], int | None] = {}
         self.calls = 0
         self.held: str | None = None
+        self.due: dict[str, set[int]] = {}
 
     def after_step(self, step: int, snap: Snapshot) -> Iterator[Record]:
         for o in snap.overlaps:
@@ -579,6 +590,20 @@ class _Seen:
                 "say": held,
             }
         self.held = held
+        for due in due_again(snap):
+            said_before = self.due.setdefault(due.task_id, set())
+            if set(due.steps) <= said_before:
+                continue  # a redo under way says nothing new
+            said_before.update(due.steps)
+            yield {
+                "type": "due",
+                "step": step,
+                "task": due.task_id,
+                "worker": due.worker_id,
+                "from_step": due.start,
+                "steps": list(due.steps),
+                "say": due_sentence(due, self.lang),
+            }
 
 
 def folded(records: Iterator[Record], lang: str = "en") -> Iterator[Record]:
@@ -778,7 +803,7 @@ def render_line(record: Record, lang: str = "en", *, toml: bool = False) -> list
         return [(f"  {'✗' if 'broken' in record else '•'} {record['say']}\n", style)]
     if kind in ("overlap", "repeat"):
         return [(f"  ✗ {record['say']}\n", "bold red")]
-    if kind == "reach":
+    if kind in ("reach", "due"):
         return [(f"  • {record['say']}\n", "bold yellow")]
     if kind == "summary":
         violations = record["violations"]

@@ -21,7 +21,7 @@ from core.engine.errors import RejectReason
 from core.engine.records import EventRow
 from core.engine.vocabulary import EventKind, Operation, TaskStatus
 from core.scenarios.glossary import Word, harm_word, lookup, mode_name, violation_word
-from core.scenarios.telling import event_sentence, span_words
+from core.scenarios.telling import event_sentence, spaced, span_words, who
 from core.sim.books import broken_pages, check_books, page_step
 from core.sim.rules import MODE_HARM, Harm, ViolationKind
 from core.sim.snapshot import Snapshot
@@ -79,6 +79,18 @@ REPORT: Final[dict[str, Word]] = {
         "steps done or due again {value} (correct run: {correct})",
         "重做和待重做 {value} 步（正确做法 {correct} 步）",
     ),
+    # steps already worked that will be worked again, said once the work is lost
+    "due_held": (
+        "{who} works {task} from step {start}: {steps}, already worked, must be done again.",
+        "{who}从第 {start} 步做起 {task}：已经做过的{steps}还得再做一遍。",
+    ),
+    "due_next": (
+        "Whoever takes {task} next starts at step {start}: {steps}, already worked, must be "
+        "done again.",
+        "下一个领到 {task} 的人从第 {start} 步做起：已经做过的{steps}还得再做一遍。",
+    ),
+    "due_step": ("step {steps}", "第 {steps} 步"),
+    "due_steps": ("steps {steps}", "第 {steps} 步"),
     # a task out of reach now, said while its lease still holds it or it waits for a claim
     "held_until": (
         "{task} has been out of reach for {so_far}, since its holder's last sign of life: "
@@ -152,7 +164,18 @@ def bill_of(snap: Snapshot) -> Bill:
     )
 
 
-def steps_due_again(snap: Snapshot) -> int:
+@dataclass(frozen=True, slots=True)
+class Due:
+    """Steps of a task already worked that will be worked again: who works the task on
+    (None: whoever claims it next), from which step, and the steps due again."""
+
+    task_id: str
+    worker_id: str | None
+    start: int
+    steps: tuple[int, ...]
+
+
+def due_again(snap: Snapshot) -> tuple[Due, ...]:
     """The steps already worked that a holder will have to work again: "下一位拿到的只是空白
     现场，成本会被重复执行吃掉". For a task its current holder works, each step at or past
     the one it is on with a page from an older lease in the ledger, or a page refused; for
@@ -160,12 +183,13 @@ def steps_due_again(snap: Snapshot) -> int:
     claimant will read (its box, none under mistake four, and under an unread box none
     either)."""
     workers = {w.id: w for w in snap.workers}
-    due = 0
+    out = []
     for view in snap.tasks:
         row = view.row
         if row.status != TaskStatus.RUNNING:
             continue
         holder = workers.get(row.owner_id or "")
+        worker: str | None = None
         if (
             holder is not None
             and holder.task_id == row.task_id
@@ -173,12 +197,13 @@ def steps_due_again(snap: Snapshot) -> int:
             and holder.state not in (WorkerState.DEAD, WorkerState.STALLED)
             and (view.remaining_ms is None or view.remaining_ms >= 0)
         ):
-            start, current = holder.step or 1, (row.owner_id, row.fence_token)
+            worker, start = holder.id, holder.step or 1
+            current: tuple[str | None, int] | None = (row.owner_id, row.fence_token)
         else:
             unread = snap.mode in (Mode.NO_CHECKPOINT, Mode.UNREAD_CHECKPOINT)
             start, current = 1 if unread else (view.checkpoint_step or 0) + 1, None
-        keys = {
-            p.key
+        steps = {
+            n
             for p in snap.ledger
             if p.task_id == row.task_id
             and (n := page_step(p)) is not None
@@ -186,8 +211,8 @@ def steps_due_again(snap: Snapshot) -> int:
             and _of_an_older_lease(p.writer, p.fence_token, current)
         }
         written = {p.key for p in snap.ledger if p.task_id == row.task_id}
-        keys |= {
-            r.key
+        steps |= {
+            n
             for r in snap.rejections
             if r.operation == Operation.WRITE
             and r.task_id == row.task_id
@@ -197,8 +222,28 @@ def steps_due_again(snap: Snapshot) -> int:
             and (n := _key_step(r.key, row.task_id)) is not None
             and n >= start
         }
-        due += len(keys)
-    return due
+        if steps:
+            out.append(Due(row.task_id, worker, start, tuple(sorted(steps))))
+    return tuple(out)
+
+
+def steps_due_again(snap: Snapshot) -> int:
+    """How many steps already worked are due again, over every task (`due_again`)."""
+    return sum(len(due.steps) for due in due_again(snap))
+
+
+def due_sentence(due: Due, lang: str) -> str:
+    """Steps due again, said: who works the task from which step, and which steps already
+    worked it must work again."""
+    numbers = ("、" if lang == "zh" else ", ").join(map(str, due.steps))
+    fill = {
+        "task": due.task_id,
+        "start": due.start,
+        "steps": word("due_step" if len(due.steps) == 1 else "due_steps", lang, steps=numbers),
+    }
+    if due.worker_id is None:
+        return word("due_next", lang, **fill)
+    return spaced(word("due_held", lang, **fill, who=who(due.worker_id, lang)), lang)
 
 
 def _of_an_older_lease(writer: str, fence: int, current: tuple[str | None, int] | None) -> bool:

@@ -452,14 +452,21 @@ def seam_sentence(
     )
 
 
-def late_page_sentence(row: LedgerRow, newest: int | None, lang: str = "en") -> str:
-    """A stale page that no break of the chain names: where two worlds meet all the same."""
+def late_page_sentence(
+    row: LedgerRow, newest: int | None, lang: str = "en", over: tuple[str, int] | None = None
+) -> str:
+    """A stale page that no break of the chain names: where two worlds meet all the same;
+    `over`, the writer and fence token of the accepted page it was written over."""
+    fill = {
+        "page": page_step(row) or row.key,
+        "stale": _who(row.writer, lang),
+        "stale_fence": _late_fence(row, newest, lang),
+    }
+    if over is None:
+        return _books("late", lang, **fill)
+    writer, token = over
     return _books(
-        "late",
-        lang,
-        page=page_step(row) or row.key,
-        stale=_who(row.writer, lang),
-        stale_fence=_late_fence(row, newest, lang),
+        "late_over", lang, **fill, over=_who(writer, lang), over_fence=_fence(token, lang)
     )
 
 
@@ -478,7 +485,11 @@ def books_sentences(snap: Snapshot, lang: str = "en") -> tuple[tuple[str, str, b
         for seam in seams
     ]
     out += [
-        (row.key, late_page_sentence(row, newest.get(row.task_id), lang), True)
+        (
+            row.key,
+            late_page_sentence(row, newest.get(row.task_id), lang, snap.stale_over.get(row.key)),
+            True,
+        )
         for row in late_pages(snap.ledger, stale, seams)
     ]
     return tuple(out)

@@ -167,6 +167,9 @@ class Snapshot:
     # worked more than once: what the check of the books blames, and what it says was redone.
     stale_pages: Mapping[str, str] = field(default_factory=dict)
     pages_redone: frozenset[str] = frozenset()
+    # of those stale pages, the ones written over another writer's accepted page: its
+    # writer and fence token (what the fence would have kept)
+    stale_over: Mapping[str, tuple[str, int]] = field(default_factory=dict)
     # Two live leases of one task at once, so far (with the effects list, as the timeline
     # finds them): "系统真正关心的是：谁在这一刻还持有未过期的执行资格。"
     overlaps: tuple[Overlap, ...] = ()

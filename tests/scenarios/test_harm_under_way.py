@@ -101,3 +101,19 @@ def test_play_says_how_long_the_long_lease_holds_the_task() -> None:
         (6, 8.0, 3640.0),
         (7, 608.0, 3640.0),
     ]
+
+
+def test_play_says_the_work_lost_when_it_is_lost() -> None:
+    # mistake four: the kill loses the three pages no box holds; the correct run's box
+    # holds them, and nothing is due again
+    said = [r for r in play(open_scenario("10_mistake_no_checkpoint")) if r["type"] == "due"]
+    assert [(r["step"], r["worker"], r["from_step"], r["steps"]) for r in said] == [
+        (2, None, 1, [1, 2, 3])
+    ]
+    assert said[0]["say"] == (
+        "Whoever takes floor6 next starts at step 1: steps 1, 2, 3, already worked, must be "
+        "done again."
+    )
+    zh = [r.get("say") for r in play(open_scenario("10_mistake_no_checkpoint"), lang="zh")]
+    assert "下一个领到 floor6 的人从第 1 步做起：已经做过的第 1、2、3 步还得再做一遍。" in zh
+    assert not [r for r in play(open_scenario("03_crash_resume")) if r["type"] == "due"]

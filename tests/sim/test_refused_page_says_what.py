@@ -6,7 +6,7 @@ import pytest
 
 from core.engine.config import Mode
 from core.engine.records import LedgerRow
-from core.scenarios.sentences import refused_note, refused_page_sentence
+from core.scenarios.sentences import books_sentences, refused_note, refused_page_sentence
 from tests.sim.test_books import played
 
 PAGE = "call_api #3 -> artifact://report/3-call_api.json"
@@ -54,3 +54,18 @@ def test_a_different_page_is_quoted_and_an_empty_one_said_empty() -> None:
     said = refused_page_sentence("A", "report/3", "report", PAGE, [], "zh", reason="expired")
     assert said.startswith("租约校验挡下了执行者 A 本来要写的（租约已过期）")
     assert said.endswith("第 3 页还空着：它会成为那里的第一页，来自一份已不再有效的租约。")
+
+
+def test_a_late_page_let_in_says_whose_page_it_took_the_place_of() -> None:
+    # 13 under mistake three: A's page 3 says no total, so no sum fails; it was written over
+    # B's accepted page 3, and the books say so
+    sim = played("13_portfolio_demo", Mode.NO_FENCING)
+    try:
+        said = {key: text for key, text, _stale in books_sentences(sim.snapshot(), "en")}
+        assert said["report/3"] == (
+            "Page 3 is A's, written when A's lease was no longer the task's current one (fence "
+            "token 1, newest 2), over B's page (fence token 2): a page of another world, let "
+            "into the ledger in place of the current one's."
+        )
+    finally:
+        sim.close()
