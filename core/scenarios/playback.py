@@ -16,11 +16,11 @@ from core.scenarios.glossary import SANDBOX_TITLE, SANDBOX_TITLE_ZH
 from core.scenarios.guess import GuessRound
 from core.scenarios.interview import Interview, Verdict
 from core.scenarios.panels import panel_for
-from core.scenarios.player import event_record, judge_expectation
+from core.scenarios.player import as_played, event_record, judge_expectation
 from core.sim.checker import ViolationKind
 from core.sim.simulation import IN_MEMORY, ActionError, ActionResult, Simulation
 from core.sim.snapshot import SNAPSHOT_PARTS, WITH_TIMELINE, Snapshot, SnapshotPart
-from core.sim.spec import SimSettings, TaskSpec, WorkerSpec, in_language
+from core.sim.spec import SimSettings, TaskSpec, WorkerSpec
 
 
 def sandbox_settings(mode: Mode = Mode.CORRECT) -> SimSettings:
@@ -246,7 +246,9 @@ class Playback:
         self.sim.start()  # a step with nothing to do still begins the run
         stopped: ActionError | None = None
         try:
-            result = None if action is None else self.sim.apply(in_language(action, self.lang))
+            result = (
+                None if action is None else self.sim.apply(as_played(action, self.sim, self.lang))
+            )
         except ActionError as err:
             result, stopped = ActionResult(False, str(err), error=err), err
         snap = self.sim.snapshot(WITH_TIMELINE if step.expects else _TIMELINE_ONLY)
