@@ -224,6 +224,7 @@ WORDS: dict[str, tuple[str, str]] = {
     # header
     "safe": ("safe", "安全"),
     "speed": ("speed", "速度"),
+    "speed_times": ("x{n}", "{n} 倍"),
     "mode": ("mode", "模式"),
     "forked": ("FORKED · recording", "已分叉 · 录制中"),
     "recording": ("recording", "录制中"),

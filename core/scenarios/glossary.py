@@ -550,7 +550,7 @@ TASKS: Final[dict[str, Word]] = {
     "harbour": ("harbour", "港口账"),
     "river-tax": ("river-tax", "河税账"),
     "report": ("report", "报告"),
-    "agent": ("agent", "代理任务"),
+    "agent": ("agent", "Agent 任务"),
     "crawl": ("crawl", "网页抓取"),
     "grant": ("grant", "审批"),
     "fuel": ("fuel", "燃料账"),
