@@ -46,11 +46,14 @@ check: lint typecheck imports
 		-m "not postgresql and not real_clock and not deep"
 
 # The same tests on the lowest versions pyproject.toml declares, pinned exactly, in a venv
-# of their own (the newest ones are `make test`'s). Run by CI after `make test`. Left to
-# `make test`: the `slow` tests (worker processes on the wall clock), which check timing
-# between processes, not the libraries; and the `snapshot` tests, which compare the screen
-# cell for cell with SVGs made on the newest Textual: the same screens are asserted on by
-# the app's other tests here, and the pair would cost CI a quarter of its time again.
+# of their own (the newest ones are `make test`'s). Run by CI after `make test`. Every test
+# function runs, once per backend and language (`--one-case-each`): every code path meets
+# the lowest libraries, and the whole grid of cases (every size, mode, scenario) runs on
+# the newest in `make test`. Left to `make test`: the `slow` tests (worker processes on the
+# wall clock), which check timing between processes, not the libraries; the `deep` sweeps,
+# which search every mode's world again; and the `snapshot` tests, which compare the screen
+# cell for cell with SVGs made on the newest Textual (the same screens are asserted on by
+# the app's other tests here).
 MIN_VENV  := .venv-min
 MIN_STAMP := $(MIN_VENV)/.installed-min
 
@@ -64,7 +67,8 @@ $(MIN_STAMP): pyproject.toml .ci/lowest_versions.py
 
 test-min: $(MIN_STAMP)
 	@echo "lowest declared versions: $$(tr '\n' ' ' < $(MIN_VENV)/lowest.txt)"
-	$(MIN_VENV)/bin/pytest -n 2 --dist worksteal -p no:cacheprovider -m "not slow and not snapshot"
+	$(MIN_VENV)/bin/pytest -n 2 --dist worksteal -p no:cacheprovider --one-case-each \
+		-m "not slow and not snapshot and not deep"
 
 # The bench extra adds pgqueuer and procrastinate, which the PostgreSQL section measures
 # against. `make bench ARGS=--quick` runs the smaller points, `make bench ARGS="tui sim"` those

@@ -65,10 +65,51 @@ def _uses_postgresql(item: pytest.Item) -> bool:
     return "postgresql" in item.nodeid.split("::", 1)[-1].lower()
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+# The parameters a run on other library versions must still cover in every case: the
+# backend (another driver, another server) and the language (the wide cells of Chinese are
+# measured by the terminal libraries).
+KEPT_PARAMS = ("backend", "lang")
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--one-case-each",
+        action="store_true",
+        help=(
+            "run each test function once per backend and language, its other parameters at "
+            "their first value (make test-min: the lowest library versions are tested on "
+            "every code path, the whole grid of cases on the newest)"
+        ),
+    )
+
+
+def _one_case_each(config: pytest.Config, items: list[pytest.Item]) -> None:
+    seen: set[tuple[object, ...]] = set()
+    kept: list[pytest.Item] = []
+    dropped: list[pytest.Item] = []
+    for item in items:
+        callspec = getattr(item, "callspec", None)
+        params = {} if callspec is None else callspec.params
+        function = getattr(item, "originalname", item.name)
+        kept_params = (str(params.get(name)) for name in KEPT_PARAMS)
+        key = (item.path, getattr(item, "cls", None), function, *kept_params)
+        if key in seen:
+            dropped.append(item)
+        else:
+            seen.add(key)
+            kept.append(item)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = kept
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Mark what needs a PostgreSQL server and what runs on the wall clock (see above), and
     what compares the app's SVG screen with a stored one (`snapshot`: `make test-min` leaves
-    those to `make test`, see the Makefile), and the `deep` sweeps `make check` leaves out."""
+    those to `make test`, see the Makefile), and the `deep` sweeps `make check` leaves out.
+    With `--one-case-each`, keep one case of each test per backend and language."""
+    if config.getoption("--one-case-each"):
+        _one_case_each(config, items)
     for item in items:
         if _uses_postgresql(item):
             item.add_marker(pytest.mark.postgresql)
