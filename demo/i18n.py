@@ -256,6 +256,11 @@ WORDS: dict[str, tuple[str, str]] = {
         "({acts} of yours recorded so far).",
         "你动手了，剩下的脚本就此放下：这一局归你（已录下你的 {acts}）。",
     ),
+    "fork_over": (
+        "Your run is over: every task rests, and nothing more happens until someone acts. "
+        "It is judged as a script's end is, by the same checker.",
+        "你这一局结束了：每项任务都已停下，没人动手就不会再有变化。它和脚本的结尾一样，由同一个检查器评判。",
+    ),
     "after_script_note": (
         "The script is over; time runs on and what you do is recorded "
         "({acts} so far). s saves it as a scenario.",
