@@ -17,3 +17,13 @@ def scenario_app(
     return BorrowedKeysApp(
         scenario, open_directly=True, lang=lang, live_clock=False, save_dir=tmp_path, **options
     )
+
+
+async def at_step(pilot: Any, k: int) -> None:
+    """Bring the main screen to just after step k by the presenter's own jump (the step
+    list, `g`): one replay and one frame, not a frame a step. Tests of what each step shows
+    on the way press `n` instead."""
+    screen = pilot.app.screen
+    screen._jump(k)
+    await pilot.pause()
+    assert screen.session.position == k

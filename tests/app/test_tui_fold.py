@@ -16,6 +16,7 @@ from demo.app import BorrowedKeysApp
 from demo.screens.drawing import PANEL_ROWS
 from demo.screens.main import MainScreen
 from demo.widgets.narration import NarrationPanel
+from tests.app.apps import at_step
 
 
 def app_for(lang: str, tmp_path: Path) -> BorrowedKeysApp:
@@ -25,11 +26,8 @@ def app_for(lang: str, tmp_path: Path) -> BorrowedKeysApp:
 
 
 async def to_step(pilot: Pilot[int], screen: MainScreen, k: int) -> None:
-    """Play to step k, revealing each question on the way."""
-    s = screen.session
-    while s.position < k:
-        await pilot.press("v" if s.question is not None else "n")
-    await pilot.pause()
+    """To just after step k, by the step list's jump."""
+    await at_step(pilot, k)
 
 
 def rows_in_sight(screen: MainScreen, selector: str) -> int:
