@@ -306,7 +306,8 @@ class BoxDetail(Note):
         text.stylize("bold")
         colon = "：" if lang == "zh" else ": "
         for at, (word, value) in enumerate(box_parts(box.state, lang)):
-            text.append(" " if at == 0 else " · ")
+            # a Chinese "：" carries its own space: "（第 6 步）：已对齐页数"
+            text.append(("" if lang == "zh" else " ") if at == 0 else " · ")
             text.append(f"{word}{colon}", style="bold")
             text.append(value)
         self.say(text)
