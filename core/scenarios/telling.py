@@ -200,15 +200,19 @@ def spaced(sentence: str, lang: str) -> str:
     return _GLUED.sub(" ", sentence.replace(_TASK_MARK, ""))
 
 
-def page_key_words(key: str | None, task_id: str | None, lang: str) -> str | None:
-    """A page's key as a Chinese sentence names it: "floor6/3" of floor6 is 第 3 (its task is
-    named beside it); any other key, and every key in English, as written."""
+def page_key_words(
+    key: str | None, task_id: str | None, lang: str, *, named: bool = False
+) -> str | None:
+    """A page's key as a Chinese sentence names it: "floor6/3" of floor6 is 第 3 where its
+    task is named beside it, 第六层第 3 (`named`) where it is not; any other key, and every
+    key in English, as written."""
     if key is None or lang != "zh" or not task_id:
         return key
     task, _, page = key.rpartition("/")
     if task != task_id or not page.isdigit():
         return key
-    return f"{_TASK_MARK}第 {page}{_TASK_MARK}"
+    task = glossary.task_name(task_id, lang) if named else ""
+    return f"{_TASK_MARK}{task}第 {page}{_TASK_MARK}"
 
 
 # A task in a sentence is marked until `spaced` has placed it: "领到 第六层" is "领到第六层",
@@ -314,7 +318,7 @@ def event_sentence(ev: EventRow, lang: str) -> str:
     fill: dict[str, object] = {
         "who": name,
         "task": task,
-        "key": d.get("key") or "",
+        "key": page_key_words(d.get("key") or "", ev.task_id, lang, named=True) or "",
         "step": d.get("step", ""),
         "tokens": "",
         "until": "",
