@@ -37,6 +37,7 @@ from core.fleet.arrivals import Arrivals
 from core.fleet.history import Believed, Held, extra_lines
 from core.fleet.process import WorkerProcess
 from core.fleet.relay import Relays, through, upstream_of, with_query
+from core.fleet.service_books import service_lines
 from core.fleet.verdict import (
     FinalRows,
     Finding,
@@ -53,6 +54,15 @@ T = TypeVar("T")
 # The task kinds a fleet enqueues by default: the one that waits for a person's approval
 # is left out, so a headless run can finish by itself.
 FLEET_KINDS = tuple(k for k in TASK_KINDS if k != "approval")
+
+
+def mixed_kinds() -> tuple[str, ...]:
+    """`--work mixed`: the seed's three agent uses in turn, the browser's where this
+    machine has a browser (`missing_browser` says why not)."""
+    from core.agents.browser import missing_browser
+
+    kinds = ("tools", "approval", "browser")
+    return kinds if missing_browser() is None else kinds[:2]
 
 
 @dataclass(frozen=True, slots=True)
@@ -442,7 +452,7 @@ class Fleet:
         """Add `n` tasks (t1, t2, ... not used yet), kinds in turn."""
         s = self.settings
         if s.work is not None:
-            kinds = (s.work,)
+            kinds = mixed_kinds() if s.work == "mixed" else (s.work,)
 
         store = self._wstore
 
@@ -643,6 +653,9 @@ class Fleet:
         events, rows = self.final_state()
         check = self._judge(events, rows)
         extra = [*extra_lines(self.faults, self.beliefs), *frames]
+        if self.downstream is not None:
+            # the service's own books beside the lease history, judged again by `--check`
+            extra += service_lines(self.downstream.books())
         save_history(path, events, check, rows=rows, extra=extra, timing=self.timing())
         return check
 
