@@ -225,6 +225,7 @@ WORDS: dict[str, tuple[str, str]] = {
     # header
     "safe": ("safe", "安全"),
     "speed": ("speed", "速度"),
+    "speed_times": ("x{n}", "{n} 倍"),
     "mode": ("mode", "模式"),
     "forked": ("FORKED · recording", "已分叉 · 录制中"),
     "recording": ("recording", "录制中"),
@@ -255,6 +256,11 @@ WORDS: dict[str, tuple[str, str]] = {
         "You acted, so the rest of the script was dropped: this run is yours now "
         "({acts} of yours recorded so far).",
         "你动手了，剩下的脚本就此放下：这一局归你（已录下你的 {acts}）。",
+    ),
+    "fork_over": (
+        "Your run is over: every task rests, and nothing more happens until someone acts. "
+        "It is judged as a script's end is, by the same checker.",
+        "你这一局结束了：每项任务都已停下，没人动手就不会再有变化。它和脚本的结尾一样，由同一个检查器评判。",
     ),
     "after_script_note": (
         "The script is over; time runs on and what you do is recorded "

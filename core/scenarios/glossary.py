@@ -604,6 +604,54 @@ SEEN: Final[dict[str, Word]] = {
 # The story's people, by the worker ids the scenarios give them.
 PEOPLE: Final[dict[str, Word]] = _CAST  # the story's cast, shared with the fleet
 
+# The bundled scenarios' tasks, by the ids their files give them. The format names a task by
+# its id alone, which an English screen shows as written; a Chinese screen names it ("No
+# English words, ids or unit letters on Chinese screens"): the story's floor is 第六层.
+TASKS: Final[dict[str, Word]] = {
+    "harbour": ("harbour", "港口账"),
+    "river-tax": ("river-tax", "河税账"),
+    "report": ("report", "报告"),
+    "agent": ("agent", "Agent 任务"),
+    "crawl": ("crawl", "网页抓取"),
+    "grant": ("grant", "审批"),
+    "fuel": ("fuel", "燃料账"),
+}
+# A numbered id of a known shape: floor6 is the sixth floor, t1 and task-3 are tasks (the
+# sandbox's "+ task" names its new ones task-N), msg-1 is a message.
+_NUMBERED = re.compile(r"^(?P<word>floor|task|t|msg)-?(?P<n>\d+)$")
+_NUMBERED_ZH: Final[dict[str, str]] = {
+    "task": "任务 {n}",
+    "t": "任务 {n}",
+    "msg": "消息 {n}",
+}
+_DIGITS_ZH = "零一二三四五六七八九"
+
+
+def _numeral_zh(n: int) -> str:
+    """6 as 六, 12 as 十二, 40 as 四十; past 99 the digits as written."""
+    if not 0 < n < 100:
+        return str(n)
+    tens, ones = divmod(n, 10)
+    head = "" if tens == 0 else "十" if tens == 1 else _DIGITS_ZH[tens] + "十"
+    return head + (_DIGITS_ZH[ones] if ones else "")
+
+
+def task_name(task_id: str, lang: str) -> str:
+    """A task as the screen names it: its id in English, its name in Chinese where the id is
+    one the bundled scenarios give or of a known shape; any other id as written."""
+    if lang != "zh":
+        return task_id
+    if task_id in TASKS:
+        return pick(TASKS[task_id], lang)
+    found = _NUMBERED.match(task_id)
+    if found is None:
+        return task_id
+    n = int(found["n"])
+    if found["word"] == "floor":
+        return f"第{_numeral_zh(n)}层"
+    return _NUMBERED_ZH[found["word"]].format(n=n)
+
+
 # The story's word for each idea, as the seed says it and as the English story text says it.
 STORY: Final[dict[str, Word]] = {
     "store": ("the vault", "库房"),

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from core.engine.config import LeaseConfig, Mode
 from core.engine.records import EventRow, dump_json
-from core.engine.vocabulary import EventKind
+from core.engine.vocabulary import RESTING_STATUSES, EventKind
 from core.scenarios.format import Expectation, Panel, Question, Scenario, Step
 from core.scenarios.glossary import SANDBOX_TITLE, SANDBOX_TITLE_ZH
 from core.scenarios.guess import GuessRound
@@ -180,6 +180,14 @@ class Playback:
     @property
     def at_end(self) -> bool:
         return self.forked or self.position >= self.step_count
+
+    @property
+    def work_over(self) -> bool:
+        """Whether the run's work is over: it has tasks, and every one rests (done, dead, or
+        parked for a person), so nothing more happens until someone acts. A fork that
+        dropped the script ends there, and is reported as a script's end is."""
+        tasks = self.sim.snapshot(()).tasks
+        return bool(tasks) and all(t.row.status in RESTING_STATUSES for t in tasks)
 
     @property
     def mode(self) -> Mode:

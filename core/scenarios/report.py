@@ -21,7 +21,7 @@ from core.engine.errors import RejectReason
 from core.engine.records import EventRow
 from core.engine.vocabulary import EventKind, Operation, TaskStatus
 from core.scenarios.glossary import Word, harm_word, lookup, mode_name, violation_word
-from core.scenarios.telling import event_sentence, spaced, span_words, who
+from core.scenarios.telling import event_sentence, spaced, span_words, task_words, who
 from core.sim.books import broken_pages, check_books, page_step
 from core.sim.rules import MODE_HARM, Harm, ViolationKind
 from core.sim.snapshot import Snapshot
@@ -237,12 +237,12 @@ def due_sentence(due: Due, lang: str) -> str:
     worked it must work again."""
     numbers = ("、" if lang == "zh" else ", ").join(map(str, due.steps))
     fill = {
-        "task": due.task_id,
+        "task": task_words(due.task_id, lang),
         "start": due.start,
         "steps": word("due_step" if len(due.steps) == 1 else "due_steps", lang, steps=numbers),
     }
     if due.worker_id is None:
-        return word("due_next", lang, **fill)
+        return spaced(word("due_next", lang, **fill), lang)
     return spaced(word("due_held", lang, **fill, who=who(due.worker_id, lang)), lang)
 
 
@@ -667,18 +667,14 @@ def held_sentence(snap: Snapshot, lang: str) -> str | None:
     if not m.out_of_reach_now_ms or m.out_of_reach_task is None:
         return None
     fill: dict[str, object] = {
-        "task": m.out_of_reach_task,
+        "task": task_words(m.out_of_reach_task, lang),
         "so_far": span_words(m.out_of_reach_now_ms, lang),
     }
     if m.out_of_reach_until is not None:
-        return word(
-            "held_until",
-            lang,
-            **fill,
-            until=format_clock(m.out_of_reach_until).removesuffix(".000"),
-        )
+        until = format_clock(m.out_of_reach_until).removesuffix(".000")
+        return spaced(word("held_until", lang, **fill, until=until), lang)
     expired = any(
         t.task_id == m.out_of_reach_task and t.remaining_ms is not None and t.remaining_ms < 0
         for t in snap.tasks
     )
-    return word("held_waiting" if expired else "held_for_ever", lang, **fill)
+    return spaced(word("held_waiting" if expired else "held_for_ever", lang, **fill), lang)

@@ -16,7 +16,7 @@ from core.engine.records import LedgerRow
 from core.scenarios import glossary
 from core.scenarios.format import Expectation, ExpectValue, Scenario
 from core.scenarios.glossary import BOOKS, SEEN, Word, ledger_value, page_words
-from core.scenarios.telling import spaced, span_words
+from core.scenarios.telling import spaced, span_words, task_words
 from core.sim.books import Seam, check_books, figures, late_pages, page_step, refused_page
 from core.sim.snapshot import EffectCall, Snapshot
 from core.sim.spec import Action, Advance
@@ -143,7 +143,7 @@ def _sentence(head: str | None, tails: list[str], lang: str, *, after: str) -> s
 
 
 def _task(exp: Expectation, lang: str) -> str:
-    task = exp.value
+    task = task_words(exp.value, lang)
     head: str | None = None
     tails = []
     for key, v in exp.params:
@@ -178,7 +178,9 @@ def _worker(exp: Expectation, lang: str) -> str:
             head = _form("worker_state", lang, who=who, state=glossary.state_word(str(v), lang))
         elif key == "holds":
             tails.append(
-                _form("worker_holds", lang, task=v) if v else _form("worker_holds_nothing", lang)
+                _form("worker_holds", lang, task=task_words(str(v), lang))
+                if v
+                else _form("worker_holds_nothing", lang)
             )
         elif v is None or v == 0:
             tails.append(_form(f"worker_no_{key}", lang))  # a token never issued to it
@@ -188,7 +190,7 @@ def _worker(exp: Expectation, lang: str) -> str:
 
 
 def _ledger(exp: Expectation, lang: str) -> str:
-    page = exp.value
+    page = _page_key(exp.value, lang)
     tails = []
     for name, v in exp.params:
         if name == "writer":
@@ -209,6 +211,14 @@ def _ledger(exp: Expectation, lang: str) -> str:
     return _sentence(None, tails, lang, after=_form("ledger_head", lang, page=page))
 
 
+def _page_key(key: str, lang: str) -> str:
+    """A page's key as a sentence names it: "floor6/3" in English, 第六层第 3 in Chinese."""
+    task, sep, n = key.rpartition("/")
+    if lang != "zh" or not sep or not n.isdigit():
+        return key
+    return f"{task_words(task, lang)}第 {n}"
+
+
 def _rejected(exp: Expectation, lang: str) -> str:
     reason = (
         _form("any_reason", lang) if exp.value == "any" else glossary.reason_word(exp.value, lang)
@@ -217,7 +227,7 @@ def _rejected(exp: Expectation, lang: str) -> str:
     if worker is not None:
         who = _who(str(worker), lang)
     elif task is not None:
-        who = _form("rejected_task", lang, task=task)
+        who = _form("rejected_task", lang, task=task_words(str(task), lang))
     else:
         who = _form("rejected_anyone", lang)
     if count == 0 and worker is None and task is None:
@@ -279,7 +289,7 @@ def expectation_sentence(exp: Expectation, lang: str = "en") -> str:
     make = SUBJECTS.get(str(exp.subject))
     if make is None:
         return exp.to_toml()
-    sentence = make(exp, lang)
+    sentence = spaced(make(exp, lang), lang)  # a task named in characters placed
     if lang == "zh":
         # a space between Latin letters or digits and Chinese ("A 被拒收", not "A被拒收")
         sentence = _LATIN_CJK.sub(r"\1 \2", _CJK_LATIN.sub(r"\1 \2", sentence))

@@ -72,7 +72,7 @@ def test_a_long_lease_is_out_of_reach_while_it_still_holds() -> None:
             "life: its lease holds it until 1:00:40."
         )
         assert held_sentence(snap, "zh") == (
-            "floor6 已经无人可接 10 分 8 秒，从持有人最后一次报平安算起："
+            "第六层已经无人可接 10 分 8 秒，从持有人最后一次报平安算起："
             "它的租约要到 1:00:40 才放手。"
         )
         assert header_harm(session, snap) == (Harm.TIME_OUT_OF_REACH, 608_000, 35_000)
@@ -115,5 +115,5 @@ def test_play_says_the_work_lost_when_it_is_lost() -> None:
         "done again."
     )
     zh = [r.get("say") for r in play(open_scenario("10_mistake_no_checkpoint"), lang="zh")]
-    assert "下一个领到 floor6 的人从第 1 步做起：已经做过的第 1、2、3 步还得再做一遍。" in zh
+    assert "下一个领到第六层的人从第 1 步做起：已经做过的第 1、2、3 步还得再做一遍。" in zh
     assert not [r for r in play(open_scenario("03_crash_resume")) if r["type"] == "due"]
