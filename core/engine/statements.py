@@ -527,9 +527,7 @@ def _task_reads(c: _Common) -> dict[str, Stmt]:
         "task_all": c.sql(select(*task_cols).order_by(t.c.task_id)),
         # a long-lived reader's view (`StoreReads.newest`): every task still to do, and the
         # newest `n` of those done or dead
-        "task_unfinished": c.sql(
-            select(*task_cols).where(_unfinished(t)).order_by(t.c.task_id)
-        ),
+        "task_unfinished": c.sql(select(*task_cols).where(_unfinished(t)).order_by(t.c.task_id)),
         "task_finished_newest": c.sql(
             select(*task_cols)
             .where(_finished(t))
@@ -585,9 +583,7 @@ def _checkpoint_statements(c: _Common) -> dict[str, Stmt]:
             select(cp.c.task_id, cp.c.step)
             .where(
                 or_(
-                    cp.c.task_id.in_(
-                        select(tasks.c.task_id).where(_unfinished(tasks))
-                    ),
+                    cp.c.task_id.in_(select(tasks.c.task_id).where(_unfinished(tasks))),
                     cp.c.task_id.in_(
                         select(tasks.c.task_id)
                         .where(_finished(tasks))
