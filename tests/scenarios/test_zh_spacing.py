@@ -34,7 +34,7 @@ _FIELD_SPACED = re.compile(
 # (a key of the keyboard is one letter: "v：揭晓")
 _KEY_COLON = re.compile(r"(?<![A-Za-z0-9_“])[a-z][a-z0-9_]*[a-z0-9]：")
 # Where a word field holds a number, not a word: its space is the one before a number.
-NUMBERS = {"core.scenarios.glossary.FILE_MISTAKES['at_least']"}
+NUMBERS = {"core.scenarios.error_words.FILE_MISTAKES['at_least']"}
 
 
 def _modules() -> Iterator[ModuleType]:
@@ -72,7 +72,7 @@ STRINGS = _chinese_strings()
 
 def test_the_tables_were_found() -> None:
     names = {where.split("[")[0] for where, _ in STRINGS}
-    for table in ("core.scenarios.glossary.FILE_MISTAKES", "demo.i18n.WORDS"):
+    for table in ("core.scenarios.error_words.FILE_MISTAKES", "demo.i18n.WORDS"):
         assert table in names
     assert len(STRINGS) > 800
 
