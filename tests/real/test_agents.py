@@ -110,8 +110,8 @@ async def _enqueue(db: Path | str, mode: Mode, *tasks: tuple[str, str]) -> None:
             await store.enqueue(task_id, kind=kind)
 
 
-def _findings(service: RunningService) -> list[ServiceRule]:
-    return [f.rule for f in judge(service.books.history(), service.books.charges())]
+async def _findings(service: RunningService) -> list[ServiceRule]:
+    return [f.rule for f in judge(await service.books.history(), await service.books.charges())]
 
 
 @pytest.fixture
@@ -136,16 +136,16 @@ async def test_tools_killed_between_a_call_and_its_checkpoint(
     claimed = second.said("claimed")[0]
     assert claimed["resumed"]["done"] == 1  # from the checkpoint, not from the first call
     assert [c["step"] for c in second.said("called")] == [2, 3]
-    charges = service.books.charges()
-    artifact = service.books.artifact("t1/result")
+    charges = await service.books.charges()
+    artifact = await service.books.artifact("t1/result")
     assert artifact is not None and artifact["token"] == claimed["token"]
     if mode is Mode.CORRECT:
         assert [c["memo"] for c in charges] == ["call-1", "call-2", "call-3"]
         assert second.said("called")[0]["replayed"] is True  # answered from the key
-        assert _findings(service) == []
+        assert await _findings(service) == []
     else:
         assert [c["memo"] for c in charges] == ["call-1", "call-2", "call-2", "call-3"]
-        assert _findings(service) == [ServiceRule.NO_CHARGE_TWICE]
+        assert await _findings(service) == [ServiceRule.NO_CHARGE_TWICE]
 
 
 async def test_a_controlled_agent_stops_when_its_stdin_ends_and_gives_its_task_back(
@@ -193,7 +193,7 @@ async def test_approval_parks_and_a_fresh_token_goes_on_after_the_approve_comman
     claimed = second.said("claimed")[0]
     assert claimed["token"] > parked["token"]
     assert claimed["resumed"] == {"stage": "awaiting_approval", "draft": "refund for a1"}
-    sent = service.books.artifact("a1/sent")
+    sent = await service.books.artifact("a1/sent")
     assert sent is not None and sent["token"] == claimed["token"] and sent["writer"] == "w2"
     async with await LeaseStore.open_async(db) as store:
         assert (await store.task("a1")).status == "done"
@@ -238,6 +238,6 @@ async def test_browser_killed_mid_walk_resumes_from_the_url_it_had_reached(
     assert [s["index"] for s in second.said("step")] == [3, 4, 5]
     claimed = second.said("claimed")[0]
     assert claimed["resumed"]["next"] == "next" and claimed["resumed"]["dom"].startswith("List")
-    form = service.books.artifact("b1/form")
+    form = await service.books.artifact("b1/form")
     assert form is not None and form["token"] == claimed["token"] and form["writer"] == "w2"
-    assert _findings(service) == []
+    assert await _findings(service) == []
