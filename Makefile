@@ -37,12 +37,13 @@ test: lint typecheck imports pytest
 
 # The loop to run while working (under 90 s on 2 cores): the same ruff, mypy and import-linter,
 # and the tests of the parts below the app (engine, sim, scenarios, search: no Textual, no
-# PostgreSQL server, no real clock), less the `deep` sweeps of every mode's whole world.
-# `make test` runs everything, the app's tests included.
+# PostgreSQL server, no real clock), each test function once per backend and language
+# (`--one-case-each`), less the `deep` sweeps of every mode's whole world and the long
+# hypothesis runs. `make test` runs everything, every case, the app's tests included.
 CHECK_TESTS := tests/engine tests/sim tests/scenarios tests/search tests/test_parts.py tests/test_import_graph.py
 
 check: lint typecheck imports
-	$(BIN)/pytest -n 2 --dist worksteal -p no:cacheprovider $(CHECK_TESTS) \
+	$(BIN)/pytest -n 2 --dist worksteal -p no:cacheprovider $(CHECK_TESTS) --one-case-each \
 		-m "not postgresql and not real_clock and not deep"
 
 # The same tests on the lowest versions pyproject.toml declares, pinned exactly, in a venv

@@ -7,7 +7,8 @@
     against the fenced downstream service on a loopback port, with no time per step: tools
     (three calls and their checkpoints, the result written with the fence token), approval
     (a hold that parks, the approval, a second hold that sends), browser (a walk of six
-    actions in Debian's chromium; left out, with the reason, where it is missing).
+    actions in Debian's chromium, one browser for the worker's walks, a context of its own
+    for each; left out, with the reason, where it is missing).
 (c) The downstream service's request rate: CLIENTS callers at once, each a run of fenced
     artifact writes and charges with idempotency keys, every request one transaction of the
     service's books; then the same again with a caller of a page that reads no books beside
@@ -15,6 +16,8 @@
 """
 
 import asyncio
+import contextlib
+import functools
 import statistics
 import sys
 import tempfile
@@ -26,7 +29,7 @@ from rich.console import Console
 from rich.table import Table
 
 from bench.results import record
-from core.agents.browser import browse, missing_browser
+from core.agents.browser import Chromium, browse, missing_browser
 from core.agents.runner import Workload
 from core.agents.work import WORKLOADS, Job, Work
 from core.downstream.client import DownstreamClient
@@ -71,12 +74,19 @@ async def _rate(folder: Path, work: Work, tasks: int) -> float:
         serve_downstream(folder / f"books-{work}.db") as service,
         aiohttp.ClientSession() as session,
         await LeaseStore.open_async(folder / f"keys-{work}.db", config=CONFIG) as store,
+        contextlib.AsyncExitStack() as stack,
     ):
         client = DownstreamClient(service.url, session)
         ids = [f"{work}-{i:04d}" for i in range(tasks)]
         for task_id in ids:
             await store.enqueue(task_id, kind=work.value)
-        workload: Workload = WORKLOADS[work] if work is not Work.BROWSER else browse
+        workload: Workload
+        if work is Work.BROWSER:
+            # as a worker does: one chromium for all its walks, launched at the first
+            chromium = await stack.enter_async_context(Chromium())
+            workload = functools.partial(browse, chromium=chromium)
+        else:
+            workload = WORKLOADS[work]
 
         def quiet(*_args: object, **_fields: object) -> None:
             pass
@@ -176,13 +186,14 @@ def agents_bench(console: Console) -> None:
     rate_table.add_column("tasks", justify="right")
     rate_table.add_column("tasks/s", justify="right")
     for work, rate in rates.items():
-        rate_table.add_row(work.value, str(TASKS[work]), "-" if rate is None else f"{rate:,.1f}")
+        shown = "-" if rate is None else f"{rate:,.1f}" if rate >= 10 else f"{rate:.2f}"
+        rate_table.add_row(work.value, str(TASKS[work]), shown)
         if rate is not None:
             record(
                 "agents",
                 f"{work.value}_tasks_per_s",
                 f"{work.value} tasks per second, one worker under store.hold",
-                round(rate, 1),
+                round(rate, 1) if rate >= 10 else round(rate, 2),
                 "per s",
             )
     console.print(rate_table)

@@ -161,8 +161,7 @@ async def _fleet_soak(
                 if time.monotonic() < next_sample:
                     continue
                 next_sample = time.monotonic() + SAMPLE_S
-                queued = sum(1 for t in fleet.rows()[0] if t.status == "queued")
-                if queued < FLEET_WORKERS:
+                if fleet.waiting() < FLEET_WORKERS:
                     fleet.enqueue(2 * FLEET_WORKERS)  # the queue never runs dry
                 pids = [w.pid for w in fleet.workers.values() if w.pid is not None]
                 app_samples.take(rss_mb([os.getpid()]))
@@ -181,7 +180,9 @@ def fleet_soak(minutes: float, say: Callable[[str], None]) -> tuple[Samples, Sam
     return app_samples, worker_samples
 
 
-def soak_bench(console: Console, minutes: float | None = None, fleet: bool = True) -> None:
+def soak_bench(
+    console: Console, minutes: float | None = None, fleet: bool = True, app: bool = True
+) -> None:
     minutes = minutes if minutes is not None else _minutes()
     quiet = not console.is_terminal
 
@@ -194,20 +195,11 @@ def soak_bench(console: Console, minutes: float | None = None, fleet: bool = Tru
         f"target < {TARGET_MB:g} MB"
     )
     command = f"python -m bench.soak --minutes {minutes:g}"
-    app = app_soak(minutes, say)
-    record(
-        "soak",
-        "app_growth",
-        f"the app's RSS growth after {app.warmup_s / 60:g} min of {minutes:g} min at x{SPEED:g}",
-        app.growth,
-        "MB",
-        target=TARGET_MB,
-        aim="under",
-        command=command,
-    )
-    console.print(f"the app, {SCENARIO} on a loop: {app.line()}")
+    if app:
+        _app_bench(console, minutes, say, command)
     if not fleet:
         return
+    command += " --fleet-only" if not app else ""
     fleet_app, workers = fleet_soak(minutes, say)
     for key, what, samples in (
         ("fleet_app_growth", "the fleet app's RSS growth", fleet_app),
@@ -228,12 +220,28 @@ def soak_bench(console: Console, minutes: float | None = None, fleet: bool = Tru
     console.print(f"each fleet worker (mean): {workers.line()}")
 
 
+def _app_bench(console: Console, minutes: float, say: Callable[[str], None], command: str) -> None:
+    app = app_soak(minutes, say)
+    record(
+        "soak",
+        "app_growth",
+        f"the app's RSS growth after {app.warmup_s / 60:g} min of {minutes:g} min at x{SPEED:g}",
+        app.growth,
+        "MB",
+        target=TARGET_MB,
+        aim="under",
+        command=command,
+    )
+    console.print(f"the app, {SCENARIO} on a loop: {app.line()}")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.soak", description=__doc__)
     parser.add_argument("--minutes", type=float, default=None, help="how long (default 20)")
     parser.add_argument("--app-only", action="store_true", help="leave the fleet app out")
+    parser.add_argument("--fleet-only", action="store_true", help="leave the simulated app out")
     args = parser.parse_args(argv)
-    soak_bench(Console(), args.minutes, fleet=not args.app_only)
+    soak_bench(Console(), args.minutes, fleet=not args.app_only, app=not args.fleet_only)
     return 0
 
 

@@ -97,14 +97,15 @@ def main_screen_commands(screen: PaletteScreen, lang: str) -> Iterator[Command]:
     for t in snap.tasks:
         if t.row.status != TaskStatus.WAITING:
             continue
-        waits = tr("palette_waiting", lang, task=t.task_id)
+        named = glossary.task_name(t.task_id, lang)
+        waits = tr("palette_waiting", lang, task=named)
         yield Command(
-            tr("palette_approve", lang, task=t.task_id),
+            tr("palette_approve", lang, task=named),
             waits,
             partial(screen.action_approve, t.task_id),
         )
         yield Command(
-            tr("palette_reject", lang, task=t.task_id),
+            tr("palette_reject", lang, task=named),
             waits,
             partial(screen.action_reject, t.task_id),
         )

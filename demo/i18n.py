@@ -10,6 +10,7 @@ import locale
 import os
 from typing import TYPE_CHECKING
 
+from core.engine.people import called
 from core.scenarios import glossary
 
 if TYPE_CHECKING:
@@ -40,6 +41,7 @@ WORDS: dict[str, tuple[str, str]] = {
     **{f"th_narrow_{k}": v for k, v in glossary.NARROW_HEADERS.items()},
     **{f"status_{k}": v for k, v in glossary.TASK_STATUSES.items()},
     **glossary.WORKER_STATES,
+    **glossary.SEEN,
     "freeze_heartbeat": ("Freeze heartbeat", glossary.ACTIONS["freeze_heartbeat"][1]),
     "stall": ("Stall", glossary.ACTIONS["stall"][1]),
     "resume": ("Resume", glossary.ACTIONS["resume"][1]),
@@ -124,6 +126,10 @@ WORDS: dict[str, tuple[str, str]] = {
         "一个车队在这台机器上最多启动 {n} 个执行者进程：更多的请在另一个终端对同一个数据库启动",
     ),
     "fleet_add": ("one more worker", "再加一个执行者"),
+    "fleet_no_steps": (
+        "Real processes have no steps: time runs by itself. {press} starts one more worker.",
+        "真实进程没有“下一步”：时间自己在走。按 {press} 再加一个执行者。",
+    ),
     "fleet_approved": (
         "Approved {task}: a worker takes it again",
         "已批准 {task}：执行者会重新领取它",
@@ -224,6 +230,7 @@ WORDS: dict[str, tuple[str, str]] = {
     # header
     "safe": ("safe", "安全"),
     "speed": ("speed", "速度"),
+    "speed_times": ("x{n}", "{n} 倍"),
     "mode": ("mode", "模式"),
     "forked": ("FORKED · recording", "已分叉 · 录制中"),
     "recording": ("recording", "录制中"),
@@ -254,6 +261,11 @@ WORDS: dict[str, tuple[str, str]] = {
         "You acted, so the rest of the script was dropped: this run is yours now "
         "({acts} of yours recorded so far).",
         "你动手了，剩下的脚本就此放下：这一局归你（已录下你的 {acts}）。",
+    ),
+    "fork_over": (
+        "Your run is over: every task rests, and nothing more happens until someone acts. "
+        "It is judged as a script's end is, by the same checker.",
+        "你这一局结束了：每项任务都已停下，没人动手就不会再有变化。它和脚本的结尾一样，由同一个检查器评判。",
     ),
     "after_script_note": (
         "The script is over; time runs on and what you do is recorded "
@@ -491,23 +503,13 @@ WORDS.update(
         "tl_end_failed": ("the task was given up", "任务被放弃"),
         "tl_end_dead_lettered": ("the task went to the dead letters", "任务进了死信"),
         "tl_end_reclaimed": ("a new claim replaced it", "被新的领取取代"),
-        # the Effects panel: one row per call of a side effect
+        # the Effects panel: one row per call of a side effect (the words `play` says
+        # of a repeat are the glossary's, as are those of two live leases at once)
         "effect_outcome": ("what happened", "结果"),
-        "effect_step": ("step {step}: {what}", "第 {step} 步：{what}"),
-        "effect_api_call": ("the internal API", "调用内部 API"),
         "effect_answered": (
             "deduplicated: the first call's result returned",
             "已去重：直接返回第一次的结果",
         ),
-        "effect_charged_2": (
-            "charged twice: 2 × {amount}",
-            "扣了两次：2 × {amount}",
-        ),
-        "effect_charged": (
-            "charged {n} times: {n} × {amount}",
-            "扣了 {n} 次：{n} × {amount}",
-        ),
-        "effect_again": ("applied again: {n} times", "又执行了一次：共 {n} 次"),
         "tl_store_overridden": (
             "at {at} the store let a second lease in beside its {lease}, though by its own"
             " clock {lease} was live until {until}",
@@ -526,18 +528,6 @@ WORDS.update(
         "tl_write_stale": ("{mine} < {newest}: accepted", "{mine} < {newest}：竟被收下"),
         "tl_write_lost": ("{mine}: never arrived", "{mine}：未送达"),
         "tl_legend_write": ("a write against the newest token", "写入与最新令牌相比"),
-        "tl_overlap": (
-            "{first}'s lease {old} and {second}'s lease {new} were live at once from {start}"
-            " to {end} ({span}): the store's clock held {first}'s lease until {until}",
-            "从 {start} 到 {end}（{span}），{first}的租约号 {old} 和{second}的租约号 {new} "
-            "同时有效：按守库人的钟，{first}的租约要到 {until} 才到期",
-        ),
-        "tl_overlap_now": (
-            "{first}'s lease {old} and {second}'s lease {new} have been live at once since"
-            " {start} ({span} so far): the store's clock holds {first}'s lease until {until}",
-            "从 {start} 起（已有 {span}），{first}的租约号 {old} 和{second}的租约号 {new} "
-            "同时有效：按守库人的钟，{first}的租约要到 {until} 才到期",
-        ),
         "tl_legend_overlap": ("two live leases at once", "两份租约同时有效"),
         # the seed's line 23, the panel's caption the first time it opens in a run
         "tl_caption": (
@@ -665,8 +655,7 @@ token_word = glossary.token_word
 def worker_name(worker_id: str, lang: str) -> str:
     """A pane's title: the story's name for a known worker (阿澄, never "阿澄 · acheng": an id
     is no word on a Chinese screen), or the id of one the story does not know."""
-    name = glossary.person_name(worker_id, lang)
-    return worker_id if name is None else name
+    return called(worker_id, lang)
 
 
 # The presenter's words: jumping to a step, the palette key, questions and forks.

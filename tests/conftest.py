@@ -49,6 +49,9 @@ DEEP_TESTS = frozenset(
         "test_explore_reduction.py::test_two_jobs_reduce_as_one_does",
         "test_explore_faults.py::test_faults_left_out_of_the_choices_hide_no_broken_rule",
         "test_store_stateful.py::TestLeaseStore",
+        "test_scenario_writer.py::test_generated_scenarios_round_trip",
+        "test_scenario_bad_input.py::test_fuzz_generated_documents",
+        "test_chaos.py::test_jobs_do_not_change_the_summary",
     }
 )
 

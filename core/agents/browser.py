@@ -6,6 +6,7 @@ Chromium (Playwright, driving Debian's chromium; never a downloaded browser).
 opens the URL it names and goes on with the next action, not from the first page.
 """
 
+import contextlib
 import os
 import shutil
 from pathlib import Path
@@ -16,6 +17,10 @@ from core.downstream.client import DownstreamClient, DownstreamRefused
 from core.engine.hold import Hold
 
 CHROMIUM = Path(os.environ.get("BK_CHROMIUM", "/usr/bin/chromium"))
+
+# Browsers this process has launched, whatever launched them: a worker's walks should
+# share one, and say so.
+_LAUNCHED = [0]
 
 # The walk: the list's three pages, the slow page, the form, its submit.
 PLAN = ("open_list", "next", "next", "next", "to_form", "submit")
@@ -41,47 +46,102 @@ async def _summary(page: Any) -> str:
     return f"{title} | {heading.strip()}"
 
 
-async def browse(lease: Hold, client: DownstreamClient, job: Job, say: Say) -> None:
-    from playwright.async_api import async_playwright
+def launched() -> int:
+    """How many browsers this process has launched."""
+    return _LAUNCHED[0]
 
+
+class Chromium:
+    """One headless chromium for a worker's life, launched at its first walk and closed
+    when the block ends (`async with Chromium() as chromium:`). A walk takes a context of
+    its own in it (`new_context`: its own cookies, storage and pages), so walks share the
+    process and nothing else; a browser that has gone away is launched again."""
+
+    def __init__(self) -> None:
+        self._playwright: Any = None
+        self._browser: Any = None
+        self.launches = 0
+
+    async def __aenter__(self) -> "Chromium":
+        return self
+
+    async def __aexit__(self, *_exc: object) -> None:
+        await self.close()
+
+    async def context(self) -> Any:
+        """A fresh browser context in the one browser (launched if it is not running)."""
+        if self._browser is None or not self._browser.is_connected():
+            from playwright.async_api import async_playwright
+
+            if self._playwright is None:
+                self._playwright = await async_playwright().start()
+            executable = str(CHROMIUM if CHROMIUM.exists() else shutil.which("chromium"))
+            self._browser = await self._playwright.chromium.launch(
+                executable_path=executable, headless=True
+            )
+            self.launches += 1
+            _LAUNCHED[0] += 1
+        return await self._browser.new_context()
+
+    async def close(self) -> None:
+        browser, self._browser = self._browser, None
+        playwright, self._playwright = self._playwright, None
+        try:
+            if browser is not None:
+                with contextlib.suppress(Exception):  # a browser already gone is closed
+                    await browser.close()
+        finally:
+            if playwright is not None:
+                await playwright.stop()
+
+
+async def browse(
+    lease: Hold, client: DownstreamClient, job: Job, say: Say, chromium: Chromium | None = None
+) -> None:
+    """One walk, in `chromium` (the worker's one browser), or in a browser of its own
+    launched and closed for this walk alone when none is given."""
+    if chromium is None:
+        async with Chromium() as own:
+            await browse(lease, client, job, say, own)
+        return
     state = lease.resume() or {"url": None, "actions": [], "dom": None, "next": PLAN[0]}
     done: list[str] = list(state["actions"])
     say("resumed", task=job.task_id, url=state["url"], actions=len(done), token=lease.token)
-    executable = str(CHROMIUM if CHROMIUM.exists() else shutil.which("chromium"))
-    async with async_playwright() as pw:
-        browser = await pw.chromium.launch(executable_path=executable, headless=True)
-        try:
-            page = await browser.new_page()
-            if state["url"] is not None:
-                await page.goto(state["url"])  # where the last holder had got to
-            for index in range(len(done), len(PLAN)):
-                action = PLAN[index]
-                if action == "open_list":
-                    await page.goto(f"{job.service_url}/pages/list/1")
-                elif action in ("next", "to_form"):
-                    await page.click("#next")
-                    await page.wait_for_load_state()
-                else:
-                    await page.fill("#task", job.task_id)
-                    await page.fill("#writer", job.worker_id)
-                    await page.fill("#token", str(lease.token))  # the fence, in the form
-                    await page.fill("#note", f"walked by {job.worker_id}")
-                    await page.click("#submit")
-                    await page.wait_for_load_state()
-                    verdict = await page.text_content("#verdict")
-                    if verdict != "accepted":
-                        body = await page.text_content("body") or ""
-                        raise DownstreamRefused(409, {"message": body.strip()})
-                done.append(action)
-                step_state = {
-                    "url": page.url,
-                    "actions": done,
-                    "dom": await _summary(page),
-                    "next": PLAN[index + 1] if index + 1 < len(PLAN) else None,
-                }
-                await lease.checkpoint(step_state)
-                say("step", task=job.task_id, action=action, url=page.url, index=index)
-                await page.wait_for_timeout(job.step_s * 1000)
-        finally:
-            await browser.close()
-    say("wrote", task=job.task_id, token=lease.token)
+    context = await chromium.context()
+    try:
+        page = await context.new_page()
+        if state["url"] is not None:
+            await page.goto(state["url"])  # where the last holder had got to
+        for index in range(len(done), len(PLAN)):
+            action = PLAN[index]
+            if action == "open_list":
+                await page.goto(f"{job.service_url}/pages/list/1")
+            elif action in ("next", "to_form"):
+                await page.click("#next")
+                await page.wait_for_load_state()
+            else:
+                await page.fill("#task", job.task_id)
+                await page.fill("#writer", job.worker_id)
+                await page.fill("#token", str(lease.token))  # the fence, in the form
+                await page.fill("#note", f"walked by {job.worker_id}")
+                await page.click("#submit")
+                await page.wait_for_load_state()
+                verdict = await page.text_content("#verdict")
+                if verdict != "accepted":
+                    body = await page.text_content("body") or ""
+                    raise DownstreamRefused(409, {"message": body.strip()})
+            done.append(action)
+            step_state = {
+                "url": page.url,
+                "actions": done,
+                "dom": await _summary(page),
+                "next": PLAN[index + 1] if index + 1 < len(PLAN) else None,
+            }
+            await lease.checkpoint(step_state)
+            say("step", task=job.task_id, action=action, url=page.url, index=index)
+            await page.wait_for_timeout(job.step_s * 1000)
+    finally:
+        with contextlib.suppress(Exception):  # the browser may be gone: nothing to close
+            await context.close()
+    # how many browsers this process has launched so far: one for all its walks
+    say("wrote", task=job.task_id, token=lease.token, launches=launched())

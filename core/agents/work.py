@@ -25,6 +25,8 @@ class Work(enum.StrEnum):
     TOOLS = "tools"  # 用法二：Multi-step Tool Calling
     APPROVAL = "approval"  # 用法三：Human-in-the-loop Approval
     BROWSER = "browser"  # 用法一：Browser Agent
+    # the three together: each task's own kind says which it is
+    MIXED = "mixed"
 
 
 @dataclass(frozen=True, slots=True)

@@ -67,12 +67,48 @@ class ServiceRule(enum.StrEnum):
     NO_CHARGE_TWICE = "no_charge_twice"  # no task charged twice for the same thing
 
 
+# The judge's sentences, in English and Chinese: a finding keeps its facts and is said in
+# the reader's language ("No English words, ids or unit letters on Chinese screens": a
+# charge's id is said by its number there).
+FINDING_WORDS: dict[str, tuple[str, str]] = {
+    "stale_write": (
+        "the service took a write to {key} with fence token {token} after it had seen {seen}"
+        " (request {seq})",
+        "下游服务已经见过围栏令牌 {seen}，却仍接受了对 {key} 的写入，所带令牌是更旧的 {token}"
+        "（第 {seq} 次请求）",
+    ),
+    "unfenced_write": (
+        "the service took a write to {key} with no fence token after it had seen {seen}"
+        " (request {seq})",
+        "下游服务已经见过围栏令牌 {seen}，却仍接受了对 {key} 的一次不带令牌的写入"
+        "（第 {seq} 次请求）",
+    ),
+    "charged_twice": (
+        "{task} was charged {n} times for {memo} ({ids})",
+        "{task} 为同一件事（{memo}）被扣了 {n} 次款（第 {numbers} 笔扣款）",
+    ),
+}
+
+
 @dataclass(frozen=True, slots=True)
 class Finding:
-    """One broken rule, in words."""
+    """One broken rule: its facts, said in either language (`sentence`)."""
 
     rule: ServiceRule
-    message: str
+    words: str  # its sentence's key in FINDING_WORDS
+    facts: tuple[tuple[str, Any], ...]
+
+    def sentence(self, lang: str = "en") -> str:
+        en, zh = FINDING_WORDS[self.words]
+        facts = dict(self.facts)
+        if "ids" in facts:
+            facts["numbers"] = "、".join(i.removeprefix("ch_") for i in facts["ids"].split(", "))
+        return (zh if lang == "zh" else en).format(**facts)
+
+    @property
+    def message(self) -> str:
+        """The sentence in English."""
+        return self.sentence("en")
 
 
 @dataclass(frozen=True, slots=True)
@@ -386,13 +422,9 @@ def judge(history: list[dict[str, Any]], charges: list[dict[str, Any]]) -> list[
         key, token = entry["key"], entry["token"]
         seen = newest.get(key)
         if seen is not None and (token is None or token < seen):
-            found.append(
-                Finding(
-                    ServiceRule.NO_STALE_WRITE,
-                    f"the service took a write to {key} with fence token {token} after it "
-                    f"had seen {seen} (request {entry['seq']})",
-                )
-            )
+            facts = {"key": key, "token": token, "seen": seen, "seq": entry["seq"]}
+            said = "unfenced_write" if token is None else "stale_write"
+            found.append(Finding(ServiceRule.NO_STALE_WRITE, said, tuple(facts.items())))
         if token is not None and (seen is None or token > seen):
             newest[key] = token
     by_purpose: dict[tuple[str, str], list[str]] = {}
@@ -400,10 +432,8 @@ def judge(history: list[dict[str, Any]], charges: list[dict[str, Any]]) -> list[
         by_purpose.setdefault((charge["task"], charge["memo"]), []).append(charge["id"])
     for (task, memo), ids in by_purpose.items():
         if len(ids) > 1:
+            facts = {"task": task, "memo": memo, "n": len(ids), "ids": ", ".join(ids)}
             found.append(
-                Finding(
-                    ServiceRule.NO_CHARGE_TWICE,
-                    f"{task} was charged {len(ids)} times for {memo} ({', '.join(ids)})",
-                )
+                Finding(ServiceRule.NO_CHARGE_TWICE, "charged_twice", tuple(facts.items()))
             )
     return found

@@ -18,7 +18,11 @@ number of them and its text never changes with the count.
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
-from core.engine.batch_statements import LOGGED_CLAIM_MAX, BatchStatements
+from core.engine.batch_statements import (
+    LOGGED_CLAIM_MAX,
+    BatchStatements,
+    clocked_by_transaction,
+)
 from core.engine.batch_statements import batch_statements_for as batch_statements_for
 from core.engine.config import LeaseConfig
 from core.engine.errors import (
@@ -48,7 +52,7 @@ class _StoreLike(Protocol):
     @property
     def has_listeners(self) -> bool: ...
 
-    async def _write(self, body: Any) -> Any: ...
+    async def _write(self, body: Any, first: Any = None) -> Any: ...
 
     def _why(self, lease: Lease, current: TaskState | None) -> RejectReason: ...
 
@@ -415,12 +419,19 @@ class BatchOperations:
             ]
         )
 
+        logged = self.batch_sql.complete_logged
+        first = None
+        if logged is not None:
+            # PostgreSQL: sent with BEGIN, the statement reading the clock of its
+            # transaction (one round trip less; the driver on SQLite runs it in the body).
+            first = (clocked_by_transaction(logged), {"leases": payload})
+
         def body(txn: Any) -> list[LeaseRejected | None]:
             params = {"leases": payload, "now": txn.now}
-            logged = self.batch_sql.complete_logged
             if logged is not None:
                 # PostgreSQL: the tasks finished and their register lines in one statement.
-                numbers = dict(logged.run(txn.conn, params))
+                rows = txn.first_rows
+                numbers = dict(logged.run(txn.conn, params) if rows is None else rows)
                 finished = set(numbers)
                 _heard_lines(self, txn, numbers, leases, EventKind.COMPLETED, {})
             else:
@@ -447,7 +458,7 @@ class BatchOperations:
             )
             return [refused.get(x.task_id) for x in leases]
 
-        done: list[LeaseRejected | None] = await self._write(body)
+        done: list[LeaseRejected | None] = await self._write(body, first)
         return done
 
     async def claim_many(self: _StoreLike, worker_id: str, n: int) -> list[Lease]:
@@ -460,6 +471,14 @@ class BatchOperations:
         check_id(worker_id, "worker id")  # as `claim`: one line of printable text
         check_whole(n, "n", 1, MAX_BATCH)
 
+        first_logged = self.batch_sql.claim_logged_for(n) if n <= LOGGED_CLAIM_MAX else None
+        first = None
+        if first_logged is not None:
+            # PostgreSQL: the first round sent with BEGIN, reading its transaction's clock.
+            given = {"worker_id": worker_id, "ttl": self.config.ttl_ms}
+            given["deadline"] = self.config.deadline_ms
+            first = (clocked_by_transaction(first_logged), given)
+
         def body(txn: Any) -> list[Lease]:
             params = {
                 "worker_id": worker_id,
@@ -468,16 +487,20 @@ class BatchOperations:
                 "deadline": self.config.deadline_ms,
             }
             leases: list[Lease] = []
+            sent = txn.first_rows
             # Each round takes what is still wanted; a round that dead-letters tasks makes
             # the next one look further. A round that finds nothing ends it.
             while len(leases) < n:
                 params["n"] = n - len(leases)
                 # The one-statement claim joins its two WITH parts (see `_logged`): kept
                 # for the few tasks a process has slots for.
-                logged = self.batch_sql.claim_logged if n <= LOGGED_CLAIM_MAX else None
+                logged = (
+                    self.batch_sql.claim_logged_for(params["n"]) if n <= LOGGED_CLAIM_MAX else None
+                )
                 if logged is not None:
                     # PostgreSQL: the claim and its register lines in one statement.
-                    rows = logged.run(txn.conn, params)
+                    rows = logged.run(txn.conn, params) if sent is None else sent
+                    sent = None
                     _heard(self, txn, rows, _claim_said)
                     found = [LeaseReturned._make(r[:-1]) for r in rows]
                     taken = [_lease_of(r) for r in found if r.status != TaskStatus.DEAD]
@@ -533,5 +556,5 @@ class BatchOperations:
                     break
             return leases
 
-        result: list[Lease] = await self._write(body)
+        result: list[Lease] = await self._write(body, first)
         return result

@@ -39,6 +39,8 @@ T = TypeVar("T")
 # so a redo is answered from them. The marker tells a hold's checkpoint from another's.
 _ENVELOPE = "hold"
 _ENVELOPE_VERSION = 1
+# What a frozen renewer counts as its last failure: no call was made.
+_FROZEN = RuntimeError("renewals frozen")
 
 
 class HoldStore(Protocol):
@@ -227,6 +229,8 @@ class Hold:
         self._exiting = False
         self.renewals = 0
         self._last_renewed_ms: int | None = None
+        self._frozen = False
+        self._renewing: asyncio.Future[Lease] | None = None  # the renewal on its way, if one
 
     # -- what the body reads ----------------------------------------------------------------
 
@@ -253,6 +257,32 @@ class Hold:
         so a downstream that honours idempotency keys answers a redo from the first call."""
         check_id(key, "effect key")
         return f"{self.task_id}:{key}"
+
+    # -- a fault, on purpose ------------------------------------------------------------------
+
+    @property
+    def frozen(self) -> bool:
+        """True while `freeze()` keeps the renewals from being sent."""
+        return self._frozen
+
+    def freeze(self) -> None:
+        """Stop sending renewals while the body goes on: the frozen heartbeat of the
+        simulation's faults, for demos and tests. Nothing else changes: the renew deadline
+        still counts, so the hold lets the lease go (the body is cancelled with LeaseLost)
+        when it passes, as it would if the store had stopped answering."""
+        self._frozen = True
+
+    async def quiet(self) -> None:
+        """Wait until no renewal is on its way to the store (after `freeze`, none starts):
+        a process stopped after this holds no transaction of its renewer's open."""
+        renewing = self._renewing
+        if renewing is not None and not renewing.done():
+            await asyncio.wait({renewing})
+
+    def thaw(self) -> None:
+        """Send renewals again (the next one at the next beat), if the deadline has not
+        passed meanwhile."""
+        self._frozen = False
 
     # -- entering and leaving ---------------------------------------------------------------
 
@@ -382,12 +412,24 @@ class Hold:
                         LostBecause.RENEW_DEADLINE_PASSED,
                         f"no renewal answered within {format_duration(self._config.deadline_ms)}"
                         " (renew_deadline) of the last one"
-                        + (f"; the store's last error: {failure}" if failure else ""),
-                        failure,
+                        + (
+                            "; its renewals were frozen"
+                            if failure is _FROZEN
+                            else f"; the store's last error: {failure}"
+                            if failure
+                            else ""
+                        ),
+                        None if failure is _FROZEN else failure,
                     )
                     return
+                if self._frozen:
+                    # nothing is sent; the deadline is looked at a few times a beat
+                    failure = failure or _FROZEN
+                    await asyncio.sleep(min(retry, remaining))
+                    continue
+                self._renewing = asyncio.ensure_future(self._store.heartbeat(self.lease))
                 try:
-                    renewed = await _unless_late(self._store.heartbeat(self.lease), remaining)
+                    renewed = await _unless_late(self._renewing, remaining)
                 except TimeoutError:
                     continue  # the deadline has passed: said above
                 except LeaseRejected as refused:

@@ -14,6 +14,15 @@ PEOPLE: Final[dict[str, tuple[str, str]]] = {
     "linzhou": ("Linzhou", "临舟"),
     "elder": ("Elder", "校对官"),
     "laojiang": ("Laojiang", "老绛"),
+    # The seed's own two workers, "worker A 卡死，worker B 接手，A 恢复后写入被拒": the
+    # scenarios that tell that demo (and its queue's consumers) call them by a letter. In
+    # English the letter is the name; in a Chinese sentence a bare Latin letter pressed
+    # against the characters ("这一页是A凭...") is no word, so they are named as the
+    # scenarios' own Chinese narration names them.
+    "A": ("A", "执行者 A"),
+    "B": ("B", "执行者 B"),
+    "worker-a": ("worker-a", "消费者 A"),
+    "worker-b": ("worker-b", "消费者 B"),
 }
 # The cast a fleet starts its workers under, in order (the keeper is the store, no worker).
 WORKER_CAST: Final = ("acheng", "linzhou", "elder")

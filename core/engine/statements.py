@@ -187,6 +187,8 @@ class Statements:
     task_state: Stmt
     task_one: Stmt
     task_all: Stmt
+    task_unfinished: Stmt
+    task_finished_newest: Stmt
     queue_order: Stmt
     next_expiry: Stmt
     # fence_counter: records a claim's draw (None on PostgreSQL, which draws from a SEQUENCE)
@@ -197,14 +199,17 @@ class Statements:
     checkpoint_latest: Stmt
     checkpoint_all: Stmt
     checkpoint_steps: Stmt
+    checkpoint_steps_shown: Stmt
     # ledger
     ledger_write: Stmt
     ledger_token: Stmt
     ledger_all: Stmt
+    ledger_newest: Stmt
     # effects
     effect_apply: Stmt
     effect_result: Stmt
     effect_all: Stmt
+    effect_newest: Stmt
     # events
     event_insert: Stmt
     event_since: Stmt
@@ -232,6 +237,15 @@ class Statements:
 
 
 _COMPILED: dict[tuple[str, str, Policy], Statements] = {}
+
+
+def _finished(t: Any) -> Any:
+    """Done or dead (each status a literal in the SQL, as every constant here is)."""
+    return or_(t.c.status == TaskStatus.DONE, t.c.status == TaskStatus.DEAD)
+
+
+def _unfinished(t: Any) -> Any:
+    return and_(t.c.status != TaskStatus.DONE, t.c.status != TaskStatus.DEAD)
 
 
 def statements_for(dialect: Dialect, policy: Policy) -> Statements:
@@ -511,6 +525,15 @@ def _task_reads(c: _Common) -> dict[str, Stmt]:
         ),
         "task_one": c.sql(select(*task_cols).where(t.c.task_id == bindparam("task_id"))),
         "task_all": c.sql(select(*task_cols).order_by(t.c.task_id)),
+        # a long-lived reader's view (`StoreReads.newest`): every task still to do, and the
+        # newest `n` of those done or dead
+        "task_unfinished": c.sql(select(*task_cols).where(_unfinished(t)).order_by(t.c.task_id)),
+        "task_finished_newest": c.sql(
+            select(*task_cols)
+            .where(_finished(t))
+            .order_by(t.c.updated_at.desc(), t.c.task_id.desc())
+            .limit(bindparam("n", type_=Integer))
+        ),
         # the queued tasks in the order the claim of any task takes them (`queued_pick`)
         "queue_order": c.sql(
             select(t.c.task_id)
@@ -554,6 +577,22 @@ def _checkpoint_statements(c: _Common) -> dict[str, Stmt]:
         "checkpoint_all": c.sql(select(*cp_cols).order_by(cp.c.task_id, cp.c.seq.desc())),
         "checkpoint_steps": c.sql(
             select(cp.c.task_id, cp.c.step).order_by(cp.c.task_id, cp.c.seq.desc())
+        ),
+        # the same, of the tasks `task_unfinished` and `task_finished_newest` read
+        "checkpoint_steps_shown": c.sql(
+            select(cp.c.task_id, cp.c.step)
+            .where(
+                or_(
+                    cp.c.task_id.in_(select(tasks.c.task_id).where(_unfinished(tasks))),
+                    cp.c.task_id.in_(
+                        select(tasks.c.task_id)
+                        .where(_finished(tasks))
+                        .order_by(tasks.c.updated_at.desc(), tasks.c.task_id.desc())
+                        .limit(bindparam("n", type_=Integer))
+                    ),
+                )
+            )
+            .order_by(cp.c.task_id, cp.c.seq.desc())
         ),
     }
 
@@ -603,6 +642,11 @@ def _ledger_statements(c: _Common) -> dict[str, Stmt]:
         ),
         "ledger_token": c.sql(select(lg.c.fence_token).where(lg.c.key == bindparam("key"))),
         "ledger_all": c.sql(select(*(lg.c[name] for name in LEDGER_COLUMNS)).order_by(lg.c.key)),
+        "ledger_newest": c.sql(
+            select(*(lg.c[name] for name in LEDGER_COLUMNS))
+            .order_by(lg.c.updated_at.desc(), lg.c.key.desc())
+            .limit(bindparam("n", type_=Integer))
+        ),
     }
 
 
@@ -631,6 +675,11 @@ def _effect_statements(c: _Common) -> dict[str, Stmt]:
         "effect_result": c.sql(select(ef.c.result).where(ef.c.idempotency_key == bindparam("key"))),
         "effect_all": c.sql(
             select(*(ef.c[name] for name in EFFECT_COLUMNS)).order_by(ef.c.idempotency_key)
+        ),
+        "effect_newest": c.sql(
+            select(*(ef.c[name] for name in EFFECT_COLUMNS))
+            .order_by(ef.c.applied_at.desc(), ef.c.idempotency_key.desc())
+            .limit(bindparam("n", type_=Integer))
         ),
     }
 

@@ -54,7 +54,7 @@ from core.engine.records import (
     dump_json,
     stored_json,
 )
-from core.engine.statements import LeaseReturned, TaskState, statements_for
+from core.engine.statements import LeaseReturned, Stmt, TaskState, statements_for
 from core.engine.transaction import Rejected as _Rejected
 from core.engine.transaction import Txn as _Txn
 from core.engine.transaction import lease_of as _lease
@@ -259,16 +259,27 @@ class LeaseStore(StoreReads, BatchOperations):
             return int(now)
         return self.clock.now_ms()
 
-    async def _write(self, body: Callable[[_Txn], Any]) -> Any:
+    async def _write(
+        self, body: Callable[[_Txn], Any], first: tuple[Stmt, dict[str, Any]] | None = None
+    ) -> Any:
+        """Run `body` as one transaction. `first`: a statement that reads the database's
+        clock itself, sent with BEGIN where the driver can (PostgreSQL), its rows left in
+        `txn.first_rows` for the body (None where it was not sent: the body runs it)."""
         last: _Txn | None = None  # the attempt that committed (a busy one is tried again)
 
         def run(conn: Any) -> Any:
             nonlocal last
+            first_rows = None
+            if first is not None and self._db_clock:
+                begin_with = getattr(conn, "begin_with", None)
+                if begin_with is not None:
+                    first_rows = begin_with(first[0].sql, first[1])
             # Read the clock once the write lock is held: a time read before waiting for
             # the lock could be older than a competing commit that already happened.
             txn = last = _Txn(
                 self.sql, conn, self._now(conn, writing=True), fence_tokens=self.policy.fence_tokens
             )
+            txn.first_rows = first_rows
             try:
                 return body(txn)
             except _Rejected as rejected:

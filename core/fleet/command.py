@@ -215,7 +215,7 @@ def run_headless_command(args: argparse.Namespace) -> int:
         assert run.check is not None
         verdict = int(run.check.verdict)
         if fleet.downstream is not None:
-            verdict = max(verdict, _service_verdict(fleet.downstream, lang))
+            verdict = max(verdict, _service_verdict(fleet.downstream.books(), lang))
         if args.save:
             fleet.save(Path(args.save), run.frames)
             print(word("saved", lang, path=args.save))
@@ -235,16 +235,17 @@ def run_headless_command(args: argparse.Namespace) -> int:
         fleet.close()
 
 
-def _service_verdict(downstream: Any, lang: str) -> int:
-    """Print the downstream service's rules over its own books; 1 if one is broken."""
-    from core.downstream.books import ServiceRule
+def _service_verdict(books: dict[str, Any], lang: str) -> int:
+    """Print the downstream service's rules over its own books (its export, as it stands or
+    as a saved run kept it); 1 if one is broken."""
+    from core.downstream.books import ServiceRule, judge
     from core.fleet.words import word
 
-    found = downstream.findings()
+    found = judge(books["history"], books["charges"])
     rules = ", ".join(rule.value for rule in ServiceRule)
-    print(word("service_rules", lang, rules=rules, n=len(downstream.books()["history"])))
+    print(word("service_rules", lang, rules=rules, n=len(books["history"])))
     for finding in found[:20]:
-        print(f"  {finding.rule}: {finding.message}")
+        print(f"  {finding.sentence(lang)}")
     print(word("service_broken" if found else "service_held", lang, n=len(found)))
     return 1 if found else 0
 
@@ -274,6 +275,10 @@ def run_check_command(args: argparse.Namespace) -> int:
             print(f"  {finding.sentence(lang)}")
     else:
         print(word("held", lang))
+    verdict = int(check.verdict)
+    if saved.service is not None:
+        # the service's books, kept in the run, judged again by the same judge
+        verdict = max(verdict, _service_verdict(saved.service, lang))
     said = saved.verdict.get("verdict")
     now = check.verdict.name.lower()
     if said != now:
@@ -289,4 +294,4 @@ def run_check_command(args: argparse.Namespace) -> int:
                 now=verdict_word[now][zh],
             )
         )
-    return int(check.verdict)
+    return verdict

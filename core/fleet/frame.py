@@ -9,7 +9,8 @@ soon will.
 
 import dataclasses
 import json
-from collections import Counter
+import zlib
+from collections import Counter, deque
 from dataclasses import dataclass
 
 from core.engine.records import EventRow, TaskRow
@@ -35,6 +36,23 @@ _REFUSED = {
     EventKind.PARK_REJECTED: Operation.PARK,
 }
 _BEATS = frozenset({EventKind.CLAIMED, EventKind.RENEWED, EventKind.HEARTBEAT_NOTED})
+_VIOLATIONS = frozenset(v.value for v in ViolationKind)
+
+
+# A frame shows the newest rows of each table, however long the fleet has run: every task
+# still to do, and of the rest the newest; the newest pages, effects and refusals. The
+# store keeps them all (a save and `--check` read them there); the screen's tables, which
+# hold a row for each row they are given, stay this size.
+SHOWN_FINISHED = 100  # tasks done or dead, besides every one queued, running or waiting
+SHOWN_PAGES = 200
+SHOWN_EFFECTS = 200
+KEPT_REJECTIONS = 500
+# Belief against truth keeps the last two minutes (its axis starts there), looked over
+# every ten seconds of the store's clock: with eight busy workers a minute of it is some
+# 4 MB of marks (a call, a beat, a lease each), and a lease's story (its expiry, a belief
+# that outlives it, the fence that refuses it) is told in seconds.
+TIMELINE_KEPT_MS = 120_000
+TIMELINE_TRIM_EVERY_MS = 10_000
 
 
 def _since(at: int | None, origin: int) -> int | None:
@@ -54,7 +72,8 @@ class FleetFrame:
     said: dict[str, str]
     findings: tuple[Finding, ...]
     fresh: tuple[EventRow, ...]  # events read for this frame, in order
-    faults: tuple[FaultNote, ...]
+    faults: tuple[FaultNote, ...]  # the newest the fleet keeps
+    findings_seen: int | None = None  # how many findings in all (None: `findings` are all)
 
 
 # The moments a saved run keeps the screen at as soon as they are read: what the supervisor
@@ -68,16 +87,26 @@ MAX_SAVED_BYTES = 8_000_000
 
 
 class FrameLog:
-    """The frames a saved run keeps (JSON lines), bounded in number."""
+    """The frames a saved run keeps (JSON lines), bounded in number and size. Each is kept
+    as its JSON text, compressed: as Python objects a frame takes several times its bytes,
+    and one frame is much like the next (the bound is on the bytes the file will hold)."""
 
     def saved(self) -> list[dict[str, object]]:
         """The frames to save now: those kept, and the last one read if it shows more (the
         end of a run is a moment that matters)."""
         latest = self._latest
-        return [*self.lines, latest] if latest is not None else list(self.lines)
+        return [*self.lines, latest] if latest is not None else self.lines
+
+    @property
+    def lines(self) -> list[dict[str, object]]:
+        """The frames kept, in order."""
+        return [json.loads(zlib.decompress(packed)) for packed in self._texts]
+
+    def __len__(self) -> int:
+        return len(self._texts)
 
     def __init__(self) -> None:
-        self.lines: list[dict[str, object]] = []
+        self._texts: list[bytes] = []  # each kept frame's JSON, compressed
         self._key: list[bool] = []  # which kept frames are moments that matter
         self._size: list[int] = []  # each kept frame's bytes, as JSON
         self._last_at: int | None = None
@@ -88,8 +117,9 @@ class FrameLog:
     def take(self, frame: "FleetFrame", origin: int) -> None:
         snap = frame.snap
         key = any(ev.seq == 0 or ev.event in _KEY_EVENTS for ev in frame.fresh)
-        key = key or len(frame.findings) > self._findings
-        self._findings = len(frame.findings)
+        seen = len(frame.findings) if frame.findings_seen is None else frame.findings_seen
+        key = key or seen > self._findings
+        self._findings = seen
         look = (
             snap.last_event_seq,
             tuple((w.id, w.state, w.task_id, w.step, w.lease_token) for w in snap.workers),
@@ -103,25 +133,25 @@ class FrameLog:
             self._latest = frame_line(saved) if look != self._last_look else None
             return
         self._last_at, self._last_look, self._latest = snap.now_ms, look, None
-        line = frame_line(saved)
-        self.lines.append(line)
+        text = json.dumps(frame_line(saved)).encode()
+        self._texts.append(zlib.compress(text, 1))
         self._key.append(key)
-        self._size.append(len(json.dumps(line)))
-        while len(self.lines) > 1 and (
-            len(self.lines) > MAX_SAVED_FRAMES or sum(self._size) > MAX_SAVED_BYTES
+        self._size.append(len(text))
+        while len(self._texts) > 1 and (
+            len(self._texts) > MAX_SAVED_FRAMES or sum(self._size) > MAX_SAVED_BYTES
         ):
             self._thin()
 
     def _thin(self) -> None:
         """Every other frame between the moments that matter goes (the last one stays);
         when there are only moments that matter, the older half of them."""
-        last = len(self.lines) - 1
+        last = len(self._texts) - 1
         others = [n for n, k in enumerate(self._key) if not k and n != last]
         gone = set(others[1::2] if len(others) > 1 else others)
         if not gone:
-            gone = set(range(len(self.lines) // 2))
-        kept = [n for n in range(len(self.lines)) if n not in gone]
-        self.lines = [self.lines[n] for n in kept]
+            gone = set(range(len(self._texts) // 2))
+        kept = [n for n in range(len(self._texts)) if n not in gone]
+        self._texts = [self._texts[n] for n in kept]
         self._key = [self._key[n] for n in kept]
         self._size = [self._size[n] for n in kept]
 
@@ -134,7 +164,7 @@ class FrameMaker:
         # the frames a save keeps, so that `export` can draw the screen as it was
         self.log: FrameLog | None = FrameLog() if record else None
         self._beat: dict[str, int] = {}  # worker -> its last claim or renewal (store clock)
-        self._rejections: list[Rejection] = []
+        self._rejections: deque[Rejection] = deque(maxlen=KEPT_REJECTIONS)
         self._seen_workers: dict[str, None] = {}  # every worker the events name, in order
         self._frames = 0
         self._notes_shown = 0  # the fleet's fault notes already put in a frame
@@ -150,6 +180,7 @@ class FrameMaker:
         # while a screen asks for it: the panel is one tab of several.
         self.timeline = FleetTimeline(cfg.heartbeat_ms, cfg.ttl_ms, cfg.deadline_ms)
         self.with_timeline = True
+        self._trimmed_at = 0  # when the timeline was last trimmed (the screen's clock)
 
     def frame(self) -> FleetFrame:
         fleet = self.fleet
@@ -165,14 +196,18 @@ class FrameMaker:
             self._take(ev)
         # What the supervisor did (Kill, Stall...) joins the register on screen, beside
         # the store's own lines, in time order; it is not a row of the events table.
-        notes = fleet.faults[self._notes_shown :]
-        self._notes_shown += len(notes)
+        self._notes_shown, notes = fleet.faults.read(self._notes_shown)
         signals = [
             EventRow(0, n.at - o, n.event, None, n.worker_id, None, None, None, {}) for n in notes
         ]
         fresh = list(merged(fresh, signals))
         self.timeline.take(fresh)
-        tasks_read, ledger_read, effects_read = fleet.rows()
+        if now - self._trimmed_at >= TIMELINE_TRIM_EVERY_MS:
+            self._trimmed_at = now
+            self.timeline.keep_last(now, TIMELINE_KEPT_MS)
+        tasks_read, ledger_read, effects_read, steps = fleet.newest(
+            SHOWN_FINISHED, SHOWN_PAGES, SHOWN_EFFECTS
+        )
         tasks = [
             dataclasses.replace(
                 r,
@@ -186,11 +221,7 @@ class FrameMaker:
         ]
         ledger = [dataclasses.replace(p, updated_at=p.updated_at - o) for p in ledger_read]
         effects = [dataclasses.replace(e, applied_at=e.applied_at - o) for e in effects_read]
-        checkpoints = [
-            dataclasses.replace(c, created_at=c.created_at - o) for c in fleet.checkpoints()
-        ]
         rows = {r.task_id: r for r in tasks}
-        steps = {c.task_id: c.step for c in checkpoints}
         views = []
         pids: dict[str, int | None] = {}
         exits: dict[str, int | None] = {}
@@ -213,9 +244,9 @@ class FrameMaker:
             views.append(dataclasses.replace(view, skew_ms=skew) if skew else view)
         # What each of our processes said it holds (noted by the fleet one read late, so
         # that the event that made it let go is in first), on the screen's clock.
-        for b in fleet.beliefs[self._beliefs_shown :]:
+        self._beliefs_shown, believed = fleet.beliefs.read(self._beliefs_shown)
+        for b in believed:
             self.timeline.believe(b.at - o, {b.worker_id: b.held})
-            self._beliefs_shown += 1
         holders = {r.owner_id: r for r in tasks if r.status == TaskStatus.RUNNING}
         for wid in self._seen_workers:
             if wid in ours:
@@ -234,7 +265,7 @@ class FrameMaker:
                 self._pane(wid, _state(belief, True, False, False), belief, False, False, rows, now)
             )
         violations = Counter(
-            f.rule for f in fleet.found if f.rule in {v.value for v in ViolationKind}
+            {rule: n for rule, n in fleet.violations.items() if rule in _VIOLATIONS}
         )
         self._frames += 1
         snap = Snapshot(
@@ -252,11 +283,11 @@ class FrameMaker:
             ),
             workers=tuple(views),
             ledger=tuple(ledger),
-            checkpoints=tuple(checkpoints),
+            checkpoints=(),  # a fleet's screen has no checkpoints tab: its steps are in `tasks`
             effects=tuple(effects),
             rejections=tuple(self._rejections),
             violations=dict(violations),
-            last_event_seq=fleet.events[-1].seq if fleet.events else 0,
+            last_event_seq=last.seq if (last := fleet.events.last) is not None else 0,
             generation=0,
             timeline=self.timeline.view(now) if self.with_timeline else None,
         )
@@ -269,6 +300,7 @@ class FrameMaker:
             findings=tuple(fleet.found),
             fresh=tuple(fresh),
             faults=tuple(fleet.faults),
+            findings_seen=fleet.found.count,
         )
         if self.log is not None:
             self.log.take(made, o)

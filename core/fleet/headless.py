@@ -44,6 +44,7 @@ class HeadlessRun:
     faults: list[tuple[Fault, str]] = field(default_factory=list)
     died: dict[str, int | None] = field(default_factory=dict)
     live_findings: list[Finding] = field(default_factory=list)
+    findings_told: int = 0  # how many of the running checker's findings were said
     check: HistoryCheck | None = None
     seconds: float = 0.0
     finished: bool = False
@@ -160,7 +161,8 @@ def run_headless(
 
 def _tell_violations(fleet: Fleet, run: HeadlessRun, say: Callable[[str], None], lang: str) -> None:
     """Say each violation the running checker found since the last look."""
-    for f in fleet.found[len(run.live_findings) :]:
+    run.findings_told, found = fleet.found.read(run.findings_told)
+    for f in found:
         run.live_findings.append(f)
         say(word("violation", lang, detail=f.sentence(lang).rstrip(".。")))
 

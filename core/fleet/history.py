@@ -23,6 +23,8 @@ from core.engine.config import LeaseConfig
 from core.engine.ids import shown_text_problem
 from core.engine.records import EventRow
 from core.engine.vocabulary import EventKind
+from core.fleet.service_books import KINDS as SERVICE_KINDS
+from core.fleet.service_books import SavedBooks
 from core.fleet.untrusted import (
     MAX_DURATION_MS,
     MAX_INSTANT_MS,
@@ -116,6 +118,10 @@ class FleetTimeline:
 
     def view(self, now_ms: int) -> TimelineView:
         return self.timeline.view(now_ms)
+
+    def keep_last(self, now_ms: int, span_ms: int) -> None:
+        """Keep the last `span_ms` before `now_ms` (a live fleet runs as long as it likes)."""
+        self.timeline.forget_before(now_ms - span_ms)
 
 
 # -- the screen's frames, saved ------------------------------------------------------------
@@ -238,6 +244,8 @@ class SavedRun:
     frames: list[SavedFrame] = field(default_factory=list)  # the screen's, in order
     # what the file's own lines fail to explain: a line after its verdict, a second verdict
     problems: list[Finding] = field(default_factory=list)
+    # the downstream service's books (`--work`), as its export; None if the run had none
+    service: dict[str, Any] | None = None
 
     @property
     def ttl_ms(self) -> int:
@@ -472,6 +480,7 @@ def load_history(path: Path) -> SavedRun:
     tables: dict[str, list[Any]] | None = None
     n = 1
     verdict_line = 0
+    books = SavedBooks()
     try:
         for n, line in json_lines(data):
             kind = line.get("t", "verdict" if "verdict" in line else "event")
@@ -514,6 +523,8 @@ def load_history(path: Path) -> SavedRun:
                 tables.setdefault(table, []).append(row)
             elif kind == "frame":
                 run.frames.append(_frame(line))
+            elif kind in SERVICE_KINDS:
+                books.take(kind, line)
             elif kind == "verdict":
                 if verdict_line:
                     run.problems.append(
@@ -542,6 +553,12 @@ def load_history(path: Path) -> SavedRun:
         ) from None
     if not run.verdict:
         raise HistoryError(f"{_shown(path)}:{n}: no verdict line: not a saved fleet history")
+    try:
+        run.service = books.export()
+    except Unreadable as exc:
+        raise HistoryError(
+            f"{_shown(path)}:{n}: not a saved fleet history: {exc.args[0]}"
+        ) from None
     if tables is not None or "rows" in run.verdict:
         tables = tables or {}
         run.rows = FinalRows(

@@ -55,9 +55,12 @@ def add_fleet_options(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--work",
-        choices=("tools", "approval", "browser"),
+        choices=("tools", "approval", "browser", "mixed"),
         default=None,
-        help="agent workers under the lease library against a fenced service (docs/library.md)",
+        help=(
+            "agent workers under the lease library against a fenced service (docs/library.md);"
+            " mixed: tools, approval and browser tasks in turn"
+        ),
     )
     p.add_argument("--headless", action="store_true", help="no screen: faults, then a verdict")
     p.add_argument(

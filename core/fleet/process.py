@@ -24,9 +24,11 @@ from typing import IO, Any
 
 _PR_SET_PDEATHSIG = 1
 # The lines of one incarnation kept in memory: a long session's worker says a belief line
-# a step, and nothing reads far back (the frame reads what is new, a wait from a mark).
-# Each line is read by its absolute index; those before the kept ones are counted.
-MAX_LINES = 2000
+# a step, and nothing reads far back (the frame reads what is new, ten times a second; a
+# wait from a mark, woken by each line). Each line is read by its absolute index; those
+# before the kept ones are counted. A line is about a kilobyte as Python objects: eight
+# busy workers kept 2000 lines each, some 19 MB, for nothing that was ever read again.
+MAX_LINES = 500
 
 
 def _die_with_parent() -> None:  # pragma: no cover - runs in the child, between fork and exec

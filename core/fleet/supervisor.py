@@ -12,6 +12,7 @@ The database's clock judges every lease; the supervisor only watches, signals an
 import contextlib
 import dataclasses
 import itertools
+import json
 import os
 import shutil
 import subprocess
@@ -20,6 +21,7 @@ import tempfile
 import threading
 import time
 import warnings
+from collections import Counter
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -37,6 +39,8 @@ from core.fleet.arrivals import Arrivals
 from core.fleet.history import Believed, Held, extra_lines
 from core.fleet.process import WorkerProcess
 from core.fleet.relay import Relays, through, upstream_of, with_query
+from core.fleet.service_books import service_lines
+from core.fleet.tail import Tail
 from core.fleet.verdict import (
     FinalRows,
     Finding,
@@ -53,6 +57,25 @@ T = TypeVar("T")
 # The task kinds a fleet enqueues by default: the one that waits for a person's approval
 # is left out, so a headless run can finish by itself.
 FLEET_KINDS = tuple(k for k in TASK_KINDS if k != "approval")
+
+# What a fleet keeps in memory of what it read and did, however long it runs: the newest
+# lines of each (the screen shows the newest, a frame asks for what came since the last).
+# The whole register stays in the store, and the supervisor's signals and the workers'
+# beliefs go to the journal on disk as they come, so a save still holds the whole run.
+KEEP_EVENTS = 1000
+KEEP_FINDINGS = 200
+KEEP_FAULTS = 500
+KEEP_BELIEFS = 2000
+JOURNAL = "journal.jsonl"  # in the fleet's log folder: the signals and beliefs, as saved
+
+
+def mixed_kinds() -> tuple[str, ...]:
+    """`--work mixed`: the seed's three agent uses in turn, the browser's where this
+    machine has a browser (`missing_browser` says why not)."""
+    from core.agents.browser import missing_browser
+
+    kinds = ("tools", "approval", "browser")
+    return kinds if missing_browser() is None else kinds[:2]
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,8 +219,10 @@ class Fleet:
         self._database: _Database | None = database
         self.workers: dict[str, WorkerProcess] = {}
         self.checker = SafetyChecker(ttl_ms=settings.ttl_ms)
-        self.found: list[Finding] = []
-        self.events: list[EventRow] = []  # the whole history read so far, in order
+        # the running checker's findings (the newest), and how many of each rule in all
+        self.found: Tail[Finding] = Tail(KEEP_FINDINGS)
+        self.violations: Counter[str] = Counter()
+        self.events: Tail[EventRow] = Tail(KEEP_EVENTS)  # the newest of the history read
         self._seen = 0
         self._ids = itertools.count(len(settings.names) + 1)  # after the named ones
         self._task_ids = itertools.count(1)
@@ -205,9 +230,13 @@ class Fleet:
         # and the saved history. Not written to the store: a worker stopped by SIGSTOP in
         # the middle of a SQLite transaction holds the write lock until it is resumed, and
         # the supervisor, which is the one to resume it, must never wait for that lock.
-        self.faults: list[FaultNote] = []
+        self.faults: Tail[FaultNote] = Tail(KEEP_FAULTS)
         # What each process said it held, each change once (see `_note_beliefs`).
-        self.beliefs: list[Believed] = []
+        self.beliefs: Tail[Believed] = Tail(KEEP_BELIEFS)
+        # Both, whole, on disk as they come: what a save writes beside the register.
+        self._journal_lock = threading.Lock()
+        self._journal_path = logs / JOURNAL
+        self._journal = self._journal_path.open("w", encoding="utf-8")
         self._held: dict[str, Held] = {}
         self._pending_beliefs: list[tuple[str, Held, int]] = []  # found, kept next read
         self._belief_lines: dict[str, tuple[int, int]] = {}  # worker -> incarnation, lines read
@@ -431,7 +460,23 @@ class Fleet:
 
     def _note(self, event: EventKind, worker_id: str, pid: int | None) -> None:
         """A fault the supervisor caused, kept beside the store's own lines."""
-        self.faults.append(FaultNote(time.time_ns() // 1_000_000, event, worker_id, pid))
+        note = FaultNote(time.time_ns() // 1_000_000, event, worker_id, pid)
+        self.faults.append(note)
+        self._journal_lines(extra_lines([note], []))
+
+    def _journal_lines(self, lines: list[dict[str, Any]]) -> None:
+        with self._journal_lock:
+            if self._journal.closed:
+                return
+            for line in lines:
+                self._journal.write(json.dumps(line, ensure_ascii=False, sort_keys=True) + "\n")
+            self._journal.flush()
+
+    def journal(self) -> list[dict[str, Any]]:
+        """Every signal and belief noted so far, read back from the journal on disk."""
+        with self._journal_lock:
+            text = self._journal_path.read_text(encoding="utf-8")
+        return [json.loads(line) for line in text.splitlines() if line]
 
     def _write(self, fn: Callable[[], T]) -> T:
         return self._writer.submit(fn).result()
@@ -442,7 +487,7 @@ class Fleet:
         """Add `n` tasks (t1, t2, ... not used yet), kinds in turn."""
         s = self.settings
         if s.work is not None:
-            kinds = (s.work,)
+            kinds = mixed_kinds() if s.work == "mixed" else (s.work,)
 
         store = self._wstore
 
@@ -471,7 +516,7 @@ class Fleet:
 
     def waiting(self) -> int:
         """How many tasks wait in the queue for a worker."""
-        tasks = self._do(lambda: run_inline(self.store.tasks()))
+        tasks = self.newest(0, 0, 0)[0]  # the tasks still to do alone: as cheap late as early
         return sum(1 for r in tasks if r.status == TaskStatus.QUEUED)
 
     def feed(self, arrivals: Arrivals, now: float) -> list[str]:
@@ -498,6 +543,7 @@ class Fleet:
             self.events.append(ev)
             for v in self.checker.observe(ev):
                 self.found.append(Finding(v.name.value, v.task_id, v.worker_id, v.at, v.detail))
+                self.violations[v.name.value] += 1
         self._note_beliefs()
         return fresh
 
@@ -519,10 +565,15 @@ class Fleet:
         with it (`_belief_time`), else by the read that found it, on the wall clock as the
         supervisor's own signals are; a dead process holds nothing: its memory went with it.
         """
+        kept: list[Believed] = []
         for wid, said, at in self._pending_beliefs:
             if wid not in self._held or self._held[wid] != said:
                 self._held[wid] = said
-                self.beliefs.append(Believed(at, wid, said))
+                kept.append(Believed(at, wid, said))
+        for belief in kept:
+            self.beliefs.append(belief)
+        if kept:
+            self._journal_lines(extra_lines([], kept))
         read_at = time.time_ns() // 1_000_000
         found: list[tuple[str, Held, int]] = []
         for wid, w in list(self.workers.items()):
@@ -571,6 +622,14 @@ class Fleet:
             )
 
         return self._do(go)
+
+    def newest(
+        self, finished: int, pages: int, effects: int
+    ) -> tuple[list[TaskRow], list[LedgerRow], list[EffectRow], dict[str, int]]:
+        """What a screen shows of the store, read at the same cost however long the fleet
+        has run: the tasks still to do and the newest `finished` others, the newest `pages`
+        and `effects`, and those tasks' checkpoint steps (`LeaseStore.newest`)."""
+        return self._do(lambda: run_inline(self.store.newest(finished, pages, effects)))
 
     def checkpoints(self) -> list[CheckpointRow]:
         return self._do(lambda: run_inline(self.store.checkpoints()))
@@ -642,7 +701,16 @@ class Fleet:
         self._all_beliefs()
         events, rows = self.final_state()
         check = self._judge(events, rows)
-        extra = [*extra_lines(self.faults, self.beliefs), *frames]
+        # the signals first, then the beliefs, as a save always wrote them
+        noted = self.journal()
+        extra = [
+            *(line for line in noted if line.get("t") == "signal"),
+            *(line for line in noted if line.get("t") == "belief"),
+            *frames,
+        ]
+        if self.downstream is not None:
+            # the service's own books beside the lease history, judged again by `--check`
+            extra += service_lines(self.downstream.books())
         save_history(path, events, check, rows=rows, extra=extra, timing=self.timing())
         return check
 
@@ -667,6 +735,8 @@ class Fleet:
             self._write(lambda: run_inline(self._wstore.close()))
         self._pool.shutdown(wait=True)
         self._writer.shutdown(wait=True)
+        with self._journal_lock:
+            self._journal.close()
         if self.relays is not None:
             self.relays.close()
         if self.downstream is not None:

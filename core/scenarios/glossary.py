@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from typing import Final
 
 from core.engine.people import PEOPLE as _CAST
+from core.engine.people import called
 
 Word = tuple[str, str]  # (en, zh)
 
@@ -497,6 +498,15 @@ BOOKS: Final[dict[str, Word]] = {
         "第 {page} 页是{stale}写的，那时{stale}的租约已不是任务当前的租约{stale_fence}："
         "另一个世界的一页，被收进了总册。",
     ),
+    # the same, written over another holder's accepted page (a page that says no total: a
+    # tools kind's), which the fence would have kept
+    "late_over": (
+        "Page {page} is {stale}'s, written when {stale}'s lease was no longer the task's "
+        "current one{stale_fence}, over {over}'s page{over_fence}: a page of another world, "
+        "let into the ledger in place of the current one's.",
+        "第 {page} 页是{stale}写的，那时{stale}的租约已不是任务当前的租约{stale_fence}，"
+        "盖掉了{over}写的那一页{over_fence}：另一个世界的一页，顶替当前这一页被收进了总册。",
+    ),
     # a break with no stale page: a step done again read other figures (no box told the
     # redo what was read before, or the reports were counted again), not a second world
     "redone": (
@@ -534,7 +544,59 @@ BOOKS: Final[dict[str, Word]] = {
         "租约校验挡下了{who}本来要写的（{reason}）：“{value}”。它会把累计 {total} 盖在{over}"
         "第 {page} 页的 {over_total} 之上。",
     ),
+    # what a refused page that says no total would have done (a tools kind's page: "call_api
+    # #3 -> artifact://..."), said after which check refused it: whose accepted page it would
+    # have covered, or that the page was still empty. "就算他本人完全不知道自己已经失去所有权，
+    # 只要他的围栏签编号落后于当前持有人，他写下的东西都会被账房拒收。"
+    "over_page": (
+        "It would have put that over {over}'s page {page}{over_fence}, which says “{there}”.",
+        "它会盖掉{over}写的第 {page} 页{over_fence}，那一页写的是“{there}”。",
+    ),
+    "over_same": (
+        "It would have put that over {over}'s page {page}{over_fence}: the same words, but "
+        "then as {who}'s page{fence}, from a lease that is no longer current.",
+        "它会盖掉{over}写的第 {page} 页{over_fence}：字一样，可这一页就成了{who}凭已不再有效的"
+        "租约写的{fence}。",
+    ),
+    "over_nothing": (
+        "Page {page} holds nothing yet: it would have been the first page there, from a "
+        "lease that is no longer current.",
+        "第 {page} 页还空着：它会成为那里的第一页，来自一份已不再有效的租约。",
+    ),
     "newest": ("{page} (newest {newest})", "{page}（最新 {newest}）"),
+}
+
+
+# Two harms the books do not show, said alike by the app (Belief vs truth, the Effects panel),
+# the exported page and `play`: two live leases at once, and a side effect applied again.
+# "账本看起来仍然整齐，却悄悄混进了两套互相覆盖的世界" is seen where the two leases overlap;
+# "Idempotency 负责“重复做时别把世界打坏”" where one call is charged twice.
+SEEN: Final[dict[str, Word]] = {
+    "tl_overlap": (
+        "{first}'s lease {old} and {second}'s lease {new} were live at once from {start}"
+        " to {end} ({span}): the store's clock held {first}'s lease until {until}",
+        "从 {start} 到 {end}（{span}），{first}的租约号 {old} 和{second}的租约号 {new} "
+        "同时有效：按守库人的钟，{first}的租约要到 {until} 才到期",
+    ),
+    "tl_overlap_now": (
+        "{first}'s lease {old} and {second}'s lease {new} have been live at once since"
+        " {start} ({span} so far): the store's clock holds {first}'s lease until {until}",
+        "从 {start} 起（已有 {span}），{first}的租约号 {old} 和{second}的租约号 {new} "
+        "同时有效：按守库人的钟，{first}的租约要到 {until} 才到期",
+    ),
+    # one call of a side effect: its step and what it calls
+    "effect_step": ("step {step}: {what}", "第 {step} 步：{what}"),
+    "effect_api_call": ("the internal API", "调用内部 API"),
+    # a call applied again, and what that cost where its payload says
+    "effect_charged_2": ("charged twice: 2 × {amount}", "扣了两次：2 × {amount}"),
+    "effect_charged": ("charged {n} times: {n} × {amount}", "扣了 {n} 次：{n} × {amount}"),
+    "effect_again": ("applied again: {n} times", "又执行了一次：共 {n} 次"),
+    # the same, as a sentence of the transcript: when, who, which call, under which token
+    "effect_repeat": (
+        "At {at} {who}'s call ({call}) ran again{fence}: {outcome}.",
+        "{at}，{who}的调用（{call}）又执行了一次{fence}：{outcome}。",
+    ),
+    "effect_fence": (" (fence token {n})", "（围栏令牌 {n}）"),
 }
 
 
@@ -542,6 +604,54 @@ BOOKS: Final[dict[str, Word]] = {
 
 # The story's people, by the worker ids the scenarios give them.
 PEOPLE: Final[dict[str, Word]] = _CAST  # the story's cast, shared with the fleet
+
+# The bundled scenarios' tasks, by the ids their files give them. The format names a task by
+# its id alone, which an English screen shows as written; a Chinese screen names it ("No
+# English words, ids or unit letters on Chinese screens"): the story's floor is 第六层.
+TASKS: Final[dict[str, Word]] = {
+    "harbour": ("harbour", "港口账"),
+    "river-tax": ("river-tax", "河税账"),
+    "report": ("report", "报告"),
+    "agent": ("agent", "Agent 任务"),
+    "crawl": ("crawl", "网页抓取"),
+    "grant": ("grant", "审批"),
+    "fuel": ("fuel", "燃料账"),
+}
+# A numbered id of a known shape: floor6 is the sixth floor, t1 and task-3 are tasks (the
+# sandbox's "+ task" names its new ones task-N), msg-1 is a message.
+_NUMBERED = re.compile(r"^(?P<word>floor|task|t|msg)-?(?P<n>\d+)$")
+_NUMBERED_ZH: Final[dict[str, str]] = {
+    "task": "任务 {n}",
+    "t": "任务 {n}",
+    "msg": "消息 {n}",
+}
+_DIGITS_ZH = "零一二三四五六七八九"
+
+
+def _numeral_zh(n: int) -> str:
+    """6 as 六, 12 as 十二, 40 as 四十; past 99 the digits as written."""
+    if not 0 < n < 100:
+        return str(n)
+    tens, ones = divmod(n, 10)
+    head = "" if tens == 0 else "十" if tens == 1 else _DIGITS_ZH[tens] + "十"
+    return head + (_DIGITS_ZH[ones] if ones else "")
+
+
+def task_name(task_id: str, lang: str) -> str:
+    """A task as the screen names it: its id in English, its name in Chinese where the id is
+    one the bundled scenarios give or of a known shape; any other id as written."""
+    if lang != "zh":
+        return task_id
+    if task_id in TASKS:
+        return pick(TASKS[task_id], lang)
+    found = _NUMBERED.match(task_id)
+    if found is None:
+        return task_id
+    n = int(found["n"])
+    if found["word"] == "floor":
+        return f"第{_numeral_zh(n)}层"
+    return _NUMBERED_ZH[found["word"]].format(n=n)
+
 
 # The story's word for each idea, as the seed says it and as the English story text says it.
 STORY: Final[dict[str, Word]] = {
@@ -581,6 +691,11 @@ TRANSCRIPT: Final[dict[str, Word]] = {
     "harm_not_safety": (
         "this mode's harm is not safety but {harm}: {value}",
         "这个模式的害处不在安全，而在{harm}：{value}",
+    ),
+    # the same where this run showed none of it ("…: 0 s" read as a harm of nothing)
+    "harm_not_shown": (
+        "this mode's harm is not safety but {harm}, and this run showed none",
+        "这个模式的害处不在安全，而在{harm}；这一局没有出现",
     ),
     # the explorer's result where the mode's harm is not safety (its figure from a run)
     "harm_in_run": (
@@ -1096,7 +1211,7 @@ def result_line(result: str | None, error_code: str | None, lang: str) -> str:
         if value is True:
             parts.append(label)
         elif key == "by":
-            parts.append(f"{label} {person_name(str(value), lang) or value}")
+            parts.append(f"{label} {called(str(value), lang)}")
         elif value is not None:
             parts.append(f"{label} {value}")
     return " · ".join(parts)

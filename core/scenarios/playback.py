@@ -10,17 +10,17 @@ from dataclasses import dataclass
 
 from core.engine.config import LeaseConfig, Mode
 from core.engine.records import EventRow, dump_json
-from core.engine.vocabulary import EventKind
+from core.engine.vocabulary import RESTING_STATUSES, EventKind
 from core.scenarios.format import Expectation, Panel, Question, Scenario, Step
 from core.scenarios.glossary import SANDBOX_TITLE, SANDBOX_TITLE_ZH
 from core.scenarios.guess import GuessRound
 from core.scenarios.interview import Interview, Verdict
 from core.scenarios.panels import panel_for
-from core.scenarios.player import event_record, judge_expectation
+from core.scenarios.player import as_played, event_record, judge_expectation
 from core.sim.checker import ViolationKind
 from core.sim.simulation import IN_MEMORY, ActionError, ActionResult, Simulation
 from core.sim.snapshot import SNAPSHOT_PARTS, WITH_TIMELINE, Snapshot, SnapshotPart
-from core.sim.spec import SimSettings, TaskSpec, WorkerSpec, in_language
+from core.sim.spec import SimSettings, TaskSpec, WorkerSpec
 
 
 def sandbox_settings(mode: Mode = Mode.CORRECT) -> SimSettings:
@@ -182,6 +182,14 @@ class Playback:
         return self.forked or self.position >= self.step_count
 
     @property
+    def work_over(self) -> bool:
+        """Whether the run's work is over: it has tasks, and every one rests (done, dead, or
+        parked for a person), so nothing more happens until someone acts. A fork that
+        dropped the script ends there, and is reported as a script's end is."""
+        tasks = self.sim.snapshot(()).tasks
+        return bool(tasks) and all(t.row.status in RESTING_STATUSES for t in tasks)
+
+    @property
     def mode(self) -> Mode:
         return self.settings.mode
 
@@ -246,7 +254,9 @@ class Playback:
         self.sim.start()  # a step with nothing to do still begins the run
         stopped: ActionError | None = None
         try:
-            result = None if action is None else self.sim.apply(in_language(action, self.lang))
+            result = (
+                None if action is None else self.sim.apply(as_played(action, self.sim, self.lang))
+            )
         except ActionError as err:
             result, stopped = ActionResult(False, str(err), error=err), err
         snap = self.sim.snapshot(WITH_TIMELINE if step.expects else _TIMELINE_ONLY)

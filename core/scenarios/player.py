@@ -7,6 +7,7 @@ the pure function `check_expectation(exp, snapshot)`; a check carries the file's
 (`expect`) and the sentence the app shows for it in the run's language (`said`).
 """
 
+import dataclasses
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Final, Protocol
@@ -31,17 +32,27 @@ from core.scenarios.glossary import (
     box_contents,
     event_word,
     harm_word,
+    ledger_value,
     lookup,
     mode_word,
     pick,
     reason_word,
     violations_phrase,
 )
-from core.scenarios.report import Twin, report_record, run_report
+from core.scenarios.report import (
+    Twin,
+    due_again,
+    due_sentence,
+    held_sentence,
+    report_record,
+    run_report,
+)
 from core.scenarios.sentences import (
     expectation_sentence,
     late_page_sentence,
+    overlap_sentence,
     refused_page_sentence,
+    repeat_sentence,
     seam_sentence,
 )
 from core.scenarios.telling import act_sentence, event_sentence, run_stopped, span_words
@@ -49,7 +60,7 @@ from core.scenarios.writer import action_items
 from core.sim.books import check_books, late_pages
 from core.sim.rules import Harm, harm_figure
 from core.sim.snapshot import Snapshot
-from core.sim.spec import Action, SimSettings, in_language
+from core.sim.spec import Action, SimSettings, Write, in_language
 
 Record = dict[str, Any]
 
@@ -324,6 +335,18 @@ def event_of(record: Record) -> EventRow:
     )
 
 
+def as_played(action: Action, sim: object, lang: str) -> Action:
+    """A step's act as this run applies it, in the run's language: a write that gives no
+    page writes the one its worker's memory makes now (the sim's `own_page`), said in both
+    languages as a scripted page is, so the step's record shows what is written."""
+    if isinstance(action, Write) and action.value is None:
+        own = getattr(sim, "own_page", None)
+        page = own(action.worker, action.key) if callable(own) else None
+        if isinstance(page, str):
+            action = dataclasses.replace(action, value=page, value_zh=ledger_value(page, "zh"))
+    return in_language(action, lang)
+
+
 def play(
     scenario: Scenario,
     *,
@@ -362,23 +385,25 @@ def play(
         seen = max(seen, ev.seq)
         yield event_record(ev)
     books = _Books(lang)
+    seen_harm = _Seen(lang)
     for number, step in enumerate(scenario.steps, start=1):
+        action = None if step.action is None else as_played(step.action, sim, lang)
         record: Record = {
             "type": "step",
             "step": number,
             "line": step.line,
             "t": sim.now_ms / 1000,
             "say": step.narration(lang),
-            "do": dict(action_items(step.action)) if step.action is not None else None,
+            "do": dict(action_items(action)) if action is not None else None,
         }
-        if step.action is not None:  # the act in words, for the readable transcript
-            record["act"] = act_sentence(step.action, lang)
+        if action is not None:  # the act in words, for the readable transcript
+            record["act"] = act_sentence(action, lang)
         if step.question is not None:  # only then: files without questions print as before
             record.update(question_record(step.question, lang))
         yield record
-        if step.action is not None:
+        if action is not None:
             try:
-                sim.apply(in_language(step.action, lang))
+                sim.apply(action)
             except BorrowedKeysError as exc:
                 raise ScenarioError(
                     scenario.path,
@@ -394,7 +419,9 @@ def play(
                 yield event_record(ev)
                 if ev.event == EventKind.WRITE_REJECTED and ev.detail.get("value"):
                     refused.append(ev)
-            yield from books.after_step(number, sim.snapshot(), refused)
+            after = sim.snapshot()
+            yield from books.after_step(number, after, refused)
+            yield from seen_harm.after_step(number, after)
         if step.expects:
             snap = sim.snapshot()
             for exp in step.expects:
@@ -415,7 +442,7 @@ def play(
                 }
     snap = sim.snapshot()
     mode = scenario.settings.mode
-    harm = harm_figure(mode, snap.metrics.wasted_steps, snap.metrics.recovery_time_ms)
+    harm = harm_figure(mode, snap.metrics.wasted_steps, snap.metrics.out_of_reach_ms)
     correct = twin(scenario, lang) if twin is not None and mode is not Mode.CORRECT else None
     yield {
         "type": "summary",
@@ -457,6 +484,7 @@ class _Books:
                     snap.ledger,
                     self.lang,
                     reason=str(ev.reason or "fenced"),
+                    fence_token=ev.fence_token,
                 ),
             }
         stale = snap.stale_pages
@@ -497,7 +525,84 @@ class _Books:
                 "writer": row.writer,
                 "meets": None,
                 "sum": None,
-                "say": late_page_sentence(row, newest.get(row.task_id), self.lang),
+                "say": late_page_sentence(
+                    row, newest.get(row.task_id), self.lang, snap.stale_over.get(row.key)
+                ),
+            }
+
+
+class _Seen:
+    """What the books cannot show, as the app shows it, said here in the same words: two
+    live leases of one task at once (who, which leases, from when to when), each
+    application of a side effect beyond its first, with what it cost, a task out of reach
+    while it still is (for how long so far, until when its lease holds it), and the steps
+    already worked that are due again once the work is lost."""
+
+    def __init__(self, lang: str) -> None:
+        self.lang = lang
+        self.overlaps: dict[tuple[str, int, int], int | None] = {}
+        self.calls = 0
+        self.held: str | None = None
+        self.due: dict[str, set[int]] = {}
+
+    def after_step(self, step: int, snap: Snapshot) -> Iterator[Record]:
+        for o in snap.overlaps:
+            key = (o.task_id, o.older_lease_token, o.newer_lease_token)
+            if key in self.overlaps and self.overlaps[key] == o.end:
+                continue
+            self.overlaps[key] = o.end
+            yield {
+                "type": "overlap",
+                "step": step,
+                "task": o.task_id,
+                "workers": [o.older_worker, o.newer_worker],
+                "lease_tokens": [o.older_lease_token, o.newer_lease_token],
+                "from": o.start / 1000,
+                "until": None if o.end is None else o.end / 1000,
+                "say": overlap_sentence(o, snap.now_ms, self.lang),
+            }
+        calls = snap.effect_calls
+        for call in calls[self.calls :]:
+            said = repeat_sentence(call, self.lang)
+            if said is None:
+                continue
+            yield {
+                "type": "repeat",
+                "step": step,
+                "key": call.key,
+                "worker": call.worker_id,
+                "t": call.at / 1000,
+                "times": call.applied_times,
+                "fence_token": call.fence_token,
+                "amount": call.amount,
+                "say": said,
+            }
+        self.calls = max(self.calls, len(calls))
+        held = held_sentence(snap, self.lang)
+        if held is not None and held != self.held:
+            m = snap.metrics
+            yield {
+                "type": "reach",
+                "step": step,
+                "task": m.out_of_reach_task,
+                "so_far": m.out_of_reach_now_ms / 1000,
+                "until": None if m.out_of_reach_until is None else m.out_of_reach_until / 1000,
+                "say": held,
+            }
+        self.held = held
+        for due in due_again(snap):
+            said_before = self.due.setdefault(due.task_id, set())
+            if set(due.steps) <= said_before:
+                continue  # a redo under way says nothing new
+            said_before.update(due.steps)
+            yield {
+                "type": "due",
+                "step": step,
+                "task": due.task_id,
+                "worker": due.worker_id,
+                "from_step": due.start,
+                "steps": list(due.steps),
+                "say": due_sentence(due, self.lang),
             }
 
 
@@ -576,6 +681,8 @@ def harm_text(name: str, value: int, lang: str) -> str:
     """A harm that is not safety, with its figure: "this mode's harm is not safety but
     steps done again: 3" (a time is a duration, in the units of the run's language: "60 分
     5 秒", never "3605s" in a Chinese line)."""
+    if not value:
+        return word("harm_not_shown", lang, harm=harm_word(name, lang))
     shown = span_words(value, lang) if name == Harm.TIME_OUT_OF_REACH else str(value)
     return word("harm_not_safety", lang, harm=harm_word(name, lang), value=shown)
 
@@ -694,6 +801,10 @@ def render_line(record: Record, lang: str = "en", *, toml: bool = False) -> list
     if kind == "books":
         style = "bold red" if "broken" in record else "bold"  # a redo is no second world
         return [(f"  {'✗' if 'broken' in record else '•'} {record['say']}\n", style)]
+    if kind in ("overlap", "repeat"):
+        return [(f"  ✗ {record['say']}\n", "bold red")]
+    if kind in ("reach", "due"):
+        return [(f"  • {record['say']}\n", "bold yellow")]
     if kind == "summary":
         violations = record["violations"]
         shown = violations_phrase(violations, lang) or word("none", lang)

@@ -19,12 +19,13 @@ from core.engine.config import Mode
 from core.engine.durations import format_clock
 from core.engine.errors import RejectReason
 from core.engine.records import EventRow
-from core.engine.vocabulary import EventKind
+from core.engine.vocabulary import EventKind, Operation, TaskStatus
 from core.scenarios.glossary import Word, harm_word, lookup, mode_name, violation_word
-from core.scenarios.telling import event_sentence, span_words
-from core.sim.books import broken_pages, check_books
+from core.scenarios.telling import event_sentence, spaced, span_words, task_words, who
+from core.sim.books import broken_pages, check_books, page_step
 from core.sim.rules import MODE_HARM, Harm, ViolationKind
 from core.sim.snapshot import Snapshot
+from core.sim.spec import WorkerState
 
 # The report's words, in both languages (the app, `play` and the exported page say these).
 REPORT: Final[dict[str, Word]] = {
@@ -72,9 +73,40 @@ REPORT: Final[dict[str, Word]] = {
     "reach": ("{time} out of reach", "任务无人可接 {time}"),
     "reach_none": ("never out of reach", "任务从未无人可接"),
     # the header's light where the mode's harm happened and no safety rule broke
+    # the steps already done again and those a holder must still do again: once the
+    # work is lost the harm is certain, though the redo is still to come
     "header_steps_done_again": (
-        "steps done again {value} (correct run: {correct})",
-        "重做 {value} 步（正确做法 {correct} 步）",
+        "steps done or due again {value} (correct run: {correct})",
+        "重做和待重做 {value} 步（正确做法 {correct} 步）",
+    ),
+    # steps already worked that will be worked again, said once the work is lost
+    "due_held": (
+        "{who} works {task} from step {start}: {steps}, already worked, must be done again.",
+        "{who}从第 {start} 步做起 {task}：已经做过的{steps}还得再做一遍。",
+    ),
+    "due_next": (
+        "Whoever takes {task} next starts at step {start}: {steps}, already worked, must be "
+        "done again.",
+        "下一个领到 {task} 的人从第 {start} 步做起：已经做过的{steps}还得再做一遍。",
+    ),
+    "due_step": ("step {steps}", "第 {steps} 步"),
+    "due_steps": ("steps {steps}", "第 {steps} 步"),
+    # a task out of reach now, said while its lease still holds it or it waits for a claim
+    "held_until": (
+        "{task} has been out of reach for {so_far}, since its holder's last sign of life: "
+        "its lease holds it until {until}.",
+        "{task} 已经无人可接 {so_far}，从持有人最后一次报平安算起：它的租约要到 {until} 才放手。",
+    ),
+    "held_for_ever": (
+        "{task} has been out of reach for {so_far}, since its holder's last sign of life, "
+        "and no lease end will let it go.",
+        "{task} 已经无人可接 {so_far}，从持有人最后一次报平安算起，"
+        "而且没有哪个到期时刻会放它出来。",
+    ),
+    "held_waiting": (
+        "{task} has been out of reach for {so_far}, since its holder's last sign of life: "
+        "its lease has run out, and it waits for a claim.",
+        "{task} 已经无人可接 {so_far}，从持有人最后一次报平安算起：租约已经到期，等着有人来领。",
     ),
     "header_time_out_of_reach": (
         "out of reach {value} (correct run: {correct})",
@@ -99,6 +131,10 @@ class Bill:
     effects_doubled: int = 0  # applications beyond the first, over every idempotency key
     steps_redone: int = 0
     out_of_reach_ms: int = 0
+    # steps a holder must still do again (pages of older leases, and pages refused, at or
+    # past the step its worker is on, or past what the next claimant will read): a figure
+    # of the moment, which the header counts with those done; not in the record
+    steps_due: int = 0
 
     def as_record(self) -> dict[str, int]:
         return {
@@ -121,8 +157,107 @@ def bill_of(snap: Snapshot) -> Bill:
         off_by=sum(abs(s.before_total + s.after_amount - s.after_total) for s in seams),
         effects_doubled=sum(max(0, e.applied_count - 1) for e in snap.effects),
         steps_redone=snap.metrics.wasted_steps,
-        out_of_reach_ms=snap.metrics.recovery_time_ms,
+        # a task still out of reach at the end counts (a stuck one was said "never out of
+        # reach", since no claim ever ended its wait)
+        out_of_reach_ms=snap.metrics.out_of_reach_ms,
+        steps_due=steps_due_again(snap),
     )
+
+
+@dataclass(frozen=True, slots=True)
+class Due:
+    """Steps of a task already worked that will be worked again: who works the task on
+    (None: whoever claims it next), from which step, and the steps due again."""
+
+    task_id: str
+    worker_id: str | None
+    start: int
+    steps: tuple[int, ...]
+
+
+def due_again(snap: Snapshot) -> tuple[Due, ...]:
+    """The steps already worked that a holder will have to work again: "下一位拿到的只是空白
+    现场，成本会被重复执行吃掉". For a task its current holder works, each step at or past
+    the one it is on with a page from an older lease in the ledger, or a page refused; for
+    a task whose holder is down or whose lease ran out, each such step past what the next
+    claimant will read (its box, none under mistake four, and under an unread box none
+    either)."""
+    workers = {w.id: w for w in snap.workers}
+    out = []
+    for view in snap.tasks:
+        row = view.row
+        if row.status != TaskStatus.RUNNING:
+            continue
+        holder = workers.get(row.owner_id or "")
+        worker: str | None = None
+        if (
+            holder is not None
+            and holder.task_id == row.task_id
+            and holder.lease_token == row.lease_token
+            and holder.state not in (WorkerState.DEAD, WorkerState.STALLED)
+            and (view.remaining_ms is None or view.remaining_ms >= 0)
+        ):
+            worker, start = holder.id, holder.step or 1
+            current: tuple[str | None, int] | None = (row.owner_id, row.fence_token)
+        else:
+            unread = snap.mode in (Mode.NO_CHECKPOINT, Mode.UNREAD_CHECKPOINT)
+            start, current = 1 if unread else (view.checkpoint_step or 0) + 1, None
+        steps = {
+            n
+            for p in snap.ledger
+            if p.task_id == row.task_id
+            and (n := page_step(p)) is not None
+            and n >= start
+            and _of_an_older_lease(p.writer, p.fence_token, current)
+        }
+        written = {p.key for p in snap.ledger if p.task_id == row.task_id}
+        steps |= {
+            n
+            for r in snap.rejections
+            if r.operation == Operation.WRITE
+            and r.task_id == row.task_id
+            and r.key is not None
+            and r.key not in written
+            and r.reason != RejectReason.PARTITIONED
+            and (n := _key_step(r.key, row.task_id)) is not None
+            and n >= start
+        }
+        if steps:
+            out.append(Due(row.task_id, worker, start, tuple(sorted(steps))))
+    return tuple(out)
+
+
+def steps_due_again(snap: Snapshot) -> int:
+    """How many steps already worked are due again, over every task (`due_again`)."""
+    return sum(len(due.steps) for due in due_again(snap))
+
+
+def due_sentence(due: Due, lang: str) -> str:
+    """Steps due again, said: who works the task from which step, and which steps already
+    worked it must work again."""
+    numbers = ("、" if lang == "zh" else ", ").join(map(str, due.steps))
+    fill = {
+        "task": task_words(due.task_id, lang),
+        "start": due.start,
+        "steps": word("due_step" if len(due.steps) == 1 else "due_steps", lang, steps=numbers),
+    }
+    if due.worker_id is None:
+        return spaced(word("due_next", lang, **fill), lang)
+    return spaced(word("due_held", lang, **fill, who=who(due.worker_id, lang)), lang)
+
+
+def _of_an_older_lease(writer: str, fence: int, current: tuple[str | None, int] | None) -> bool:
+    """Whether a page was written under another lease than the holder's (`current`: its
+    worker and fence token; None: no holder works the task, so any page is another's)."""
+    if current is None:
+        return True
+    owner, token = current
+    return fence < token if fence and token else writer != owner
+
+
+def _key_step(key: str, task_id: str) -> int | None:
+    prefix, _, step = key.rpartition("/")
+    return int(step) if prefix == task_id and step.isdigit() and int(step) > 0 else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -325,6 +460,23 @@ def _reach_proof(events: Sequence[EventRow]) -> tuple[EventRow, ...]:
     return _kept(sign, fault, expired, claim)
 
 
+def _held_proof(events: Sequence[EventRow], task: str | None) -> tuple[EventRow, ...]:
+    """A task out of reach still, at the end: the claim its holder took it by, the holder's
+    last sign of life, what silenced it, and the expiry if its lease has run out since (no
+    claim has ended the wait yet)."""
+    sign = _last(events, lambda ev: ev.task_id == task and ev.event in _SIGNS_OF_LIFE)
+    if sign is None:
+        return ()
+    claim = _last(
+        [e for e in events if e.seq <= sign.seq],
+        lambda e: e.event == EventKind.CLAIMED and e.task_id == task,
+    )
+    after = [e for e in events if e.seq > sign.seq]
+    fault = _first(after, lambda e: e.event in _FAULTS and e.worker_id == sign.worker_id)
+    expired = _first(after, lambda e: e.event == EventKind.LEASE_EXPIRED and e.task_id == task)
+    return _kept(claim, sign, fault, expired)
+
+
 def _harm_shown(mode: Mode, bill: Bill, twin: Twin | None) -> Harm | None:
     """The mode's harm that is not safety, if this run shows more of it than the correct
     run does (with no correct run to set it beside, any of it)."""
@@ -357,7 +509,13 @@ def run_report(
             findings.append(Finding(kind.value, ()))
     harm = _harm_shown(mode, bill, None if mode is Mode.CORRECT else twin)
     if harm is not None:
-        proof = _redone_proof(events) if harm is Harm.STEPS_DONE_AGAIN else _reach_proof(events)
+        m = snap.metrics
+        if harm is Harm.STEPS_DONE_AGAIN:
+            proof = _redone_proof(events)
+        elif m.out_of_reach_now_ms > m.recovery_time_ms:  # still out of reach at the end
+            proof = _held_proof(events, m.out_of_reach_task)
+        else:
+            proof = _reach_proof(events)
         findings.append(Finding(harm.value, proof))
     return RunReport(mode, tuple(findings), bill, None if mode is Mode.CORRECT else twin)
 
@@ -481,12 +639,42 @@ def header_words(harm: Harm, value: int, correct: int, lang: str) -> str:
     return word(f"header_{harm.value}", lang, value=shown, correct=against)
 
 
+def _at_this_moment(harm: Harm, bill: Bill) -> int:
+    """A harm's figure as the header says it now: the steps done again and those due again
+    (the work is lost and must be done again, though the redo is to come), or the longest a
+    task was or is out of reach."""
+    if harm is Harm.STEPS_DONE_AGAIN:
+        return bill.steps_redone + bill.steps_due
+    return bill.out_of_reach_ms
+
+
 def harm_against(mode: Mode, bill: Bill, twin: Twin | None) -> tuple[Harm, int, int] | None:
     """For the header: the mode's harm that is not safety, its figure in this run and in the
-    correct run, when this run shows more of it (None otherwise)."""
-    harm = _harm_shown(mode, bill, twin)
+    correct run to the same point, when this run shows more of it (None otherwise): never a
+    green "safe" while the mode's harm is under way."""
+    harm = MODE_HARM.get(mode)
     if harm is None or twin is None:
         return None
-    if harm is Harm.STEPS_DONE_AGAIN:
-        return harm, bill.steps_redone, twin.bill.steps_redone
-    return harm, bill.out_of_reach_ms, twin.bill.out_of_reach_ms
+    value, correct = _at_this_moment(harm, bill), _at_this_moment(harm, twin.bill)
+    return (harm, value, correct) if value > correct else None
+
+
+def held_sentence(snap: Snapshot, lang: str) -> str | None:
+    """A task out of reach right now, said: for how long so far, and until when its lease
+    holds it (or that nothing will let it go, or that it waits for a claim); None when no
+    task is. "租期太长会把恢复时间也一起拉长。一个已经死掉的 worker 会霸占任务很久" """
+    m = snap.metrics
+    if not m.out_of_reach_now_ms or m.out_of_reach_task is None:
+        return None
+    fill: dict[str, object] = {
+        "task": task_words(m.out_of_reach_task, lang),
+        "so_far": span_words(m.out_of_reach_now_ms, lang),
+    }
+    if m.out_of_reach_until is not None:
+        until = format_clock(m.out_of_reach_until).removesuffix(".000")
+        return spaced(word("held_until", lang, **fill, until=until), lang)
+    expired = any(
+        t.task_id == m.out_of_reach_task and t.remaining_ms is not None and t.remaining_ms < 0
+        for t in snap.tasks
+    )
+    return spaced(word("held_waiting" if expired else "held_for_ever", lang, **fill), lang)

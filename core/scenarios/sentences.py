@@ -12,14 +12,16 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Final
 
 from core.engine.durations import format_clock, format_duration
+from core.engine.people import called
 from core.engine.records import LedgerRow
 from core.scenarios import glossary
 from core.scenarios.format import Expectation, ExpectValue, Scenario
-from core.scenarios.glossary import BOOKS, Word, ledger_value, page_words
-from core.scenarios.telling import span_words
+from core.scenarios.glossary import BOOKS, SEEN, Word, ledger_value, page_words
+from core.scenarios.telling import spaced, span_words, task_words
 from core.sim.books import Seam, check_books, figures, late_pages, page_step, refused_page
-from core.sim.snapshot import Snapshot
+from core.sim.snapshot import EffectCall, Snapshot
 from core.sim.spec import Action, Advance
+from core.sim.timeline import Overlap
 
 FORMS: Final[dict[str, Word]] = {
     # a task: "{task} is running, held by Acheng, fence token 2"
@@ -98,7 +100,7 @@ def _form(key: str, lang: str, **fill: object) -> str:
 
 def _who(worker_id: str, lang: str) -> str:
     """The story's people by their names (阿澄, Acheng); other workers by their ids."""
-    return glossary.person_name(worker_id, lang) or worker_id
+    return called(worker_id, lang)
 
 
 def _times(n: int, lang: str) -> str:
@@ -142,7 +144,7 @@ def _sentence(head: str | None, tails: list[str], lang: str, *, after: str) -> s
 
 
 def _task(exp: Expectation, lang: str) -> str:
-    task = exp.value
+    task = task_words(exp.value, lang)
     head: str | None = None
     tails = []
     for key, v in exp.params:
@@ -177,7 +179,9 @@ def _worker(exp: Expectation, lang: str) -> str:
             head = _form("worker_state", lang, who=who, state=glossary.state_word(str(v), lang))
         elif key == "holds":
             tails.append(
-                _form("worker_holds", lang, task=v) if v else _form("worker_holds_nothing", lang)
+                _form("worker_holds", lang, task=task_words(str(v), lang))
+                if v
+                else _form("worker_holds_nothing", lang)
             )
         elif v is None or v == 0:
             tails.append(_form(f"worker_no_{key}", lang))  # a token never issued to it
@@ -187,7 +191,7 @@ def _worker(exp: Expectation, lang: str) -> str:
 
 
 def _ledger(exp: Expectation, lang: str) -> str:
-    page = exp.value
+    page = _page_key(exp.value, lang)
     tails = []
     for name, v in exp.params:
         if name == "writer":
@@ -208,6 +212,14 @@ def _ledger(exp: Expectation, lang: str) -> str:
     return _sentence(None, tails, lang, after=_form("ledger_head", lang, page=page))
 
 
+def _page_key(key: str, lang: str) -> str:
+    """A page's key as a sentence names it: "floor6/3" in English, 第六层第 3 in Chinese."""
+    task, sep, n = key.rpartition("/")
+    if lang != "zh" or not sep or not n.isdigit():
+        return key
+    return f"{task_words(task, lang)}第 {n}"
+
+
 def _rejected(exp: Expectation, lang: str) -> str:
     reason = (
         _form("any_reason", lang) if exp.value == "any" else glossary.reason_word(exp.value, lang)
@@ -216,7 +228,7 @@ def _rejected(exp: Expectation, lang: str) -> str:
     if worker is not None:
         who = _who(str(worker), lang)
     elif task is not None:
-        who = _form("rejected_task", lang, task=task)
+        who = _form("rejected_task", lang, task=task_words(str(task), lang))
     else:
         who = _form("rejected_anyone", lang)
     if count == 0 and worker is None and task is None:
@@ -278,7 +290,7 @@ def expectation_sentence(exp: Expectation, lang: str = "en") -> str:
     make = SUBJECTS.get(str(exp.subject))
     if make is None:
         return exp.to_toml()
-    sentence = make(exp, lang)
+    sentence = spaced(make(exp, lang), lang)  # a task named in characters placed
     if lang == "zh":
         # a space between Latin letters or digits and Chinese ("A 被拒收", not "A被拒收")
         sentence = _LATIN_CJK.sub(r"\1 \2", _CJK_LATIN.sub(r"\1 \2", sentence))
@@ -366,6 +378,13 @@ def checked(scenario: Scenario, lang: str = "en") -> str:
 # -- the books ---------------------------------------------------------------------------
 
 
+def _books(key: str, lang: str, /, **fill: object) -> str:
+    """A sentence of the books in `lang`: the cast by their names, and a worker the story
+    does not name by its id standing apart from the characters beside it ("worker-x 本来要
+    写的", never "worker-x本来要写的")."""
+    return spaced(glossary.lookup(BOOKS, key, lang, **fill), lang)
+
+
 def _page(key: str, task_id: str | None) -> str:
     """A page's number when its key is `<task>/<n>`, else its key."""
     prefix, _, n = key.rpartition("/")
@@ -417,8 +436,7 @@ def seam_sentence(
         if step is not None:
             done_again.add(step)
         said = figures(redo.value)
-        return glossary.lookup(
-            BOOKS,
+        return _books(
             "redone",
             lang,
             page=step or redo.key,
@@ -431,8 +449,7 @@ def seam_sentence(
             **sums,
         )
     stale, other = seam.stale, seam.other
-    return glossary.lookup(
-        BOOKS,
+    return _books(
         "broken" if stale is seam.before else "broken_on",
         lang,
         page=page_step(stale) or stale.key,
@@ -446,15 +463,21 @@ def seam_sentence(
     )
 
 
-def late_page_sentence(row: LedgerRow, newest: int | None, lang: str = "en") -> str:
-    """A stale page that no break of the chain names: where two worlds meet all the same."""
-    return glossary.lookup(
-        BOOKS,
-        "late",
-        lang,
-        page=page_step(row) or row.key,
-        stale=_who(row.writer, lang),
-        stale_fence=_late_fence(row, newest, lang),
+def late_page_sentence(
+    row: LedgerRow, newest: int | None, lang: str = "en", over: tuple[str, int] | None = None
+) -> str:
+    """A stale page that no break of the chain names: where two worlds meet all the same;
+    `over`, the writer and fence token of the accepted page it was written over."""
+    fill = {
+        "page": page_step(row) or row.key,
+        "stale": _who(row.writer, lang),
+        "stale_fence": _late_fence(row, newest, lang),
+    }
+    if over is None:
+        return _books("late", lang, **fill)
+    writer, token = over
+    return _books(
+        "late_over", lang, **fill, over=_who(writer, lang), over_fence=_fence(token, lang)
     )
 
 
@@ -473,7 +496,11 @@ def books_sentences(snap: Snapshot, lang: str = "en") -> tuple[tuple[str, str, b
         for seam in seams
     ]
     out += [
-        (row.key, late_page_sentence(row, newest.get(row.task_id), lang), True)
+        (
+            row.key,
+            late_page_sentence(row, newest.get(row.task_id), lang, snap.stale_over.get(row.key)),
+            True,
+        )
         for row in late_pages(snap.ledger, stale, seams)
     ]
     return tuple(out)
@@ -488,10 +515,13 @@ def refused_page_sentence(
     lang: str = "en",
     forms: Mapping[str, Word] | None = None,
     reason: str = "fenced",
+    fence_token: int | None = None,
 ) -> str:
     """What a refused page would have written, which check refused it (the fence, or the
-    lease check, by the refusal's `reason`) and whose total it would have covered; a
-    scripted page in `lang` whichever language it was written in (`forms`, as
+    lease check, by the refusal's `reason`) and what it would have done: whose total it
+    would have covered, or, for a page that says no total, whose accepted page (and under
+    which token: the refused write's is `fence_token`), or that the page was still empty;
+    a scripted page in `lang` whichever language it was written in (`forms`, as
     `page_words`)."""
     fill = {
         "who": _who(who or "", lang),
@@ -501,11 +531,13 @@ def refused_page_sentence(
     fenced = reason == "fenced"
     if not fenced:
         fill["reason"] = glossary.reason_word(reason, lang)
-    over = refused_page(value, key, ledger)
+    rows = tuple(ledger)
+    over = refused_page(value, key, rows)
     if over is None:
-        return glossary.lookup(BOOKS, "refused" if fenced else "refused_lease", lang, **fill)
-    return glossary.lookup(
-        BOOKS,
+        said = _books("refused" if fenced else "refused_lease", lang, **fill)
+        tail = _over_page(value, key, rows, lang, forms, who or "", fence_token)
+        return said + ("" if lang == "zh" else " ") + tail
+    return _books(
         "refused_over" if fenced else "refused_lease_over",
         lang,
         **fill,
@@ -513,6 +545,32 @@ def refused_page_sentence(
         over=_who(over.over.writer, lang),
         over_total=over.over_total,
     )
+
+
+def _over_page(
+    value: str,
+    key: str,
+    ledger: Iterable[LedgerRow],
+    lang: str,
+    forms: Mapping[str, Word] | None,
+    who: str,
+    fence_token: int | None,
+) -> str:
+    """What a refused page that says no total would have done: the accepted page it would
+    have covered (whose, under which token, what it says), or that its key was empty."""
+    there = next((row for row in ledger if row.key == key), None)
+    page = page_step(there) if there is not None else None
+    if there is None:
+        return _books("over_nothing", lang, page=_page(key, None))
+    fill = {
+        "over": _who(there.writer, lang),
+        "page": page or there.key,
+        "over_fence": _fence(there.fence_token, lang),
+    }
+    if page_words(there.value, lang, forms) == page_words(value, lang, forms):
+        fence = _fence(fence_token or 0, lang)
+        return _books("over_same", lang, **fill, who=_who(who, lang), fence=fence)
+    return _books("over_page", lang, **fill, there=page_words(there.value, lang, forms))
 
 
 def refused_note(snap: Snapshot, lang: str) -> str | None:
@@ -531,6 +589,7 @@ def refused_note(snap: Snapshot, lang: str) -> str | None:
         lang,
         snap.page_forms,
         refused.reason,
+        refused.fence_token,
     )
 
 
@@ -540,3 +599,75 @@ def page_fence(token: int, newest: int | None, lang: str = "en") -> str:
     if newest is None or newest <= token:
         return str(token)
     return glossary.lookup(BOOKS, "newest", lang, page=token, newest=newest)
+
+
+# -- what the books do not show: two live leases at once, a side effect applied again ----------
+
+
+def overlap_sentence(overlap: Overlap, now: int, lang: str = "en") -> str:
+    """Two live leases at once, said: whose, which leases, from when to when, and the
+    store's own expiry of the older one (the app's Belief vs truth and `play` alike)."""
+    end = now if overlap.end is None else overlap.end
+    said = glossary.lookup(
+        SEEN,
+        "tl_overlap_now" if overlap.end is None else "tl_overlap",
+        lang,
+        first=_who(overlap.older_worker, lang),
+        second=_who(overlap.newer_worker, lang),
+        old=overlap.older_lease_token,
+        new=overlap.newer_lease_token,
+        start=_clock(overlap.start),
+        end=_clock(end),
+        span=span_words(end - overlap.start, lang),
+        until="—" if overlap.older_live_until is None else _clock(overlap.older_live_until),
+    )
+    return spaced(said, lang) + ("。" if lang == "zh" else ".")
+
+
+def effect_call_words(call: EffectCall, lang: str = "en") -> str:
+    """Which call of a side effect a row is: "step 3: the internal API"."""
+    what = (
+        glossary.lookup(SEEN, f"effect_{call.effect}", lang)
+        if call.effect == "api_call"
+        else call.effect
+    )
+    if call.step is None:
+        return what
+    return glossary.lookup(SEEN, "effect_step", lang, step=call.step, what=what)
+
+
+def repeat_words(call: EffectCall, lang: str = "en") -> str | None:
+    """What an application of an effect beyond its first cost: "charged twice: 2 × 120"
+    (or, where its payload names no amount, how many times it ran); None for a first
+    application or a repeat answered from the first."""
+    if call.deduplicated or call.applied_times < 2:
+        return None
+    if call.amount is None:
+        return glossary.lookup(SEEN, "effect_again", lang, n=call.applied_times)
+    key = "effect_charged_2" if call.applied_times == 2 else "effect_charged"
+    return glossary.lookup(SEEN, key, lang, n=call.applied_times, amount=call.amount)
+
+
+def repeat_sentence(call: EffectCall, lang: str = "en") -> str | None:
+    """A side effect applied again, as a sentence: when, who, which call, under which fence
+    token, and what it cost ("Idempotency 负责“重复做时别把世界打坏”"); None for a call
+    that is no repeat."""
+    outcome = repeat_words(call, lang)
+    if outcome is None:
+        return None
+    fence = (
+        ""
+        if call.fence_token is None
+        else glossary.lookup(SEEN, "effect_fence", lang, n=call.fence_token)
+    )
+    said = glossary.lookup(
+        SEEN,
+        "effect_repeat",
+        lang,
+        at=_clock(call.at),
+        who=_who(call.worker_id, lang),
+        call=effect_call_words(call, lang),
+        fence=fence,
+        outcome=outcome,
+    )
+    return spaced(said, lang)

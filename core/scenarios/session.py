@@ -23,10 +23,11 @@ from core.scenarios.playback import Mark as Mark
 from core.scenarios.playback import StepOutcome as StepOutcome
 from core.scenarios.playback import judge as judge
 from core.scenarios.playback import sandbox_settings as sandbox_settings
+from core.scenarios.player import as_played
 from core.scenarios.writer import dump_scenario, recorded_say
 from core.sim.checker import ViolationKind
 from core.sim.simulation import Simulation
-from core.sim.spec import Advance, in_language
+from core.sim.spec import Advance
 
 
 def figures_expectations(violations: dict[str, int]) -> tuple[Expectation, ...]:
@@ -105,7 +106,7 @@ class Session(History):
         try:
             for step in self.steps[: self.position]:
                 if step.action is not None:
-                    sim.apply(in_language(step.action, self.lang))
+                    sim.apply(as_played(step.action, sim, self.lang))
                 out.append(judge(step.expects, sim.snapshot()) if step.expects else ())
         finally:
             sim.close()

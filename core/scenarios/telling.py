@@ -14,6 +14,7 @@ from typing import Any, Final
 
 from core.engine.durations import format_clock
 from core.engine.errors import BorrowedKeysError, ConfigError, LeaseRejected
+from core.engine.people import called
 from core.engine.records import EventRow
 from core.engine.vocabulary import REJECTIONS, EventKind
 from core.scenarios import glossary
@@ -177,7 +178,7 @@ def who(worker_id: str | None, lang: str) -> str:
     """The story's people by their names (阿澄, Acheng); another worker by its id."""
     if not worker_id:
         return ""
-    return glossary.person_name(worker_id, lang) or worker_id
+    return called(worker_id, lang)
 
 
 # A worker the story does not name is called by its id ("worker-a", "A"): in a Chinese
@@ -190,8 +191,44 @@ _GLUED = re.compile(
 
 
 def spaced(sentence: str, lang: str) -> str:
-    """A Chinese sentence with a space between a Latin word and a character beside it."""
-    return _GLUED.sub(" ", sentence) if lang == "zh" else sentence
+    """A Chinese sentence with a space between a Latin word and a character beside it; a
+    task named in characters (`task_words`) sits against the characters beside it, without
+    the space its id would need."""
+    if lang != "zh":
+        return sentence
+    sentence = _NAMED_TASK_LEFT.sub(r"\1", sentence)
+    sentence = _NAMED_TASK_RIGHT.sub(r"\1", sentence)
+    return _GLUED.sub(" ", sentence.replace(_TASK_MARK, ""))
+
+
+def page_key_words(
+    key: str | None, task_id: str | None, lang: str, *, named: bool = False
+) -> str | None:
+    """A page's key as a Chinese sentence names it: "floor6/3" of floor6 is 第 3 where its
+    task is named beside it, 第六层第 3 (`named`) where it is not; any other key, and every
+    key in English, as written."""
+    if key is None or lang != "zh" or not task_id:
+        return key
+    task, _, page = key.rpartition("/")
+    if task != task_id or not page.isdigit():
+        return key
+    task = glossary.task_name(task_id, lang) if named else ""
+    return f"{_TASK_MARK}{task}第 {page}{_TASK_MARK}"
+
+
+# A task in a sentence is marked until `spaced` has placed it: "领到 第六层" is "领到第六层",
+# "领到 t9" keeps its space.
+_TASK_MARK = "\x1f"
+_NAMED_TASK_LEFT = re.compile(rf"(?<=[\u4e00-\u9fff]) {_TASK_MARK}([\u4e00-\u9fff])")
+_NAMED_TASK_RIGHT = re.compile(rf"([\u4e00-\u9fff]){_TASK_MARK} (?=[\u4e00-\u9fff])")
+
+
+def task_words(task_id: str | None, lang: str) -> str:
+    """A task as a sentence names it: its id, or on a Chinese screen its name ("第六层"),
+    marked for `spaced` to place."""
+    if not task_id or lang != "zh":
+        return task_id or ""
+    return f"{_TASK_MARK}{glossary.task_name(task_id, lang)}{_TASK_MARK}"
 
 
 def operation_noun(name: str, lang: str) -> str:
@@ -227,14 +264,17 @@ def refusal_sentence(
     page_fence: int | None = None,
 ) -> str:
     """A refused (or undelivered) call in one sentence, with the tokens that decided it."""
-    name, task_id = who(worker, lang), task or ""
+    name, task_id = who(worker, lang), task_words(task, lang)
+    key = page_key_words(key, task, lang)
     op = operation_noun(operation, lang)
     if reason == "partitioned":
         # the call never reached the store: nothing refused it
         if not task_id:
             return _pick(REFUSAL_FORMS, "undelivered_claim", lang, who=name)
         form = "undelivered_page" if key else "undelivered"
-        return _pick(REFUSAL_FORMS, form, lang, who=name, op=op, task=task_id, key=key)
+        return spaced(
+            _pick(REFUSAL_FORMS, form, lang, who=name, op=op, task=task_id, key=key), lang
+        )
     why = glossary.reason_word(reason, lang)
     (its_lease, its_fence), (now_lease, now_fence) = its, current
     if reason == "fenced" and its_fence is not None:
@@ -260,7 +300,7 @@ def event_sentence(ev: EventRow, lang: str) -> str:
     """One line of the register as a sentence in `lang` (without its time)."""
     d = ev.detail
     name = who(ev.worker_id, lang)
-    task = ev.task_id or ""
+    task = task_words(ev.task_id, lang)
     if ev.event in REJECTIONS:
         return refusal_sentence(
             worker=ev.worker_id,
@@ -279,7 +319,7 @@ def event_sentence(ev: EventRow, lang: str) -> str:
     fill: dict[str, object] = {
         "who": name,
         "task": task,
-        "key": d.get("key") or "",
+        "key": page_key_words(d.get("key") or "", ev.task_id, lang, named=True) or "",
         "step": d.get("step", ""),
         "tokens": "",
         "until": "",
@@ -371,7 +411,7 @@ def act_sentence(action: object, lang: str, *, capital: bool = True) -> str:
     by = getattr(action, "by_ms", 0)
     fill = {
         "who": who(getattr(action, "worker", None), lang),
-        "task": getattr(action, "task", None) or "",
+        "task": task_words(getattr(action, "task", None), lang),
         "step": getattr(action, "step", ""),
         "key": getattr(action, "key", ""),
         "factor": f"{getattr(action, 'factor', 1):g}",

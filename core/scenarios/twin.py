@@ -9,7 +9,15 @@ from dataclasses import dataclass, field
 
 from core.engine.config import Mode
 from core.scenarios.format import Scenario
-from core.scenarios.report import Bill, RunReport, Twin, bill_of, harm_against, run_report
+from core.scenarios.report import (
+    Bill,
+    RunReport,
+    Twin,
+    bill_of,
+    harm_against,
+    run_report,
+    steps_due_again,
+)
 from core.scenarios.session import Recorded, Session
 from core.sim.rules import MODE_HARM, Harm
 from core.sim.simulation import ActionError
@@ -138,8 +146,19 @@ def header_harm(session: Session, snap: Snapshot) -> tuple[Harm, int, int] | Non
     if harm is None:
         return None
     figures = snap.metrics
-    value = figures.wasted_steps if harm is Harm.STEPS_DONE_AGAIN else figures.recovery_time_ms
+    # the steps due again are read from the ledger, which a frame may have left out (an
+    # empty one is read again: the cost of a run before its first page)
+    due = 0
+    if harm is Harm.STEPS_DONE_AGAIN:
+        due = steps_due_again(snap if snap.ledger else session.snapshot())
+    bill = Bill(
+        steps_redone=figures.wasted_steps, out_of_reach_ms=figures.out_of_reach_ms, steps_due=due
+    )
+    value = (
+        bill.steps_redone + bill.steps_due
+        if harm is Harm.STEPS_DONE_AGAIN
+        else bill.out_of_reach_ms
+    )
     if value <= 0:
         return None
-    bill = Bill(steps_redone=figures.wasted_steps, out_of_reach_ms=figures.recovery_time_ms)
     return harm_against(session.mode, bill, session_twin(session))

@@ -16,6 +16,7 @@ from typing import Any, Final
 import tomli_w
 
 from core.engine.durations import format_clock, format_duration
+from core.engine.people import called
 from core.engine.records import EventRow
 from core.engine.vocabulary import REJECTIONS, EventKind
 from core.scenarios import glossary
@@ -99,7 +100,7 @@ def recorded_say(
     pick = glossary.pick
     if handed_over:
         worker = str(getattr(action, "worker", ""))
-        who = glossary.person_name(worker, lang) or worker
+        who = called(worker, lang)
         return pick(SAY_FORMS["handed_over"], lang).format(at=at, who=who)
     if not isinstance(action, Advance):
         act = act_sentence(action, lang, capital=False)

@@ -19,6 +19,7 @@ from core.sim.rules import (
     claim_verdicts,
     completion_verdict,
     effect_verdict,
+    live,
     page_verdict,
     stuck_mark,
 )
@@ -123,6 +124,11 @@ class SafetyChecker:
     # task's current, live lease with the newest token ("存储层或状态机只接受当前最大的
     # token"). What the books blame, and only that.
     _pages: dict[str, ViolationKind | None] = field(default_factory=dict)
+    # Each page key's last accepted writer and fence token, and for a stale page the page
+    # it was written over ("若某页已经见过更大的编号，较小编号的写入一律作废": the page the
+    # fence would have kept)
+    _page_writers: dict[str, tuple[str, int]] = field(default_factory=dict)
+    _covered: dict[str, tuple[str, int]] = field(default_factory=dict)
     _down: dict[str, WorkerState] = field(default_factory=dict)  # worker -> DEAD | STALLED
     _stuck_reported: set[tuple[str, int]] = field(default_factory=set)
     _pairs_reported: set[tuple[str, int, int]] = field(default_factory=set)
@@ -145,6 +151,8 @@ class SafetyChecker:
             _completions={task: set(tokens) for task, tokens in self._completions.items()},
             _step_runs=Counter(self._step_runs),
             _pages=dict(self._pages),
+            _page_writers=dict(self._page_writers),
+            _covered=dict(self._covered),
             _down=dict(self._down),
             _stuck_reported=set(self._stuck_reported),
             _pairs_reported=set(self._pairs_reported),
@@ -232,6 +240,13 @@ class SafetyChecker:
                 detail = f"{key} accepted under lease {ev.lease_token}, not {task}'s live one"
                 out.append(self._violate(verdict, ev, detail))
             self._pages[key] = verdict
+            before = self._page_writers.get(key)
+            mine = (ev.worker_id or "", ev.fence_token or 0)
+            if verdict is not None and before is not None and before != mine:
+                self._covered[key] = before
+            else:
+                self._covered.pop(key, None)
+            self._page_writers[key] = mine
             self._count_step_run(key)
         elif name == EventKind.WRITE_REJECTED and ev.reason != RejectReason.PARTITIONED:
             # The step was worked and its page refused: whoever does it next does it again.
@@ -282,6 +297,11 @@ class SafetyChecker:
         elif name == EventKind.RESUMED and ev.worker_id:
             self._down.pop(ev.worker_id, None)
         return out
+
+    def stale_covered(self) -> dict[str, tuple[str, int]]:
+        """For each stale page that was written over an accepted page of another writer or
+        token, that page's writer and fence token."""
+        return {key: self._covered[key] for key in self.stale_pages() if key in self._covered}
 
     def stale_pages(self) -> dict[str, ViolationKind]:
         """The page keys whose last accepted write came from a lease that was not the task's
@@ -337,7 +357,12 @@ class SafetyChecker:
             previous = history[-1]
             if not previous.released:
                 # The previous holder lost the task: recovery runs from its last sign of life.
-                self.recovery_time_ms = max(self.recovery_time_ms, ev.at - previous.last_renew_at)
+                # A claim over a lease still live ended no wait (the task was never out of
+                # reach: a second owner was let in, the harm judged above).
+                if not live(previous.held(), ev.at, self.expiry_enabled):
+                    self.recovery_time_ms = max(
+                        self.recovery_time_ms, ev.at - previous.last_renew_at
+                    )
                 previous.released = True
         history.append(
             _LeaseRecord(
@@ -350,6 +375,30 @@ class SafetyChecker:
             )
         )
         return out
+
+    def out_of_reach_now(self, now: int) -> tuple[int, int | None, str | None]:
+        """How long a task has been out of reach so far, while it still is (the longest
+        of any task), the instant its lease lets it go (None: nothing will, or it is
+        claimable now and waits for a claim), and which task it is. "租期太长会把恢复时间
+        也一起拉长。一个已经死掉的 worker 会霸占任务很久": `recovery_time_ms` counts once
+        the next claim comes; this counts before it, from the holder's last sign of life,
+        while the holder is down (dead or stalled) or its lease has run out with nobody
+        after it."""
+        best: tuple[int, int | None, str | None] = (0, None, None)
+        for task, history in self._leases.items():
+            if not history:
+                continue
+            lease = history[-1]
+            if lease.released:
+                continue
+            expired = self.expiry_enabled and now > lease.expires_at
+            if not expired and self._holder_down(lease) is None:
+                continue
+            until = None if expired or not self.expiry_enabled else lease.expires_at
+            so_far = now - lease.last_renew_at
+            if so_far > best[0]:
+                best = (so_far, until, task)
+        return best
 
     def _out_of_reach(self, lease: _LeaseRecord, at: int) -> bool:
         """Whether nobody else may claim the task at `at`: its lease cannot expire or has

@@ -88,12 +88,15 @@ class Manual(Renewal):
                     )
                 case Write(key=key, value=value):
                     page_step = _step_of(key, held.task_id)
+                    if value is None:
+                        value = await self.own_page(held, key)
                     if page_step is not None:
                         # The worker did this step by hand: it knows what its page says,
                         # whether or not the ledger takes it.
                         (await self._work_for(held)).wrote(page_step, value)
+                    page = action.page if action.page is not None else value
                     await self.call(
-                        Operation.WRITE, store.fenced_write, held, key, action.page, retry=False
+                        Operation.WRITE, store.fenced_write, held, key, page, retry=False
                     )
                 case Effect(key=key):
                     effect = key.rsplit("/", 1)[-1]
@@ -125,6 +128,21 @@ class Manual(Renewal):
     async def _drop_call(self, operation: Operation, why: WorkerState) -> None:
         """A call the worker cannot make (it is down or its heartbeat is frozen)."""
         await self.record(EventKind.CALL_DROPPED, self.lease, reason=why, operation=operation)
+
+    async def own_page(self, held: Lease, key: str) -> str:
+        """The page this worker's memory makes for the step `key` names, now: what the
+        task's kind makes of what it knows after the step before (its autopilot's page).
+        ActionError for a key that names no step of the task it holds."""
+        step = _step_of(key, held.task_id)
+        if step is None:
+            raise ActionError(
+                f"write: {key} is no step of {held.task_id}; give the page's value",
+                why=Unfit.DOES_NOT_FIT,
+                action="write",
+                cause=f"{key} is no step of {held.task_id}",
+            )
+        work = await self._work_for(held)
+        return work.kind.run_step(work.task_id, step, work.steps, work.state_at(step - 1)).page
 
     async def _work_for(self, held: Lease) -> Work:
         """The worker's memory of the task it holds, read from the checkpoint if it has none."""

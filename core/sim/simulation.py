@@ -413,10 +413,23 @@ class Simulation(KeeperWatch, SnapshotBuilder, SaveRestore):
                 )
         return ActionResult()
 
+    def own_page(self, worker_id: str, key: str) -> str | None:
+        """The page `worker_id`'s memory makes for the step `key` names, were it to write
+        it now (a `Write` with no value writes this); None when it remembers no lease or
+        the key is no step of the task it holds."""
+        worker = self.workers.get(worker_id)
+        lease = None if worker is None else worker.lease
+        if worker is None or lease is None:
+            return None
+        try:
+            return run_inline(worker.own_page(lease, key))
+        except ActionError:
+            return None
+
     def _manual(self, worker: Worker, a: ManualAction) -> ActionResult:
         """A manual call with the lease the worker remembers (which may be stale)."""
-        if isinstance(a, Write) and a.value_zh is not None:
-            self._page_forms[a.page] = (a.value, a.value_zh)
+        if isinstance(a, Write) and a.value is not None and a.value_zh is not None:
+            self._page_forms[a.value_zh if a.lang == "zh" else a.value] = (a.value, a.value_zh)
         refused = run_inline(worker.by_hand(a))  # NoLease, an ActionError, is raised
         if refused is None:
             return ActionResult()
@@ -459,7 +472,10 @@ class Simulation(KeeperWatch, SnapshotBuilder, SaveRestore):
 
     def metrics(self) -> Metrics:
         """The cost figures so far (wasted steps, the longest recovery)."""
-        return Metrics(self.checker.wasted_steps, self.checker.recovery_time_ms)
+        so_far, until, task = self.checker.out_of_reach_now(self.now_ms)
+        return Metrics(
+            self.checker.wasted_steps, self.checker.recovery_time_ms, so_far, until, task
+        )
 
     def new_timeline(self) -> Timeline:
         """An empty timeline for this run's timing (a restored run starts one again)."""

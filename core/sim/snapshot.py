@@ -8,7 +8,7 @@ from typing import Literal
 from core.engine.records import CheckpointRow, EffectRow, LedgerRow, TaskRow
 from core.engine.vocabulary import Operation
 from core.sim.spec import WorkerState
-from core.sim.timeline import TimelineView
+from core.sim.timeline import Overlap, TimelineView
 
 # The lists a snapshot may leave out (`Simulation.snapshot(include=...)`): the store's lists
 # are in by default; the timeline (belief against truth) only when asked for by name, since
@@ -125,6 +125,16 @@ class Metrics:
 
     wasted_steps: int = 0
     recovery_time_ms: int = 0
+    # a task out of reach now, before any claim ends it: for how long so far, and until
+    # when its lease holds it (None: no lease end will free it, or it waits for a claim)
+    out_of_reach_now_ms: int = 0
+    out_of_reach_until: int | None = None
+    out_of_reach_task: str | None = None
+
+    @property
+    def out_of_reach_ms(self) -> int:
+        """The longest a task was or is out of reach, so far: a stuck task counts too."""
+        return max(self.recovery_time_ms, self.out_of_reach_now_ms)
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,6 +167,12 @@ class Snapshot:
     # worked more than once: what the check of the books blames, and what it says was redone.
     stale_pages: Mapping[str, str] = field(default_factory=dict)
     pages_redone: frozenset[str] = frozenset()
+    # of those stale pages, the ones written over another writer's accepted page: its
+    # writer and fence token (what the fence would have kept)
+    stale_over: Mapping[str, tuple[str, int]] = field(default_factory=dict)
+    # Two live leases of one task at once, so far (with the effects list, as the timeline
+    # finds them): "系统真正关心的是：谁在这一刻还持有未过期的执行资格。"
+    overlaps: tuple[Overlap, ...] = ()
 
     def task(self, task_id: str) -> TaskView | None:
         return next((t for t in self.tasks if t.task_id == task_id), None)

@@ -162,6 +162,8 @@ class SnapshotBuilder:
             effect_calls=effect_calls(timeline, effects) if timeline is not None else (),
             stale_pages={k: str(rule) for k, rule in self.checker.stale_pages().items()},
             pages_redone=self.checker.pages_redone(),
+            stale_over=self.checker.stale_covered(),
+            overlaps=timeline.overlaps if timeline is not None else (),
         )
 
     def _timeline_view(self: "_Seen", now: int) -> TimelineView:

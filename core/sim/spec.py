@@ -260,19 +260,23 @@ class Write:
     """A fenced write of `value` to the ledger page `key`. A scripted page may give the
     same page in Chinese as `value_zh`: a Chinese run (`lang`, set by `in_language`)
     writes that into the ledger, while what the page means to the worker (its `N dan`) is
-    read from `value`, so a run's work and boxes do not depend on its language."""
+    read from `value`, so a run's work and boxes do not depend on its language.
+
+    With no `value` the worker writes what its own memory makes of the step at that
+    instant (`Simulation.own_page`), as its autopilot would: a late holder's page is then
+    what it read under its own lease, never a page written to look late."""
 
     name: ClassVar[str] = "write"
     operation: ClassVar[Operation] = Operation.WRITE
     worker: str
     key: str
-    value: str
+    value: str | None = None
     value_zh: str | None = None
     lang: str = "en"
 
     @property
-    def page(self) -> str:
-        """The text the ledger gets."""
+    def page(self) -> str | None:
+        """The text the ledger gets (None: the worker's own page, made when it writes)."""
         return self.value_zh if self.lang == "zh" and self.value_zh is not None else self.value
 
 

@@ -185,14 +185,12 @@ class TimelineView:
     ttl_ms: int
     overlaps: tuple[Overlap, ...] = ()
     fences: tuple[FenceLine, ...] = ()
+    # Where the axis starts: 0 (the run's first instant), or in a long live run the first
+    # instant its timeline still keeps (`Timeline.forget_before`).
+    first_ms: int = 0
 
     def row(self, worker_id: str) -> WorkerRow | None:
         return next((r for r in self.rows if r.worker_id == worker_id), None)
-
-    @property
-    def first_ms(self) -> int:
-        """Where the axis starts: 0 (the run's first instant)."""
-        return 0
 
 
 # -- building -------------------------------------------------------------------------------
@@ -316,6 +314,7 @@ class Timeline:
     # The newest fence token issued for each task, as it grew: the store lane's step line.
     _fences: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
     _view: TimelineView | None = None
+    kept_from: int = 0  # what ended before this instant is forgotten (`forget_before`)
 
     def _row(self, worker_id: str) -> _Row:
         row = self.rows.get(worker_id)
@@ -521,6 +520,31 @@ class Timeline:
                 row.end_belief(at, BeliefEnd.FORGOT)
                 self._view = None
 
+    def forget_before(self, at: int) -> None:
+        """Forget what ended before `at`: a long live run (the fleet's) keeps the last
+        stretch of its timeline, not its whole history, and the axis starts there. A lease
+        or a belief still open, and the lease the store holds for each task, stay."""
+        if at <= self.kept_from:
+            return
+        self.kept_from = at
+        for row in self.rows.values():
+            row.leases = [x for x in row.leases if x.end is None or x.end >= at]
+            row.beliefs = [b for b in row.beliefs if b.end is None or b.end >= at]
+            row.ticks = [t for t in row.ticks if t.at >= at]
+            row.calls = [c for c in row.calls if c.at >= at]
+            row.freezes = [f for f in row.freezes if f[1] is None or f[1] >= at]
+        for task in list(self._fences):
+            steps = [(t, token) for t, token in self._fences[task] if t >= at]
+            before = [step for step in self._fences[task] if step[0] < at][-1:]
+            if task in self._current or steps:
+                self._fences[task] = before + steps
+            else:
+                del self._fences[task]
+        self._overrides = [
+            o for o in self._overrides if o[1].end is None or o[1].end >= at or o[2] >= at
+        ]
+        self._view = None
+
     # -- one frame ------------------------------------------------------------------------
 
     def view(self, now_ms: int) -> TimelineView:
@@ -531,7 +555,13 @@ class Timeline:
         rows = tuple(self._frozen(row, now_ms) for row in self.rows.values())
         fences = tuple(FenceLine(task, tuple(steps)) for task, steps in self._fences.items())
         self._view = TimelineView(
-            now_ms, rows, self.heartbeat_ms, self.ttl_ms, self._overlaps(now_ms), fences
+            now_ms,
+            rows,
+            self.heartbeat_ms,
+            self.ttl_ms,
+            self._overlaps(now_ms),
+            fences,
+            first_ms=self.kept_from,
         )
         return self._view
 

@@ -14,7 +14,7 @@ from core.engine.modes import Mode
 EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_BAD_INPUT = 2
-WORKS = ("tools", "approval", "browser")
+WORKS = ("tools", "approval", "browser", "mixed")
 
 
 def _fail(command: str, message: str) -> int:
@@ -47,7 +47,10 @@ def add_parser(subparsers: Any) -> None:
     a.add_argument(
         "--control",
         action="store_true",
-        help="stop when stdin says stop or ends (the fleet's way to end it)",
+        help=(
+            "take lines on stdin: freeze and thaw (its renewals), hold_writes and write"
+            " (fenced writes held on their way out, then sent), stop; its end stops it too"
+        ),
     )
     a.set_defaults(handler=agent_command)
 

@@ -40,7 +40,6 @@ import contextlib
 import os
 import signal
 import sys
-import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -53,12 +52,11 @@ from core.engine.durations import DurationError, format_duration, parse_duration
 from core.engine.errors import BorrowedKeysError, ConfigError, StoreError
 from core.engine.ids import id_problem
 from core.engine.vocabulary import RESTING_STATUSES
+from core.sim.control import listen_for_control
 from core.tools.options import Parser
 from core.tools.worker_options import add_worker_parsers
 
 if TYPE_CHECKING:
-    import asyncio
-
     from core.engine.records import EventRow
     from core.sim.worker import Worker
 
@@ -155,22 +153,6 @@ def _belief(worker: Worker, answer: dict[str, Any] | None) -> dict[str, Any]:
     }
 
 
-def _listen_for_control(
-    loop: asyncio.AbstractEventLoop, on_line: Callable[[str], None], stream: TextIO
-) -> None:
-    """Read control lines on a thread of its own (stdin has no portable asyncio reader);
-    the end of the stream is a `stop`: whoever controlled this worker is gone."""
-
-    def read() -> None:
-        with contextlib.suppress(OSError, ValueError, RuntimeError):
-            for line in stream:
-                loop.call_soon_threadsafe(on_line, line.strip())
-        with contextlib.suppress(RuntimeError):  # the loop may have closed already
-            loop.call_soon_threadsafe(on_line, "stop")
-
-    threading.Thread(target=read, name="control", daemon=True).start()
-
-
 async def run_worker(options: WorkerOptions, out: TextIO = sys.stdout) -> int:
     """Run one worker until it is told to stop; the exit status."""
     import asyncio
@@ -236,7 +218,7 @@ async def run_worker(options: WorkerOptions, out: TextIO = sys.stdout) -> int:
             elif line == "stop":
                 stop.set()
 
-        _listen_for_control(loop, on_control, sys.stdin)
+        listen_for_control(loop, on_control, sys.stdin)
     for sig in (signal.SIGTERM, signal.SIGINT):
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.add_signal_handler(sig, stop.set)

@@ -10,6 +10,8 @@ and the legend, in the page's language, in the same words as the app.
 import html
 from collections.abc import Callable
 
+from rich.cells import cell_len
+
 from core.scenarios import glossary
 from core.sim.timeline import (
     Call,
@@ -41,10 +43,11 @@ from demo.widgets.timeline_view import (
     make_scale,
     overlap_sentence,
     refusal_phrase,
+    store_lanes,
+    task_words,
     who,
     worker_sentence,
     write_words,
-    writes_of,
 )
 
 # The app's colour names as the page's dark theme draws them.
@@ -70,7 +73,9 @@ RIGHT = 16
 AXIS_H = 22
 LANE_H = 18
 GAP = 10
-STORE_H = 2 * LANE_H + 18  # the store lane: the fence's step line, the arrows' labels
+LABEL_ROW = 13
+# a store lane: the fence's step line, the arrows, two rows of their labels
+STORE_H = 2 * LANE_H + 18 + LABEL_ROW
 
 CSS = """
 .belief { margin: 0.5rem 0 0; }
@@ -109,17 +114,8 @@ def timeline_html(view: TimelineView | None, lang: str, uid: str, caption: bool 
     if view is None or not any(row.leases for row in view.rows):
         return ""
     rows = [row for row in view.rows if row.leases or row.calls]
-    writes = writes_of(view)
-    fence = next(
-        (
-            line
-            for line in view.fences
-            if line.steps and any(call.task_id == line.task_id for _, call in writes)
-        ),
-        None,
-    )
-    if fence is not None:
-        writes = [(w, c) for w, c in writes if c.task_id == fence.task_id]
+    # a lane for each task written to: one task's token line never judges another's write
+    lanes = store_lanes(view)
     colours = {row.worker_id: HEX[PALETTE[n % len(PALETTE)]] for n, row in enumerate(rows)}
     plot = WIDTH - LABEL_W - RIGHT
     scale = make_scale(view, plot, label_cells=56)
@@ -131,7 +127,7 @@ def timeline_html(view: TimelineView | None, lang: str, uid: str, caption: bool 
 
     block = 3 * LANE_H + GAP
     store_top = AXIS_H + block * len(rows)
-    height = store_top + (STORE_H if fence is not None else 0) + 4
+    height = store_top + STORE_H * len(lanes) + 4
     out = [
         f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {height}" role="img"'
         f' aria-label="{_e(tr("timeline", lang))}" font-family="system-ui, sans-serif"'
@@ -156,26 +152,21 @@ def timeline_html(view: TimelineView | None, lang: str, uid: str, caption: bool 
             f'<text x="{x(at)}" y="{AXIS_H - 8}" fill="{DIM}" text-anchor="middle">'
             f"{_e(axis_label(at))}</text>"
         )
-    lanes = (tr("tl_store", lang), tr("tl_believes", lang), tr("tl_calls", lang))
+    lane_words = (tr("tl_store", lang), tr("tl_believes", lang), tr("tl_calls", lang))
     for n, row in enumerate(rows):
         top = AXIS_H + n * block
         colour = colours[row.worker_id]
-        out.append(
-            f'<text x="4" y="{top + 13}" fill="{colour}" font-weight="bold">'
-            f"{_e(who(row.worker_id, lang))}</text>"
-        )
-        for k, lane in enumerate(lanes):
-            out.append(
-                f'<text x="{LABEL_W - 6}" y="{top + k * LANE_H + 13}" fill="{DIM}"'
-                f' text-anchor="end">{_e(lane)}</text>'
-            )
+        for k, lane in enumerate(lane_words):
+            name = who(row.worker_id, lang) if k == 0 else ""
+            out.extend(lane_labels(name, lane, top + k * LANE_H, colour))
         out.extend(_store(row, top, colour, now, x, lang))
         out.extend(_overlaps(row, view.overlaps, top, now, x, lang))
         out.extend(_beliefs(row, top + LANE_H, uid, now, x))
         out.extend(_marks(row, top + 2 * LANE_H, x, lang))
-    if fence is not None:
-        index = {row.worker_id: n for n, row in enumerate(rows)}
-        out.extend(_store_lane(fence, writes, index, block, store_top, now, x, lang))
+    index = {row.worker_id: n for n, row in enumerate(rows)}
+    for k, (fence, writes) in enumerate(lanes):
+        top = store_top + k * STORE_H
+        out.extend(_store_lane(fence, writes, index, block, top, now, x, lang))
     out.append(
         f'<line x1="{x(now)}" y1="{AXIS_H - 4}" x2="{x(now)}" y2="{height}" stroke="{FG}"'
         ' stroke-dasharray="3 2"/>'
@@ -192,8 +183,7 @@ def timeline_html(view: TimelineView | None, lang: str, uid: str, caption: bool 
     legend = "".join(
         f'<li><b style="color:{_legend_colour(style, FG)}">{_e(glyph)}</b> {_e(words)}</li>'
         for glyph, style, words in legend_items(lang)
-        if (glyph != ARROW or fence is not None)
-        and (glyph != STORE or style != OVERLAP_STYLE or view.overlaps)
+        if (glyph != ARROW or lanes) and (glyph != STORE or style != OVERLAP_STYLE or view.overlaps)
     )
     seed = tr("tl_caption", lang)
     quote = seed if not caption else html_unbroken(seed, _e) if lang == "zh" else _e(seed)
@@ -356,12 +346,7 @@ def _store_lane(
     """Kleppmann's figure: the newest fence token as a step line, each write an arrow from
     its writer's calls lane into it, labelled with its token against the newest."""
     line_y = top + LANE_H
-    out = [
-        f'<text x="4" y="{top + 13}" fill="{FG}" font-weight="bold">{_e(tr("ledger", lang))}'
-        "</text>"
-        f'<text x="{LABEL_W - 6}" y="{top + 13}" fill="{DIM}" text-anchor="end">'
-        f"{_e(tr('tl_fence_lane', lang))}</text>"
-    ]
+    out = lane_labels(task_words(fence.task_id, lang), tr("tl_fence_lane", lang), top, FG)
     points = []
     for n, (start, token) in enumerate(fence.steps):
         stop = fence.steps[n + 1][0] if n + 1 < len(fence.steps) else now
@@ -375,7 +360,6 @@ def _store_lane(
     out.append(
         f'<polyline points="{" ".join(points)}" fill="none" stroke="{FG}" stroke-width="2"/>'
     )
-    last_label = -1e9
     for writer, call in writes:
         at = x(call.at)
         start_y = AXIS_H + index.get(writer, 0) * block + 3 * LANE_H - 2
@@ -387,11 +371,53 @@ def _store_lane(
             f' stroke-width="1.5"/><path d="M{at - 4},{tip - 6} L{at + 4},{tip - 6} L{at},{tip} z"'
             f' fill="{colour}"/>{_title(f"{clock(call.at)} {who(writer, lang)}: {words}")}</g>'
         )
-        # a label where it does not run into the one before (the harms drawn last win)
-        if at - last_label > 80 or call.outcome is not CallOutcome.ACCEPTED:
-            out.append(
-                f'<text x="{at}" y="{line_y + 16}" fill="{colour}" text-anchor="middle"'
-                f' font-size="11">{_e(words)}</text>'
-            )
-            last_label = at
+    for at, row, colour, words in _write_labels(writes, x, lang):
+        out.append(
+            f'<text x="{at}" y="{line_y + 16 + row * LABEL_ROW}" fill="{colour}"'
+            f' text-anchor="middle" font-size="11">{_e(words)}</text>'
+        )
     return out
+
+
+def text_px(text: str, size: float = 12) -> float:
+    """About how wide `text` is drawn: a cell is six tenths of the font size."""
+    return cell_len(text) * size * 0.6
+
+
+def lane_labels(name: str, lane: str, top: int, colour: str) -> list[str]:
+    """A lane's name at the left, its lane word at the right of the label column, never
+    running into each other: a name too long for the room left is cut short with "…"."""
+    room = LABEL_W - 6 - 4 - text_px(lane) - 8
+    if text_px(name) > room:
+        while name and text_px(name + "…") > room:
+            name = name[:-1]
+        name += "…"
+    out = [
+        f'<text x="{LABEL_W - 6}" y="{top + 13}" fill="{DIM}" text-anchor="end">{_e(lane)}</text>'
+    ]
+    if name:
+        out.insert(
+            0, f'<text x="4" y="{top + 13}" fill="{colour}" font-weight="bold">{_e(name)}</text>'
+        )
+    return out
+
+
+def _write_labels(
+    writes: list[tuple[str, Call]], x: _X, lang: str
+) -> list[tuple[float, int, str, str]]:
+    """(x, row, colour, words) of each write's label: the harms placed first, each centred
+    under its arrow on the first of two rows where it runs into no label placed before it;
+    one with room on neither is left to its arrow's title."""
+    rank = {CallOutcome.STALE: 0, CallOutcome.REFUSED: 1}
+    placed: list[tuple[float, int, str, str]] = []
+    taken: list[list[tuple[float, float]]] = [[], []]
+    for _writer, call in sorted(writes, key=lambda wc: rank.get(wc[1].outcome, 2)):
+        words = write_words(call, lang)
+        half = text_px(words, 11) / 2 + 4
+        at = min(max(x(call.at), LABEL_W + half), WIDTH - half)
+        for row, spans in enumerate(taken):
+            if all(at + half <= low or at - half >= high for low, high in spans):
+                spans.append((at - half, at + half))
+                placed.append((at, row, _write_colour(call), words))
+                break
+    return placed

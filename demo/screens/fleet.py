@@ -67,6 +67,9 @@ ENQUEUE_N = 3  # tasks one press of Enqueue adds
 # past the first minute one cell of its axis is longer than a frame anyway.
 TIMELINE_EVERY_S = 0.5
 SKEW_MS = 300_000  # how far ahead `t` sets a worker's clock
+# One more worker: `W`, beside `w` which chooses one. Not `n`, the simulated app's next
+# step: a presenter's habit would start a process (and a fleet has no steps to go to).
+ADD_KEY = "W"
 FEED_S = 0.5  # how often the steady queue looks whether new tasks are due
 
 
@@ -161,7 +164,7 @@ class FleetCommands(Provider):
             ("t", "fleet_skew_key", "skew"),
             ("+", "fleet_palette_faster", "faster"),
             ("-", "fleet_palette_slower", "slower"),
-            ("n", "fleet_add", "add_worker"),
+            (ADD_KEY, "fleet_add", "add_worker"),
             ("e", "fleet_enqueue", "enqueue"),
             ("s", "fleet_save", "save"),
         ):
@@ -206,7 +209,7 @@ class FleetHelp(ModalScreen[None]):
             *((h.keys, h.zh if zh else h.en) for h in (_DECISIONS[0].help,) if h is not None),
             ("t", tr("tip_fleet_skew_key", lang)),
             ("-  +", tr("tip_fleet_rate_key", lang)),
-            ("n", tr("tip_fleet_add", lang)),
+            (ADD_KEY, tr("tip_fleet_add", lang)),
             ("e", tr("tip_fleet_enqueue", lang)),
             ("s", tr("tip_fleet_save", lang)),
             ("1 … 6", tr("panels", lang)),
@@ -248,7 +251,9 @@ class FleetScreen(Screen[None]):
             Binding(c.keys, c.action, tr(c.word, "en"), tooltip=tr(c.tip, "en"), id=f"fleet.{c.id}")
             for c in _DECISIONS
         ),
-        Binding("n", "add_worker", "+ worker", id="fleet.add"),
+        Binding(ADD_KEY, "add_worker", "+ worker", id="fleet.add"),
+        # the simulated app's next step, pressed by habit: a fleet has no steps, it says so
+        Binding("n,right", "no_steps", show=False),
         Binding("plus,equals_sign", "faster", "more tasks", id="fleet.faster"),
         Binding("minus", "slower", "fewer tasks", id="fleet.slower"),
         Binding("e", "enqueue", "enqueue", id="fleet.enqueue"),
@@ -342,7 +347,7 @@ class FleetScreen(Screen[None]):
             *(Hint(f.key, tr(f.word, lang), 1) for f in faults),
             *(Hint(c.first_key, tr(c.word, lang), 4) for c in _DECISIONS[:1]),
             Hint("t", tr("fleet_skew_key", lang), 3),
-            Hint("n", tr("fleet_add", lang), 5),
+            Hint(ADD_KEY, tr("fleet_add", lang), 5),
             Hint("-/+", tr("fleet_rate_key", lang), 4),
             Hint("e", tr("fleet_enqueue", lang), 6),
             Hint("s", tr("fleet_save", lang), 6),
@@ -556,6 +561,9 @@ class FleetScreen(Screen[None]):
             return
         said = tr("fleet_approved" if approved else "fleet_rejected", self.lang, task=task)
         self.post_message(FaultApplied(said, True))
+
+    def action_no_steps(self) -> None:
+        self.notify(tr("fleet_no_steps", self.lang, press=ADD_KEY), timeout=4)
 
     def action_add_worker(self) -> None:
         if self.fleet is not None:  # a saved run's screen only shows

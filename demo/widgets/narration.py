@@ -121,6 +121,13 @@ def narration_text(
             if k >= n and not session.dropped_script:
                 # the script played to its end (time may run on after it): the report
                 _report(text, session, lang)
+        if session.dropped_script and session.work_over:
+            # a fork off the script ends when its work does: the same report, by the same
+            # checker, beside its correct twin (the script's steps to the fork, then the
+            # presenter's acts, played again in the correct mode)
+            text.append("\n\n")
+            text.append(tr("fork_over", lang), style="bold")
+            _report(text, session, lang)
     if message:
         text.append("\n")
         text.append(message, style="red")

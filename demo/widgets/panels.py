@@ -15,7 +15,7 @@ from core.engine.durations import format_clock
 from core.engine.policies import policy_for
 from core.engine.records import EventRow
 from core.engine.vocabulary import EventKind
-from core.scenarios.glossary import box_contents, box_parts, page_words
+from core.scenarios.glossary import box_contents, box_parts, page_words, task_name
 from core.scenarios.player import event_style
 from core.scenarios.sentences import books_sentences, page_fence, refused_note
 from core.scenarios.telling import event_sentence
@@ -27,6 +27,9 @@ from demo.widgets.cjk_wrap import WRAP_MIN, wrap_text
 from demo.widgets.keyed_table import KeyedTable, Row
 
 HIGHLIGHT_REFRESHES = 30  # a new rejection stays highlighted this many refreshes
+# The Rejected panel's rows (each a refusal and its repeats) kept, the newest: a long live
+# session (the fleet) refuses without end, and the table holds a row for each.
+MAX_REJECTED_ROWS = 300
 
 
 def _fenced(
@@ -83,7 +86,10 @@ class LedgerTable(KeyedTable):
         broken = frozenset(key for key, _, stale in books_said(snap, lang) if stale)
         restyled, self._broken = broken ^ self._broken, broken
         newest = {t.task_id: t.row.fence_token for t in snap.tasks}
-        keys = [BROKEN_MARK + p.key if p.key in broken else p.key for p in pages]
+        keys = [
+            (BROKEN_MARK if p.key in broken else "") + key_words(p.key, p.task_id, lang)
+            for p in pages
+        ]
         fences = [page_fence(p.fence_token, newest.get(p.task_id), lang) for p in pages]
         labels = {
             "at": tr("time", lang),
@@ -169,7 +175,7 @@ class CheckpointTable(KeyedTable):
                 (
                     f"{c.task_id}#{c.seq}",
                     (
-                        c.task_id,
+                        task_name(c.task_id, lang),
                         str(c.seq),
                         str(c.step),
                         str(c.fence_token),
@@ -298,11 +304,13 @@ class BoxDetail(Note):
             )
             self.say(Text(empty, style="bold" if wasted else "dim"))
             return
-        text = Text(tr("box_detail", lang, task=box.task_id, seq=box.seq, step=box.step))
+        task = task_name(box.task_id, lang)
+        text = Text(tr("box_detail", lang, task=task, seq=box.seq, step=box.step))
         text.stylize("bold")
         colon = "：" if lang == "zh" else ": "
         for at, (word, value) in enumerate(box_parts(box.state, lang)):
-            text.append(" " if at == 0 else " · ")
+            # a Chinese "：" carries its own space: "（第 6 步）：已对齐页数"
+            text.append(("" if lang == "zh" else " ") if at == 0 else " · ")
             text.append(f"{word}{colon}", style="bold")
             text.append(value)
         self.say(text)
@@ -328,6 +336,15 @@ def token_cell(its: int | None, current: int | None, lang: str) -> str:
     return tr("token_now", lang, its=its, current=current)
 
 
+def key_words(key: str, task_id: str | None, lang: str) -> str:
+    """A page's key as the Ledger shows it: "floor6/3" as written, "第六层/3" on a Chinese
+    screen (the task by its name); a key of another shape as it is."""
+    task, sep, rest = key.partition("/")
+    if not sep or task != task_id:
+        return key
+    return f"{task_name(task, lang)}/{rest}"
+
+
 def page_cell(key: str | None, task_id: str | None) -> str:
     """A refused page by its number within the task the row already names ("3" for
     floor6/3); a key of another shape as it is."""
@@ -342,7 +359,7 @@ def rejection_cells(r: Rejection, count: int, lang: str) -> tuple[str, ...]:
     return (
         format_clock(r.at),
         name_of(r.worker_id or "", lang),
-        r.task_id or "",
+        task_name(r.task_id, lang) if r.task_id else "",
         operation_word(r.operation, lang),
         page_cell(r.key, r.task_id),
         token_cell(r.lease_token, r.current_lease_token, lang),
@@ -453,6 +470,12 @@ class RejectedTable(KeyedTable):
                 else:
                     known.last = group.last
                     known.count += group.count
+            if len(self._groups) > MAX_REJECTED_ROWS:
+                by_age = sorted(self._groups, key=lambda k: self._groups[k].last.seq)
+                for key in by_age[:-MAX_REJECTED_ROWS]:
+                    del self._groups[key]
+                    self._counts.pop(key, None)
+                    self._fresh.pop(key, None)
         if time_moved:
             for key in list(self._fresh):
                 self._fresh[key] -= 1
@@ -549,7 +572,7 @@ class EffectsTable(KeyedTable):
                     (
                         format_clock(c.at).removesuffix(".000"),
                         name_of(c.worker_id, lang),
-                        c.task_id,
+                        task_name(c.task_id, lang),
                         call,
                         "" if c.fence_token is None else str(c.fence_token),
                         outcome,
@@ -582,7 +605,7 @@ class EffectsTable(KeyedTable):
                     e.idempotency_key,
                     (
                         e.idempotency_key,
-                        e.task_id,
+                        task_name(e.task_id, lang),
                         e.effect,
                         str(e.fence_token),
                         applied,

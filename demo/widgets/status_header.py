@@ -30,8 +30,10 @@ class HeaderState:
     mode_hidden: bool = False  # a "which mistake is this?" round the room has not guessed
 
 
-def speed_text(speed: float) -> str:
-    return f"x{speed:g}"
+def speed_text(speed: float, lang: str = "en") -> str:
+    """The speed as a multiple of real time: "x2" in English, "2 倍" on a Chinese screen,
+    which shows no Latin letter for a unit."""
+    return tr("speed_times", lang, n=f"{speed:g}")
 
 
 def header_fields(state: HeaderState) -> list[Text]:
@@ -42,7 +44,7 @@ def header_fields(state: HeaderState) -> list[Text]:
     fields = [
         Text(state.title, style="bold"),
         Text(format_clock(state.now_ms), style="bold cyan"),
-        Text(f"{tr('speed', lang)} {speed_text(state.speed)}"),
+        Text(f"{tr('speed', lang)} {speed_text(state.speed, lang)}"),
         Text.assemble(
             f"{tr('mode', lang)} ",
             (tr("guess_hidden", lang), "bold yellow")

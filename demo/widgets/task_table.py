@@ -8,8 +8,9 @@ from rich.cells import cell_len
 from rich.text import Text
 
 from core.engine.durations import format_clock
+from core.engine.people import called
 from core.engine.vocabulary import TaskStatus
-from core.scenarios.glossary import kind_word, person_name, result_line
+from core.scenarios.glossary import kind_word, result_line, task_name
 from core.sim.snapshot import TaskView
 from demo.i18n import LANGS, WORDS, status_word, tr
 from demo.widgets.keyed_table import KeyedTable, Row
@@ -91,10 +92,10 @@ def task_row(view: TaskView, now_ms: int, lang: str, narrow: bool = False) -> Ro
         # The keeper's word at the instant the sand runs out, until someone claims it.
         status = Text(tr("lendable_short" if narrow else "lendable", lang), style="bold cyan")
     return (
-        Text(row.task_id, style="bold"),
+        Text(task_name(row.task_id, lang), style="bold"),
         kind_word(row.kind, lang),
         status,
-        person_name(row.owner_id, lang) or row.owner_id if row.owner_id else "",
+        called(row.owner_id, lang) if row.owner_id else "",
         str(row.attempt),
         # Token 0 was never issued: a queued task, or mistake one's task with no version.
         str(row.lease_token) if row.lease_token else "",

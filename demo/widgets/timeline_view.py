@@ -15,6 +15,7 @@ from rich.text import Text
 from textual import events
 from textual.widgets import Static
 
+from core.engine.people import called
 from core.engine.vocabulary import Operation
 from core.scenarios import glossary
 from core.sim.timeline import (
@@ -104,30 +105,34 @@ def axis_end(view: TimelineView) -> int:
         for lease in row.leases:
             if lease.end is None and lease.expires_at is not None:
                 future = max(future, lease.expires_at)
-    return max(now, min(future, now + max(now * 3 // 4, _MIN_FUTURE_MS)), 1000)
+    shown = now - view.first_ms
+    return max(now, min(future, now + max(shown * 3 // 4, _MIN_FUTURE_MS)), view.first_ms + 1000)
 
 
 @dataclass(frozen=True, slots=True)
 class Scale:
-    """Time to cells: `cells` cells from 0 to `end_ms`; labels every `step_ms`."""
+    """Time to cells: `cells` cells from `start_ms` (the run's first instant, or the first
+    one a long live run still keeps) to `end_ms`; labels every `step_ms`."""
 
     cells: int
     end_ms: int
     step_ms: int
+    start_ms: int = 0
 
     @property
     def per_cell(self) -> float:
-        return self.end_ms / self.cells
+        return (self.end_ms - self.start_ms) / self.cells
 
     def cell(self, at: int) -> int:
-        return max(0, min(self.cells - 1, int(at / self.per_cell)))
+        return max(0, min(self.cells - 1, int((at - self.start_ms) / self.per_cell)))
 
     def window(self, cell: int) -> tuple[float, float]:
-        return cell * self.per_cell, (cell + 1) * self.per_cell
+        start = self.start_ms
+        return start + cell * self.per_cell, start + (cell + 1) * self.per_cell
 
     def labels(self) -> Iterator[tuple[int, int]]:
         """(cell, ms) of each axis label."""
-        at = 0
+        at = -(-self.start_ms // self.step_ms) * self.step_ms
         while at <= self.end_ms:
             yield self.cell(at), at
             at += self.step_ms
@@ -137,16 +142,16 @@ def make_scale(view: TimelineView, cells: int, label_cells: int = 7) -> Scale:
     """A scale for `cells` cells whose labels stand `label_cells` apart at least."""
     cells = max(10, cells)
     end = axis_end(view)
-    per_cell = end / cells
+    per_cell = (end - view.first_ms) / cells
     step_s = next((s for s in _STEPS_S if s * 1000 / per_cell >= label_cells), _STEPS_S[-1])
-    return Scale(cells, end, step_s * 1000)
+    return Scale(cells, end, step_s * 1000, view.first_ms)
 
 
 # -- words ------------------------------------------------------------------------------------
 
 
 def who(worker_id: str, lang: str) -> str:
-    return glossary.person_name(worker_id, lang) or worker_id
+    return called(worker_id, lang)
 
 
 def refusal_phrase(reason: str | None, mine: int | None, newest: int | None, lang: str) -> str:
@@ -484,12 +489,15 @@ def label_cells(
         words = write_words(call, lang)
         size = cell_len(words)
         c = scale.cell(call.at)
-        # one cell free on each side, so two labels never read as one
-        span = range(max(0, c - 1), min(scale.cells, c + size + 1))
-        if c + size > scale.cells or any(taken[i] for i in span):
+        # under its arrow, reading on from it; near the right edge, ending at it
+        for at in (c, c + 1 - size):
+            # one cell free on each side, so two labels never read as one
+            span = range(max(0, at - 1), min(scale.cells, at + size + 1))
+            if at >= 0 and at + size <= scale.cells and not any(taken[i] for i in span):
+                break
+        else:
             left.append((writer, call))
             continue
-        at = c
         for ch in words:
             w = cell_len(ch)
             cells[at] = (ch, write_style(call).replace(" on red", "").replace("white", "red"))
@@ -500,6 +508,63 @@ def label_cells(
             taken[i] = True
     left.sort(key=lambda wc: wc[1].at)
     return cells, left
+
+
+def task_words(task_id: str, lang: str) -> str:
+    """A task as a store lane is named: its id, or on a Chinese screen its name."""
+    return glossary.task_name(task_id, lang)
+
+
+def fit(word: str, w: int) -> str:
+    """`word` in exactly `w` cells: padded, or cut with "…" so it never runs into the next
+    column (a name longer than its column would push its row off the time axis)."""
+    size = cell_len(word)
+    if size <= w:
+        return word + " " * (w - size)
+    out, used = "", 0
+    for ch in word:
+        if used + cell_len(ch) > w - 1:
+            break
+        out += ch
+        used += cell_len(ch)
+    return out + "…" + " " * (w - 1 - used)
+
+
+def store_lanes(view: TimelineView) -> list[tuple[FenceLine, list[tuple[str, Call]]]]:
+    """One store lane for each task written to that has fence tokens, with that task's writes
+    only (the fence is per task: one task's token line never judges another's write), in the
+    order of each lane's first write."""
+    writes = writes_of(view)
+    lanes = [
+        (line, mine)
+        for line in view.fences
+        if line.steps and (mine := [(w, c) for w, c in writes if c.task_id == line.task_id])
+    ]
+    lanes.sort(key=lambda lane: lane[1][0][1].at)
+    return lanes
+
+
+Shaft = tuple[int, int, str]  # the line it leaves below, the line it ends above, its style
+
+
+def shaft_cells(
+    rows: list[WorkerRow], lanes: list[tuple[FenceLine, list[tuple[str, Call]]]], scale: Scale
+) -> dict[int, list[Shaft]]:
+    """Each write's shaft: from below its writer's calls line down to its own lane's arrow."""
+    index = {row.worker_id: n for n, row in enumerate(rows)}
+    shafts: dict[int, list[Shaft]] = {}
+    for k, (_fence, writes) in enumerate(lanes):
+        arrow_line = 3 * len(rows) + 3 * k + 1
+        for writer, call in writes:
+            start = 3 * index[writer] + 2 if writer in index else arrow_line - 1
+            style = write_style(call).replace(" on red", "").replace("white", "red")
+            shafts.setdefault(scale.cell(call.at), []).append((start, arrow_line, style))
+    return shafts
+
+
+def shaft_at(shafts: dict[int, list[Shaft]], cell: int, line: int) -> str | None:
+    """The style of a shaft that passes `line` at `cell`, or None."""
+    return next((style for start, end, style in shafts.get(cell, ()) if start < line < end), None)
 
 
 # -- the whole panel --------------------------------------------------------------------------
@@ -523,31 +588,17 @@ def render_timeline(
         text.append(tr("tl_empty", lang), style="dim")
         return text
     rows = [row for row in view.rows if row.leases or row.calls]
-    writes = writes_of(view)
-    # one store lane: the task written to (the fence is per task), when fence tokens exist
-    fence = next(
-        (
-            line
-            for line in view.fences
-            if line.steps and any(call.task_id == line.task_id for _, call in writes)
-        ),
-        None,
-    )
-    if fence is not None:
-        writes = [(w, c) for w, c in writes if c.task_id == fence.task_id]
-    store_name = tr("ledger", lang)
-    names = [who(r.worker_id, lang) for r in rows] + ([store_name] if fence else [])
+    lanes = store_lanes(view)
+    store_names = [task_words(fence.task_id, lang) for fence, _ in lanes]
+    names = [who(r.worker_id, lang) for r in rows] + store_names
     name_w = min(12, max(cell_len(n) for n in names))
-    lanes = [tr("tl_store", lang), tr("tl_believes", lang), tr("tl_calls", lang)]
-    store_lanes = [tr("tl_fence_lane", lang), tr("tl_writes_lane", lang)]
-    lane_w = max(cell_len(lane) for lane in lanes + (store_lanes if fence else []))
+    row_lanes = [tr("tl_store", lang), tr("tl_believes", lang), tr("tl_calls", lang)]
+    store_lane_words = [tr("tl_fence_lane", lang), tr("tl_writes_lane", lang)]
+    lane_w = max(cell_len(lane) for lane in row_lanes + (store_lane_words if lanes else []))
     label_w = name_w + 1 + lane_w + 1
     scale = make_scale(view, width - label_w - 1)
     now = view.now_ms
     now_cell = scale.cell(now)
-
-    def pad(word: str, w: int) -> str:
-        return word + " " * max(0, w - cell_len(word))
 
     axis = [" "] * scale.cells
     for c, at in scale.labels():
@@ -558,22 +609,16 @@ def render_timeline(
             axis[c : c + len(label)] = list(label)
     text.append(" " * label_w, style="")
     text.append("".join(axis) + "\n", style="dim")
-    # each write's way down from its writer's calls line to the store lane
-    shafts: dict[int, tuple[int, str]] = {}  # cell -> (the writer's row index, style)
-    if fence is not None:
-        index = {row.worker_id: n for n, row in enumerate(rows)}
-        for writer, call in writes:
-            c = scale.cell(call.at)
-            n = index.get(writer, len(rows))
-            known = shafts.get(c)
-            if known is None or n < known[0]:
-                shafts[c] = (n, write_style(call).replace(" on red", "").replace("white", "red"))
+    # Each write's way down from its writer's calls line to its own task's store lane, and
+    # no further: lines are counted from the first worker's store line, three a worker, then
+    # three a store lane (its token line, its arrows, their labels).
+    shafts = shaft_cells(rows, lanes, scale)
 
-    def emit(cells: list[Cell], below_row: int | None, cursor: bool = True) -> None:
+    def emit(cells: list[Cell], line: int | None, cursor: bool = True) -> None:
         for c, (glyph, style) in enumerate(cells):
-            shaft = shafts.get(c)
-            if glyph == " " and shaft is not None and (below_row or 0) > shaft[0]:
-                text.append(SHAFT, style=shaft[1])
+            shaft = None if line is None else shaft_at(shafts, c, line)
+            if glyph == " " and shaft is not None:
+                text.append(SHAFT, style=shaft)
                 continue
             # a label's own spaces are words, not room for the cursor
             if c == now_cell and glyph == " " and cursor:
@@ -589,22 +634,23 @@ def render_timeline(
             belief_cells(row, scale, now, colour),
             mark_cells(row, scale),
         )
-        for n, (lane, cells) in enumerate(zip(lanes, lines, strict=True)):
-            name = pad(who(row.worker_id, lang), name_w) if n == 0 else " " * name_w
+        for n, (lane, cells) in enumerate(zip(row_lanes, lines, strict=True)):
+            name = fit(who(row.worker_id, lang), name_w) if n == 0 else " " * name_w
             text.append(name, style=f"bold {colour}")
-            text.append(" " + pad(lane, lane_w) + " ", style="dim")
-            # a shaft starts below its writer's calls line
-            emit(cells, r if n < 2 else r + 1)
+            text.append(" " + fit(lane, lane_w) + " ", style="dim")
+            emit(cells, 3 * r + n)
     left: list[tuple[str, Call]] = []
-    if fence is not None:
-        labels, left = label_cells(writes, scale, lang)
+    for k, (fence, writes) in enumerate(lanes):
+        labels, untold = label_cells(writes, scale, lang)
+        left += untold
         store_lines = (fence_cells(fence, scale, now), arrow_cells(writes, scale), labels)
         for n, cells in enumerate(store_lines):
-            name = pad(store_name, name_w) if n == 0 else " " * name_w
-            lane = store_lanes[n] if n < len(store_lanes) else ""
-            text.append(name, style="bold")
-            text.append(" " + pad(lane, lane_w) + " ", style="dim")
-            emit(cells, len(rows) if n == 0 else None, cursor=n < 2)
+            name = fit(store_names[k], name_w) if n == 0 else " " * name_w
+            lane = store_lane_words[n] if n < len(store_lane_words) else ""
+            text.append(name, style="bold reverse" if n == 0 else "bold")
+            text.append(" " + fit(lane, lane_w) + " ", style="dim")
+            emit(cells, 3 * len(rows) + 3 * k + n, cursor=n < 2)
+    left.sort(key=lambda wc: wc[1].at)
     cursor = tr("tl_now", lang, at=clock(now))
     start = label_w + now_cell
     if now_cell + 2 + cell_len(cursor) <= scale.cells:
@@ -636,7 +682,7 @@ def render_timeline(
                 text.append(line + "\n")
     used = 0
     for glyph, style, words in legend_items(lang):
-        if glyph == ARROW and fence is None:
+        if glyph == ARROW and not lanes:
             continue
         if glyph == STORE and style == OVERLAP_STYLE and not view.overlaps:
             continue

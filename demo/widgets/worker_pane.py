@@ -15,6 +15,7 @@ from textual.widget import Widget
 
 from core.engine.config import LeaseConfig, Mode
 from core.engine.durations import format_clock, format_duration
+from core.scenarios.glossary import task_name
 from core.sim.heavy import format_size
 from core.sim.snapshot import Snapshot, WorkerView
 from core.sim.spec import WorkerState
@@ -336,7 +337,7 @@ class WorkerPane(Widget):
             text.append(tr("no_lease", lang), style="dim")
             text.append("\n ")  # three lines, like a pane that holds a lease
         else:
-            text.append(v.task_id, style="bold")
+            text.append(task_name(v.task_id, lang), style="bold")
             if v.step is not None:
                 total = f"/{state.total_steps}" if state.total_steps else ""
                 text.append(" ", style="bold")  # not leading the next run (see flags)

@@ -46,10 +46,12 @@ async def test_the_ledger_marks_the_page_where_the_books_break(
         assert note.display and str(note.render()).startswith(said)
         ledger = screen.query_one("#ledger", LedgerTable)
         rows = {str(ledger.get_row_at(i)[1]): ledger.get_row_at(i) for i in range(ledger.row_count)}
-        assert set(rows) >= {"✗ floor6/3", "floor6/4"} and "floor6/3" not in rows
-        assert str(rows["✗ floor6/3"][3]) in ("1 (newest 2)", "1（最新 2）")
-        assert str(rows["floor6/4"][3]) == "2"
-        assert str(ledger.get_row_at(ledger.cursor_row)[1]) == "✗ floor6/3"  # brought into sight
+        # the key names its task as the screen does: floor6/3, 第六层/3
+        p3, p4 = ("floor6/3", "floor6/4") if lang == "en" else ("第六层/3", "第六层/4")
+        assert set(rows) >= {"✗ " + p3, p4} and p3 not in rows
+        assert str(rows["✗ " + p3][3]) in ("1 (newest 2)", "1（最新 2）")
+        assert str(rows[p4][3]) == "2"
+        assert str(ledger.get_row_at(ledger.cursor_row)[1]) == "✗ " + p3  # brought into sight
 
 
 @pytest.mark.parametrize(
@@ -137,4 +139,5 @@ async def test_the_fog_under_no_fencing_marks_achengs_late_page(
         assert note.display and str(note.render()).startswith(said), str(note.render())
         ledger = screen.query_one("#ledger", LedgerTable)
         keys = {str(ledger.get_row_at(i)[1]) for i in range(ledger.row_count)}
-        assert "✗ floor6/3" in keys and "✗ floor6/2" not in keys and "floor6/4" in keys
+        floor = "floor6" if lang == "en" else "第六层"
+        assert f"✗ {floor}/3" in keys and f"✗ {floor}/2" not in keys and f"{floor}/4" in keys

@@ -9,6 +9,7 @@ row in Effects, with what it cost.
 """
 
 import asyncio
+import re
 from pathlib import Path
 from typing import Any
 
@@ -204,3 +205,129 @@ def test_the_stale_page_let_in_on_the_fencing_figure(
     # newer token, with Belief vs truth open
     app = scenario_app("01_fog", tmp_path, lang=lang, mode=Mode.NO_FENCING)
     assert snap_compare(app, press=["n"] * 14 + ["v", "6"], terminal_size=size)
+
+
+# -- a store lane a task: 17 has two tasks written, floor6 (tokens 1, 3) and floor7 (2, 4) --
+
+
+@pytest.fixture(scope="module")
+def two_tasks() -> TimelineView:
+    session = played("17_self_fencing", 9)
+    view = view_of(session)
+    session.close()
+    return view
+
+
+def _lane_lines(plain: str, name: str) -> list[str]:
+    """The three lines of the store lane named `name`: its tokens, its arrows, its labels."""
+    all_lines = plain.split("\n")
+    at = next(n for n, line in enumerate(all_lines) if line.startswith(name + " "))
+    return all_lines[at : at + 3]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_each_task_written_has_its_own_store_lane(two_tasks: TimelineView, lang: str) -> None:
+    plain = render_timeline(two_tasks, 120, lang, {}).plain
+    names = ("floor6", "floor7") if lang == "en" else ("第六层", "第七层")
+    tokens = {names[0]: {"1", "3"}, names[1]: {"2", "4"}}
+    for name in names:
+        line, arrows, labels = _lane_lines(plain, name)
+        # the task's own token line, and only its own writes' tokens under its arrows
+        assert set(re.findall(r"\d", line.split(" ", 1)[1].lstrip())) <= tokens[name], line
+        assert set(re.findall(r"\d", labels)) <= tokens[name], labels
+        assert "▼" in arrows
+    # Linzhou's late write to floor7 is judged against floor7's newest, 4, not floor6's
+    said = " ".join(plain.split())
+    assert ("2 < 4: refused" if lang == "en" else "2 < 4：拒收") in said
+    assert "2 < 3" not in said
+
+
+def test_a_write_is_drawn_into_its_own_lane_only(two_tasks: TimelineView) -> None:
+    # the shaft of a write to floor7 passes floor6's lane and ends at floor7's arrow; one to
+    # floor6 ends at floor6's: no shaft runs on below the lane its write is for
+    plain = render_timeline(two_tasks, 120, "en", {}).plain.split("\n")
+    floor7 = next(n for n, line in enumerate(plain) if line.startswith("floor7 "))
+    below = plain[floor7 + 3 :]
+    assert not any("┆" in line for line in below)
+    writes6 = [c for row in two_tasks.rows for c in row.calls if c.task_id == "floor6"]
+    assert writes6
+
+
+def test_the_exported_drawing_has_a_lane_per_task(two_tasks: TimelineView) -> None:
+    page = timeline_html(two_tasks, "zh", "t5")
+    assert "第六层" in page and "第七层" in page and "floor" not in page
+    assert "2 &lt; 4：拒收" in page
+    assert page.count(">最新令牌<") == 2
+
+
+LATE_LABELS = [(80, "en"), (100, "en"), (200, "en"), (80, "zh"), (100, "zh"), (200, "zh")]
+
+
+@pytest.mark.parametrize(("width", "lang"), LATE_LABELS)
+@pytest.mark.parametrize(
+    ("name", "steps", "mode"),
+    [
+        ("17_self_fencing", 9, None),
+        ("13_portfolio_demo", 6, None),
+        ("01_fog", FENCE_STEP, Mode.NO_FENCING),
+    ],
+)
+def test_no_two_labels_run_together(
+    name: str, steps: int, mode: Mode | None, width: int, lang: str
+) -> None:
+    from demo.i18n import tr
+    from demo.widgets.timeline_view import write_words, writes_of
+
+    session = played(name, steps, mode)
+    view = view_of(session)
+    session.close()
+    lane_words = [tr(k, lang) for k in ("tl_store", "tl_believes", "tl_calls", "tl_fence_lane")]
+    lane_words.append(tr("tl_writes_lane", lang))
+    words = {write_words(call, lang) for _writer, call in writes_of(view)}
+    drawn = lines(render_timeline(view, width - 2, lang, {}), width - 2)
+    # the drawing, down to the now cursor's line (the sentences under it are prose)
+    drawn = drawn[: next(n for n, line in enumerate(drawn) if "↑" in line)]
+    for line in drawn:
+        # a row's name, then a space, then its lane's word, then a space: never "Linzhoustore"
+        for lane in lane_words:
+            at = line.find(lane)
+            if 0 < at < 20:
+                assert line[at - 1] == " ", line
+                assert line[at + len(lane)] == " ", line
+        found = [w for w in words if w in line]
+        if found:
+            # each label has a space (or a shaft) on each side, never another label
+            marked = line
+            for w in sorted(found, key=len, reverse=True):
+                marked = marked.replace(w, "\1" + "\0" * (len(w) - 2) + "\2")
+            assert "\2\1" not in marked, line
+            for n, ch in enumerate(marked):
+                if ch == "\1" and n:
+                    assert marked[n - 1] in " ┆│", line
+                if ch == "\2" and n + 1 < len(marked):
+                    assert marked[n + 1] in " ┆│", line
+
+
+def test_a_name_longer_than_its_column_is_cut_not_run_into_its_lane(
+    two_tasks: TimelineView,
+) -> None:
+    import dataclasses
+
+    long = "worker-with-a-very-long-name"
+    rows = tuple(
+        dataclasses.replace(row, worker_id=long) if row.worker_id == "linzhou" else row
+        for row in two_tasks.rows
+    )
+    view = dataclasses.replace(two_tasks, rows=rows)
+    drawn = render_timeline(view, 78, "en", {}).plain.split("\n")
+    row = next(line for line in drawn if line.startswith("worker-with"))
+    first = next(line for line in drawn if line.startswith("Acheng"))
+    assert "…" in row and row.index("store") == first.index("store")
+    assert row[row.index("store") - 1] == " "
+    # and on the page: the name cut short where it would meet its lane's word
+    from demo.export.timeline_svg import LABEL_W, lane_labels, text_px
+
+    name_svg, _lane = lane_labels(long, "store", 0, "#fff")
+    shown = re.search(r">([^<]*)</text>", name_svg)
+    assert shown is not None and shown[1].endswith("…")
+    assert 4 + text_px(shown[1]) + 8 <= LABEL_W - 6 - text_px("store")

@@ -1,6 +1,7 @@
 """The fleet names its workers, never by id: the story's cast first (阿澄, 临舟, 校对官), then
 "worker 4" (4 号执行者); in panes, the palette, toasts and the headless run's lines."""
 
+import re
 from pathlib import Path
 from typing import cast
 
@@ -89,3 +90,74 @@ def test_the_headless_run_says_workers_by_name(lang: str) -> None:
         _Resume(cast(Fleet, _Fleet()), w, said.append, lang)()
     assert called("acheng", lang) in said[0] and "acheng" not in said[0]
     assert called("w4", lang) in said[1] and "w4" not in said[1]
+
+
+def _rows_frame() -> FleetFrame:
+    """A numbered worker's page in the ledger, its refusal, and the task it holds."""
+    from core.engine.records import LedgerRow, TaskRow
+    from core.engine.vocabulary import Operation, TaskStatus
+    from core.sim.snapshot import Rejection, TaskView
+
+    task = TaskRow(
+        "t1",
+        "report",
+        TaskStatus.RUNNING,
+        "w4",
+        2,
+        5,
+        2,
+        2,
+        9_000,
+        7_000,
+        3_000,
+        None,
+        None,
+        None,
+        None,
+        None,
+        3_000,
+    )
+    page = LedgerRow("t1/1", "v", 2, "w4", 3_000, "t1")
+    refused = Rejection(
+        seq=9,
+        at=2_000,
+        worker_id="w5",
+        task_id="t1",
+        operation=Operation.WRITE,
+        reason="fenced",
+        lease_token=1,
+        fence_token=1,
+        current_lease_token=2,
+        current_fence_token=2,
+        key="t1/1",
+    )
+    snap = Snapshot(
+        4_000, "correct", (TaskView(task, 5_000, None),), (), (page,), (), (), (refused,)
+    )
+    return FleetFrame(snap, {}, frozenset(), {}, {}, (), (), ())
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+async def test_the_tables_name_numbered_workers_without_their_ids(lang: str) -> None:
+    from demo.widgets.panels import LedgerTable, RejectedTable
+    from demo.widgets.task_table import TaskTable
+
+    screen = FleetScreen(None, lang, Path("."), live=False, config=LeaseConfig(ttl_ms=3000))
+    async with _App(screen).run_test(size=(160, 50)) as pilot:
+        await pilot.pause()
+        screen.show_frame(_rows_frame())
+        await pilot.pause()
+        cells = {
+            name: [str(c) for c in screen.query_one(name, table).get_row_at(0)]
+            for name, table in (("#ledger", LedgerTable), ("#rejected", RejectedTable))
+        }
+        tasks = [str(c) for c in screen.query_one("#tasks", TaskTable).get_row_at(0)]
+    assert called("w4", lang) in cells["#ledger"], cells["#ledger"]  # the writer
+    assert called("w5", lang) in cells["#rejected"], cells["#rejected"]  # who was refused
+    assert called("w4", lang) in tasks, tasks  # the owner
+    for row in (*cells.values(), tasks):
+        assert not {"w4", "w5"} & set(row), row
+    # the lease's time left and the heartbeat's age in the run's words: 5秒, never 5s
+    if lang == "zh":
+        assert "5秒" in tasks and "1秒" in tasks, tasks
+        assert not any(re.search(r"\d(ms|s|m|h)\b", cell) for cell in tasks), tasks

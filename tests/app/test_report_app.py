@@ -21,7 +21,7 @@ def shown(widget: NarrationPanel | StatusHeader) -> str:
             "10_mistake_no_checkpoint",
             "en",
             "What broke: steps done again (3, against 0 in the correct run)",
-            "steps done again 3 (correct run: 0)",
+            "steps done or due again 3 (correct run: 0)",
             "The same faults in the correct run: 0 pages corrupted",
         ),
         (

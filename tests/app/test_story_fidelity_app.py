@@ -63,7 +63,7 @@ def test_the_task_is_lendable_again_from_the_instant_its_lease_expires() -> None
     )
     assert max(lendable) < claim_step and words[claim_step] == "运行中"
     transcript = "".join(t for r in play(scenario) for t, _ in render_line(r, "zh"))
-    assert "阿澄在 floor6 上的租约到期：floor6 可再借出" in transcript
+    assert "阿澄在第六层上的租约到期：第六层可再借出" in transcript
     sim.close()
 
 

@@ -422,7 +422,7 @@ def test_refusal_words_in_chinese() -> None:
     session.reveal()  # step 14 asks the audience before it plays
     zh = narration_text(session, "zh").plain
     assert "refused" not in zh and "LNone" not in zh
-    assert "阿澄写 floor6/3 页（floor6）被拒收：围栏令牌 1 落后于当前的 2" in zh
+    assert "阿澄写第 3 页（第六层）被拒收：围栏令牌 1 落后于当前的 2" in zh
     en = narration_text(session, "en").plain
     said = "Acheng's page floor6/3 for floor6 is refused: fence token 1 is behind the current 2"
     assert said in en

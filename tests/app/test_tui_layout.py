@@ -17,6 +17,7 @@ from demo.i18n import tr
 from demo.screens.layout import ROOMY_HEIGHT, ROOMY_WIDTH, fit
 from demo.screens.main import MainScreen
 from demo.widgets.panels import EventLog
+from tests.app.apps import at_step
 
 
 def fog(tmp_path: Path, lang: str = "en") -> BorrowedKeysApp:
@@ -56,7 +57,8 @@ async def test_from_160x40_the_event_log_is_beside_the_chosen_panel(
     app = fog(tmp_path, lang)
     async with app.run_test(size=size) as pilot:
         screen = screen_of(app)
-        await pilot.press(*["n"] * 14, "v", "3")  # to Acheng's refused page, the Rejected panel
+        await at_step(pilot, 14)  # Acheng's refused page
+        await pilot.press("3")  # the Rejected panel
         await pilot.pause()
         panels, side = screen.query_one("#panels"), screen.query_one("#side-events", EventLog)
         column = screen.query_one("#side")

@@ -38,7 +38,7 @@ from demo.widgets.task_table import (
     status_words,
     task_row,
 )
-from tests.app.apps import scenario_app
+from tests.app.apps import at_step, scenario_app
 
 
 def app_for(name: str | None, tmp_path: Path, lang: str = "en") -> BorrowedKeysApp:
@@ -83,10 +83,7 @@ async def test_small_screen_shows_the_fence_rejection_with_one_key(
     app = app_for("01_fog", tmp_path)
     async with app.run_test(size=size) as pilot:
         screen = screen_of(app)
-        for _ in range(14):
-            await pilot.press("n")  # to step 14, which asks the audience first
-        await pilot.press("v")  # reveal: Acheng's stale page is refused
-        await pilot.pause()
+        await at_step(pilot, 14)  # step 14: Acheng's stale page is refused
         narration = screen.query_one("#narration-box")
         assert narration.max_scroll_y == 0  # the ✓ lines are in sight, no scrollbar
         await pilot.press("3")  # the Rejected panel
@@ -401,9 +398,7 @@ async def test_ledger_rows_are_in_time_order(tmp_path: Path) -> None:
     app = app_for("01_fog", tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
         screen = screen_of(app)
-        while not screen.session.at_end:
-            # n steps; at a question only v reveals (and plays) the step
-            await pilot.press("v" if screen.session.question is not None else "n")
+        await at_step(pilot, screen.session.step_count)
         await pilot.press("1")
         await pilot.pause()
         ledger = screen.query_one("#ledger")
@@ -486,10 +481,7 @@ async def test_result_and_kind_are_whole_at_140_and_200_columns(tmp_path: Path, 
     app = app_for("04_human_approval", tmp_path)
     async with app.run_test(size=(width, 50)) as pilot:
         screen = screen_of(app)
-        while not screen.session.at_end:
-            # n steps; at a question only v reveals (and plays) the step
-            await pilot.press("v" if screen.session.question is not None else "n")
-        await pilot.pause()
+        await at_step(pilot, screen.session.step_count)
         table = screen.query_one("#tasks", TaskTable)
         widths = {c.key.value: c.width for c in table.columns.values()}
         for key in table.row_keys_shown():
@@ -652,8 +644,7 @@ async def test_ledger_writers_whole_and_checkpoints_say_who_saved_them(
     app = app_for("01_fog", tmp_path, lang)
     async with app.run_test(size=(80, 24)) as pilot:
         screen = screen_of(app)
-        for _ in range(13):
-            await pilot.press("n")  # to step 13: pages by Acheng and by Linzhou
+        await at_step(pilot, 13)  # step 13: pages by Acheng and by Linzhou
         await pilot.press("1")  # the Ledger
         await pilot.pause()
         ledger = screen.query_one("#ledger", LedgerTable)
@@ -682,8 +673,7 @@ async def test_after_a_fork_a_mark_is_rechecked_or_dated_never_stale(
     app = app_for("01_fog", tmp_path, lang)
     async with app.run_test(size=(100, 30)) as pilot:
         screen = screen_of(app)
-        for _ in range(8):
-            await pilot.press("n")  # step 8: Linzhou arrives, idle
+        await at_step(pilot, 8)  # step 8: Linzhou arrives, idle
         said = str(screen.query_one("#narration").content).replace("\n", " ")
         idle = "Linzhou is idle" if lang == "en" else "临舟空闲"
         assert f"✓ {idle}" in said

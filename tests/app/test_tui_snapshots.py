@@ -4,6 +4,7 @@ Deterministic: a fixed terminal size and no live clock (`live_clock=False`), so 
 changes only by the key presses listed (each commented).
 """
 
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -11,9 +12,20 @@ import pytest
 
 from core.scenarios.format import load_scenario
 from demo.app import BorrowedKeysApp
+from tests.app.apps import at_step
 
 SCENARIOS = Path(__file__).parents[2] / "scenarios"
 SIZE = (160, 48)
+
+
+def jump_to(k: int) -> Callable[[Any], Awaitable[None]]:
+    """Before the keys: to just after step k by the step list's jump (the screen a presenter
+    gets there by `g`, the same as by stepping; one frame, not one a step)."""
+
+    async def before(pilot: Any) -> None:
+        await at_step(pilot, k)
+
+    return before
 
 
 def app_for(name: str, lang: str) -> BorrowedKeysApp:
@@ -50,10 +62,10 @@ def test_help_screen(snap_compare: Any, lang: str) -> None:
 )
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_fence_rejection_at_every_size(snap_compare: Any, lang: str, size: tuple[int, int]) -> None:
-    # n x 14 (step 14 asks the audience), v to reveal, then 3: scenario 1 to Acheng's refused
-    # stale page, with the Rejected panel shown
+    # to step 14 (as n x 14 and v to reveal the audience's question), then 3: scenario 1 at
+    # Acheng's refused stale page, with the Rejected panel shown
     assert snap_compare(
-        app_for("01_fog.toml", lang), press=["n"] * 14 + ["v", "3"], terminal_size=size
+        app_for("01_fog.toml", lang), press=["3"], terminal_size=size, run_before=jump_to(14)
     )
 
 
@@ -78,7 +90,8 @@ SIZE_IDS = ["80x24", "100x30", "200x60"]
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_a_fork_at_every_size(snap_compare: Any, lang: str, size: tuple[int, int]) -> None:
     # n x 8: to step 8, Linzhou arrives idle; e: enqueue a task, the playback forks and the
-    # script's workers go on by themselves; n x 4: 20 s of the fork's live time pass
+    # script's workers go on by themselves; n x 4: 20 s of the fork's live time pass (stepped,
+    # not jumped: each step brings its own panel into view, and the fork keeps the last)
     assert snap_compare(
         app_for("01_fog.toml", lang), press=["n"] * 8 + ["e"] + ["n"] * 4, terminal_size=size
     )
@@ -89,8 +102,11 @@ def test_a_fork_at_every_size(snap_compare: Any, lang: str, size: tuple[int, int
 def test_a_question_under_the_step_it_asks_about(
     snap_compare: Any, lang: str, size: tuple[int, int]
 ) -> None:
-    # n x 14: step 14 asks the audience first; n once more: it does not give the answer away
-    assert snap_compare(app_for("01_fog.toml", lang), press=["n"] * 15, terminal_size=size)
+    # to step 13, then n: step 14 asks the audience first; n once more: it does not give the
+    # answer away
+    assert snap_compare(
+        app_for("01_fog.toml", lang), press=["n", "n"], terminal_size=size, run_before=jump_to(13)
+    )
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
@@ -106,11 +122,12 @@ def test_the_step_list(snap_compare: Any, lang: str) -> None:
 def test_a_long_step_folded_at_every_size(
     snap_compare: Any, lang: str, size: tuple[int, int]
 ) -> None:
-    # n x 14, v (step 14's question), n x 3: step 17, the last, its narration long; on a
+    # to step 14 (its question revealed), n x 3: step 17, the last, its narration long; on a
     # small screen folded above the ledger's rows, at 200 x 60 whole, with the log beside
     # at a sensible height and the refused writes under it
-    press = ["n"] * 14 + ["v", "n", "n", "n"]
-    assert snap_compare(app_for("01_fog.toml", lang), press=press, terminal_size=size)
+    assert snap_compare(
+        app_for("01_fog.toml", lang), press=["n"] * 3, terminal_size=size, run_before=jump_to(14)
+    )
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])

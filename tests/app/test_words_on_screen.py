@@ -328,29 +328,29 @@ PATHLIKE = re.compile(r"\S*[/:]\S*[A-Za-z]\S*|\S*[A-Za-z]\S*[/:]\S*")
 COMMAND = re.compile(r"borrowed-keys(?: [a-z]+)?")
 # a duration by a unit letter ("55s", "59m52s", "1h"), where a Chinese screen says 55秒
 UNIT_LETTER = re.compile(r"\d(?:ms|[smh])\b")
-SPEED = re.compile(r"(?<=速度 )x\d+(?:\.\d+)?")  # the header's speed, its one sign
 # a Latin word pressed against a character: "worker-a领到", never "worker-a 领到"
 GLUED = re.compile(r"[A-Za-z][0-9]{0,2}[\u4e00-\u9fff]|[\u4e00-\u9fff][A-Za-z]")
 
 
 def scenario_ids(sc: Scenario) -> frozenset[str]:
-    """The ids a scenario gives its tasks, and its workers the story has no name for
-    ("worker-a", "A"): the format names a task by its id alone."""
+    """The ids of a scenario's workers: a narration may cite a worker's id beside its name
+    ("消费者 A（worker-a）"), and the sentences the run makes name workers
+    (tests/scenarios/test_books_words_zh.py). A task is never one: a Chinese screen names it
+    (第六层), so a task's id on a Chinese screen fails."""
     from core.scenarios.glossary import person_name
 
-    workers = {w.id for w in sc.settings.workers if person_name(w.id, "zh") is None}
-    acted = {getattr(step.action, "task", None) for step in sc.steps} - {None}
-    acted |= {
+    workers = {w.id for w in sc.settings.workers}
+    workers |= {
         w
         for step in sc.steps
         if person_name(w := getattr(step.action, "worker", "") or "", "zh") is None
     }
-    return frozenset({*workers, *acted, *(t.id for t in sc.settings.tasks)} - {""})
+    return frozenset(workers - {""})
 
 
 def english_on_chinese(text: str, ids: frozenset[str] = frozenset()) -> list[str]:
     """The English words, ids and unit letters in a Chinese line a person should not read."""
-    text = SPEED.sub("", COMMAND.sub("", PATHLIKE.sub("", text)))
+    text = COMMAND.sub("", PATHLIKE.sub("", text))
     found = [
         w
         for w in LATIN_WORD.findall(text)
@@ -370,26 +370,30 @@ def english_on_chinese(text: str, ids: frozenset[str] = frozenset()) -> list[str
         "已撤销：resume acheng（以及之后流逝的时间）",
         "0:00:00.000 worker-a领到 msg-1",
         "穷举搜索：在 no_fencing 模式下最短的",
+        "故事·一：守库人与沙漏 0:00:00.000 速度 x1 模式 老规矩",
+        "floor6 | 总册 | 排队中 |  | 0",
+        "阿澄对 floor6 的心跳续约被拒",
+        "worker-a 领到 msg-1（租约号 1，围栏令牌 1）",
     ],
 )
 def test_a_planted_english_word_on_a_chinese_screen_is_found(text: str) -> None:
-    assert english_on_chinese(text, frozenset({"floor6", "worker-a", "msg-1"})), text
+    assert english_on_chinese(text, frozenset({"worker-a"})), text
 
 
 @pytest.mark.parametrize(
     "text",
     [
-        "阿澄写 floor6/3 页（floor6）被拒收：围栏令牌 1 落后于当前的 2",
+        "阿澄写第 3 页（第六层）被拒收：围栏令牌 1 落后于当前的 2",
         "原文的 Heartbeat 只核对 owner_id 和 lease_token",
         "幂等键为 agent/3/api_call：执行了一次",
-        "worker-a 领到 msg-1（租约号 1，围栏令牌 1）",
-        "故事·一：守库人与沙漏 0:00:00.000 速度 x1 模式 老规矩 ‖ 已暂停",
+        "worker-a 领到消息 1（租约号 1，围栏令牌 1）",
+        "故事·一：守库人与沙漏 0:00:00.000 速度 1 倍 模式 老规矩 ‖ 已暂停",
         "剩余租期 55秒 · 到 0:01:20",
         "按 → 或 n 开始第一步。命令 borrowed-keys sql 打印它",
     ],
 )
 def test_a_chinese_sentence_with_the_seeds_terms_passes(text: str) -> None:
-    assert english_on_chinese(text, frozenset({"floor6", "worker-a", "msg-1"})) == [], text
+    assert english_on_chinese(text, frozenset({"worker-a"})) == [], text
 
 
 @pytest.mark.parametrize("name", bundled())
@@ -399,8 +403,7 @@ def test_no_english_word_on_a_chinese_screen(name: str) -> None:
     bad = [
         f"{where}: {found} in {text.strip()[:160]!r}"
         for where, text in (*app_texts(sc, "zh"), *play_texts(sc, "zh"))
-        # the break of the books is said by its own sentence, spaced where it is written
-        if "books" not in where and (found := english_on_chinese(text, ids))
+        if (found := english_on_chinese(text, ids))
     ]
     bad += [
         f"pane title: {found} in {said!r}"

@@ -320,3 +320,26 @@ async def test_a_kill_between_a_call_and_its_record_charges_once_by_the_key(
     else:
         assert len(charges) == 2
         assert await _rules(service) == [ServiceRule.NO_CHARGE_TWICE]
+
+
+def test_the_judges_findings_are_said_in_chinese_with_no_latin_letter() -> None:
+    """A zh run's verdict names the harm in Chinese: the words come from the table in both
+    languages, a charge by its number; only the caller's own names are left as they are."""
+    history = [
+        {"seq": 1, "endpoint": "artifact", "verdict": "accepted", "key": "报告", "token": 5},
+        {"seq": 2, "endpoint": "artifact", "verdict": "accepted", "key": "报告", "token": 4},
+        {"seq": 3, "endpoint": "artifact", "verdict": "accepted", "key": "报告", "token": None},
+    ]
+    charges = [
+        {"id": "ch_3", "task": "任务一", "memo": "押金"},
+        {"id": "ch_7", "task": "任务一", "memo": "押金"},
+    ]
+    found = judge(history, charges)
+    said = [f.sentence("zh") for f in found]
+    assert said == [
+        "下游服务已经见过围栏令牌 5，却仍接受了对 报告 的写入，所带令牌是更旧的 4（第 2 次请求）",
+        "下游服务已经见过围栏令牌 5，却仍接受了对 报告 的一次不带令牌的写入（第 3 次请求）",
+        "任务一 为同一件事（押金）被扣了 2 次款（第 3、7 笔扣款）",
+    ]
+    english = found[2].sentence("en")
+    assert english == "任务一 was charged 2 times for 押金 (ch_3, ch_7)"

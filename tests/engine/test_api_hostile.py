@@ -193,6 +193,7 @@ _METHODS = [
     ("heartbeat_many", 1),
     ("complete_many", 2),
     ("claim_many", 2),
+    ("newest", 3),
 ]
 _KEYWORDS = {
     "record": ("task_id", "worker_id", "lease_token", "fence_token", "reason", "foo"),

@@ -613,3 +613,81 @@ async def test_the_batch_refusals_write_what_the_single_refusals_write_in_every_
     assert batch == single
     if mode is Mode.BEFORE_FENCE:
         assert not any("fence" in key for line in batch[2] for key, _ in line[7])
+
+
+# -- PostgreSQL on its own clock: the batch's statement travels with its BEGIN -----------------
+
+
+def test_the_postgresql_batch_statements_fit_psycopgs_parse_cache() -> None:
+    """A statement longer than psycopg keeps is parsed again at every execution."""
+    from core.engine.batch_statements import (
+        PSYCOPG_CACHED_LENGTH,
+        batch_statements_for,
+        clocked_by_transaction,
+    )
+    from core.engine.policies import policy_for
+
+    for mode in Mode:
+        sql = batch_statements_for(pg_backend.dialect(), policy_for(mode))
+        for stmt in (sql.claim_logged_for(10), sql.complete_logged, sql.renew_many_logged):
+            if stmt is not None:
+                assert len(stmt.sql) <= PSYCOPG_CACHED_LENGTH, mode
+                # and as it is sent with BEGIN, its clock read in
+                assert len(clocked_by_transaction(stmt).sql) <= PSYCOPG_CACHED_LENGTH, mode
+        claim = sql.claim_logged_for(7)
+        if claim is not None:
+            # the count is written in (a generic plan that knows it), nothing else
+            assert "%(n)s" not in claim.sql and "%(worker_id)s" in claim.sql
+
+
+async def test_a_batch_on_the_database_clock_sends_its_statement_with_begin(
+    backend: str, postgres_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """claim_many and complete_many on PostgreSQL's clock: BEGIN, the clock and the batch's
+    statement in one round trip, COMMIT in a second; the lines stored, the ones heard and
+    the leases agree on the clock the statement read (one instant per transaction)."""
+    if backend != "postgresql":
+        pytest.skip("the round trips are PostgreSQL's")
+    from core.engine.clock import DatabaseClock
+
+    store = LeaseStore.open_inline(postgres_url, scratch=True, clock=DatabaseClock())
+    try:
+        heard: list[EventRow] = []
+        store.add_listener(heard.append)
+        await queued(store, 4)
+        sent: list[str] = []
+        with_begin: list[str] = []
+        original_execute = pg_backend.TxnConnection.execute
+        original_begin_with = pg_backend.TxnConnection.begin_with
+
+        def execute(self: Any, query: Any, params: Any = None) -> Any:
+            sent.append(str(query))
+            return original_execute(self, query, params)
+
+        def begin_with(self: Any, sql: str, params: dict[str, Any]) -> list[Any]:
+            with_begin.append(sql)
+            return original_begin_with(self, sql, params)
+
+        monkeypatch.setattr(pg_backend.TxnConnection, "execute", execute)
+        monkeypatch.setattr(pg_backend.TxnConnection, "begin_with", begin_with)
+        mark = len(heard)
+        leases = await store.claim_many("w1", 3)
+        assert [x.task_id for x in leases] == ["t0", "t1", "t2"]
+        assert await store.complete_many(leases) == [None] * 3
+        assert sent == [] and len(with_begin) == 2
+        monkeypatch.undo()
+        claimed = heard[mark : mark + 3]
+        assert [e.event for e in heard[mark:]] == ["claimed"] * 3 + ["completed"] * 3
+        assert heard[mark:] == (await store.events())[mark:]
+        assert len({e.at for e in claimed}) == 1
+        for lease, line in zip(leases, claimed, strict=True):
+            assert lease.expires_at == line.at + store.config.ttl_ms
+            assert line.detail == {"attempt": 1, "expires_at": lease.expires_at}
+        assert {t.task_id: t.status for t in await store.tasks()} == {
+            "t0": "done",
+            "t1": "done",
+            "t2": "done",
+            "t3": "queued",
+        }
+    finally:
+        await store.close()

@@ -232,6 +232,39 @@ async def test_the_body_is_cancelled_with_lease_lost_when_the_store_stops_answer
         lease.resume()
 
 
+async def test_a_frozen_hold_sends_no_renewal_while_the_body_goes_on(opened: Opener) -> None:
+    """The frozen heartbeat of the fleet's faults on a hold: renewals stop, the body works
+    on, and the renew deadline still lets the lease go; a thaw in time renews again."""
+    store = await opened(config=FAST)
+    await store.enqueue("t1")
+    await store.enqueue("t2")
+    async with store.hold("t2", "w1") as thawed:
+        thawed.freeze()
+        assert thawed.frozen
+        thawed.thaw()
+        renewed = thawed.renewals
+        async with asyncio.timeout(5):
+            while thawed.renewals < renewed + 2:
+                await asyncio.sleep(0.02)
+    steps = 0
+    with pytest.raises(LeaseLost) as lost:
+        async with store.hold("t1", "w1") as lease:
+            async with asyncio.timeout(5):
+                while lease.renewals < 1:
+                    await asyncio.sleep(0.02)
+            lease.freeze()
+            await lease.quiet()  # the renewal on its way, if one was, has landed
+            before = lease.renewals
+            while True:  # the body's own work, which the freeze does not touch
+                await asyncio.sleep(0.01)
+                steps += 1
+    assert lease.renewals == before
+    assert steps > 5
+    assert lost.value.reason is LostBecause.RENEW_DEADLINE_PASSED
+    assert "its renewals were frozen" in str(lost.value)
+    assert lost.value.cause is None
+
+
 async def test_a_renewal_the_store_refuses_cancels_the_body(where: str, opened: Opener) -> None:
     clock = VirtualClock(_ms())
     store = await opened(config=LeaseConfig(ttl_ms=3_000, heartbeat_every_ms=50), clock=clock)

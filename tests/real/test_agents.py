@@ -11,6 +11,7 @@ itself (a ttl of a second); the test waits on what the processes say.
 import asyncio
 import json
 import os
+import signal
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -240,4 +241,128 @@ async def test_browser_killed_mid_walk_resumes_from_the_url_it_had_reached(
     assert claimed["resumed"]["next"] == "next" and claimed["resumed"]["dom"].startswith("List")
     form = await service.books.artifact("b1/form")
     assert form is not None and form["token"] == claimed["token"] and form["writer"] == "w2"
+    assert await _findings(service) == []
+
+
+async def _tell(agent: Agent, line: str) -> None:
+    assert agent.proc.stdin is not None
+    agent.proc.stdin.write(f"{line}\n".encode())
+    await agent.proc.stdin.drain()
+
+
+async def _stop(agent: Agent) -> int:
+    assert agent.proc.stdin is not None
+    agent.proc.stdin.close()
+    async with asyncio.timeout(WAIT_S):
+        return await agent.proc.wait()
+
+
+@pytest.mark.parametrize("service", [Mode.CORRECT, Mode.NO_FENCING], indirect=True)
+async def test_a_stopped_holders_late_write_is_refused_by_the_service_fence(
+    tmp_path: Path, service: RunningService
+) -> None:
+    """ "所有下游写入都必须携带这个 token；存储层或状态机只接受当前最大的 token": a holder
+    stopped (SIGSTOP, a long pause) with its write on its way out loses its lease; another
+    takes the task over and writes; the first, continued (SIGCONT), sends its write with
+    the older token. The service refuses it (409) and keeps the newer; under no_fencing it
+    takes it, and the judge of its books names the harm. The write is held on the control
+    channel until the test lets it go, so the late write always comes after the
+    successor's."""
+    mode = Mode.NO_FENCING if not service.books.fencing else Mode.CORRECT
+    db = tmp_path / "keys.db"
+    await _enqueue(db, mode, ("t1", "tools"))
+    first = await _agent(
+        db, service, "w1", "tools", mode, "--steps", "1", "--ttl", "3s", "--control"
+    )
+    await first.until("hello")
+    await _tell(first, "hold_writes")
+    await first.until("holding_writes")
+    held = await first.until("write_held", key="t1/result")
+    # Its renewals stopped first, and said stopped once none is on its way: the SIGSTOP
+    # then lands on a process with no transaction open (on SQLite a stopped process
+    # holding the write lock would stop its successor too), a second before its own
+    # renew deadline would have it say anything to the store again.
+    await _tell(first, "freeze")
+    await first.until("frozen", task="t1")
+    os.kill(first.proc.pid, signal.SIGSTOP)
+    try:
+        second = await _agent(db, service, "w2", "tools", mode, "--steps", "1", "--exit-when-idle")
+        assert await second.finish() == 0
+    finally:
+        os.kill(first.proc.pid, signal.SIGCONT)
+    newer = second.said("claimed")[0]["token"]
+    assert newer > held["token"]
+    await _tell(first, "write")
+    answered = await first.until("write_answered", key="t1/result")
+    assert await _stop(first) == 0
+    artifact = await service.books.artifact("t1/result")
+    assert artifact is not None
+    if mode is Mode.CORRECT:
+        assert answered["status"] == 409 and answered["error"] == "stale_token"
+        assert f"fence token {held['token']} is older than {newer}" in answered["message"]
+        assert (artifact["token"], artifact["writer"]) == (newer, "w2")
+        assert await _findings(service) == []
+    else:
+        assert answered["status"] == 200
+        assert (artifact["token"], artifact["writer"]) == (held["token"], "w1")
+        found = judge(await service.books.history(), await service.books.charges())
+        assert [f.rule for f in found] == [ServiceRule.NO_STALE_WRITE]
+        assert f"fence token {held['token']} after it had seen {newer}" in found[0].message
+
+
+async def test_a_frozen_agent_stops_renewing_while_its_body_goes_on(
+    tmp_path: Path, service: RunningService
+) -> None:
+    """The fleet's freeze: the hold sends no renewal, the body goes on calling its tools,
+    and at the renew deadline the hold lets the lease go (LeaseLost)."""
+    db = tmp_path / "keys.db"
+    await _enqueue(db, Mode.CORRECT, ("t1", "tools"))
+    agent = await _agent(
+        db, service, "w1", "tools", Mode.CORRECT,
+        *("--steps", "100", "--ttl", "3s", "--step-time", "100ms", "--control"),
+    )  # fmt: skip
+    await agent.until("claimed", task="t1")
+    await _tell(agent, "freeze")
+    await agent.until("frozen", task="t1")
+    async with await LeaseStore.open_async(db) as store:
+        frozen_seq = (await store.events())[-1].seq
+    lost = await agent.until("lost", task="t1")
+    assert lost["reason"] == "renew_deadline_passed"
+    assert "its renewals were frozen" in lost["message"]
+    frozen_at = next(i for i, s in enumerate(agent.lines) if s.get("line") == "frozen")
+    # the body went on between the freeze and the loss: it called its tools
+    called = [s for s in agent.lines[frozen_at:] if s.get("line") == "called"]
+    assert called, agent.lines[frozen_at:]
+    assert await _stop(agent) == 0
+    async with await LeaseStore.open_async(db) as store:
+        events = await store.events()
+    renewed = [e for e in events if e.event == "renewed" and e.seq > frozen_seq]
+    assert len(renewed) <= 1  # one may have been on its way when the freeze came
+
+
+@pytest.mark.skipif(missing_browser() is not None, reason=str(missing_browser()))
+async def test_a_mixed_worker_does_each_task_by_its_kind_in_one_browser(
+    tmp_path: Path, service: RunningService
+) -> None:
+    """`--work mixed`: the seed's three uses side by side in one worker, each task by its
+    own kind; the browser walks share the worker's one chromium."""
+    db = tmp_path / "keys.db"
+    tasks = [("m1", "tools"), ("m2", "browser"), ("m3", "approval"), ("m4", "browser")]
+    await _enqueue(db, Mode.CORRECT, *tasks)
+    agent = await _agent(
+        db, service, "w1", "mixed", Mode.CORRECT, "--steps", "2", "--step-time", "10ms",
+        "--exit-when-idle",
+    )  # fmt: skip
+    assert await agent.finish() == 0
+    assert [c["memo"] for c in await service.books.charges()] == ["call-1", "call-2"]
+    assert await service.books.artifact("m1/result") is not None
+    assert [p["task"] for p in agent.said("parked")] == ["m3"]
+    walks = [w for w in agent.said("wrote") if w["task"] in ("m2", "m4")]
+    assert [w["launches"] for w in walks] == [1, 1]  # the second walk reused the browser
+    for task in ("m2", "m4"):
+        form = await service.books.artifact(f"{task}/form")
+        assert form is not None and form["writer"] == "w1"
+    async with await LeaseStore.open_async(db) as store:
+        status = {row.task_id: str(row.status) for row in await store.tasks()}
+    assert status == {"m1": "done", "m2": "done", "m3": "waiting", "m4": "done"}
     assert await _findings(service) == []

@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 
 from core.engine.config import Mode
+from core.engine.people import called
 from core.fleet.frame import FrameMaker
 from core.fleet.history import load_history
 from core.fleet.process import WorkerProcess
@@ -80,7 +81,7 @@ def stall_takeover_resume(fleet: Fleet) -> None:
     w1 = fleet.add_worker()
     wait(w1, in_a_step("t1"))
     assert fleet.stall("w1")
-    mark = len(w1.said())
+    mark = w1.said_count
     w2 = fleet.add_worker()
     wait(w2, said("claimed"))  # only after w1's lease ran out by the database's clock
     assert fleet.resume("w1")
@@ -135,13 +136,17 @@ def test_a_frozen_heartbeat_loses_the_lease_while_the_work_goes_on(fleet: Fleet)
     w1 = fleet.add_worker()
     wait(w1, holds("t1"))
     assert fleet.freeze("w1")
-    mark = len(w1.said())
+    mark = w1.said_count
     w2 = fleet.add_worker()
     wait(w2, said("claimed"))
+    # By the time w2 claimed, w1's lease had run out unrenewed: a renewal w1 printed just
+    # before it read the freeze is older than that, so only its lines from here on must
+    # hold none (a renewal line is printed as soon as the store granted it).
+    after_claim = w1.said_count
     # Its heartbeat stopped, not its work: it wrote (or tried to write) another page after
     # the freeze, and never renewed again.
     wait(w1, lambda line: said("write_accepted")(line) or said("write_rejected")(line), mark)
-    assert not any(said("renewed")(line) for line in w1.said()[mark:])
+    assert not any(said("renewed")(line) for line in w1.said_since(after_claim)[1])
     wait(w2, said("completed"))
     check = fleet.final_check()
     assert check.verdict is Verdict.HELD, check.findings
@@ -156,7 +161,7 @@ def test_a_worker_that_skips_the_fence_turns_the_verdict_red(tmp_path: Path) -> 
         w1 = f.add_worker()
         wait(w1, in_a_step("t1"))
         f.stall("w1")
-        mark = len(w1.said())
+        mark = w1.said_count
         w2 = f.add_worker()
         wait(w2, said("claimed"))
         f.resume("w1")
@@ -368,7 +373,11 @@ async def test_the_app_drives_real_processes_and_saves_their_history(tmp_path: P
                 ),
             )
             grid = app.screen.query_one("#workers", WorkerGrid)
-            assert f"pid {w1.pid}" in str(grid.panes["w1"].border_title)
+            titled = f"pid {w1.pid}"
+            await until(
+                "w1's pane names its pid",
+                lambda: "w1" in grid.panes and titled in str(grid.panes["w1"].border_title),
+            )
             screen.post_message(WorkerPane.FaultRequested("w1", "stall"))
             await until("w1 stalled", lambda: (v := pane_of("w1")) is not None and v.stalled)
             f.add_worker("w2")
@@ -397,14 +406,21 @@ async def test_the_app_drives_real_processes_and_saves_their_history(tmp_path: P
 
             def gap_drawn() -> bool:
                 words = str(drawn.render())
-                return "w1" in words and "refused" in words
+                return called("w1", "en") in words and "refused" in words
 
             await until("w1's belief ended by the refusal on the timeline", gap_drawn)
             await pilot.press("s")
             await until("the history saved", lambda: any(saves.glob("fleet-*.jsonl")))
             saved = next(saves.glob("fleet-*.jsonl"))
-            await until("the save written whole", lambda: '"verdict"' in saved.read_text())
-            assert '"verdict": "held"' in saved.read_text().splitlines()[-1]
+
+            def verdict_line() -> str | None:
+                """The file's last line once it is written whole (a save may be under way)."""
+                text = saved.read_text()
+                last = text.rstrip("\n").rsplit("\n", 1)[-1]
+                return last if text.endswith("\n") and '"verdict"' in last else None
+
+            await until("the save written whole", lambda: verdict_line() is not None)
+            assert '"verdict": "held"' in (verdict_line() or "")
             # with the store's final rows and the screen's frames, for --check and export
             run = load_history(saved)
             assert run.rows is not None and [r.task_id for r in run.rows.tasks] == ["t1"]
@@ -430,7 +446,7 @@ def test_on_postgresql_a_partitioned_holder_healed_after_a_takeover_is_fenced(
         w1 = f.add_worker()
         wait(w1, in_a_step("t1"))
         assert f.partition("w1")
-        mark = len(w1.said())
+        mark = w1.said_count
         w2 = f.add_worker()
         wait(w2, said("claimed"))
         wait(w2, said("completed"))  # a whole task's time: many reconnect bounds
@@ -459,7 +475,7 @@ def test_on_postgresql_a_partitioned_self_fencing_holder_gives_the_lease_up_by_i
         w1 = f.add_worker()
         wait(w1, in_a_step("t1"))
         assert f.partition("w1")
-        mark = len(w1.said())
+        mark = w1.said_count
         gave_up = wait(
             w1,
             lambda line: line.get("t") == "belief" and line.get("lease") is None,
@@ -473,7 +489,7 @@ def test_on_postgresql_a_partitioned_self_fencing_holder_gives_the_lease_up_by_i
         assert w1.alive
         check = f.final_check()
         assert check.verdict is Verdict.HELD, check.findings
-        assert not any(said("write_accepted")(line) for line in w1.said()[mark:])
+        assert not any(said("write_accepted")(line) for line in w1.said_since(mark)[1])
     finally:
         f.close()
 

@@ -66,7 +66,10 @@ async def test_every_fault_key_on_the_chosen_worker_sends_its_signal(
 
             await until("both ready", lambda: first.ready and second.ready)
             # the process title `ps` shows, set by the worker itself
-            assert title_of(first.pid or 0) == "borrowed-keys worker acheng"
+            await until(
+                "acheng's process title",
+                lambda: title_of(first.pid or 0) == "borrowed-keys worker acheng",
+            )
             # the key bar lists w and every fault key, with the table's words
             bar = str(screen.query_one("#keybar", KeyBar).render())
             for _action, key, word in FAULT_KEYS:
@@ -87,7 +90,7 @@ async def test_every_fault_key_on_the_chosen_worker_sends_its_signal(
             await until("no partition said", lambda: bool(app._notifications))
 
             await pilot.press("w")  # the next worker
-            assert screen.chosen == "linzhou"
+            await until("linzhou chosen", lambda: screen.chosen == "linzhou")
             pid2 = second.pid or 0
             await pilot.press("k")  # kill: SIGKILL
             await until("linzhou gone", lambda: state_of(pid2) is None)
@@ -99,7 +102,7 @@ async def test_every_fault_key_on_the_chosen_worker_sends_its_signal(
             )
             await pilot.press("u")  # a dead worker: restart under the same name
             await until("linzhou back", lambda: second.alive and second.pid != pid2)
-            assert state_of(second.pid or 0) not in (None, "T")
+            await until("linzhou running", lambda: state_of(second.pid or 0) not in (None, "T"))
             assert state_of(pid) not in (None, "T")  # the other one untouched
 
             # the palette lists every fault that acts on every worker, with its key

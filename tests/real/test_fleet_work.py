@@ -43,6 +43,18 @@ def test_tools_work_under_kills_holds_the_store_and_the_service_books(tmp_path: 
     assert memos == sorted({(c["task"], c["memo"]) for c in books["charges"]})  # none twice
     assert {t for t, _m in memos} == {"t1", "t2", "t3"}
     assert {h["verdict"] for h in books["history"]} <= {"charged", "replayed", "accepted"}
+    # the saved run keeps the service's books too, and the check judges them again
+    again = subprocess.run(
+        [sys.executable, "-m", "demo.cli", "fleet", "--check", str(saved)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert f"The downstream service's books ({len(books['history'])} requests)" in again.stdout
+    assert again.stdout.rstrip().endswith("The service's rules held.")
 
 
 def test_the_service_verdict_speaks_chinese() -> None:
@@ -70,3 +82,20 @@ def test_browser_work_under_random_faults_names_the_service_rules() -> None:
     assert done.returncode == 0, done.stdout + done.stderr
     assert "judged by its rules: no_stale_write, no_charge_twice." in done.stdout
     assert "The service's rules held." in done.stdout
+
+
+@pytest.mark.skipif(missing_browser() is not None, reason=str(missing_browser()))
+def test_mixed_work_runs_the_three_uses_side_by_side_under_freezes(tmp_path: Path) -> None:
+    saved = tmp_path / "run.jsonl"
+    done = _fleet(
+        *("--work", "mixed", "--workers", "2", "--tasks", "3", "--steps", "2", "--ttl", "2s"),
+        *("--seconds", "60", "--faults", "freeze", "--seed", "3", "--save", str(saved)),
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "Froze the heartbeat of" in done.stdout
+    assert "The service's rules held." in done.stdout
+    books = json.loads((tmp_path / "run.jsonl.downstream.json").read_text(encoding="utf-8"))
+    # t1 tools (its charges and result), t2 approval (parked: nothing sent), t3 browser
+    assert {c["task"] for c in books["charges"]} == {"t1"}
+    written = {h["key"] for h in books["history"] if h["verdict"] == "accepted"}
+    assert {"t1/result", "t3/form"} <= written

@@ -176,7 +176,7 @@ def test_transcript_lines_in_both_languages() -> None:
     assert en == (
         "  0:01:05.000  a's page p1 for t1 is refused: fence token 1 is behind the current 2\n"
     )
-    assert zh == "  0:01:05.000  a 写 p1 页（t1）被拒收：围栏令牌 1 落后于当前的 2\n"
+    assert zh == "  0:01:05.000  a 写 p1 页（任务 1）被拒收：围栏令牌 1 落后于当前的 2\n"
 
 
 def test_expires_at_is_read_and_written_as_a_duration() -> None:
@@ -238,7 +238,7 @@ def test_the_player_and_the_session_say_the_decision_was_ignored() -> None:
     line = "".join(text for text, _ in render_line(ignored))
     assert line.endswith("Rejecting t1 changes nothing: it is not waiting\n")
     zh = "".join(text for text, _ in render_line(ignored, "zh"))
-    assert zh.endswith("驳回 t1 没有作用：它不在等待审批\n")
+    assert zh.endswith("驳回任务 1 没有作用：它不在等待审批\n")
     session = Session(scenario)
     session.next_step()
     outcome = session.next_step()

@@ -74,7 +74,7 @@ def test_every_harm_is_named_with_its_proof_and_its_bill_is_the_runs(name: str) 
             e.applied_count - 1 for e in snap.effects if e.applied_count > 1
         ), where
         assert bill.steps_redone == snap.metrics.wasted_steps, where
-        assert bill.out_of_reach_ms == snap.metrics.recovery_time_ms, where
+        assert bill.out_of_reach_ms == snap.metrics.out_of_reach_ms, where
         said = [line for line, _kind in report_lines(report, "en")]
         assert any(figures_text(bill, "en") in line for line in said), where
         if mode is Mode.CORRECT:
@@ -119,7 +119,7 @@ def test_the_correct_figures_are_the_same_acts_played_again_in_the_correct_mode(
     alone = sandbox_run(Mode.CORRECT, acts_of(kill_at))
     assert twin is not None
     assert twin.bill == bill_of(alone.snapshot())
-    assert twin.bill.out_of_reach_ms == alone.snapshot().metrics.recovery_time_ms
+    assert twin.bill.out_of_reach_ms == alone.snapshot().metrics.out_of_reach_ms
     # the mistake redid what the checkpoint would have kept
     assert bill_of(session.snapshot()).steps_redone > twin.bill.steps_redone
     session.close()

@@ -18,7 +18,7 @@ from core.scenarios.sentences import expectation_sentence
         (
             Expectation("task", "grant", (("status", "queued"),)),
             "grant is queued",
-            "grant 排队中",
+            "审批排队中",
         ),
         (
             Expectation("worker", "linzhou", (("state", "idle"),)),
@@ -28,12 +28,12 @@ from core.scenarios.sentences import expectation_sentence
         (
             Expectation("task", "floor6", (("owner", "linzhou"), ("fence_token", 2))),
             "floor6: held by Linzhou, fence token 2",
-            "floor6：由临舟持有，围栏令牌 2",
+            "第六层：由临舟持有，围栏令牌 2",
         ),
         (
             Expectation("ledger", "floor6/3", (("writer", "elder"),)),
             "Page floor6/3: written by Elder",
-            "floor6/3 页：由校对官写下",
+            "第六层第 3 页：由校对官写下",
         ),
         (
             Expectation("effect", "agent/3/api_call", (("applied", 2),)),
@@ -48,8 +48,8 @@ from core.scenarios.sentences import expectation_sentence
         ),
         (
             Expectation("rejected", "fenced", (("worker", "w7"), ("count", 3))),
-            "w7 was refused 3 times: fenced",
-            "w7 被拒收 3 次：围栏令牌落后",
+            "Worker 7 was refused 3 times: fenced",  # a numbered worker by its name, not w7
+            "7 号执行者被拒收 3 次：围栏令牌落后",
         ),
     ],
 )
@@ -90,7 +90,7 @@ def test_the_box_check_is_said_in_the_runs_language() -> None:
     )
     zh = expectation_sentence(Expectation("task", "crawl", (("box", box),)), "zh")
     assert zh == (
-        f"crawl：最新的检查点里是 “网址：{url} · 已做操作：1:打开、2:操作、3:提取 · "
+        f"网页抓取：最新的检查点里是 “网址：{url} · 已做操作：1:打开、2:操作、3:提取 · "
         f"DOM 摘要：从 {url} 读出 3 个节点 · 截图：shot-crawl-4.png · 下一步：打开”"
     )
     en = expectation_sentence(Expectation("task", "crawl", (("box", box),)), "en")

@@ -289,8 +289,8 @@ def test_no_scripted_page_announces_that_it_is_stale() -> None:
 
 
 def test_the_fogs_late_page_is_what_acheng_read_under_her_lease() -> None:
-    # the file's page is the one her memory makes at that instant, not a page written to
-    # look late: the books tell it from Linzhou's by what each read
+    # the file gives no page: the one written is what her memory makes at that instant, not
+    # a page written to look late; the books tell it from Linzhou's by what each read
     scenario = load_scenario(str(files("scenarios") / "01_fog.toml"))
     sim = Simulation(scenario.settings)
     try:
@@ -299,12 +299,15 @@ def test_the_fogs_late_page_is_what_acheng_read_under_her_lease() -> None:
             action = step.action
             assert action is not None
             if getattr(action, "key", None) == "floor6/3" and action.name == "write":
+                assert getattr(action, "value", "") is None
                 work = sim.workers["acheng"].work
                 assert work is not None
                 late = LEDGER.run_step("floor6", 3, 6, work.state_at(2)).page
-                assert getattr(action, "value", None) == late
+                assert sim.own_page("acheng", "floor6/3") == late
             sim.apply(action)
         assert late == "page 3: stone bridge 73 dan (total 288)"
+        (refused,) = [r for r in sim.snapshot().rejections if r.operation == "write"]
+        assert refused.value == late
     finally:
         sim.close()
     for mode, broken in ((Mode.NO_FENCING, {"floor6/3"}), (Mode.CORRECT, set())):

@@ -9,6 +9,11 @@ from core.engine.errors import SchemaVersionError, StoreError
 # start of the transaction, and a statement must be judged at the time it runs. (Here, not
 # in postgresql.py, so that compiling statements does not import psycopg.)
 POSTGRESQL_CLOCK_MS = "CAST(ROUND(EXTRACT(EPOCH FROM clock_timestamp()) * 1000) AS BIGINT)"
+# The same clock at the start of the transaction: one value for all its statements. A
+# statement sent in the same round trip as its BEGIN reads this where the others are given
+# the clock read just after BEGIN as a parameter: the same instant, told without a trip.
+# (now() is transaction_timestamp(); short, as it is written in six places of the claim.)
+POSTGRESQL_TXN_CLOCK_MS = "(EXTRACT(EPOCH FROM now())*1000)::int8"
 
 
 def check_stamp(

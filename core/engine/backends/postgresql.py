@@ -44,7 +44,7 @@ from sqlalchemy.engine import Dialect
 from sqlalchemy.schema import CreateIndex, CreateTable
 
 from core.engine import models
-from core.engine.backends import POSTGRESQL_CLOCK_MS, check_stamp
+from core.engine.backends import POSTGRESQL_CLOCK_MS, POSTGRESQL_TXN_CLOCK_MS, check_stamp
 from core.engine.errors import SchemaVersionError, StoreError, Unreachable, Why
 
 T = TypeVar("T")
@@ -446,15 +446,56 @@ class TxnConnection:
 
     Reading the clock in the round trip that sends BEGIN saves one round trip per
     transaction; a store on the database's clock uses `db_now_ms` instead of asking again.
+    A write's BEGIN is sent with the first thing the transaction asks for: its clock, its
+    first statement, or with `begin_with` a statement in the same round trip.
     """
 
-    __slots__ = ("conn", "db_now_ms")
+    __slots__ = ("_at", "_begin_sql", "_with_xid", "conn", "xid")
 
-    def __init__(self, conn: DBConnection, db_now_ms: int) -> None:
+    def __init__(self, conn: DBConnection, begin: str = "BEGIN", *, with_xid: bool = True) -> None:
         self.conn = conn
-        self.db_now_ms = db_now_ms
+        self._begin_sql = begin
+        self._with_xid = with_xid
+        self.xid: str | None = None
+        self._at: int | None = None
+
+    @property
+    def begun(self) -> bool:
+        return self._at is not None
+
+    def _begin(self) -> None:
+        if self._at is None:
+            self.xid, self._at = _begin(self.conn, self._begin_sql, with_xid=self._with_xid)
+
+    @property
+    def db_now_ms(self) -> int:
+        self._begin()
+        assert self._at is not None
+        return self._at
+
+    def begin_with(self, sql: str, params: dict[str, Any]) -> list[Any]:
+        """BEGIN, the transaction's id and clock, and one statement, in one round trip.
+
+        The statement reads the clock as `POSTGRESQL_TXN_CLOCK_MS` (the transaction's
+        start, the same for every statement of it), which is the `db_now_ms` read here:
+        the same instant a statement run after `_begin` is given as a parameter. Nothing
+        is committed in this trip, so a connection lost in it leaves nothing written, and
+        the id is known before COMMIT is sent, as for any other write.
+        """
+        assert self._at is None, "begin_with must be the transaction's first request"
+        xid = "pg_current_xact_id()::text" if self._with_xid else "NULL"
+        with self.conn.pipeline():
+            self.conn.execute(self._begin_sql)
+            began = self.conn.execute(f"SELECT {xid}, {POSTGRESQL_TXN_CLOCK_MS}")
+            cursor = self.conn.execute(sql, params)
+            row = began.fetchone()
+            rows = cursor.fetchall() if cursor.description is not None else []
+        assert row is not None
+        self.xid, self._at = (None if row[0] is None else str(row[0])), int(row[1])
+        return rows
 
     def execute(self, query: Any, params: Any = None) -> psycopg.Cursor[Any]:
+        self._begin()
         return self.conn.execute(query, params)
 
     @property
@@ -546,12 +587,13 @@ class Session:
         delay = 0.002
         for attempt in range(RETRIES + 1):
             conn = self._connection()
-            xid: str | None = None
+            # The round trip that begins the transaction names it, so that a connection
+            # lost during COMMIT can still learn whether the commit happened.
+            txn = TxnConnection(conn, "BEGIN", with_xid=True)
             try:
-                # One round trip begins the transaction and names it, so that a connection
-                # lost during COMMIT can still learn whether the commit happened.
-                xid, at = _begin(conn, "BEGIN", with_xid=True)
-                result = fn(TxnConnection(conn, at))
+                result = fn(txn)
+                if not txn.begun:
+                    return result  # nothing was asked of the server: nothing to commit
             except psycopg.Error as exc:
                 if conn.broken:
                     self._lost("inside a transaction", exc, attempt)
@@ -564,7 +606,7 @@ class Session:
                     continue
                 raise StoreError(f"{self.target.shown}: {_one_line(exc)}") from None
             except BaseException:
-                if not conn.broken:
+                if txn.begun and not conn.broken:
                     with contextlib.suppress(psycopg.Error):
                         conn.execute("ROLLBACK")
                 raise
@@ -578,7 +620,7 @@ class Session:
                         delay = min(delay * 2, 0.1)
                         continue
                     raise StoreError(f"{self.target.shown}: {_one_line(exc)}") from None
-                if xid is not None and self._committed(xid):
+                if txn.xid is not None and self._committed(txn.xid):
                     return result
                 self._lost("while committing", exc, attempt)
         raise StoreError(f"{self.target.shown}: the transaction kept failing")  # pragma: no cover
@@ -615,11 +657,12 @@ class Session:
         for attempt in range(RETRIES + 1):
             conn = self._connection()
             try:
-                _xid, at = _begin(
+                txn = TxnConnection(
                     conn, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", with_xid=False
                 )
+                txn._begin()
                 try:
-                    return fn(TxnConnection(conn, at))
+                    return fn(txn)
                 finally:
                     if not conn.broken:
                         conn.execute("COMMIT")

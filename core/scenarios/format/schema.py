@@ -210,7 +210,8 @@ class _Checkpoint(_OnWorker):
 class _Write(_OnWorker):
     do: Literal["write"]
     key: Ident
-    value: Text
+    # none: the page its worker's memory makes for the step, at the instant it writes
+    value: Text | None = None
     value_zh: Text | None = None  # the same page as a Chinese run writes it
 
     @model_validator(mode="before")

@@ -12,13 +12,13 @@ from pathlib import Path
 
 from core.engine.config import Mode
 from core.engine.durations import format_clock, format_duration
+from core.engine.people import called
 from core.engine.records import EventRow, TaskRow
 from core.engine.vocabulary import EventKind, TaskStatus
 from core.scenarios.format import Expectation, Step, Subject, parse_scenario
 from core.scenarios.glossary import (
     Word,
     mode_word,
-    person_name,
     pick,
     reason_word,
     status_word,
@@ -66,7 +66,7 @@ OUTCOME: dict[str, Word] = {
 
 
 def _who(worker_id: str, lang: str) -> str:
-    return person_name(worker_id, lang) or worker_id
+    return called(worker_id, lang)
 
 
 def rule_word(rule: str, lang: str) -> str:
