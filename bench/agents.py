@@ -9,6 +9,10 @@
     (a hold that parks, the approval, a second hold that sends), browser (a walk of six
     actions in Debian's chromium, one browser for the worker's walks, a context of its own
     for each; left out, with the reason, where it is missing).
+(c) The downstream service's request rate: CLIENTS callers at once, each a run of fenced
+    artifact writes and charges with idempotency keys, every request one transaction of the
+    service's books; then the same again with a caller of a page that reads no books beside
+    them, whose wait says how long the books hold the service's event loop.
 """
 
 import asyncio
@@ -39,6 +43,9 @@ CALLS = 2_000
 ROUNDS = 5
 TASKS = {Work.TOOLS: 200, Work.APPROVAL: 200, Work.BROWSER: 5}
 CONFIG = LeaseConfig(ttl_ms=60_000)
+CLIENTS = 8  # callers of the service at once
+REQUESTS = 250  # each caller's requests: fenced writes and charges, in turn
+PAGE_EVERY_S = 0.005  # how often the page that reads no books is asked meanwhile
 
 
 async def _overhead(folder: Path) -> tuple[float, float]:
@@ -101,6 +108,49 @@ async def _rate(folder: Path, work: Work, tasks: int) -> float:
     return tasks / elapsed
 
 
+async def _service(folder: Path, *, pages: bool) -> tuple[float, list[float]]:
+    """The service's book requests per second with CLIENTS callers at once; with `pages`,
+    also the waits (s) of a page that reads no books, asked every PAGE_EVERY_S meanwhile."""
+    async with (
+        serve_downstream(folder / f"books-service-{pages}.db") as service,
+        aiohttp.ClientSession() as session,
+    ):
+        url = service.url
+        done = asyncio.Event()
+        waits: list[float] = []
+
+        async def caller(n: int) -> None:
+            body: dict[str, object]
+            for i in range(REQUESTS):
+                if i % 2 == 0:
+                    headers = {"Fence-Token": str(i + 1)}
+                    body = {"value": f"page {i}", "writer": f"w{n}"}
+                    answer = session.put(f"{url}/artifacts/c{n}/out", json=body, headers=headers)
+                else:
+                    headers = {"Idempotency-Key": f"c{n}-{i}"}
+                    body = {"task": f"c{n}", "memo": f"call {i}", "amount": 1}
+                    answer = session.post(f"{url}/charges", json=body, headers=headers)
+                async with answer as reply:
+                    assert reply.status == 200, await reply.text()
+
+        async def page_reader() -> None:
+            while not done.is_set():
+                start = time.perf_counter()
+                async with session.get(f"{url}/pages/form") as reply:
+                    await reply.read()
+                waits.append(time.perf_counter() - start)
+                await asyncio.sleep(PAGE_EVERY_S)
+
+        reader = asyncio.create_task(page_reader()) if pages else None
+        start = time.perf_counter()
+        await asyncio.gather(*(caller(n) for n in range(CLIENTS)))
+        elapsed = time.perf_counter() - start
+        done.set()
+        if reader is not None:
+            await reader
+    return CLIENTS * REQUESTS / elapsed, waits
+
+
 def agents_bench(console: Console) -> None:
     with tempfile.TemporaryDirectory(prefix="bk-bench-") as tmp:
         bare, held = asyncio.run(_overhead(Path(tmp)))
@@ -111,6 +161,10 @@ def agents_bench(console: Console) -> None:
                 rates[work] = None
                 continue
             rates[work] = asyncio.run(_rate(Path(tmp), work, tasks))
+        per_s, _ = asyncio.run(_service(Path(tmp), pages=False))
+        _, waits = asyncio.run(_service(Path(tmp), pages=True))
+    wait_p50 = statistics.median(waits) * 1e3
+    wait_p90 = statistics.quantiles(waits, n=10)[-1] * 1e3
     table = Table(title=f"the library's overhead per call, median of {CALLS:,} each, SQLite file")
     table.add_column("call")
     table.add_column("µs", justify="right")
@@ -143,6 +197,36 @@ def agents_bench(console: Console) -> None:
                 "per s",
             )
     console.print(rate_table)
+    service_table = Table(
+        title=f"the downstream service, {CLIENTS} callers at once, {REQUESTS} requests each"
+    )
+    service_table.add_column("what")
+    service_table.add_column("", justify="right")
+    service_table.add_row("book requests per second", f"{per_s:,.0f}")
+    service_table.add_row("a page that reads no books meanwhile: median wait", f"{wait_p50:.1f} ms")
+    service_table.add_row("the same, 90th percentile", f"{wait_p90:.1f} ms")
+    console.print(service_table)
+    record(
+        "agents",
+        "service_requests_per_s",
+        f"the downstream service's book requests per second, {CLIENTS} callers at once",
+        round(per_s),
+        "per s",
+    )
+    record(
+        "agents",
+        "service_page_wait_p50_ms",
+        "a page that reads no books, asked while the books are busy: median wait",
+        round(wait_p50, 2),
+        "ms",
+    )
+    record(
+        "agents",
+        "service_page_wait_p90_ms",
+        "a page that reads no books, asked while the books are busy: 90th-percentile wait",
+        round(wait_p90, 2),
+        "ms",
+    )
 
 
 def main() -> int:

@@ -19,6 +19,7 @@ Every other test advances a virtual clock.
 
 import os
 import tempfile
+import weakref
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -124,6 +125,35 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         within = item.nodeid.partition("::")[2].partition("[")[0]
         if {f"{path.name}::{within}", f"{path.name}::{within.partition('::')[0]}"} & DEEP_TESTS:
             item.add_marker(pytest.mark.deep)
+
+
+@pytest.fixture(autouse=True)
+def _runs_closed(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Every simulated run a test opens (a Simulation, a Session's) is closed when the test
+    ends, if the test left it open: its workers' coroutines, spawned and never started,
+    would otherwise each warn that they were never awaited whenever the collector came by,
+    inside whatever test runs then (pyproject's filterwarnings makes that warning an error).
+    The code's own runs close themselves; this only tidies after a test's."""
+    from core.sim.simulation import Simulation
+
+    opened: weakref.WeakSet[Simulation] = weakref.WeakSet()
+    closed: weakref.WeakSet[Simulation] = weakref.WeakSet()
+    init, close = Simulation.__init__, Simulation.close
+
+    def opening(self: Simulation, *args: Any, **kwargs: Any) -> None:
+        opened.add(self)
+        init(self, *args, **kwargs)
+
+    def closing(self: Simulation) -> None:
+        closed.add(self)
+        close(self)
+
+    monkeypatch.setattr(Simulation, "__init__", opening)
+    monkeypatch.setattr(Simulation, "close", closing)
+    yield
+    for sim in list(opened):
+        if sim not in closed:
+            closing(sim)
 
 
 @pytest.fixture(scope="session")

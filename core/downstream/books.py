@@ -7,15 +7,19 @@ tokens its callers show it.
 only with a token not older than the newest this service has seen for its key.
 """
 
+import asyncio
+import contextlib
 import enum
 import json
 import sqlite3
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import aiosqlite
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS fences (key TEXT PRIMARY KEY, newest INTEGER NOT NULL);
@@ -121,35 +125,61 @@ def _now_ms() -> int:
 
 
 class Books:
-    """The service's books in one SQLite file; each request is one transaction."""
+    """The service's books in one SQLite file, on aiosqlite: a request waits for the file on
+    aiosqlite's thread, never on the event loop the service answers on. Each request is one
+    transaction (BEGIN IMMEDIATE); one request's transaction at a time holds the connection.
 
-    def __init__(self, path: str | Path, *, fencing: bool = True) -> None:
-        self.path = Path(path)
+    Open with `await Books.open(path)`; `await books.close()` when done.
+    """
+
+    def __init__(self, conn: aiosqlite.Connection, path: Path, *, fencing: bool) -> None:
+        self.path = path
         # fencing=False is the mistake "只有心跳，没有围栏" on the downstream's side: it
         # takes every write, and only its history shows the stale ones.
         self.fencing = fencing
-        self._conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
-        self._conn.execute("PRAGMA journal_mode = WAL")
-        self._conn.execute("PRAGMA busy_timeout = 2000")
-        self._conn.executescript(_SCHEMA)
+        self._conn = conn
+        # One connection for all the service's requests: a transaction's statements must not
+        # have another request's statements land between them.
+        self._turn = asyncio.Lock()
 
-    def close(self) -> None:
-        self._conn.close()
-
-    @contextmanager
-    def _txn(self) -> Iterator[sqlite3.Connection]:
-        conn = self._conn
-        conn.execute("BEGIN IMMEDIATE")
+    @classmethod
+    async def open(cls, path: str | Path, *, fencing: bool = True) -> "Books":
+        conn = await aiosqlite.connect(Path(path), isolation_level=None)
         try:
-            yield conn
+            await conn.execute("PRAGMA journal_mode = WAL")
+            await conn.execute("PRAGMA busy_timeout = 2000")
+            await conn.executescript(_SCHEMA)
         except BaseException:
-            conn.execute("ROLLBACK")
+            await conn.close()
             raise
-        conn.execute("COMMIT")
+        return cls(conn, Path(path), fencing=fencing)
 
-    def _log(
+    async def close(self) -> None:
+        await self._conn.close()
+
+    @asynccontextmanager
+    async def _txn(self) -> AsyncIterator[aiosqlite.Connection]:
+        async with self._turn:
+            conn = self._conn
+            try:
+                await conn.execute("BEGIN IMMEDIATE")
+                yield conn
+            except BaseException:
+                # Statements run in the order asked: a BEGIN whose wait was cancelled still
+                # runs before this, and is rolled back by it.
+                with contextlib.suppress(sqlite3.OperationalError):
+                    await conn.execute("ROLLBACK")
+                raise
+            await conn.execute("COMMIT")
+
+    @asynccontextmanager
+    async def _reading(self) -> AsyncIterator[aiosqlite.Connection]:
+        async with self._turn:
+            yield self._conn
+
+    async def _log(
         self,
-        conn: sqlite3.Connection,
+        conn: aiosqlite.Connection,
         endpoint: Endpoint,
         verdict: Verdict,
         detail: dict[str, Any],
@@ -159,7 +189,7 @@ class Books:
         newest: int | None = None,
         idempotency_key: str | None = None,
     ) -> None:
-        conn.execute(
+        await conn.execute(
             "INSERT INTO history (at_ms, endpoint, key, token, newest, idempotency_key,"
             " verdict, detail) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
             (
@@ -176,13 +206,13 @@ class Books:
 
     # -- the artifact store ------------------------------------------------------------------
 
-    def write_artifact(self, key: str, value: str, token: int | None, writer: str) -> Reply:
-        with self._txn() as conn:
-            row = conn.execute("SELECT newest FROM fences WHERE key = ?", (key,)).fetchone()
+    async def write_artifact(self, key: str, value: str, token: int | None, writer: str) -> Reply:
+        async with self._txn() as conn:
+            row = await _one(conn, "SELECT newest FROM fences WHERE key = ?", (key,))
             newest = None if row is None else int(row[0])
             if self.fencing and token is None:
                 message = f"a write to {key} must carry a fence token (the Fence-Token header)"
-                self._log(
+                await self._log(
                     conn,
                     Endpoint.ARTIFACT,
                     Verdict.BAD_REQUEST,
@@ -196,7 +226,7 @@ class Books:
                     f"fence token {token} is older than {newest}, the newest this service "
                     f"has seen for {key}: the write is refused"
                 )
-                self._log(
+                await self._log(
                     conn,
                     Endpoint.ARTIFACT,
                     Verdict.STALE_TOKEN,
@@ -215,18 +245,18 @@ class Books:
                     },
                 )
             if token is not None and (newest is None or token > newest):
-                conn.execute(
+                await conn.execute(
                     "INSERT INTO fences (key, newest) VALUES (?, ?) ON CONFLICT (key) DO UPDATE"
                     " SET newest = excluded.newest",
                     (key, token),
                 )
-            conn.execute(
+            await conn.execute(
                 "INSERT INTO artifacts (key, value, token, writer, at_ms) VALUES (?, ?, ?, ?, ?)"
                 " ON CONFLICT (key) DO UPDATE SET value = excluded.value,"
                 " token = excluded.token, writer = excluded.writer, at_ms = excluded.at_ms",
                 (key, value, token, writer, _now_ms()),
             )
-            self._log(
+            await self._log(
                 conn,
                 Endpoint.ARTIFACT,
                 Verdict.ACCEPTED,
@@ -237,32 +267,34 @@ class Books:
             )
             return Reply(200, {"key": key, "value": value, "token": token, "writer": writer})
 
-    def artifact(self, key: str) -> dict[str, Any] | None:
-        row = self._conn.execute(
-            "SELECT key, value, token, writer FROM artifacts WHERE key = ?", (key,)
-        ).fetchone()
+    async def artifact(self, key: str) -> dict[str, Any] | None:
+        async with self._reading() as conn:
+            row = await _one(
+                conn, "SELECT key, value, token, writer FROM artifacts WHERE key = ?", (key,)
+            )
         if row is None:
             return None
         return {"key": row[0], "value": row[1], "token": row[2], "writer": row[3]}
 
     # -- the payments-like tool ---------------------------------------------------------------
 
-    def charge(self, task: str, memo: str, amount: int, idempotency_key: str | None) -> Reply:
+    async def charge(self, task: str, memo: str, amount: int, idempotency_key: str | None) -> Reply:
         """A charge; with an idempotency key, as Stripe does: the same key returns the first
         reply and charges nothing, and the key with other parameters is refused."""
         request = json.dumps({"task": task, "memo": memo, "amount": amount}, sort_keys=True)
-        with self._txn() as conn:
+        async with self._txn() as conn:
             if idempotency_key is not None:
-                found = conn.execute(
+                found = await _one(
+                    conn,
                     "SELECT request, status, body FROM replies WHERE idempotency_key = ?",
                     (idempotency_key,),
-                ).fetchone()
+                )
                 if found is not None and found[0] != request:
                     message = (
                         f"idempotency key {idempotency_key} was first used with other "
                         f"parameters ({found[0]}); nothing was charged"
                     )
-                    self._log(
+                    await self._log(
                         conn,
                         Endpoint.CHARGE,
                         Verdict.KEY_REUSED,
@@ -271,7 +303,7 @@ class Books:
                     )
                     return Reply(409, {"error": Verdict.KEY_REUSED, "message": message})
                 if found is not None:
-                    self._log(
+                    await self._log(
                         conn,
                         Endpoint.CHARGE,
                         Verdict.REPLAYED,
@@ -279,67 +311,105 @@ class Books:
                         idempotency_key=idempotency_key,
                     )
                     return Reply(int(found[1]), json.loads(found[2]), replayed=True)
-            cur = conn.execute(
+            cur = await conn.execute(
                 "INSERT INTO charges (task, memo, amount, idempotency_key, at_ms)"
                 " VALUES (?, ?, ?, ?, ?)",
                 (task, memo, amount, idempotency_key, _now_ms()),
             )
-            body = {"id": f"ch_{cur.lastrowid}", "task": task, "memo": memo, "amount": amount}
+            charge_id = cur.lastrowid
+            body = {"id": f"ch_{charge_id}", "task": task, "memo": memo, "amount": amount}
             if idempotency_key is not None:
-                conn.execute(
+                await conn.execute(
                     "INSERT INTO replies (idempotency_key, request, status, body)"
                     " VALUES (?, ?, ?, ?)",
                     (idempotency_key, request, 200, json.dumps(body, sort_keys=True)),
                 )
-            self._log(conn, Endpoint.CHARGE, Verdict.CHARGED, body, idempotency_key=idempotency_key)
+            await self._log(
+                conn, Endpoint.CHARGE, Verdict.CHARGED, body, idempotency_key=idempotency_key
+            )
             return Reply(200, body)
 
-    def refuse(self, endpoint: Endpoint, message: str) -> Reply:
-        with self._txn() as conn:
-            self._log(conn, endpoint, Verdict.BAD_REQUEST, {"message": message})
+    async def refuse(self, endpoint: Endpoint, message: str) -> Reply:
+        async with self._txn() as conn:
+            await self._log(conn, endpoint, Verdict.BAD_REQUEST, {"message": message})
         return Reply(400, {"error": Verdict.BAD_REQUEST, "message": message})
 
     # -- what the judge reads ----------------------------------------------------------------
 
-    def charges(self) -> list[dict[str, Any]]:
-        rows = self._conn.execute(
-            "SELECT id, task, memo, amount, idempotency_key FROM charges ORDER BY id"
-        ).fetchall()
-        return [
-            {
-                "id": f"ch_{r[0]}",
-                "task": r[1],
-                "memo": r[2],
-                "amount": r[3],
-                "idempotency_key": r[4],
-            }
-            for r in rows
-        ]
+    async def charges(self) -> list[dict[str, Any]]:
+        async with self._reading() as conn:
+            return await _charges(conn)
 
-    def history(self) -> list[dict[str, Any]]:
-        rows = self._conn.execute(
-            "SELECT seq, at_ms, endpoint, key, token, newest, idempotency_key, verdict, detail"
-            " FROM history ORDER BY seq"
-        ).fetchall()
-        names = (
-            "seq",
-            "at_ms",
-            "endpoint",
-            "key",
-            "token",
-            "newest",
-            "idempotency_key",
-            "verdict",
-            "detail",
-        )
-        return [
-            {**dict(zip(names[:-1], r[:-1], strict=True)), "detail": json.loads(r[-1])}
-            for r in rows
-        ]
+    async def history(self) -> list[dict[str, Any]]:
+        async with self._reading() as conn:
+            return await _history(conn)
 
-    def export(self) -> dict[str, Any]:
-        """Everything the judge reads and a saved run keeps."""
-        return {"fencing": self.fencing, "charges": self.charges(), "history": self.history()}
+    async def export(self) -> dict[str, Any]:
+        """Everything the judge reads and a saved run keeps, read in one turn."""
+        async with self._reading() as conn:
+            charges, history = await _charges(conn), await _history(conn)
+        return {"fencing": self.fencing, "charges": charges, "history": history}
+
+
+async def read_books(path: str | Path, *, fencing: bool = True) -> dict[str, Any]:
+    """The books in the file `path` as they stand (`Books.export`), on a connection of the
+    caller's own: a reader beside the running service."""
+    books = await Books.open(path, fencing=fencing)
+    try:
+        return await books.export()
+    finally:
+        await books.close()
+
+
+# Every call below is one trip to aiosqlite's thread and back (`execute_fetchall`, not a
+# cursor's execute, fetch and close: three): a request's transaction is five or six trips.
+
+
+async def _one(conn: aiosqlite.Connection, sql: str, params: tuple[object, ...]) -> Any:
+    rows = list(await conn.execute_fetchall(sql, params))
+    return rows[0] if rows else None
+
+
+async def _all(conn: aiosqlite.Connection, sql: str) -> list[Any]:
+    return list(await conn.execute_fetchall(sql))
+
+
+async def _charges(conn: aiosqlite.Connection) -> list[dict[str, Any]]:
+    rows = await _all(
+        conn, "SELECT id, task, memo, amount, idempotency_key FROM charges ORDER BY id"
+    )
+    return [
+        {
+            "id": f"ch_{r[0]}",
+            "task": r[1],
+            "memo": r[2],
+            "amount": r[3],
+            "idempotency_key": r[4],
+        }
+        for r in rows
+    ]
+
+
+async def _history(conn: aiosqlite.Connection) -> list[dict[str, Any]]:
+    rows = await _all(
+        conn,
+        "SELECT seq, at_ms, endpoint, key, token, newest, idempotency_key, verdict, detail"
+        " FROM history ORDER BY seq",
+    )
+    names = (
+        "seq",
+        "at_ms",
+        "endpoint",
+        "key",
+        "token",
+        "newest",
+        "idempotency_key",
+        "verdict",
+        "detail",
+    )
+    return [
+        {**dict(zip(names[:-1], r[:-1], strict=True)), "detail": json.loads(r[-1])} for r in rows
+    ]
 
 
 def judge(history: list[dict[str, Any]], charges: list[dict[str, Any]]) -> list[Finding]:

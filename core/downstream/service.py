@@ -53,26 +53,25 @@ async def _put_artifact(request: web.Request) -> web.Response:
     key = request.match_info["key"]
     body = await _json_body(request)
     if isinstance(body, str):
-        return _answer(books.refuse(Endpoint.ARTIFACT, body))
+        return _answer(await books.refuse(Endpoint.ARTIFACT, body))
     value, writer = body.get("value"), _text(body, "writer")
     if not isinstance(value, str) or writer is None:
         return _answer(
-            books.refuse(Endpoint.ARTIFACT, "the body needs a text value and a writer's name")
+            await books.refuse(Endpoint.ARTIFACT, "the body needs a text value and a writer's name")
         )
     raw = request.headers.get(FENCE_HEADER)
     token: int | None = None
     if raw is not None:
         if not raw.isdigit() or len(raw) > 18:
-            return _answer(
-                books.refuse(Endpoint.ARTIFACT, f"the {FENCE_HEADER} header must be a whole number")
-            )
+            said = f"the {FENCE_HEADER} header must be a whole number"
+            return _answer(await books.refuse(Endpoint.ARTIFACT, said))
         token = int(raw)
-    return _answer(books.write_artifact(key, value, token, writer))
+    return _answer(await books.write_artifact(key, value, token, writer))
 
 
 async def _get_artifact(request: web.Request) -> web.Response:
     key = request.match_info["key"]
-    found = request.app[_BOOKS].artifact(key)
+    found = await request.app[_BOOKS].artifact(key)
     if found is None:
         return web.json_response(
             {"error": "not_found", "message": f"no artifact {key}"}, status=404
@@ -84,20 +83,20 @@ async def _post_charge(request: web.Request) -> web.Response:
     books = request.app[_BOOKS]
     body = await _json_body(request)
     if isinstance(body, str):
-        return _answer(books.refuse(Endpoint.CHARGE, body))
+        return _answer(await books.refuse(Endpoint.CHARGE, body))
     task, memo, amount = _text(body, "task"), _text(body, "memo"), body.get("amount")
     if task is None or memo is None or not isinstance(amount, int) or isinstance(amount, bool):
         return _answer(
-            books.refuse(Endpoint.CHARGE, "the body needs a task, a memo and a whole amount")
+            await books.refuse(Endpoint.CHARGE, "the body needs a task, a memo and a whole amount")
         )
     if amount <= 0:
-        return _answer(books.refuse(Endpoint.CHARGE, "the amount must be positive"))
+        return _answer(await books.refuse(Endpoint.CHARGE, "the amount must be positive"))
     key = request.headers.get(IDEMPOTENCY_HEADER)
     if key is not None and not (key and key.isprintable() and len(key) <= 255):
         return _answer(
-            books.refuse(Endpoint.CHARGE, f"the {IDEMPOTENCY_HEADER} header is not a key")
+            await books.refuse(Endpoint.CHARGE, f"the {IDEMPOTENCY_HEADER} header is not a key")
         )
-    return _answer(books.charge(task, memo, amount, key))
+    return _answer(await books.charge(task, memo, amount, key))
 
 
 # -- the pages a browser agent walks: a paginated list, a slow page, a form ----------------
@@ -147,9 +146,9 @@ async def _form_submit(request: web.Request) -> web.Response:
     form = await request.post()
     task, writer, token, note = (str(form.get(k, "")) for k in ("task", "writer", "token", "note"))
     if not task or not writer or not token.isdigit() or len(token) > 18:
-        reply = books.refuse(Endpoint.ARTIFACT, "the form needs a task, a writer and a token")
+        reply = await books.refuse(Endpoint.ARTIFACT, "the form needs a task, a writer and a token")
     else:
-        reply = books.write_artifact(f"{task}/form", note, int(token), writer)
+        reply = await books.write_artifact(f"{task}/form", note, int(token), writer)
     said = reply.body.get("message", "accepted")
     return _page(
         "Accepted" if reply.status == 200 else "Refused",
@@ -159,7 +158,7 @@ async def _form_submit(request: web.Request) -> web.Response:
 
 
 async def _get_books(request: web.Request) -> web.Response:
-    return web.json_response(request.app[_BOOKS].export())
+    return web.json_response(await request.app[_BOOKS].export())
 
 
 def make_app(books: Books) -> web.Application:
@@ -189,14 +188,16 @@ async def serve_downstream(
     path: str | Path, *, fencing: bool = True, host: str = "127.0.0.1"
 ) -> AsyncIterator[RunningService]:
     """Run the service in this process's event loop on a free loopback port."""
-    books = Books(path, fencing=fencing)
-    runner = web.AppRunner(make_app(books), access_log=None)
-    await runner.setup()
+    books = await Books.open(path, fencing=fencing)
     try:
-        site = web.TCPSite(runner, host, 0)
-        await site.start()
-        port = int(runner.addresses[0][1])
-        yield RunningService(f"http://{host}:{port}", books)
+        runner = web.AppRunner(make_app(books), access_log=None)
+        await runner.setup()
+        try:
+            site = web.TCPSite(runner, host, 0)
+            await site.start()
+            port = int(runner.addresses[0][1])
+            yield RunningService(f"http://{host}:{port}", books)
+        finally:
+            await runner.cleanup()
     finally:
-        await runner.cleanup()
-        books.close()
+        await books.close()

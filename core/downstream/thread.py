@@ -6,7 +6,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from core.downstream.books import Books, Finding, judge
+from core.downstream.books import Finding, judge, read_books
 from core.downstream.service import serve_downstream
 
 
@@ -43,12 +43,9 @@ class ServiceThread:
             self._ready.set()
 
     def books(self) -> dict[str, Any]:
-        """The service's books as they stand, read on a connection of the caller's own."""
-        books = Books(self.path, fencing=self.fencing)
-        try:
-            return books.export()
-        finally:
-            books.close()
+        """The service's books as they stand, read on a connection of the caller's own (from
+        a caller that is not itself on asyncio, as the service's own loop is another's)."""
+        return asyncio.run(read_books(self.path, fencing=self.fencing))
 
     def findings(self) -> list[Finding]:
         """The service's rules over its books (docs/library.md)."""

@@ -243,6 +243,7 @@ async def test_twelve_workers_two_hundred_tasks(tmp_path: Path) -> None:
         screen = main_screen(app)
         from core.scenarios.session import Session
 
+        screen.session.close()  # the run it opened with ends here, not when collected
         screen.session = Session(settings=big_settings())
         screen.refresh_view(force=True)
         await pilot.pause()

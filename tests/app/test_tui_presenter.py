@@ -610,6 +610,7 @@ async def test_the_task_table_reads_in_natural_order_and_keeps_running_tasks_in_
     app = BorrowedKeysApp(open_directly=True, live_clock=False, save_dir=tmp_path)
     async with app.run_test(size=(200, 60)) as pilot:
         screen = screen_of(app)
+        screen.session.close()  # the run it opened with ends here, not when collected
         screen.session = Session(settings=settings)
         screen.refresh_view(force=True)
         await pilot.pause()

@@ -53,10 +53,10 @@ async def test_a_stale_holder_s_late_submit_is_refused_by_the_service_s_fence(
                     assert await submit(stale.token, "w1") == "refused"
         finally:
             await browser.close()
-        assert service.books.artifact("b1/form") == {
+        assert await service.books.artifact("b1/form") == {
             "key": "b1/form",
             "value": "walked by w2",
             "token": 2,
             "writer": "w2",
         }
-        assert [h["verdict"] for h in service.books.history()] == ["accepted", "stale_token"]
+        assert [h["verdict"] for h in await service.books.history()] == ["accepted", "stale_token"]

@@ -3,6 +3,7 @@ books and the judge's rules over them; and a worker under `hold` writing to it."
 
 import asyncio
 import os
+import sqlite3
 import sys
 import time
 from collections.abc import AsyncIterator
@@ -11,7 +12,7 @@ from pathlib import Path
 import aiohttp
 import pytest
 
-from core.downstream.books import ServiceRule, Verdict, judge
+from core.downstream.books import Books, ServiceRule, Verdict, judge
 from core.downstream.client import DownstreamClient, DownstreamRefused
 from core.downstream.service import RunningService, serve_downstream
 from core.engine.clock import VirtualClock
@@ -35,8 +36,8 @@ async def client(service: RunningService) -> AsyncIterator[DownstreamClient]:
         yield DownstreamClient(service.url, session)
 
 
-def _rules(service: RunningService) -> list[ServiceRule]:
-    found = judge(service.books.history(), service.books.charges())
+async def _rules(service: RunningService) -> list[ServiceRule]:
+    found = judge(await service.books.history(), await service.books.charges())
     return [f.rule for f in found]
 
 
@@ -62,13 +63,13 @@ async def test_a_write_needs_a_token_not_older_than_the_newest_seen(
     with pytest.raises(DownstreamRefused) as missing:
         await client.write_artifact("report", "no token", token=None, writer="w1")
     assert missing.value.status == 400 and "Fence-Token" in str(missing.value)
-    assert service.books.artifact("report") == {
+    assert await service.books.artifact("report") == {
         "key": "report",
         "value": "v5b",
         "token": 5,
         "writer": "w2",
     }
-    verdicts = [h["verdict"] for h in service.books.history()]
+    verdicts = [h["verdict"] for h in await service.books.history()]
     assert verdicts == [
         "accepted",
         "accepted",
@@ -77,7 +78,7 @@ async def test_a_write_needs_a_token_not_older_than_the_newest_seen(
         "accepted",
         "bad_request",
     ]
-    assert _rules(service) == []
+    assert await _rules(service) == []
 
 
 async def test_an_idempotency_key_returns_the_first_reply_and_charges_once(
@@ -90,8 +91,8 @@ async def test_an_idempotency_key_returns_the_first_reply_and_charges_once(
     with pytest.raises(DownstreamRefused) as reused:
         await client.charge("t1", "deposit", 99, idempotency_key="t1:deposit")
     assert reused.value.status == 409 and "other parameters" in str(reused.value)
-    assert [c["id"] for c in service.books.charges()] == [first.body["id"]]
-    assert _rules(service) == []
+    assert [c["id"] for c in await service.books.charges()] == [first.body["id"]]
+    assert await _rules(service) == []
 
 
 async def test_without_keys_the_books_show_the_second_charge(
@@ -99,8 +100,8 @@ async def test_without_keys_the_books_show_the_second_charge(
 ) -> None:
     await client.charge("t1", "deposit", 40, idempotency_key=None)
     await client.charge("t1", "deposit", 40, idempotency_key=None)
-    assert len(service.books.charges()) == 2
-    found = judge(service.books.history(), service.books.charges())
+    assert len(await service.books.charges()) == 2
+    found = judge(await service.books.history(), await service.books.charges())
     assert [f.rule for f in found] == [ServiceRule.NO_CHARGE_TWICE]
     assert "t1 was charged 2 times for deposit" in found[0].message
 
@@ -115,7 +116,7 @@ async def test_a_service_without_its_fence_takes_the_stale_write_and_the_judge_s
         client = DownstreamClient(service.url, session)
         await client.write_artifact("report", "v5", token=5, writer="w2")
         await client.write_artifact("report", "late", token=4, writer="w1")
-        found = judge(service.books.history(), service.books.charges())
+        found = judge(await service.books.history(), await service.books.charges())
     assert [f.rule for f in found] == [ServiceRule.NO_STALE_WRITE]
     assert "fence token 4 after it had seen 5" in found[0].message
 
@@ -140,6 +141,52 @@ async def test_bad_requests_are_refused_in_words(
         async with session.get(f"{service.url}/books") as reply:
             books = await reply.json()
     assert [h["verdict"] for h in books["history"]] == ["bad_request"] * 3
+
+
+async def test_requests_at_once_each_get_a_transaction_of_their_own(
+    service: RunningService, client: DownstreamClient
+) -> None:
+    # One connection serves every request: two requests' statements must never share a
+    # transaction, or a second BEGIN lands inside the first and a reply is a server error.
+    async def write(token: int) -> bool:
+        try:
+            await client.write_artifact("page", f"v{token}", token=token, writer=f"w{token}")
+        except DownstreamRefused as refused:
+            assert refused.error == Verdict.STALE_TOKEN, refused
+            return False
+        return True
+
+    tokens = [7, 3, 12, 1, 9, 15, 4, 11, 2, 14, 6, 10, 13, 5, 8]
+    charges = [client.charge("t1", "deposit", 40, idempotency_key="t1:deposit") for _ in tokens]
+    taken, charged = await asyncio.gather(
+        asyncio.gather(*(write(t) for t in tokens)), asyncio.gather(*charges)
+    )
+    assert sum(not c.replayed for c in charged) == 1  # one charge, the rest its first reply
+    assert len({c.body["id"] for c in charged}) == 1
+    assert any(taken) and (await service.books.artifact("page") or {})["token"] == 15
+    assert len(await service.books.history()) == 2 * len(tokens)
+    assert await _rules(service) == []
+
+
+async def test_a_request_waiting_for_the_file_leaves_the_event_loop_free(tmp_path: Path) -> None:
+    # Another connection holds the file's write lock: the books' transaction waits for it on
+    # aiosqlite's thread, and the loop the service answers on goes on meanwhile.
+    path = tmp_path / "books.db"
+    books = await Books.open(path)
+    holder = sqlite3.connect(path, isolation_level=None)
+    try:
+        holder.execute("BEGIN IMMEDIATE")
+        waiting = asyncio.create_task(books.charge("t1", "deposit", 40, "t1:deposit"))
+        for _ in range(50):
+            await asyncio.sleep(0)  # the loop turns while the charge waits (busy_timeout 2 s)
+        assert not waiting.done()
+        holder.execute("COMMIT")
+        reply = await waiting
+        assert reply.status == 200 and not reply.replayed
+        assert [h["verdict"] for h in await books.history()] == ["charged"]
+    finally:
+        holder.close()
+        await books.close()
 
 
 def _ms() -> int:
@@ -167,7 +214,7 @@ async def test_a_stale_holder_s_downstream_write_is_refused(
                     await stale.checkpoint({"late": True})
         # a body that goes on after a refusal is told at the end that the lease is gone
         assert lost.value.reason is LostBecause.SUPERSEDED
-    assert service.books.artifact("t1/out") == {
+    assert await service.books.artifact("t1/out") == {
         "key": "t1/out",
         "value": "w2's",
         "token": 2,
@@ -196,8 +243,8 @@ async def test_without_the_service_s_fence_a_stale_holder_s_write_lands_and_is_j
                     await client.write_artifact("t1/out", "w2's", token=fresh.token, writer="w2")
                 # the service has no fence to stop the stale holder
                 await client.write_artifact("t1/out", "w1 late", token=stale.token, writer="w1")
-        found = judge(service.books.history(), service.books.charges())
-        assert service.books.artifact("t1/out") == {
+        found = judge(await service.books.history(), await service.books.charges())
+        assert await service.books.artifact("t1/out") == {
             "key": "t1/out",
             "value": "w1 late",
             "token": 1,
@@ -265,14 +312,14 @@ async def test_a_kill_between_a_call_and_its_record_charges_once_by_the_key(
     store = await LeaseStore.open_async(db, clock=later, mode=mode)
     async with store, store.hold("t1", "w2") as lease:
         await lease.effect("deposit", deposit)
-    charges = service.books.charges()
+    charges = await service.books.charges()
     if mode is Mode.CORRECT:
         assert len(charges) == 1
-        assert [h["verdict"] for h in service.books.history()] == ["charged", "replayed"]
-        assert _rules(service) == []
+        assert [h["verdict"] for h in await service.books.history()] == ["charged", "replayed"]
+        assert await _rules(service) == []
     else:
         assert len(charges) == 2
-        assert _rules(service) == [ServiceRule.NO_CHARGE_TWICE]
+        assert await _rules(service) == [ServiceRule.NO_CHARGE_TWICE]
 
 
 def test_the_judges_findings_are_said_in_chinese_with_no_latin_letter() -> None:

@@ -111,8 +111,8 @@ async def _enqueue(db: Path | str, mode: Mode, *tasks: tuple[str, str]) -> None:
             await store.enqueue(task_id, kind=kind)
 
 
-def _findings(service: RunningService) -> list[ServiceRule]:
-    return [f.rule for f in judge(service.books.history(), service.books.charges())]
+async def _findings(service: RunningService) -> list[ServiceRule]:
+    return [f.rule for f in judge(await service.books.history(), await service.books.charges())]
 
 
 @pytest.fixture
@@ -137,16 +137,16 @@ async def test_tools_killed_between_a_call_and_its_checkpoint(
     claimed = second.said("claimed")[0]
     assert claimed["resumed"]["done"] == 1  # from the checkpoint, not from the first call
     assert [c["step"] for c in second.said("called")] == [2, 3]
-    charges = service.books.charges()
-    artifact = service.books.artifact("t1/result")
+    charges = await service.books.charges()
+    artifact = await service.books.artifact("t1/result")
     assert artifact is not None and artifact["token"] == claimed["token"]
     if mode is Mode.CORRECT:
         assert [c["memo"] for c in charges] == ["call-1", "call-2", "call-3"]
         assert second.said("called")[0]["replayed"] is True  # answered from the key
-        assert _findings(service) == []
+        assert await _findings(service) == []
     else:
         assert [c["memo"] for c in charges] == ["call-1", "call-2", "call-2", "call-3"]
-        assert _findings(service) == [ServiceRule.NO_CHARGE_TWICE]
+        assert await _findings(service) == [ServiceRule.NO_CHARGE_TWICE]
 
 
 async def test_a_controlled_agent_stops_when_its_stdin_ends_and_gives_its_task_back(
@@ -194,7 +194,7 @@ async def test_approval_parks_and_a_fresh_token_goes_on_after_the_approve_comman
     claimed = second.said("claimed")[0]
     assert claimed["token"] > parked["token"]
     assert claimed["resumed"] == {"stage": "awaiting_approval", "draft": "refund for a1"}
-    sent = service.books.artifact("a1/sent")
+    sent = await service.books.artifact("a1/sent")
     assert sent is not None and sent["token"] == claimed["token"] and sent["writer"] == "w2"
     async with await LeaseStore.open_async(db) as store:
         assert (await store.task("a1")).status == "done"
@@ -239,9 +239,9 @@ async def test_browser_killed_mid_walk_resumes_from_the_url_it_had_reached(
     assert [s["index"] for s in second.said("step")] == [3, 4, 5]
     claimed = second.said("claimed")[0]
     assert claimed["resumed"]["next"] == "next" and claimed["resumed"]["dom"].startswith("List")
-    form = service.books.artifact("b1/form")
+    form = await service.books.artifact("b1/form")
     assert form is not None and form["token"] == claimed["token"] and form["writer"] == "w2"
-    assert _findings(service) == []
+    assert await _findings(service) == []
 
 
 async def _tell(agent: Agent, line: str) -> None:
@@ -295,17 +295,17 @@ async def test_a_stopped_holders_late_write_is_refused_by_the_service_fence(
     await _tell(first, "write")
     answered = await first.until("write_answered", key="t1/result")
     assert await _stop(first) == 0
-    artifact = service.books.artifact("t1/result")
+    artifact = await service.books.artifact("t1/result")
     assert artifact is not None
     if mode is Mode.CORRECT:
         assert answered["status"] == 409 and answered["error"] == "stale_token"
         assert f"fence token {held['token']} is older than {newer}" in answered["message"]
         assert (artifact["token"], artifact["writer"]) == (newer, "w2")
-        assert _findings(service) == []
+        assert await _findings(service) == []
     else:
         assert answered["status"] == 200
         assert (artifact["token"], artifact["writer"]) == (held["token"], "w1")
-        found = judge(service.books.history(), service.books.charges())
+        found = judge(await service.books.history(), await service.books.charges())
         assert [f.rule for f in found] == [ServiceRule.NO_STALE_WRITE]
         assert f"fence token {held['token']} after it had seen {newer}" in found[0].message
 
@@ -354,15 +354,15 @@ async def test_a_mixed_worker_does_each_task_by_its_kind_in_one_browser(
         "--exit-when-idle",
     )  # fmt: skip
     assert await agent.finish() == 0
-    assert [c["memo"] for c in service.books.charges()] == ["call-1", "call-2"]
-    assert service.books.artifact("m1/result") is not None
+    assert [c["memo"] for c in await service.books.charges()] == ["call-1", "call-2"]
+    assert await service.books.artifact("m1/result") is not None
     assert [p["task"] for p in agent.said("parked")] == ["m3"]
     walks = [w for w in agent.said("wrote") if w["task"] in ("m2", "m4")]
     assert [w["launches"] for w in walks] == [1, 1]  # the second walk reused the browser
     for task in ("m2", "m4"):
-        form = service.books.artifact(f"{task}/form")
+        form = await service.books.artifact(f"{task}/form")
         assert form is not None and form["writer"] == "w1"
     async with await LeaseStore.open_async(db) as store:
         status = {row.task_id: str(row.status) for row in await store.tasks()}
     assert status == {"m1": "done", "m2": "done", "m3": "waiting", "m4": "done"}
-    assert _findings(service) == []
+    assert await _findings(service) == []
