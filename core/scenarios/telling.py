@@ -213,6 +213,8 @@ def page_key_words(
     if task != task_id or not page.isdigit():
         return key
     task = glossary.task_name(task_id, lang) if named else ""
+    if task[-1:].isdigit():
+        task += " "  # "任务 1 第 3", never a number pressed against 第
     return f"{_TASK_MARK}{task}第 {page}{_TASK_MARK}"
 
 

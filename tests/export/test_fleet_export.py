@@ -16,6 +16,7 @@ from core.fleet.history import SavedRun, load_history
 from demo.export.cli import main as export_main
 from demo.export.fleet_frames import moments
 from demo.i18n import tr
+from demo.widgets.panels import key_words
 from demo.widgets.timeline_view import clock
 
 RUNS = Path(__file__).parents[1] / "fleet_runs"
@@ -85,7 +86,8 @@ def test_the_page_draws_the_fleet_screen_at_each_moment_that_matters(page: str, 
     assert end is not None and len(end.snap.ledger) == 4
     assert set(end.exit_status) == {"w1", "w2"}  # the run ended by stopping both
     for row in end.snap.ledger:  # each page, as the ledger showed it then
-        assert re.search(rf"{row.key} +\S", screens[-1]), row
+        key = key_words(row.key, row.task_id, lang)  # "任务 1/1" on a Chinese screen
+        assert re.search(rf"{re.escape(key)} +\S", screens[-1]), row
     assert end.snap.ledger[-1].key not in screens[0]  # not written yet at the stall
 
 
