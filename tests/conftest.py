@@ -128,7 +128,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 @pytest.fixture(autouse=True)
-def _runs_closed(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+def _runs_closed() -> Iterator[None]:
     """Every simulated run a test opens (a Simulation, a Session's) is closed when the test
     ends, if the test left it open: its workers' coroutines, spawned and never started,
     would otherwise each warn that they were never awaited whenever the collector came by,
@@ -148,9 +148,12 @@ def _runs_closed(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
         closed.add(self)
         close(self)
 
-    monkeypatch.setattr(Simulation, "__init__", opening)
-    monkeypatch.setattr(Simulation, "close", closing)
-    yield
+    # A patch of its own, not the test's `monkeypatch`: sharing it would keep a test's own
+    # patches (a refused connect) in place until after the test's other fixtures end.
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(Simulation, "__init__", opening)
+        patch.setattr(Simulation, "close", closing)
+        yield
     for sim in list(opened):
         # a run whose building failed half way has nothing of its own to close
         if sim not in closed and hasattr(sim, "workers"):
