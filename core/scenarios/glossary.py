@@ -109,12 +109,14 @@ HEADERS: Final[dict[str, Word]] = {
 }
 
 # The same headers where the whole table must fit in 80 columns: shorter English words, one
-# cell between the columns; the Chinese ones are already as narrow as two characters.
+# cell between the columns; the Chinese ones as narrow as two characters a line (the glossary's
+# words wrapped, 租约号 as 租约/号).
 NARROW_HEADERS: Final[dict[str, Word]] = {
     "attempt": ("try", "尝试\n次数"),
     "expires_in": ("time\nleft", "剩余\n租期"),
     "last_heartbeat": ("last\nbeat", "上次\n心跳"),
-    "checkpoint_step": ("ckpt\nstep", "检查点"),
+    "lease_token": ("lease\ntoken", "租约\n号"),
+    "checkpoint_step": ("ckpt\nstep", "检查\n点"),
 }
 
 # -- the store's words ---------------------------------------------------------------------------

@@ -284,7 +284,10 @@ code { font-family: "Fira Code", monospace; }
   .frame { order: 0; flex: 0 0 58%; width: 58%; }
   footer { margin: 0; padding: 0; border: 0; font-size: 7pt; }
   .text { flex: 1 1 0; min-width: 0; }
-  .frame svg.rich-terminal { max-height: none; }
+  /* a step stays on one sheet: the screen and the drawing of belief under it, with its
+     caption, fit 190 mm of A4 less its margins, and the footer fits after the last step */
+  .frame svg.rich-terminal { max-height: 110mm; }
+  .frame .belief figcaption { font-size: 7.5pt; line-height: 1.25; }
   .summary, .counter, footer, .end { color: #333; }
   h2 a { color: #000; }
 }

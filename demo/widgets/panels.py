@@ -65,8 +65,9 @@ class LedgerTable(KeyedTable):
 
     The columns fit the panel's width: the value takes what the others leave and ends in
     "…" when longer, so the writer is never cut ("ache" for acheng at 80 columns). A page
-    where the books break has a mark before its key; its fence token has the newest issued
-    for its task beside it ("1 (newest 2)"), the comparison the store makes."""
+    where the books break has a mark before its key; a page written under a lease that was
+    not current has the newest token issued for its task beside its own ("1 (newest 2)"),
+    the comparison the store makes (and, with no fence, does not)."""
 
     ORDERED = True
     AUTO_WIDTH = False
@@ -90,7 +91,14 @@ class LedgerTable(KeyedTable):
             (BROKEN_MARK if p.key in broken else "") + key_words(p.key, p.task_id, lang)
             for p in pages
         ]
-        fences = [page_fence(p.fence_token, newest.get(p.task_id), lang) for p in pages]
+        # the newest token beside a page's own only where its write lost that comparison: a
+        # page written under the newest lease of its time is no less sound for a later claim
+        fences = [
+            page_fence(
+                p.fence_token, newest.get(p.task_id) if p.key in snap.stale_pages else None, lang
+            )
+            for p in pages
+        ]
         labels = {
             "at": tr("time", lang),
             "key": tr("key", lang),

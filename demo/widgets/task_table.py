@@ -59,9 +59,17 @@ def _span(ms: int, lang: str, narrow: bool) -> str:
     return short(ms, lang)
 
 
+def _gone(ms: int, lang: str) -> str:
+    """How long ago a lease ran out, in the narrow table's "time left" column: "4s ago",
+    "12m ago" (a minus sign under "time left" would be no sentence in either language)."""
+    if ms >= 120_000:  # whole minutes, which keep the cell in its 7 columns
+        return tr("ago", lang, age=f"{ms // 60_000}{'分' if lang == 'zh' else 'm'}")
+    return tr("ago", lang, age=short(ms, lang))
+
+
 def task_row(view: TaskView, now_ms: int, lang: str, narrow: bool = False) -> Row:
     """One task's cells. `narrow` (the table in 80 columns): an expired lease says how long
-    ago in red ("-4s"), beside the status "lendable", where "expired" and "lendable again"
+    ago in red ("4s ago"), beside the status "lendable", where "expired" and "lendable again"
     would need the room of a whole column."""
     row = view.row
     # times as the panes say them, in the run's language (50秒, 59分59秒): a Chinese
@@ -71,9 +79,7 @@ def task_row(view: TaskView, now_ms: int, lang: str, narrow: bool = False) -> Ro
     if remaining is None:
         expires: str | Text = ""
     elif remaining <= 0:
-        expires = Text(
-            _span(remaining, lang, narrow) if narrow else tr("expired", lang), style="bold red"
-        )
+        expires = Text(_gone(-remaining, lang) if narrow else tr("expired", lang), style="bold red")
         until = Text(until_clock(now_ms + remaining), style="red")
     else:
         expires = _span(remaining, lang, narrow)

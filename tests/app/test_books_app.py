@@ -51,6 +51,8 @@ async def test_the_ledger_marks_the_page_where_the_books_break(
         assert set(rows) >= {"✗ " + p3, p4} and p3 not in rows
         assert str(rows["✗ " + p3][3]) in ("1 (newest 2)", "1（最新 2）")
         assert str(rows[p4][3]) == "2"
+        # page 1 was written under the newest lease of its time: no later claim makes it stale
+        assert str(rows[p3.replace("/3", "/1")][3]) == "1"
         assert str(ledger.get_row_at(ledger.cursor_row)[1]) == "✗ " + p3  # brought into sight
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 from textual.widgets import Button, OptionList
 
 from core.engine.config import Mode
+from core.engine.people import called
 from core.scenarios.format import load_scenario
 from core.scenarios.player import event_record, play
 from demo.app import BorrowedKeysApp
@@ -260,7 +261,8 @@ async def test_twelve_workers_two_hundred_tasks(tmp_path: Path) -> None:
         assert owners == [f"w{i:02d}" for i in range(1, 13)]
         grid = screen.query_one("#workers", WorkerGrid)
         for row in running:
-            assert str(table.get_cell(row.task_id, "owner")) == row.owner_id
+            # the owner by name, as the pane's title says it ("worker 10", not "w10")
+            assert str(table.get_cell(row.task_id, "owner")) == called(row.owner_id or "", "en")
             # a pane out of sight draws its newest state when it scrolls into view
             grid.scroll_to_widget(grid.panes[row.owner_id or ""], animate=False)
             await pilot.pause()

@@ -17,7 +17,8 @@ from textual.pilot import Pilot
 from textual.widgets import OptionList, TabbedContent
 
 from core.engine.config import Mode
-from core.scenarios.glossary import kind_word, person_name
+from core.engine.people import called
+from core.scenarios.glossary import kind_word, task_name
 from core.scenarios.library import open_scenario
 from core.scenarios.session import Session
 from core.sim.spec import Advance, Enqueue, Kill, Partition
@@ -204,11 +205,11 @@ def test_the_narrow_table_fits_the_bundled_lessons_ids() -> None:
     for path in sorted(Path(str(files("scenarios"))).glob("*.toml")):
         settings = open_scenario(path.stem).settings
         for lang in LANGS:
-            # the kind and the owner as the table shows them: a word, a person's name
+            # the task, its kind and its owner as the table shows them: names and a word
             measured = {
-                "task": max(cell_len(t.id) for t in settings.tasks),
+                "task": max(cell_len(task_name(t.id, lang)) for t in settings.tasks),
                 "kind": max(cell_len(kind_word(t.kind, lang)) for t in settings.tasks),
-                "owner": max(cell_len(person_name(w.id, lang) or w.id) for w in settings.workers),
+                "owner": max(cell_len(called(w.id, lang)) for w in settings.workers),
                 "expires_in": 3,  # 60s
                 "expires_at": 7,  # 0:01:00
                 "last_heartbeat": 3,  # 20s
@@ -255,8 +256,9 @@ def test_the_narrow_table_says_an_expired_lease_in_few_cells() -> None:
         narrow = task_row(task, snap.now_ms, lang, narrow=True)
         assert str(roomy[2]) == tr("lendable", lang) and str(roomy[7]) == tr("expired", lang)
         assert str(narrow[2]) == tr("lendable_short", lang)
-        unit = "秒" if lang == "zh" else "s"  # the pane's unit, in the run's language
-        assert str(narrow[7]) == f"-{-task.remaining_ms // 1000}{unit}"
+        ago = -task.remaining_ms // 1000
+        # how long ago, said as a time, never a minus sign under "time left"
+        assert str(narrow[7]) == (f"{ago}秒前" if lang == "zh" else f"{ago}s ago")
         assert narrow[7].style == "bold red"  # type: ignore[union-attr]
         assert roomy[8] == narrow[8]  # the lease's end, the same in both
 
