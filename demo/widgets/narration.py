@@ -179,6 +179,18 @@ def _in_red(line: Text) -> bool:
     )
 
 
+def _failed_check_above(lines: list[Text], at: int) -> int | None:
+    """The line where the ✗ check that line `at` (what it found) belongs to begins, if the
+    lines just above are one."""
+    for i in range(at - 1, max(-1, at - 4), -1):
+        head = lines[i].plain.lstrip()
+        if head.startswith("✗"):
+            return i
+        if head[:1] in ("✓", "○") or _in_red(lines[i]):
+            return None
+    return None
+
+
 def _outcome(text: Text, session: Session, outcome: StepOutcome, lang: str, *, toml: bool) -> None:
     """The step just played: what it says (or its act), a refusal, its marks, the answer."""
     said = outcome.step.narration(lang)
@@ -370,6 +382,11 @@ class NarrationPanel(Static):
             run = [red[0]]
             while run[-1] + 1 in red and len(run) < room:
                 run.append(run[-1] + 1)
+            # what a failed check found is no sentence without the check: its ✗ line (wrapped,
+            # perhaps, over more than one) comes with it
+            check = _failed_check_above(lines, red[0])
+            if check is not None and red[0] - check + len(run) <= room:
+                run = list(range(check, red[0])) + run
             if run[-1] >= room:
                 chosen = list(range(room - len(run))) + run
         kept = [lines[i] for i in chosen]

@@ -140,3 +140,31 @@ async def test_at_80x24_the_folded_narration_keeps_what_went_wrong(
         assert narration.hidden_lines > 0  # folded
         shown = "".join(str(narration.render()).split())
         assert "".join(said.split()) in shown, shown
+
+
+async def test_what_a_failed_check_found_is_kept_with_its_check() -> None:
+    """The fold keeps the first red sentence; when it is what a ✗ check found, the check's
+    own line (here wrapped over two) comes with it: "found: 1" alone says nothing."""
+    from rich.text import Text
+    from textual.app import App, ComposeResult
+
+    class One(App[None]):
+        def compose(self) -> ComposeResult:
+            yield NarrationPanel(id="narration")
+
+    text = Text()
+    for n in range(1, 6):
+        text.append(f"The story's line {n}.\n", style="italic")
+    text.append(" ✓ ", style="bold green")
+    text.append("Page 1 is written by Acheng.\n")
+    text.append(" ✗ ", style="bold red")
+    text.append("Acheng was refused once: fenced, and the rest of this check wraps " * 2 + "\n")
+    text.append("   found: 0 refusals", style="red")
+    async with One().run_test(size=(60, 20)) as pilot:
+        panel = pilot.app.query_one(NarrationPanel)
+        panel.show(text, fold=5)
+        await pilot.pause()
+        shown = str(panel.render())
+        assert panel.hidden_lines > 0
+        assert "found: 0 refusals" in shown
+        assert "✗ Acheng was refused once" in shown
