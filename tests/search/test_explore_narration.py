@@ -26,7 +26,8 @@ def _scenario(mode: Mode, rule: str, depth: int = 4) -> str:
 
 def test_a_time_step_names_the_lease_end_it_passes() -> None:
     """seed_sql lends a done task out again once its old lease's end has passed: the time
-    step that passes it says so, with the task's status, in both languages."""
+    step that passes it says so, with the task's status, in both languages, the task named as
+    each screen names it (t1, 任务 1)."""
     scenario = parse_scenario(_scenario(Mode.SEED_SQL, "reclaimed_after_end"), "<x>")
     advance = scenario.steps[2]
     assert advance.say == (
@@ -34,7 +35,7 @@ def test_a_time_step_names_the_lease_end_it_passes() -> None:
         "(Acheng's, 0:00:30.000) has just passed."
     )
     assert advance.say_zh == (
-        "时间来到 0:00:30.001；t1 已完成，它的租约号 1（阿澄的）到期时刻 0:00:30.000 刚刚过去。"
+        "时间来到 0:00:30.001；任务 1 已完成，它的租约号 1（阿澄的）到期时刻 0:00:30.000 刚刚过去。"
     )
 
 

@@ -22,6 +22,7 @@ from core.scenarios.glossary import (
     pick,
     reason_word,
     status_word,
+    task_name,
     violation_word,
 )
 from core.scenarios.player import PlayResult, play
@@ -126,16 +127,17 @@ def _ends_passed(done: _Done, lang: str) -> str:
             continue
         holder = _who(row.owner_id, lang) if row.owner_id is not None else None
         status = status_word(row.status, lang)
+        named = task_name(row.task_id, lang)
         if lang == "en":
             whose = f"{holder}'s, " if holder else ""
             text += (
-                f"; {row.task_id} is {status}, and the end of its lease {row.lease_token} "
+                f"; {named} is {status}, and the end of its lease {row.lease_token} "
                 f"({whose}{format_clock(end)}) has just passed"
             )
         else:
             whose = f"（{holder}的）" if holder else ""
             text += (
-                f"；{row.task_id} {status}，它的租约号 {row.lease_token}{whose}"
+                f"；{named} {status}，它的租约号 {row.lease_token}{whose}"
                 f"到期时刻 {format_clock(end)} 刚刚过去"
             )
     return text
@@ -315,9 +317,9 @@ def narrate(done: _Done, lang: str) -> str:
         case Approve(task=task) | Reject(task=task):
             verdict = isinstance(a, Approve)
             text = (
-                f"At {clock} a human {'approves' if verdict else 'rejects'} {task}"
+                f"At {clock} a human {'approves' if verdict else 'rejects'} {task_name(task, lang)}"
                 if en
-                else f"{clock}，审批人{'批准' if verdict else '驳回'}了 {task}"
+                else f"{clock}，审批人{'批准' if verdict else '驳回'}了{task_name(task, lang)}"
             )
         case _:  # pragma: no cover - the explorer makes no other choice
             text = f"{clock} {a.name}"
@@ -335,6 +337,7 @@ def _why(rule: str, steps: Sequence[_Done], lang: str) -> str:
     row = next((r for r in done.before if r.task_id == task), None)
     if ev is None or row is None:
         return ""
+    named = task_name(row.task_id, lang)  # as the screen names it (第六层, not floor6)
     holder = _who(row.owner_id, lang) if row.owner_id is not None else None
     status = status_word(row.status, lang)
     match rule:
@@ -358,9 +361,9 @@ def _why(rule: str, steps: Sequence[_Done], lang: str) -> str:
             end = row.lease_expires_at
             if row.status != TaskStatus.RUNNING:
                 return (
-                    f"{task} is {status}, so no lease is live, yet the page was taken"
+                    f"{named} is {status}, so no lease is live, yet the page was taken"
                     if en
-                    else f"{task} {status}，没有任何有效租约，这一页却被收下"
+                    else f"{named} {status}，没有任何有效租约，这一页却被收下"
                 )
             at = format_clock(end) if end is not None else ""
             return (
@@ -382,9 +385,9 @@ def _why(rule: str, steps: Sequence[_Done], lang: str) -> str:
             )
         case ViolationKind.RECLAIMED_AFTER_END:
             return (
-                f"{task} was {status} already, yet lease {ev.lease_token} exists now"
+                f"{named} was {status} already, yet lease {ev.lease_token} exists now"
                 if en
-                else f"{task} 本来的状态是“{status}”，租约号 {ev.lease_token} 却又出现了"
+                else f"{named} 本来的状态是“{status}”，租约号 {ev.lease_token} 却又出现了"
             )
         case ViolationKind.COMPLETED_TWICE:
             first = next(
@@ -399,10 +402,10 @@ def _why(rule: str, steps: Sequence[_Done], lang: str) -> str:
             under = f" under lease {first}" if en else f"在租约号 {first} 下"
             under = "" if first is None else under
             return (
-                f"{task} was completed{under} already, and lease {ev.lease_token} completes it "
+                f"{named} was completed{under} already, and lease {ev.lease_token} completes it "
                 "again"
                 if en
-                else f"{task} 已经{under}完成过一次，租约号 {ev.lease_token} 又完成了一次"
+                else f"{named} 已经{under}完成过一次，租约号 {ev.lease_token} 又完成了一次"
             )
         case ViolationKind.DUPLICATE_EFFECT:
             key = ev.detail.get("key", ev.detail.get("call"))
@@ -415,10 +418,10 @@ def _why(rule: str, steps: Sequence[_Done], lang: str) -> str:
             seen = row.last_heartbeat_at
             since = format_clock(seen) if seen is not None else format_clock(0)
             return (
-                f"the lease on {task} never ends, and {holder} has given no sign of life "
+                f"the lease on {named} never ends, and {holder} has given no sign of life "
                 f"since {since}, over three leases ago, so nobody else may take it"
                 if en
-                else f"{task} 的租约永不过期，{holder}自 {since} 起再无音讯，已超过三个租期，"
+                else f"{named} 的租约永不过期，{holder}自 {since} 起再无音讯，已超过三个租期，"
                 "别人却接不了手"
             )
         case ViolationKind.FENCE_NOT_NEWER:
