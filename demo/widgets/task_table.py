@@ -133,6 +133,7 @@ WIDTHS = {
 }
 DROP_ORDER = ("result", "checkpoint_step", "attempt", "kind", "expires_at", "last_heartbeat")
 RESULT_MAX = 60
+RESULT_ROOM = 12  # the narrow table's result, before the gaps between columns widen
 
 
 def status_words(lang: str, narrow: bool = False) -> tuple[str, ...]:
@@ -207,7 +208,9 @@ def narrow_columns(
         # Fixed, so the columns do not move when a task's status changes.
         shown["status"] = NARROW_STATUS_WIDTH.get(lang, NARROW_STATUS_WIDTH["en"]) + gap
         shown["result"] -= gap  # the last column: nothing after it to keep apart from
-        if sum(shown.values()) <= width:
+        # the wider gaps only where they leave the result room to say something ("页数 6")
+        wanted = min(measured.get("result", 0), RESULT_ROOM) - shown["result"]
+        if sum(shown.values()) + max(0, wanted) <= width:
             break
     for column in DROP_ORDER:
         if sum(shown.values()) <= width:
