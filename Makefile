@@ -28,10 +28,15 @@ typecheck: $(STAMP)
 imports: $(STAMP)
 	$(BIN)/lint-imports
 
-# worksteal: a worker that runs out takes the other's queued tests, so the run does not end
-# on one core while the heaviest modules (the app's) still wait on the other
+# Four test processes on two cores: an app test spends about half its time in Pilot's waits
+# for the app to go idle (each key press sleeps at least twice 20 ms), and a real-process
+# test in waiting on its workers, so two more processes fill the cores those waits leave
+# (on 2 cores: 540 s with two, 390 s with four; six are no faster). worksteal: a process that
+# runs out takes another's queued tests, so the run does not end on one core.
+XDIST := -n 4 --dist worksteal
+
 pytest: $(STAMP)
-	$(BIN)/pytest -n 2 --dist worksteal -p no:cacheprovider
+	$(BIN)/pytest $(XDIST) -p no:cacheprovider
 
 test: lint typecheck imports pytest
 
@@ -43,7 +48,7 @@ test: lint typecheck imports pytest
 CHECK_TESTS := tests/engine tests/sim tests/scenarios tests/search tests/test_parts.py tests/test_import_graph.py
 
 check: lint typecheck imports
-	$(BIN)/pytest -n 2 --dist worksteal -p no:cacheprovider $(CHECK_TESTS) --one-case-each \
+	$(BIN)/pytest $(XDIST) -p no:cacheprovider $(CHECK_TESTS) --one-case-each \
 		-m "not postgresql and not real_clock and not deep"
 
 # The same tests on the lowest versions pyproject.toml declares, pinned exactly, in a venv
@@ -68,7 +73,7 @@ $(MIN_STAMP): pyproject.toml .ci/lowest_versions.py
 
 test-min: $(MIN_STAMP)
 	@echo "lowest declared versions: $$(tr '\n' ' ' < $(MIN_VENV)/lowest.txt)"
-	$(MIN_VENV)/bin/pytest -n 2 --dist worksteal -p no:cacheprovider --one-case-each \
+	$(MIN_VENV)/bin/pytest $(XDIST) -p no:cacheprovider --one-case-each \
 		-m "not slow and not snapshot and not deep"
 
 # The bench extra adds pgqueuer and procrastinate, which the PostgreSQL section measures

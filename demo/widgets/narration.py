@@ -1,5 +1,7 @@
 """The narration panel in playback: the step's text, step k of N, its checks with ✓ / ✗."""
 
+from collections.abc import Sequence
+
 from rich.text import Text
 from textual.widgets import Static
 
@@ -179,7 +181,7 @@ def _in_red(line: Text) -> bool:
     )
 
 
-def _failed_check_above(lines: list[Text], at: int) -> int | None:
+def _failed_check_above(lines: Sequence[Text], at: int) -> int | None:
     """The line where the ✗ check that line `at` (what it found) belongs to begins, if the
     lines just above are one."""
     for i in range(at - 1, max(-1, at - 4), -1):
@@ -384,7 +386,7 @@ class NarrationPanel(Static):
                 run.append(run[-1] + 1)
             # what a failed check found is no sentence without the check: its ✗ line (wrapped,
             # perhaps, over more than one) comes with it
-            check = _failed_check_above(lines, red[0])
+            check = _failed_check_above(list(lines), red[0])
             if check is not None and red[0] - check + len(run) <= room:
                 run = list(range(check, red[0])) + run
             if run[-1] >= room:

@@ -27,3 +27,27 @@ async def at_step(pilot: Any, k: int) -> None:
     screen._jump(k)
     await pilot.pause()
     assert screen.session.position == k
+
+
+SETTLE_REFRESHES = 16  # far more than any chain of after-refresh work on these screens
+SETTLE_SAME = 3  # shots alike in a row: a pause on a starved process may see no work done
+
+
+async def settled(pilot: Any) -> None:
+    """Refresh until the screen stops changing: a refresh can ask for work after itself
+    (the log beside measures its rows, then scrolls to its end), and that work for another
+    refresh; how many of them are done when a key's messages are handled depends on the
+    machine's load, not on the run. Pilot's pause ends when the process used no CPU for a
+    moment, which on a loaded machine can be a moment it was given none: so the screen must
+    come out the same several pauses running."""
+    before = None
+    same = 0
+    for _ in range(SETTLE_REFRESHES):
+        await pilot.pause()
+        await pilot.wait_for_scheduled_animations()
+        now = pilot.app.export_screenshot()
+        same = same + 1 if now == before else 0
+        if same >= SETTLE_SAME - 1:
+            return
+        before = now
+    raise AssertionError(f"the screen still changed after {SETTLE_REFRESHES} refreshes")

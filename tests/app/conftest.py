@@ -8,26 +8,9 @@ import pytest
 from textual.pilot import Pilot
 
 from demo.app import BorrowedKeysApp
+from tests.app.apps import settled
 
 RunBefore = Callable[[Pilot[Any]], Awaitable[None] | None]
-
-
-SETTLE_REFRESHES = 12  # far more than any chain of after-refresh work on these screens
-
-
-async def settled(pilot: Pilot[Any]) -> None:
-    """Refresh until the screen stops changing: a refresh can ask for work after itself
-    (the log beside measures its rows, then scrolls to its end), and that work for another
-    refresh; how many of them are done when a key's messages are handled depends on the
-    machine's load, not on the run."""
-    before = None
-    for _ in range(SETTLE_REFRESHES):
-        await pilot.pause()
-        now = pilot.app.export_screenshot()
-        if now == before:
-            return
-        before = now
-    raise AssertionError(f"the screen still changed after {SETTLE_REFRESHES} refreshes")
 
 
 @pytest.fixture

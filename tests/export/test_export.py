@@ -23,6 +23,7 @@ from demo.export.frame_svg import SharedStyles, changes, page_svg
 from demo.export.frames import DEFAULT_SIZE, Recording, record
 from demo.export.page import build_page
 from demo.widgets.narration import step_refusal
+from tests.app.apps import settled
 
 SNAPSHOTS = Path(__file__).parents[1] / "app" / "__snapshots__" / "test_tui_snapshots"
 SMALL = (80, 24)
@@ -39,10 +40,7 @@ async def app_screen(scenario: Scenario, lang: str, size: tuple[int, int], keys:
     async with app.run_test(size=size) as pilot:
         await pilot.pause()
         await pilot.press(*keys)
-        await pilot.wait_for_scheduled_animations()
-        await pilot.pause()
-        await pilot.pause()
-        await pilot.wait_for_scheduled_animations()
+        await settled(pilot)
         return app.export_screenshot(simplify=True)
 
 
