@@ -517,6 +517,11 @@ class FleetScreen(Screen[None]):
             name = called(wid, lang)
             self.post_message(FaultApplied(tr("fleet_not_ready", lang, worker=name), False))
             return
+        if fault.action == "restart" and fleet.partitioned(wid):
+            self.post_message(
+                FaultApplied(tr("fleet_cut_start", lang, worker=called(wid, lang)), False)
+            )
+            return
         ok = bool(getattr(fleet, fault.fleet)(wid))
         name = called(wid, lang)
         text = tr(fault.done if ok else "fleet_gone", lang, worker=name, pid=pid, new=w.pid)
@@ -604,6 +609,11 @@ class FleetScreen(Screen[None]):
         wid = self.chosen
         if wid is None or wid not in fleet.workers:
             self.post_message(FaultApplied(tr("no_worker", lang), False))
+            return
+        if fleet.partitioned(wid):  # a skew is a restart under libfaketime
+            self.post_message(
+                FaultApplied(tr("fleet_cut_start", lang, worker=called(wid, lang)), False)
+            )
             return
         w = fleet.workers[wid]
         old = w.pid

@@ -161,6 +161,12 @@ FLEET: Final[dict[str, Word]] = {
         "{worker} is still connecting: cut its road once it has opened its store",
         "{worker} 还在连接：等它打开存储之后再断桥",
     ),
+    # A process started with no road to its store cannot open it, and a first connection
+    # that fails is an answer (a wrong URL): it would stop at once, a partition shown as a crash.
+    "fleet_cut_start": (
+        "{worker} is cut off from the database: heal it (c) first, then start it again",
+        "{worker}通往数据库的路已断：先修好（c），再重新启动它",
+    ),
     "fleet_fault_help": (
         "Do it to this worker's process now · key {press} does it to the chosen worker (w chooses)",
         "立刻对这个执行者的进程执行 · 按 {press} 对选定的执行者执行（按 w 选定）",

@@ -161,3 +161,47 @@ async def test_the_tables_name_numbered_workers_without_their_ids(lang: str) -> 
     if lang == "zh":
         assert "5秒" in tasks and "1秒" in tasks, tasks
         assert not any(re.search(r"\d(ms|s|m|h)\b", cell) for cell in tasks), tasks
+
+
+class _CutFleet:
+    """A fleet on PostgreSQL whose worker's road is cut: it counts the restarts asked of it."""
+
+    relays = object()
+
+    def __init__(self) -> None:
+        self.restarts = 0
+        self.skews: dict[str, int] = {}
+        self.workers = {"linzhou": type("W", (), {"pid": 7, "alive": False, "ready": False})()}
+
+    def partitioned(self, worker_id: str) -> bool:
+        return True
+
+    def restart(self, worker_id: str) -> bool:
+        self.restarts += 1
+        return True
+
+    def skew(self, worker_id: str, skew_ms: int) -> bool:
+        self.restarts += 1
+        return True
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+async def test_a_worker_cut_off_is_not_started_again_into_a_crash(lang: str) -> None:
+    """Started with no road to its store, a process could not open it and would stop at
+    once (a partition shown as a crash): `u` on it dead and `t` say to heal it first."""
+    screen = FleetScreen(None, lang, Path("."), live=False, config=LeaseConfig(ttl_ms=3000))
+    async with _App(screen).run_test(size=(160, 50)) as pilot:
+        await pilot.pause()
+        fleet = _CutFleet()
+        screen.fleet = cast(Fleet, fleet)
+        said: list[str] = []
+        screen.notify = lambda text, **_: said.append(str(text))  # type: ignore[method-assign,assignment,misc]
+        screen.read_frame = lambda: None  # type: ignore[method-assign]
+        screen.apply_fault("linzhou", "restart")
+        screen.chosen = "linzhou"
+        screen._skew()
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+    assert fleet.restarts == 0
+    heal = "（c）" if lang == "zh" else "(c)"  # the key that heals it, said
+    assert len(said) == 2 and all(called("linzhou", lang) in s and heal in s for s in said)
