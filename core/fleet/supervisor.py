@@ -694,6 +694,16 @@ class Fleet:
             "database": "postgresql" if pg else "sqlite",
         }
 
+    def service_findings(self) -> list[Any] | None:
+        """The downstream service's rules over its own books, as `fleet --check` judges
+        them (None: no service in this run)."""
+        if self.downstream is None:
+            return None
+        from core.downstream.books import judge
+
+        books = self.downstream.books()
+        return list(judge(books["history"], books["charges"]))
+
     def save(self, path: Path, frames: Iterable[dict[str, Any]] = ()) -> HistoryCheck:
         """Write the whole history (on the true timeline), the store's final rows, the
         supervisor's signals, what the workers said they held, the screen's `frames` and the

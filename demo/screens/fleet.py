@@ -679,8 +679,14 @@ class FleetScreen(Screen[None]):
             self.lang,
             n=len(check.findings),
         )
+        # agent work writes to the fenced service: its books are judged too, as `--check`
+        # judges the saved run, so the toast never says "held" over a stale write it took
+        service = self.fleet.service_findings()
+        if service is not None:
+            said = "fleet_service_broken" if service else "fleet_service_held"
+            verdict += tr(said, self.lang, n=len(service))
         text = tr("fleet_saved", self.lang, path=str(path), verdict=verdict)
-        self.post_message(FaultApplied(text, not check.findings))
+        self.post_message(FaultApplied(text, not check.findings and not service))
 
     def action_quit_fleet(self) -> None:
         self.app.exit(0)

@@ -99,6 +99,15 @@ FLEET: Final[dict[str, Word]] = {
         "The whole history was checked again: every rule held",
         "整段历史重新检查过：每条规则都守住了",
     ),
+    "fleet_service_held": (
+        "; the service's books, judged by its own rules, held",
+        "；下游服务的账本按它自己的规则检查过，也守住了",
+    ),
+    "fleet_service_broken": (
+        "; but the service's books break its own rules (findings: {n};"
+        " borrowed-keys fleet --check says where)",
+        "；但下游服务的账本有 {n} 处违反它自己的规则（borrowed-keys fleet --check 会指出在哪）",
+    ),
     "fleet_verdict_broken": (
         "The whole history was checked again: {n} safety rules were broken",
         "整段历史重新检查过：有 {n} 处违反安全规则",

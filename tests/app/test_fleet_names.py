@@ -205,3 +205,35 @@ async def test_a_worker_cut_off_is_not_started_again_into_a_crash(lang: str) -> 
     assert fleet.restarts == 0
     heal = "（c）" if lang == "zh" else "(c)"  # the key that heals it, said
     assert len(said) == 2 and all(called("linzhou", lang) in s and heal in s for s in said)
+
+
+class _ServiceFleet:
+    """A fleet whose lease history held while its service took a stale write."""
+
+    def save(self, path: Path, frames: object) -> object:
+        return type("Check", (), {"findings": []})()
+
+    def service_findings(self) -> list[object]:
+        return [object()]
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+async def test_saving_says_the_services_books_broke_where_the_leases_held(
+    lang: str, tmp_path: Path
+) -> None:
+    screen = FleetScreen(None, lang, tmp_path, live=False, config=LeaseConfig(ttl_ms=3000))
+    async with _App(screen).run_test(size=(160, 50)) as pilot:
+        await pilot.pause()
+        said: list[tuple[str, str]] = []
+        screen.notify = lambda text, severity="information", **_: said.append(  # type: ignore[method-assign,assignment,misc]
+            (str(text), severity)
+        )
+        screen.read_frame = lambda: None  # type: ignore[method-assign]
+        screen.fleet = cast(Fleet, _ServiceFleet())
+        screen.maker = type("Maker", (), {"log": None})()  # type: ignore[assignment]
+        screen._save()
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+    [(text, severity)] = said
+    assert ("1 处违反它自己的规则" if lang == "zh" else "break its own rules (findings: 1;") in text
+    assert severity == "warning"  # not the green of a run that held
