@@ -37,7 +37,8 @@ def add_fleet_options(p: argparse.ArgumentParser) -> None:
         "--names",
         default=None,
         metavar="A,B,...",
-        help="the workers' names (default: acheng, linzhou, then w3, w4, ...)",
+        help="the workers' ids, comma-separated (default: acheng, linzhou, elder, then w4, "
+        "w5, ..., shown as worker 4, worker 5)",
     )
     p.add_argument("--ttl", default="6s", help='the lease ttl, e.g. "6s" (default)')
     p.add_argument("--steps", type=int, default=5, metavar="N", help="steps per task (5)")
