@@ -220,8 +220,9 @@ def _mark(text: Text, mark: Mark, lang: str, *, toml: bool) -> None:
     still holds); once the run has moved on and it no longer holds, dated and dim."""
     exp = mark.check.expectation
     said = exp.to_toml() if toml else expectation_sentence(exp, lang)
-    if mark.now is not None and not mark.now.ok:
-        # no stale ✓: it held at its step, the panes now say otherwise
+    if mark.now is not None and not mark.now.ok and mark.check.ok:
+        # no stale ✓: it held at its step, the panes now say otherwise (a ✗ still false
+        # now stays a ✗, with what is found now: dimmed, it would hide this run's harm)
         was = "✓" if mark.check.ok else "✗"
         dated = tr("at_step", lang, k=mark.step, mark=was)
         text.append(f" ○ {dated}" + ("" if dated.endswith("：") else " "), style="dim")
@@ -233,7 +234,8 @@ def _mark(text: Text, mark: Mark, lang: str, *, toml: bool) -> None:
         return
     text.append(" ✗ ", style="bold red")
     text.append(said)
-    seen = mark.check.found if toml else glossary.pick(mark.check.seen, lang)
+    check = mark.check if mark.now is None else mark.now
+    seen = check.found if toml else glossary.pick(check.seen, lang)
     text.append(f"\n   {label(tr('found', lang), lang)}{seen}", style="red")
 
 

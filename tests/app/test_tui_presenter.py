@@ -693,6 +693,28 @@ async def test_after_a_fork_a_mark_is_rechecked_or_dated_never_stale(
         assert ("workers on their own" if lang == "en" else "执行者自己接着干") in header
 
 
+@pytest.mark.parametrize("lang", ["en", "zh"])
+async def test_a_mark_this_run_broke_stays_a_cross_once_time_goes_on(
+    tmp_path: Path, lang: str
+) -> None:
+    """01 under the unread box: at its last step Acheng's pages 1 and 2 are not in the
+    ledger (Linzhou wrote them again). Time going on after the script changes nothing of
+    that: the ✗ stays a ✗ with what is found, never dimmed as if it were history."""
+    app = scenario_app("01_fog", tmp_path, lang, mode=Mode.UNREAD_CHECKPOINT)
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = screen_of(app)
+        await at_step(pilot, screen.session.step_count)
+        await pilot.press("n")  # past the script: 5 s of the run's time
+        await pilot.press("d")  # the narration whole
+        await pilot.pause()
+        said = str(screen.query_one("#narration").content)
+        page = "floor6/1: written by Acheng" if lang == "en" else "第六层第 1 页：由阿澄写下"
+        line = next(x for x in said.split("\n") if page in x)
+        assert line.lstrip().startswith("✗"), line
+        found = "found" if lang == "en" else "实际"
+        assert found in said.split(line, 1)[1].split("\n")[1]  # what it is now, under it
+
+
 async def test_at_a_question_n_does_not_reveal_and_after_v_the_run_stays_paused(
     tmp_path: Path,
 ) -> None:
