@@ -9,8 +9,10 @@ soon will.
 
 import dataclasses
 import json
+import time
 import zlib
 from collections import Counter, deque
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from core.engine.records import EventRow, TaskRow
@@ -53,6 +55,11 @@ KEPT_REJECTIONS = 500
 # that outlives it, the fence that refuses it) is told in seconds.
 TIMELINE_KEPT_MS = 120_000
 TIMELINE_TRIM_EVERY_MS = 10_000
+# The downstream service's books are read whole (a connection of the reader's own, every
+# request and charge) and judged by its own judge, at most this often: the light may be
+# that late to turn, and a frame (several a second) never waits on a read that grows with
+# the run.
+SERVICE_READ_EVERY_S = 2.0
 
 
 def _since(at: int | None, origin: int) -> int | None:
@@ -74,6 +81,9 @@ class FleetFrame:
     fresh: tuple[EventRow, ...]  # events read for this frame, in order
     faults: tuple[FaultNote, ...]  # the newest the fleet keeps
     findings_seen: int | None = None  # how many findings in all (None: `findings` are all)
+    # The downstream service's broken rules (`ServiceRule` values) and how often, as its own
+    # judge found them in its books at the last read: the service's harm, not the store's.
+    service: tuple[tuple[str, int], ...] = ()
 
 
 # The moments a saved run keeps the screen at as soon as they are read: what the supervisor
@@ -159,8 +169,13 @@ class FrameLog:
 class FrameMaker:
     """Reads a fleet once per frame and keeps what later frames need (beats, refusals)."""
 
-    def __init__(self, fleet: Fleet, record: bool = False) -> None:
+    def __init__(
+        self, fleet: Fleet, record: bool = False, clock: Callable[[], float] = time.monotonic
+    ) -> None:
         self.fleet = fleet
+        self._clock = clock  # paces the reads of the service's books (seconds)
+        self._service_read_at: float | None = None
+        self._service: tuple[tuple[str, int], ...] = ()
         # the frames a save keeps, so that `export` can draw the screen as it was
         self.log: FrameLog | None = FrameLog() if record else None
         self._beat: dict[str, int] = {}  # worker -> its last claim or renewal (store clock)
@@ -301,10 +316,25 @@ class FrameMaker:
             fresh=tuple(fresh),
             faults=tuple(fleet.faults),
             findings_seen=fleet.found.count,
+            service=self._service_broken(),
         )
         if self.log is not None:
             self.log.take(made, o)
         return made
+
+    def _service_broken(self) -> tuple[tuple[str, int], ...]:
+        """The service's broken rules, read again once SERVICE_READ_EVERY_S has passed
+        since the last read, else as that read found them. A service's books only grow, so
+        a count once found stays until a read finds it larger."""
+        if self.fleet.downstream is None:
+            return ()
+        now = self._clock()
+        if self._service_read_at is None or now - self._service_read_at >= SERVICE_READ_EVERY_S:
+            self._service_read_at = now
+            found = self.fleet.service_findings() or []
+            counts = Counter(str(f.rule.value) for f in found)
+            self._service = tuple(sorted(counts.items()))
+        return self._service
 
     def _take(self, ev: EventRow) -> None:
         if ev.worker_id:

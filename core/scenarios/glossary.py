@@ -219,6 +219,14 @@ VIOLATIONS: Final[dict[str, Word]] = {
     "stuck_task": ("task stuck out of reach", "任务卡死"),
 }
 
+# The downstream service's own rules over its books (core/downstream/books.py,
+# `ServiceRule`), as the fleet's light names what the service took: its books, not the
+# lease store's ledger, so never said in the ledger's words above.
+SERVICE_RULES: Final[dict[str, Word]] = {
+    "no_stale_write": ("stale write taken", "接受了过期写入"),
+    "no_charge_twice": ("charged twice for one thing", "同一件事扣了两次款"),
+}
+
 # What a mistake costs where it breaks no safety rule (core/sim/rules.py, `Harm`).
 HARMS: Final[dict[str, Word]] = {
     "steps_done_again": ("steps done again", "重做的步数"),
@@ -482,6 +490,15 @@ def violations_phrase(counts: Mapping[str, int], lang: str) -> str:
     named = sorted((n for n, k in counts.items() if k), key=lambda n: (order.get(n, len(order)), n))
     sep = "，" if lang == "zh" else ", "
     return sep.join(f"{violation_word(n, lang)} × {counts[n]}" for n in named)
+
+
+def service_phrase(counts: Mapping[str, int], lang: str) -> str:
+    """What the downstream service's books broke ("charged twice for one thing × 2"), in
+    the order of its rules' table; empty if nothing."""
+    named = [n for n in SERVICE_RULES if counts.get(n)]
+    named += sorted(n for n, k in counts.items() if k and n not in SERVICE_RULES)
+    sep = "，" if lang == "zh" else ", "
+    return sep.join(f"{lookup(SERVICE_RULES, n, lang)} × {counts[n]}" for n in named)
 
 
 def mode_word(name: str, lang: str) -> str:

@@ -404,6 +404,7 @@ class FleetScreen(Screen[None]):
                 on_their_own=False,
                 violations=tuple(sorted(snap.violations.items())),
                 lang=lang,
+                service=frame.service,
             )
         )
         states = [

@@ -6,7 +6,7 @@ from rich.text import Text
 from textual.widgets import Static
 
 from core.engine.durations import format_clock
-from core.scenarios.glossary import mode_name, violations_phrase
+from core.scenarios.glossary import mode_name, service_phrase, violations_phrase
 from core.scenarios.report import header_words
 from core.sim.rules import Harm
 from demo.i18n import tr
@@ -28,6 +28,13 @@ class HeaderState:
     # this run shows more of it than the correct run does
     harm: tuple[Harm, int, int] | None = None
     mode_hidden: bool = False  # a "which mistake is this?" round the room has not guessed
+    # a fleet's downstream service: the rules its own books broke, and how often
+    service: tuple[tuple[str, int], ...] = ()
+
+    @property
+    def unsafe(self) -> bool:
+        """A rule broken, the lease store's or the downstream service's."""
+        return bool(self.violations) or any(n for _rule, n in self.service)
 
 
 def speed_text(speed: float, lang: str = "en") -> str:
@@ -53,9 +60,13 @@ def header_fields(state: HeaderState) -> list[Text]:
         ),
         Text(tr("playing" if state.playing else "paused", lang)),
     ]
-    if state.violations:
-        # what broke, in the run's language: "stale write accepted × 1"
-        spelled = violations_phrase(dict(state.violations), lang)
+    if state.unsafe:
+        # what broke, in the run's language: "stale write accepted × 1"; the service's
+        # own rules after the store's, said as the service's
+        broke = [violations_phrase(dict(state.violations), lang)]
+        if served := service_phrase(dict(state.service), lang):
+            broke.append(tr("service_broke", lang, what=served))
+        spelled = ("，" if lang == "zh" else ", ").join(s for s in broke if s)
         fields.append(Text.assemble((" ● ", "bold white on red"), (f" {spelled}", "bold red")))
     elif state.harm is not None:
         # no rule broken, but the mode's harm happened: never a green "safe" over it
@@ -125,7 +136,7 @@ class StatusHeader(Static):
         if state is None or self._shown == (state, width):
             return
         self._shown = (state, width)
-        self.set_class(bool(state.violations), "-unsafe")
+        self.set_class(state.unsafe, "-unsafe")
         text = lay_out(header_fields(state), width)
         lines = text.plain.count("\n") + 1
         # A new height costs a layout: only when the number of lines changed. The height is

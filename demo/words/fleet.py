@@ -6,6 +6,8 @@ from core.scenarios.glossary import Word
 
 FLEET: Final[dict[str, Word]] = {
     # the fleet: real worker processes (borrowed-keys fleet)
+    # the header's light: what the downstream service's own books broke (SERVICE_RULES)
+    "service_broke": ("the service's books: {what}", "下游服务的账本：{what}"),
     "fleet_title": ("Real fleet · {n} worker processes", "真实进程 · {n} 个执行者进程"),
     "fleet_note_sqlite": (
         "SQLite: one machine and one clock. Each process's store reads this machine's clock, "

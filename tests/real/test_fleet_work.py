@@ -2,6 +2,7 @@
 fenced service started by the fleet, faults, and a verdict that names the service's rules."""
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -99,3 +100,39 @@ def test_mixed_work_runs_the_three_uses_side_by_side_under_freezes(tmp_path: Pat
     assert {c["task"] for c in books["charges"]} == {"t1"}
     written = {h["key"] for h in books["history"] if h["verdict"] == "accepted"}
     assert {"t1/result", "t3/form"} <= written
+
+
+def test_tools_work_without_idempotency_turns_red_in_the_service_books(tmp_path: Path) -> None:
+    """The seed's fifth part missing ("Idempotency Key 让重放调用不炸副作用"): the worker sends
+    no key, and a redo after a kill charges again. One worker holds one long task (three
+    one-second steps) for the whole run and is killed every lease length or so, so some kill
+    lands between a charge and its checkpoint (nearly all of a step is that gap: the charge
+    is made, then its answer is read for a second). The lease store's judge sees no harm:
+    the charge is the service's, and only its own books show it twice."""
+    saved = tmp_path / "run.jsonl"
+    done = _fleet(
+        *("--work", "tools", "--mode", "no_idempotency", "--workers", "1", "--tasks", "1"),
+        *("--steps", "3", "--step-time", "1s", "--ttl", "1s", "--seconds", "8"),
+        *("--faults", "kill", "--seed", "1", "--save", str(saved)),
+    )
+    out = done.stdout
+    assert done.returncode == 1, out + done.stderr
+    assert "Killed Acheng" in out
+    assert "Verdict: held." in out  # the store's own rules: not where this harm shows
+    assert re.search(r"t1 was charged \d+ times for call-\d", out), out
+    assert re.search(r"The service's rules were broken \d+ times\.", out), out
+    books = json.loads((tmp_path / "run.jsonl.downstream.json").read_text(encoding="utf-8"))
+    memos = [(c["task"], c["memo"]) for c in books["charges"]]
+    assert len(memos) > len(set(memos))
+    assert all(c["idempotency_key"] is None for c in books["charges"])
+    # the saved run keeps the second charge, and the check finds it again
+    again = subprocess.run(
+        [sys.executable, "-m", "demo.cli", "fleet", "--check", str(saved)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert again.returncode == 1, again.stdout + again.stderr
+    assert "The service's rules were broken" in again.stdout
