@@ -298,6 +298,8 @@ class FleetScreen(Screen[None]):
         self.chosen: str | None = None  # the worker the fault keys act on (`w`)
         self.arrivals = arrivals if self.live else None  # the steady queue, if there is one
         self._feeding = False
+        # The steady queue's pace (monotonic seconds): a test drives it instead of waiting.
+        self.clock: Callable[[], float] = time.monotonic
         self._timeline_drawn = 0.0  # when Belief vs truth was last drawn (monotonic)
         self._follow = {k: _Follow() for k in ("ledger", "rejected", "effects", "events")}
 
@@ -637,7 +639,7 @@ class FleetScreen(Screen[None]):
     def _feed(self) -> None:
         assert self.fleet is not None and self.arrivals is not None
         try:
-            self.fleet.feed(self.arrivals, time.monotonic())
+            self.fleet.feed(self.arrivals, self.clock())
         except BorrowedKeysError as exc:
             why = error_sentence(exc, self.lang)
             self.post_message(FaultApplied(tr("fleet_read_failed", self.lang, why=why), False))
