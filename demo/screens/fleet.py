@@ -502,13 +502,14 @@ class FleetScreen(Screen[None]):
 
     @work(thread=True, group="fleet-faults")
     def apply_fault(self, wid: str, action: str) -> None:
-        """The fault table's row for `action`, done by the fleet's method it names."""
+        """The fault table's row for `action`, done by the fleet's method its row below both
+        apps names (core/fleet/faults.py)."""
         fleet, lang = self.fleet, self.lang
         assert fleet is not None
         fault = FAULT_BY_ACTION.get(action)
         if fault is None:
             return
-        if fault.action in ("partition", "heal") and fleet.relays is None:
+        if fault.act.needs_relay and fleet.relays is None:
             self.post_message(FaultApplied(tr("fleet_no_partition", lang), False))
             return
         w = fleet.workers[wid]
@@ -524,7 +525,7 @@ class FleetScreen(Screen[None]):
                 FaultApplied(tr("fleet_cut_start", lang, worker=called(wid, lang)), False)
             )
             return
-        ok = bool(getattr(fleet, fault.fleet)(wid))
+        ok = bool(getattr(fleet, fault.act.fleet)(wid))
         name = called(wid, lang)
         text = tr(fault.done if ok else "fleet_gone", lang, worker=name, pid=pid, new=w.pid)
         self.post_message(FaultApplied(text, ok))
