@@ -343,11 +343,12 @@ _STEP_VERB = re.compile(r"^(?P<n>\d+):(?P<verb>\w+)$")
 
 
 def _box_item(item: str, lang: str) -> str:
-    """One thing done, "3:extract", with its verb in `lang` ("3:提取")."""
+    """One thing done, "3:extract", with its verb in `lang`: a Chinese screen says the step
+    as a sentence does ("第 3 步提取"), not a code with a colon."""
     found = _STEP_VERB.match(item)
     if found is None or lang != "zh":
         return item
-    return f"{found['n']}:{lookup(PAGE_VERBS, found['verb'], lang)}"
+    return f"第 {found['n']} 步{lookup(PAGE_VERBS, found['verb'], lang)}"
 
 
 def _box_value(key: str, value: object, lang: str) -> str:

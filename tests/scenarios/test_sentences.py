@@ -90,7 +90,7 @@ def test_the_box_check_is_said_in_the_runs_language() -> None:
     )
     zh = expectation_sentence(Expectation("task", "crawl", (("box", box),)), "zh")
     assert zh == (
-        f"网页抓取：最新的检查点里是 “网址：{url} · 已做操作：1:打开、2:操作、3:提取 · "
+        f"网页抓取：最新的检查点里是 “网址：{url} · 已做操作：第 1 步打开、第 2 步操作、第 3 步提取 · "
         f"DOM 摘要：从 {url} 读出 3 个节点 · 截图：shot-crawl-4.png · 下一步：打开”"
     )
     en = expectation_sentence(Expectation("task", "crawl", (("box", box),)), "en")

@@ -191,7 +191,7 @@ def test_the_browser_box_shows_what_the_seed_lists() -> None:
     (box, *_) = sorted(sim.snapshot().checkpoints, key=lambda c: -c.seq)
     shown = box_contents(box.state, "zh")
     url = "https://archive.example/crawl/page/1"
-    for part in (f"网址：{url}", "已做操作：1:打开、2:操作、3:提取", f"DOM 摘要：从 {url} 读出"):
+    for part in (f"网址：{url}", "已做操作：第 1 步打开、第 2 步操作、第 3 步提取", f"DOM 摘要：从 {url} 读出"):
         assert part in shown
     assert "下一步：截图" in shown
     assert not any(word in shown for word in ("open", "extract", "screenshot", "nodes"))
