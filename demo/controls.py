@@ -14,6 +14,7 @@ from enum import Enum
 
 from textual.binding import Binding
 
+from core.fleet.faults import FAULT_ACT, FaultAct
 from core.scenarios import glossary
 from core.scenarios.format.model import MAX_CHOICES
 from demo.i18n import tr
@@ -90,14 +91,13 @@ class WorkerIs(Enum):
 @dataclass(frozen=True, slots=True)
 class Fault:
     """One fault, for the simulated app and the fleet alike: its key on the chosen worker,
-    its word in the pane (clickable), its tooltip, its palette entry, and what the fleet
-    does to a real process for it."""
+    its word in the pane (clickable), its tooltip, its palette entry. What the fleet does
+    to a real process for it is its row in the table below both apps (`act`)."""
 
-    action: str  # its key in `WORKER_ACTIONS` (the simulation's act)
+    action: str  # its key in `WORKER_ACTIONS` (the simulation's act) and in `FAULT_ACT`
     key: str  # the key that does it on the chosen worker (`w`); a pair shares one
     word: str  # word key of its label
     line: int  # which of the pane's two lines of fault words it sits on
-    fleet: str  # the `Fleet` method that does it to a worker process
     done: str  # word key of what the fleet says once it is done
     tip: str = "tip_fault"  # word key of its tooltip
     # shown only in this moment, in the place of `instead_of`; a dead worker's pane keeps
@@ -106,33 +106,36 @@ class Fault:
     instead_of: str | None = None
     danger: bool = False  # drawn in red in the pane
 
+    @property
+    def act(self) -> FaultAct:
+        """The fault as the fleet does it: the `Fleet` method, whether it needs a relay."""
+        return FAULT_ACT[self.action]
+
 
 # The one table of faults, in the order the pane shows them and the palette lists them.
 # A fault's key acts on the chosen worker (`w`): the same act as its word in the pane.
 # `u` resumes a frozen or stalled worker and restarts a dead one; `c` cuts the network
 # (partition) or heals it, whichever the worker is in.
 FAULTS: tuple[Fault, ...] = (
-    Fault("freeze_heartbeat", "h", "freeze_heartbeat", 0, "freeze", "fleet_frozen"),
-    Fault("stall", "z", "stall", 0, "stall", "fleet_stalled"),
-    Fault("kill", "k", "kill", 1, "kill", "fleet_killed", danger=True),
-    Fault("resume", "u", "resume", 1, "resume", "fleet_resumed"),
+    Fault("freeze_heartbeat", "h", "freeze_heartbeat", 0, "fleet_frozen"),
+    Fault("stall", "z", "stall", 0, "fleet_stalled"),
+    Fault("kill", "k", "kill", 1, "fleet_killed", danger=True),
+    Fault("resume", "u", "resume", 1, "fleet_resumed"),
     Fault(
         "restart",
         "u",
         "restart_worker",
         1,
-        "restart",
         "fleet_restarted",
         only_when=WorkerIs.DEAD,
         instead_of="resume",
     ),
-    Fault("partition", "c", "partition", 1, "partition", "fleet_partitioned"),
+    Fault("partition", "c", "partition", 1, "fleet_partitioned"),
     Fault(
         "heal",
         "c",
         "heal",
         1,
-        "heal",
         "fleet_healed",
         only_when=WorkerIs.PARTITIONED,
         instead_of="partition",

@@ -1,6 +1,7 @@
 """`borrowed-keys fleet --headless`: real workers, random real faults, a verdict.
 
-The faults are the app's buttons, pressed by a seeded random hand on a worker that holds a
+The faults are the app's buttons (the one table, core/fleet/faults.py), pressed by a seeded
+random hand on a worker that holds a
 lease: Kill (SIGKILL, restarted a moment later under the same id), Stall (SIGSTOP past its
 lease's expiry, then SIGCONT), Freeze (its heartbeat stops while its work goes on, then
 thaws) and Restart. The supervisor's clock only paces the hand; the database's clock judges
@@ -9,7 +10,6 @@ after `seconds`; with a fixed batch (`--tasks`) it ends sooner once every task i
 the whole history is checked again from its first row.
 """
 
-import enum
 import random
 import time
 from collections.abc import Callable
@@ -18,21 +18,12 @@ from typing import TextIO
 
 from core.engine.people import called
 from core.fleet.arrivals import Arrivals
+from core.fleet.faults import HAND_FAULTS, FaultAct
 from core.fleet.frame import FrameMaker
 from core.fleet.supervisor import Fleet
 from core.fleet.verdict import Finding, HistoryCheck
 from core.fleet.words import word
 
-
-class Fault(enum.StrEnum):
-    KILL = "kill"
-    STALL = "stall"
-    FREEZE = "freeze"
-    RESTART = "restart"
-    PARTITION = "partition"  # on PostgreSQL only: the relay between a worker and the server
-
-
-ALL_FAULTS = tuple(Fault)
 # How often the hand presses a button, in lease lengths between two faults.
 _GAP = (0.6, 1.4)
 
@@ -41,7 +32,7 @@ _GAP = (0.6, 1.4)
 class HeadlessRun:
     """What happened: faults pressed, workers that died on their own, the final check."""
 
-    faults: list[tuple[Fault, str]] = field(default_factory=list)
+    faults: list[tuple[FaultAct, str]] = field(default_factory=list)
     died: dict[str, int | None] = field(default_factory=dict)
     live_findings: list[Finding] = field(default_factory=list)
     findings_told: int = 0  # how many of the running checker's findings were said
@@ -66,22 +57,23 @@ class HeadlessRun:
         return self.holding / self.looked if self.looked else None
 
 
-def parse_faults(text: str) -> tuple[Fault, ...]:
-    """`random` (every fault), `none`, or a comma list of kill, stall, freeze, restart."""
+def parse_faults(text: str) -> tuple[FaultAct, ...]:
+    """`random` (every fault the hand presses), `none`, or a comma list of their names."""
     text = text.strip().lower()
     if text == "random":
-        return ALL_FAULTS  # a partition is left out where there is no relay to cut
+        return HAND_FAULTS  # a partition is left out where there is no relay to cut
     if text in ("none", ""):
         return ()
+    by_name = {a.hand: a for a in HAND_FAULTS}
     out = []
     for name in text.split(","):
-        try:
-            out.append(Fault(name.strip()))
-        except ValueError:
-            names = ", ".join(f.value for f in ALL_FAULTS)
+        act = by_name.get(name.strip())
+        if act is None:
+            names = ", ".join(a.hand for a in HAND_FAULTS if a.hand is not None)
             raise ValueError(
                 f"unknown fault {name.strip()!r}: say random, none, or some of {names}"
-            ) from None
+            )
+        out.append(act)
     return tuple(out)
 
 
@@ -91,7 +83,7 @@ def run_headless(
     workers: int,
     tasks: int | None,
     seconds: float,
-    faults: tuple[Fault, ...],
+    faults: tuple[FaultAct, ...],
     seed: int,
     say: Callable[[str], None] = print,
     tick_s: float = 0.1,
@@ -107,7 +99,7 @@ def run_headless(
     if maker is not None:
         maker.with_timeline = False  # rebuilt from the history by whoever draws it
     if fleet.relays is None:
-        faults = tuple(f for f in faults if f is not Fault.PARTITION)
+        faults = tuple(f for f in faults if not f.needs_relay)
     ttl_s = fleet.settings.ttl_ms / 1000
     run = HeadlessRun(steady=arrivals is not None)
     for _ in range(workers):
@@ -170,7 +162,7 @@ def _tell_violations(fleet: Fleet, run: HeadlessRun, say: Callable[[str], None],
 def _press(
     fleet: Fleet,
     rng: random.Random,
-    faults: tuple[Fault, ...],
+    faults: tuple[FaultAct, ...],
     run: HeadlessRun,
     undo: list[tuple[float, Callable[[], object]]],
     expected_down: set[str],
@@ -199,80 +191,36 @@ def _press(
     w = fleet.workers[wid]
     run.faults.append((fault, wid))
     held = word("holding", lang, task=w.belief.task) if w.belief.task else ""
-    if fault is Fault.KILL:
+    old = w.pid
+    if fault.down_until_undone:
         expected_down.add(wid)
-        fleet.kill(wid)
-        say(word("killed", lang, worker=called(wid, lang), pid=w.pid, held=held))
-        undo.append(
-            (now + rng.uniform(0.3, 1.0) * ttl_s, _Restart(fleet, wid, expected_down, say, lang))
-        )
-    elif fault is Fault.STALL:
-        fleet.stall(wid)
-        say(word("stalled", lang, worker=called(wid, lang), pid=w.pid, held=held))
-        undo.append((now + rng.uniform(1.3, 2.5) * ttl_s, _Resume(fleet, wid, say, lang)))
-    elif fault is Fault.PARTITION:
-        fleet.partition(wid)
-        say(word("cut", lang, worker=called(wid, lang), pid=w.pid, held=held))
-        undo.append((now + rng.uniform(1.3, 2.5) * ttl_s, _Heal(fleet, wid, say, lang)))
-    elif fault is Fault.FREEZE:
-        fleet.freeze(wid)
-        say(word("frozen", lang, worker=called(wid, lang), pid=w.pid, held=held))
-        undo.append((now + rng.uniform(1.3, 2.5) * ttl_s, _Thaw(fleet, wid, say, lang)))
-    else:
-        old = w.pid
-        fleet.restart(wid)
-        say(word("restarted_now", lang, worker=called(wid, lang), held=held, old=old, pid=w.pid))
+    getattr(fleet, fault.fleet)(wid)
+    name = called(wid, lang)
+    say(word(fault.said, lang, worker=name, pid=w.pid, held=held, old=old))
+    if fault.undo is not None:
+        at = now + rng.uniform(*fault.undo_after) * ttl_s
+        undo.append((at, _Undo(fleet, fault, wid, expected_down, say, lang)))
 
 
 @dataclass
-class _Restart:
+class _Undo:
+    """A fault taken back by the method its row names, and said."""
+
     fleet: Fleet
+    fault: FaultAct
     worker_id: str
     expected_down: set[str]
     say: Callable[[str], None]
     lang: str
 
     def __call__(self) -> None:
-        self.fleet.restart(self.worker_id)
-        self.expected_down.discard(self.worker_id)
+        assert self.fault.undo is not None
+        getattr(self.fleet, self.fault.undo)(self.worker_id)
+        if self.fault.down_until_undone:
+            self.expected_down.discard(self.worker_id)
         pid = self.fleet.workers[self.worker_id].pid
-        self.say(word("restarted", self.lang, worker=called(self.worker_id, self.lang), pid=pid))
-
-
-@dataclass
-class _Resume:
-    fleet: Fleet
-    worker_id: str
-    say: Callable[[str], None]
-    lang: str
-
-    def __call__(self) -> None:
-        self.fleet.resume(self.worker_id)
-        self.say(word("resumed", self.lang, worker=called(self.worker_id, self.lang)))
-
-
-@dataclass
-class _Thaw:
-    fleet: Fleet
-    worker_id: str
-    say: Callable[[str], None]
-    lang: str
-
-    def __call__(self) -> None:
-        self.fleet.thaw(self.worker_id)
-        self.say(word("thawed", self.lang, worker=called(self.worker_id, self.lang)))
-
-
-@dataclass
-class _Heal:
-    fleet: Fleet
-    worker_id: str
-    say: Callable[[str], None]
-    lang: str
-
-    def __call__(self) -> None:
-        self.fleet.heal(self.worker_id)
-        self.say(word("healed", self.lang, worker=called(self.worker_id, self.lang)))
+        name = called(self.worker_id, self.lang)
+        self.say(word(self.fault.undone, self.lang, worker=name, pid=pid))
 
 
 def verdict_lines(run: HeadlessRun, fleet: Fleet, lang: str = "en") -> list[str]:

@@ -298,6 +298,8 @@ class FleetScreen(Screen[None]):
         self.chosen: str | None = None  # the worker the fault keys act on (`w`)
         self.arrivals = arrivals if self.live else None  # the steady queue, if there is one
         self._feeding = False
+        # The steady queue's pace (monotonic seconds): a test drives it instead of waiting.
+        self.clock: Callable[[], float] = time.monotonic
         self._timeline_drawn = 0.0  # when Belief vs truth was last drawn (monotonic)
         self._follow = {k: _Follow() for k in ("ledger", "rejected", "effects", "events")}
 
@@ -501,13 +503,14 @@ class FleetScreen(Screen[None]):
 
     @work(thread=True, group="fleet-faults")
     def apply_fault(self, wid: str, action: str) -> None:
-        """The fault table's row for `action`, done by the fleet's method it names."""
+        """The fault table's row for `action`, done by the fleet's method its row below both
+        apps names (core/fleet/faults.py)."""
         fleet, lang = self.fleet, self.lang
         assert fleet is not None
         fault = FAULT_BY_ACTION.get(action)
         if fault is None:
             return
-        if fault.action in ("partition", "heal") and fleet.relays is None:
+        if fault.act.needs_relay and fleet.relays is None:
             self.post_message(FaultApplied(tr("fleet_no_partition", lang), False))
             return
         w = fleet.workers[wid]
@@ -523,7 +526,7 @@ class FleetScreen(Screen[None]):
                 FaultApplied(tr("fleet_cut_start", lang, worker=called(wid, lang)), False)
             )
             return
-        ok = bool(getattr(fleet, fault.fleet)(wid))
+        ok = bool(getattr(fleet, fault.act.fleet)(wid))
         name = called(wid, lang)
         text = tr(fault.done if ok else "fleet_gone", lang, worker=name, pid=pid, new=w.pid)
         self.post_message(FaultApplied(text, ok))
@@ -638,7 +641,7 @@ class FleetScreen(Screen[None]):
     def _feed(self) -> None:
         assert self.fleet is not None and self.arrivals is not None
         try:
-            self.fleet.feed(self.arrivals, time.monotonic())
+            self.fleet.feed(self.arrivals, self.clock())
         except BorrowedKeysError as exc:
             why = error_sentence(exc, self.lang)
             self.post_message(FaultApplied(tr("fleet_read_failed", self.lang, why=why), False))

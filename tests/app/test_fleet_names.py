@@ -11,8 +11,9 @@ from textual.app import App
 from core.engine.config import LeaseConfig
 from core.engine.people import called
 from core.fleet.command import DEFAULT_NAMES
+from core.fleet.faults import FAULT_ACT
 from core.fleet.frame import FleetFrame
-from core.fleet.headless import _Resume
+from core.fleet.headless import _Undo
 from core.fleet.supervisor import Fleet
 from core.sim.snapshot import Snapshot, WorkerView
 from core.sim.spec import WorkerState
@@ -79,6 +80,9 @@ async def test_the_panes_name_each_worker_without_its_id(lang: str) -> None:
 
 
 class _Fleet:
+    def __init__(self) -> None:
+        self.workers = {w: type("W", (), {"pid": 7})() for w in ("acheng", "w4")}
+
     def resume(self, worker_id: str) -> bool:
         return True
 
@@ -87,7 +91,7 @@ class _Fleet:
 def test_the_headless_run_says_workers_by_name(lang: str) -> None:
     said: list[str] = []
     for w in ("acheng", "w4"):
-        _Resume(cast(Fleet, _Fleet()), w, said.append, lang)()
+        _Undo(cast(Fleet, _Fleet()), FAULT_ACT["stall"], w, set(), said.append, lang)()
     assert called("acheng", lang) in said[0] and "acheng" not in said[0]
     assert called("w4", lang) in said[1] and "w4" not in said[1]
 

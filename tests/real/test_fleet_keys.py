@@ -75,6 +75,7 @@ async def test_every_fault_key_on_the_chosen_worker_sends_its_signal(
             for _action, key, word in FAULT_KEYS:
                 assert f"{key} {tr(word, lang)}" in bar
             assert f"w {tr('choose_worker', lang)}" in bar
+            assert f"t {tr('fleet_skew_key', lang)}" in bar  # a clock's skew, its own key
             assert screen.chosen == "acheng"
 
             pid = first.pid or 0
@@ -86,8 +87,15 @@ async def test_every_fault_key_on_the_chosen_worker_sends_its_signal(
             await until("acheng frozen", lambda: first.frozen)
             await pilot.press("u")  # resume: its heartbeat back
             await until("acheng thawed", lambda: not first.frozen)
-            await pilot.press("c")  # partition: SQLite has none, and it says why
-            await until("no partition said", lambda: bool(app._notifications))
+            # partition: SQLite has none, and it says why in those words, not any toast
+            no_partition = tr("fleet_no_partition", lang)
+
+            def toasts() -> list[str]:
+                return [str(n.message) for n in app._notifications]
+
+            assert no_partition not in toasts()
+            await pilot.press("c")
+            await until("no partition said", lambda: no_partition in toasts())
 
             await pilot.press("w")  # the next worker
             await until("linzhou chosen", lambda: screen.chosen == "linzhou")
