@@ -237,10 +237,13 @@ SLIDER = """
   slider.addEventListener("input", () => {
     location.hash = "#step-" + slider.value;
   });
-  slider.addEventListener("keydown", (ev) => ev.stopPropagation());  // its own arrows
+  // its own keys (the arrows, Home, End, the page keys) move it; l and space still reach
+  // the player once the slider has the focus
+  const own = /^(Arrow|Home$|End$|Page)/;
+  slider.addEventListener("keydown", (ev) => { if (own.test(ev.key)) ev.stopPropagation(); });
   const follow = () => { slider.value = String(at()); };
   window.addEventListener("hashchange", follow);
-  setInterval(follow, 250);  // the player moves the hash by replaceState, which fires nothing
+  document.addEventListener("bk-step", (ev) => { slider.value = String(ev.detail); });
   follow();
 })();
 """

@@ -316,6 +316,9 @@ SCRIPT = """
     at = i;
     counter.textContent = `${i} / ${total}`;
     if (location.hash !== "#step-" + i) history.replaceState(null, "", "#step-" + i);
+    // replaceState fires no hashchange: a page's own controls (the fleet page's slider)
+    // follow the step shown by this event
+    document.dispatchEvent(new CustomEvent("bk-step", { detail: i }));
   }
   function before(step) {  // a question's screen: the one of the step before, until Reveal
     step.querySelectorAll("figure.frame.before").forEach((fig) => {

@@ -247,3 +247,39 @@ def test_a_question_keeps_the_screen_it_is_asked_about(chromium: str, fog_page: 
             assert "fenced" in frame_text(page, "en")
         finally:
             browser.close()
+
+
+def test_the_fleet_page_steps_through_its_moments_in_a_browser(
+    chromium: str, tmp_path: Path
+) -> None:
+    """The exported fleet run in the scenario page's player, pressed as a reader would: →
+    shows the next moment and moves the slider, the slider jumps, l switches the language."""
+    from playwright.sync_api import sync_playwright
+
+    from demo.export.cli import main as export_main
+
+    recorded = Path(__file__).parents[1] / "fleet_runs" / "stalled_run.jsonl"
+    assert export_main([str(recorded), "--out", str(tmp_path), "--lang", "both"]) == 0
+    page_file = tmp_path / "index.html"
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=chromium, headless=True, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page()
+            errors: list[str] = []
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            page.goto(page_file.as_uri(), wait_until="load")
+            slider = page.locator("input.slider")
+            assert page.url.endswith("#step-0") and slider.input_value() == "0"
+            first = visible_text(page)
+            page.keyboard.press("ArrowRight")
+            assert page.url.endswith("#step-1") and slider.input_value() == "1"
+            assert visible_text(page) != first  # another moment on screen
+            slider.fill("2")  # the slider jumps to the last moment
+            assert page.url.endswith("#step-2")
+            en = visible_text(page)
+            page.keyboard.press("l")
+            zh = visible_text(page)
+            assert zh != en and "真实进程" in zh  # the screen in Chinese
+            assert errors == []
+        finally:
+            browser.close()
