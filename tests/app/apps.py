@@ -3,6 +3,9 @@
 from pathlib import Path
 from typing import Any
 
+from textual.app import App
+from textual.screen import Screen
+
 from core.scenarios.library import open_scenario
 from demo.app import BorrowedKeysApp
 
@@ -51,3 +54,17 @@ async def settled(pilot: Any) -> None:
             return
         before = now
     raise AssertionError(f"the screen still changed after {SETTLE_REFRESHES} refreshes")
+
+
+class FleetHost(App[int]):
+    """An app that shows one fleet screen as the fleet app does (its stylesheet), for tests
+    that drive the screen with a stand-in fleet and no processes."""
+
+    CSS_PATH = str(Path(__file__).resolve().parents[2] / "demo" / "app.tcss")
+
+    def __init__(self, screen: Screen[Any]) -> None:
+        super().__init__()
+        self._screen = screen
+
+    def on_mount(self) -> None:
+        self.push_screen(self._screen)

@@ -6,23 +6,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from textual.app import App
 from textual.binding import Binding
 
 from core.engine.config import LeaseConfig
 from demo.controls import CONTROLS
 from demo.screens.fleet import ADD_KEY, FleetHelp, FleetScreen
-
-
-class _App(App[int]):
-    CSS_PATH = str(Path(__file__).resolve().parents[2] / "demo" / "app.tcss")
-
-    def __init__(self, screen: FleetScreen) -> None:
-        super().__init__()
-        self._screen = screen
-
-    def on_mount(self) -> None:
-        self.push_screen(self._screen)
+from tests.app.apps import FleetHost
 
 
 def _keys(binding: Any) -> set[str]:
@@ -42,7 +31,7 @@ def test_one_more_worker_is_not_a_key_of_the_simulated_app() -> None:
 async def test_n_says_the_fleet_has_no_steps_and_the_key_bar_names_w(lang: str) -> None:
     screen = FleetScreen(None, lang, Path("."), live=False, config=LeaseConfig(ttl_ms=3000))
     said: list[str] = []
-    async with _App(screen).run_test(size=(160, 50)) as pilot:
+    async with FleetHost(screen).run_test(size=(160, 50)) as pilot:
         await pilot.pause()
         screen.notify = lambda text, **_: said.append(str(text))  # type: ignore[method-assign]
         await pilot.press("n")

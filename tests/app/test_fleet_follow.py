@@ -8,7 +8,6 @@ page, a refusal, an effect and an event.
 from pathlib import Path
 
 import pytest
-from textual.app import App
 from textual.scroll_view import ScrollView
 from textual.widgets import TabbedContent
 
@@ -18,17 +17,7 @@ from core.engine.vocabulary import Operation
 from core.fleet.frame import FleetFrame
 from core.sim.snapshot import Rejection, Snapshot
 from demo.screens.fleet import FleetScreen
-
-
-class _App(App[int]):
-    CSS_PATH = str(Path(__file__).resolve().parents[2] / "demo" / "app.tcss")
-
-    def __init__(self, screen: FleetScreen) -> None:
-        super().__init__()
-        self._screen = screen
-
-    def on_mount(self) -> None:
-        self.push_screen(self._screen)
+from tests.app.apps import FleetHost
 
 
 def frame(n: int) -> FleetFrame:
@@ -81,7 +70,7 @@ TABS = [
 @pytest.mark.parametrize(("tab", "table"), TABS)
 async def test_a_table_follows_new_rows_unless_scrolled_up(tab: str, table: str) -> None:
     screen = FleetScreen(None, "en", Path("."), live=False, config=LeaseConfig(ttl_ms=3000))
-    app = _App(screen)
+    app = FleetHost(screen)
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
         screen.query_one("#panels", TabbedContent).active = tab

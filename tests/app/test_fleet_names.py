@@ -6,7 +6,6 @@ from pathlib import Path
 from typing import cast
 
 import pytest
-from textual.app import App
 
 from core.engine.config import LeaseConfig
 from core.engine.people import called
@@ -19,19 +18,9 @@ from core.sim.snapshot import Snapshot, WorkerView
 from core.sim.spec import WorkerState
 from demo.screens.fleet import FleetScreen
 from demo.widgets.worker_pane import WorkerGrid
+from tests.app.apps import FleetHost
 
 WORKERS = ("acheng", "linzhou", "elder", "w4", "w5")
-
-
-class _App(App[int]):
-    CSS_PATH = str(Path(__file__).resolve().parents[2] / "demo" / "app.tcss")
-
-    def __init__(self, screen: FleetScreen) -> None:
-        super().__init__()
-        self._screen = screen
-
-    def on_mount(self) -> None:
-        self.push_screen(self._screen)
 
 
 def test_a_fleet_starts_its_workers_under_the_cast_then_numbers_them() -> None:
@@ -66,7 +55,7 @@ def _frame() -> FleetFrame:
 @pytest.mark.parametrize("lang", ["zh", "en"])
 async def test_the_panes_name_each_worker_without_its_id(lang: str) -> None:
     screen = FleetScreen(None, lang, Path("."), live=False, config=LeaseConfig(ttl_ms=3000))
-    async with _App(screen).run_test(size=(160, 50)) as pilot:
+    async with FleetHost(screen).run_test(size=(160, 50)) as pilot:
         await pilot.pause()
         screen.show_frame(_frame())
         await pilot.pause()
@@ -147,7 +136,7 @@ async def test_the_tables_name_numbered_workers_without_their_ids(lang: str) -> 
     from demo.widgets.task_table import TaskTable
 
     screen = FleetScreen(None, lang, Path("."), live=False, config=LeaseConfig(ttl_ms=3000))
-    async with _App(screen).run_test(size=(160, 50)) as pilot:
+    async with FleetHost(screen).run_test(size=(160, 50)) as pilot:
         await pilot.pause()
         screen.show_frame(_rows_frame())
         await pilot.pause()
@@ -194,7 +183,7 @@ async def test_a_worker_cut_off_is_not_started_again_into_a_crash(lang: str) -> 
     """Started with no road to its store, a process could not open it and would stop at
     once (a partition shown as a crash): `u` on it dead and `t` say to heal it first."""
     screen = FleetScreen(None, lang, Path("."), live=False, config=LeaseConfig(ttl_ms=3000))
-    async with _App(screen).run_test(size=(160, 50)) as pilot:
+    async with FleetHost(screen).run_test(size=(160, 50)) as pilot:
         await pilot.pause()
         fleet = _CutFleet()
         screen.fleet = cast(Fleet, fleet)
@@ -226,7 +215,7 @@ async def test_saving_says_the_services_books_broke_where_the_leases_held(
     lang: str, tmp_path: Path
 ) -> None:
     screen = FleetScreen(None, lang, tmp_path, live=False, config=LeaseConfig(ttl_ms=3000))
-    async with _App(screen).run_test(size=(160, 50)) as pilot:
+    async with FleetHost(screen).run_test(size=(160, 50)) as pilot:
         await pilot.pause()
         said: list[tuple[str, str]] = []
         screen.notify = lambda text, severity="information", **_: said.append(  # type: ignore[method-assign,assignment,misc]

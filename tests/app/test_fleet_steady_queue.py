@@ -6,27 +6,16 @@ from pathlib import Path
 from typing import cast
 
 import pytest
-from textual.app import App
 
 from core.engine.config import LeaseConfig
 from core.fleet.arrivals import Arrivals
 from core.fleet.supervisor import Fleet
 from demo.i18n import tr
 from demo.screens.fleet import FleetCommands, FleetScreen
+from tests.app.apps import FleetHost
 
 START_RATE = 60.0  # tasks a minute: one a second
 MOST_WAITING = 2
-
-
-class _App(App[int]):
-    CSS_PATH = str(Path(__file__).resolve().parents[2] / "demo" / "app.tcss")
-
-    def __init__(self, screen: FleetScreen) -> None:
-        super().__init__()
-        self._screen = screen
-
-    def on_mount(self) -> None:
-        self.push_screen(self._screen)
 
 
 class _QueueFleet:
@@ -74,7 +63,7 @@ async def test_plus_and_minus_change_the_rate_the_feed_enqueues_at(lang: str) ->
     screen, fleet = _screen(lang, arrivals)
     said: list[str] = []
     rates: list[float] = []
-    async with _App(screen).run_test(size=(160, 50)) as pilot:
+    async with FleetHost(screen).run_test(size=(160, 50)) as pilot:
         await pilot.pause()
         screen.notify = lambda text, **_: said.append(str(text))  # type: ignore[method-assign,assignment,misc]
         for key in ("plus", "minus", "minus"):
@@ -98,7 +87,7 @@ async def test_the_palettes_rate_entries_change_the_rate(lang: str) -> None:
     arrivals = Arrivals(START_RATE, most_waiting=MOST_WAITING)
     screen, _fleet = _screen(lang, arrivals)
     said: list[str] = []
-    async with _App(screen).run_test(size=(160, 50)) as pilot:
+    async with FleetHost(screen).run_test(size=(160, 50)) as pilot:
         await pilot.pause()
         screen.notify = lambda text, **_: said.append(str(text))  # type: ignore[method-assign,assignment,misc]
         entries = {title: run for title, _help, run in FleetCommands(screen)._commands()}
@@ -118,7 +107,7 @@ async def test_the_palettes_rate_entries_change_the_rate(lang: str) -> None:
 async def test_a_fixed_batch_has_no_rate_to_change_and_is_not_fed(lang: str) -> None:
     screen, fleet = _screen(lang, None)
     said: list[str] = []
-    async with _App(screen).run_test(size=(160, 50)) as pilot:
+    async with FleetHost(screen).run_test(size=(160, 50)) as pilot:
         await pilot.pause()
         screen.notify = lambda text, **_: said.append(str(text))  # type: ignore[method-assign,assignment,misc]
         await pilot.press("plus")
