@@ -44,17 +44,34 @@ class HeadlessRun:
     # said they held a lease (what a fault would have hit).
     looked: int = 0
     holding: int = 0
+    # the same per worker: a pooled share could hide one idle worker behind busy ones
+    looked_by: dict[str, int] = field(default_factory=dict)
+    holding_by: dict[str, int] = field(default_factory=dict)
     steady: bool = False  # a steady queue: the run ends when its time is up, by design
 
     def sample(self, fleet: Fleet) -> None:
         running = [w for w in fleet.workers.values() if w.alive and w.ready and not w.stalled]
         self.looked += len(running)
         self.holding += sum(1 for w in running if w.belief.task is not None)
+        for w in running:
+            self.looked_by[w.worker_id] = self.looked_by.get(w.worker_id, 0) + 1
+            held = int(w.belief.task is not None)
+            self.holding_by[w.worker_id] = self.holding_by.get(w.worker_id, 0) + held
 
     @property
     def busy_share(self) -> float | None:
         """The share of looks at a running worker that found it holding a lease."""
         return self.holding / self.looked if self.looked else None
+
+    @property
+    def least_busy(self) -> tuple[str, float] | None:
+        """The worker that held a lease the smallest share of the looks at it running, and
+        that share."""
+        shares = {w: self.holding_by.get(w, 0) / n for w, n in self.looked_by.items() if n}
+        if not shares:
+            return None
+        worker = min(shares, key=lambda w: (shares[w], w))
+        return worker, shares[worker]
 
 
 def parse_faults(text: str) -> tuple[FaultAct, ...]:
@@ -242,7 +259,13 @@ def verdict_lines(run: HeadlessRun, fleet: Fleet, lang: str = "en") -> list[str]
         word("rechecked", lang, events=check.events),
     ]
     if run.busy_share is not None:
-        lines.append(word("busy", lang, share=f"{100 * run.busy_share:.0f}"))
+        line = word("busy", lang, share=f"{100 * run.busy_share:.0f}")
+        if run.least_busy is not None and len(run.looked_by) > 1:
+            worker, share = run.least_busy
+            line += word(
+                "least_busy", lang, worker=called(worker, lang), share=f"{100 * share:.0f}"
+            )
+        lines.append(line)
     if not run.finished and not run.steady:
         lines.append(word("unfinished", lang))
     for wid, status in run.died.items():

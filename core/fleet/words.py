@@ -29,6 +29,10 @@ WORDS: dict[str, tuple[str, str]] = {
         "The running workers held a lease {share}% of the time.",
         "在运行的执行者有 {share}% 的时间持有租约。",
     ),
+    "least_busy": (
+        " The least busy, {worker}, held one {share}% of the time it ran.",
+        "其中最闲的{worker}，运行时也有 {share}% 的时间持有租约。",
+    ),
     "started": ("Started {worker} as pid {pid}.", "已启动 {worker}，进程 {pid}。"),
     "died": (
         "{worker} (pid {pid}) ended by itself with exit status {status}.",

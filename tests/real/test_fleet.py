@@ -211,6 +211,9 @@ def test_headless_without_tasks_keeps_every_worker_busy(tmp_path: Path) -> None:
         line for line in done.stdout.splitlines() if "held a lease" in line
     )  # "The running workers held a lease 87% of the time."
     assert int(share.split("lease ", 1)[1].split("%", 1)[0]) >= 60, done.stdout
+    # every worker, not a pooled share that one idle worker could hide in
+    least = share.split("The least busy, ", 1)[1]
+    assert int(least.split("held one ", 1)[1].split("%", 1)[0]) >= 60, done.stdout
     assert "Not every task was done" not in done.stdout  # a steady queue never runs dry
 
 
