@@ -5,6 +5,7 @@ Each operation is one transaction. Claim, heartbeat and complete are one conditi
 typed `LeaseRejected` and is written to `events` in the same transaction.
 """
 
+import asyncio
 import json
 import os
 from collections.abc import Callable
@@ -135,6 +136,10 @@ def _check_flag(value: object, what: str) -> bool:
     if not isinstance(value, bool):
         raise InvalidArgument(f"{what} must be True or False, got {type(value).__name__}")
     return value
+
+
+class _Abandoned(Exception):
+    """A renewal no one waits for any more, stopped before its transaction began."""
 
 
 class LeaseStore(StoreReads, BatchOperations):
@@ -504,8 +509,15 @@ class LeaseStore(StoreReads, BatchOperations):
     async def heartbeat(self, lease: Lease) -> Lease:
         """Renew a live lease; raise LeaseRejected (superseded, expired, not_running)."""
         check_lease(lease)
+        # A renewal its caller stopped waiting for (a hold let it go at its renew deadline)
+        # may still sit in the driver, reconnecting after a cut: once the road heals it
+        # would renew the lease of a holder that has already stopped. Not begun by then,
+        # it is not begun at all.
+        abandoned = False
 
         def body(txn: _Txn) -> Lease:
+            if abandoned:
+                raise _Abandoned(lease.task_id)
             params = self._gate_params(lease, txn.now)
             if self._renews_logged and self.policy.expiry and self.policy.fence_tokens:
                 # PostgreSQL: the renewal and its register line in one statement (its line
@@ -524,7 +536,11 @@ class LeaseStore(StoreReads, BatchOperations):
                 txn.lease_event(EventKind.HEARTBEAT_NOTED, lease, last_heartbeat_at=txn.now)
             return renewed
 
-        result: Lease = await self._write(body)
+        try:
+            result: Lease = await self._write(body)
+        except asyncio.CancelledError:
+            abandoned = True
+            raise
         return result
 
     async def save_checkpoint(self, lease: Lease, step: int, state: Any) -> CheckpointRow:

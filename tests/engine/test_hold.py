@@ -36,6 +36,7 @@ from core.engine.errors import (
 )
 from core.engine.hold import LeaseLost, LostBecause, NotClaimed, NotClaimedBecause
 from core.engine.store import LeaseStore
+from core.fleet.relay import Relays, through, upstream_of
 from tests.pgserver_kit import with_schema
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -45,6 +46,10 @@ ROOT = Path(__file__).resolve().parents[2]
 FAST = LeaseConfig(ttl_ms=800, heartbeat_every_ms=100, renew_deadline_ms=400)
 # Timings no test outlives: the renewer never renews before the test is over.
 SLOW = LeaseConfig(ttl_ms=60_000)
+# A cut road: the same beat and renew deadline, and a lease that outlives the PostgreSQL
+# driver's reconnect backoff (0.05 s doubling), so a renewal let go at the deadline that
+# reconnects once the road heals would still land before the lease runs out.
+CUT = LeaseConfig(ttl_ms=3_000, heartbeat_every_ms=100, renew_deadline_ms=400)
 
 Opener = Callable[..., Awaitable[LeaseStore]]
 
@@ -230,6 +235,73 @@ async def test_the_body_is_cancelled_with_lease_lost_when_the_store_stops_answer
     assert error.last_renewed_ms is not None and error.at_ms > error.last_renewed_ms
     with pytest.raises(LeaseLost):
         lease.resume()
+
+
+async def test_on_postgresql_a_cut_connection_cancels_the_body_and_nothing_late_lands(
+    postgres_url: str,
+) -> None:
+    """The road to the server is cut (the fleet's relay drops the connection and refuses new
+    ones), not a lock: the body is cancelled with LeaseLost by the renew deadline, and once
+    the road is back nothing of the lost holder lands: not the renewal it let go at the
+    deadline, not a checkpoint, not a downstream write; the next holder goes on with a
+    greater fence token."""
+    where = with_schema(postgres_url)
+    relays = Relays(upstream_of(where))
+    try:
+        books = await LeaseStore.open_async(where, config=CUT)
+        cut_off = await LeaseStore.open_async(through(where, relays.port("w1")), config=CUT)
+        try:
+            await books.enqueue("t1")
+            cancelled = False
+            with pytest.raises(LeaseLost) as lost:
+                async with cut_off.hold("t1", "w1") as lease:
+                    async with asyncio.timeout(5):
+                        while lease.renewals < 1:
+                            await asyncio.sleep(0.02)
+                    await lease.checkpoint({"page": 1})
+                    relays.cut("w1")
+                    cut_at = time.monotonic()
+                    try:
+                        await _forever()
+                    except asyncio.CancelledError:
+                        cancelled = True
+                        stopped_after = time.monotonic() - cut_at
+                        raise
+            assert cancelled
+            assert lost.value.reason is LostBecause.RENEW_DEADLINE_PASSED
+            # by the renew deadline, counted from the last renewal sent before the cut
+            assert stopped_after <= CUT.deadline_ms / 1000 + 0.1
+            seen = (await books.events())[-1].seq
+            before = await books.task("t1")
+            assert before.fence_token == lease.token and before.owner_id == "w1"
+            relays.heal("w1")
+            # a read on w1's store queues behind whatever its driver still had on the way
+            # (the renewal let go at the deadline, reconnecting): once it answers, that ended
+            await cut_off.task("t1")
+            after_heal = await books.task("t1")
+            assert after_heal.lease_expires_at == before.lease_expires_at, "a late renewal landed"
+            with pytest.raises(LeaseLost):
+                await lease.checkpoint({"page": "late"})
+            clock = VirtualClock(_ms() + CUT.ttl_ms + 1)  # the next holder, past the expiry
+            nxt = await LeaseStore.open_async(where, config=CUT, clock=clock)
+            try:
+                async with nxt.hold("t1", "w2") as fresh:
+                    assert fresh.token > lease.token
+                    await nxt.fenced_write(fresh.lease, "page", "w2's")
+                    with pytest.raises(FencedWrite):
+                        await cut_off.fenced_write(lease.lease, "page", "w1's late page")
+            finally:
+                await nxt.close()
+            # what w1 wrote after its loss: only the record of it and the store's refusals
+            landed = {e.event for e in await books.events(seen) if e.worker_id == "w1"}
+            assert landed <= {"self_fenced", "write_rejected", "renew_rejected"}, landed
+            assert [(r.key, r.value) for r in await books.ledger()] == [("page", "w2's")]
+            assert (await books.task("t1")).status == "done"
+        finally:
+            await cut_off.close()
+            await books.close()
+    finally:
+        relays.close()
 
 
 async def test_a_frozen_hold_sends_no_renewal_while_the_body_goes_on(opened: Opener) -> None:

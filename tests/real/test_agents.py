@@ -200,6 +200,53 @@ async def test_approval_parks_and_a_fresh_token_goes_on_after_the_approve_comman
         assert (await store.task("a1")).status == "done"
 
 
+async def test_approval_killed_before_it_parks_and_while_it_waits_goes_on_with_a_fresh_token(
+    tmp_path: Path, service: RunningService
+) -> None:
+    """SIGKILL the approval agent while it drafts (before its checkpoint and park), then the
+    next one while the parked task waits for a person: the task is drafted again, parks
+    once, and after the approve command a third holder sends the draft with a fence token
+    newer than every earlier one; the service keeps one send, by it, and its books hold."""
+    db = tmp_path / "keys.db"
+    await _enqueue(db, Mode.CORRECT, ("a1", "approval"))
+    first = await _agent(db, service, "w1", "approval", Mode.CORRECT)
+    killed = await first.until("claimed", task="a1")
+    await _kill(first)  # within the 300 ms draft: nothing saved yet
+    second = await _agent(db, service, "w2", "approval", Mode.CORRECT)
+    redrafted = await second.until("claimed", task="a1")
+    assert redrafted["token"] > killed["token"]
+    assert redrafted["resumed"] is None  # the killed draft left no checkpoint
+    parked = await second.until("parked", task="a1")
+    assert parked["token"] == redrafted["token"]
+    async with await LeaseStore.open_async(db) as store:
+        assert (await store.task("a1")).status == "waiting"
+    await _kill(second)  # while the task waits: a parked task belongs to no one
+    approve = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "demo.cli",
+        "approve",
+        "a1",
+        "--db",
+        str(db),
+        cwd=ROOT,
+        stdout=asyncio.subprocess.PIPE,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    out, _ = await approve.communicate()
+    assert approve.returncode == 0 and out.decode() == f"approved a1 in {db}\n"
+    third = await _agent(db, service, "w3", "approval", Mode.CORRECT, "--exit-when-idle")
+    assert await third.finish() == 0
+    claimed = third.said("claimed")[0]
+    assert claimed["token"] > parked["token"]
+    assert claimed["resumed"] == {"stage": "awaiting_approval", "draft": "refund for a1"}
+    sent = await service.books.artifact("a1/sent")
+    assert sent is not None and sent["token"] == claimed["token"] and sent["writer"] == "w3"
+    assert await _findings(service) == []
+    async with await LeaseStore.open_async(db) as store:
+        assert (await store.task("a1")).status == "done"
+
+
 async def test_approve_says_in_one_line_what_is_wrong(tmp_path: Path) -> None:
     db = tmp_path / "keys.db"
     await _enqueue(db, Mode.CORRECT, ("t1", "tools"))

@@ -13,6 +13,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -247,6 +248,21 @@ def _server_of(folder: str) -> list[int]:
     return pids
 
 
+def _titled(title: str) -> list[int]:
+    """The pids of the live processes whose command line (their title) starts with `title`."""
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if cmdline.startswith(title) and not _gone(int(entry.name)):
+            pids.append(int(entry.name))
+    return pids
+
+
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 def test_nothing_outlives_a_sigkilled_supervisor(tmp_path: Path) -> None:
     """SIGKILL the supervisor of a fleet on its own PostgreSQL: within five seconds no worker
@@ -312,6 +328,54 @@ def test_a_sigkilled_supervisor_on_sqlite_leaves_no_worker_no_folder_no_database
     while folder.exists() and time.monotonic() < end:
         time.sleep(0.05)  # polling the file system, bounded
     assert not folder.exists()  # no database, no WAL, no logs
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+@pytest.mark.parametrize("ending", [signal.SIGTERM, signal.SIGINT], ids=["sigterm", "ctrl-c"])
+def test_a_signalled_supervisor_on_sqlite_leaves_no_worker_and_no_folder(
+    ending: signal.Signals,
+) -> None:
+    """`kill PID` and Ctrl-C end a headless fleet on its own SQLite file as a clean exit
+    does: every worker gone, and no /tmp/bk-fleet-* folder of this run left behind."""
+    tmp = Path(tempfile.gettempdir())
+    before = set(tmp.glob("bk-fleet-*"))
+    cmd = [sys.executable, "-m", "demo.cli", "fleet", "--headless", "--workers", "2"]
+    cmd += ["--ttl", "1500ms", "--seconds", "120", "--faults", "none"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, cwd=ROOT)
+    assert proc.stdout is not None
+    # a hung start is ended by the kill below, which closes the pipe the loop reads
+    timer = threading.Timer(WAIT_S, proc.kill)
+    timer.start()
+    pids: list[int] = []
+    db = ""
+    try:
+        for line in proc.stdout:  # "A fleet ... on /tmp/bk-fleet-.../fleet.db, ..." then "Started"
+            if line.startswith("A fleet"):
+                db = line.split(" on ", 1)[1].split(", ", 1)[0]
+            if line.startswith("Started "):
+                pids.append(int(line.rstrip(".\n").rsplit(" ", 1)[1]))
+            if len(pids) == 2:
+                break
+    finally:
+        timer.cancel()
+    folder = Path(db).parent
+    assert len(pids) == 2 and not any(_gone(p) for p in pids)
+    assert folder.name.startswith("bk-fleet-") and Path(db).exists()
+    ours = set(tmp.glob("bk-fleet-*")) - before
+    assert folder in ours
+    # a worker takes its title once it runs, a moment after "Started": the check below must
+    # be able to see a leftover by its title, so wait (polling, bounded) until it could
+    end = time.monotonic() + WAIT_S
+    while not set(pids) <= set(_titled("borrowed-keys worker")) and time.monotonic() < end:
+        time.sleep(0.05)
+    assert set(pids) <= set(_titled("borrowed-keys worker"))
+    os.kill(proc.pid, ending)
+    out, _ = proc.communicate(timeout=WAIT_S)
+    assert "Traceback" not in out
+    # the supervisor reaps its workers before it exits, so no wait is needed here
+    assert [p for p in pids if not _gone(p)] == []
+    assert [p for p in _titled("borrowed-keys worker") if p in pids] == []
+    assert [f for f in ours if f.exists()] == []  # no database, no WAL, no logs
 
 
 def test_a_fleet_on_a_database_of_the_users_leaves_no_log_folder(tmp_path: Path) -> None:
