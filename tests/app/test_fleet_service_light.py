@@ -11,7 +11,8 @@ from core.downstream.books import ServiceRule
 from core.engine.config import LeaseConfig
 from demo.screens.fleet import FleetScreen
 from demo.widgets.status_header import HeaderState, StatusHeader, header_fields
-from tests.app.test_fleet_names import _App, _frame
+from tests.app.apps import FleetHost
+from tests.app.test_fleet_names import _frame
 
 BROKEN = ((ServiceRule.NO_CHARGE_TWICE.value, 2), (ServiceRule.NO_STALE_WRITE.value, 1))
 SAID = {
@@ -24,7 +25,7 @@ SAFE = {"en": "safe", "zh": "安全"}
 @pytest.mark.parametrize("lang", ["zh", "en"])
 async def test_the_light_turns_red_over_what_the_service_took(lang: str) -> None:
     screen = FleetScreen(None, lang, Path("."), live=False, config=LeaseConfig(ttl_ms=3000))
-    async with _App(screen).run_test(size=(160, 50)) as pilot:
+    async with FleetHost(screen).run_test(size=(160, 50)) as pilot:
         await pilot.pause()
         header = screen.query_one("#status", StatusHeader)
         screen.show_frame(_frame())
