@@ -59,6 +59,8 @@ _SCREEN: dict[str, tuple[str, str]] = {
     "pulse": ("pulse", "脉搏"),
     "ago": ("{age} ago", "{age}前"),
     "no_lease": ("holds no lease", "未持租约"),
+    "no_lease_known": ("remembers no lease", "不记得任何租约"),
+    "still_lent": ("the keeper still lends it {task}", "守库人仍把{task}借在其名下"),
     "manual": ("manual", "手动"),
     "skew": ("skew {amount}", "时钟偏差 {amount}"),
     "slow": ("slow x{factor}", "变慢 x{factor}"),

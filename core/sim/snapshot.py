@@ -80,6 +80,9 @@ class WorkerView:
     # when the one on its way now lands by the store's clock (None: none on its way).
     heartbeat_payload_bytes: int = 0
     heartbeat_lands_at: int | None = None
+    # A task the store still lends in this worker's name though it believes it holds none
+    # (killed or restarted: its memory is gone); `store_remaining_ms` is then that lease's.
+    store_task_id: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

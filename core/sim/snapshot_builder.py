@@ -113,6 +113,21 @@ class SnapshotBuilder:
                 store_remaining = None if expires is None else expires - now
                 if lease.expires_at is not None:
                     believed = lease.expires_at - w.local_now()
+            lent = None
+            if lease is None:
+                # the store's truth beside the worker's empty memory: a killed worker's lease
+                # stays in the keeper's book until it ends ("旧 worker 即使复活，也只能成为
+                # '过期知识的携带者'"): its pane says so instead of a bare "holds no lease"
+                lent = next(
+                    (
+                        r
+                        for r in tasks
+                        if r.row.owner_id == w.id and r.row.status == TaskStatus.RUNNING
+                    ),
+                    None,
+                )
+                if lent is not None:
+                    store_remaining = lent.remaining_ms
             if w.last_renew_at is not None and lease is not None:
                 age = now - w.last_renew_at
             workers.append(
@@ -127,6 +142,7 @@ class SnapshotBuilder:
                     fence_token=lease.fence_token if lease and fenced else None,
                     believed_remaining_ms=believed,
                     store_remaining_ms=store_remaining,
+                    store_task_id=lent.row.task_id if lent is not None else None,
                     heartbeat_age_ms=age,
                     skew_ms=w.faults.skew_ms,
                     slow_factor=w.faults.slow_factor,

@@ -287,6 +287,7 @@ class WorkerPane(Widget):
             v.self_fencing,
             v.heartbeat_payload_bytes,
             v.task_id,
+            v.store_task_id,
             v.step,
             state.total_steps,
             v.lease_token,
@@ -333,7 +334,15 @@ class WorkerPane(Widget):
             text.append("  ")
             text.append(" ".join(flags), style="yellow")
         text.append("\n")
-        if v.task_id is None:
+        if v.task_id is None and v.store_task_id is not None:
+            # its memory is empty, the keeper's book is not: both said, so the pane never
+            # contradicts the task table's owner
+            text.append(tr("no_lease_known", lang), style="dim")
+            text.append("\n")
+            text.append(
+                tr("still_lent", lang, task=task_name(v.store_task_id, lang)), style="yellow"
+            )
+        elif v.task_id is None:
             text.append(tr("no_lease", lang), style="dim")
             text.append("\n ")  # three lines, like a pane that holds a lease
         else:

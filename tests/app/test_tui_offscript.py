@@ -221,3 +221,33 @@ async def test_the_chosen_panes_fault_words_show_their_keys(tmp_path: Path) -> N
         await pilot.pause()
         assert "k\u00a0Kill" in panes["linzhou"].text.plain
         assert not panes["acheng"].has_class("-chosen")
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+async def test_a_killed_holders_pane_says_the_keeper_still_lends_it_the_task(
+    tmp_path: Path, lang: str
+) -> None:
+    """01 at step 8, Acheng killed: her memory is gone, the store's lease is not. Her pane
+    says both (the task table says she owns floor6 for 60 s more), never a bare "holds no
+    lease" beside that table; once the lease ends and Linzhou claims, it says nothing lent."""
+    from demo.widgets.worker_pane import WorkerGrid
+    from tests.app.apps import at_step
+
+    app = scenario_app("01_fog", tmp_path, lang)
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = app.screen
+        assert isinstance(screen, MainScreen)
+        await at_step(pilot, 8)
+        await pilot.press("k")  # Acheng is the chosen worker
+        await pilot.pause()
+        pane = screen.query_one("#workers", WorkerGrid).panes["acheng"]
+        said = pane.text.plain
+        floor = "floor6" if lang == "en" else "第六层"
+        assert tr("still_lent", lang, task=floor) in said
+        assert tr("no_lease_known", lang) in said and tr("no_lease", lang) not in said
+        assert ("60s" if lang == "en" else "60秒") in said  # the keeper's bar: its lease's time
+        for _ in range(14):  # 70 s: past its end at 0:01:20 and Linzhou's claim
+            await pilot.press("n")
+        await pilot.pause()
+        said = pane.text.plain
+        assert tr("no_lease", lang) in said and "still lends" not in said and "借在" not in said
