@@ -356,6 +356,7 @@ ENGINE_ERRORS: Final[dict[str, Word]] = {
         "{action}: {worker} holds no lease in its memory",
         "{worker}的记忆里没有租约，{action}做不成",
     ),
+    "worker_dead": ("{message}", "{worker}已死：先重启它（u）"),
     "does_not_fit": ("{action}: {cause}", "这一步做不成：{cause}"),
     "time_backwards": ("time cannot go backwards", "时间不能倒流"),
     "unknown_action": ("unknown action {action!r}", "没有 “{action}” 这个动作"),

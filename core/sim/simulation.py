@@ -26,6 +26,7 @@ from core.engine.errors import (
     TaskStateError,
     UnknownTask,
 )
+from core.engine.people import called
 from core.engine.records import EventRow
 from core.engine.store import LeaseStore
 from core.engine.vocabulary import EventKind, TaskStatus
@@ -348,7 +349,13 @@ class Simulation(KeeperWatch, SnapshotBuilder, SaveRestore):
             self._fault_event(
                 EventKind.CALL_DROPPED, worker, reason=WorkerState.DEAD, operation=a.name
             )
-            return ActionResult(False, f"{worker.id} is dead; restart it first")
+            dead = ActionError(
+                f"{called(worker.id, 'en')} is dead: restart it first (u)",
+                why=Unfit.WORKER_DEAD,
+                action=a.name,
+                worker=worker.id,
+            )
+            return ActionResult(False, str(dead), error=dead)
         match a:
             case FreezeHeartbeat():
                 f.heartbeat_frozen = True

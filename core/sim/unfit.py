@@ -13,6 +13,7 @@ class Unfit(enum.StrEnum):
     UNKNOWN_WORKER = "unknown_worker"
     WORKER_EXISTS = "worker_exists"
     NO_LEASE = "no_lease"
+    WORKER_DEAD = "worker_dead"  # a fault or call on a killed worker: restart it first
     DOES_NOT_FIT = "does_not_fit"  # the store refused the act itself: `cause` says why
     TIME_BACKWARDS = "time_backwards"
     UNKNOWN_ACTION = "unknown_action"

@@ -251,3 +251,23 @@ async def test_a_killed_holders_pane_says_the_keeper_still_lends_it_the_task(
         await pilot.pause()
         said = pane.text.plain
         assert tr("no_lease", lang) in said and "still lends" not in said and "借在" not in said
+
+
+@pytest.mark.parametrize(
+    ("lang", "said"),
+    [("en", "Acheng is dead: restart it first (u)"), ("zh", "被拒绝：阿澄已死：先重启它（u）")],
+)
+def test_a_fault_on_a_dead_worker_is_refused_by_name_in_the_runs_language(
+    lang: str, said: str
+) -> None:
+    from core.scenarios.library import open_scenario
+    from core.scenarios.session import Session
+    from core.sim.spec import FreezeHeartbeat, Kill
+    from demo.widgets.narration import refusal_text
+
+    session = Session(open_scenario("01_fog"))
+    for _ in range(8):
+        session.next_step()
+    assert session.act(Kill("acheng")).ok
+    refused = session.act(FreezeHeartbeat("acheng"))
+    assert not refused.ok and refusal_text(refused, lang) == said

@@ -144,6 +144,8 @@ def _cases() -> list[tuple[str, BorrowedKeysError]]:
     out.append(("partitioned", _refused(sim, Write("acheng", "sixth/1", "x"))))
     sim.apply(Stall("acheng"))
     out.append(("stalled", _refused(sim, Heartbeat("acheng"))))
+    sim.apply(Kill("acheng"))
+    out.append(("dead", _refused(sim, FreezeHeartbeat("acheng"))))
     out.append(("unknown task", UnknownTask("sixth")))
     out.append(("duplicate task", DuplicateTask("sixth")))
     return out
