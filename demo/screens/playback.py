@@ -51,7 +51,18 @@ class Playback(MainPart):
             # presenter speaks before anything else moves
             self.playing = False
             if self.session.question is not None:
-                self.notify(tr("question_n", self.lang), timeout=4)
+                self._hint_once(tr("question_n", self.lang))
+
+    _hint: tuple[str, float] | None = None
+
+    def _hint_once(self, text: str, timeout: float = 4.0) -> None:
+        """A hint as a toast, once while it is on screen: n pressed again and again at a
+        question would stack copies over the panes (and clip each other's characters)."""
+        now = time.monotonic()
+        if self._hint is not None and self._hint[0] == text and now - self._hint[1] < timeout:
+            return
+        self._hint = (text, now)
+        self.notify(text, timeout=timeout)
 
     def action_play_pause(self) -> None:
         self._autoplay_wall = time.monotonic()
@@ -80,7 +91,7 @@ class Playback(MainPart):
 
         def then(played: object) -> None:
             if not played:
-                self.notify(tr("question_n", self.lang), timeout=4)  # only v reveals
+                self._hint_once(tr("question_n", self.lang))  # only v reveals
 
         self._work(work, then)
         self.changed()
