@@ -13,6 +13,8 @@ from textual.widgets import Static
 
 from core.scenarios import glossary
 from demo.widgets.cjk_wrap import wrap
+from demo.widgets.task_table import COLUMNS as TASK_COLUMNS
+from demo.widgets.task_table import header
 
 # (idea, its story word, what it means, where it shows). The idea's and the story's words
 # are the glossary's; `{name}` in the last two is a glossary word (a column, a panel, a
@@ -197,7 +199,18 @@ def _fill(prose: Prose, lang: str) -> str:
     text = glossary.pick(prose, lang)
     words = {**glossary.CONCEPTS, **glossary.COLUMNS, **glossary.PANELS}
     words["freeze_heartbeat"] = ("Freeze heartbeat", glossary.ACTIONS["freeze_heartbeat"][1])
-    return text.format(**{k: glossary.pick(v, lang) for k, v in words.items()})
+    said = {k: glossary.pick(v, lang) for k, v in words.items()}
+    # a task column by the header the table shows ("Lease token"), both of them where the
+    # narrow table's differs ("Expires in / Time left")
+    for column in TASK_COLUMNS:
+        shown = [_header_words(header(column, lang, narrow), lang) for narrow in (False, True)]
+        said[column] = " / ".join(dict.fromkeys(shown))
+    return text.format(**said)
+
+
+def _header_words(label: str, lang: str) -> str:
+    joined = label.replace("\n", "" if lang == "zh" else " ")
+    return joined[:1].upper() + joined[1:]
 
 
 LABELS = {"en": ("In the story", "Meaning", "On screen"), "zh": ("故事里", "意思", "屏幕上")}
