@@ -20,13 +20,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from textual import work
-from textual.app import App
 from textual.message import Message
 from textual.pilot import Pilot
 from textual.reactive import reactive
 
 from core.engine.modes import Mode
 from core.scenarios.head import ScenarioHead, read_head, sandbox_head
+from demo.commands import SpokenPalette
 from demo.i18n import LANGS, default_lang
 from demo.loading import LoadingScreen, Opening
 from demo.saves import MAX_SAVES, SAVE_FOLDER, SaveLimitReached, save_files
@@ -55,7 +55,7 @@ class SessionOpened(Message):
         self.error = error
 
 
-class BorrowedKeysApp(App[int]):
+class BorrowedKeysApp(SpokenPalette):
     """The app. `live_clock=False` (tests, snapshots) turns the refresh timer off.
 
     `scenario` is a scenario already read, or a file's name (a path or a bundled

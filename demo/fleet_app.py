@@ -12,14 +12,13 @@ import sys
 from pathlib import Path
 from types import FrameType
 
-from textual.app import App
-
 from core.engine.errors import BorrowedKeysError
 from core.fleet.arrivals import Arrivals
 from core.fleet.command import BadOption, checked, start_fleet
 from core.fleet.supervisor import Fleet
 from core.scenarios.telling import error_sentence
 from demo.app import default_lang
+from demo.commands import SpokenPalette
 from demo.i18n import tr
 from demo.saves import SAVE_FOLDER
 from demo.screens.fleet import FleetScreen
@@ -27,7 +26,7 @@ from demo.screens.fleet import FleetScreen
 EXIT_BAD_INPUT = 2
 
 
-class FleetApp(App[int]):
+class FleetApp(SpokenPalette):
     """The fleet screen alone, in the app's styles."""
 
     CSS_PATH = "app.tcss"

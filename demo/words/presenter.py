@@ -178,4 +178,13 @@ PRESENTER: Final[dict[str, Word]] = {
         "Which mistake is this? Watch the run, then press G and say it by its number",
         "这是哪个误区？看这一局怎么演，再按 G、报出它的编号",
     ),
+    # the command palette's own words and Textual's commands in it (demo.commands)
+    "palette_search": ("Search for a command…", "搜索命令…"),
+    "sys_quit": ("Quit", "退出"),
+    "sys_quit_help": ("Quit the app", "退出本程序"),
+    "sys_keys": ("Keys", "按键"),
+    "sys_keys_show": ("Show the keys of the focused part", "显示当前部件可用的按键"),
+    "sys_keys_hide": ("Hide the keys panel", "隐藏按键面板"),
+    "sys_screenshot": ("Screenshot", "截图"),
+    "sys_screenshot_help": ("Save an SVG picture of this screen", "把当前画面存成 SVG 图片"),
 }

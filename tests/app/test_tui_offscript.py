@@ -271,3 +271,22 @@ def test_a_fault_on_a_dead_worker_is_refused_by_name_in_the_runs_language(
     assert session.act(Kill("acheng")).ok
     refused = session.act(FreezeHeartbeat("acheng"))
     assert not refused.ok and refusal_text(refused, lang) == said
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+async def test_the_palettes_own_words_are_the_runs_language(tmp_path: Path, lang: str) -> None:
+    """Textual's own commands in the palette (quit, keys, a screenshot) and its search box
+    speak the app's language; its theme and maximize entries are not offered."""
+    from textual.command import CommandInput, CommandPalette
+
+    app = scenario_app("01_fog", tmp_path, lang)
+    async with app.run_test(size=(100, 30)) as pilot:
+        names = [c.title for c in app.get_system_commands(app.screen)]
+        assert names == [tr("sys_quit", lang), tr("sys_keys", lang), tr("sys_screenshot", lang)]
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        assert isinstance(app.screen, CommandPalette)
+        box = app.screen.query_one(CommandInput)
+        assert box.placeholder == tr("palette_search", lang)
+        if lang == "zh":
+            assert not any(c.isascii() and c.isalpha() for c in "".join(names))
