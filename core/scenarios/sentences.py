@@ -28,6 +28,8 @@ FORMS: Final[dict[str, Word]] = {
     "task_status": ("{task} is {status}", "{task} {status}"),
     "task_head": ("{task}:", "{task}："),
     "task_owner": ("held by {who}", "由{who}持有"),
+    # a finished task's owner_id keeps who finished it: nobody holds a done task
+    "task_done_by": ("finished by {who}", "由{who}完成"),
     "task_no_owner": ("held by nobody", "无人持有"),
     "task_attempt": ("attempt {n}", "第 {n} 次尝试"),
     "task_lease_token": ("lease token {n}", "租约号 {n}"),
@@ -147,9 +149,12 @@ def _task(exp: Expectation, lang: str) -> str:
     task = task_words(exp.value, lang)
     head: str | None = None
     tails = []
+    done = dict(exp.params).get("status") == "done"
     for key, v in exp.params:
         if key == "status":
             head = _form("task_status", lang, task=task, status=glossary.status_word(str(v), lang))
+        elif key == "owner" and v and done:
+            tails.append(_form("task_done_by", lang, who=_who(str(v), lang)))
         elif key == "owner":
             who = _who(str(v), lang)
             tails.append(_form("task_owner", lang, who=who) if v else _form("task_no_owner", lang))

@@ -16,6 +16,7 @@ from textual.widget import Widget
 from core.engine.config import LeaseConfig, Mode
 from core.engine.durations import format_clock, format_duration
 from core.scenarios.glossary import task_name
+from core.scenarios.telling import spaced, task_words
 from core.sim.heavy import format_size
 from core.sim.snapshot import Snapshot, WorkerView
 from core.sim.spec import WorkerState
@@ -339,9 +340,8 @@ class WorkerPane(Widget):
             # contradicts the task table's owner
             text.append(tr("no_lease_known", lang), style="dim")
             text.append("\n")
-            text.append(
-                tr("still_lent", lang, task=task_name(v.store_task_id, lang)), style="yellow"
-            )
+            lent = spaced(tr("still_lent", lang, task=task_words(v.store_task_id, lang)), lang)
+            text.append(lent, style="yellow")
         elif v.task_id is None:
             text.append(tr("no_lease", lang), style="dim")
             text.append("\n ")  # three lines, like a pane that holds a lease
