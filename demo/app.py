@@ -26,9 +26,9 @@ from textual.reactive import reactive
 
 from core.engine.modes import Mode
 from core.scenarios.head import ScenarioHead, read_head, sandbox_head
-from demo.commands import SpokenPalette
 from demo.i18n import LANGS, default_lang
 from demo.loading import LoadingScreen, Opening
+from demo.palette import SpokenPalette
 from demo.saves import MAX_SAVES, SAVE_FOLDER, SaveLimitReached, save_files
 
 if TYPE_CHECKING:

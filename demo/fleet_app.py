@@ -18,8 +18,8 @@ from core.fleet.command import BadOption, checked, start_fleet
 from core.fleet.supervisor import Fleet
 from core.scenarios.telling import error_sentence
 from demo.app import default_lang
-from demo.commands import SpokenPalette
 from demo.i18n import tr
+from demo.palette import SpokenPalette
 from demo.saves import SAVE_FOLDER
 from demo.screens.fleet import FleetScreen
 

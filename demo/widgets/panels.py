@@ -673,6 +673,11 @@ class EventLog(RichLog):
         if self._waiting and event.size.width > 2:
             waiting, self._waiting = self._waiting, []
             self._write(waiting, self._waiting_lang)
+        elif self.auto_scroll:
+            # a log given fewer rows (the log beside, fitted to the body) keeps its newest
+            # line in sight: its last scroll to the end was measured at the old height, and
+            # on a loaded machine nothing else scrolls it again
+            self.scroll_end(animate=False, immediate=True)
 
     def on_show(self) -> None:
         # Lines written while the log was hidden scrolled it to the end it had then (none):
