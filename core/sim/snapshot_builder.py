@@ -101,6 +101,10 @@ class SnapshotBuilder:
         tasks = tuple(views.values())
         workers = []
         fenced = self.store.policy.fence_tokens
+        lent_to: dict[str, TaskView] = {}  # each owner's first running task, in one pass
+        for t in tasks:
+            if t.row.owner_id is not None and t.row.status == TaskStatus.RUNNING:
+                lent_to.setdefault(t.row.owner_id, t)
         for w in self.workers.values():
             lease = w.lease
             store_remaining = believed = age = None
@@ -118,14 +122,7 @@ class SnapshotBuilder:
                 # the store's truth beside the worker's empty memory: a killed worker's lease
                 # stays in the keeper's book until it ends ("旧 worker 即使复活，也只能成为
                 # '过期知识的携带者'"): its pane says so instead of a bare "holds no lease"
-                lent = next(
-                    (
-                        r
-                        for r in tasks
-                        if r.row.owner_id == w.id and r.row.status == TaskStatus.RUNNING
-                    ),
-                    None,
-                )
+                lent = lent_to.get(w.id)
                 if lent is not None:
                     store_remaining = lent.remaining_ms
             if w.last_renew_at is not None and lease is not None:

@@ -167,6 +167,24 @@ async def test_a_controlled_agent_stops_when_its_stdin_ends_and_gives_its_task_b
     assert row is not None and str(row.status) == "queued"
 
 
+async def _approve(db: Path, task: str) -> None:
+    """A person approves the waiting task with the command a user types."""
+    approve = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "demo.cli",
+        "approve",
+        task,
+        "--db",
+        str(db),
+        cwd=ROOT,
+        stdout=asyncio.subprocess.PIPE,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    out, _ = await approve.communicate()
+    assert approve.returncode == 0 and out.decode() == f"approved {task} in {db}\n"
+
+
 async def test_approval_parks_and_a_fresh_token_goes_on_after_the_approve_command(
     tmp_path: Path, service: RunningService
 ) -> None:
@@ -175,20 +193,7 @@ async def test_approval_parks_and_a_fresh_token_goes_on_after_the_approve_comman
     first = await _agent(db, service, "w1", "approval", Mode.CORRECT, "--exit-when-idle")
     parked = await first.until("parked", task="a1")
     assert await first.finish() == 0  # a waiting task is resting: nothing left for it
-    approve = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "demo.cli",
-        "approve",
-        "a1",
-        "--db",
-        str(db),
-        cwd=ROOT,
-        stdout=asyncio.subprocess.PIPE,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-    )
-    out, _ = await approve.communicate()
-    assert approve.returncode == 0 and out.decode() == f"approved a1 in {db}\n"
+    await _approve(db, "a1")
     second = await _agent(db, service, "w2", "approval", Mode.CORRECT, "--exit-when-idle")
     assert await second.finish() == 0
     claimed = second.said("claimed")[0]
@@ -221,20 +226,7 @@ async def test_approval_killed_before_it_parks_and_while_it_waits_goes_on_with_a
     async with await LeaseStore.open_async(db) as store:
         assert (await store.task("a1")).status == "waiting"
     await _kill(second)  # while the task waits: a parked task belongs to no one
-    approve = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "demo.cli",
-        "approve",
-        "a1",
-        "--db",
-        str(db),
-        cwd=ROOT,
-        stdout=asyncio.subprocess.PIPE,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-    )
-    out, _ = await approve.communicate()
-    assert approve.returncode == 0 and out.decode() == f"approved a1 in {db}\n"
+    await _approve(db, "a1")
     third = await _agent(db, service, "w3", "approval", Mode.CORRECT, "--exit-when-idle")
     assert await third.finish() == 0
     claimed = third.said("claimed")[0]
