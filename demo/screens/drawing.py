@@ -421,6 +421,8 @@ class Drawing(_ScreenBase):
         ids = [w.id for w in snap.workers]
         if self.chosen_worker not in ids:
             self.chosen_worker = ids[0] if ids else None
-        faults = not self.has_class("-short")
-        states = pane_states(snap, self.session.config, self.lang, faults, self.chosen_worker)
+        short = self.has_class("-short")
+        states = pane_states(
+            snap, self.session.config, self.lang, not short, self.chosen_worker, compact=short
+        )
         self.query_one("#workers", WorkerGrid).sync(states)

@@ -81,6 +81,7 @@ class Views(MainPart):
         if not shape.narrow:
             self.query_one("#lower").styles.height = "1fr"
         self.query_one("#tasks").styles.max_height = shape.task_rows
+        self.query_one("#workers", WorkerGrid).one_row = shape.narrow and shape.short
         self._fit_controls(width)
         self.changed()
 

@@ -7,6 +7,7 @@ from rich.cells import cell_len
 from rich.style import Style
 from rich.text import Text
 from textual.containers import Container
+from textual.css.scalar import Scalar
 from textual.geometry import Region, Size
 from textual.message import Message
 from textual.strip import Strip
@@ -151,6 +152,10 @@ class PaneState:
     lang: str
     faults: bool = True  # the fault words (left out on a short screen: the palette has them)
     chosen: bool = False  # the worker the fault keys act on: its words show their keys
+    # a short screen (80 x 24): the task and its tokens on one line, no blank line in an idle
+    # pane, so a pane and the task table's rows fit beside the step's panel without the body
+    # scrolling the pane's title (its worker's name) out of sight
+    compact: bool = False
 
 
 FAULT_STYLE = Style(bold=True, bgcolor="grey23")
@@ -294,6 +299,7 @@ class WorkerPane(Widget):
             v.lease_token,
             v.fence_token,
             lang,
+            state.compact,
         )
         head = self._parts[0]
         if head is None or head[0] != head_key:
@@ -344,14 +350,15 @@ class WorkerPane(Widget):
             text.append(lent, style="yellow")
         elif v.task_id is None:
             text.append(tr("no_lease", lang), style="dim")
-            text.append("\n ")  # three lines, like a pane that holds a lease
+            if not state.compact:
+                text.append("\n ")  # three lines, like a pane that holds a lease
         else:
             text.append(task_name(v.task_id, lang), style="bold")
             if v.step is not None:
                 total = f"/{state.total_steps}" if state.total_steps else ""
                 text.append(" ", style="bold")  # not leading the next run (see flags)
                 text.append(f"· {tr('step', lang)} {v.step}{total}")
-            text.append("\n")
+            text.append("  " if state.compact else "\n")
             if not v.lease_token:
                 # Mistake one: the claim wrote `running` and an owner, and nothing else.
                 text.append(tr("no_version", lang), style="yellow")
@@ -431,6 +438,10 @@ class WorkerGrid(Container):
         super().__init__(id=id)
         self.panes: dict[str, WorkerPane] = {}
         self._latest: dict[str, PaneState] = {}
+        # A short screen shows one row of panes and scrolls the rest, the chosen worker's in
+        # sight: two rows of three workers' panes left the task table no rows at 80 x 24.
+        self.one_row = False
+        self._chosen: str | None = None
 
     def sync(self, states: list[PaneState]) -> None:
         wanted = [s.view.id for s in states]
@@ -446,6 +457,24 @@ class WorkerGrid(Container):
         if self.size.width and self.styles.grid_size_columns != self.columns():
             self.styles.grid_size_columns = self.columns()
         self._draw()
+        self._fit_one_row(next((s.view.id for s in states if s.chosen), None))
+
+    def _fit_one_row(self, chosen: str | None) -> None:
+        """Held to the tallest pane of a row when `one_row`; the chosen pane scrolled to."""
+        columns = self.columns()
+        heights = [pane.text.plain.count("\n") + 3 for pane in self.panes.values()]
+        rows = (len(heights) + columns - 1) // columns
+        cap = max(heights[:columns], default=0) if self.one_row and rows > 1 else None
+        if self.styles.max_height != (None if cap is None else Scalar.from_number(cap)):
+            if cap is None:  # back to the stylesheet's
+                self.styles.clear_rule("max_height")
+                self.styles.clear_rule("overflow_y")
+            else:
+                self.styles.max_height = cap
+                self.styles.overflow_y = "auto"
+        if cap is not None and chosen != self._chosen and chosen in self.panes:
+            self.scroll_to_widget(self.panes[chosen], animate=False, immediate=True)
+        self._chosen = chosen
 
     def _draw(self) -> None:
         columns = self.columns()
@@ -457,7 +486,9 @@ class WorkerGrid(Container):
             # Drawn while its ticking lines (below the border and the three-line head) are in
             # sight: repainting a widget out of sight makes Textual map the whole screen again.
             live_y = row * height + 4
-            if self.size.height and height and not (top <= live_y < bottom):
+            # (one row in sight: every pane drawn, a few at most, so a pane scrolled to by
+            # choosing its worker never shows the lines it had before the screen was short)
+            if not self.one_row and self.size.height and height and not (top <= live_y < bottom):
                 continue  # drawn when it scrolls into view
             pane.show(state)
 
@@ -476,10 +507,16 @@ class WorkerGrid(Container):
 
 
 def pane_states(
-    snap: Snapshot, cfg: LeaseConfig, lang: str, faults: bool, chosen: str | None = None
+    snap: Snapshot,
+    cfg: LeaseConfig,
+    lang: str,
+    faults: bool,
+    chosen: str | None = None,
+    *,
+    compact: bool = False,
 ) -> list[PaneState]:
     """Every worker's pane state in one snapshot; `faults`: the panes show fault buttons;
-    `chosen`: the worker the fault keys act on."""
+    `chosen`: the worker the fault keys act on; `compact`: the short screen's panes."""
     held = {w.task_id for w in snap.workers if w.task_id is not None}
     steps = {t.task_id: t.total_steps for t in snap.tasks if t.task_id in held}
     client_clock = snap.mode == Mode.CLIENT_CLOCK.value
@@ -497,6 +534,7 @@ def pane_states(
             lang=lang,
             faults=faults,
             chosen=w.id == chosen,
+            compact=compact,
         )
         for w in snap.workers
     ]
