@@ -1,6 +1,6 @@
 """Bringing a SQLite store back after a process whose clock ran ahead wrote to it.
 
-On SQLite each process's own clock judges (see LeaseStore's CLOCK_TOLERANCE_MS): once a
+On SQLite each process's own clock judges (see `clock_judge.CLOCK_TOLERANCE_MS`): once a
 process whose clock is ahead has written, every process on the machine's clock finds an
 instant later than its own and stops, until real time catches up (a year, for a year's
 skew). The repair moves the store's newest instant back to the machine's clock by writing

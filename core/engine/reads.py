@@ -73,6 +73,19 @@ class StoreReads:
 
         return await self.driver.read(body)
 
+    async def load_checkpoint(self, task_id: str) -> CheckpointRow | None:
+        """The latest checkpoint of a task, or None."""
+        check_id(task_id, "task id")
+
+        def body(conn: Any) -> CheckpointRow | None:
+            rows = self.sql.checkpoint_latest.run(conn, {"task_id": task_id})
+            if not rows:
+                return None
+            t, seq, step, state, fence, created = rows[0]
+            return CheckpointRow(t, seq, step, json.loads(state), fence, created)
+
+        return await self.driver.read(body)
+
     async def checkpoint_steps(self) -> dict[str, int]:
         """The step of each task's newest checkpoint (no checkpoint state is decoded)."""
 

@@ -9,7 +9,6 @@ import asyncio
 import json
 import os
 from collections.abc import Callable
-from datetime import UTC, datetime
 from functools import cached_property
 from types import TracebackType
 from typing import Any, Self
@@ -17,22 +16,19 @@ from typing import Any, Self
 from core.engine.batch import BatchOperations, renew_logged
 from core.engine.batch_statements import BatchStatements, batch_statements_for
 from core.engine.clock import Clock, DatabaseClock
+from core.engine.clock_judge import CLOCK_TOLERANCE_MS, clock_behind
 from core.engine.config import LeaseConfig, Mode
 from core.engine.connect import async_driver, dialect_of, inline_driver
 from core.engine.drivers import Driver
-from core.engine.durations import format_duration
 from core.engine.errors import (
-    ClockBehind,
     DuplicateTask,
-    FencedWrite,
     InvalidArgument,
-    LeaseMismatch,
-    LeaseRejected,
     RegisterReason,
     RejectReason,
     TaskStateError,
     UnknownTask,
 )
+from core.engine.gate import LeaseGate
 from core.engine.hold import Hold
 from core.engine.ids import (
     MAX_ATTEMPTS,
@@ -55,7 +51,14 @@ from core.engine.records import (
     dump_json,
     stored_json,
 )
-from core.engine.statements import LeaseReturned, Stmt, TaskState, statements_for
+from core.engine.statements import LeaseReturned, Stmt, statements_for
+from core.engine.store_arguments import (
+    check_clock,
+    check_config,
+    check_flag,
+    check_mode,
+    check_path,
+)
 from core.engine.transaction import Rejected as _Rejected
 from core.engine.transaction import Txn as _Txn
 from core.engine.transaction import lease_of as _lease
@@ -65,84 +68,11 @@ from core.engine.vocabulary import EventKind, Operation, TaskKindName, TaskStatu
 EventListener = Callable[[EventRow], None]
 
 
-# "Lease 的时间边界最好由统一的服务端时钟或数据库时钟裁决。否则不同机器各自判断“到没到点”，会
-# 把时钟漂移重新带回系统。" SQLite has no server clock: its `'now'` is the clock of the
-# process that asks. Processes on one machine read one clock, so an instant already in the
-# store (written under the write lock, before ours) is never later than our own; one that
-# is, by more than a step of the machine's time service could make, means this process's
-# clock is not the others' (libfaketime, a container with its own time namespace, a file
-# shared between machines), and nothing it judged about a lease could be trusted.
-CLOCK_TOLERANCE_MS = 500
-
-
-def _clock_behind(now: int, newest: int) -> ClockBehind:
-    def at(ms: int) -> str:
-        return datetime.fromtimestamp(ms / 1000, UTC).isoformat(timespec="milliseconds")
-
-    return ClockBehind(
-        f"this process's clock ({at(now)}) is {format_duration(round(newest - now, -3))} "
-        f"behind an instant already written to the store ({at(newest)}); on SQLite each "
-        f"process's own clock judges leases, so a process whose clock disagrees cannot be "
-        f"judged safely (one machine, one clock: use PostgreSQL, whose server clock judges, "
-        f"across machines). The store stays so until {at(newest)} by this clock; once the "
-        f"process whose clock is ahead has stopped, `borrowed-keys store repair-clock --db "
-        f"FILE` brings it back now",
-        until=at(newest),
-    )
-
-
-def _check_mode(mode: object) -> Mode:
-    """A Mode, or its name; anything else would run as no mode at all."""
-    if isinstance(mode, Mode):
-        return mode
-    if isinstance(mode, str) and mode in Mode.__members__.values():
-        return Mode(mode)
-    raise InvalidArgument(
-        f"mode {ascii(mode)[:40]} is not a mode; the modes are " + ", ".join(m.value for m in Mode)
-    )
-
-
-def _check_config(config: object) -> LeaseConfig:
-    if config is None:
-        return LeaseConfig()
-    if not isinstance(config, LeaseConfig):
-        raise InvalidArgument(f"config must be a LeaseConfig, got {type(config).__name__}")
-    return config
-
-
-def _check_clock(clock: object) -> Clock:
-    if not callable(getattr(clock, "now_ms", None)):
-        raise InvalidArgument(
-            f"clock must have a now_ms() (DatabaseClock, VirtualClock), got {type(clock).__name__}"
-        )
-    return clock  # type: ignore[return-value]
-
-
-def _check_path(path: object) -> str | os.PathLike[str]:
-    """A file name, `sqlite:///PATH` or a `postgresql://` URL as text: not bytes, no NUL."""
-    if not isinstance(path, (str, os.PathLike)):
-        raise InvalidArgument(
-            f"path must be a file name or a database URL, got {type(path).__name__}"
-        )
-    name = os.fspath(path)
-    if not isinstance(name, str):
-        raise InvalidArgument("path must be text, not bytes")
-    if not name or "\x00" in name:
-        raise InvalidArgument(f"path {ascii(name)[:60]} is empty or holds a NUL character")
-    return path
-
-
-def _check_flag(value: object, what: str) -> bool:
-    if not isinstance(value, bool):
-        raise InvalidArgument(f"{what} must be True or False, got {type(value).__name__}")
-    return value
-
-
 class _Abandoned(Exception):
     """A renewal no one waits for any more, stopped before its transaction began."""
 
 
-class LeaseStore(StoreReads, BatchOperations):
+class LeaseStore(StoreReads, LeaseGate, BatchOperations):
     """Claims, heartbeats, checkpoints, fenced writes and effects over one database.
 
     Use it as `async with` (or call `close()`): closing waits for every call in flight and
@@ -160,9 +90,9 @@ class LeaseStore(StoreReads, BatchOperations):
         mode: Mode = Mode.CORRECT,
     ) -> None:
         self.driver = driver
-        self.clock = _check_clock(clock)
-        self.config = _check_config(config).validated()
-        self.mode = mode = _check_mode(mode)
+        self.clock = check_clock(clock)
+        self.config = check_config(config).validated()
+        self.mode = mode = check_mode(mode)
         self.policy = policy_for(mode)
         self.sql = statements_for(dialect_of(driver), self.policy)
         # PostgreSQL renews a lease and writes its register line in one statement.
@@ -197,10 +127,10 @@ class LeaseStore(StoreReads, BatchOperations):
         (a simulation), a store on PostgreSQL works in a new schema of its own, dropped on
         close; a SQLite file is refused if real workers use it.
         """
-        config, mode = _check_config(config).validated(), _check_mode(mode)
-        _check_clock(clock)
-        _check_flag(scratch, "scratch")
-        return cls(inline_driver(_check_path(path), scratch=scratch), clock, config, mode)
+        config, mode = check_config(config).validated(), check_mode(mode)
+        check_clock(clock)
+        check_flag(scratch, "scratch")
+        return cls(inline_driver(check_path(path), scratch=scratch), clock, config, mode)
 
     @classmethod
     async def open_async(
@@ -217,10 +147,10 @@ class LeaseStore(StoreReads, BatchOperations):
 
         Without `clock` the database's clock judges ("由统一的服务端时钟或数据库时钟裁决");
         a simulation passes its virtual clock."""
-        config, mode = _check_config(config).validated(), _check_mode(mode)
-        judge = DatabaseClock() if clock is None else _check_clock(clock)
-        _check_flag(scratch, "scratch")
-        return cls(await async_driver(_check_path(path), scratch=scratch), judge, config, mode)
+        config, mode = check_config(config).validated(), check_mode(mode)
+        judge = DatabaseClock() if clock is None else check_clock(clock)
+        check_flag(scratch, "scratch")
+        return cls(await async_driver(check_path(path), scratch=scratch), judge, config, mode)
 
     async def close(self) -> None:
         """Wait for every call in flight, then close; later calls raise StoreClosed."""
@@ -260,7 +190,7 @@ class LeaseStore(StoreReads, BatchOperations):
                 return began
             now, newest = self.sql.now.run(conn)[0]
             if writing and newest is not None and newest - now > CLOCK_TOLERANCE_MS:
-                raise _clock_behind(int(now), int(newest))
+                raise clock_behind(int(now), int(newest))
             return int(now)
         return self.clock.now_ms()
 
@@ -310,89 +240,6 @@ class LeaseStore(StoreReads, BatchOperations):
             finally:
                 del error
         return result
-
-    def _why(self, lease: Lease, current: TaskState | None) -> RejectReason:
-        """Why the lease gate said no to `lease`, given the task's (status, owner, tokens)."""
-        if current is None:
-            raise UnknownTask(lease.task_id)
-        status, owner, cur_lease, cur_fence = current
-        if lease.lease_token < cur_lease:
-            return RejectReason.SUPERSEDED
-        if not self.policy.expiry and owner is not None and owner != lease.owner_id:
-            # Without expiry no claim writes a token (every lease is 0, 0): another owner
-            # is the only trace of a claim made since, so the caller's round is over.
-            return RejectReason.SUPERSEDED
-        if (
-            lease.lease_token > cur_lease
-            or lease.fence_token != cur_fence
-            or (owner is not None and owner != lease.owner_id)
-        ):
-            raise LeaseMismatch(
-                f"lease {lease.lease_token} (fence {lease.fence_token}) of {lease.owner_id} "
-                f"was never issued for {lease.task_id} (its current lease is {cur_lease}, "
-                f"fence {cur_fence}, held by {owner})"
-            )
-        if status != TaskStatus.RUNNING:
-            return RejectReason.NOT_RUNNING
-        return RejectReason.EXPIRED
-
-    def _reject(
-        self,
-        txn: _Txn,
-        lease: Lease,
-        operation: Operation,
-        *,
-        key: str | None = None,
-        current: TaskState | None = None,
-        reason: RejectReason | None = None,
-        current_fence: int | None = None,
-        **detail: Any,
-    ) -> _Rejected:
-        """Record why the gate said no (worked out unless given) and build the error."""
-        if current is None:
-            current = txn.task_state(lease.task_id)
-        if reason is None:
-            reason = self._why(lease, current)
-        assert current is not None
-        status, _owner, cur_lease, cur_fence = current
-        if current_fence is None:
-            current_fence = cur_fence
-        txn.lease_event(
-            operation.rejected,
-            lease,
-            reason=reason,
-            operation=operation,
-            key=key,
-            current_lease_token=cur_lease,
-            current_fence_token=current_fence,
-            status=status,
-            **detail,
-        )
-        error = FencedWrite if reason is RejectReason.FENCED else LeaseRejected
-        return _Rejected(
-            error(
-                reason,
-                operation=operation,
-                task_id=lease.task_id,
-                worker_id=lease.owner_id,
-                lease_token=lease.lease_token,
-                fence_token=lease.fence_token,
-                current_lease_token=cur_lease,
-                current_fence_token=current_fence,
-                key=key,
-            )
-        )
-
-    def _gate_params(self, lease: Lease, now: int) -> dict[str, Any]:
-        return {
-            "task_id": lease.task_id,
-            "worker_id": lease.owner_id,
-            "lease_token": lease.lease_token,
-            "fence_token": lease.fence_token,
-            "now": now,
-            "ttl": self.config.ttl_ms,
-            "deadline": self.config.deadline_ms,
-        }
 
     # -- operations -------------------------------------------------------------------------
 
@@ -581,19 +428,6 @@ class LeaseStore(StoreReads, BatchOperations):
         result: CheckpointRow = await self._write(body)
         return result
 
-    async def load_checkpoint(self, task_id: str) -> CheckpointRow | None:
-        """The latest checkpoint of a task, or None."""
-        check_id(task_id, "task id")
-
-        def body(conn: Any) -> CheckpointRow | None:
-            rows = self.sql.checkpoint_latest.run(conn, {"task_id": task_id})
-            if not rows:
-                return None
-            t, seq, step, state, fence, created = rows[0]
-            return CheckpointRow(t, seq, step, json.loads(state), fence, created)
-
-        return await self.driver.read(body)
-
     async def complete(self, lease: Lease, result: Any = None) -> None:
         """Finish the task under a current lease."""
         check_lease(lease)
@@ -615,7 +449,7 @@ class LeaseStore(StoreReads, BatchOperations):
         """Give the task up: back to the queue (if retry and attempts remain) or dead."""
         check_lease(lease)
         check_id(error_code, "error code")
-        _check_flag(retry, "retry")
+        check_flag(retry, "retry")
 
         def body(txn: _Txn) -> str:
             params = self._gate_params(lease, txn.now)

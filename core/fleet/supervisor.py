@@ -13,33 +13,35 @@ import contextlib
 import dataclasses
 import itertools
 import json
-import os
 import shutil
 import subprocess
 import sys
-import tempfile
 import threading
 import time
-import warnings
 from collections import Counter
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
 from core.engine.clock import DatabaseClock
-from core.engine.config import LeaseConfig, Mode
 from core.engine.durations import format_duration
 from core.engine.errors import BorrowedKeysError
 from core.engine.records import CheckpointRow, EffectRow, EventRow, LedgerRow, TaskRow
 from core.engine.store import LeaseStore
 from core.engine.vocabulary import EventKind, TaskStatus
 from core.fleet.arrivals import Arrivals
+from core.fleet.database import FleetDatabase
+from core.fleet.database import open_database as open_database
+from core.fleet.faketime import libfaketime as libfaketime
+from core.fleet.faketime import skewed_env
 from core.fleet.history import Believed, Held, extra_lines
 from core.fleet.process import WorkerProcess
 from core.fleet.relay import Relays, through, upstream_of, with_query
 from core.fleet.service_books import service_lines
+from core.fleet.settings import FLEET_KINDS, mixed_kinds
+from core.fleet.settings import FaultNote as FaultNote
+from core.fleet.settings import FleetSettings as FleetSettings
 from core.fleet.tail import Tail
 from core.fleet.verdict import (
     FinalRows,
@@ -50,13 +52,8 @@ from core.fleet.verdict import (
 )
 from core.sim.checker import SafetyChecker
 from core.sim.simulation import run_inline
-from core.sim.spec import TASK_KINDS
 
 T = TypeVar("T")
-
-# The task kinds a fleet enqueues by default: the one that waits for a person's approval
-# is left out, so a headless run can finish by itself.
-FLEET_KINDS = tuple(k for k in TASK_KINDS if k != "approval")
 
 # What a fleet keeps in memory of what it read and did, however long it runs: the newest
 # lines of each (the screen shows the newest, a frame asks for what came since the last).
@@ -69,146 +66,6 @@ KEEP_BELIEFS = 2000
 JOURNAL = "journal.jsonl"  # in the fleet's log folder: the signals and beliefs, as saved
 
 
-def mixed_kinds() -> tuple[str, ...]:
-    """`--work mixed`: the seed's three agent uses in turn, the browser's where this
-    machine has a browser (`missing_browser` says why not)."""
-    from core.agents.browser import missing_browser
-
-    kinds = ("tools", "approval", "browser")
-    return kinds if missing_browser() is None else kinds[:2]
-
-
-@dataclass(frozen=True, slots=True)
-class FleetSettings:
-    """How the fleet's workers run and what they are given to do."""
-
-    db: str
-    ttl_ms: int = 6_000
-    heartbeat_ms: int | None = None  # default: a third of the ttl
-    poll_ms: int = 250
-    steps: int = 5
-    step_ms: int | None = None  # default: a third of the ttl
-    mode: Mode = Mode.CORRECT  # another mode plants one of the design's mistakes
-    env: dict[str, str] | None = None  # the workers' environment (None: this one's)
-    # On PostgreSQL each worker reaches the server through a relay the fleet owns, so a
-    # partition can cut it (SQLite has no road to cut: one machine, one file).
-    relays: bool = True
-    # Agent work under the lease library (`borrowed-keys agent`) instead of the simulated
-    # worker, against the fenced downstream service at `service_url`.
-    work: str | None = None
-    service_url: str | None = None
-    # The ids of the first workers started without one (then w1, w2, ... as ever).
-    names: tuple[str, ...] = ()
-    # Each worker gives a lease up by itself at its renew deadline when it could not renew
-    # (cut off by a partition, its heartbeat frozen):
-    # "renew_deadline   下一次续约必须发生在什么时候".
-    self_fencing: bool = False
-
-    @property
-    def config(self) -> LeaseConfig:
-        return LeaseConfig(
-            ttl_ms=self.ttl_ms, heartbeat_every_ms=self.heartbeat_ms, poll_every_ms=self.poll_ms
-        ).validated()
-
-    @property
-    def step_time_ms(self) -> int:
-        return self.step_ms if self.step_ms is not None else max(50, self.ttl_ms // 3)
-
-
-@dataclass(frozen=True, slots=True)
-class FaultNote:
-    """A fault the supervisor caused: when (wall clock, ms), what, to whom."""
-
-    at: int
-    event: EventKind
-    worker_id: str
-    pid: int | None
-
-
-# Where distributions put libfaketime (the multithreaded build: a worker runs threads).
-_FAKETIME_DIRS = (
-    "/usr/lib/x86_64-linux-gnu/faketime",
-    "/usr/lib/aarch64-linux-gnu/faketime",
-    "/usr/lib/faketime",
-    "/usr/local/lib/faketime",
-    "/usr/lib64/faketime",
-)
-
-
-def libfaketime() -> Path | None:
-    """The libfaketime library, if it is installed."""
-    for folder in _FAKETIME_DIRS:
-        for name in ("libfaketimeMT.so.1", "libfaketime.so.1"):
-            path = Path(folder) / name
-            if path.exists():
-                return path
-    return None
-
-
-def skewed_env(skew_ms: int) -> dict[str, str]:
-    """The environment that runs a process under libfaketime, its wall clock `skew_ms` off.
-    Its monotonic clock is left alone: the worker's sleeps take as long as they should."""
-    lib = libfaketime()
-    assert lib is not None
-    preload = " ".join(p for p in (str(lib), os.environ.get("LD_PRELOAD", "")) if p)
-    return {
-        "LD_PRELOAD": preload,
-        "FAKETIME": f"{skew_ms / 1000:+.3f}",
-        "FAKETIME_DONT_FAKE_MONOTONIC": "1",
-    }
-
-
-@dataclass
-class _Database:
-    url: str
-    folder: Path | None  # a fresh folder this fleet made (removed on close)
-    server: Any = None  # an embedded PostgreSQL this fleet started (stopped on close)
-    watchdog: subprocess.Popen[bytes] | None = None  # tidies up should we die
-    logs: Path | None = None  # a fresh folder for the workers' logs alone (removed on close)
-
-
-def _watchdog(pgdata: str, user: str, folders: list[Path]) -> subprocess.Popen[bytes]:
-    """Start the process that stops the server and removes `folders` once this one is gone
-    (core/fleet/watchdog.py): a SIGKILL leaves nothing behind either."""
-    return subprocess.Popen(
-        [sys.executable, "-m", "core.fleet.watchdog", pgdata, user, *map(str, folders)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-
-
-def open_database(
-    db: str | None, pg: bool, folder: Path | None = None, logs: Path | None = None
-) -> _Database:
-    """The database a fleet runs on: `db` as given, a fresh embedded PostgreSQL (`pg`), or
-    by default a SQLite file in a fresh folder. `logs`: a fresh folder of the caller's,
-    removed with the database's own, whichever way this process ends."""
-    made = None
-    if folder is None and (db is None or pg):
-        folder = made = Path(tempfile.mkdtemp(prefix="bk-fleet-"))
-    tidy = [p for p in (made, logs) if p is not None]
-    if pg:
-        assert folder is not None
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # platformdirs on XDG_RUNTIME_DIR
-            import pgserver
-
-            server = pgserver.get_server(folder / "pg", cleanup_mode="delete")  # type: ignore[attr-defined]
-        # pgserver runs the server as a daemon: should this process be killed outright, the
-        # watchdog sees its pipe close and stops the server (core/fleet/watchdog.py).
-        watchdog = _watchdog(str(server.pgdata), server.system_user or "", tidy)
-        return _Database(str(server.get_uri()), made, server, watchdog, logs)
-    # On SQLite too: the workers die with this process (their parent-death signal), and the
-    # watchdog removes the database, its WAL and the logs after them.
-    sqlite_watchdog = _watchdog("", "", tidy) if tidy else None
-    if db is None:
-        assert folder is not None
-        return _Database(str(folder / "fleet.db"), made, None, sqlite_watchdog, logs)
-    return _Database(db, made, None, sqlite_watchdog, logs)
-
-
 class Fleet:
     """Worker processes by id on one database, read and judged as they run."""
 
@@ -216,7 +73,7 @@ class Fleet:
         self.settings = settings
         self.logs = logs
         logs.mkdir(parents=True, exist_ok=True)
-        self._database: _Database | None = database
+        self._database: FleetDatabase | None = database
         self.workers: dict[str, WorkerProcess] = {}
         self.checker = SafetyChecker(ttl_ms=settings.ttl_ms)
         # the running checker's findings (the newest), and how many of each rule in all

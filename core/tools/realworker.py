@@ -98,7 +98,7 @@ def _line(ev: EventRow) -> str:
 
 def _warn_of_own_clock(worker_id: str) -> None:
     """On SQLite each process's clock judges its leases: say so when this one's is off."""
-    from core.engine.store import CLOCK_TOLERANCE_MS
+    from core.engine.clock_judge import CLOCK_TOLERANCE_MS
 
     gap = machine_clock_gap_ms()
     if abs(gap) <= CLOCK_TOLERANCE_MS:

@@ -26,7 +26,7 @@ from core.scenarios.telling import event_sentence
 from core.sim.checker import ViolationKind
 from demo.export import DEFAULT_SIZE
 from demo.screens.fleet import FleetScreen
-from demo.widgets.timeline_view import clock
+from demo.widgets.timeline_scale import clock
 
 # The page stops at this many moments at most (evenly chosen, the end always among them):
 # each is a screen, about 60 kB on the page.

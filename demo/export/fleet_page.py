@@ -23,7 +23,7 @@ from demo.export.fleet_frames import Moment, Shot, heading, moments, record_flee
 from demo.export.frame_svg import SharedStyles, page_svg
 from demo.export.page import CSP, LANG_TAGS
 from demo.export.page import SCRIPT as SCENARIO_PLAYER
-from demo.widgets.timeline_view import clock
+from demo.widgets.timeline_scale import clock
 
 WORDS: dict[str, tuple[str, str]] = {
     "title": ("A run on real processes", "真实进程上的一局"),

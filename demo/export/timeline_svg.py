@@ -25,25 +25,21 @@ from core.sim.timeline import (
 )
 from demo.i18n import tr
 from demo.widgets.cjk_wrap import html_unbroken
-from demo.widgets.timeline_view import (
+from demo.widgets.timeline_scale import axis_end, axis_label, clock, make_scale
+from demo.widgets.timeline_view import PALETTE, store_lanes
+from demo.widgets.timeline_words import (
     ARROW,
     BEAT,
     LOST,
     OK,
     OVERLAP_STYLE,
-    PALETTE,
     REFUSED,
     STALE,
     STORE,
     UNDELIVERED,
-    axis_end,
-    axis_label,
-    clock,
     legend_items,
-    make_scale,
     overlap_sentence,
     refusal_phrase,
-    store_lanes,
     task_words,
     who,
     worker_sentence,

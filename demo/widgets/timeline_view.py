@@ -3,28 +3,21 @@ believes it holds it, its heartbeats and its calls, on one shared time axis.
 
 The seed's first lesson is the gap between the two bars: "是别人能不能相信这把钥匙现在确实在你手里".
 Everything drawn here comes from the snapshot's `TimelineView`; this module only lays it out.
-The pure parts (the scale, the sentences, the legend) are shared with the exported page's
-drawing, so the page and the screen say the same.
+The pure parts, the scale (`timeline_scale`) and the sentences and the legend
+(`timeline_words`), are shared with the exported page's drawing, so the page and the screen
+say the same.
 """
-
-from collections.abc import Iterator
-from dataclasses import dataclass
 
 from rich.cells import cell_len
 from rich.text import Text
 from textual import events
 from textual.widgets import Static
 
-from core.engine.people import called
 from core.engine.vocabulary import Operation
-from core.scenarios import glossary
 from core.sim.timeline import (
-    BeliefBar,
-    BeliefEnd,
     Call,
     CallOutcome,
     FenceLine,
-    LeaseBar,
     LeaseEnd,
     Overlap,
     TickKind,
@@ -33,293 +26,37 @@ from core.sim.timeline import (
 )
 from demo.i18n import tr
 from demo.widgets.cjk_wrap import wrap
+from demo.widgets.timeline_scale import Scale, axis_label
+from demo.widgets.timeline_scale import clock as clock
+from demo.widgets.timeline_scale import make_scale as make_scale
+from demo.widgets.timeline_words import (
+    ARROW,
+    BEAT,
+    BELIEF,
+    DEADLINE,
+    EXPIRY,
+    FENCE,
+    FUTURE,
+    LOST,
+    NOW,
+    OK,
+    OVERLAP_STYLE,
+    REFUSED,
+    SHAFT,
+    STALE,
+    STORE,
+    UNDELIVERED,
+    lease_of,
+    legend_items,
+    overlap_sentence,
+    task_words,
+    who,
+    worker_sentence,
+    write_style,
+)
+from demo.widgets.timeline_words import write_words as write_words
 
 PALETTE = ("green", "cyan", "magenta", "blue", "yellow", "bright_green", "bright_cyan")
-
-# The glyphs, one cell each, and what each means (the legend's order).
-STORE = "█"
-FUTURE = "░"
-BELIEF = "▒"
-DEADLINE = "┊"
-EXPIRY = "┃"
-BEAT = "♥"
-LOST = "✗"
-OK = "✓"
-REFUSED = "✕"
-STALE = "!"
-UNDELIVERED = "~"
-NOW = "│"
-FENCE = "━"  # the store lane: the newest fence token issued, as a step line
-ARROW = "▼"  # a write arriving at the store
-SHAFT = "┆"  # its way down from the writer's row
-OVERLAP_STYLE = "bold red"
-
-# Nice spacings of the axis labels, in seconds.
-_STEPS_S = (1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 21600, 43200, 86400)
-# The future beyond now that the axis shows of a lease still held: enough to see its expiry
-# without squeezing the past (long_lease's hour would).
-_MIN_FUTURE_MS = 30_000
-
-
-def clock(ms: int) -> str:
-    """An instant as the header writes it, without the milliseconds when they are 0."""
-    sign = "-" if ms < 0 else ""
-    ms = abs(ms)
-    hours, rest = divmod(ms, 3_600_000)
-    minutes, rest = divmod(rest, 60_000)
-    seconds, millis = divmod(rest, 1000)
-    text = f"{sign}{hours}:{minutes:02d}:{seconds:02d}"
-    return f"{text}.{millis:03d}" if millis else text
-
-
-def axis_label(ms: int) -> str:
-    """A compact axis label: 0:30, 1:30, 1:00:00."""
-    seconds = ms // 1000
-    hours, rest = divmod(seconds, 3600)
-    minutes, secs = divmod(rest, 60)
-    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
-
-
-def span_words(ms: int, lang: str) -> str:
-    """A length of time in words: 15 s, 1 min 5 s / 15 秒, 1 分 5 秒."""
-    seconds = round(ms / 1000)
-    minutes, secs = divmod(seconds, 60)
-    if lang == "zh":
-        return (
-            f"{minutes} 分 {secs} 秒"
-            if minutes and secs
-            else f"{minutes} 分"
-            if minutes
-            else f"{secs} 秒"
-        )
-    if minutes and secs:
-        return f"{minutes} min {secs} s"
-    return f"{minutes} min" if minutes else f"{secs} s"
-
-
-def axis_end(view: TimelineView) -> int:
-    """Where the axis ends: now, or the expiry of a lease still held if it is near."""
-    now = view.now_ms
-    future = now
-    for row in view.rows:
-        for lease in row.leases:
-            if lease.end is None and lease.expires_at is not None:
-                future = max(future, lease.expires_at)
-    shown = now - view.first_ms
-    return max(now, min(future, now + max(shown * 3 // 4, _MIN_FUTURE_MS)), view.first_ms + 1000)
-
-
-@dataclass(frozen=True, slots=True)
-class Scale:
-    """Time to cells: `cells` cells from `start_ms` (the run's first instant, or the first
-    one a long live run still keeps) to `end_ms`; labels every `step_ms`."""
-
-    cells: int
-    end_ms: int
-    step_ms: int
-    start_ms: int = 0
-
-    @property
-    def per_cell(self) -> float:
-        return (self.end_ms - self.start_ms) / self.cells
-
-    def cell(self, at: int) -> int:
-        return max(0, min(self.cells - 1, int((at - self.start_ms) / self.per_cell)))
-
-    def window(self, cell: int) -> tuple[float, float]:
-        start = self.start_ms
-        return start + cell * self.per_cell, start + (cell + 1) * self.per_cell
-
-    def labels(self) -> Iterator[tuple[int, int]]:
-        """(cell, ms) of each axis label."""
-        at = -(-self.start_ms // self.step_ms) * self.step_ms
-        while at <= self.end_ms:
-            yield self.cell(at), at
-            at += self.step_ms
-
-
-def make_scale(view: TimelineView, cells: int, label_cells: int = 7) -> Scale:
-    """A scale for `cells` cells whose labels stand `label_cells` apart at least."""
-    cells = max(10, cells)
-    end = axis_end(view)
-    per_cell = (end - view.first_ms) / cells
-    step_s = next((s for s in _STEPS_S if s * 1000 / per_cell >= label_cells), _STEPS_S[-1])
-    return Scale(cells, end, step_s * 1000, view.first_ms)
-
-
-# -- words ------------------------------------------------------------------------------------
-
-
-def who(worker_id: str, lang: str) -> str:
-    return called(worker_id, lang)
-
-
-def refusal_phrase(reason: str | None, mine: int | None, newest: int | None, lang: str) -> str:
-    """Why a call was refused, as a phrase: "fence token 1 behind 2"."""
-    if reason == "fenced":
-        if mine is not None and newest is not None:
-            return tr("tl_why_fenced", lang, mine=mine, newest=newest)
-        return tr("tl_why_fenced_plain", lang)
-    if reason in ("superseded", "expired", "not_running", "partitioned"):
-        return tr(f"tl_why_{reason}", lang)
-    return glossary.reason_word(reason, lang) if reason else ""
-
-
-def _learned(row: WorkerRow, belief: BeliefBar, lang: str) -> str:
-    if belief.ended_by is BeliefEnd.REFUSED:
-        call = next(
-            (
-                c
-                for c in row.calls
-                if c.at == belief.end
-                and c.outcome is CallOutcome.REFUSED
-                and c.lease_token == belief.lease_token
-            ),
-            None,
-        )
-        op = tr(f"tl_op_{call.operation.value}", lang) if call is not None else ""
-        why = refusal_phrase(
-            belief.reason,
-            call.fence_token if call else None,
-            call.current_fence_token if call else None,
-            lang,
-        )
-        return tr("tl_learn_refused", lang, op=op, why=why)
-    assert belief.ended_by is not None
-    return tr(f"tl_learn_{belief.ended_by.value}", lang)
-
-
-def _lease_of(row: WorkerRow, belief: BeliefBar) -> LeaseBar | None:
-    return next(
-        (
-            lease
-            for lease in row.leases
-            if lease.task_id == belief.task_id and lease.lease_token == belief.lease_token
-        ),
-        None,
-    )
-
-
-def _lease_name(lease: LeaseBar | BeliefBar, lang: str) -> str:
-    """ "lease 2" / "租约号 2": the token is what tells two leases of a task apart."""
-    return f"{glossary.token_word('lease', lang)} {lease.lease_token}"
-
-
-def worker_sentence(row: WorkerRow, now: int, lang: str) -> str | None:
-    """What the store holds for this worker and what it believes, in one sentence (about its
-    latest lease); None for a worker that never held one."""
-    if not row.beliefs:
-        return None
-    belief = row.beliefs[-1]
-    lease = _lease_of(row, belief)
-    parts = []
-    name = _lease_name(belief, lang)
-    person = who(row.worker_id, lang)
-    if lease is not None:
-        if lease.end is None:
-            if lease.expires_at is None:
-                parts.append(tr("tl_store_open_forever", lang, lease=name, who=person))
-            else:
-                until = clock(lease.expires_at)
-                parts.append(tr("tl_store_open", lang, lease=name, until=until, who=person))
-        elif lease.ended_by is LeaseEnd.OVERRIDDEN and lease.expires_at is not None:
-            # not an end: a second live lease beside it
-            until = clock(lease.expires_at)
-            at = clock(lease.end)
-            parts.append(tr("tl_store_overridden", lang, lease=name, at=at, until=until))
-        else:
-            assert lease.ended_by is not None
-            why = tr(f"tl_end_{lease.ended_by.value}", lang)
-            parts.append(tr("tl_store_ended", lang, lease=name, at=clock(lease.end), why=why))
-    if belief.end is None:
-        parts.append(tr("tl_believes_still", lang, who=person))
-    else:
-        learned = _learned(row, belief, lang)
-        at = clock(belief.end)
-        parts.append(tr("tl_believed_until", lang, who=person, at=at, how=learned))
-    gap = gap_ms(row, belief, now)
-    if gap > 0:
-        parts.append(tr("tl_gap", lang, span=span_words(gap, lang), who=person))
-    stale = sum(1 for c in row.calls if c.outcome is CallOutcome.STALE)
-    if stale:
-        parts.append(
-            tr("tl_stale_call", lang, who=person)
-            if stale == 1
-            else tr("tl_stale_calls", lang, n=stale, who=person)
-        )
-    return tr("tl_sentence", lang, who=person, parts=tr("tl_join", lang).join(parts))
-
-
-def gap_ms(row: WorkerRow, belief: BeliefBar, now: int) -> int:
-    """How long the worker believed `belief` while the store no longer held it."""
-    lease = _lease_of(row, belief)
-    if lease is None or lease.end is None:
-        return 0
-    if lease.ended_by is LeaseEnd.OVERRIDDEN:
-        return 0  # by the store's clock it was live: the harm is the second lease, not a gap
-    believed_until = now if belief.end is None else belief.end
-    return max(0, believed_until - lease.end)
-
-
-def overlap_sentence(overlap: Overlap, now: int, lang: str) -> str:
-    """Two live leases at once, said: whose, from when to when, and the store's own expiry."""
-    end = now if overlap.end is None else overlap.end
-    words = {
-        "first": who(overlap.older_worker, lang),
-        "second": who(overlap.newer_worker, lang),
-        "old": overlap.older_lease_token,
-        "new": overlap.newer_lease_token,
-        "start": clock(overlap.start),
-        "end": clock(end),
-        "span": span_words(end - overlap.start, lang),
-        "until": "—" if overlap.older_live_until is None else clock(overlap.older_live_until),
-    }
-    key = "tl_overlap_now" if overlap.end is None else "tl_overlap"
-    return tr(key, lang, **words) + ("." if lang == "en" else "。")
-
-
-def write_words(call: Call, lang: str) -> str:
-    """A write's token against the newest issued for its task: "1 < 2: refused"."""
-    mine = call.fence_token
-    newest = call.current_fence_token or call.newest_fence_token
-    if call.outcome is CallOutcome.LOST:
-        return tr("tl_write_lost", lang, mine=mine)
-    if newest is None or mine is None or mine >= newest:
-        if call.outcome is CallOutcome.REFUSED:
-            return tr("tl_write_refused", lang, mine=mine, newest=newest)
-        # accepted, or stale though its token was the newest (its lease was not live)
-        return tr("tl_write_accepted", lang, mine=mine)
-    key = "tl_write_refused" if call.outcome is CallOutcome.REFUSED else "tl_write_stale"
-    return tr(key, lang, mine=mine, newest=newest)
-
-
-def write_style(call: Call) -> str:
-    return {
-        CallOutcome.ACCEPTED: "green",
-        CallOutcome.REFUSED: "bold yellow",
-        CallOutcome.STALE: "bold white on red",
-    }.get(call.outcome, "dim")
-
-
-def legend_items(lang: str) -> list[tuple[str, str, str]]:
-    """(glyph, style, words) of each mark, in the order the legend shows them."""
-    return [
-        (STORE, "bold", tr("tl_legend_store", lang)),
-        (FUTURE, "dim", tr("tl_legend_future", lang)),
-        (BELIEF, "", tr("tl_legend_belief", lang)),
-        (BELIEF, "bold red", tr("tl_legend_gap", lang)),
-        (DEADLINE, "yellow", tr("tl_legend_deadline", lang)),
-        (EXPIRY, "bold yellow", tr("tl_legend_expiry", lang)),
-        (BEAT, "green", tr("tl_legend_beat", lang)),
-        (LOST, "bold yellow", tr("tl_legend_lost", lang)),
-        (OK, "green", tr("tl_legend_ok", lang)),
-        (REFUSED, "bold yellow", tr("tl_legend_refused", lang)),
-        (STALE, "bold white on red", tr("tl_legend_stale", lang)),
-        (UNDELIVERED, "dim", tr("tl_legend_undelivered", lang)),
-        (STORE, OVERLAP_STYLE, tr("tl_legend_overlap", lang)),
-        (ARROW, "green", tr("tl_legend_write", lang)),
-        (NOW, "bold", tr("tl_legend_now", lang)),
-    ]
 
 
 # -- the cells of one row ---------------------------------------------------------------------
@@ -385,7 +122,7 @@ def belief_cells(row: WorkerRow, scale: Scale, now: int, colour: str) -> list[Ce
     cells = [_BLANK] * scale.cells
     for belief in row.beliefs:
         until = now if belief.end is None else belief.end
-        lease = _lease_of(row, belief)
+        lease = lease_of(row, belief)
         for c in range(scale.cells):
             if not _overlaps(scale, c, belief.start, until):
                 continue
@@ -508,11 +245,6 @@ def label_cells(
             taken[i] = True
     left.sort(key=lambda wc: wc[1].at)
     return cells, left
-
-
-def task_words(task_id: str, lang: str) -> str:
-    """A task as a store lane is named: its id, or on a Chinese screen its name."""
-    return glossary.task_name(task_id, lang)
 
 
 def fit(word: str, w: int) -> str:

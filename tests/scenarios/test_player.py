@@ -202,8 +202,8 @@ expect = [{ task = "t1", expires_at = "60s" }, { task = "t1", expires_at = "" }]
 
 
 def test_every_subject_the_format_knows_has_one_check() -> None:
+    from core.scenarios.expectations import _CHECKS
     from core.scenarios.format import EXPECT_SUBJECTS, Subject
-    from core.scenarios.player import _CHECKS
 
     assert set(EXPECT_SUBJECTS) == set(Subject) == set(_CHECKS)
 
