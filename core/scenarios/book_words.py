@@ -32,6 +32,8 @@ BOX: Final[dict[str, Word]] = {
 _BOX_LISTS: Final = ("actions", "calls", "artifacts", "done")
 _DOM_READ = re.compile(r"^(?P<n>\d+) nodes read from (?P<url>\S+)$")
 _STEP_VERB = re.compile(r"^(?P<n>\d+):(?P<verb>\w+)$")
+# a tool step's page: "call_api #3 -> artifact://agent/3-call_api.json"
+_TOOL_PAGE = re.compile(r"^(?P<verb>\w+) #(?P<n>\d+) -> (?P<where>\S+)$")
 
 
 def _box_item(item: str, lang: str) -> str:
@@ -138,6 +140,11 @@ def ledger_value(value: str, lang: str) -> str:
         village = lookup(VILLAGES, found["village"], lang)
         total = f"（累计 {found['total']}）" if found["total"] else ""
         return f"第 {found['n']} 页：{village} {found['grain']} 石{total}"
+    tool = _TOOL_PAGE.match(value) if lang == "zh" else None
+    if tool is not None and tool["verb"] in PAGE_VERBS:
+        # said as a sentence, the address kept as written (an address, like a URL)
+        verb = lookup(PAGE_VERBS, tool["verb"], lang)
+        return f"第 {tool['n']} 步{verb}，产物存于 {tool['where']}"
     if "; " in value:  # "reopen https://...; extract": each part its own verb
         joiner = "；" if lang == "zh" else "; "
         return joiner.join(ledger_value(part, lang) for part in value.split("; "))

@@ -43,10 +43,10 @@ EVENT_FORMS: Final[dict[str, Word]] = {
         "{who} writes page {key} into the ledger{tokens}",
         "{who}把 {key} 页写进总册{tokens}",
     ),
-    "effect_applied": ("{who}'s effect {what} is applied", "{who}的副作用 {what} 已执行"),
+    "effect_applied": ("{who}'s effect ({what}) is applied", "{who}的副作用（{what}）已执行"),
     "effect_deduplicated": (
-        "{who}'s effect {what} was already applied: not done again",
-        "{who}的副作用 {what} 已执行过：不再重复",
+        "{who}'s effect ({what}) was already applied: not done again",
+        "{who}的副作用（{what}）已执行过：不再重复",
     ),
     "completed": ("{who} finishes {task}", "{who}完成了 {task}"),
     "failed": (
@@ -218,6 +218,17 @@ def page_key_words(
     return f"{_TASK_MARK}{task}第 {page}{_TASK_MARK}"
 
 
+def effect_key_words(key: str, lang: str) -> str:
+    """An effect's idempotency key as the Effects panel names its call: "agent/3/api_call"
+    is "step 3: the internal API" ("第 3 步：调用内部 API"); any other key as written."""
+    _task, _, rest = key.partition("/")
+    step, _, effect = rest.partition("/")
+    if not step.isdigit() or effect != "api_call":
+        return key
+    what = glossary.lookup(glossary.SEEN, f"effect_{effect}", lang)
+    return glossary.lookup(glossary.SEEN, "effect_step", lang, step=int(step), what=what)
+
+
 # A task in a sentence is marked until `spaced` has placed it: "领到 第六层" is "领到第六层",
 # "领到 t9" keeps its space.
 _TASK_MARK = "\x1f"
@@ -326,7 +337,7 @@ def event_sentence(ev: EventRow, lang: str) -> str:
         "tokens": "",
         "until": "",
         "reason": glossary.reason_word(ev.reason or "", lang),
-        "what": d.get("key") or d.get("call") or d.get("effect") or "",
+        "what": effect_key_words(str(d.get("key") or d.get("call") or d.get("effect") or ""), lang),
         "factor": d.get("factor", ""),
         "skew": d.get("skew_ms", ""),
         "payload": d.get("payload", ""),

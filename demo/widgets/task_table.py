@@ -133,6 +133,7 @@ WIDTHS = {
 }
 DROP_ORDER = ("result", "checkpoint_step", "attempt", "kind", "expires_at", "last_heartbeat")
 RESULT_MAX = 60
+TASK_MAX = 16
 RESULT_ROOM = 12  # the narrow table's result, before the gaps between columns widen
 
 
@@ -148,9 +149,12 @@ STATUS_WIDTH = {
 }
 
 
-def fit_columns(width: int, lang: str = "en") -> dict[str, int]:
-    """The columns (and widths) that fit in `width` cells, in table order."""
+def fit_columns(width: int, lang: str = "en", task_cells: int = 0) -> dict[str, int]:
+    """The columns (and widths) that fit in `width` cells, in table order; `task_cells`:
+    the widest task name shown, which its column is widened to (up to TASK_MAX), so that
+    "Agent 任务" is never cut to "Agent 任"."""
     shown = dict(WIDTHS)
+    shown["task"] = max(WIDTHS["task"], min(TASK_MAX, task_cells))
     shown["status"] = STATUS_WIDTH.get(lang, STATUS_WIDTH["en"])
     if lang == "zh":
         shown["expires_in"] += 1  # "59分59秒" is a cell wider than "59m59s" and its padding
@@ -226,7 +230,7 @@ def layout(
     width: int, lang: str, measured: Mapping[str, int] | None = None, fenced: bool = True
 ) -> Layout:
     """The roomy table (`fit_columns`) where it keeps every column, else the narrow one."""
-    roomy = fit_columns(width, lang)
+    roomy = fit_columns(width, lang, (measured or {}).get("task", 0))
     if len(roomy) == len(COLUMNS):
         if not fenced:
             roomy.pop("fence_token")
@@ -302,7 +306,7 @@ class TaskTable(KeyedTable):
         tasks = tuple(tasks[i] for i in self._order[1])
         made = [self._row(t, now_ms, lang, narrow) for t in tasks]
         measured: dict[str, int] = {}
-        if narrow and made:
+        if made:  # the roomy table reads the task names' width, the narrow one every column
             columns_of = zip(*(w for _, w in made), strict=True)  # each column's cell widths
             measured = dict(zip(COLUMNS, map(max, columns_of), strict=True))
         fit = layout(width, lang, measured, fenced)

@@ -12,7 +12,7 @@ from textual.geometry import Region
 from textual.widget import Widget
 
 from demo.screens.main import MainScreen
-from demo.widgets.task_table import TaskTable
+from demo.widgets.task_table import TaskTable, fit_columns
 from demo.widgets.worker_pane import WorkerGrid
 from tests.app.apps import at_step, scenario_app
 
@@ -63,3 +63,8 @@ async def test_at_80x24_three_workers_leave_the_task_table_rows_and_the_chosen_o
             pane = grid.panes[worker_id]
             assert whole_in(pane, grid.region.intersection(body)), (worker_id, pane.region)
             assert "\n\n" not in pane.text.plain, pane.text.plain  # compact: no blank line
+
+
+def test_the_roomy_task_table_widens_its_task_column_to_the_names_shown() -> None:
+    assert fit_columns(200, "zh", task_cells=10)["task"] >= 10  # "Agent 任务", not "Agent 任"
+    assert fit_columns(200, "en")["task"] == 9

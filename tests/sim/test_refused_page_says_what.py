@@ -28,7 +28,7 @@ def _row(key: str, value: str, writer: str, fence: int) -> LedgerRow:
         ),
         (
             "zh",
-            "围栏挡下了执行者 A 本来要写的：“调用 API #3 -> artifact://report/3-call_api.json”。"
+            "围栏挡下了执行者 A 本来要写的：“第 3 步调用 API，产物存于 artifact://report/3-call_api.json”。"
             "它会盖掉执行者 B 写的第 3 页（围栏令牌 2）：字一样，"
             "可这一页就成了执行者 A 凭已不再有效的租约写的（围栏令牌 1）。",
         ),
