@@ -177,9 +177,13 @@ class _WalFlusher:
 
 
 class _Job:
-    """A transaction handed to the driver's thread, and whether it may still be dropped."""
+    """A transaction handed to the driver's thread, and whether it may still be dropped.
 
-    QUEUED, RUNNING, DROPPED = range(3)
+    A job the thread has started may still be waiting for the write lock (BEGIN IMMEDIATE
+    in SQLite's busy handler): until it holds the lock it has written nothing, so it may
+    still be dropped, and once the lock comes it ends without writing."""
+
+    QUEUED, WAITING, BEGUN, DROPPED = range(4)
 
     def __init__(self) -> None:
         self.state = _Job.QUEUED
@@ -189,16 +193,28 @@ class _Job:
         with self.lock:
             if self.state == _Job.DROPPED:
                 return False
-            self.state = _Job.RUNNING
+            self.state = _Job.WAITING
+            return True
+
+    def begin(self) -> bool:
+        """The transaction is open (it holds the lock): False if the job was dropped."""
+        with self.lock:
+            if self.state == _Job.DROPPED:
+                return False
+            self.state = _Job.BEGUN
             return True
 
     def drop(self) -> bool:
         """Forget a job that has not begun; False if it has (it will run to its end)."""
         with self.lock:
-            if self.state == _Job.QUEUED:
+            if self.state in (_Job.QUEUED, _Job.WAITING):
                 self.state = _Job.DROPPED
                 return True
             return False
+
+
+class _Dropped(Exception):
+    """A job dropped while it waited for the lock: its transaction is rolled back unwritten."""
 
 
 class AsyncSqliteDriver:
@@ -206,8 +222,10 @@ class AsyncSqliteDriver:
 
     Cancellation. A call has one suspension point before its transaction begins and, on the
     thread path only, one while the transaction runs there:
-    - cancelled before the transaction began (always the case on the loop path): nothing
-      was written, and nothing will be;
+    - cancelled before the transaction began (always the case on the loop path), on the
+      thread path too while it still waits there for the write lock: nothing was written,
+      and nothing will be (a renewal let go at its hold's renew deadline must not renew
+      the lease once another connection's lock is released);
     - cancelled while its transaction runs on the thread: the transaction runs to its end
       (it commits or rolls back whole) and only then does `CancelledError` reach the
       caller. So a cancelled call MAY have committed; read the state back to know. No write
@@ -302,11 +320,18 @@ class AsyncSqliteDriver:
         job = _Job()
         dropped: Any = object()
 
+        def gated(conn: sqlite3.Connection) -> T:
+            if not job.begin():
+                raise _Dropped
+            return fn(conn)
+
         def work() -> Any:
             try:
                 if not job.start():
                     return dropped
-                return run(self._conn, fn)
+                return run(self._conn, gated)
+            except _Dropped:
+                return dropped
             finally:
                 with self._count_lock:
                     self._on_thread -= 1

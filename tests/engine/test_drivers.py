@@ -8,9 +8,11 @@ connection holds the write lock, and the test releases it.
 import asyncio
 import random
 import sqlite3
+import sys
 import threading
 import time
 from pathlib import Path
+from types import FrameType
 
 import pytest
 
@@ -208,6 +210,59 @@ async def test_a_call_cancelled_while_queued_on_the_thread_never_runs(tmp_path: 
     await asyncio.wait_for(first, timeout=30)
     assert [t.task_id for t in await store.tasks()] == ["first"]
     await store.close()
+
+
+async def _waiting_on_the_lock() -> None:
+    """Until the driver's thread is inside `run_write` (its BEGIN IMMEDIATE waiting in the
+    busy handler), not merely queued for the thread."""
+    async with asyncio.timeout(5):
+        while True:
+            frames = sys._current_frames()
+            for thread in threading.enumerate():
+                if thread.name.startswith("bk-sqlite") and thread.ident in frames:
+                    frame: FrameType | None = frames[thread.ident]
+                    while frame is not None:
+                        if frame.f_code is backend.run_write.__code__:
+                            return
+                        frame = frame.f_back
+            await asyncio.sleep(0.005)
+
+
+async def test_a_call_cancelled_while_it_waits_for_the_lock_writes_nothing_once_it_is_free(
+    tmp_path: Path,
+) -> None:
+    """The thread has started the call, which waits in SQLite's busy handler for another
+    connection's lock: cancelled then, it has written nothing, and the lock's release does
+    not let it write late."""
+    path = tmp_path / "keys.db"
+    driver = await AsyncSqliteDriver.open(path)
+    holder = backend.connect(path)
+    ran = threading.Event()
+
+    def write(conn: sqlite3.Connection) -> None:
+        ran.set()
+        conn.execute("INSERT INTO store_meta (key, value) VALUES ('probe', 'late')")
+
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        call = asyncio.create_task(driver.write(write))
+        await _waiting_on_the_lock()
+        call.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await asyncio.wait_for(call, timeout=5)  # promptly: it held no lock
+    finally:
+        holder.execute("COMMIT")
+        holder.close()
+    # a read queues on the driver's thread behind the dropped call: it has ended by then
+    value = await asyncio.wait_for(
+        driver.read(
+            lambda c: c.execute("SELECT value FROM store_meta WHERE key = 'probe'").fetchone()
+        ),
+        timeout=10,
+    )
+    assert value is None
+    assert not ran.is_set()
+    await driver.close()
 
 
 async def test_a_call_cancelled_mid_transaction_ends_it_first_and_may_have_committed(

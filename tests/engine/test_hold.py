@@ -304,6 +304,75 @@ async def test_on_postgresql_a_cut_connection_cancels_the_body_and_nothing_late_
         relays.close()
 
 
+# A held write lock on SQLite: the same beat and renew deadline as FAST, and a lease long
+# enough that a renewal let go at the deadline, once the lock is released, would still find
+# it live (SQLite's busy handler notices a released lock within about 100 ms) and renew it.
+LOCKED = LeaseConfig(ttl_ms=1_200, heartbeat_every_ms=100, renew_deadline_ms=400)
+
+
+async def test_on_sqlite_a_held_write_lock_cancels_the_body_and_the_renewal_let_go_never_lands(
+    tmp_path: Path,
+) -> None:
+    """Another connection holds the file's write lock (BEGIN IMMEDIATE) past the renew
+    deadline: the body is cancelled with LeaseLost by then, and once the lock is released
+    the renewal the hold let go at the deadline (still waiting for the lock on the driver's
+    thread) does not renew the lease of a holder that has stopped."""
+    path = tmp_path / "keys.db"
+    store = await LeaseStore.open_async(path, config=LOCKED)
+    books = await LeaseStore.open_async(path, config=LOCKED)
+    try:
+        await store.enqueue("t1")
+        seen = 0
+        cancelled = False
+        expiry_while_locked: int | None = None
+        with pytest.raises(LeaseLost) as lost:
+            async with store.hold("t1", "w1") as lease:
+                async with asyncio.timeout(5):
+                    while lease.renewals < 1:
+                        await asyncio.sleep(0.02)
+                seen = (await books.events())[-1].seq
+                locker = sqlite3.connect(path, isolation_level=None)
+                try:
+                    locker.execute("BEGIN IMMEDIATE")
+                    locked_at = time.monotonic()
+                    try:
+                        await _forever()
+                    except asyncio.CancelledError:
+                        cancelled = True
+                        stopped_after = time.monotonic() - locked_at
+                        # the lock is still held: no renewal has committed since it was taken
+                        (expiry_while_locked,) = locker.execute(
+                            "SELECT lease_expires_at FROM agent_tasks WHERE task_id = 't1'"
+                        ).fetchone()
+                        raise
+                finally:
+                    locker.execute("ROLLBACK")
+                    locker.close()
+        assert cancelled
+        error = lost.value
+        assert error.reason is LostBecause.RENEW_DEADLINE_PASSED
+        assert "renew_deadline" in str(error) and "w1" in str(error) and "t1" in str(error)
+        assert error.last_renewed_ms is not None and error.at_ms > error.last_renewed_ms
+        # by the renew deadline, counted from the last renewal sent before the lock
+        assert stopped_after <= LOCKED.deadline_ms / 1000 + 0.1
+        # A read on w1's store queues on its driver's thread behind whatever it still had on
+        # the way (the renewal let go at the deadline, waiting for the lock): once it
+        # answers, that has ended, one way or the other.
+        async with asyncio.timeout(5):
+            await store.task("t1")
+        after = await books.task("t1")
+        assert after.owner_id == "w1" and after.status == "running"
+        assert after.lease_expires_at == expiry_while_locked, "a late renewal landed"
+        landed = {e.event for e in await books.events(seen) if e.worker_id == "w1"}
+        assert "renewed" not in landed, landed
+        assert landed <= {"self_fenced"}, landed
+        with pytest.raises(LeaseLost):
+            await lease.checkpoint({"page": "late"})
+    finally:
+        await store.close()
+        await books.close()
+
+
 async def test_a_frozen_hold_sends_no_renewal_while_the_body_goes_on(opened: Opener) -> None:
     """The frozen heartbeat of the fleet's faults on a hold: renewals stop, the body works
     on, and the renew deadline still lets the lease go; a thaw in time renews again."""
