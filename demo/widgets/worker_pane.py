@@ -140,6 +140,20 @@ def until_line(
     return text
 
 
+def pane_tokens(text: Text, v: WorkerView, lang: str) -> None:
+    """The lease and fence tokens the worker believes it holds."""
+    if not v.lease_token:
+        # Mistake one: the claim wrote `running` and an owner, and nothing else.
+        text.append(tr("no_version", lang), style="yellow")
+        return
+    text.append(f"{token_word('lease', lang)} ", style="dim")
+    text.append(f"{v.lease_token}", style="bold")
+    if v.fence_token is not None:  # none before the fence tag
+        text.append("  ")
+        text.append(f"{token_word('fence', lang)} ", style="dim")
+        text.append(f"{v.fence_token}", style="bold")
+
+
 @dataclass(frozen=True, slots=True)
 class PaneState:
     view: WorkerView
@@ -340,6 +354,11 @@ class WorkerPane(Widget):
             # spaces of a styled run, which glued "frozen" to "manual" in screenshots
             text.append("  ")
             text.append(" ".join(flags), style="yellow")
+        if state.compact and v.task_id is not None:
+            # beside the state: the task's line keeps room for its name and step in a
+            # half-width pane ("港口账 · 步骤 1/4  租约号 1  围栏…" was cut)
+            text.append("  ")
+            pane_tokens(text, v, lang)
         text.append("\n")
         if v.task_id is None and v.store_task_id is not None:
             # its memory is empty, the keeper's book is not: both said, so the pane never
@@ -358,17 +377,9 @@ class WorkerPane(Widget):
                 total = f"/{state.total_steps}" if state.total_steps else ""
                 text.append(" ", style="bold")  # not leading the next run (see flags)
                 text.append(f"· {tr('step', lang)} {v.step}{total}")
-            text.append("  " if state.compact else "\n")
-            if not v.lease_token:
-                # Mistake one: the claim wrote `running` and an owner, and nothing else.
-                text.append(tr("no_version", lang), style="yellow")
-            else:
-                text.append(f"{token_word('lease', lang)} ", style="dim")
-                text.append(f"{v.lease_token}", style="bold")
-                if v.fence_token is not None:  # none before the fence tag
-                    text.append("  ")
-                    text.append(f"{token_word('fence', lang)} ", style="dim")
-                    text.append(f"{v.fence_token}", style="bold")
+            if not state.compact:
+                text.append("\n")
+                pane_tokens(text, v, lang)
         return text
 
     def _live(self, v: WorkerView, state: PaneState) -> list[Text]:
