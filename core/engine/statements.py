@@ -6,7 +6,6 @@ DB-API connection.
 """
 
 import dataclasses
-import re
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -25,12 +24,12 @@ from sqlalchemy import (
 )
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import Dialect
-from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.sql import ClauseElement
-from sqlalchemy.sql.functions import FunctionElement
 
 from core.engine import mistake_statements as mistake
-from core.engine.backends import POSTGRESQL_CLOCK_MS
+from core.engine.compiled_sql import Stmt as Stmt
+from core.engine.compiled_sql import _sql as _sql
+from core.engine.compiled_sql import db_now_ms as db_now_ms
 from core.engine.errors import RegisterReason
 from core.engine.models import (
     FENCE_COUNTER,
@@ -95,70 +94,6 @@ TASK_STATE_COLUMNS = TaskState._fields
 
 # The PostgreSQL sequence fence tokens come from (created with the schema).
 FENCE_SEQUENCE = "fence_tokens"
-
-
-class Stmt(NamedTuple):
-    """Compiled SQL text: its constants are literals in it, its parameters are named."""
-
-    sql: str
-
-    def run(self, conn: Any, params: dict[str, Any] | None = None) -> list[Any]:
-        """Execute and fetch every row (before any commit: SQLite insists for RETURNING)."""
-        cursor = conn.execute(self.sql, params or {})
-        # psycopg refuses to fetch from a statement that returns no rows; sqlite3 gives [].
-        if cursor.description is None:
-            return []
-        rows: list[Any] = cursor.fetchall()
-        return rows
-
-
-# How a named parameter is spelled: `:name` (sqlite3) or `%(name)s` (psycopg).
-_PARAM_PATTERNS = {
-    "named": re.compile(r"(?<![:\w]):(\w+)"),
-    "pyformat": re.compile(r"%\((\w+)\)s"),
-}
-
-
-def _sql(stmt: ClauseElement, dialect: Dialect) -> Stmt:
-    compiled: Any = stmt.compile(dialect=dialect)
-    pattern = _PARAM_PATTERNS.get(dialect.paramstyle)
-    if pattern is None:  # pragma: no cover - both dialects in use are covered
-        raise NotImplementedError(f"paramstyle {dialect.paramstyle}")
-    # Constants in the expressions (status = 'running', LIMIT 1) are written into the SQL
-    # as literals; only the named parameters are supplied on each call. With a constant
-    # left as a parameter, SQLite re-prepares any statement whose parameter could pick a
-    # partial index (status = ?) at every execution (the claim cost ~4x more), and
-    # PostgreSQL's generic plans could not use those partial indexes at all.
-    literals = {
-        name: compiled.render_literal_value(bind.effective_value, bind.type)
-        for bind, name in compiled.bind_names.items()
-        if not bind.required
-    }
-    sql = pattern.sub(lambda m: literals.get(m.group(1), m.group(0)), str(compiled))
-    return Stmt(sql)
-
-
-class db_now_ms(FunctionElement[int]):
-    """The database's clock, integer milliseconds since the Unix epoch, read by the statement.
-
-    Each dialect compiles it: SQLite the machine's clock, PostgreSQL the server's.
-    """
-
-    type = BigInteger()
-    inherit_cache = True
-
-
-@compiles(db_now_ms, "sqlite")
-def _db_now_ms_sqlite(_element: db_now_ms, _compiler: Any, **_kw: Any) -> str:
-    # 'now' is read once per statement step from the machine's clock, to the millisecond.
-    # julianday() keeps it (unixepoch('subsec') needs SQLite 3.42); ROUND takes away the
-    # double's error, under 0.05 ms at today's dates.
-    return "CAST(ROUND((julianday('now') - 2440587.5) * 86400000.0) AS INTEGER)"
-
-
-@compiles(db_now_ms, "postgresql")
-def _db_now_ms_postgresql(_element: db_now_ms, _compiler: Any, **_kw: Any) -> str:
-    return POSTGRESQL_CLOCK_MS
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,6 @@ has tables but no `store_meta` is someone else's: it is refused and left untouch
 
 import atexit
 import contextlib
-import hashlib
 import re
 import secrets
 import threading
@@ -45,6 +44,12 @@ from sqlalchemy.schema import CreateIndex, CreateTable
 
 from core.engine import models
 from core.engine.backends import POSTGRESQL_CLOCK_MS, POSTGRESQL_TXN_CLOCK_MS, check_stamp
+from core.engine.backends.postgresql_run_lock import DDL_LOCK_TIMEOUT_MS as DDL_LOCK_TIMEOUT_MS
+from core.engine.backends.postgresql_run_lock import SCRATCH_PREFIX as SCRATCH_PREFIX
+from core.engine.backends.postgresql_run_lock import DBConnection as DBConnection
+from core.engine.backends.postgresql_run_lock import drop_schema as drop_schema
+from core.engine.backends.postgresql_run_lock import drop_stale_runs as drop_stale_runs
+from core.engine.backends.postgresql_run_lock import run_lock_key as run_lock_key
 from core.engine.errors import SchemaVersionError, StoreError, Unreachable, Why
 
 T = TypeVar("T")
@@ -57,12 +62,6 @@ CONNECT_TIMEOUT_S = 10
 RECONNECT_FOR_S = 15.0
 # Held while creating tables, so workers starting together do not race on the catalog.
 DDL_LOCK_KEY = 0x626B5F736368  # "bk_sch"
-# Schema work waits at most this long for any lock, then lets go and tries again after a
-# pause. While a DDL statement waits for a table's lock, every later request for that
-# table queues behind it: a heartbeat then waits as long as the DDL does. Half a second is
-# what one heartbeat may lose to a starting worker, inside the renew window of any lease of
-# a few seconds or more.
-DDL_LOCK_TIMEOUT_MS = 500
 # A starting worker that cannot get its locks for this long gives up with one line.
 DDL_GIVE_UP_S = 60.0
 # "锁更适合短临界区" (a lock suits a short critical section): the server ends a session of
@@ -75,9 +74,6 @@ DDL_GIVE_UP_S = 60.0
 # after any lost connection.
 IDLE_IN_TRANSACTION_TIMEOUT_MS = 5_000
 FENCE_SEQUENCE = "fence_tokens"
-SCRATCH_PREFIX = "bk_run_"
-
-DBConnection = psycopg.Connection[Any]
 
 
 def dialect() -> Dialect:
@@ -355,31 +351,9 @@ def create_schema(conn: DBConnection, target: Target) -> None:
             ) from None
 
 
-def drop_schema(conn: DBConnection, schema: str) -> None:
-    conn.execute(pg_sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(pg_sql.Identifier(schema)))
-
-
 def scratch_schema_name() -> str:
     """A schema name no other run uses: each simulation on PostgreSQL gets its own."""
     return SCRATCH_PREFIX + secrets.token_hex(8)
-
-
-# -- whose run schema is it ---------------------------------------------------------------
-#
-# A run schema belongs to the process whose connections hold the schema's run lock (a
-# session-level advisory lock, shared: one run may open several connections, and the
-# cleaner's exclusive try fails while any of them is alive). The server lets it go when a
-# connection ends, however the process ended (SIGKILL, a crash, a machine that went away):
-# a run schema whose lock is free has no owner left, and the next run cleans it up. The
-# one moment an owner is alive without its lock is while it reconnects after a lost
-# connection; should its schema be dropped then, its next statement fails with one line,
-# never silently.
-
-
-def run_lock_key(schema: str) -> int:
-    """The advisory lock key of a run schema (a signed 64-bit number from its name)."""
-    digest = hashlib.blake2b(schema.encode(), digest_size=8, person=b"bk-run").digest()
-    return int.from_bytes(digest, "big", signed=True)
 
 
 def _take_run_lock(conn: DBConnection, target: Target) -> None:
@@ -388,41 +362,6 @@ def _take_run_lock(conn: DBConnection, target: Target) -> None:
     if taken is None or not taken[0]:
         # Only a cleaner holds it exclusively, for the moment it checks a schema: try again.
         raise StoreError(f"{target.shown}: run schema {target.schema} is held by another run")
-
-
-def drop_stale_runs(conn: DBConnection, keep: str) -> list[str]:
-    """Drop the run schemas on this server whose run has ended (never `keep`, the caller's
-    own); the names dropped.
-
-    Never one whose owner is alive: the owner's run lock is taken here first (without
-    waiting), and a schema whose lock is held is left alone.
-    """
-    dropped: list[str] = []
-    names = [
-        name
-        for (name,) in conn.execute(
-            "SELECT nspname FROM pg_namespace WHERE starts_with(nspname, %s)", (SCRATCH_PREFIX,)
-        )
-        if name != keep
-    ]
-    for name in names:
-        key = run_lock_key(name)
-        row = conn.execute("SELECT pg_try_advisory_lock(%s)", (key,)).fetchone()
-        if row is None or not row[0]:
-            continue  # its run is alive
-        try:
-            # Nobody should be using a stale schema; if someone is, it waits for next time.
-            conn.execute(f"SET lock_timeout = {DDL_LOCK_TIMEOUT_MS}")
-            drop_schema(conn, name)
-            dropped.append(name)
-        except psycopg.Error:
-            if conn.broken:
-                raise
-        finally:
-            if not conn.broken:
-                conn.execute("RESET lock_timeout")
-                conn.execute("SELECT pg_advisory_unlock(%s)", (key,))
-    return dropped
 
 
 def _transaction(conn: DBConnection, fn: Callable[[DBConnection], T]) -> T:
