@@ -91,6 +91,11 @@ class Views(MainPart):
         panels.active = pane_id
         body = self.query_one("#body", VerticalScroll)
         body.scroll_to_widget(panels, animate=False, top=True, immediate=True)
+        # and again once the frame this key asks for is laid out: a pane above that grows
+        # or shrinks in it would leave the panel a row off the top (or a task row above it)
+        self.call_after_refresh(
+            body.scroll_to_widget, panels, animate=False, top=True, immediate=True
+        )
         self.changed()
         if pane_id == "tab-events" and self.has_class("-narrow"):
             self._keep_newest_lines(laid_out=False)  # more of the log is in sight now
