@@ -7,7 +7,6 @@ from rich.cells import cell_len
 from rich.style import Style
 from rich.text import Text
 from textual.containers import Container
-from textual.css.scalar import Scalar
 from textual.geometry import Region, Size
 from textual.message import Message
 from textual.strip import Strip
@@ -232,6 +231,11 @@ class WorkerPane(Widget):
         return Text("\n").join(self._lines)
 
     @property
+    def lines(self) -> list[Text]:
+        """The lines the pane shows now."""
+        return self._lines
+
+    @property
     def live_text(self) -> Text:
         """The lines that tick: lease bar(s), the lease's end, the pulse (for tests)."""
         start, end = self._live_lines
@@ -453,6 +457,7 @@ class WorkerGrid(Container):
         # sight: two rows of three workers' panes left the task table no rows at 80 x 24.
         self.one_row = False
         self._chosen: str | None = None
+        self._cap: int | None = None  # the rows it is held to, set here (None: not held)
 
     def sync(self, states: list[PaneState]) -> None:
         wanted = [s.view.id for s in states]
@@ -472,11 +477,15 @@ class WorkerGrid(Container):
 
     def _fit_one_row(self, chosen: str | None) -> None:
         """Held to the tallest pane of a row when `one_row`; the chosen pane scrolled to."""
+        if not self.one_row and self._cap is None:
+            return  # the height another owner gave it (the fleet's 45vh) is left alone
         columns = self.columns()
-        heights = [pane.text.plain.count("\n") + 3 for pane in self.panes.values()]
-        rows = (len(heights) + columns - 1) // columns
-        cap = max(heights[:columns], default=0) if self.one_row and rows > 1 else None
-        if self.styles.max_height != (None if cap is None else Scalar.from_number(cap)):
+        panes = list(self.panes.values())
+        rows = (len(panes) + columns - 1) // columns
+        # a pane is its lines and its two border rows
+        cap = max(len(p.lines) + 2 for p in panes[:columns]) if self.one_row and rows > 1 else None
+        if cap != self._cap:
+            self._cap = cap
             if cap is None:  # back to the stylesheet's
                 self.styles.clear_rule("max_height")
                 self.styles.clear_rule("overflow_y")
