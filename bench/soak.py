@@ -101,6 +101,7 @@ async def _app_soak(seconds: float, samples: Samples, say: Callable[[str], None]
     async with app.run_test(size=(160, 48)) as pilot:
         screen = app.screen
         assert isinstance(screen, MainScreen)
+        screen.session.close()  # its workers' coroutines end here, not unawaited in the GC
         screen.session = Session(open_scenario(SCENARIO))
         screen.pacer.speed = SPEED
         screen.playing = True
