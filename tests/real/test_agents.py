@@ -137,6 +137,11 @@ async def test_tools_killed_between_a_call_and_its_checkpoint(
     claimed = second.said("claimed")[0]
     assert claimed["resumed"]["done"] == 1  # from the checkpoint, not from the first call
     assert [c["step"] for c in second.said("called")] == [2, 3]
+    async with await LeaseStore.open_async(db, mode=mode) as store:
+        # the checkpoints count the task's steps, as its pane does ("step 3/3"), the
+        # effects' records among them: never a step 6 of a three-step task
+        steps = sorted({c.step for c in await store.checkpoints() if c.task_id == "t1"})
+    assert steps == [1, 2, 3]
     charges = await service.books.charges()
     artifact = await service.books.artifact("t1/result")
     assert artifact is not None and artifact["token"] == claimed["token"]
