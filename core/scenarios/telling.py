@@ -327,6 +327,8 @@ def event_sentence(ev: EventRow, lang: str) -> str:
             page_fence=_int(d.get("page_fence_token")),
         )
     form = EVENT_FORMS.get(ev.event)
+    if ev.event == EventKind.SELF_FENCED and d.get("renew_deadline") is None:
+        form = SELF_FENCED_UNDATED  # a record that does not say when (an older saved run)
     if form is None:
         return glossary.event_word(ev.event, lang)
     fill: dict[str, object] = {
@@ -363,6 +365,12 @@ def event_sentence(ev: EventRow, lang: str) -> str:
     if lang != "zh" and not pattern.startswith("{"):
         sentence = sentence[:1].upper() + sentence[1:]  # a word, not a name or an id
     return spaced(sentence, lang)
+
+
+SELF_FENCED_UNDATED: Final[Word] = (
+    "{who} stops of their own accord: no renewal by the renew deadline",
+    "{who}主动停手：续约截止时刻已过，没有续上",
+)
 
 
 # What a step (or a person at the keyboard) does, as a sentence: "Acheng saves a checkpoint
