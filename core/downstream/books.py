@@ -345,10 +345,17 @@ class Books:
             return await _history(conn)
 
     async def export(self) -> dict[str, Any]:
-        """Everything the judge reads and a saved run keeps, read in one turn."""
+        """Everything the judge reads and a saved run keeps, read in one turn, and the
+        artifacts as they stand (what a screen's ledger of the service shows)."""
         async with self._reading() as conn:
             charges, history = await _charges(conn), await _history(conn)
-        return {"fencing": self.fencing, "charges": charges, "history": history}
+            artifacts = await _artifacts(conn)
+        return {
+            "fencing": self.fencing,
+            "charges": charges,
+            "history": history,
+            "artifacts": artifacts,
+        }
 
 
 async def read_books(path: str | Path, *, fencing: bool = True) -> dict[str, Any]:
@@ -372,6 +379,12 @@ async def _one(conn: aiosqlite.Connection, sql: str, params: tuple[object, ...])
 
 async def _all(conn: aiosqlite.Connection, sql: str) -> list[Any]:
     return list(await conn.execute_fetchall(sql))
+
+
+async def _artifacts(conn: aiosqlite.Connection) -> list[dict[str, Any]]:
+    rows = await _all(conn, "SELECT key, value, token, writer, at_ms FROM artifacts ORDER BY at_ms")
+    names = ("key", "value", "token", "writer", "at_ms")
+    return [dict(zip(names, r, strict=True)) for r in rows]
 
 
 async def _charges(conn: aiosqlite.Connection) -> list[dict[str, Any]]:

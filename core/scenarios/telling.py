@@ -210,6 +210,12 @@ def page_key_words(
     if key is None or lang != "zh" or not task_id:
         return key
     task, _, page = key.rpartition("/")
+    artifact = glossary.artifact_word(page, lang) if task == task_id else None
+    if artifact is not None:  # the downstream service's: "任务 2 的结果", "结果" beside it
+        if not named:
+            return artifact
+        named_zh = glossary.task_artifact_zh(glossary.task_name(task_id, lang), artifact)
+        return f"{_TASK_MARK}{named_zh}{_TASK_MARK}"
     if task != task_id or not page.isdigit():
         return key
     task = glossary.task_name(task_id, lang) if named else ""

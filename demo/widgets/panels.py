@@ -15,7 +15,14 @@ from core.engine.durations import format_clock
 from core.engine.policies import policy_for
 from core.engine.records import EventRow
 from core.engine.vocabulary import EventKind
-from core.scenarios.glossary import box_contents, box_parts, page_words, task_name
+from core.scenarios.glossary import (
+    artifact_word,
+    box_contents,
+    box_parts,
+    page_words,
+    task_artifact_zh,
+    task_name,
+)
 from core.scenarios.player import event_style
 from core.scenarios.sentences import books_sentences, page_fence, refused_note
 from core.scenarios.telling import event_sentence
@@ -350,6 +357,9 @@ def key_words(key: str, task_id: str | None, lang: str) -> str:
     task, sep, rest = key.partition("/")
     if not sep or task != task_id:
         return key
+    artifact = artifact_word(rest, lang) if lang == "zh" else None
+    if artifact is not None:  # the downstream service's artifact: "任务 2 的结果"
+        return task_artifact_zh(task_name(task, lang), artifact)
     return f"{task_name(task, lang)}/{rest}"
 
 

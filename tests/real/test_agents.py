@@ -24,6 +24,7 @@ from core.downstream.books import ServiceRule, judge
 from core.downstream.service import RunningService, serve_downstream
 from core.engine.modes import Mode
 from core.engine.store import LeaseStore
+from core.fleet.frame import service_pages
 from tests.pgserver_kit import with_schema
 
 pytestmark = pytest.mark.slow
@@ -341,6 +342,12 @@ async def test_a_stopped_holders_late_write_is_refused_by_the_service_fence(
     assert await _stop(first) == 0
     artifact = await service.books.artifact("t1/result")
     assert artifact is not None
+    # the fleet's ledger of the service: its one page, marked only where a stale write stands
+    pages, stale = service_pages(await service.books.export())
+    assert [(p.key, p.fence_token, p.writer, p.task_id) for p in pages] == [
+        ("t1/result", artifact["token"], artifact["writer"], "t1")
+    ]
+    assert stale == ({} if mode is Mode.CORRECT else {"t1/result": "stale_write_accepted"})
     if mode is Mode.CORRECT:
         assert answered["status"] == 409 and answered["error"] == "stale_token"
         assert f"fence token {held['token']} is older than {newer}" in answered["message"]
