@@ -59,7 +59,9 @@ async def tools(lease: Hold, client: DownstreamClient, job: Job, say: Say) -> No
 
         async def call(key: str, step: int = step, memo: str = memo) -> dict[str, Any]:
             sent = key if job.sends_keys else None
-            charged = await client.charge(job.task_id, memo, 10 * step, idempotency_key=sent)
+            charged = await client.charge(
+                job.task_id, memo, 10 * step, idempotency_key=sent, caller=job.worker_id
+            )
             say(
                 "called",
                 task=job.task_id,

@@ -278,9 +278,20 @@ class Books:
 
     # -- the payments-like tool ---------------------------------------------------------------
 
-    async def charge(self, task: str, memo: str, amount: int, idempotency_key: str | None) -> Reply:
+    async def charge(
+        self,
+        task: str,
+        memo: str,
+        amount: int,
+        idempotency_key: str | None,
+        *,
+        caller: str | None = None,
+    ) -> Reply:
         """A charge; with an idempotency key, as Stripe does: the same key returns the first
-        reply and charges nothing, and the key with other parameters is refused."""
+        reply and charges nothing, and the key with other parameters is refused. `caller`
+        (who asked) is kept in the history only, never compared: a redo by another worker
+        under the same key is the same request."""
+        who = {} if caller is None else {"caller": caller}
         request = json.dumps({"task": task, "memo": memo, "amount": amount}, sort_keys=True)
         async with self._txn() as conn:
             if idempotency_key is not None:
@@ -307,7 +318,7 @@ class Books:
                         conn,
                         Endpoint.CHARGE,
                         Verdict.REPLAYED,
-                        {"task": task},
+                        {"task": task, "memo": memo, "amount": amount, **who},
                         idempotency_key=idempotency_key,
                     )
                     return Reply(int(found[1]), json.loads(found[2]), replayed=True)
@@ -325,7 +336,11 @@ class Books:
                     (idempotency_key, request, 200, json.dumps(body, sort_keys=True)),
                 )
             await self._log(
-                conn, Endpoint.CHARGE, Verdict.CHARGED, body, idempotency_key=idempotency_key
+                conn,
+                Endpoint.CHARGE,
+                Verdict.CHARGED,
+                {**body, **who},
+                idempotency_key=idempotency_key,
             )
             return Reply(200, body)
 

@@ -9,6 +9,7 @@ soon will.
 
 import dataclasses
 import json
+import re
 import time
 import zlib
 from collections import Counter, deque
@@ -24,7 +25,7 @@ from core.fleet.process import Belief
 from core.fleet.supervisor import FaultNote, Fleet
 from core.fleet.verdict import Finding
 from core.sim.checker import ViolationKind
-from core.sim.snapshot import Rejection, Snapshot, TaskView
+from core.sim.snapshot import EffectCall, Rejection, Snapshot, TaskView
 from core.sim.snapshot import WorkerView as PaneView
 from core.sim.spec import WorkerState
 
@@ -91,6 +92,46 @@ def service_pages(books: dict[str, Any]) -> tuple[list[LedgerRow], dict[str, str
         for a in books.get("artifacts", ())
     ]
     return pages, stale
+
+
+_CALL_STEP = re.compile(r"call-(\d+)")
+
+
+def service_calls(books: dict[str, Any]) -> list[EffectCall]:
+    """The service's charges as the Effects panel's calls, in the order asked: each charge
+    made, and each answered from its idempotency key's first reply; `applied_times` counts
+    the charges made for the same task and memo so far (a second is the harm the key
+    prevents: "Idempotency Key 让重放调用不炸副作用"). On the store's clock, as its pages."""
+    made: Counter[tuple[str, str]] = Counter()
+    calls: list[EffectCall] = []
+    for entry in books["history"]:
+        verdict = entry["verdict"]
+        if entry["endpoint"] != Endpoint.CHARGE or verdict not in (
+            Verdict.CHARGED,
+            Verdict.REPLAYED,
+        ):
+            continue
+        detail = entry["detail"]
+        task, memo = str(detail.get("task") or ""), str(detail.get("memo") or "")
+        if verdict == Verdict.CHARGED:
+            made[task, memo] += 1
+        step = _CALL_STEP.fullmatch(memo)
+        amount = detail.get("amount")
+        calls.append(
+            EffectCall(
+                at=int(entry["at_ms"]),
+                worker_id=str(detail.get("caller") or ""),
+                task_id=task,
+                key=str(entry["idempotency_key"] or f"{task}/{memo}"),
+                effect="charge",
+                step=int(step[1]) if step is not None else None,
+                fence_token=None,
+                deduplicated=verdict == Verdict.REPLAYED,
+                applied_times=max(1, made[task, memo]),
+                amount=amount if isinstance(amount, int) else None,
+            )
+        )
+    return calls
 
 
 def _since(at: int | None, origin: int) -> int | None:
@@ -209,6 +250,7 @@ class FrameMaker:
         self._service: tuple[tuple[str, int], ...] = ()
         self._service_pages: list[LedgerRow] = []
         self._service_stale: dict[str, str] = {}
+        self._service_calls: list[EffectCall] = []
         # the frames a save keeps, so that `export` can draw the screen as it was
         self.log: FrameLog | None = FrameLog() if record else None
         self._beat: dict[str, int] = {}  # worker -> its last claim or renewal (store clock)
@@ -341,6 +383,7 @@ class FrameMaker:
             rejections=tuple(self._rejections),
             violations=dict(violations),
             stale_pages=dict(self._service_stale),
+            effect_calls=tuple(dataclasses.replace(c, at=c.at - o) for c in self._service_calls),
             last_event_seq=last.seq if (last := fleet.events.last) is not None else 0,
             generation=0,
             timeline=self.timeline.view(now) if self.with_timeline else None,
@@ -376,6 +419,7 @@ class FrameMaker:
         counts = Counter(str(f.rule.value) for f in judge(books["history"], books["charges"]))
         self._service = tuple(sorted(counts.items()))
         self._service_pages, self._service_stale = service_pages(books)
+        self._service_calls = service_calls(books)[-SHOWN_EFFECTS:]
 
     def _take(self, ev: EventRow) -> None:
         if ev.worker_id:

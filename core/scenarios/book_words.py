@@ -292,6 +292,7 @@ SEEN: Final[dict[str, Word]] = {
     # one call of a side effect: its step and what it calls
     "effect_step": ("step {step}: {what}", "第 {step} 步：{what}"),
     "effect_api_call": ("the internal API", "调用内部 API"),
+    "effect_charge": ("the payments tool", "调用收费接口"),
     # a call applied again, and what that cost where its payload says
     "effect_charged_2": ("charged twice: 2 × {amount}", "扣了两次：2 × {amount}"),
     "effect_charged": ("charged {n} times: {n} × {amount}", "扣了 {n} 次：{n} × {amount}"),

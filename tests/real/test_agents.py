@@ -24,7 +24,7 @@ from core.downstream.books import ServiceRule, judge
 from core.downstream.service import RunningService, serve_downstream
 from core.engine.modes import Mode
 from core.engine.store import LeaseStore
-from core.fleet.frame import service_pages
+from core.fleet.frame import service_calls, service_pages
 from tests.pgserver_kit import with_schema
 
 pytestmark = pytest.mark.slow
@@ -146,6 +146,26 @@ async def test_tools_killed_between_a_call_and_its_checkpoint(
     charges = await service.books.charges()
     artifact = await service.books.artifact("t1/result")
     assert artifact is not None and artifact["token"] == claimed["token"]
+    # the fleet's Effects panel of the service: who asked, for which step, and whether it
+    # was charged (again) or answered from its key
+    calls = [
+        (c.worker_id, c.step, c.deduplicated, c.applied_times)
+        for c in service_calls(await service.books.export())
+    ]
+    if mode is Mode.CORRECT:
+        assert calls == [
+            ("w1", 1, False, 1),
+            ("w1", 2, False, 1),
+            ("w2", 2, True, 1),
+            ("w2", 3, False, 1),
+        ]
+    else:
+        assert calls == [
+            ("w1", 1, False, 1),
+            ("w1", 2, False, 1),
+            ("w2", 2, False, 2),
+            ("w2", 3, False, 1),
+        ]
     if mode is Mode.CORRECT:
         assert [c["memo"] for c in charges] == ["call-1", "call-2", "call-3"]
         assert second.said("called")[0]["replayed"] is True  # answered from the key
