@@ -317,6 +317,7 @@ class FrameMaker:
         ledger = ledger[-SHOWN_PAGES:]
         effects = [dataclasses.replace(e, applied_at=e.applied_at - o) for e in effects_read]
         rows = {r.task_id: r for r in tasks}
+        holders = {r.owner_id: r for r in tasks if r.status == TaskStatus.RUNNING}
         views = []
         pids: dict[str, int | None] = {}
         exits: dict[str, int | None] = {}
@@ -331,10 +332,18 @@ class FrameMaker:
             state = _state(w.belief, w.alive, w.stalled, w.frozen, cut)
             if not w.alive:
                 exits[wid] = w.exit_status
-            belief = w.belief
+            # a dead process remembers nothing ("旧 worker 即使复活，也只能成为'过期知识的携带
+            # 者'"): its pane says so beside the lease the store may still lend it, never the
+            # task and tokens it last printed, as a simulated worker's pane does
+            belief = w.belief if w.alive else Belief()
             if belief.expires_at is not None:
                 belief = dataclasses.replace(belief, expires_at=belief.expires_at - o)
             view = self._pane(wid, state, belief, w.frozen, w.stalled, rows, now, cut)
+            lent = holders.get(wid) if not w.alive else None
+            if lent is not None and lent.lease_expires_at is not None:
+                view = dataclasses.replace(
+                    view, store_task_id=lent.task_id, store_remaining_ms=lent.lease_expires_at - now
+                )
             skew = fleet.skews.get(wid, 0)
             views.append(dataclasses.replace(view, skew_ms=skew) if skew else view)
         # What each of our processes said it holds (noted by the fleet one read late, so
@@ -342,7 +351,6 @@ class FrameMaker:
         self._beliefs_shown, believed = fleet.beliefs.read(self._beliefs_shown)
         for b in believed:
             self.timeline.believe(b.at - o, {b.worker_id: b.held})
-        holders = {r.owner_id: r for r in tasks if r.status == TaskStatus.RUNNING}
         for wid in self._seen_workers:
             if wid in ours:
                 continue
