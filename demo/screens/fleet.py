@@ -43,7 +43,7 @@ from core.fleet.arrivals import Arrivals
 from core.fleet.command import MAX_WORKERS
 from core.fleet.frame import FleetFrame, FrameMaker
 from core.fleet.supervisor import Fleet
-from core.scenarios.telling import error_sentence
+from core.scenarios.telling import error_sentence, spaced, task_words
 from demo.controls import (
     FAULT_BY_ACTION,
     FAULT_HELP,
@@ -553,7 +553,10 @@ class FleetScreen(Screen[None]):
         except BorrowedKeysError as exc:
             self.post_message(FaultApplied(error_sentence(exc, self.lang), False))
             return
-        said = tr("fleet_approved" if approved else "fleet_rejected", self.lang, task=task)
+        # the task by its name ("已批准任务 1"), as the task table names it, never its id
+        named = task_words(task, self.lang)
+        form = "fleet_approved" if approved else "fleet_rejected"
+        said = spaced(tr(form, self.lang, task=named), self.lang)
         self.post_message(FaultApplied(said, True))
 
     def action_no_steps(self) -> None:

@@ -50,3 +50,9 @@ def test_an_artifact_of_the_service_is_named_as_a_sentence_in_chinese(
 ) -> None:
     assert page_key_words(key, task, "zh", named=True) == f"\x1f{said}\x1f"
     assert page_key_words(key, task, "en", named=True) == key
+
+
+def test_an_approvals_draft_names_its_task_in_chinese() -> None:
+    assert ledger_value("refund for t1", "zh") == "任务 1 的退款"
+    assert ledger_value("refund for floor6", "zh") == "floor6 的退款"
+    assert ledger_value("refund for t1", "en") == "refund for t1"
