@@ -274,6 +274,7 @@ async def test_tools_work_without_idempotency_turns_the_light_red(
             await _service_read_again(pilot, screen)
             shown = str(header.render())
             assert header.has_class("-unsafe"), shown
+            assert f"{tr('fleet_title_one', lang)} │" in shown, shown  # not "1 ... processes"
             served = tr("service_broke", lang, what=service_phrase(counts, lang))
             assert served in shown, shown
             assert not screen.frame or not screen.frame.snap.violations  # the store's held
