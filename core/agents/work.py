@@ -72,7 +72,10 @@ async def tools(lease: Hold, client: DownstreamClient, job: Job, say: Say) -> No
 
         receipt = await lease.effect(memo, call)
         receipts.append(str(receipt["id"]))
-        await lease.checkpoint({"done": step, "receipts": receipts})
+        # at the call's own step: the effect's record took the step after the last one
+        # already, and a second "one past the last" would count each call twice (a task
+        # of three calls shown at checkpoint step 6)
+        await lease.checkpoint({"done": step, "receipts": receipts}, step=step)
         say("checkpoint", task=job.task_id, step=step)
     await client.write_artifact(
         f"{job.task_id}/result", json.dumps(receipts), token=lease.token, writer=job.worker_id

@@ -38,7 +38,9 @@ from tests.real.test_fleet_keys import WAIT_S, state_of
 pytestmark = pytest.mark.slow
 
 # the task table's cells, where its columns put them
-KIND, STATUS, OWNER, FENCE = (COLUMNS.index(c) for c in ("kind", "status", "owner", "fence_token"))
+KIND, STATUS, OWNER, FENCE, STEP = (
+    COLUMNS.index(c) for c in ("kind", "status", "owner", "fence_token", "checkpoint_step")
+)
 
 
 def _fleet(
@@ -202,6 +204,11 @@ async def test_tools_work_killed_and_restarted_ends_as_the_screen_says(tmp_path:
             )
             rows = _rows(fleet)
             assert {t: r.status for t, r in rows.items()} == dict.fromkeys(rows, TaskStatus.DONE)
+            # each task's checkpoint is at its last step, as its payload counts them (the
+            # panes said "step 3/3"), not at a count of the records its calls also wrote
+            assert {t: c[STEP] for t, c in _cells(screen).items()} == dict.fromkeys(
+                rows, str(steps)
+            )
             # the killed holder's task was finished under a later lease, not by the dead one
             assert rows[task].attempt >= 2, rows[task]
 
