@@ -23,10 +23,11 @@ from core.engine.vocabulary import EventKind, TaskStatus
 from core.fleet.command import FleetArgs, start_fleet
 from core.fleet.history import load_history
 from core.fleet.supervisor import Fleet
+from core.fleet.words import word
 from core.scenarios.glossary import kind_word, service_phrase, status_word, task_name
 from core.sim.spec import WorkerState
 from demo.controls import Moment, by_id
-from demo.fleet_app import FleetApp
+from demo.fleet_app import FleetApp, quit_verdict
 from demo.i18n import state_word, tr
 from demo.screens.fleet import FleetScreen, ended
 from demo.widgets.keybar import KeyBar
@@ -179,7 +180,9 @@ async def _saved_toast(pilot: Any, app: FleetApp) -> str:
     return next(t for t in _toasts(app) if t.startswith(said))
 
 
-async def test_tools_work_killed_and_restarted_ends_as_the_screen_says(tmp_path: Path) -> None:
+async def test_tools_work_killed_and_restarted_ends_as_the_screen_says(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """Two agent workers on three tools tasks; the one seen working a task is killed with
     `k` and restarted with `u`. Every task ends done, the store's and the service's rules
     hold, and the service charged once for each idempotency key, whatever the kill redid."""
@@ -240,13 +243,20 @@ async def test_tools_work_killed_and_restarted_ends_as_the_screen_says(tmp_path:
         assert saved.service is not None
         assert len(saved.service["charges"]) == len(keys)
         assert judge(saved.service["history"], saved.service["charges"]) == []
+        # `q`'s verdict names the service's rules over its books, held, and exits 0
+        capsys.readouterr()
+        assert await asyncio.to_thread(quit_verdict, fleet, lang) == 0
+        out = capsys.readouterr().out
+        rules = ", ".join(rule.value for rule in ServiceRule)
+        assert word("service_rules", lang, rules=rules, n=len(books["history"])) in out, out
+        assert out.rstrip().endswith(word("service_held", lang)), out
     finally:
         fleet.close()
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 async def test_tools_work_without_idempotency_turns_the_light_red(
-    tmp_path: Path, lang: str
+    tmp_path: Path, lang: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """The seed's fifth part missing ("Idempotency Key 让重放调用不炸副作用"): the agent
     sends no key, so a kill between a charge and its record makes the redo charge again.
@@ -293,6 +303,12 @@ async def test_tools_work_without_idempotency_turns_the_light_red(
         saved = load_history(path)
         assert saved.service is not None
         assert len(judge(saved.service["history"], saved.service["charges"])) == 1
+        # `q`'s verdict: the store's rules held, the service's did not, and the exit says so
+        capsys.readouterr()
+        assert await asyncio.to_thread(quit_verdict, fleet, lang) == 1
+        out = capsys.readouterr().out
+        assert tr("fleet_verdict_held", lang) in out, out
+        assert out.rstrip().endswith(word("service_broken", lang, n=1)), out
     finally:
         fleet.close()
 
