@@ -14,6 +14,7 @@ from core.fleet.supervisor import Fleet, FleetSettings
 from core.sim.simulation import run_inline
 from demo.fleet_app import FleetApp
 from demo.screens.fleet import FleetScreen
+from demo.widgets.keybar import KeyBar, fit
 
 
 def _status(fleet: Fleet, task: str) -> TaskStatus:
@@ -43,6 +44,9 @@ async def test_a_key_decides_the_waiting_task(tmp_path: Path, key: str, after: T
                     break
             assert screen.frame is not None
             assert screen.frame.snap.tasks[0].row.status == TaskStatus.WAITING
+            # the bar leads with the keys that answer a waiting task, kept at 80 columns
+            shown = fit(screen.query_one("#keybar", KeyBar).items, 80)
+            assert [h.key for h in shown[:2]] == ["a", "x"]
             await pilot.press(key)
             for _ in range(200):
                 await pilot.pause(0.05)
