@@ -98,6 +98,11 @@ class FaultApplied(Message):
         self.ok = ok
 
 
+def fleet_title(n: int, lang: str) -> str:
+    """The header's title, which reads right for one worker as for many."""
+    return tr("fleet_title_one", lang) if n == 1 else tr("fleet_title", lang, n=n)
+
+
 def ended(status: int | None, said: str | None, lang: str) -> str:
     """How a worker's process ended, in words: the signal that killed it, or what it said
     as it stopped, never a bare exit status."""
@@ -377,7 +382,7 @@ class FleetScreen(Screen[None]):
         cfg = self.config
         self.query_one("#status", StatusHeader).show(
             HeaderState(
-                title=tr("fleet_title", lang, n=len(frame.ours)),
+                title=fleet_title(len(frame.ours), lang),
                 now_ms=snap.now_ms,
                 speed=1.0,
                 mode=snap.mode,
