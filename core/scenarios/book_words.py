@@ -9,6 +9,7 @@ import re
 from collections.abc import Mapping
 from typing import Final
 
+from core.engine.people import called
 from core.scenarios.word_table import Word, lookup, pick
 
 # What a box (checkpoint) holds, by the keys of each task kind's state. The browser's are
@@ -134,6 +135,9 @@ _LEDGER_VALUE = re.compile(
 # the receipts a tools task writes as its result: ["ch_1", "ch_4"], said by their numbers
 # in Chinese ("No English words, ids or unit letters on Chinese screens")
 RECEIPTS: Final[Word] = ("charges {ids}", "收费单 {ids} 号")
+# the note a browser task leaves in the service's form: "walked by linzhou"
+WALKED: Final[Word] = ("walked by {who}", "由{who}走完")
+_WALKED = re.compile(r"walked by (?P<who>[A-Za-z0-9_-]{1,64})")
 # the reply an approval task drafts before it parks: "refund for t1"
 REFUND: Final[Word] = ("refund for {task}", "{task}的退款")
 _REFUND = re.compile(r"refund for (?P<task>\S+)")
@@ -144,6 +148,13 @@ def ledger_value(value: str, lang: str) -> str:
     """A ledger page's text in `lang`: "page 3: west ferry 73 dan (total 288)" is
     "第 3 页：西渡口 73 石（累计 288）" in Chinese; a page of another shape has its verb
     translated ("open https://..." is "打开 https://..."), anything else stays as written."""
+    walked = _WALKED.fullmatch(value)
+    if walked is not None:
+        # a browser task's form note: its walker by name, as the panes name them
+        who = called(walked["who"], lang)
+        if lang == "zh":  # a space between a Chinese word and a number or a Latin name
+            who = (" " if who[:1].isascii() else "") + who + (" " if who[-1:].isascii() else "")
+        return pick(WALKED, lang).format(who=who)
     refund = _REFUND.fullmatch(value) if lang == "zh" else None
     if refund is not None:
         # an approval's draft: the task by its name, as the task table says it

@@ -56,3 +56,10 @@ def test_an_approvals_draft_names_its_task_in_chinese() -> None:
     assert ledger_value("refund for t1", "zh") == "任务 1 的退款"
     assert ledger_value("refund for floor6", "zh") == "floor6 的退款"
     assert ledger_value("refund for t1", "en") == "refund for t1"
+
+
+def test_a_browser_tasks_form_note_names_its_walker() -> None:
+    assert ledger_value("walked by linzhou", "zh") == "由临舟走完"
+    assert ledger_value("walked by linzhou", "en") == "walked by Linzhou"
+    assert ledger_value("walked by w4", "zh") == "由 4 号执行者走完"
+    assert ledger_value("walked by scribe-7", "zh") == "由 scribe-7 走完"
