@@ -255,6 +255,8 @@ class FrameMaker:
             if belief.expires_at is not None:
                 belief = dataclasses.replace(belief, expires_at=belief.expires_at - o)
             view = self._pane(wid, state, belief, w.frozen, w.stalled, rows, now, cut)
+            if w.stalled and w.write_held is not None:
+                view = dataclasses.replace(view, write_held=True)
             skew = fleet.skews.get(wid, 0)
             views.append(dataclasses.replace(view, skew_ms=skew) if skew else view)
         # What each of our processes said it holds (noted by the fleet one read late, so
