@@ -1,15 +1,15 @@
 """`borrowed-keys fleet --headless`: real workers, random real faults, a verdict.
 
 The faults are the app's buttons (the one table, core/fleet/faults.py), pressed by a seeded
-random hand on a worker that holds a
-lease: Kill (SIGKILL, restarted a moment later under the same id), Stall (SIGSTOP past its
-lease's expiry, then SIGCONT; an agent worker whose writes go through the service is stopped
-with its next write on its way out, and continued once another holder has finished its task,
-so that write lands late, with its old token), Freeze (its heartbeat stops while its work goes on, then
-thaws) and Restart. The supervisor's clock only paces the hand; the database's clock judges
-every lease. With a steady queue (`arrivals`, the default) new tasks keep coming and the run ends
-after `seconds`; with a fixed batch (`--tasks`) it ends sooner once every task is done. Then
-the whole history is checked again from its first row.
+random hand on a worker that holds a lease: Kill (SIGKILL, restarted a moment later under
+the same id), Stall (SIGSTOP past its lease's expiry, then SIGCONT; an agent worker whose
+writes go through the service is stopped with its next write on its way out, and continued
+once another holder has finished its task, so that write lands late, with its old token),
+Freeze (its heartbeat stops while its work goes on, then thaws) and Restart. The
+supervisor's clock only paces the hand; the database's clock judges every lease. With a
+steady queue (`arrivals`, the default) new tasks keep coming and the run ends after
+`seconds`; with a fixed batch (`--tasks`) it ends sooner once every task is done. Then the
+whole history is checked again from its first row.
 """
 
 import random
@@ -264,7 +264,7 @@ class _Undo:
 
     def __call__(self) -> None:
         assert self.fault.undo is not None
-        late = self.fleet.holds_a_write(self.worker_id) and bool(self.fault.undone_held)
+        late = self.task is not None and bool(self.fault.undone_held)
         getattr(self.fleet, self.fault.undo)(self.worker_id)
         if self.fault.down_until_undone:
             self.expected_down.discard(self.worker_id)
