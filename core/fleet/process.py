@@ -226,6 +226,7 @@ class WorkerProcess:
         if killed and self.proc is not None:
             self.proc.wait()
         self.stalled = False
+        self.write_held = None  # gone with its memory
         return killed
 
     def stall(self) -> bool:

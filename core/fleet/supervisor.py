@@ -298,7 +298,7 @@ class Fleet:
         work = self.settings.work
         if work is None or self.settings.service_url is None:
             return False
-        if work == "mixed":
+        if work == "mixed":  # by the kind of the task it holds (none held: as ever)
             task = self.workers[worker_id].belief.task
             kinds = {r.task_id: r.kind for r in self.newest(0, 0, 0)[0]}  # those still to do
             work = kinds.get(task or "")
