@@ -9,7 +9,12 @@
     (a hold that parks, the approval, a second hold that sends), browser (a walk of six
     actions in Debian's chromium, one browser for the worker's walks, a context of its own
     for each; left out, with the reason, where it is missing).
-(c) The downstream service's request rate: CLIENTS callers at once, each a run of fenced
+(c) Start-up, each the best of STARTS fresh starts (a load only ever adds to a start): an
+    agent worker process (`python -m core.tools.agent_cli agent`, as the fleet starts one)
+    until it says hello (its store open) and until it says claimed (its first task held);
+    the downstream service in this process until it answers its first page; chromium
+    launched until its first page of the service is loaded.
+(d) The downstream service's request rate: CLIENTS callers at once, each a run of fenced
     artifact writes and charges with idempotency keys, every request one transaction of the
     service's books; then the same again with a caller of a page that reads no books beside
     them, whose wait says how long the books hold the service's event loop.
@@ -18,6 +23,8 @@
 import asyncio
 import contextlib
 import functools
+import json
+import os
 import statistics
 import sys
 import tempfile
@@ -46,6 +53,9 @@ CONFIG = LeaseConfig(ttl_ms=60_000)
 CLIENTS = 8  # callers of the service at once
 REQUESTS = 250  # each caller's requests: fenced writes and charges, in turn
 PAGE_EVERY_S = 0.005  # how often the page that reads no books is asked meanwhile
+STARTS = 3  # fresh starts of each thing timed; the least counts
+START_TIMEOUT_S = 60.0
+ROOT = Path(__file__).resolve().parent.parent
 
 
 async def _overhead(folder: Path) -> tuple[float, float]:
@@ -151,6 +161,110 @@ async def _service(folder: Path, *, pages: bool) -> tuple[float, list[float]]:
     return CLIENTS * REQUESTS / elapsed, waits
 
 
+async def _worker_start(folder: Path, service_url: str, n: int) -> tuple[float, float]:
+    """Seconds from the exec of an agent worker to its `hello`, and to its `claimed`."""
+    db = folder / f"start-{n}.db"
+    async with await LeaseStore.open_async(db, config=CONFIG) as store:
+        await store.enqueue("t1", kind=Work.TOOLS.value)
+    start = time.perf_counter()
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "core.tools.agent_cli",
+        "agent",
+        *("--db", str(db), "--id", "w1", "--work", "tools", "--service", service_url),
+        *("--steps", "1", "--step-time", "0s", "--exit-when-idle"),
+        cwd=ROOT,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.DEVNULL,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    assert proc.stdout is not None
+    seen: dict[str, float] = {}
+    try:
+        async with asyncio.timeout(START_TIMEOUT_S):
+            while "claimed" not in seen:
+                raw = await proc.stdout.readline()
+                if not raw:
+                    raise RuntimeError(f"the agent worker ended before it claimed: {seen}")
+                line = json.loads(raw).get("line")
+                if line in ("hello", "claimed"):
+                    seen.setdefault(line, time.perf_counter() - start)
+            await proc.wait()
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+    return seen["hello"], seen["claimed"]
+
+
+async def _service_start(folder: Path, n: int) -> float:
+    """Seconds from opening the service's books to its first page answered."""
+    start = time.perf_counter()
+    async with (
+        serve_downstream(folder / f"books-start-{n}.db") as service,
+        aiohttp.ClientSession() as session,
+        session.get(f"{service.url}/pages/form") as reply,
+    ):
+        await reply.read()
+        return time.perf_counter() - start
+
+
+async def _chromium_start(service_url: str) -> float:
+    """Seconds from launching chromium to its first page of the service loaded."""
+    start = time.perf_counter()
+    async with Chromium() as chromium:
+        context = await chromium.context()
+        page = await context.new_page()
+        await page.goto(f"{service_url}/pages/form")
+        elapsed = time.perf_counter() - start
+        await context.close()
+    return elapsed
+
+
+async def _starts(folder: Path, browser: bool) -> dict[str, float]:
+    """The least of STARTS fresh starts of each: the worker to hello and to claimed, the
+    service, and chromium (left out when `browser` is False)."""
+    hello: list[float] = []
+    claimed: list[float] = []
+    services: list[float] = []
+    chromiums: list[float] = []
+    async with serve_downstream(folder / "books-starts.db") as service:
+        for n in range(STARTS + 1):  # the first warms the bytecode caches and is not counted
+            said_hello, said_claimed = await _worker_start(folder, service.url, n)
+            services_at = await _service_start(folder, n)
+            chromium_at = await _chromium_start(service.url) if browser else None
+            if n == 0:
+                continue
+            hello.append(said_hello)
+            claimed.append(said_claimed)
+            services.append(services_at)
+            if chromium_at is not None:
+                chromiums.append(chromium_at)
+    out = {"worker_hello": min(hello), "worker_claimed": min(claimed), "service": min(services)}
+    if chromiums:
+        out["chromium"] = min(chromiums)
+    return out
+
+
+def _starts_table(console: Console, starts: dict[str, float]) -> None:
+    whats = {
+        "worker_hello": "an agent worker process, from its exec to hello (its store open)",
+        "worker_claimed": "the same, to claimed (its first task held)",
+        "service": "the downstream service in-process, to its first page answered",
+        "chromium": "chromium, from its launch to its first page of the service loaded",
+    }
+    table = Table(title=f"start-up, the best of {STARTS} fresh starts each")
+    table.add_column("what")
+    table.add_column("s", justify="right")
+    for key, what in whats.items():
+        if key not in starts:
+            continue
+        table.add_row(what, f"{starts[key]:.2f}")
+        record("agents", f"start_{key}_s", what, round(starts[key], 3), "s")
+    console.print(table)
+
+
 def agents_bench(console: Console) -> None:
     with tempfile.TemporaryDirectory(prefix="bk-bench-") as tmp:
         bare, held = asyncio.run(_overhead(Path(tmp)))
@@ -161,6 +275,7 @@ def agents_bench(console: Console) -> None:
                 rates[work] = None
                 continue
             rates[work] = asyncio.run(_rate(Path(tmp), work, tasks))
+        starts = asyncio.run(_starts(Path(tmp), browser=missing_browser() is None))
         per_s, _ = asyncio.run(_service(Path(tmp), pages=False))
         _, waits = asyncio.run(_service(Path(tmp), pages=True))
     wait_p50 = statistics.median(waits) * 1e3
@@ -197,6 +312,7 @@ def agents_bench(console: Console) -> None:
                 "per s",
             )
     console.print(rate_table)
+    _starts_table(console, starts)
     service_table = Table(
         title=f"the downstream service, {CLIENTS} callers at once, {REQUESTS} requests each"
     )

@@ -14,7 +14,7 @@ from types import FrameType
 
 from core.engine.errors import BorrowedKeysError
 from core.fleet.arrivals import Arrivals
-from core.fleet.command import BadOption, checked, start_fleet
+from core.fleet.command import BadOption, checked, service_verdict, start_fleet
 from core.fleet.supervisor import Fleet
 from core.scenarios.telling import error_sentence
 from demo.app import default_lang
@@ -54,6 +54,24 @@ class FleetApp(SpokenPalette):
         self.push_screen(screen)
 
 
+def quit_verdict(fleet: Fleet, lang: str) -> int:
+    """On quit the workers are stopped, the whole history is checked again from its first
+    row, and the verdict printed: the exit status says it too (0 held, 1 broken), as the
+    headless run's. Agent work (`--work`) is judged by the service's own rules over its
+    books as well, as the headless run and the save judge it: the store's rules alone never
+    say "held" over a charge the service made twice."""
+    fleet.stop_workers()
+    check = fleet.final_check()
+    key = "fleet_verdict_held" if not check.findings else "fleet_verdict_broken"
+    print(tr(key, lang, n=len(check.findings)) + ("。" if lang == "zh" else "."))
+    for finding in check.findings[:20]:
+        print(f"  {finding.detail}.")
+    verdict = int(check.verdict)
+    if fleet.downstream is not None:
+        verdict = max(verdict, service_verdict(fleet.downstream.books(), lang))
+    return verdict
+
+
 def _hang_up(_sig: int, _frame: FrameType | None) -> None:
     raise KeyboardInterrupt  # a closed terminal ends the app as Ctrl-C does: children too
 
@@ -84,15 +102,7 @@ def run_fleet_app(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         pass
     try:
-        fleet.stop_workers()
-        # On quit the whole history is checked again from its first row, and the verdict
-        # printed: the exit status says it too (0 held, 1 broken), as the headless run's.
-        check = fleet.final_check()
-        key = "fleet_verdict_held" if not check.findings else "fleet_verdict_broken"
-        print(tr(key, lang, n=len(check.findings)) + ("。" if lang == "zh" else "."))
-        for finding in check.findings[:20]:
-            print(f"  {finding.detail}.")
-        return int(check.verdict)
+        return quit_verdict(fleet, lang)
     except BorrowedKeysError as exc:
         print(
             f"borrowed-keys fleet: {' '.join(error_sentence(exc, lang).split())}", file=sys.stderr

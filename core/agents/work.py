@@ -59,7 +59,9 @@ async def tools(lease: Hold, client: DownstreamClient, job: Job, say: Say) -> No
 
         async def call(key: str, step: int = step, memo: str = memo) -> dict[str, Any]:
             sent = key if job.sends_keys else None
-            charged = await client.charge(job.task_id, memo, 10 * step, idempotency_key=sent)
+            charged = await client.charge(
+                job.task_id, memo, 10 * step, idempotency_key=sent, caller=job.worker_id
+            )
             say(
                 "called",
                 task=job.task_id,
@@ -72,7 +74,9 @@ async def tools(lease: Hold, client: DownstreamClient, job: Job, say: Say) -> No
 
         receipt = await lease.effect(memo, call)
         receipts.append(str(receipt["id"]))
-        await lease.checkpoint({"done": step, "receipts": receipts})
+        # saved as the task's step, so the task table's checkpoint step and the pane's
+        # "step 3/5" count the same steps (the effect's record took the step before it)
+        await lease.checkpoint({"done": step, "receipts": receipts}, step=step)
         say("checkpoint", task=job.task_id, step=step)
     await client.write_artifact(
         f"{job.task_id}/result", json.dumps(receipts), token=lease.token, writer=job.worker_id

@@ -278,9 +278,20 @@ class Books:
 
     # -- the payments-like tool ---------------------------------------------------------------
 
-    async def charge(self, task: str, memo: str, amount: int, idempotency_key: str | None) -> Reply:
+    async def charge(
+        self,
+        task: str,
+        memo: str,
+        amount: int,
+        idempotency_key: str | None,
+        *,
+        caller: str | None = None,
+    ) -> Reply:
         """A charge; with an idempotency key, as Stripe does: the same key returns the first
-        reply and charges nothing, and the key with other parameters is refused."""
+        reply and charges nothing, and the key with other parameters is refused. `caller`
+        (who asked) is kept in the history only, never compared: a redo by another worker
+        under the same key is the same request."""
+        who = {} if caller is None else {"caller": caller}
         request = json.dumps({"task": task, "memo": memo, "amount": amount}, sort_keys=True)
         async with self._txn() as conn:
             if idempotency_key is not None:
@@ -307,7 +318,7 @@ class Books:
                         conn,
                         Endpoint.CHARGE,
                         Verdict.REPLAYED,
-                        {"task": task},
+                        {"task": task, "memo": memo, "amount": amount, **who},
                         idempotency_key=idempotency_key,
                     )
                     return Reply(int(found[1]), json.loads(found[2]), replayed=True)
@@ -325,7 +336,11 @@ class Books:
                     (idempotency_key, request, 200, json.dumps(body, sort_keys=True)),
                 )
             await self._log(
-                conn, Endpoint.CHARGE, Verdict.CHARGED, body, idempotency_key=idempotency_key
+                conn,
+                Endpoint.CHARGE,
+                Verdict.CHARGED,
+                {**body, **who},
+                idempotency_key=idempotency_key,
             )
             return Reply(200, body)
 
@@ -345,10 +360,17 @@ class Books:
             return await _history(conn)
 
     async def export(self) -> dict[str, Any]:
-        """Everything the judge reads and a saved run keeps, read in one turn."""
+        """Everything the judge reads and a saved run keeps, read in one turn, and the
+        artifacts as they stand (what a screen's ledger of the service shows)."""
         async with self._reading() as conn:
             charges, history = await _charges(conn), await _history(conn)
-        return {"fencing": self.fencing, "charges": charges, "history": history}
+            artifacts = await _artifacts(conn)
+        return {
+            "fencing": self.fencing,
+            "charges": charges,
+            "history": history,
+            "artifacts": artifacts,
+        }
 
 
 async def read_books(path: str | Path, *, fencing: bool = True) -> dict[str, Any]:
@@ -372,6 +394,12 @@ async def _one(conn: aiosqlite.Connection, sql: str, params: tuple[object, ...])
 
 async def _all(conn: aiosqlite.Connection, sql: str) -> list[Any]:
     return list(await conn.execute_fetchall(sql))
+
+
+async def _artifacts(conn: aiosqlite.Connection) -> list[dict[str, Any]]:
+    rows = await _all(conn, "SELECT key, value, token, writer, at_ms FROM artifacts ORDER BY at_ms")
+    names = ("key", "value", "token", "writer", "at_ms")
+    return [dict(zip(names, r, strict=True)) for r in rows]
 
 
 async def _charges(conn: aiosqlite.Connection) -> list[dict[str, Any]]:

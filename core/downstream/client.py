@@ -64,13 +64,24 @@ class DownstreamClient:
             return body
 
     async def charge(
-        self, task: str, memo: str, amount: int, *, idempotency_key: str | None
+        self,
+        task: str,
+        memo: str,
+        amount: int,
+        *,
+        idempotency_key: str | None,
+        caller: str | None = None,
     ) -> Charged:
-        """Charge once per idempotency key (None: send none, the no_idempotency run)."""
+        """Charge once per idempotency key (None: send none, the no_idempotency run).
+        `caller` names who asks, for the service's history only: a redo by another worker
+        under the same key is the same charge."""
         headers = {} if idempotency_key is None else {IDEMPOTENCY_HEADER: idempotency_key}
+        body: dict[str, Any] = {"task": task, "memo": memo, "amount": amount}
+        if caller is not None:
+            body["caller"] = caller
         async with self._session.post(
             f"{self.url}/charges",
-            json={"task": task, "memo": memo, "amount": amount},
+            json=body,
             headers=headers,
         ) as reply:
             body = await _body(reply)

@@ -43,6 +43,9 @@ async def _json_body(request: web.Request) -> dict[str, Any] | str:
     return body
 
 
+MAX_CALLER = 200  # a caller's name is kept in the history: a name, not a payload
+
+
 def _text(body: dict[str, Any], name: str) -> str | None:
     value = body.get(name)
     return value if isinstance(value, str) and value and value.isprintable() else None
@@ -96,7 +99,11 @@ async def _post_charge(request: web.Request) -> web.Response:
         return _answer(
             await books.refuse(Endpoint.CHARGE, f"the {IDEMPOTENCY_HEADER} header is not a key")
         )
-    return _answer(await books.charge(task, memo, amount, key))
+    caller = _text(body, "caller")
+    if caller is not None and len(caller) > MAX_CALLER:
+        said = f"the caller's name is longer than {MAX_CALLER} characters"
+        return _answer(await books.refuse(Endpoint.CHARGE, said))
+    return _answer(await books.charge(task, memo, amount, key, caller=caller))
 
 
 # -- the pages a browser agent walks: a paginated list, a slow page, a form ----------------

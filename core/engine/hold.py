@@ -368,6 +368,12 @@ class Hold:
         lost = self._lost
         if lost is None or lost.reason is not LostBecause.RENEW_DEADLINE_PASSED:
             return
+        # the deadline it passed, on the store's clock, as a simulated worker's record
+        # says it ("no renewal by the renew deadline 0:00:11"): the last renewal the store
+        # answered, plus the renew deadline
+        detail: dict[str, int] = {}
+        if lost.last_renewed_ms is not None:
+            detail["renew_deadline"] = lost.last_renewed_ms + self._config.deadline_ms
         with contextlib.suppress(TimeoutError, BorrowedKeysError, OSError):
             await _unless_late(
                 self._store.record(
@@ -377,6 +383,7 @@ class Hold:
                     lease_token=lost.lease.lease_token,
                     fence_token=lost.lease.fence_token,
                     reason=RegisterReason.RENEW_DEADLINE_PASSED,
+                    **detail,
                 ),
                 self._config.heartbeat_ms / 1000,
             )

@@ -215,7 +215,7 @@ def run_headless_command(args: argparse.Namespace) -> int:
         assert run.check is not None
         verdict = int(run.check.verdict)
         if fleet.downstream is not None:
-            verdict = max(verdict, _service_verdict(fleet.downstream.books(), lang))
+            verdict = max(verdict, service_verdict(fleet.downstream.books(), lang))
         if args.save:
             fleet.save(Path(args.save), run.frames)
             print(word("saved", lang, path=args.save))
@@ -235,7 +235,7 @@ def run_headless_command(args: argparse.Namespace) -> int:
         fleet.close()
 
 
-def _service_verdict(books: dict[str, Any], lang: str) -> int:
+def service_verdict(books: dict[str, Any], lang: str) -> int:
     """Print the downstream service's rules over its own books (its export, as it stands or
     as a saved run kept it); 1 if one is broken."""
     from core.downstream.books import ServiceRule, judge
@@ -278,7 +278,7 @@ def run_check_command(args: argparse.Namespace) -> int:
     verdict = int(check.verdict)
     if saved.service is not None:
         # the service's books, kept in the run, judged again by the same judge
-        verdict = max(verdict, _service_verdict(saved.service, lang))
+        verdict = max(verdict, service_verdict(saved.service, lang))
     said = saved.verdict.get("verdict")
     now = check.verdict.name.lower()
     if said != now:

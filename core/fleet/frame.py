@@ -9,20 +9,23 @@ soon will.
 
 import dataclasses
 import json
+import re
 import time
 import zlib
 from collections import Counter, deque
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
-from core.engine.records import EventRow, TaskRow
+from core.downstream.books import Endpoint, Verdict, judge
+from core.engine.records import EventRow, LedgerRow, TaskRow
 from core.engine.vocabulary import EventKind, Operation, TaskStatus
 from core.fleet.history import FleetTimeline, SavedFrame, frame_line, merged, shifted
 from core.fleet.process import Belief
 from core.fleet.supervisor import FaultNote, Fleet
 from core.fleet.verdict import Finding
 from core.sim.checker import ViolationKind
-from core.sim.snapshot import Rejection, Snapshot, TaskView
+from core.sim.snapshot import EffectCall, Rejection, Snapshot, TaskView
 from core.sim.snapshot import WorkerView as PaneView
 from core.sim.spec import WorkerState
 
@@ -60,6 +63,75 @@ TIMELINE_TRIM_EVERY_MS = 10_000
 # that late to turn, and a frame (several a second) never waits on a read that grows with
 # the run.
 SERVICE_READ_EVERY_S = 2.0
+
+
+def service_pages(books: dict[str, Any]) -> tuple[list[LedgerRow], dict[str, str]]:
+    """The service's artifacts as the ledger's pages (on the store's clock: both read the
+    machine's), and those whose standing value a stale write put there: taken with a
+    fence token older than the newest the service had seen for its key, or with none
+    ("存储层或状态机只接受当前最大的 token"). A stale write since written over by a newer
+    one leaves a sound page; the service's judge still counts the breach."""
+    last: dict[str, dict[str, Any]] = {}
+    for entry in books["history"]:
+        if entry["endpoint"] == Endpoint.ARTIFACT and entry["verdict"] == Verdict.ACCEPTED:
+            last[str(entry["key"])] = entry
+    stale: dict[str, str] = {}
+    for key, entry in last.items():
+        token, newest = entry["token"], entry["newest"]
+        if token is None or (newest is not None and token < newest):
+            stale[key] = ViolationKind.STALE_WRITE_ACCEPTED.value
+    pages = [
+        LedgerRow(
+            str(a["key"]),
+            str(a["value"]),
+            int(a["token"] or 0),
+            str(a["writer"] or ""),
+            int(a["at_ms"]),
+            str(a["key"]).rpartition("/")[0],
+        )
+        for a in books.get("artifacts", ())
+    ]
+    return pages, stale
+
+
+_CALL_STEP = re.compile(r"call-(\d+)")
+
+
+def service_calls(books: dict[str, Any]) -> list[EffectCall]:
+    """The service's charges as the Effects panel's calls, in the order asked: each charge
+    made, and each answered from its idempotency key's first reply; `applied_times` counts
+    the charges made for the same task and memo so far (a second is the harm the key
+    prevents: "Idempotency Key 让重放调用不炸副作用"). On the store's clock, as its pages."""
+    made: Counter[tuple[str, str]] = Counter()
+    calls: list[EffectCall] = []
+    for entry in books["history"]:
+        verdict = entry["verdict"]
+        if entry["endpoint"] != Endpoint.CHARGE or verdict not in (
+            Verdict.CHARGED,
+            Verdict.REPLAYED,
+        ):
+            continue
+        detail = entry["detail"]
+        task, memo = str(detail.get("task") or ""), str(detail.get("memo") or "")
+        if verdict == Verdict.CHARGED:
+            made[task, memo] += 1
+        step = _CALL_STEP.fullmatch(memo)
+        amount = detail.get("amount")
+        calls.append(
+            EffectCall(
+                at=int(entry["at_ms"]),
+                worker_id=str(detail.get("caller") or ""),
+                task_id=task,
+                key=str(entry["idempotency_key"] or f"{task}/{memo}"),
+                effect="charge",
+                step=int(step[1]) if step is not None else None,
+                fence_token=None,
+                deduplicated=verdict == Verdict.REPLAYED,
+                applied_times=max(1, made[task, memo]),
+                amount=amount if isinstance(amount, int) else None,
+            )
+        )
+    return calls
 
 
 def _since(at: int | None, origin: int) -> int | None:
@@ -176,6 +248,9 @@ class FrameMaker:
         self._clock = clock  # paces the reads of the service's books (seconds)
         self._service_read_at: float | None = None
         self._service: tuple[tuple[str, int], ...] = ()
+        self._service_pages: list[LedgerRow] = []
+        self._service_stale: dict[str, str] = {}
+        self._service_calls: list[EffectCall] = []
         # the frames a save keeps, so that `export` can draw the screen as it was
         self.log: FrameLog | None = FrameLog() if record else None
         self._beat: dict[str, int] = {}  # worker -> its last claim or renewal (store clock)
@@ -234,9 +309,15 @@ class FrameMaker:
             )
             for r in tasks_read
         ]
-        ledger = [dataclasses.replace(p, updated_at=p.updated_at - o) for p in ledger_read]
+        # Agent work writes to the downstream service, not the store's ledger: its
+        # artifacts are the pages, each on the screen's clock, the newest SHOWN_PAGES.
+        self._read_service()
+        pages = sorted([*ledger_read, *self._service_pages], key=lambda p: p.updated_at)
+        ledger = [dataclasses.replace(p, updated_at=p.updated_at - o) for p in pages]
+        ledger = ledger[-SHOWN_PAGES:]
         effects = [dataclasses.replace(e, applied_at=e.applied_at - o) for e in effects_read]
         rows = {r.task_id: r for r in tasks}
+        holders = {r.owner_id: r for r in tasks if r.status == TaskStatus.RUNNING}
         views = []
         pids: dict[str, int | None] = {}
         exits: dict[str, int | None] = {}
@@ -251,12 +332,20 @@ class FrameMaker:
             state = _state(w.belief, w.alive, w.stalled, w.frozen, cut)
             if not w.alive:
                 exits[wid] = w.exit_status
-            belief = w.belief
+            # a dead process remembers nothing ("旧 worker 即使复活，也只能成为'过期知识的携带
+            # 者'"): its pane says so beside the lease the store may still lend it, never the
+            # task and tokens it last printed, as a simulated worker's pane does
+            belief = w.belief if w.alive else Belief()
             if belief.expires_at is not None:
                 belief = dataclasses.replace(belief, expires_at=belief.expires_at - o)
             view = self._pane(wid, state, belief, w.frozen, w.stalled, rows, now, cut)
             if w.stalled and w.write_held is not None:
                 view = dataclasses.replace(view, write_held=True)
+            lent = holders.get(wid) if not w.alive else None
+            if lent is not None and lent.lease_expires_at is not None:
+                view = dataclasses.replace(
+                    view, store_task_id=lent.task_id, store_remaining_ms=lent.lease_expires_at - now
+                )
             skew = fleet.skews.get(wid, 0)
             views.append(dataclasses.replace(view, skew_ms=skew) if skew else view)
         # What each of our processes said it holds (noted by the fleet one read late, so
@@ -264,7 +353,6 @@ class FrameMaker:
         self._beliefs_shown, believed = fleet.beliefs.read(self._beliefs_shown)
         for b in believed:
             self.timeline.believe(b.at - o, {b.worker_id: b.held})
-        holders = {r.owner_id: r for r in tasks if r.status == TaskStatus.RUNNING}
         for wid in self._seen_workers:
             if wid in ours:
                 continue
@@ -304,6 +392,8 @@ class FrameMaker:
             effects=tuple(effects),
             rejections=tuple(self._rejections),
             violations=dict(violations),
+            stale_pages=dict(self._service_stale),
+            effect_calls=tuple(dataclasses.replace(c, at=c.at - o) for c in self._service_calls),
             last_event_seq=last.seq if (last := fleet.events.last) is not None else 0,
             generation=0,
             timeline=self.timeline.view(now) if self.with_timeline else None,
@@ -318,25 +408,28 @@ class FrameMaker:
             fresh=tuple(fresh),
             faults=tuple(fleet.faults),
             findings_seen=fleet.found.count,
-            service=self._service_broken(),
+            service=self._service,
         )
         if self.log is not None:
             self.log.take(made, o)
         return made
 
-    def _service_broken(self) -> tuple[tuple[str, int], ...]:
-        """The service's broken rules, read again once SERVICE_READ_EVERY_S has passed
-        since the last read, else as that read found them. A service's books only grow, so
-        a count once found stays until a read finds it larger."""
-        if self.fleet.downstream is None:
-            return ()
+    def _read_service(self) -> None:
+        """The service's books read again once SERVICE_READ_EVERY_S has passed since the
+        last read, else kept as that read found them: its broken rules, and its artifacts
+        as the ledger's pages. A service's books only grow, so a count once found stays
+        until a read finds it larger."""
         now = self._clock()
-        if self._service_read_at is None or now - self._service_read_at >= SERVICE_READ_EVERY_S:
-            self._service_read_at = now
-            found = self.fleet.service_findings() or []
-            counts = Counter(str(f.rule.value) for f in found)
-            self._service = tuple(sorted(counts.items()))
-        return self._service
+        if self._service_read_at is not None and now - self._service_read_at < SERVICE_READ_EVERY_S:
+            return
+        books = self.fleet.service_books()
+        if books is None:
+            return
+        self._service_read_at = now
+        counts = Counter(str(f.rule.value) for f in judge(books["history"], books["charges"]))
+        self._service = tuple(sorted(counts.items()))
+        self._service_pages, self._service_stale = service_pages(books)
+        self._service_calls = service_calls(books)[-SHOWN_EFFECTS:]
 
     def _take(self, ev: EventRow) -> None:
         if ev.worker_id:

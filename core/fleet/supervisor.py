@@ -633,12 +633,16 @@ class Fleet:
     def service_findings(self) -> list[Any] | None:
         """The downstream service's rules over its own books, as `fleet --check` judges
         them (None: no service in this run)."""
-        if self.downstream is None:
+        books = self.service_books()
+        if books is None:
             return None
         from core.downstream.books import judge
 
-        books = self.downstream.books()
         return list(judge(books["history"], books["charges"]))
+
+    def service_books(self) -> dict[str, Any] | None:
+        """The downstream service's books as they stand (None: no service in this run)."""
+        return None if self.downstream is None else dict(self.downstream.books())
 
     def save(self, path: Path, frames: Iterable[dict[str, Any]] = ()) -> HistoryCheck:
         """Write the whole history (on the true timeline), the store's final rows, the

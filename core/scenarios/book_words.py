@@ -131,10 +131,31 @@ _LEDGER_VALUE = re.compile(
 )
 
 
+# the receipts a tools task writes as its result: ["ch_1", "ch_4"], said by their numbers
+# in Chinese ("No English words, ids or unit letters on Chinese screens")
+RECEIPTS: Final[Word] = ("charges {ids}", "收费单 {ids} 号")
+# the reply an approval task drafts before it parks: "refund for t1"
+REFUND: Final[Word] = ("refund for {task}", "{task}的退款")
+_REFUND = re.compile(r"refund for (?P<task>\S+)")
+_CHARGES = re.compile(r'\[\s*"ch_\d+"(?:\s*,\s*"ch_\d+")*\s*\]')
+
+
 def ledger_value(value: str, lang: str) -> str:
     """A ledger page's text in `lang`: "page 3: west ferry 73 dan (total 288)" is
     "第 3 页：西渡口 73 石（累计 288）" in Chinese; a page of another shape has its verb
     translated ("open https://..." is "打开 https://..."), anything else stays as written."""
+    refund = _REFUND.fullmatch(value) if lang == "zh" else None
+    if refund is not None:
+        # an approval's draft: the task by its name, as the task table says it
+        numbered = re.fullmatch(r"t(\d+)", refund["task"])
+        task = f"任务 {numbered[1]} " if numbered is not None else refund["task"] + " "
+        return pick(REFUND, lang).format(task=task)
+    charges = _CHARGES.fullmatch(value)
+    if charges is not None:
+        # a tools task's result, its charges' receipts: said by their numbers in Chinese
+        ids = re.findall(r'"ch_(\d+)"', value)
+        listed = "、".join(ids) if lang == "zh" else ", ".join(f"ch_{n}" for n in ids)
+        return pick(RECEIPTS, lang).format(ids=listed)
     found = _LEDGER_VALUE.match(value) if lang == "zh" else None
     if found is not None:
         village = lookup(VILLAGES, found["village"], lang)
@@ -280,6 +301,7 @@ SEEN: Final[dict[str, Word]] = {
     # one call of a side effect: its step and what it calls
     "effect_step": ("step {step}: {what}", "第 {step} 步：{what}"),
     "effect_api_call": ("the internal API", "调用内部 API"),
+    "effect_charge": ("the payments tool", "调用收费接口"),
     # a call applied again, and what that cost where its payload says
     "effect_charged_2": ("charged twice: 2 × {amount}", "扣了两次：2 × {amount}"),
     "effect_charged": ("charged {n} times: {n} × {amount}", "扣了 {n} 次：{n} × {amount}"),

@@ -374,6 +374,27 @@ def _numeral_zh(n: int) -> str:
     return head + (_DIGITS_ZH[ones] if ones else "")
 
 
+# The downstream service's artifacts, by the name after their task ("t2/result"): what an
+# agent's use case writes there (the tools' result, the approved reply, the browser's form).
+ARTIFACTS: Final[dict[str, Word]] = {
+    "result": ("result", "结果"),
+    "sent": ("reply sent", "回信"),
+    "form": ("form", "表单"),
+}
+
+
+def artifact_word(name: str, lang: str) -> str | None:
+    """An artifact's name in `lang` ("结果" for result), None for a name it does not know."""
+    word = ARTIFACTS.get(name)
+    return None if word is None else pick(word, lang)
+
+
+def task_artifact_zh(task_name_zh: str, artifact: str) -> str:
+    """ "任务 2 的结果", "第六层的结果": a space only after a number or a Latin letter."""
+    gap = " " if task_name_zh[-1:].isascii() and task_name_zh[-1:].isalnum() else ""
+    return f"{task_name_zh}{gap}的{artifact}"
+
+
 def task_name(task_id: str, lang: str) -> str:
     """A task as the screen names it: its id in English, its name in Chinese where the id is
     one the bundled scenarios give or of a known shape; any other id as written."""

@@ -631,11 +631,9 @@ def overlap_sentence(overlap: Overlap, now: int, lang: str = "en") -> str:
 
 def effect_call_words(call: EffectCall, lang: str = "en") -> str:
     """Which call of a side effect a row is: "step 3: the internal API"."""
-    what = (
-        glossary.lookup(SEEN, f"effect_{call.effect}", lang)
-        if call.effect == "api_call"
-        else call.effect
-    )
+    # only the effects the words name: a scenario's own effect ("repeat") is said as written
+    named = call.effect in ("api_call", "charge")
+    what = glossary.lookup(SEEN, f"effect_{call.effect}", lang) if named else call.effect
     if call.step is None:
         return what
     return glossary.lookup(SEEN, "effect_step", lang, step=call.step, what=what)

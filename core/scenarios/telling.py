@@ -210,6 +210,12 @@ def page_key_words(
     if key is None or lang != "zh" or not task_id:
         return key
     task, _, page = key.rpartition("/")
+    artifact = glossary.artifact_word(page, lang) if task == task_id else None
+    if artifact is not None:  # the downstream service's: "任务 2 的结果", "结果" beside it
+        if not named:
+            return artifact
+        named_zh = glossary.task_artifact_zh(glossary.task_name(task_id, lang), artifact)
+        return f"{_TASK_MARK}{named_zh}{_TASK_MARK}"
     if task != task_id or not page.isdigit():
         return key
     task = glossary.task_name(task_id, lang) if named else ""
@@ -327,6 +333,8 @@ def event_sentence(ev: EventRow, lang: str) -> str:
             page_fence=_int(d.get("page_fence_token")),
         )
     form = EVENT_FORMS.get(ev.event)
+    if ev.event == EventKind.SELF_FENCED and d.get("renew_deadline") is None:
+        form = SELF_FENCED_UNDATED  # a record that does not say when (an older saved run)
     if form is None:
         return glossary.event_word(ev.event, lang)
     fill: dict[str, object] = {
@@ -363,6 +371,12 @@ def event_sentence(ev: EventRow, lang: str) -> str:
     if lang != "zh" and not pattern.startswith("{"):
         sentence = sentence[:1].upper() + sentence[1:]  # a word, not a name or an id
     return spaced(sentence, lang)
+
+
+SELF_FENCED_UNDATED: Final[Word] = (
+    "{who} stops of their own accord: no renewal by the renew deadline",
+    "{who}主动停手：续约截止时刻已过，没有续上",
+)
 
 
 # What a step (or a person at the keyboard) does, as a sentence: "Acheng saves a checkpoint

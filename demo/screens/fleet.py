@@ -38,21 +38,23 @@ from textual.widgets import Static, TabbedContent, TabPane
 from core.engine.config import LeaseConfig
 from core.engine.errors import BorrowedKeysError
 from core.engine.people import called
+from core.engine.vocabulary import TaskStatus
 from core.fleet.arrivals import Arrivals
 from core.fleet.command import MAX_WORKERS
 from core.fleet.frame import FleetFrame, FrameMaker
 from core.fleet.supervisor import Fleet
-from core.scenarios.telling import error_sentence
+from core.scenarios.telling import error_sentence, spaced, task_words
 from demo.controls import (
     FAULT_BY_ACTION,
     FAULT_HELP,
-    FAULTS,
-    by_id,
     fault_bindings,
     fault_now,
 )
 from demo.controls import worker_faults as faults_of
 from demo.i18n import label, tr
+from demo.screens.fleet_keys import ADD_KEY as ADD_KEY
+from demo.screens.fleet_keys import DECISIONS as _DECISIONS
+from demo.screens.fleet_keys import fleet_key_hints
 from demo.widgets.keybar import Hint, KeyBar
 from demo.widgets.panels import EffectsTable, EventLog, LedgerTable, RejectedTable
 from demo.widgets.status_header import HeaderState, StatusHeader
@@ -67,15 +69,8 @@ ENQUEUE_N = 3  # tasks one press of Enqueue adds
 # past the first minute one cell of its axis is longer than a frame anyway.
 TIMELINE_EVERY_S = 0.5
 SKEW_MS = 300_000  # how far ahead `t` sets a worker's clock
-# One more worker: `W`, beside `w` which chooses one. Not `n`, the simulated app's next
-# step: a presenter's habit would start a process (and a fleet has no steps to go to).
-ADD_KEY = "W"
 FEED_S = 0.5  # how often the steady queue looks whether new tasks are due
 
-
-# A person's answer to a task parked for approval: the simulated app's controls (`a`, `x`),
-# their words, tooltips and help line, from the same table.
-_DECISIONS = (by_id("approve"), by_id("reject"))
 
 _PANEL_KEYS = (
     ("1", "tab-ledger"),
@@ -101,6 +96,11 @@ class FaultApplied(Message):
         super().__init__()
         self.text = text
         self.ok = ok
+
+
+def fleet_title(n: int, lang: str) -> str:
+    """The header's title, which reads right for one worker as for many."""
+    return tr("fleet_title_one", lang) if n == 1 else tr("fleet_title", lang, n=n)
 
 
 def ended(status: int | None, said: str | None, lang: str) -> str:
@@ -293,6 +293,7 @@ class FleetScreen(Screen[None]):
         self.maker = FrameMaker(fleet, record=True) if fleet is not None else None
         self.frame: FleetFrame | None = None
         self._reading = False
+        self._task_waits = False  # a task waits for a person: the bar leads with a / x
         self.frames_shown = 0
         self._told: dict[str, str] = {}  # the last line of each worker's said on screen
         self.chosen: str | None = None  # the worker the fault keys act on (`w`)
@@ -340,23 +341,8 @@ class FleetScreen(Screen[None]):
         if self.maker is not None:
             self.read_frame()
 
-    def key_hints(self) -> list[Hint]:
-        """The key bar: the fault keys first (the simulated app's), then the fleet's own."""
-        lang = self.lang
-        faults = [f for f in FAULTS if f.only_when is None]
-        return [
-            Hint("w", tr("choose_worker", lang), 0),
-            *(Hint(f.key, tr(f.word, lang), 1) for f in faults),
-            *(Hint(c.first_key, tr(c.word, lang), 4) for c in _DECISIONS[:1]),
-            Hint("t", tr("fleet_skew_key", lang), 3),
-            Hint(ADD_KEY, tr("fleet_add", lang), 5),
-            Hint("-/+", tr("fleet_rate_key", lang), 4),
-            Hint("e", tr("fleet_enqueue", lang), 6),
-            Hint("s", tr("fleet_save", lang), 6),
-            Hint("1-6", tr("panels", lang), 7),
-            Hint("?", tr("help", lang), 2),
-            Hint("q", tr("quit", lang), 0),
-        ]
+    def key_hints(self, task_waits: bool = False) -> list[Hint]:
+        return fleet_key_hints(self.lang, task_waits)
 
     # -- one frame --------------------------------------------------------------------------
 
@@ -396,7 +382,7 @@ class FleetScreen(Screen[None]):
         cfg = self.config
         self.query_one("#status", StatusHeader).show(
             HeaderState(
-                title=tr("fleet_title", lang, n=len(frame.ours)),
+                title=fleet_title(len(frame.ours), lang),
                 now_ms=snap.now_ms,
                 speed=1.0,
                 mode=snap.mode,
@@ -413,6 +399,10 @@ class FleetScreen(Screen[None]):
             s if s.view.id in frame.ours else dataclasses.replace(s, faults=False)
             for s in pane_states(snap, cfg, lang, True, chosen=self.chosen)
         ]
+        waits = any(t.row.status == TaskStatus.WAITING for t in snap.tasks)
+        if waits != self._task_waits:
+            self._task_waits = waits
+            self.query_one("#keybar", KeyBar).set_items(self.key_hints(waits))
         grid = self.query_one("#workers", WorkerGrid)
         grid.sync(states)
         for wid, pane in grid.panes.items():
@@ -568,7 +558,10 @@ class FleetScreen(Screen[None]):
         except BorrowedKeysError as exc:
             self.post_message(FaultApplied(error_sentence(exc, self.lang), False))
             return
-        said = tr("fleet_approved" if approved else "fleet_rejected", self.lang, task=task)
+        # the task by its name ("已批准任务 1"), as the task table names it, never its id
+        named = task_words(task, self.lang)
+        form = "fleet_approved" if approved else "fleet_rejected"
+        said = spaced(tr(form, self.lang, task=named), self.lang)
         self.post_message(FaultApplied(said, True))
 
     def action_no_steps(self) -> None:

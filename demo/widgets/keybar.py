@@ -44,6 +44,11 @@ class KeyBar(Static):
         self._items: list[Hint] = []
         self._shown: tuple[list[Hint], int] | None = None
 
+    @property
+    def items(self) -> list[Hint]:
+        """The hints it is given, before the width drops the least needed."""
+        return list(self._items)
+
     def set_items(self, items: list[Hint]) -> None:
         self._items = items
         self._draw()

@@ -15,9 +15,21 @@ from core.engine.durations import format_clock
 from core.engine.policies import policy_for
 from core.engine.records import EventRow
 from core.engine.vocabulary import EventKind
-from core.scenarios.glossary import box_contents, box_parts, page_words, task_name
+from core.scenarios.glossary import (
+    artifact_word,
+    box_contents,
+    box_parts,
+    page_words,
+    task_artifact_zh,
+    task_name,
+)
 from core.scenarios.player import event_style
-from core.scenarios.sentences import books_sentences, page_fence, refused_note
+from core.scenarios.sentences import (
+    books_sentences,
+    effect_call_words,
+    page_fence,
+    refused_note,
+)
 from core.scenarios.telling import event_sentence
 from core.scenarios.telling import who as name_of
 from core.sim.checker import ViolationKind
@@ -350,6 +362,9 @@ def key_words(key: str, task_id: str | None, lang: str) -> str:
     task, sep, rest = key.partition("/")
     if not sep or task != task_id:
         return key
+    artifact = artifact_word(rest, lang) if lang == "zh" else None
+    if artifact is not None:  # the downstream service's artifact: "任务 2 的结果"
+        return task_artifact_zh(task_name(task, lang), artifact)
     return f"{task_name(task, lang)}/{rest}"
 
 
@@ -556,8 +571,7 @@ class EffectsTable(KeyedTable):
         ]
         rows: list[tuple[str, Row]] = []
         for n, c in enumerate(snap.effect_calls):
-            what = tr(f"effect_{c.effect}", lang) if c.effect == "api_call" else c.effect
-            call = what if c.step is None else tr("effect_step", lang, step=c.step, what=what)
+            call = effect_call_words(c, lang)
             if c.deduplicated:
                 outcome = Text(tr("effect_answered", lang), style="green")
             elif c.applied_times > 1:
@@ -590,6 +604,14 @@ class EffectsTable(KeyedTable):
         if len(snap.tasks) <= 1:  # the task table names the one task
             columns, rows = columns[:2] + columns[3:], [(k, r[:2] + r[3:]) for k, r in rows]
         columns, rows = _fenced(snap, columns, rows)
+        names = [name for name, _ in columns]
+        if snap.effect_calls and all(c.fence_token is None for c in snap.effect_calls):
+            # a service's charges carry no fence token (a payments tool takes none): no
+            # column of blanks
+            fence = names.index("fence") if "fence" in names else None
+            if fence is not None:
+                columns = columns[:fence] + columns[fence + 1 :]
+                rows = [(k, r[:fence] + r[fence + 1 :]) for k, r in rows]
         self.set_columns(columns)
         self.sync(rows)
 

@@ -505,12 +505,18 @@ class WorkerGrid(Container):
             pane = self.panes[worker_id]
             height = pane.outer_size.height
             row = index // columns
-            # Drawn while its ticking lines (below the border and the three-line head) are in
-            # sight: repainting a widget out of sight makes Textual map the whole screen again.
-            live_y = row * height + 4
+            # Drawn while any line of it is in sight, its head too: repainting a widget out of
+            # sight makes Textual map the whole screen again, but a pane cut by the grid's
+            # edge that kept its old head would say "idle" of a worker the table shows at work.
+            y = row * height
             # (one row in sight: every pane drawn, a few at most, so a pane scrolled to by
             # choosing its worker never shows the lines it had before the screen was short)
-            if not self.one_row and self.size.height and height and not (top <= live_y < bottom):
+            if (
+                not self.one_row
+                and self.size.height
+                and height
+                and not (top < y + height and y < bottom)
+            ):
                 continue  # drawn when it scrolls into view
             pane.show(state)
 

@@ -9,6 +9,7 @@ FLEET: Final[dict[str, Word]] = {
     # the header's light: what the downstream service's own books broke (SERVICE_RULES)
     "service_broke": ("the service's books: {what}", "下游服务的账本：{what}"),
     "fleet_title": ("Real fleet · {n} worker processes", "真实进程 · {n} 个执行者进程"),
+    "fleet_title_one": ("Real fleet · 1 worker process", "真实进程 · 1 个执行者进程"),
     "fleet_note_sqlite": (
         "SQLite: one machine and one clock. Each process's store reads this machine's clock, "
         "so a worker whose clock is skewed could take a live lease; on PostgreSQL the "

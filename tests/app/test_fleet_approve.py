@@ -14,6 +14,7 @@ from core.fleet.supervisor import Fleet, FleetSettings
 from core.sim.simulation import run_inline
 from demo.fleet_app import FleetApp
 from demo.screens.fleet import FleetScreen
+from demo.widgets.keybar import KeyBar, fit
 
 
 def _status(fleet: Fleet, task: str) -> TaskStatus:
@@ -21,8 +22,16 @@ def _status(fleet: Fleet, task: str) -> TaskStatus:
     return TaskStatus(next(r.status for r in rows if r.task_id == task))
 
 
-@pytest.mark.parametrize(("key", "after"), [("a", TaskStatus.QUEUED), ("x", TaskStatus.DEAD)])
-async def test_a_key_decides_the_waiting_task(tmp_path: Path, key: str, after: TaskStatus) -> None:
+@pytest.mark.parametrize(
+    ("key", "after", "lang", "said"),
+    [
+        ("a", TaskStatus.QUEUED, "en", "Approved t1: a worker takes it again"),
+        ("x", TaskStatus.DEAD, "zh", "已驳回任务 1：它进入死信"),
+    ],
+)
+async def test_a_key_decides_the_waiting_task(
+    tmp_path: Path, key: str, after: TaskStatus, lang: str, said: str
+) -> None:
     db = str(tmp_path / "approve.db")
     fleet = Fleet(FleetSettings(db=db, ttl_ms=1500, poll_ms=150, steps=2), tmp_path / "logs")
     try:
@@ -33,7 +42,7 @@ async def test_a_key_decides_the_waiting_task(tmp_path: Path, key: str, after: T
         run_inline(store.park(lease))
         run_inline(store.close())
         assert _status(fleet, task) == TaskStatus.WAITING
-        app = FleetApp(fleet, "en", tmp_path / "saves")
+        app = FleetApp(fleet, lang, tmp_path / "saves")
         async with app.run_test(size=(120, 40)) as pilot:
             screen = app.screen
             assert isinstance(screen, FleetScreen)
@@ -43,11 +52,21 @@ async def test_a_key_decides_the_waiting_task(tmp_path: Path, key: str, after: T
                     break
             assert screen.frame is not None
             assert screen.frame.snap.tasks[0].row.status == TaskStatus.WAITING
+            # the bar leads with the keys that answer a waiting task, kept at 80 columns
+            shown = fit(screen.query_one("#keybar", KeyBar).items, 80)
+            assert [h.key for h in shown[:2]] == ["a", "x"]
             await pilot.press(key)
             for _ in range(200):
                 await pilot.pause(0.05)
                 if _status(fleet, task) != TaskStatus.WAITING:
                     break
+            for _ in range(100):  # the toast follows the store's answer, from its thread
+                toasts = [str(n.message) for n in app._notifications]
+                if said in toasts:
+                    break
+                await pilot.pause(0.05)
+            # the task by its name, never its id on a Chinese screen
+            assert said in toasts
         assert _status(fleet, task) == after
         said = {ev.event for ev in fleet.final_events()}
         assert ("approved" if key == "a" else "rejected") in said

@@ -404,6 +404,13 @@ async def test_a_frozen_hold_sends_no_renewal_while_the_body_goes_on(opened: Ope
     assert lost.value.reason is LostBecause.RENEW_DEADLINE_PASSED
     assert "its renewals were frozen" in str(lost.value)
     assert lost.value.cause is None
+    # its record says which deadline it passed, on the store's clock, as a simulated
+    # worker's does: the last renewal the store answered, plus the renew deadline
+    fenced = [e for e in await store.events() if e.event == "self_fenced"]
+    assert lost.value.last_renewed_ms is not None
+    assert [e.detail.get("renew_deadline") for e in fenced] == [
+        lost.value.last_renewed_ms + FAST.deadline_ms
+    ]
 
 
 async def test_a_renewal_the_store_refuses_cancels_the_body(where: str, opened: Opener) -> None:

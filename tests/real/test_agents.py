@@ -24,6 +24,7 @@ from core.downstream.books import ServiceRule, judge
 from core.downstream.service import RunningService, serve_downstream
 from core.engine.modes import Mode
 from core.engine.store import LeaseStore
+from core.fleet.frame import service_calls, service_pages
 from tests.pgserver_kit import with_schema
 
 pytestmark = pytest.mark.slow
@@ -137,9 +138,34 @@ async def test_tools_killed_between_a_call_and_its_checkpoint(
     claimed = second.said("claimed")[0]
     assert claimed["resumed"]["done"] == 1  # from the checkpoint, not from the first call
     assert [c["step"] for c in second.said("called")] == [2, 3]
+    async with await LeaseStore.open_async(db, mode=mode) as store:
+        # the checkpoints count the task's steps, as its pane does ("step 3/3"), the
+        # effects' records among them: never a step 6 of a three-step task
+        steps = sorted({c.step for c in await store.checkpoints() if c.task_id == "t1"})
+    assert steps == [1, 2, 3]
     charges = await service.books.charges()
     artifact = await service.books.artifact("t1/result")
     assert artifact is not None and artifact["token"] == claimed["token"]
+    # the fleet's Effects panel of the service: who asked, for which step, and whether it
+    # was charged (again) or answered from its key
+    calls = [
+        (c.worker_id, c.step, c.deduplicated, c.applied_times)
+        for c in service_calls(await service.books.export())
+    ]
+    if mode is Mode.CORRECT:
+        assert calls == [
+            ("w1", 1, False, 1),
+            ("w1", 2, False, 1),
+            ("w2", 2, True, 1),
+            ("w2", 3, False, 1),
+        ]
+    else:
+        assert calls == [
+            ("w1", 1, False, 1),
+            ("w1", 2, False, 1),
+            ("w2", 2, False, 2),
+            ("w2", 3, False, 1),
+        ]
     if mode is Mode.CORRECT:
         assert [c["memo"] for c in charges] == ["call-1", "call-2", "call-3"]
         assert second.said("called")[0]["replayed"] is True  # answered from the key
@@ -336,6 +362,12 @@ async def test_a_stopped_holders_late_write_is_refused_by_the_service_fence(
     assert await _stop(first) == 0
     artifact = await service.books.artifact("t1/result")
     assert artifact is not None
+    # the fleet's ledger of the service: its one page, marked only where a stale write stands
+    pages, stale = service_pages(await service.books.export())
+    assert [(p.key, p.fence_token, p.writer, p.task_id) for p in pages] == [
+        ("t1/result", artifact["token"], artifact["writer"], "t1")
+    ]
+    assert stale == ({} if mode is Mode.CORRECT else {"t1/result": "stale_write_accepted"})
     if mode is Mode.CORRECT:
         assert answered["status"] == 409 and answered["error"] == "stale_token"
         assert f"fence token {held['token']} is older than {newer}" in answered["message"]

@@ -115,6 +115,12 @@ def test_a_holder_killed_mid_step_leaves_its_task_completed_once(fleet: Fleet) -
     wait(w1, said("write_accepted"))  # one page in: killed between steps, lease live
     assert fleet.kill("w1")
     assert w1.exit_status == -signal.SIGKILL
+    # Its pane: no memory left, beside the lease the store still lends it (never the task
+    # and tokens it last printed)
+    dead = FrameMaker(fleet).frame().snap.worker("w1")
+    assert dead is not None
+    assert (dead.task_id, dead.lease_token, dead.fence_token) == (None, None, None)
+    assert dead.store_task_id == "t1" and dead.store_remaining_ms is not None
     # The successor is started elsewhere (as in another terminal): the fleet sees it only
     # in the store's rows, and gives it no fault buttons.
     cmd = [sys.executable, "-m", "core.tools.realworker", "worker", "--db", fleet.settings.db]

@@ -8,7 +8,7 @@ import pytest
 
 from core.engine.records import EventRow
 from core.scenarios.glossary import ledger_value
-from core.scenarios.telling import effect_key_words, event_sentence
+from core.scenarios.telling import effect_key_words, event_sentence, page_key_words
 
 LATIN_ID = re.compile(r"[a-z]+(?:[/_][a-z0-9]+)+")
 
@@ -32,3 +32,27 @@ def test_a_tool_page_is_a_sentence_in_chinese() -> None:
     said = ledger_value(page, "zh")
     assert said == "第 3 步调用 API，产物存于 artifact://agent/3-call_api.json"
     assert ledger_value(page, "en").endswith("#3 -> artifact://agent/3-call_api.json")
+
+
+def test_a_tools_result_says_its_charges_by_their_numbers_in_chinese() -> None:
+    receipts = '["ch_1", "ch_4", "ch_13"]'
+    assert ledger_value(receipts, "zh") == "收费单 1、4、13 号"
+    assert ledger_value(receipts, "en") == "charges ch_1, ch_4, ch_13"
+    assert ledger_value('["ch_1", "x"]', "zh") == '["ch_1", "x"]'  # another shape as written
+
+
+@pytest.mark.parametrize(
+    ("key", "task", "said"),
+    [("t2/result", "t2", "任务 2 的结果"), ("floor6/sent", "floor6", "第六层的回信")],
+)
+def test_an_artifact_of_the_service_is_named_as_a_sentence_in_chinese(
+    key: str, task: str, said: str
+) -> None:
+    assert page_key_words(key, task, "zh", named=True) == f"\x1f{said}\x1f"
+    assert page_key_words(key, task, "en", named=True) == key
+
+
+def test_an_approvals_draft_names_its_task_in_chinese() -> None:
+    assert ledger_value("refund for t1", "zh") == "任务 1 的退款"
+    assert ledger_value("refund for floor6", "zh") == "floor6 的退款"
+    assert ledger_value("refund for t1", "en") == "refund for t1"
