@@ -25,7 +25,7 @@ from typing import ClassVar
 
 from rich.markup import escape
 from rich.text import Text
-from textual import work
+from textual import events, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.command import DiscoveryHit, Hit, Hits, Provider
@@ -55,6 +55,7 @@ from demo.i18n import label, tr
 from demo.screens.fleet_keys import ADD_KEY as ADD_KEY
 from demo.screens.fleet_keys import DECISIONS as _DECISIONS
 from demo.screens.fleet_keys import fleet_key_hints
+from demo.screens.layout import SHORT_HEIGHT
 from demo.widgets.keybar import Hint, KeyBar
 from demo.widgets.panels import EffectsTable, EventLog, LedgerTable, RejectedTable
 from demo.widgets.status_header import HeaderState, StatusHeader
@@ -220,7 +221,9 @@ class FleetHelp(ModalScreen[None]):
         lines = [f"[b]{tr('fleet_help_title', lang)}[/b]"]
         lines += [f"[b]{escape(k.ljust(width))}[/b]  {escape(v)}" for k, v in rows]
         db_note = tr("fleet_help_pg" if self.on_postgresql else "fleet_help_sqlite", lang)
-        lines += ["", escape(db_note)]
+        # the note under the header, which a short screen leaves out to keep its panels
+        clock_note = tr("fleet_note_pg" if self.on_postgresql else "fleet_note_sqlite", lang)
+        lines += ["", escape(clock_note), "", escape(db_note)]
         lines += ["", f"[dim]{tr('fleet_help_close', lang)}[/dim]"]
         with VerticalScroll():  # a short terminal scrolls it (the wheel)
             yield Static("\n".join(lines))
@@ -236,8 +239,9 @@ class FleetScreen(Screen[None]):
     """Real worker processes, the store's rows as the truth, the checker's light."""
 
     DEFAULT_CSS = """
-    FleetScreen { layout: vertical; }
+    FleetScreen { layout: vertical; overflow: hidden; }
     FleetScreen #fleet-note { height: auto; color: $text-muted; padding: 0 1; }
+    FleetScreen.-short #fleet-note { display: none; }
     FleetScreen #fleet-left { height: auto; }
     FleetScreen #fleet-lower { height: 1fr; min-height: 6; }
     FleetScreen #tasks { max-height: 20vh; }
@@ -322,6 +326,11 @@ class FleetScreen(Screen[None]):
             with TabPane(tr("timeline", self.lang), id="tab-timeline"), VerticalScroll():
                 yield OwnershipTimeline(id="timeline")
         yield KeyBar(id="keybar")
+
+    def on_resize(self, event: events.Resize) -> None:
+        # a short screen leaves the note under the header to the help page (`?`): with it,
+        # the panels pushed the screen past its height and its scrollbar covered the key bar
+        self.set_class(event.size.height < SHORT_HEIGHT, "-short")
 
     def on_mount(self) -> None:
         lang = self.lang

@@ -10,6 +10,7 @@ from textual.binding import Binding
 
 from core.engine.config import LeaseConfig
 from demo.controls import CONTROLS
+from demo.i18n import tr
 from demo.screens.fleet import ADD_KEY, FleetHelp, FleetScreen
 from tests.app.apps import FleetHost
 
@@ -43,3 +44,5 @@ async def test_n_says_the_fleet_has_no_steps_and_the_key_bar_names_w(lang: str) 
     assert said and ADD_KEY in said[0], said
     assert ADD_KEY in hints and "n" not in hints
     assert f"{ADD_KEY} " in help_text
+    # the one-clock note a short screen leaves out from under its header
+    assert tr("fleet_note_sqlite", lang)[:20] in help_text

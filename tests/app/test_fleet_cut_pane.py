@@ -50,3 +50,23 @@ async def test_a_pane_cut_by_the_grids_edge_says_what_its_worker_does_now(lang: 
         head = elder.text.plain.splitlines()
         assert head[0] == ("working" if lang == "en" else "工作中")
         assert "t3" in head[1] or "任务 3" in head[1]
+
+
+@pytest.mark.parametrize(("size", "short"), [((80, 24), True), ((100, 30), False)])
+async def test_the_screen_never_scrolls_its_key_bar_under_a_scrollbar(
+    size: tuple[int, int], short: bool
+) -> None:
+    """At 80 x 24 the header's note, the panes, the task table and the lower panels came to
+    a row more than the screen: the screen scrolled, and its scrollbar covered the key bar's
+    last word ("q 退"). A short screen leaves the note to the help page instead."""
+    screen = FleetScreen(None, "zh", Path("."), live=False, config=LeaseConfig(ttl_ms=6000))
+    async with FleetHost(screen).run_test(size=size) as pilot:
+        await pilot.pause()
+        screen.show_frame(_frame(working=True))
+        await pilot.pause()
+        assert not screen.show_vertical_scrollbar
+        assert screen.max_scroll_y == 0
+        note = screen.query_one("#fleet-note")
+        assert note.display is (not short)
+        keybar = screen.query_one("#keybar")
+        assert keybar.region.width == size[0]

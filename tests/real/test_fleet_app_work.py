@@ -25,6 +25,7 @@ from core.fleet.history import load_history
 from core.fleet.supervisor import Fleet
 from core.fleet.words import word
 from core.scenarios.glossary import kind_word, service_phrase, status_word, task_name
+from core.scenarios.telling import spaced, task_words
 from core.sim.spec import WorkerState
 from demo.controls import Moment, by_id
 from demo.fleet_app import FleetApp, quit_verdict
@@ -353,7 +354,8 @@ async def test_an_approval_task_waits_for_the_key_and_ends_under_a_fresh_fence(
             bar = str(screen.query_one("#keybar", KeyBar).render())
             assert f"{approve.first_key} {tr(approve.word, lang)}" in bar
             await pilot.press(approve.first_key)
-            approved = tr("fleet_approved", lang, task="t1")
+            # the task by its name, as the table names it ("已批准任务 1", never "t1" in zh)
+            approved = spaced(tr("fleet_approved", lang, task=task_words("t1", lang)), lang)
             await _until(pilot, "the approval said", lambda: approved in _toasts(app))
             done = status_word(TaskStatus.DONE, lang)
             await _until(
