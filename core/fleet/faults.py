@@ -25,6 +25,12 @@ class FaultAct:
     undo: str | None = None  # the `Fleet` method that takes it back, a while later
     undo_after: tuple[float, float] = (1.3, 2.5)  # how long until then, in lease lengths
     undone: str = ""  # core.fleet.words key the headless run says as it takes it back
+    # The same two, said when the fault stopped an agent worker with a downstream write on
+    # its way out (`Fleet.holds_a_write`): it is taken back once another holder has
+    # finished the task, so that the write lands late (within `undo_after_held` at most).
+    said_held: str = ""
+    undone_held: str = ""
+    undo_after_held: float = 6.0  # in lease lengths
 
     @property
     def down_until_undone(self) -> bool:
@@ -44,7 +50,16 @@ FAULT_ACTS: tuple[FaultAct, ...] = (
         undo_after=(0.3, 1.0),
         undone="restarted",
     ),
-    FaultAct("stall", "stall", hand="stall", said="stalled", undo="resume", undone="resumed"),
+    FaultAct(
+        "stall",
+        "stall",
+        hand="stall",
+        said="stalled",
+        undo="resume",
+        undone="resumed",
+        said_held="stalled_write",
+        undone_held="resumed_write",
+    ),
     FaultAct(
         "freeze_heartbeat",
         "freeze",

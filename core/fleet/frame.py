@@ -339,6 +339,8 @@ class FrameMaker:
             if belief.expires_at is not None:
                 belief = dataclasses.replace(belief, expires_at=belief.expires_at - o)
             view = self._pane(wid, state, belief, w.frozen, w.stalled, rows, now, cut)
+            if w.stalled and w.write_held is not None:
+                view = dataclasses.replace(view, write_held=True)
             lent = holders.get(wid) if not w.alive else None
             if lent is not None and lent.lease_expires_at is not None:
                 view = dataclasses.replace(

@@ -1,13 +1,15 @@
 """`borrowed-keys fleet --headless`: real workers, random real faults, a verdict.
 
 The faults are the app's buttons (the one table, core/fleet/faults.py), pressed by a seeded
-random hand on a worker that holds a
-lease: Kill (SIGKILL, restarted a moment later under the same id), Stall (SIGSTOP past its
-lease's expiry, then SIGCONT), Freeze (its heartbeat stops while its work goes on, then
-thaws) and Restart. The supervisor's clock only paces the hand; the database's clock judges
-every lease. With a steady queue (`arrivals`, the default) new tasks keep coming and the run ends
-after `seconds`; with a fixed batch (`--tasks`) it ends sooner once every task is done. Then
-the whole history is checked again from its first row.
+random hand on a worker that holds a lease: Kill (SIGKILL, restarted a moment later under
+the same id), Stall (SIGSTOP past its lease's expiry, then SIGCONT; an agent worker whose
+writes go through the service is stopped with its next write on its way out, and continued
+once another holder has finished its task, so that write lands late, with its old token),
+Freeze (its heartbeat stops while its work goes on, then thaws) and Restart. The
+supervisor's clock only paces the hand; the database's clock judges every lease. With a
+steady queue (`arrivals`, the default) new tasks keep coming and the run ends after
+`seconds`; with a fixed batch (`--tasks`) it ends sooner once every task is done. Then the
+whole history is checked again from its first row.
 """
 
 import random
@@ -139,7 +141,7 @@ def run_headless(
             if not w.alive and wid not in expected_down and wid not in run.died:
                 run.died[wid] = w.exit_status
                 say(word("died", lang, worker=called(wid, lang), pid=w.pid, status=w.exit_status))
-        for item in [u for u in undo if u[0] <= now]:
+        for item in [u for u in undo if u[0] <= now or _early(u[1])]:
             undo.remove(item)
             item[1]()
         if now - start >= seconds:
@@ -150,7 +152,11 @@ def run_headless(
             run.finished = True
             break
         run.sample(fleet)
-        if faults and now >= next_fault:
+        # While a worker is stopped with a write on its way out, the hand waits: another
+        # fault on the holder that takes its task over would hold that holder's write too,
+        # and the late write would race the newer one instead of following it.
+        waiting = any(isinstance(a, _Undo) and a.task is not None for _t, a in undo)
+        if faults and now >= next_fault and not waiting:
             _press(fleet, rng, faults, run, undo, expected_down, now, ttl_s, say, lang)
             next_fault = now + rng.uniform(*_GAP) * ttl_s
         time.sleep(tick_s)  # the hand's pace: nothing waits on this for a verdict
@@ -213,10 +219,32 @@ def _press(
         expected_down.add(wid)
     getattr(fleet, fault.fleet)(wid)
     name = called(wid, lang)
-    say(word(fault.said, lang, worker=name, pid=w.pid, held=held, old=old))
+    write = w.write_held
+    task = w.belief.task  # read again: a worker found idle claims before its write
+    if write is not None and fault.said_held:
+        held = word("holding", lang, task=task) if task else ""
+        target, token = write.get("key"), write.get("token")
+        said = word(
+            fault.said_held, lang, worker=name, pid=w.pid, held=held, target=target, token=token
+        )
+    else:
+        said = word(fault.said, lang, worker=name, pid=w.pid, held=held, old=old)
+    say(said)
     if fault.undo is not None:
-        at = now + rng.uniform(*fault.undo_after) * ttl_s
-        undo.append((at, _Undo(fleet, fault, wid, expected_down, say, lang)))
+        at = now + rng.uniform(*fault.undo_after) * ttl_s  # drawn always: a seed replays
+        taken = _Undo(fleet, fault, wid, expected_down, say, lang)
+        if write is not None and task is not None:
+            # Taken back once another holder has finished the task, so the write it was
+            # stopped with lands after the newer one: a late write, certain, never a hang.
+            at = now + fault.undo_after_held * ttl_s
+            taken.task = task
+        undo.append((at, taken))
+
+
+def _early(action: Callable[[], object]) -> bool:
+    """Whether a fault is to be taken back before its time: the task its worker was
+    stopped holding (with a write on its way out) has been finished by another."""
+    return isinstance(action, _Undo) and action.task is not None and action.ready()
 
 
 @dataclass
@@ -229,15 +257,21 @@ class _Undo:
     expected_down: set[str]
     say: Callable[[str], None]
     lang: str
+    task: str | None = None  # held with a write on its way out: taken back once it is done
+
+    def ready(self) -> bool:
+        return self.task is not None and self.fleet.taken_over(self.task)
 
     def __call__(self) -> None:
         assert self.fault.undo is not None
+        late = self.task is not None and bool(self.fault.undone_held)
         getattr(self.fleet, self.fault.undo)(self.worker_id)
         if self.fault.down_until_undone:
             self.expected_down.discard(self.worker_id)
         pid = self.fleet.workers[self.worker_id].pid
         name = called(self.worker_id, self.lang)
-        self.say(word(self.fault.undone, self.lang, worker=name, pid=pid))
+        undone = self.fault.undone_held if late else self.fault.undone
+        self.say(word(undone, self.lang, worker=name, pid=pid))
 
 
 def verdict_lines(run: HeadlessRun, fleet: Fleet, lang: str = "en") -> list[str]:

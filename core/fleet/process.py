@@ -87,6 +87,9 @@ class WorkerProcess:
     dropped: int = 0
     stalled: bool = False
     frozen: bool = False
+    # The `write_held` line of a downstream write this incarnation keeps on its way out
+    # (`hold_writes`), until `send_writes` lets it go; None: none held.
+    write_held: dict[str, Any] | None = None
     generation: int = 0
     _lock: threading.Condition = field(default_factory=threading.Condition)
     _err_from: int = 0  # where this incarnation's standard error begins in its log
@@ -128,6 +131,7 @@ class WorkerProcess:
             self._ready = False
             self.belief = Belief()
             self.stalled = self.frozen = False
+            self.write_held = None
             self.generation += 1
         threading.Thread(
             target=self._read, args=(proc,), name=f"read-{self.worker_id}", daemon=True
@@ -222,6 +226,7 @@ class WorkerProcess:
         if killed and self.proc is not None:
             self.proc.wait()
         self.stalled = False
+        self.write_held = None  # gone with its memory
         return killed
 
     def stall(self) -> bool:
@@ -258,6 +263,23 @@ class WorkerProcess:
         self.frozen = self.frozen and not done
         return done
 
+    def hold_writes(self) -> bool:
+        """An agent worker keeps its next downstream writes on their way out (it says
+        `write_held` for each) until `send_writes`."""
+        return self._tell("hold_writes")
+
+    def send_writes(self) -> bool:
+        """Every held write goes, with the token it was given when it was made, and the
+        next ones straight through."""
+        done = self._tell("write")
+        self.write_held = None
+        return done
+
+    def wake(self) -> None:
+        """Wake whoever waits for a line (`wait_for`), to look at its `give_up` again."""
+        with self._lock:
+            self._lock.notify_all()
+
     def ask_to_stop(self) -> None:
         """SIGCONT (should it be stalled) and `stop` on its control channel, which closes."""
         if self.proc is None or not self.alive:
@@ -282,14 +304,21 @@ class WorkerProcess:
         return self.proc.poll()
 
     def wait_for(
-        self, what: Callable[[dict[str, Any]], bool], timeout: float, since: int = 0
+        self,
+        what: Callable[[dict[str, Any]], bool],
+        timeout: float,
+        since: int = 0,
+        give_up: Callable[[], bool] | None = None,
     ) -> dict[str, Any] | None:
         """The first line (from the `since`th of this incarnation on) that `what` accepts,
-        waiting up to `timeout` seconds; None if none came."""
+        waiting up to `timeout` seconds; None if none came, or once `give_up` says so
+        (looked at on each line and each `wake`)."""
         end = time.monotonic() + timeout
         seen = since
         with self._lock:
             while True:
+                if give_up is not None and give_up():
+                    return None
                 for line in self.lines[max(0, seen - self.dropped) :]:
                     if what(line):
                         return line

@@ -63,6 +63,9 @@ KEEP_EVENTS = 1000
 KEEP_FINDINGS = 200
 KEEP_FAULTS = 500
 KEEP_BELIEFS = 2000
+# Agent work whose downstream writes go through the service's client (a stall can stop the
+# worker with one on its way out); a browser walk writes through its page's form.
+HELD_WORK = ("tools", "approval")
 JOURNAL = "journal.jsonl"  # in the fleet's log folder: the signals and beliefs, as saved
 
 
@@ -108,6 +111,9 @@ class Fleet:
         self._lock = threading.Lock()
         self.relays: Relays | None = None
         self.skews: dict[str, int] = {}  # worker -> how far its clock is off (ms)
+        # Workers a stall is waiting on (for their write), and those of them resumed meanwhile.
+        self._stalling: set[str] = set()
+        self._called_off: set[str] = set()
         self._skewed_from: dict[str, tuple[int, int]] = {}  # worker -> (after seq, skew)
         if settings.relays and settings.db.startswith(("postgresql://", "postgres://")):
             self.relays = Relays(upstream_of(settings.db))
@@ -268,21 +274,94 @@ class Fleet:
         return done
 
     def stall(self, worker_id: str) -> bool:
-        done = self.workers[worker_id].stall()
+        """SIGSTOP: the whole process stops (a long pause). An agent worker whose writes go
+        through the service is stopped with its next write on its way out, as the
+        simulation's stall freezes a worker with its step (its write included) still to
+        finish: its lease ends while it is stopped, and `resume` sends that write late,
+        with the token it was made with. It waits at most a lease length for that write
+        (on a thread of the app's, never its screen's); none by then, it stops as it is."""
+        w = self.workers[worker_id]
+        if self._writes_through_service(worker_id):
+            self._stop_with_write(w)
+        if worker_id in self._called_off:
+            self._called_off.discard(worker_id)
+            return False
+        done = w.stall()
         if done:
-            self._note(EventKind.STALLED, worker_id, pid=self.workers[worker_id].pid)
+            self._note(EventKind.STALLED, worker_id, pid=w.pid)
         return done
 
+    def _writes_through_service(self, worker_id: str) -> bool:
+        """Whether the worker's next downstream write goes through the service's client,
+        which its control channel can hold: tools and approval work do; a browser walk
+        writes through its page's form, which nothing here holds."""
+        work = self.settings.work
+        if work is None or self.settings.service_url is None:
+            return False
+        if work == "mixed":  # by the kind of the task it holds (none held: as ever)
+            task = self.workers[worker_id].belief.task
+            kinds = {r.task_id: r.kind for r in self.newest(0, 0, 0)[0]}  # those still to do
+            work = kinds.get(task or "")
+        return work in HELD_WORK
+
+    def _stop_with_write(self, w: WorkerProcess) -> None:
+        """Have the worker keep its next downstream write on its way out, then freeze its
+        renewals: it says `frozen` once none is on its way, so the SIGSTOP after it finds no
+        transaction open (on SQLite a stopped process holding the write lock would stop
+        every other worker too). Each wait is bounded by a lease length."""
+        bound = self.settings.ttl_ms / 1000
+        wid = w.worker_id
+
+        def called_off() -> bool:
+            return not w.alive or wid in self._called_off
+
+        mark = w.said_count
+        self._stalling.add(wid)
+        try:
+            if not w.hold_writes():
+                return
+            held = w.wait_for(
+                lambda line: line.get("line") == "write_held", bound, mark, called_off
+            )
+            if held is None or called_off():
+                w.send_writes()  # none came in time: the next goes straight through
+                return
+            w.write_held = held
+            if w.freeze():
+                w.wait_for(lambda line: line.get("line") == "frozen", bound, mark, called_off)
+        finally:
+            self._stalling.discard(wid)
+
     def resume(self, worker_id: str) -> bool:
-        """SIGCONT for a stalled worker, and its heartbeat back for a frozen one."""
+        """SIGCONT for a stalled worker, and its heartbeat back for a frozen one; a write it
+        was stopped with goes now, late, with its old token. A stall still waiting for that
+        write is called off."""
         w = self.workers[worker_id]
+        if worker_id in self._stalling:
+            self._called_off.add(worker_id)
+            w.wake()
         was = w.stalled or w.frozen
         done = w.resume()
         if w.frozen:
             done = w.thaw() and done
+        if w.write_held is not None:
+            done = w.send_writes() and done
         if done and was:
             self._note(EventKind.RESUMED, worker_id, pid=w.pid)
         return done
+
+    def holds_a_write(self, worker_id: str) -> bool:
+        """Whether the worker was stopped with a downstream write on its way out."""
+        return self.workers[worker_id].write_held is not None
+
+    def taken_over(self, task_id: str) -> bool:
+        """Whether the task a stopped worker held is finished by now, which only another
+        holder can have done while it was stopped: that holder's write reached the service
+        before the stopped one's late write can. (A successor's claim alone is not enough:
+        its write may still be to come, after the late one, and a fence refuses only a
+        token older than one it has seen.)"""
+        still = self.newest(0, 0, 0)[0]  # the tasks still to do alone: cheap at every look
+        return all(r.task_id != task_id for r in still)
 
     def freeze(self, worker_id: str) -> bool:
         done = self.workers[worker_id].freeze()

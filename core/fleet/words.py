@@ -48,6 +48,12 @@ WORDS: dict[str, tuple[str, str]] = {
         "Stalled {worker} (pid {pid}){held} with SIGSTOP.",
         "已用 SIGSTOP 让 {worker}（进程 {pid}）{held}卡住。",
     ),
+    "stalled_write": (
+        "Stalled {worker} (pid {pid}){held} with SIGSTOP, its write to {target} with fence token "
+        "{token} on its way out.",
+        "已用 SIGSTOP 让 {worker}（进程 {pid}）{held}卡住，它对 {target} 的写入（围栏令牌 {token}）"
+        "正在送出的路上。",
+    ),
     "cut": (
         "Cut the road from {worker} (pid {pid}){held} to the server.",
         "已切断 {worker}（进程 {pid}）{held}通往服务器的路。",
@@ -62,6 +68,10 @@ WORDS: dict[str, tuple[str, str]] = {
     ),
     "restarted": ("Restarted {worker} as pid {pid}.", "已重启 {worker}，进程 {pid}。"),
     "resumed": ("Resumed {worker} with SIGCONT.", "已用 SIGCONT 让 {worker} 继续。"),
+    "resumed_write": (
+        "Resumed {worker} with SIGCONT: its held write goes now, late, with its old fence token.",
+        "已用 SIGCONT 让 {worker} 继续：它压着的写入现在才送出，带着旧的围栏令牌。",
+    ),
     "thawed": ("Thawed the heartbeat of {worker}.", "{worker} 的心跳恢复了。"),
     "healed": ("The road from {worker} to the server is back.", "{worker} 通往服务器的路恢复了。"),
     "summary": (

@@ -72,6 +72,9 @@ class WorkerView:
     heartbeat_frozen: bool = False
     partitioned: bool = False
     stalled: bool = False
+    # Stopped with a downstream write on its way out (a real agent worker in the fleet):
+    # resumed, it sends that write late, with the token it was made with.
+    write_held: bool = False
     # When the held lease must be renewed by (store clock, as issued); a self-fencing worker
     # stops by itself once its own clock reaches it.
     renew_deadline: int | None = None

@@ -351,6 +351,8 @@ class WorkerPane(Widget):
             flags.append(tr("manual", lang))
         if v.self_fencing:
             flags.append(tr("self_fencing", lang))
+        if v.write_held:
+            flags.append(tr("write_in_hand", lang))
         if v.heartbeat_payload_bytes:
             flags.append(tr("heavy_heartbeat", lang, size=format_size(v.heartbeat_payload_bytes)))
         if flags:

@@ -36,6 +36,8 @@ FLEET: Final[dict[str, Word]] = {
         "Stalled {worker} (pid {pid}) with SIGSTOP",
         "已用 SIGSTOP 让 {worker} 卡住（进程 {pid}）",
     ),
+    # a stalled agent worker's pane: stopped with its downstream write on its way out
+    "write_in_hand": ("stopped with its write in hand", "停住时手里还拿着写入"),
     "fleet_resumed": (
         "Resumed {worker} (pid {pid}) with SIGCONT",
         "已用 SIGCONT 让 {worker} 继续（进程 {pid}）",

@@ -55,6 +55,7 @@ class _Proc:
     stalled: bool = False
     frozen: bool = False
     belief: _Belief = field(default_factory=_Belief)
+    write_held: dict[str, object] | None = None  # a simulated worker holds no write
 
 
 class _Fleet:

@@ -383,3 +383,70 @@ async def test_an_approval_task_waits_for_the_key_and_ends_under_a_fresh_fence(
         assert judge(books["history"], books["charges"]) == []
     finally:
         fleet.close()
+
+
+async def test_z_stops_a_tools_worker_with_its_write_in_hand_and_u_sends_it_late(
+    tmp_path: Path,
+) -> None:
+    """`z` on a worker seen working a tools task: the stall waits for its write on a thread
+    of the app's, and its pane then says it was stopped with its write in hand. Once the
+    other worker has finished the task (the table says done), `u` sends that write late
+    with its old token, and the service refuses it."""
+    lang = "en"
+    steps = 2
+    fleet = _fleet(tmp_path, "tools", workers=2, tasks=1, steps=steps, step_ms=400)
+    try:
+        app = FleetApp(fleet, lang, tmp_path / "saves")
+        async with app.run_test(size=(200, 60)) as pilot:
+            screen = app.screen
+            assert isinstance(screen, FleetScreen)
+            grid = screen.query_one("#workers", WorkerGrid)
+            await _until(
+                pilot,
+                "a worker seen working a tools task",
+                lambda: _busy(screen, steps) is not None,
+            )
+            seen = _busy(screen, steps)
+            assert seen is not None
+            victim, task = seen
+            for _ in fleet.workers:
+                if screen.chosen == victim:
+                    break
+                await pilot.press("w")
+            assert screen.chosen == victim
+            proc = fleet.workers[victim]
+            await pilot.press("z")
+            in_hand = tr("write_in_hand", lang)
+            await _until(
+                pilot,
+                "the pane says its write is in hand",
+                lambda: in_hand in grid.panes[victim].text.plain,
+            )
+            assert proc.stalled and proc.write_held is not None
+            token = proc.write_held["token"]
+            done = status_word(TaskStatus.DONE, lang)
+            await _until(
+                pilot, "the task done by the other", lambda: _status_shown(screen, task) == done
+            )
+            mark = proc.said_count
+            await pilot.press("u")
+            await _until(
+                pilot,
+                "its late write answered",
+                lambda: (
+                    proc.wait_for(lambda line: line.get("line") == "write_answered", 0, mark)
+                    is not None
+                ),
+            )
+            await _until(
+                pilot,
+                "its pane no longer says so",
+                lambda: in_hand not in grid.panes[victim].text.plain,
+            )
+            books = await asyncio.to_thread(fleet.downstream.books)
+            writes = [h for h in books["history"] if h["key"] == f"{task}/result"]
+            assert [h["verdict"] for h in writes] == ["accepted", "stale_token"], writes
+            assert writes[1]["token"] == token < writes[0]["token"]
+            assert judge(books["history"], books["charges"]) == []
+    finally:
+        fleet.close()

@@ -10,10 +10,16 @@ from pathlib import Path
 import pytest
 
 from core.agents.browser import missing_browser
+from core.downstream.books import ServiceRule, judge
+from core.downstream.thread import ServiceThread
+from core.engine.modes import Mode
+from core.fleet.frame import FrameMaker
+from core.fleet.supervisor import Fleet, FleetSettings
 
 pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[2]
+WAIT_S = 60.0  # a bound only a hung run reaches: each wait is on what a process says
 
 
 def _fleet(*args: str) -> subprocess.CompletedProcess[str]:
@@ -136,3 +142,119 @@ def test_tools_work_without_idempotency_turns_red_in_the_service_books(tmp_path:
     )
     assert again.returncode == 1, again.stdout + again.stderr
     assert "The service's rules were broken" in again.stdout
+
+
+# A stall under agent work, made certain: the worker is stopped with its result's write on
+# its way out, and continued once the other worker has finished the task, so the write
+# lands after the newer one ("所有下游写入都必须携带这个 token；存储层或状态机只接受当前最大的
+# token"). A fixed seed and short tasks (two 300 ms steps in a 2 s lease) so every stall
+# finds a write within its lease length.
+_STALLED = (
+    *("--work", "tools", "--workers", "2", "--ttl", "2s", "--steps", "2"),
+    *("--step-time", "300ms", "--seconds", "10", "--faults", "stall", "--seed", "1"),
+)
+
+
+def test_a_stalled_agent_without_fencing_lands_its_write_late_and_the_service_takes_it() -> None:
+    done = _fleet(*_STALLED, "--mode", "no_fencing")
+    out = done.stdout
+    assert done.returncode == 1, out + done.stderr
+    stalled = re.search(
+        r"Stalled (\w+) \(pid \d+\) holding (t\d+) with SIGSTOP, its write to (t\d+)/result "
+        r"with fence token (\d+) on its way out\.",
+        out,
+    )
+    assert stalled is not None, out
+    task, token = stalled[2], stalled[4]
+    assert stalled[3] == task
+    assert f"Resumed {stalled[1]} with SIGCONT: its held write goes now, late" in out
+    # the service's own rule names the harm; the store's books saw nothing to refuse
+    late = re.search(
+        rf"the service took a write to {task}/result with fence token {token} after it had "
+        r"seen (\d+)",
+        out,
+    )
+    assert late is not None and int(late[1]) > int(token), out
+    assert re.search(r"The service's rules were broken \d+ times\.", out), out
+
+
+def test_a_stalled_agent_with_fencing_has_its_late_write_refused(tmp_path: Path) -> None:
+    saved = tmp_path / "run.jsonl"
+    done = _fleet(*_STALLED, "--save", str(saved))
+    out = done.stdout
+    assert done.returncode == 0, out + done.stderr
+    stalled = re.search(r"Stalled (\w+) .* its write to (t\d+)/result with fence token (\d+)", out)
+    assert stalled is not None, out
+    assert "The service's rules held." in out
+    books = json.loads((tmp_path / "run.jsonl.downstream.json").read_text(encoding="utf-8"))
+    key, token = f"{stalled[2]}/result", int(stalled[3])
+    writes = [h for h in books["history"] if h["endpoint"] == "artifact" and h["key"] == key]
+    # the newer holder's write first, then the stopped one's, late, refused by the fence
+    assert [h["verdict"] for h in writes] == ["accepted", "stale_token"], writes
+    assert writes[0]["token"] > token == writes[1]["token"]
+    assert writes[1]["detail"]["writer"] == stalled[1].lower()
+    refused = writes[1]["detail"]["message"]
+    assert f"fence token {token} is older than {writes[0]['token']}" in refused
+
+
+def _held_write(line: dict[str, object]) -> bool:
+    return line.get("line") == "write_answered"
+
+
+@pytest.mark.parametrize("mode", [Mode.CORRECT, Mode.NO_FENCING])
+def test_the_fleets_stall_stops_an_agent_with_its_write_and_resume_sends_it_late(
+    tmp_path: Path, mode: Mode
+) -> None:
+    """`Fleet.stall` on a tools worker: it waits for the worker's write to be held, freezes
+    its renewals, stops it; another worker takes the task over and finishes it; `resume`
+    sends the held write with the old token. The fenced service refuses it; the unfenced
+    one (no_fencing) takes it, and its books' judge names the stale write."""
+    fenced = mode is Mode.CORRECT
+    service = ServiceThread(tmp_path / "downstream.db", fencing=fenced)
+    settings = FleetSettings(
+        db=str(tmp_path / "fleet.db"),
+        ttl_ms=1500,
+        poll_ms=150,
+        steps=1,
+        step_ms=200,
+        mode=mode,
+        work="tools",
+        service_url=service.url,
+    )
+    fleet = Fleet(settings, tmp_path / "logs")
+    fleet.downstream = service
+    try:
+        fleet.enqueue(1)
+        w1 = fleet.add_worker("w1")
+        assert w1.wait_for(lambda line: line.get("line") == "claimed", WAIT_S) is not None
+        assert fleet.stall("w1")
+        held = w1.write_held
+        assert held is not None and held["key"] == "t1/result", w1.said()[-5:]
+        assert fleet.holds_a_write("w1") and w1.stalled and w1.frozen
+        view = next(v for v in FrameMaker(fleet).frame().snap.workers if v.id == "w1")
+        assert view.write_held  # the pane says it was stopped with its write in hand
+        assert not fleet.taken_over("t1")
+        w2 = fleet.add_worker("w2")
+        finished = w2.wait_for(
+            lambda line: line.get("line") == "finished" and line.get("task") == "t1", WAIT_S
+        )
+        assert finished is not None, w2.said()[-5:]
+        assert finished["token"] > held["token"]
+        assert fleet.taken_over("t1")
+        mark = w1.said_count
+        assert fleet.resume("w1")
+        answered = w1.wait_for(_held_write, WAIT_S, since=mark)
+        assert answered is not None, w1.said()[-5:]
+        assert not fleet.holds_a_write("w1")
+        books = service.books()
+        late = [h for h in books["history"] if h["key"] == "t1/result"][-1]
+        assert (late["token"], late["detail"]["writer"]) == (held["token"], "w1")
+        found = judge(books["history"], books["charges"])
+        if fenced:
+            assert (answered["status"], answered["error"]) == (409, "stale_token")
+            assert late["verdict"] == "stale_token" and found == []
+        else:
+            assert answered["status"] == 200 and late["verdict"] == "accepted"
+            assert [f.rule for f in found] == [ServiceRule.NO_STALE_WRITE]
+    finally:
+        fleet.close()
