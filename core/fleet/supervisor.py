@@ -50,6 +50,7 @@ from core.fleet.verdict import (
     check_history,
     save_history,
 )
+from core.fleet.write_in_hand import stop_with_write, writes_through_service
 from core.sim.checker import SafetyChecker
 from core.sim.simulation import run_inline
 
@@ -63,9 +64,6 @@ KEEP_EVENTS = 1000
 KEEP_FINDINGS = 200
 KEEP_FAULTS = 500
 KEEP_BELIEFS = 2000
-# Agent work whose downstream writes go through the service's client (a stall can stop the
-# worker with one on its way out); a browser walk writes through its page's form.
-HELD_WORK = ("tools", "approval")
 JOURNAL = "journal.jsonl"  # in the fleet's log folder: the signals and beliefs, as saved
 
 
@@ -292,45 +290,10 @@ class Fleet:
         return done
 
     def _writes_through_service(self, worker_id: str) -> bool:
-        """Whether the worker's next downstream write goes through the service's client,
-        which its control channel can hold: tools and approval work do; a browser walk
-        writes through its page's form, which nothing here holds."""
-        work = self.settings.work
-        if work is None or self.settings.service_url is None:
-            return False
-        if work == "mixed":  # by the kind of the task it holds (none held: as ever)
-            task = self.workers[worker_id].belief.task
-            kinds = {r.task_id: r.kind for r in self.newest(0, 0, 0)[0]}  # those still to do
-            work = kinds.get(task or "")
-        return work in HELD_WORK
+        return writes_through_service(self, worker_id)
 
     def _stop_with_write(self, w: WorkerProcess) -> None:
-        """Have the worker keep its next downstream write on its way out, then freeze its
-        renewals: it says `frozen` once none is on its way, so the SIGSTOP after it finds no
-        transaction open (on SQLite a stopped process holding the write lock would stop
-        every other worker too). Each wait is bounded by a lease length."""
-        bound = self.settings.ttl_ms / 1000
-        wid = w.worker_id
-
-        def called_off() -> bool:
-            return not w.alive or wid in self._called_off
-
-        mark = w.said_count
-        self._stalling.add(wid)
-        try:
-            if not w.hold_writes():
-                return
-            held = w.wait_for(
-                lambda line: line.get("line") == "write_held", bound, mark, called_off
-            )
-            if held is None or called_off():
-                w.send_writes()  # none came in time: the next goes straight through
-                return
-            w.write_held = held
-            if w.freeze():
-                w.wait_for(lambda line: line.get("line") == "frozen", bound, mark, called_off)
-        finally:
-            self._stalling.discard(wid)
+        stop_with_write(w, self.settings.ttl_ms / 1000, self._stalling, self._called_off)
 
     def resume(self, worker_id: str) -> bool:
         """SIGCONT for a stalled worker, and its heartbeat back for a frozen one; a write it
