@@ -169,6 +169,8 @@ class QuietGrowth(DataTable[Any]):
 # What a row's painted line was made of: the cell objects themselves (held, so compared by
 # identity: a changed cell is always a new object) and everything else that styles it.
 _Painted = tuple[tuple[object, ...], tuple[object, ...], Strip]
+KEPT_CELLS = 2_000
+KEPT_LINES = 400
 _PAINTED_MAX = 512
 
 
@@ -190,6 +192,17 @@ class FastRows(DataTable[Any]):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        # DataTable keeps up to 10,000 rendered cells and 1,000 lines a table, keyed with a
+        # counter that every update bumps: a live table fills them with renderings no frame
+        # asks for again (the fleet app grew by tens of MB in 20 minutes so). A few
+        # screenfuls is all a frame re-uses.
+        for cache, size in (
+            (self._cell_render_cache, KEPT_CELLS),
+            (self._row_render_cache, KEPT_LINES),
+            (self._row_renderable_cache, KEPT_LINES),
+            (self._line_cache, KEPT_LINES),
+        ):
+            cache.maxsize = size
         self._painted: dict[RowKey, _Painted] = {}
         self._styles_made: dict[tuple[object, ...], list[tuple[Style, Style]]] = {}
         # What every line of one paint shares (the widget's style, its columns, the row

@@ -210,3 +210,34 @@ async def test_relabelled_bindings_show_their_new_words(tmp_path: Path) -> None:
         assert active["ring"].binding.description == "响铃"
         assert active["ring"].tooltip == "响一下"
         await pilot.press("k")  # the binding still runs its action
+
+
+class PlainPainted(KeyedTable):
+    PAINT_ROWS = False  # every row through DataTable's own cell cache
+
+
+class LiveTable(App[None]):
+    def compose(self) -> ComposeResult:
+        yield PlainPainted(id="t")
+
+
+async def test_a_live_table_keeps_a_few_screenfuls_of_renderings_not_ten_thousand() -> None:
+    """Every change re-keys what DataTable cached: a table that changes each frame must not
+    keep the renderings of every frame before (the fleet app grew by tens of MB so)."""
+    app = LiveTable()
+    async with app.run_test(size=(60, 24)) as pilot:
+        table = app.query_one(PlainPainted)
+        table.set_columns([("a", "a"), ("b", "b"), ("c", "c")])
+        for frame in range(60):
+            # the newest rows, as the fleet's panels show them: one comes, the oldest goes
+            rows = range(frame, frame + 22)
+            table.sync([(f"k{i}", (f"{frame}", f"{i}", f"r{i}")) for i in rows])
+            await pilot.pause()
+            assert f"r{frame} " in table.render_line(1).text  # it is painted, frame by frame
+        kept = {
+            "cells": len(table._cell_render_cache),
+            "lines": max(len(table._row_render_cache), len(table._line_cache)),
+        }
+        assert kept["cells"] <= dti.KEPT_CELLS, kept
+        assert kept["lines"] <= dti.KEPT_LINES, kept
+        assert kept["cells"] == dti.KEPT_CELLS  # the bound was reached, so it was tested
