@@ -341,6 +341,8 @@ class FrameMaker:
             view = self._pane(wid, state, belief, w.frozen, w.stalled, rows, now, cut)
             if w.stalled and w.write_held is not None:
                 view = dataclasses.replace(view, write_held=True)
+            elif fleet.stopping_at_write(wid):
+                view = dataclasses.replace(view, stopping_at_write=True)
             lent = holders.get(wid) if not w.alive else None
             if lent is not None and lent.lease_expires_at is not None:
                 view = dataclasses.replace(

@@ -313,6 +313,10 @@ class Fleet:
             self._note(EventKind.RESUMED, worker_id, pid=w.pid)
         return done
 
+    def stopping_at_write(self, worker_id: str) -> bool:
+        """Whether a stall asked for waits for the worker's next downstream write."""
+        return worker_id in self._stalling
+
     def holds_a_write(self, worker_id: str) -> bool:
         """Whether the worker was stopped with a downstream write on its way out."""
         return self.workers[worker_id].write_held is not None

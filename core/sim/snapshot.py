@@ -75,6 +75,8 @@ class WorkerView:
     # Stopped with a downstream write on its way out (a real agent worker in the fleet):
     # resumed, it sends that write late, with the token it was made with.
     write_held: bool = False
+    # A stall asked for, waiting for that write to be on its way out (up to a lease).
+    stopping_at_write: bool = False
     # When the held lease must be renewed by (store clock, as issued); a self-fencing worker
     # stops by itself once its own clock reaches it.
     renew_deadline: int | None = None

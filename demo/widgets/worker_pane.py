@@ -353,6 +353,8 @@ class WorkerPane(Widget):
             flags.append(tr("self_fencing", lang))
         if v.write_held:
             flags.append(tr("write_in_hand", lang))
+        elif v.stopping_at_write:
+            flags.append(tr("stopping_at_write", lang))
         if v.heartbeat_payload_bytes:
             flags.append(tr("heavy_heartbeat", lang, size=format_size(v.heartbeat_payload_bytes)))
         if flags:

@@ -38,6 +38,7 @@ FLEET: Final[dict[str, Word]] = {
     ),
     # a stalled agent worker's pane: stopped with its downstream write on its way out
     "write_in_hand": ("stopped with its write in hand", "停住时手里还拿着写入"),
+    "stopping_at_write": ("to stop at its next write", "将停在下一次写入前"),
     "fleet_resumed": (
         "Resumed {worker} (pid {pid}) with SIGCONT",
         "已用 SIGCONT 让 {worker} 继续（进程 {pid}）",
