@@ -534,8 +534,11 @@ def claims_bench(console: Console, base: str) -> dict[str, float]:
     best = {key: (statistics.median(got), dups[key]) for key, got in runs.items()}
 
     def ratio(name: str, other: str, workers: int) -> float:
-        pairs = zip(runs[name, workers], runs[other, workers], strict=True)
-        return statistics.median(a / b for a, b in pairs)
+        # A side that ran in the first round only is set against that round's run of the
+        # other: the two were measured minutes apart, not rounds apart.
+        mine, theirs = runs[name, workers], runs[other, workers]
+        rounds = min(len(mine), len(theirs))
+        return statistics.median(a / b for a, b in zip(mine[:rounds], theirs[:rounds], strict=True))
 
     table = Table(
         title=f"claim + complete of {claim_tasks():,} tasks, median of {rounds} round(s) for "
