@@ -23,7 +23,8 @@ from pathlib import Path
 
 from rich.console import Console
 
-from bench.results import record
+from bench.figures import write_page
+from bench.results import current, record, start_run
 from bench.tui import settle
 
 SOAK_MINUTES = 20.0
@@ -242,7 +243,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--app-only", action="store_true", help="leave the fleet app out")
     parser.add_argument("--fleet-only", action="store_true", help="leave the simulated app out")
     args = parser.parse_args(argv)
+    # Run alone, its figures are a run of their own (a file in bench/results/ and the figures
+    # page made again), as `python -m bench soak` keeps them: twenty minutes measured and
+    # then forgotten helps nobody.
+    command = " ".join(["python -m bench.soak", *(argv if argv is not None else sys.argv[1:])])
+    path = start_run(command, quick=False)
     soak_bench(Console(), args.minutes, fleet=not args.app_only, app=not args.fleet_only)
+    if current().figures:
+        print(f"results: {path}")
+        print(f"figures page: {write_page()}")
     return 0
 
 
