@@ -218,6 +218,7 @@ async def _measure() -> tuple[list[float], list[float], list[float], list[float]
         async with app.run_test(size=(160, 48)) as pilot:
             screen = app.screen
             assert isinstance(screen, MainScreen)
+            screen.session.close()  # its workers' coroutines end here, not unawaited in the GC
             screen.session = Session(settings=big_settings())
             screen.log_every_s = LOG_EVERY_S  # as on the live clock, which this stands in for
             screen.playing = True
