@@ -125,6 +125,24 @@ def _busy(screen: FleetScreen, steps: int) -> tuple[str, str] | None:
     return None
 
 
+async def _choose_a_busy_worker(pilot: Any, screen: FleetScreen, steps: int) -> tuple[str, str]:
+    """As a presenter would: a worker seen working a tools task, chosen with `w`; the
+    worker and its task."""
+    await _until(
+        pilot, "a worker seen working a tools task", lambda: _busy(screen, steps) is not None
+    )
+    seen = _busy(screen, steps)
+    assert seen is not None
+    victim, _task = seen
+    assert screen.fleet is not None
+    for _ in screen.fleet.workers:
+        if screen.chosen == victim:
+            break
+        await pilot.press("w")
+    assert screen.chosen == victim
+    return seen
+
+
 async def _kill_a_busy_worker(pilot: Any, screen: FleetScreen, steps: int) -> tuple[str, str]:
     """As a presenter would: the worker seen working a task chosen with `w`, killed with
     `k`, and restarted with `u`; the worker and the task it held."""
@@ -132,17 +150,7 @@ async def _kill_a_busy_worker(pilot: Any, screen: FleetScreen, steps: int) -> tu
     assert fleet is not None
     lang = screen.lang
     grid = screen.query_one("#workers", WorkerGrid)
-    await _until(
-        pilot, "a worker seen working a tools task", lambda: _busy(screen, steps) is not None
-    )
-    seen = _busy(screen, steps)
-    assert seen is not None
-    victim, task = seen
-    for _ in fleet.workers:
-        if screen.chosen == victim:
-            break
-        await pilot.press("w")
-    assert screen.chosen == victim
+    victim, task = await _choose_a_busy_worker(pilot, screen, steps)
     proc = fleet.workers[victim]
     pid = proc.pid or 0
     await pilot.press("k")
@@ -401,19 +409,7 @@ async def test_z_stops_a_tools_worker_with_its_write_in_hand_and_u_sends_it_late
             screen = app.screen
             assert isinstance(screen, FleetScreen)
             grid = screen.query_one("#workers", WorkerGrid)
-            await _until(
-                pilot,
-                "a worker seen working a tools task",
-                lambda: _busy(screen, steps) is not None,
-            )
-            seen = _busy(screen, steps)
-            assert seen is not None
-            victim, task = seen
-            for _ in fleet.workers:
-                if screen.chosen == victim:
-                    break
-                await pilot.press("w")
-            assert screen.chosen == victim
+            victim, task = await _choose_a_busy_worker(pilot, screen, steps)
             proc = fleet.workers[victim]
             await pilot.press("z")
             in_hand = tr("write_in_hand", lang)
