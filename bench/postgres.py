@@ -45,7 +45,7 @@ from rich.table import Table
 
 from bench.results import record
 from core.engine.backends import postgresql as backend
-from core.engine.batch import batch_statements_for
+from core.engine.batch_statements import batch_statements_for
 from core.engine.clock import RealClock
 from core.engine.policies import Policy
 from core.engine.records import dump_json

@@ -18,12 +18,6 @@ number of them and its text never changes with the count.
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
-from core.engine.batch_statements import (
-    LOGGED_CLAIM_MAX,
-    BatchStatements,
-    clocked_by_transaction,
-)
-from core.engine.batch_statements import batch_statements_for as batch_statements_for
 from core.engine.config import LeaseConfig
 from core.engine.errors import (
     InvalidArgument,
@@ -35,7 +29,13 @@ from core.engine.errors import (
 from core.engine.ids import MAX_BATCH, check_id, check_whole
 from core.engine.policies import Policy
 from core.engine.records import EventRow, Lease, check_lease, dump_json, stored_json
-from core.engine.statements import LeaseReturned, TaskState
+from core.engine.sql_text import (
+    LOGGED_CLAIM_MAX,
+    BatchStatements,
+    LeaseReturned,
+    TaskState,
+    clocked_by_transaction,
+)
 from core.engine.vocabulary import EventKind, Operation, TaskStatus
 
 

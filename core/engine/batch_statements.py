@@ -4,7 +4,6 @@ changes for other reasons than the Python that runs them, so it lives apart from
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import (
@@ -27,11 +26,12 @@ from sqlalchemy import (
 from sqlalchemy.engine import Dialect
 
 from core.engine import mistake_statements as mistake
-from core.engine.backends import POSTGRESQL_TXN_CLOCK_MS
 from core.engine.errors import RegisterReason
-from core.engine.ids import check_whole
 from core.engine.models import FENCE_COUNTER
 from core.engine.policies import Policy
+from core.engine.sql_text import LOGGED_CLAIM_MAX as LOGGED_CLAIM_MAX
+from core.engine.sql_text import BatchStatements as BatchStatements
+from core.engine.sql_text import clocked_by_transaction as clocked_by_transaction
 from core.engine.statements import (
     FENCE_SEQUENCE,
     LEASE_RETURNING,
@@ -46,8 +46,6 @@ from core.engine.statements import (
 from core.engine.vocabulary import EventKind, TaskStatus
 
 # The columns of one lease in the JSON array a batch statement reads, in this order.
-# Above this many tasks a claim_many on PostgreSQL writes its lines in a second statement.
-LOGGED_CLAIM_MAX = 100
 _LEASE_FIELDS = ("task_id", "worker_id", "lease_token", "fence_token")
 _RESULT_FIELDS = (*_LEASE_FIELDS, "result")
 _PICKED = ("k", "task_id", "attempt", "max_attempts")
@@ -82,62 +80,6 @@ def _rows_of(param: str, names: Sequence[str], postgresql: bool, *, ordered: boo
         cols = ", ".join(f"json_extract(value, '$[{i}]') AS {name}" for i, name in enumerate(names))
         src = f"SELECT {cols} FROM json_each(:{param})" + (" ORDER BY key" if ordered else "")
     return text(src).columns(**{name: _TYPES[name] for name in names})
-
-
-@dataclass(frozen=True)
-class BatchStatements:
-    """The batch statements for one dialect and one policy (see `batch_statements_for`)."""
-
-    renew_many: Stmt  # every lease of the array its guard accepts, renewed
-    complete_many: Stmt  # every lease of the array its guard accepts, its task done
-    claim_many: Stmt  # up to :n tasks, rescued expired ones first, then the queue's first
-    event_insert_many: Stmt  # one register line per element, in the array's order
-    event_insert_many_quiet: Stmt  # the same, returning nothing
-    # PostgreSQL: `heartbeat`'s UPDATE and its `renewed` line in one statement (None on
-    # SQLite, which allows no UPDATE inside a WITH and has no round trip to save).
-    renew_logged: Stmt | None
-    # PostgreSQL, with the guards on: claim_many and complete_many with their register
-    # lines in the same statement, each row returned with its line's number (None else).
-    claim_logged: Stmt | None
-    complete_logged: Stmt | None
-    renew_many_logged: Stmt | None
-    task_state_many: Stmt  # TaskState (with the task id first) of each task of the array
-
-    def claim_logged_for(self, n: int) -> Stmt | None:
-        """`claim_logged` with its count written in as a literal (one text per count).
-
-        With the count a parameter, PostgreSQL's generic plan of the prepared statement
-        takes a LIMIT of unknown size for a tenth of the table and joins the UPDATE to it
-        by a scan of the whole table (measured: 4 ms a claim at 3,000 tasks, against
-        0.5 ms); the custom plan it may use instead is planned again at every execution
-        (0.5 ms of the server's time a claim). Which of the two a connection settles on
-        after its fifth execution depends on the first five: the claim's cost changed
-        from one run to the next. With the count a literal the generic plan is the
-        custom one, planned once per connection.
-        """
-        if self.claim_logged is None:
-            return None
-        found = _CLAIM_BY_COUNT.get((self.claim_logged.sql, n))
-        if found is None:
-            check_whole(n, "n", 1, LOGGED_CLAIM_MAX)
-            found = Stmt(self.claim_logged.sql.replace("%(n)s", str(n)))
-            _CLAIM_BY_COUNT[self.claim_logged.sql, n] = found
-        return found
-
-
-_CLAIM_BY_COUNT: dict[tuple[str, int], Stmt] = {}
-_CLOCKED: dict[str, Stmt] = {}
-
-
-def clocked_by_transaction(stmt: Stmt) -> Stmt:
-    """The PostgreSQL statement with the transaction's clock read in it where it is given
-    `now`: the form `LeaseStore._write` sends in the round trip of BEGIN."""
-    found = _CLOCKED.get(stmt.sql)
-    if found is None:
-        found = _CLOCKED[stmt.sql] = Stmt(
-            stmt.sql.replace("%(now)s", f"({POSTGRESQL_TXN_CLOCK_MS})")
-        )
-    return found
 
 
 _COMPILED: dict[tuple[str, str, Policy], BatchStatements] = {}

@@ -3,7 +3,7 @@ parameters are spelled per driver, and the database clock each dialect reads.
 """
 
 import re
-from typing import Any, NamedTuple
+from typing import Any
 
 from sqlalchemy import BigInteger
 from sqlalchemy.engine import Dialect
@@ -12,22 +12,7 @@ from sqlalchemy.sql import ClauseElement
 from sqlalchemy.sql.functions import FunctionElement
 
 from core.engine.backends import POSTGRESQL_CLOCK_MS
-
-
-class Stmt(NamedTuple):
-    """Compiled SQL text: its constants are literals in it, its parameters are named."""
-
-    sql: str
-
-    def run(self, conn: Any, params: dict[str, Any] | None = None) -> list[Any]:
-        """Execute and fetch every row (before any commit: SQLite insists for RETURNING)."""
-        cursor = conn.execute(self.sql, params or {})
-        # psycopg refuses to fetch from a statement that returns no rows; sqlite3 gives [].
-        if cursor.description is None:
-            return []
-        rows: list[Any] = cursor.fetchall()
-        return rows
-
+from core.engine.sql_text import Stmt
 
 # How a named parameter is spelled: `:name` (sqlite3) or `%(name)s` (psycopg).
 _PARAM_PATTERNS = {

@@ -3,9 +3,6 @@ PostgreSQL, anything else a SQLite file (see `core.engine.backends.sqlite_path`)
 
 import os
 
-from sqlalchemy.engine import Dialect
-
-from core.engine.backends import sqlite as sqlite_backend
 from core.engine.backends import sqlite_path
 from core.engine.drivers import AsyncSqliteDriver, Driver, InlineDriver
 
@@ -34,7 +31,8 @@ async def async_driver(path: str | os.PathLike[str], *, scratch: bool = False) -
     return await AsyncSqliteDriver.open(file)
 
 
-def dialect_of(driver: Driver) -> Dialect:
-    """The SQL dialect a driver's database speaks (SQLite's unless the driver says)."""
-    found: Dialect | None = getattr(driver, "dialect", None)
-    return found if found is not None else sqlite_backend.dialect()
+def dialect_name(driver: Driver) -> str:
+    """The name of the SQL dialect a driver's database speaks ("sqlite" unless the driver
+    says, as a PostgreSQL driver does with its SQLAlchemy dialect)."""
+    found = getattr(driver, "dialect", None)
+    return "sqlite" if found is None else str(found.name)

@@ -8,7 +8,7 @@ from core.engine.config import LeaseConfig
 from core.engine.errors import FencedWrite, LeaseMismatch, LeaseRejected, RejectReason, UnknownTask
 from core.engine.policies import Policy
 from core.engine.records import Lease
-from core.engine.statements import TaskState
+from core.engine.sql_text import TaskState
 from core.engine.transaction import Rejected as _Rejected
 from core.engine.transaction import Txn as _Txn
 from core.engine.vocabulary import Operation, TaskStatus

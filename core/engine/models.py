@@ -12,13 +12,9 @@ from sqlalchemy import BigInteger, Index, MetaData, Text, text
 from sqlalchemy.orm import registry
 from sqlmodel import Field, SQLModel
 
+from core.engine.precompiled import FENCE_COUNTER as FENCE_COUNTER
+from core.engine.precompiled import SCHEMA_VERSION as SCHEMA_VERSION
 from core.engine.vocabulary import TaskStatus
-
-# 2: ledger.task_id (a page names its task), agent_tasks.queue_seq (first in, first out),
-# and fence tokens drawn from `fence_counter`, no longer max(fence_token) + 1.
-SCHEMA_VERSION = 2
-
-FENCE_COUNTER = "fence_token"  # the name of fence_counter's one row
 
 # The partial indexes' predicates, by index. The tables declare them for SQLite only, and
 # PostgreSQL's DDL (core/engine/backends/postgresql.py) gives its copy of each index the

@@ -9,7 +9,7 @@ from core.engine.drivers import Driver
 from core.engine.errors import UnknownTask
 from core.engine.ids import MAX_BATCH, MAX_TOKEN, check_id, check_whole
 from core.engine.records import CheckpointRow, EffectRow, EventRow, LedgerRow, TaskRow
-from core.engine.statements import Statements
+from core.engine.sql_text import Statements
 
 
 class StoreReads:

@@ -5,9 +5,8 @@ when this module was written), so SQLModel defines the tables and these strings 
 DB-API connection.
 """
 
-import dataclasses
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any
 
 from sqlalchemy import (
     BigInteger,
@@ -27,7 +26,6 @@ from sqlalchemy.engine import Dialect
 from sqlalchemy.sql import ClauseElement
 
 from core.engine import mistake_statements as mistake
-from core.engine.compiled_sql import Stmt as Stmt
 from core.engine.compiled_sql import _sql as _sql
 from core.engine.compiled_sql import db_now_ms as db_now_ms
 from core.engine.errors import RegisterReason
@@ -41,7 +39,17 @@ from core.engine.models import (
     LedgerEntry,
 )
 from core.engine.policies import Policy
-from core.engine.records import CheckpointRow, EffectRow, EventRow, LedgerRow, TaskRow
+from core.engine.sql_text import CHECKPOINT_COLUMNS as CHECKPOINT_COLUMNS
+from core.engine.sql_text import EFFECT_COLUMNS as EFFECT_COLUMNS
+from core.engine.sql_text import EVENT_COLUMNS as EVENT_COLUMNS
+from core.engine.sql_text import LEASE_RETURNING as LEASE_RETURNING
+from core.engine.sql_text import LEDGER_COLUMNS as LEDGER_COLUMNS
+from core.engine.sql_text import TASK_COLUMNS as TASK_COLUMNS
+from core.engine.sql_text import TASK_STATE_COLUMNS as TASK_STATE_COLUMNS
+from core.engine.sql_text import LeaseReturned as LeaseReturned
+from core.engine.sql_text import Statements as Statements
+from core.engine.sql_text import Stmt as Stmt
+from core.engine.sql_text import TaskState as TaskState
 from core.engine.vocabulary import TaskStatus
 
 tasks = AgentTask.__table__  # type: ignore[attr-defined]
@@ -52,123 +60,29 @@ events = Event.__table__  # type: ignore[attr-defined]
 fence_counter = FenceCounter.__table__  # type: ignore[attr-defined]
 
 
-def columns(record: type[Any]) -> tuple[str, ...]:
-    """The columns a read selects for a record: its fields, in their order, so the row
-    builds the record field by field (tests/engine/test_store.py checks each is a column)."""
-    return tuple(f.name for f in dataclasses.fields(record))
-
-
-TASK_COLUMNS = columns(TaskRow)
-CHECKPOINT_COLUMNS = columns(CheckpointRow)
-LEDGER_COLUMNS = columns(LedgerRow)
-EFFECT_COLUMNS = columns(EffectRow)
-EVENT_COLUMNS = columns(EventRow)
-
-
-class LeaseReturned(NamedTuple):
-    """What every lease statement returns (`RETURNING`): the task's lease, and its status
-    (a claim that found no attempt left returns the dead-lettered task)."""
-
-    task_id: str
-    status: str
-    owner_id: str | None
-    attempt: int
-    lease_token: int
-    fence_token: int
-    lease_expires_at: int | None
-    renew_deadline: int | None
-    kind: str
-
-
-class TaskState(NamedTuple):
-    """What the gate's verdict reads of a task: its status, holder and both tokens."""
-
-    status: str
-    owner_id: str | None
-    lease_token: int
-    fence_token: int
-
-
-LEASE_RETURNING = LeaseReturned._fields
-TASK_STATE_COLUMNS = TaskState._fields
-
 # The PostgreSQL sequence fence tokens come from (created with the schema).
 FENCE_SEQUENCE = "fence_tokens"
 
 
-@dataclass(frozen=True)
-class Statements:
-    """Every statement the store runs, as SQL text for one dialect and one policy.
-
-    Get them with `statements_for`, which compiles each (dialect, policy) once; each table's
-    statements are built by one function below.
-    """
-
-    # the database's own clock, for stores on real time (core/engine/clock.py), and the
-    # newest instant any process wrote into the store (one clock on SQLite: see LeaseStore)
-    now: Stmt
-    # agent_tasks: the lease's life
-    claim_any: Stmt
-    claim_named: Stmt
-    heartbeat: Stmt
-    complete: Stmt
-    fail: Stmt
-    park: Stmt
-    checkpoint_gate: Stmt
-    approve: Stmt
-    reject: Stmt
-    enqueue: Stmt
-    # agent_tasks: reads
-    task_state: Stmt
-    task_one: Stmt
-    task_all: Stmt
-    task_unfinished: Stmt
-    task_finished_newest: Stmt
-    queue_order: Stmt
-    next_expiry: Stmt
-    # fence_counter: records a claim's draw (None on PostgreSQL, which draws from a SEQUENCE)
-    fence_issued: Stmt | None
-    # checkpoints
-    checkpoint_next_seq: Stmt
-    checkpoint_insert: Stmt
-    checkpoint_latest: Stmt
-    checkpoint_all: Stmt
-    checkpoint_steps: Stmt
-    checkpoint_steps_shown: Stmt
-    # ledger
-    ledger_write: Stmt
-    ledger_token: Stmt
-    ledger_all: Stmt
-    ledger_newest: Stmt
-    # effects
-    effect_apply: Stmt
-    effect_result: Stmt
-    effect_all: Stmt
-    effect_newest: Stmt
-    # events
-    event_insert: Stmt
-    event_since: Stmt
-
-    @classmethod
-    def build(cls, dialect: Dialect, policy: Policy) -> "Statements":
-        """Compile every statement (~20 ms): use `statements_for`, which does it once."""
-        c = _Common.of(dialect, policy)
-        next_fence, fence_issued = _fence_counter(c)
-        return cls(
-            now=c.sql(
-                select(
-                    db_now_ms(),
-                    select(events.c.at).order_by(events.c.seq.desc()).limit(1).scalar_subquery(),
-                )
-            ),
-            fence_issued=fence_issued,
-            **_lease_statements(c, next_fence),
-            **_task_reads(c),
-            **_checkpoint_statements(c),
-            **_ledger_statements(c),
-            **_effect_statements(c),
-            **_event_statements(c),
-        )
+def build_statements(dialect: Dialect, policy: Policy) -> Statements:
+    """Compile every statement (~20 ms): use `statements_for`, which does it once."""
+    c = _Common.of(dialect, policy)
+    next_fence, fence_issued = _fence_counter(c)
+    return Statements(
+        now=c.sql(
+            select(
+                db_now_ms(),
+                select(events.c.at).order_by(events.c.seq.desc()).limit(1).scalar_subquery(),
+            )
+        ),
+        fence_issued=fence_issued,
+        **_lease_statements(c, next_fence),
+        **_task_reads(c),
+        **_checkpoint_statements(c),
+        **_ledger_statements(c),
+        **_effect_statements(c),
+        **_event_statements(c),
+    )
 
 
 _COMPILED: dict[tuple[str, str, Policy], Statements] = {}
@@ -188,7 +102,7 @@ def statements_for(dialect: Dialect, policy: Policy) -> Statements:
     key = (dialect.name, dialect.paramstyle, policy)
     found = _COMPILED.get(key)
     if found is None:
-        found = _COMPILED.setdefault(key, Statements.build(dialect, policy))
+        found = _COMPILED.setdefault(key, build_statements(dialect, policy))
     return found
 
 

@@ -14,11 +14,10 @@ from types import TracebackType
 from typing import Any, Self
 
 from core.engine.batch import BatchOperations, renew_logged
-from core.engine.batch_statements import BatchStatements, batch_statements_for
 from core.engine.clock import Clock, DatabaseClock
 from core.engine.clock_judge import CLOCK_TOLERANCE_MS, clock_behind
 from core.engine.config import LeaseConfig, Mode
-from core.engine.connect import async_driver, dialect_of, inline_driver
+from core.engine.connect import async_driver, dialect_name, inline_driver
 from core.engine.drivers import Driver
 from core.engine.errors import (
     DuplicateTask,
@@ -39,6 +38,7 @@ from core.engine.ids import (
     check_whole,
 )
 from core.engine.policies import policy_for
+from core.engine.prepared import store_batch_statements, store_statements
 from core.engine.reads import StoreReads
 from core.engine.records import (
     CheckpointRow,
@@ -51,7 +51,7 @@ from core.engine.records import (
     dump_json,
     stored_json,
 )
-from core.engine.statements import LeaseReturned, Stmt, statements_for
+from core.engine.sql_text import BatchStatements, LeaseReturned, Stmt
 from core.engine.store_arguments import (
     check_clock,
     check_config,
@@ -94,9 +94,9 @@ class LeaseStore(StoreReads, LeaseGate, BatchOperations):
         self.config = check_config(config).validated()
         self.mode = mode = check_mode(mode)
         self.policy = policy_for(mode)
-        self.sql = statements_for(dialect_of(driver), self.policy)
+        self.sql = store_statements(dialect_name(driver), self.policy)
         # PostgreSQL renews a lease and writes its register line in one statement.
-        self._renews_logged = dialect_of(driver).name == "postgresql"
+        self._renews_logged = dialect_name(driver) == "postgresql"
         # A database clock is read inside each transaction, under the write lock; a
         # virtual clock (simulations) is read in Python, so playback stays exact.
         self._db_clock = isinstance(clock, DatabaseClock)
@@ -109,7 +109,7 @@ class LeaseStore(StoreReads, LeaseGate, BatchOperations):
     def batch_sql(self) -> BatchStatements:
         """The many-leases statements, compiled on first use: a simulation or a real worker
         renews and claims one lease at a time, and should not pay for them."""
-        return batch_statements_for(dialect_of(self.driver), self.policy)
+        return store_batch_statements(dialect_name(self.driver), self.policy)
 
     @classmethod
     def open_inline(

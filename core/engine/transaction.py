@@ -5,7 +5,7 @@ from typing import Any
 
 from core.engine.errors import LeaseRejected
 from core.engine.records import EventRow, Lease, detail_json, stored_json
-from core.engine.statements import LeaseReturned, Statements, Stmt, TaskState
+from core.engine.sql_text import LeaseReturned, Statements, Stmt, TaskState
 from core.engine.vocabulary import EventKind
 
 

@@ -2,7 +2,7 @@
 
 import os
 
-from core.engine import models
+from core.engine import precompiled
 from core.engine.errors import SchemaVersionError, StoreError
 
 # PostgreSQL's clock in integer milliseconds. clock_timestamp(), not now(): now() is the
@@ -46,10 +46,10 @@ def check_stamp(
         version = int(stamp)
     except (TypeError, ValueError):
         raise StoreError(f"{where}: unreadable schema version {stamp!r} ({untouched})") from None
-    if version > models.SCHEMA_VERSION:
+    if version > precompiled.SCHEMA_VERSION:
         raise SchemaVersionError(
             f"{where}: schema version {stamp} is newer than this borrowed-keys "
-            f"understands ({models.SCHEMA_VERSION}); upgrade borrowed-keys ({untouched})"
+            f"understands ({precompiled.SCHEMA_VERSION}); upgrade borrowed-keys ({untouched})"
         )
     if version < oldest:
         raise SchemaVersionError(

@@ -12,15 +12,14 @@ import sqlite3
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
-from sqlalchemy.dialects import sqlite as sqlite_dialect
-from sqlalchemy.engine import Dialect
-from sqlalchemy.schema import CreateIndex, CreateTable
-
-from core.engine import models
+from core.engine import precompiled
 from core.engine.backends import check_stamp
 from core.engine.errors import StoreError, Why
+
+if TYPE_CHECKING:
+    from sqlalchemy.engine import Dialect
 
 T = TypeVar("T")
 
@@ -48,9 +47,29 @@ class StoreUse(enum.StrEnum):
     SIMULATIONS = "simulations"
 
 
-def dialect() -> Dialect:
-    """SQLite's dialect with named parameters, which sqlite3 accepts as a dict."""
+def dialect() -> "Dialect":
+    """SQLite's dialect with named parameters, which sqlite3 accepts as a dict (SQLAlchemy
+    loaded only by what compiles statements: a store runs precompiled text)."""
+    from sqlalchemy.dialects import sqlite as sqlite_dialect
+
     return sqlite_dialect.dialect(paramstyle="named")
+
+
+def compiled_ddl() -> tuple[list[str], list[str]]:
+    """The CREATE TABLE and CREATE INDEX statements of the SQLModel tables, compiled now."""
+    from sqlalchemy.schema import CreateIndex, CreateTable
+
+    from core.engine import models
+
+    d = dialect()
+    tables: list[str] = []
+    indexes: list[str] = []
+    for table in models.metadata.sorted_tables:
+        tables.append(str(CreateTable(table, if_not_exists=True).compile(dialect=d)))
+        # a table's indexes are a set: by name, so the precompiled file is the same each time
+        for index in sorted(table.indexes, key=lambda index: str(index.name)):
+            indexes.append(str(CreateIndex(index, if_not_exists=True).compile(dialect=d)))
+    return tables, indexes
 
 
 def _apply_pragmas(conn: sqlite3.Connection, *, file_backed: bool) -> None:
@@ -180,13 +199,7 @@ def create_schema(
     The store is stamped with a name of its own and with who writes into it (`use`); a
     simulation is refused a store that real workers use, before anything is written.
     """
-    d = dialect()
-    tables: list[str] = []
-    indexes: list[str] = []
-    for table in models.metadata.sorted_tables:
-        tables.append(str(CreateTable(table, if_not_exists=True).compile(dialect=d)))
-        for index in table.indexes:
-            indexes.append(str(CreateIndex(index, if_not_exists=True).compile(dialect=d)))
+    tables, indexes = precompiled.ddl("sqlite") or compiled_ddl()
 
     def ddl(c: sqlite3.Connection) -> None:
         for sql in tables:
@@ -206,19 +219,19 @@ def create_schema(
             "INSERT OR IGNORE INTO fence_counter (name, value) SELECT ?, max("
             + ", ".join(f"(SELECT coalesce(max(fence_token), 0) FROM {t})" for t in _FENCED)
             + ")",
-            (models.FENCE_COUNTER,),
+            (precompiled.FENCE_COUNTER,),
         )
         # Nothing is written when the store is already complete and current: opening a
         # store (even a damaged one) must not change its file.
         c.execute(
             "INSERT OR IGNORE INTO store_meta (key, value) VALUES ('schema_version', ?)",
-            (str(models.SCHEMA_VERSION),),
+            (str(precompiled.SCHEMA_VERSION),),
         )
         # Older versions have been brought up to this one just above.
         c.execute(
             "UPDATE store_meta SET value = ? WHERE key = 'schema_version'"
             " AND CAST(value AS INTEGER) < ?",
-            (str(models.SCHEMA_VERSION), models.SCHEMA_VERSION),
+            (str(precompiled.SCHEMA_VERSION), precompiled.SCHEMA_VERSION),
         )
         c.execute(
             "INSERT OR IGNORE INTO store_meta (key, value) VALUES (?, ?)",
