@@ -8,8 +8,9 @@ slower than usual. The targets: `--help` and `list` within 0.15 s of the bare in
 in a pseudo-terminal, until "Step 0" is painted) within 1.5 times that of a minimal Textual
 app with the same kinds of widget (until its own first frame is painted). The app paints that
 first frame from the scenario file's head while the run opens on a thread (demo/loading.py);
-the run's own frame, from its first snapshot, is timed beside it (until its task shows), with
-no target: it is the wait the first frame keeps company.
+the run's own frame, from its first snapshot, is timed beside it (until its task shows):
+under 0.5 s from the start. It needs no SQL library: the store runs its statements from the
+text compiled ahead of time (core/engine/precompiled.py).
 
 Every command runs once before it is timed, with bytecode caches allowed (a user's Python
 writes them; `PYTHONDONTWRITEBYTECODE` would time the compiling of every module instead).
@@ -43,6 +44,7 @@ HELP_OVER_BARE_S = 0.15
 CHECK_S = 0.5
 PLAY_S = 0.8
 FRAME_RATIO = 1.5
+RUN_FRAME_S = 0.5
 # What only the run's own frame of 01_fog shows (its task, read from the first snapshot), not
 # the frame painted while the run opens
 RUN_SHOWS = "floor6"
@@ -209,7 +211,12 @@ def startup_bench(console: Console) -> None:
         f"within {FRAME_RATIO}x the minimal app's ({FRAME_RATIO * minimal:.2f} s)",
         app <= FRAME_RATIO * minimal,
     )
-    row("the run's own frame (tui 01_fog, its first snapshot)", (run, None), "", True)
+    row(
+        "the run's own frame (tui 01_fog, its first snapshot)",
+        (run, None),
+        f"under {RUN_FRAME_S} s",
+        run < RUN_FRAME_S,
+    )
 
     table = Table(title=f"Start-up, best of {ROUNDS} (first frames: of {FRAME_ROUNDS})")
     table.add_column("command")

@@ -26,7 +26,7 @@ from typing import Any, TypeVar
 
 from core.engine.clock import DatabaseClock
 from core.engine.durations import format_duration
-from core.engine.errors import BorrowedKeysError
+from core.engine.errors import BorrowedKeysError, UnknownTask
 from core.engine.records import CheckpointRow, EffectRow, EventRow, LedgerRow, TaskRow
 from core.engine.store import LeaseStore
 from core.engine.vocabulary import EventKind, TaskStatus
@@ -394,14 +394,23 @@ class Fleet:
 
         store = self._wstore
 
+        def taken(task_id: str) -> bool:
+            try:
+                run_inline(store.task(task_id))
+            except UnknownTask:
+                return False
+            return True
+
         def go() -> list[str]:
-            have = {row.task_id for row in run_inline(store.tasks())}
+            # One task's row per id tried, not every task's: a fleet that has run for an
+            # hour would read (and its store keep) thousands of rows to add a few.
             made: list[str] = []
             for _ in range(n):
-                task_id = f"t{next(self._task_ids)}"
-                while task_id in have:
-                    task_id = f"t{next(self._task_ids)}"
-                kind = kinds[(len(have) + len(made)) % len(kinds)]
+                number = next(self._task_ids)
+                while taken(f"t{number}"):
+                    number = next(self._task_ids)
+                task_id = f"t{number}"
+                kind = kinds[(number - 1) % len(kinds)]
                 payload = {"steps": s.steps, "step_time_ms": s.step_time_ms}
                 run_inline(store.enqueue(task_id, kind, payload, 100))
                 made.append(task_id)
