@@ -26,6 +26,7 @@ from core.engine.people import called
 from core.fleet.frame import FrameMaker
 from core.fleet.history import load_history
 from core.fleet.process import WorkerProcess
+from core.fleet.settings import FLEET_KINDS
 from core.fleet.supervisor import Fleet, FleetSettings, libfaketime
 from core.fleet.verdict import Verdict
 from core.sim.timeline import BeliefEnd
@@ -634,3 +635,25 @@ def test_on_postgresql_a_server_restart_mid_run_loses_nothing_and_doubles_nothin
         server.cleanup()
         shutil.rmtree(folder, ignore_errors=True)
     assert not _server_of(str(folder)), "the restarted server was left running"
+
+
+def test_adding_tasks_reads_only_the_ids_it_tries_not_every_task(
+    fleet: Fleet, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A fleet that has run for an hour adds a few tasks at the cost of a few: reading every
+    task's row to add one made the writing store keep all of them (1.5 kB a task)."""
+    fleet.enqueue(30)
+    read_all: list[str] = []
+    real_tasks = type(fleet.store).tasks
+
+    async def tasks(store: Any) -> Any:
+        read_all.append("tasks")
+        return await real_tasks(store)
+
+    monkeypatch.setattr(type(fleet.store), "tasks", tasks)
+    made = fleet.enqueue(3)
+    assert made == ["t31", "t32", "t33"]
+    assert read_all == []
+    kinds = {row.task_id: row.kind for row in fleet.newest(100, 0, 0)[0]}
+    # the kinds in turn, as before: the n-th task of a new store gets the n-th kind
+    assert kinds == {f"t{n}": FLEET_KINDS[(n - 1) % len(FLEET_KINDS)] for n in range(1, 34)}
