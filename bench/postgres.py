@@ -28,6 +28,7 @@ import asyncio
 import logging
 import multiprocessing
 import os
+import resource
 import statistics
 import sys
 import tempfile
@@ -37,7 +38,7 @@ import warnings
 from collections.abc import Callable
 from contextlib import ExitStack
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import psycopg
 from rich.console import Console
@@ -239,6 +240,34 @@ def cycle_bench(console: Console, base: str) -> float:
 # -- (b) many claimers ----------------------------------------------------------------------
 
 
+class Round(NamedTuple):
+    """One side's race: claims a second, claims, tasks handed out twice, and the processor
+    time its processes spent a task (every thread: the core's driver thread too)."""
+
+    rate: float
+    claims: int
+    duplicates: int
+    cpu_us: float
+
+
+# A claimer process's processor time when its race began (each claimer is a process).
+_CPU_AT_RELEASE = [0.0]
+
+
+def _cpu() -> float:
+    used = resource.getrusage(resource.RUSAGE_SELF)
+    return used.ru_utime + used.ru_stime
+
+
+def _released(barrier: Any) -> None:
+    barrier.wait()
+    _CPU_AT_RELEASE[0] = _cpu()
+
+
+def _spent() -> float:
+    return _cpu() - _CPU_AT_RELEASE[0]
+
+
 def _any_queued(conn: Any) -> bool:
     return bool(
         conn.execute("SELECT 1 FROM agent_tasks WHERE status = 'queued' LIMIT 1").fetchall()
@@ -250,7 +279,7 @@ def _core_claimer(url: str, batch: int, barrier: Any, results: Any) -> None:
         store = await LeaseStore.open_async(url, clock=RealClock())
         got: list[str] = []
         try:
-            barrier.wait()
+            _released(barrier)
             worker = f"w{os.getpid()}"
             while True:
                 if batch == 1:
@@ -274,7 +303,7 @@ def _core_claimer(url: str, batch: int, barrier: Any, results: Any) -> None:
         return got
 
     got = asyncio.run(run())
-    results.put((got, time.perf_counter()))  # the end: after the connection closed
+    results.put((got, time.perf_counter(), _spent()))  # the end: after the connection closed
 
 
 def _procrastinate_claimer(conninfo: str, barrier: Any, results: Any) -> None:
@@ -288,7 +317,7 @@ def _procrastinate_claimer(conninfo: str, barrier: Any, results: Any) -> None:
         got: list[str] = []
         async with app.open_async():
             worker_id = await app.job_manager.register_worker()
-            barrier.wait()
+            _released(barrier)
             while True:
                 job = await app.job_manager.fetch_job(queues=None, worker_id=worker_id)
                 if job is None:
@@ -299,7 +328,7 @@ def _procrastinate_claimer(conninfo: str, barrier: Any, results: Any) -> None:
         return got
 
     got = asyncio.run(run())
-    results.put((got, time.perf_counter()))  # the end: after the pool closed
+    results.put((got, time.perf_counter(), _spent()))  # the end: after the pool closed
 
 
 def _pgqueuer_claimer(conninfo: str, batch: int, barrier: Any, results: Any) -> None:
@@ -319,7 +348,7 @@ def _pgqueuer_claimer(conninfo: str, batch: int, barrier: Any, results: Any) -> 
             queries = Queries(PsycopgDriver(conn))
             entrypoints = {QueueEntrypoint(PGQUEUER_ENTRYPOINT): EntrypointExecutionParameter(0)}
             manager = QueueManagerId(uuid.uuid4())
-            barrier.wait()
+            _released(barrier)
             while True:
                 jobs = await queries.dequeue(
                     batch_size=batch,
@@ -337,10 +366,10 @@ def _pgqueuer_claimer(conninfo: str, batch: int, barrier: Any, results: Any) -> 
         return got
 
     got = asyncio.run(run())
-    results.put((got, time.perf_counter()))  # the end: after the connection closed
+    results.put((got, time.perf_counter(), _spent()))  # the end: after the connection closed
 
 
-def _race(target: Any, args: tuple[Any, ...], workers: int) -> tuple[float, int, int]:
+def _race(target: Any, args: tuple[Any, ...], workers: int) -> Round:
     """Start `workers` processes, release them together; (claims/s, claims, duplicates).
 
     Every side is timed from the release to the moment its last process has closed its
@@ -358,22 +387,24 @@ def _race(target: Any, args: tuple[Any, ...], workers: int) -> tuple[float, int,
     start = time.perf_counter()
     claimed: list[str] = []
     ends: list[float] = []
+    cpu = 0.0
     for _ in procs:
-        got, end = results.get(timeout=600)
+        got, end, spent = results.get(timeout=600)
         claimed.extend(got)
         ends.append(end)
+        cpu += spent
     for p in procs:
         p.join(timeout=60)
     elapsed = max(ends) - start
     duplicates = len(claimed) - len(set(claimed))
-    return len(claimed) / elapsed, len(claimed), duplicates
+    return Round(len(claimed) / elapsed, len(claimed), duplicates, cpu / len(claimed) * 1e6)
 
 
 def claim_tasks() -> int:
     return CLAIM_TASKS_QUICK if quick() else CLAIM_TASKS
 
 
-def _core_round(base: str, workers: int, tag: str, batch: int) -> tuple[float, int, int]:
+def _core_round(base: str, workers: int, tag: str, batch: int) -> Round:
     schema = f"bench_claims_{tag}"
     url = _url(base, schema)
     n = claim_tasks()
@@ -393,7 +424,7 @@ def _core_round(base: str, workers: int, tag: str, batch: int) -> tuple[float, i
 
     asyncio.run(fill())
     try:
-        rate, claims, duplicates = _race(_core_claimer, (url, batch), workers)
+        race = _race(_core_claimer, (url, batch), workers)
         with _admin(base) as conn:
             twice = conn.execute(
                 f'SELECT count(*) FROM (SELECT task_id FROM "{schema}".events'
@@ -402,8 +433,8 @@ def _core_round(base: str, workers: int, tag: str, batch: int) -> tuple[float, i
             done = conn.execute(
                 f"SELECT count(*) FROM \"{schema}\".agent_tasks WHERE status = 'done'"
             ).fetchone()
-        assert done is not None and done[0] == n == claims, (done, claims)
-        return rate, claims, duplicates + (twice[0] if twice else 0)
+        assert done is not None and done[0] == n == race.claims, (done, race.claims)
+        return race._replace(duplicates=race.duplicates + (twice[0] if twice else 0))
     finally:
         _drop(base, schema)
 
@@ -433,7 +464,7 @@ def _drop_database(base: str, name: str) -> None:
         conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
 
 
-def _procrastinate_round(base: str, workers: int) -> tuple[float, int, int]:
+def _procrastinate_round(base: str, workers: int) -> Round:
     import procrastinate
 
     conninfo = _fresh_database(base, PROCRASTINATE_DB)
@@ -454,7 +485,7 @@ def _procrastinate_round(base: str, workers: int) -> tuple[float, int, int]:
         _drop_database(base, PROCRASTINATE_DB)
 
 
-def _pgqueuer_round(base: str, workers: int, batch: int) -> tuple[float, int, int]:
+def _pgqueuer_round(base: str, workers: int, batch: int) -> Round:
     from pgqueuer.adapters.drivers.psycopg import PsycopgDriver
     from pgqueuer.queries import Queries
 
@@ -473,9 +504,9 @@ def _pgqueuer_round(base: str, workers: int, batch: int) -> tuple[float, int, in
 
     asyncio.run(fill())
     try:
-        rate, claims, duplicates = _race(_pgqueuer_claimer, (conninfo, batch), workers)
-        assert claims == n, (claims, n)
-        return rate, claims, duplicates
+        race = _race(_pgqueuer_claimer, (conninfo, batch), workers)
+        assert race.claims == n, (race.claims, n)
+        return race
     finally:
         _drop_database(base, PGQUEUER_DB)
 
@@ -500,7 +531,7 @@ def _procs(n: int) -> str:
 def claims_bench(console: Console, base: str) -> dict[str, float]:
     """Claims and completes per second by 1, 4 and 16 processes, each side on the same
     server in turn; returns the 16-process ratios the section prints."""
-    sides: dict[str, Callable[[int, str], tuple[float, int, int]]] = {
+    sides: dict[str, Callable[[int, str], Round]] = {
         CORE_1: lambda w, tag: _core_round(base, w, f"{tag}_1", 1),
         CORE_N: lambda w, tag: _core_round(base, w, f"{tag}_n", PGQUEUER_BATCH),
     }
@@ -510,6 +541,7 @@ def claims_bench(console: Console, base: str) -> dict[str, float]:
     if _installed("procrastinate"):
         sides[PROCRASTINATE] = lambda w, tag: _procrastinate_round(base, w)
     runs: dict[tuple[str, int], list[float]] = {}
+    cpus: dict[tuple[str, int], list[float]] = {}
     dups: dict[tuple[str, int], int] = {}
     rounds = 1 if quick() else CLAIM_ROUNDS
     for round_no in range(rounds):
@@ -526,9 +558,10 @@ def claims_bench(console: Console, base: str) -> dict[str, float]:
             if round_no % 2:
                 order.reverse()
             for name, side in order:
-                rate, _claims, dup = side(workers, f"{workers}_{round_no}")
-                runs.setdefault((name, workers), []).append(rate)
-                dups[name, workers] = dups.get((name, workers), 0) + dup
+                race = side(workers, f"{workers}_{round_no}")
+                runs.setdefault((name, workers), []).append(race.rate)
+                cpus.setdefault((name, workers), []).append(race.cpu_us)
+                dups[name, workers] = dups.get((name, workers), 0) + race.duplicates
     # Each figure is the median of its rounds; a ratio is the median of the rounds' ratios
     # (each taken from two runs minutes apart at most, at the same load).
     best = {key: (statistics.median(got), dups[key]) for key, got in runs.items()}
@@ -599,6 +632,22 @@ def claims_bench(console: Console, base: str) -> dict[str, float]:
                 target=PGQUEUER_TARGET,
                 aim="at least",
             )
+    if PGQ_N in sides:
+        # Where the time goes besides the trips: what each side's own processes spend on a
+        # task (its Python, its driver), which the server's cores are shared with.
+        for name, key in ((CORE_N, "client_cpu_core"), (PGQ_N, "client_cpu_pgqueuer")):
+            record(
+                "postgres",
+                key,
+                f"{name}: processor time of its own processes a task, 1 process",
+                round(statistics.median(cpus[name, 1]), 1),
+                "µs",
+            )
+        console.print(
+            f"  processor time a task in the claimers' own processes, 1 process: "
+            f"core {statistics.median(cpus[CORE_N, 1]):.0f} µs, "
+            f"pgqueuer {statistics.median(cpus[PGQ_N, 1]):.0f} µs"
+        )
     for workers in CLAIMERS:
         if PGQ_N in sides:
             console.print(
