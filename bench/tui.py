@@ -3,10 +3,12 @@
 A refresh is what the app's fixed-interval timer does every 100 ms of wall time at x10:
 advance the live clock by 1 s of virtual time, read a snapshot, update the widgets in
 place, and let Textual lay out and paint (headless, 160 x 48). The median and the 90th
-percentile over the samples are reported; the targets are a median under 16 ms and a p90
-under 33 ms (one frame at 60 Hz, two frames). The figure is CPU time (`time.process_time`): the
-wait for idle sleeps for a frame (~25 ms of wall time even when there is nothing to do),
-which is waiting, not work; the wall-clock median is printed beside it.
+percentile over the samples are taken in each of RUNS runs (a new app each), and the figures
+are the worst run's: a target is held only when every run holds it. The targets are a median
+under 16 ms and a p90 under 33 ms (one frame at 60 Hz, two frames). The figure is CPU time
+(`time.process_time`): the wait for idle sleeps for a frame (~25 ms of wall time even when
+there is nothing to do), which is waiting, not work; the wall-clock median is printed beside
+it.
 
 The wait is `settle`, not `pilot.pause()`: the pilot's pause first pings every widget on the
 screen with a callback and waits for all the answers, ~10 ms of CPU per call with this
@@ -35,6 +37,7 @@ project's.
 """
 
 import asyncio
+import os
 import statistics
 import time
 from typing import TYPE_CHECKING, Any
@@ -56,6 +59,8 @@ WARMUP = 10
 SAMPLES = 40
 TARGET_MS = 16.0
 TARGET_P90_MS = 33.0
+# Runs of the whole measure, each app new: the figures are the worst run's.
+RUNS = 3
 
 
 def big_settings() -> SimSettings:
@@ -261,18 +266,39 @@ async def _measure() -> tuple[list[float], list[float], list[float], list[float]
 
 
 def bench_tui_refresh() -> str:
-    """One printable line: the median and p90 refresh time of the main screen."""
-    whole, update_only, wall, floor = asyncio.run(_measure())
-    median = statistics.median(whole)
+    """Printable lines: each run's median and p90 refresh time of the main screen, then the
+    figures, which are the worst run's: a target is held when every run holds it."""
+    runs = [asyncio.run(_measure()) for _ in range(1 if _quick() else RUNS)]
+    medians = [statistics.median(whole) for whole, _u, _w, _f in runs]
+    p90s = [statistics.quantiles(whole, n=10)[-1] for whole, _u, _w, _f in runs]
+    whole = [x for run in runs for x in run[0]]
+    update_only = [x for run in runs for x in run[1]]
+    wall = [x for run in runs for x in run[2]]
+    floor = [x for run in runs for x in run[3]]
+    median, p90 = max(medians), max(p90s)
     floor_median = statistics.median(floor)
-    over_floor = median / floor_median
-    p90 = statistics.quantiles(whole, n=10)[-1]
+    over_floor = statistics.median(whole) / floor_median
     verdict = "ok" if median < TARGET_MS and p90 < TARGET_P90_MS else "over target"
     what = f"one refresh of the main screen, {WORKERS} workers, {TASKS} tasks, x{SPEED:g}, CPU"
+    worst = f"the worst of {len(runs)} runs"
     record(
-        "tui", "median", f"{what}, median", round(median, 1), "ms", target=TARGET_MS, aim="under"
+        "tui",
+        "median",
+        f"{what}, median ({worst})",
+        round(median, 1),
+        "ms",
+        target=TARGET_MS,
+        aim="under",
     )
-    record("tui", "p90", f"{what}, p90", round(p90, 1), "ms", target=TARGET_P90_MS, aim="under")
+    record(
+        "tui",
+        "p90",
+        f"{what}, p90 ({worst})",
+        round(p90, 1),
+        "ms",
+        target=TARGET_P90_MS,
+        aim="under",
+    )
     record(
         "tui",
         "update",
@@ -294,14 +320,23 @@ def bench_tui_refresh() -> str:
         round(over_floor, 2),
         "x",
     )
+    each = "; ".join(
+        f"run {n}: {m:.1f} / {q:.1f}" for n, (m, q) in enumerate(zip(medians, p90s, strict=True), 1)
+    )
     return (
-        f"tui refresh, {WORKERS} workers x {TASKS} tasks at x{SPEED:g}: median "
-        f"{median:.1f} ms CPU, p90 {p90:.1f} (mean {statistics.mean(whole):.1f}, "
-        f"max {max(whole):.1f}; tick+snapshot+update median "
+        f"tui refresh, {WORKERS} workers x {TASKS} tasks at x{SPEED:g}, median / p90 ms CPU: "
+        f"{each}\n"
+        f"  {worst}: median {median:.1f} ms, p90 {p90:.1f} (all samples: mean "
+        f"{statistics.mean(whole):.1f}, max {max(whole):.1f}; tick+snapshot+update median "
         f"{statistics.median(update_only):.1f} ms; wall median {statistics.median(wall):.1f} ms; "
         f"the minimal app's median {floor_median:.1f} ms, the project {over_floor:.2f}x it; "
         f"target median < {TARGET_MS:.0f} ms, p90 < {TARGET_P90_MS:.0f} ms) {verdict}"
     )
+
+
+def _quick() -> bool:
+    """`BK_BENCH_QUICK=1` (`python -m bench --quick`): one run."""
+    return os.environ.get("BK_BENCH_QUICK", "") not in ("", "0")
 
 
 def tui_bench(console: Console) -> None:

@@ -12,6 +12,7 @@ of those at its top: only what that first frame needs.
 
 import argparse
 import asyncio
+import gc
 import re
 import sys
 from collections.abc import AsyncGenerator, Callable
@@ -53,6 +54,19 @@ class SessionOpened(Message):
         super().__init__()
         self.refused = refused
         self.error = error
+
+
+_started = [False]
+
+
+def freeze_what_started() -> None:
+    """Once a process, when the first run is on screen: what is alive then (the modules, the
+    classes, the first screen's widgets) stays alive, so the garbage collector stops walking
+    it. Each full collection walked all of it, a stutter of 60 ms and more every few seconds
+    of a run at its fastest; with it frozen, a collection takes under half of that."""
+    if not _started[0]:
+        _started[0] = True
+        gc.freeze()
 
 
 class BorrowedKeysApp(SpokenPalette):
@@ -173,6 +187,7 @@ class BorrowedKeysApp(SpokenPalette):
         screen = MainScreen(session, playing=session.scenario is None and self.live_clock)
         self.clear_notifications()  # "still opening" is no longer true
         await self.switch_screen(screen)
+        self.call_after_refresh(freeze_what_started)
         self.opened.set()
 
     def on_unmount(self) -> None:

@@ -5,6 +5,7 @@ idle), so the same checker can judge a simulated run, a replay, or the events ta
 real worker processes.
 """
 
+import sys
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -118,7 +119,9 @@ class SafetyChecker:
     _newest_lease: dict[str, int] = field(default_factory=dict)  # task -> newest issued
     _leases: dict[str, list[_LeaseRecord]] = field(default_factory=dict)
     _effects: Counter[str] = field(default_factory=Counter)
-    _completions: dict[str, set[int]] = field(default_factory=dict)
+    # each task's completing lease tokens, in the order they came (one for nearly every task:
+    # a tuple of one is a fifth of a set's size, and a fleet's checker keeps one a task)
+    _completions: dict[str, tuple[int, ...]] = field(default_factory=dict)
     _step_runs: Counter[str] = field(default_factory=Counter)
     # Each page key's last accepted write: the rule it broke, None if its writer held the
     # task's current, live lease with the newest token ("存储层或状态机只接受当前最大的
@@ -148,7 +151,7 @@ class SafetyChecker:
             _newest_lease=dict(self._newest_lease),
             _leases={task: [r.copy() for r in rs] for task, rs in self._leases.items()},
             _effects=Counter(self._effects),
-            _completions={task: set(tokens) for task, tokens in self._completions.items()},
+            _completions=dict(self._completions),
             _step_runs=Counter(self._step_runs),
             _pages=dict(self._pages),
             _page_writers=dict(self._page_writers),
@@ -241,7 +244,8 @@ class SafetyChecker:
                 out.append(self._violate(verdict, ev, detail))
             self._pages[key] = verdict
             before = self._page_writers.get(key)
-            mine = (ev.worker_id or "", ev.fence_token or 0)
+            # a few workers write every page: one string for each, not one a page
+            mine = (sys.intern(ev.worker_id) if ev.worker_id else "", ev.fence_token or 0)
             if verdict is not None and before is not None and before != mine:
                 self._covered[key] = before
             else:
@@ -263,8 +267,9 @@ class SafetyChecker:
                 if lease.lease_token == ev.lease_token:
                     lease.released = True
             if name == EventKind.COMPLETED:
-                tokens = self._completions.setdefault(task, set())
-                tokens.add(ev.lease_token or 0)
+                tokens = self._completions.get(task, ())
+                if (ev.lease_token or 0) not in tokens:
+                    tokens = self._completions[task] = (*tokens, ev.lease_token or 0)
                 verdict = completion_verdict(len(tokens))
                 if verdict is not None:
                     detail = f"{task} completed by leases {sorted(tokens)}"
@@ -321,7 +326,7 @@ class SafetyChecker:
     def _on_claim(self, ev: EventRow) -> list[Violation]:
         out: list[Violation] = []
         task = ev.task_id or ""
-        worker = ev.worker_id or ""
+        worker = sys.intern(ev.worker_id) if ev.worker_id else ""  # one string a worker
         newest_fence = self._newest_fence.get(task, 0)
         self._newest_fence[task] = max(newest_fence, ev.fence_token or 0)
         self._newest_lease[task] = max(self._newest_lease.get(task, 0), ev.lease_token or 0)

@@ -179,3 +179,23 @@ async def test_a_pilot_gets_the_app_once_its_run_is_on_screen() -> None:
     async with app.run_test(size=(80, 24)):
         assert isinstance(app.screen, MainScreen)
         assert app.screen.session.step_count == 17
+
+
+async def test_what_started_is_frozen_once_the_first_run_is_on_screen_and_never_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The garbage collector stops walking the modules and the first screen: frozen once a
+    process, after the run's own frame, so the first frame waits for nothing of it."""
+    import demo.app
+
+    frozen: list[str] = []
+    monkeypatch.setattr(demo.app, "_started", [False])
+    monkeypatch.setattr(demo.app.gc, "freeze", lambda: frozen.append(type(app.screen).__name__))
+    app = BorrowedKeysApp("01_fog", lang="en", live_clock=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        assert frozen == ["MainScreen"]
+    again = BorrowedKeysApp("01_fog", lang="en", live_clock=False)
+    async with again.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+    assert frozen == ["MainScreen"]
