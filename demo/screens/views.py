@@ -35,6 +35,9 @@ class Views(MainPart):
     """What is on screen, and where."""
 
     def compose(self) -> ComposeResult:
+        # the screen's shape from the terminal's size before any widget is made: each takes
+        # its style once, where set at the first resize it would restyle them all
+        self._fit_classes(*self.app.size)
         yield StatusHeader(id="status")
         with VerticalScroll(id="narration-box"):
             yield NarrationPanel(id="narration")
@@ -70,13 +73,21 @@ class Views(MainPart):
         yield ControlBar(id="controls")
         yield KeyBar(id="keybar")
 
+    def _fit_classes(self, width: int, height: int) -> None:
+        shape = fit(width, height)
+        fitted = {"-narrow": shape.narrow, "-short": shape.short, "-roomy": shape.roomy}
+        fitted["-tall"] = shape.tall
+        classes = {c for c in self.classes if c not in fitted}
+        classes |= {c for c, on in fitted.items() if on}
+        if classes != set(self.classes):
+            # one restyle of every widget on the screen for the four, not one for each that
+            # changed (each is a tenth of a second's work on a run's first frame)
+            self.set_classes(classes)
+
     def on_resize(self) -> None:
         width, height = self.size
         shape = fit(width, height)
-        self.set_class(shape.narrow, "-narrow")
-        self.set_class(shape.short, "-short")
-        self.set_class(shape.roomy, "-roomy")
-        self.set_class(shape.tall, "-tall")
+        self._fit_classes(width, height)
         self.query_one("#narration-box").styles.max_height = shape.narration_rows
         if not shape.narrow:
             self.query_one("#lower").styles.height = "1fr"
