@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-test
 
-.PHONY: demo test test-min check lint typecheck imports pytest bench preview clean
+.PHONY: demo test test-min check lint typecheck imports pytest bench preview clean generated
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -94,6 +94,14 @@ PREVIEW_GIF := docs/screenshots/portfolio-13.gif
 
 preview: $(STAMP)
 	$(BIN)/borrowed-keys export 13_portfolio_demo --lang en --preview $(PREVIEW_GIF)
+
+# What is made ahead of time from the code and the bundled scenarios, written again after a
+# change to a statement, a table or a bundled scenario (a test fails until it is): the lease's
+# SQL as a person reads it, the statements' text a run reads, the scenarios parsed.
+generated: $(STAMP)
+	$(BIN)/python -m core.engine.lease_sql
+	$(BIN)/python -m core.engine.precompile
+	$(BIN)/python -m core.scenarios.precompiled
 
 clean:
 	rm -rf $(VENV) $(MIN_VENV) .pytest_cache .mypy_cache .ruff_cache

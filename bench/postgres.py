@@ -397,7 +397,8 @@ def _race(target: Any, args: tuple[Any, ...], workers: int) -> Round:
         p.join(timeout=60)
     elapsed = max(ends) - start
     duplicates = len(claimed) - len(set(claimed))
-    return Round(len(claimed) / elapsed, len(claimed), duplicates, cpu / len(claimed) * 1e6)
+    per_task = cpu / max(1, len(claimed)) * 1e6  # (a side that claimed nothing: its total)
+    return Round(len(claimed) / elapsed, len(claimed), duplicates, per_task)
 
 
 def claim_tasks() -> int:

@@ -282,7 +282,7 @@ def bench_tui_refresh() -> str:
     floor = [x for run in runs for x in run[3]]
     median, p90 = max(medians), max(p90s)
     floor_median = statistics.median(floor)
-    over_floor = statistics.median(whole) / floor_median
+    over_floor = median / floor_median  # the worst run's, as the median figure is
     verdict = "ok" if median < TARGET_MS and p90 < TARGET_P90_MS else "over target"
     what = f"one refresh of the main screen, {WORKERS} workers, {TASKS} tasks, x{SPEED:g}, CPU"
     worst = f"the worst of {len(runs)} runs"
@@ -346,9 +346,11 @@ def _one_run() -> tuple[list[float], list[float], list[float], list[float]]:
         [sys.executable, "-m", "bench.tui", "--one-run"],
         capture_output=True,
         text=True,
-        check=True,
+        check=False,
         cwd=Path(__file__).resolve().parent.parent,
     )
+    if done.returncode != 0:
+        raise RuntimeError(f"a refresh run ended with {done.returncode}: {done.stderr[-2000:]}")
     whole, update_only, wall, floor = json.loads(done.stdout.splitlines()[-1])
     return whole, update_only, wall, floor
 

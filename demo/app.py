@@ -60,10 +60,10 @@ _started = [False]
 
 
 def freeze_what_started() -> None:
-    """Once a process, when the first run is on screen: what is alive then (the modules, the
-    classes, the first screen's widgets) stays alive, so the garbage collector stops walking
-    it. Each full collection walked all of it, a stutter of 60 ms and more every few seconds
-    of a run at its fastest; with it frozen, a collection takes under half of that."""
+    """Once a process, when the first run's modules are loaded and before any of its objects
+    exists: what is alive then (the modules, their classes and functions, the app) stays
+    alive, so the garbage collector stops walking it. Each full collection walked all of it,
+    a stutter of 60 ms and more every few seconds of a run at its fastest."""
     if not _started[0]:
         _started[0] = True
         gc.freeze()
@@ -145,8 +145,13 @@ class BorrowedKeysApp(SpokenPalette):
     def _build_first_session(self) -> None:
         """On a thread: the file read and checked, the engine and its store, the session, its
         first snapshot, and the main screen's modules; `SessionOpened` says it is done."""
+        # every module the run needs, then frozen before any of the run's objects exists:
+        # what is frozen lasts the process (a run's objects, frozen, would outlive the run)
+        import core.scenarios.session  # noqa: F401
+        import demo.screens.main  # noqa: F401  (its widgets load here, not on the loop)
         from core.scenarios.format import ScenarioError
 
+        freeze_what_started()
         lang = self.lang
         try:
             try:
@@ -156,8 +161,6 @@ class BorrowedKeysApp(SpokenPalette):
                 self.post_message(SessionOpened(refused=told))
                 return
             try:
-                import demo.screens.main  # noqa: F401  (its widgets load here, not on the loop)
-
                 session.snapshot()  # the first frame's reads, compiled and warm
             except BaseException:
                 session.close()
@@ -187,7 +190,6 @@ class BorrowedKeysApp(SpokenPalette):
         screen = MainScreen(session, playing=session.scenario is None and self.live_clock)
         self.clear_notifications()  # "still opening" is no longer true
         await self.switch_screen(screen)
-        self.call_after_refresh(freeze_what_started)
         self.opened.set()
 
     def on_unmount(self) -> None:

@@ -77,7 +77,7 @@ def main(argv: list[str]) -> int:
         for dialect in stale:
             print(
                 f"{precompiled.path_for(dialect).name}: not what the statements compile to; "
-                "run `python -m core.engine.precompile`"
+                "run `make generated`"
             )
         return 1 if stale else 0
     for dialect in stale:

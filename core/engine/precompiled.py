@@ -24,7 +24,9 @@ SCHEMA_VERSION = 2
 
 FENCE_COUNTER = "fence_token"  # the name of fence_counter's one row
 
-# The policies' switches, in the order a key names them (see `policy_key`).
+# The policies' switches, in the order a key names them (see `policy_key`): Policy's fields,
+# which tests/engine/test_precompiled.py checks (a switch left out would be served the text
+# compiled with its default).
 POLICY_SWITCHES = ("expiry", "fencing", "fence_tokens", "idempotency", "guards")
 
 
@@ -39,7 +41,7 @@ def _read(dialect: str) -> dict[str, Any] | None:
     except (OSError, ValueError):
         # compiled again from the expressions (core/engine/prepared.py): slower, as true
         return None
-    if found.get("schema_version") != SCHEMA_VERSION:
+    if not isinstance(found, dict) or found.get("schema_version") != SCHEMA_VERSION:
         return None
     return found
 
@@ -51,20 +53,29 @@ def policy_key(switches: tuple[bool, ...]) -> str:
 
 def texts(dialect: str, kind: str, key: str) -> dict[str, str | None] | None:
     """Each statement's SQL of one kind ("statements" or "batch") for one policy, by field;
-    None when the file is missing or does not hold it."""
+    None when the file is missing, damaged or does not hold it."""
     found = _read(dialect)
     if found is None:
         return None
-    pool: list[str] = found["texts"]
-    fields: dict[str, int | None] | None = found[kind].get(key)
-    if fields is None:
+    try:
+        pool: list[str] = found["texts"]
+        fields: dict[str, int | None] | None = found[kind].get(key)
+        if fields is None:
+            return None
+        out = {name: None if at is None else pool[at] for name, at in fields.items()}
+    except (KeyError, IndexError, TypeError, AttributeError):  # a file of another shape
         return None
-    return {name: None if at is None else pool[at] for name, at in fields.items()}
+    return out if all(v is None or isinstance(v, str) for v in out.values()) else None
 
 
 def ddl(dialect: str) -> tuple[list[str], list[str]] | None:
     """The CREATE TABLE and CREATE INDEX statements (each IF NOT EXISTS), or None."""
     found = _read(dialect)
-    if found is None or "tables" not in found:
+    if found is None:
         return None
-    return list(found["tables"]), list(found["indexes"])
+    tables, indexes = found.get("tables"), found.get("indexes")
+    if not isinstance(tables, list) or not isinstance(indexes, list):
+        return None
+    if not all(isinstance(sql, str) for sql in (*tables, *indexes)):
+        return None
+    return list(tables), list(indexes)

@@ -27,9 +27,11 @@ def _dialect(name: str) -> "Dialect":
         from core.engine.backends import postgresql
 
         return postgresql.dialect()
-    from core.engine.backends import sqlite
+    if name == "sqlite":
+        from core.engine.backends import sqlite
 
-    return sqlite.dialect()
+        return sqlite.dialect()
+    raise ValueError(f"no statements for a database that speaks {name!r}")
 
 
 def store_statements(dialect: str, policy: Policy) -> Statements:

@@ -198,8 +198,7 @@ def _filled(record: type[Any], found: dict[str, str | None] | None) -> Any:
 
 def precompiled_statements(dialect: str, policy: Policy) -> "Statements | None":
     """The statements of a dialect and a policy from the text compiled ahead of time, or
-    None when it is not there (a policy of switches that are not all booleans, a file
-    missing or from another version of the fields)."""
+    None when it is not there (a file missing or damaged, or from another set of fields)."""
     key = precompiled.policy_key(_switches(policy))
     filled: Statements | None = _filled(Statements, precompiled.texts(dialect, "statements", key))
     return filled

@@ -48,8 +48,8 @@ def find_bundled(name: str) -> Traversable | None:
 
 def open_scenario(name: str) -> Scenario:
     """A path, or else the name of a bundled scenario (with or without `.toml`)."""
-    from core.scenarios import glossary
-    from core.scenarios.format import ScenarioError, load_scenario, parse_scenario
+    from core.scenarios import glossary, precompiled
+    from core.scenarios.format import ScenarioError
 
     path = Path(name)
     # `lexists`: a link that leads nowhere (or round in a loop) is still a file's name, and
@@ -58,7 +58,14 @@ def open_scenario(name: str) -> Scenario:
     if not os.path.lexists(path):
         bundled = find_bundled(name)
         if bundled is not None and "/" not in name and "\\" not in name:
-            return parse_scenario(bundled.read_bytes(), f"scenarios/{bundled.name}")
+            data = bundled.read_bytes()
+            # parsed ahead of time for exactly these bytes: the format's models never load
+            found = precompiled.bundled(bundled.name, data)
+            if found is not None:
+                return found
+            from core.scenarios.format import parse_scenario
+
+            return parse_scenario(data, precompiled.label(bundled.name))
         if "/" not in name and "\\" not in name:
             # A presenter typing a lesson's name from memory gets the names it is near.
             near = near_names(name)
@@ -75,6 +82,8 @@ def open_scenario(name: str) -> Scenario:
                 for lang in ("en", "zh")
             }
             raise ScenarioError(name, None, told["en"], told["zh"])
+    from core.scenarios.format import load_scenario
+
     return load_scenario(name)
 
 

@@ -181,21 +181,29 @@ async def test_a_pilot_gets_the_app_once_its_run_is_on_screen() -> None:
         assert app.screen.session.step_count == 17
 
 
-async def test_what_started_is_frozen_once_the_first_run_is_on_screen_and_never_again(
+async def test_what_started_is_frozen_once_before_the_first_run_exists_and_never_again(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """The garbage collector stops walking the modules and the first screen: frozen once a
-    process, after the run's own frame, so the first frame waits for nothing of it."""
+    """The garbage collector stops walking the modules: frozen once a process, when the run's
+    modules are loaded and before any of the run's objects exists (frozen, they would
+    outlive the run: a screen and a session replaced by the next run's)."""
     import demo.app
 
-    frozen: list[str] = []
+    happened: list[str] = []
+    made = BorrowedKeysApp._new_session
+
+    def new_session(self: BorrowedKeysApp, *args: Any, **kwargs: Any) -> Any:
+        happened.append("a session made")
+        return made(self, *args, **kwargs)
+
     monkeypatch.setattr(demo.app, "_started", [False])
-    monkeypatch.setattr(demo.app.gc, "freeze", lambda: frozen.append(type(app.screen).__name__))
+    monkeypatch.setattr(demo.app.gc, "freeze", lambda: happened.append("frozen"))
+    monkeypatch.setattr(BorrowedKeysApp, "_new_session", new_session)
     app = BorrowedKeysApp("01_fog", lang="en", live_clock=False)
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
-        assert frozen == ["MainScreen"]
+        assert isinstance(app.screen, MainScreen)
     again = BorrowedKeysApp("01_fog", lang="en", live_clock=False)
     async with again.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
-    assert frozen == ["MainScreen"]
+    assert happened == ["frozen", "a session made", "a session made"]

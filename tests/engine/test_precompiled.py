@@ -1,6 +1,7 @@
 """The store's SQL compiled ahead of time: what the expressions compile to, and all a run
 needs, so a run never loads SQLAlchemy or SQLModel."""
 
+import dataclasses
 import json
 import subprocess
 import sys
@@ -29,6 +30,32 @@ def test_every_policy_is_served_from_the_files_as_compiled(policy: Policy) -> No
     for dialect in precompile.DIALECTS:
         assert precompiled_statements(dialect, policy) is not None
         assert precompiled_batch(dialect, policy) is not None
+
+
+def test_a_policy_is_named_by_every_switch_it_has() -> None:
+    assert tuple(f.name for f in dataclasses.fields(Policy)) == precompiled.POLICY_SWITCHES
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        "[]",
+        '{"schema_version": 2}',
+        '{"schema_version": 2, "texts": [], "statements": {"11111": {"now": 7}}}',
+    ],
+)
+def test_a_file_of_another_shape_is_compiled_instead(
+    content: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bad = tmp_path / "compiled.sqlite.json"
+    bad.write_text(content, encoding="utf-8")
+    monkeypatch.setattr(precompiled, "path_for", lambda _dialect: bad)
+    precompiled._read.cache_clear()
+    try:
+        assert precompiled.texts("sqlite", "statements", "11111") is None
+        assert precompiled.ddl("sqlite") is None
+    finally:
+        precompiled._read.cache_clear()
 
 
 def test_the_ddl_is_the_tables_compiled() -> None:

@@ -12,7 +12,8 @@ pydantic models, one per table, action and expectation subject, which reject unk
 points and the checks that need the whole file).
 """
 
-from core.scenarios.format.loader import load_scenario, parse_scenario
+from typing import TYPE_CHECKING, Any
+
 from core.scenarios.format.model import (
     METRICS,
     PANELS,
@@ -33,15 +34,47 @@ from core.scenarios.format.model import (
     instant_text,
     toml_value,
 )
-from core.scenarios.format.schema import (
-    ACTION_KEYS,
-    ACTION_KEYS_OF,
-    EXPECT_SUBJECTS,
-    STEP_KEYS,
-    TASK_KEYS,
-    TOP_KEYS,
-    WORKER_KEYS,
-)
+
+if TYPE_CHECKING:
+    from core.scenarios.format.loader import load_scenario, parse_scenario
+    from core.scenarios.format.schema import (
+        ACTION_KEYS,
+        ACTION_KEYS_OF,
+        EXPECT_SUBJECTS,
+        STEP_KEYS,
+        TASK_KEYS,
+        TOP_KEYS,
+        WORKER_KEYS,
+    )
+
+# The loader and the schema hold the format's pydantic models, a tenth of a second to import:
+# a run opened from its precompiled scenario (core/scenarios/precompiled.py) never needs them,
+# so they load when first asked for.
+_LAZY = {
+    "load_scenario": "loader",
+    "parse_scenario": "loader",
+    "ACTION_KEYS": "schema",
+    "ACTION_KEYS_OF": "schema",
+    "EXPECT_SUBJECTS": "schema",
+    "STEP_KEYS": "schema",
+    "TASK_KEYS": "schema",
+    "TOP_KEYS": "schema",
+    "WORKER_KEYS": "schema",
+}
+
+
+def __getattr__(name: str) -> Any:
+    where = _LAZY.get(name)
+    if where == "loader":
+        from core.scenarios.format import loader
+
+        return getattr(loader, name)
+    if where == "schema":
+        from core.scenarios.format import schema
+
+        return getattr(schema, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "ACTION_KEYS",
