@@ -134,8 +134,7 @@ def main(argv: list[str]) -> int:
     if "--check" in argv:
         if not same:
             print(
-                f"scenarios/{FILE_NAME}: not what the scenario files parse to; "
-                "run `make generated`"
+                f"scenarios/{FILE_NAME}: not what the scenario files parse to; run `make generated`"
             )
         return 0 if same else 1
     if not same:
