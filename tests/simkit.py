@@ -57,3 +57,20 @@ def named(sim: Simulation, event: str, **match: object) -> list[EventRow]:
 
 def history(sim: Simulation) -> list[dict[str, object]]:
     return [e.to_json_dict() for e in sim.events()]
+
+
+def modules_loaded_by(code: str) -> list[str]:
+    """Every module a fresh interpreter has loaded after running `code` (at the repository's
+    root): what a run costs to start is what it imports."""
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    probe = code + "\nimport json as _json, sys as _sys\nprint(_json.dumps(sorted(_sys.modules)))\n"
+    root = Path(__file__).resolve().parents[1]
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, cwd=root
+    )
+    loaded: list[str] = json.loads(done.stdout.splitlines()[-1])
+    return loaded

@@ -5,7 +5,8 @@ A run reads its statements from core/engine/precompiled.py's files and never loa
 expressions, once per process, as before there were files.
 """
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, TypeVar
 
 from core.engine.policies import Policy
 from core.engine.sql_text import (
@@ -17,6 +18,8 @@ from core.engine.sql_text import (
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Dialect
+
+T = TypeVar("T")
 
 _STATEMENTS: dict[tuple[str, Policy], Statements] = {}
 _BATCH: dict[tuple[str, Policy], BatchStatements] = {}
@@ -36,25 +39,38 @@ def _dialect(name: str) -> "Dialect":
 
 def store_statements(dialect: str, policy: Policy) -> Statements:
     """The statements of a dialect ("sqlite", "postgresql") and a policy."""
-    found = _STATEMENTS.get((dialect, policy))
-    if found is None:
-        found = precompiled_statements(dialect, policy)
-        if found is None:
-            from core.engine.statements import statements_for
 
-            found = statements_for(_dialect(dialect), policy)
-        found = _STATEMENTS.setdefault((dialect, policy), found)
-    return found
+    def compiled() -> Statements:
+        from core.engine.statements import statements_for
+
+        return statements_for(_dialect(dialect), policy)
+
+    return _kept(_STATEMENTS, dialect, policy, precompiled_statements, compiled)
 
 
 def store_batch_statements(dialect: str, policy: Policy) -> BatchStatements:
     """The batch statements, as `store_statements`."""
-    found = _BATCH.get((dialect, policy))
-    if found is None:
-        found = precompiled_batch(dialect, policy)
-        if found is None:
-            from core.engine.batch_statements import batch_statements_for
 
-            found = batch_statements_for(_dialect(dialect), policy)
-        found = _BATCH.setdefault((dialect, policy), found)
+    def compiled() -> BatchStatements:
+        from core.engine.batch_statements import batch_statements_for
+
+        return batch_statements_for(_dialect(dialect), policy)
+
+    return _kept(_BATCH, dialect, policy, precompiled_batch, compiled)
+
+
+def _kept(
+    kept: dict[tuple[str, Policy], T],
+    dialect: str,
+    policy: Policy,
+    precompiled: Callable[[str, Policy], T | None],
+    compiled: Callable[[], T],
+) -> T:
+    """Once per process: the precompiled text, else the expressions compiled."""
+    found = kept.get((dialect, policy))
+    if found is None:
+        found = precompiled(dialect, policy)
+        if found is None:
+            found = compiled()
+        found = kept.setdefault((dialect, policy), found)
     return found

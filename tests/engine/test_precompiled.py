@@ -3,8 +3,6 @@ needs, so a run never loads SQLAlchemy or SQLModel."""
 
 import dataclasses
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -15,6 +13,7 @@ from core.engine.batch_statements import batch_statements_for
 from core.engine.policies import Policy
 from core.engine.sql_text import precompiled_batch, precompiled_statements
 from core.engine.statements import statements_for
+from tests.simkit import modules_loaded_by
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -92,7 +91,6 @@ def test_a_missing_or_unreadable_file_is_compiled_instead(
 
 
 OPEN_A_RUN = """
-import json, sys
 from core.engine.modes import Mode
 from core.scenarios.library import open_scenario
 from core.scenarios.session import Session
@@ -102,13 +100,9 @@ for mode in (Mode.CORRECT, Mode.NO_FENCING, Mode.SEED_SQL):
     while session.next_step() is not None:
         session.snapshot()
 session.close()
-print(json.dumps(sorted(sys.modules)))
 """
 
 
 def test_a_run_opens_plays_and_reads_its_snapshot_without_sqlalchemy() -> None:
-    done = subprocess.run(
-        [sys.executable, "-c", OPEN_A_RUN], capture_output=True, text=True, check=True, cwd=ROOT
-    )
-    loaded = json.loads(done.stdout.splitlines()[-1])
+    loaded = modules_loaded_by(OPEN_A_RUN)
     assert [m for m in loaded if m.startswith(("sqlalchemy", "sqlmodel"))] == []

@@ -2,11 +2,8 @@
 exactly the bytes it was parsed from, so a run opens without the format's pydantic models."""
 
 import hashlib
-import json
 import os
 import pickle
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,6 +12,7 @@ import pytest
 from core.scenarios import precompiled
 from core.scenarios.format import parse_scenario
 from core.scenarios.library import bundled_files, open_scenario
+from tests.simkit import modules_loaded_by
 
 ROOT = Path(__file__).resolve().parents[2]
 NAMES = [f.name for f in bundled_files()]
@@ -102,21 +100,16 @@ def test_a_pickle_that_would_run_code_is_refused(
 
 
 OPEN_A_RUN = """
-import json, sys
 from core.scenarios.library import open_scenario
 from core.scenarios.session import Session
 session = Session(open_scenario("01_fog"), lang="en")
 while session.next_step() is not None:
     session.snapshot()
 session.close()
-print(json.dumps(sorted(sys.modules)))
 """
 
 
 def test_a_bundled_run_opens_and_plays_without_pydantic_or_sqlalchemy() -> None:
-    done = subprocess.run(
-        [sys.executable, "-c", OPEN_A_RUN], capture_output=True, text=True, check=True, cwd=ROOT
-    )
-    loaded = json.loads(done.stdout.splitlines()[-1])
+    loaded = modules_loaded_by(OPEN_A_RUN)
     heavy = ("pydantic", "sqlalchemy", "sqlmodel", "core.scenarios.format.schema")
     assert [m for m in loaded if m.startswith(heavy)] == []
