@@ -14,7 +14,7 @@ from collections import Counter
 from rich.console import Console
 from rich.table import Table
 
-from bench.results import record
+from bench.results import quick, record
 from core.engine.config import Mode
 from core.search.fuzz.pool import run_chaos
 
@@ -22,10 +22,6 @@ CORRECT_RUNS = 10_000
 MODE_RUNS = 2_000
 JOBS = 2
 BUDGET_S_PER_RUN = 15 * 60 / 10_000
-
-
-def quick() -> bool:
-    return os.environ.get("BK_BENCH_QUICK", "") not in ("", "0")
 
 
 def _command(runs: int, mode: Mode) -> str:

@@ -44,7 +44,7 @@ import psycopg
 from rich.console import Console
 from rich.table import Table
 
-from bench.results import record
+from bench.results import quick, record
 from core.engine.backends import postgresql as backend
 from core.engine.batch_statements import batch_statements_for
 from core.engine.clock import RealClock
@@ -52,12 +52,6 @@ from core.engine.policies import Policy
 from core.engine.records import dump_json
 from core.engine.statements import statements_for
 from core.engine.store import LeaseStore
-
-
-def quick() -> bool:
-    """`BK_BENCH_QUICK=1` (`python -m bench --quick`): fewer tasks and one round."""
-    return os.environ.get("BK_BENCH_QUICK", "") not in ("", "0")
-
 
 CYCLE_TASKS = 600
 CYCLE_BATCH = 25  # the sides take turns this many cycles at a time

@@ -17,6 +17,12 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Literal
 
+
+def quick() -> bool:
+    """`BK_BENCH_QUICK=1` (`python -m bench --quick`): each section's smaller points."""
+    return os.environ.get("BK_BENCH_QUICK", "") not in ("", "0")
+
+
 RESULTS = Path(__file__).parent / "results"
 
 Aim = Literal["at least", "at most", "under"]

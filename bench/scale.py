@@ -40,7 +40,7 @@ import psycopg
 from rich.console import Console
 from rich.table import Table
 
-from bench.results import record
+from bench.results import quick, record
 from core.engine.backends import POSTGRESQL_CLOCK_MS
 from core.engine.backends import postgresql as pg_backend
 from core.engine.backends import sqlite as sqlite_backend
@@ -53,10 +53,6 @@ from core.engine.store import LeaseStore
 HOLDERS = 4
 CLAIMS_PER_S = 20  # the trickle of claims (and completes) beside the renewals
 SQLITE_CLOCK_MS = "CAST(ROUND((julianday('now') - 2440587.5) * 86400000.0) AS INTEGER)"
-
-
-def quick() -> bool:
-    return os.environ.get("BK_BENCH_QUICK", "") not in ("", "0")
 
 
 @dataclass(frozen=True)

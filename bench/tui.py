@@ -39,7 +39,6 @@ project's.
 
 import asyncio
 import json
-import os
 import statistics
 import subprocess
 import sys
@@ -50,7 +49,7 @@ from typing import TYPE_CHECKING, Any
 from rich.console import Console
 from textual._wait import wait_for_idle
 
-from bench.results import record
+from bench.results import quick, record
 from core.sim.spec import SimSettings, TaskSpec, WorkerSpec
 
 if TYPE_CHECKING:
@@ -273,7 +272,7 @@ async def _measure() -> tuple[list[float], list[float], list[float], list[float]
 def bench_tui_refresh() -> str:
     """Printable lines: each run's median and p90 refresh time of the main screen, then the
     figures, which are the worst run's: a target is held when every run holds it."""
-    runs = [_one_run() for _ in range(1 if _quick() else RUNS)]
+    runs = [_one_run() for _ in range(1 if quick() else RUNS)]
     medians = [statistics.median(whole) for whole, _u, _w, _f in runs]
     p90s = [statistics.quantiles(whole, n=10)[-1] for whole, _u, _w, _f in runs]
     whole = [x for run in runs for x in run[0]]
@@ -353,11 +352,6 @@ def _one_run() -> tuple[list[float], list[float], list[float], list[float]]:
         raise RuntimeError(f"a refresh run ended with {done.returncode}: {done.stderr[-2000:]}")
     whole, update_only, wall, floor = json.loads(done.stdout.splitlines()[-1])
     return whole, update_only, wall, floor
-
-
-def _quick() -> bool:
-    """`BK_BENCH_QUICK=1` (`python -m bench --quick`): one run."""
-    return os.environ.get("BK_BENCH_QUICK", "") not in ("", "0")
 
 
 def tui_bench(console: Console) -> None:

@@ -9,7 +9,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import DataTable, TabbedContent, TabPane
 
 from demo.i18n import tr
-from demo.screens.layout import fit
+from demo.screens.layout import Fit, fit
 from demo.screens.main_part import MainPart
 from demo.widgets.body import Body
 from demo.widgets.control_bar import ControlBar
@@ -73,7 +73,7 @@ class Views(MainPart):
         yield ControlBar(id="controls")
         yield KeyBar(id="keybar")
 
-    def _fit_classes(self, width: int, height: int) -> None:
+    def _fit_classes(self, width: int, height: int) -> Fit:
         shape = fit(width, height)
         fitted = {"-narrow": shape.narrow, "-short": shape.short, "-roomy": shape.roomy}
         fitted["-tall"] = shape.tall
@@ -83,11 +83,11 @@ class Views(MainPart):
             # one restyle of every widget on the screen for the four, not one for each that
             # changed (each is a tenth of a second's work on a run's first frame)
             self.set_classes(classes)
+        return shape
 
     def on_resize(self) -> None:
         width, height = self.size
-        shape = fit(width, height)
-        self._fit_classes(width, height)
+        shape = self._fit_classes(width, height)
         self.query_one("#narration-box").styles.max_height = shape.narration_rows
         if not shape.narrow:
             self.query_one("#lower").styles.height = "1fr"
