@@ -8,6 +8,8 @@ from rich.cells import cell_len, set_cell_size
 from rich.style import Style
 from rich.text import Text
 from textual.events import Resize
+from textual.geometry import Size
+from textual.reactive import Reactive
 from textual.widgets import RichLog, Static
 
 from core.engine.config import Mode
@@ -652,7 +654,10 @@ class EffectsTable(KeyedTable):
 
 def event_line(ev: EventRow, lang: str) -> Text:
     """One line of the register as a sentence in the run's language, after its time."""
-    text = Text(no_wrap=True, overflow="ellipsis")
+    return _append_event(Text(no_wrap=True, overflow="ellipsis"), ev, lang)
+
+
+def _append_event(text: Text, ev: EventRow, lang: str) -> Text:
     text.append(f"{format_clock(ev.at)} ", style="dim")
     text.append(event_sentence(ev, lang), style=event_style(ev.event))
     return text
@@ -660,6 +665,12 @@ def event_line(ev: EventRow, lang: str) -> Text:
 
 class EventLog(RichLog):
     """The loan register: new events are appended, never redrawn."""
+
+    # Every write grows the log's virtual height. Widget's own `virtual_size` asks for a
+    # layout when it changes, and Textual lays out the whole screen (~250 widgets) for it:
+    # the writes' refreshes were two to three times the others. The log's height changes
+    # nothing outside it, so it asks for a layout only when its scrollbars must change.
+    virtual_size: Reactive[Size] = Reactive(Size(0, 0), layout=False)
 
     def __init__(self, *, id: str | None = None, wrap: bool = False) -> None:
         # the log beside a panel is narrow: there an event wraps onto a second line rather
@@ -691,6 +702,18 @@ class EventLog(RichLog):
         self._waiting.clear()
         return super().clear()
 
+    def watch_virtual_size(self, old: Size, new: Size) -> None:
+        overflow = self.styles.overflow_y
+        bar = overflow == "scroll" or (
+            overflow == "auto" and new.height > self.container_size.height
+        )
+        if new.width != old.width or bar != self.show_vertical_scrollbar:
+            # a scrollbar comes or goes, or lines got wider: that takes a layout
+            self.refresh(layout=True)
+        else:
+            # the scrollbar that is there already: its thumb follows the new height
+            self.vertical_scrollbar.window_virtual_size = new.height
+
     def on_resize(self, event: Resize) -> None:
         if self._waiting and event.size.width > 2:
             waiting, self._waiting = self._waiting, []
@@ -709,6 +732,16 @@ class EventLog(RichLog):
 
     def _write(self, events: list[EventRow], lang: str) -> None:
         # one write for the batch, a line per event: each write measures, renders and
-        # scrolls the whole log, which made a burst of events the slowest refreshes
-        joiner = Text("\n", no_wrap=not self.wrap, overflow="fold" if self.wrap else "ellipsis")
-        self.write(joiner.join(event_line(ev, lang) for ev in events))  # the joiner's wrap rules
+        # scrolls the whole log, which made a burst of events the slowest refreshes; one
+        # Text appended to, not a Text a line joined (joining copied every line's spans)
+        text = Text(no_wrap=not self.wrap, overflow="fold" if self.wrap else "ellipsis")
+        for i, ev in enumerate(events):
+            if i:
+                text.append("\n")
+            _append_event(text, ev, lang)
+        self.write(text)  # RichLog scrolls to the end after the next paint, as it is then
+        if self.auto_scroll:
+            # and at once, as it is now: waiting for the paint, the log was painted twice,
+            # before its new lines scrolled into sight and after; the later scroll is left
+            # for a layout that changes the log's height meanwhile, and moves nothing else
+            self.scroll_end(animate=False, immediate=True, x_axis=False)
