@@ -118,6 +118,14 @@ def run_fleet(args: argparse.Namespace) -> int:
         from core.fleet.command import run_check_command
 
         return run_check_command(args)
+    if getattr(args, "work", None) in ("browser", "mixed"):
+        from core.agents.browser import missing_browser
+
+        # Said here, before a worker starts: each worker would say it and exit, and the
+        # run would end with no task done under a verdict that held.
+        if (why := missing_browser()) is not None:
+            print(f"borrowed-keys fleet: --work {args.work}: {why}", file=sys.stderr)
+            return EXIT_BAD_INPUT
     if args.headless:
         from core.fleet.command import run_headless_command
 

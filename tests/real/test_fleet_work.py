@@ -80,6 +80,32 @@ def test_a_bad_work_is_one_line() -> None:
     assert len(done.stderr.strip().splitlines()) == 1 and "--work" in done.stderr
 
 
+@pytest.mark.parametrize("work", ["browser", "mixed"])
+def test_browser_work_without_a_browser_is_refused_in_one_line_before_any_worker(
+    tmp_path: Path, work: str
+) -> None:
+    """Without chromium the fleet says why and starts nothing: each worker would have said
+    it and exited, and the run ended with no task done under a verdict that held."""
+    hidden = {
+        "PATH": str(tmp_path),  # no chromium on it
+        "BK_CHROMIUM": str(tmp_path / "no-chromium"),
+        "PYTHONPATH": str(ROOT),
+    }
+    done = subprocess.run(
+        [sys.executable, "-m", "demo.cli", "fleet", "--headless", "--work", work],
+        cwd=tmp_path,
+        env=hidden,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 2, done.stdout + done.stderr
+    said = done.stderr.strip().splitlines()
+    assert len(said) == 1 and "chromium" in said[0] and f"--work {work}" in said[0], said
+    assert "Started" not in done.stdout and list(tmp_path.iterdir()) == []
+
+
 @pytest.mark.skipif(missing_browser() is not None, reason=str(missing_browser()))
 def test_browser_work_under_random_faults_names_the_service_rules() -> None:
     done = _fleet(
@@ -201,15 +227,18 @@ def _held_write(line: dict[str, object]) -> bool:
     return line.get("line") == "write_answered"
 
 
+@pytest.mark.parametrize("work", ["tools", "approval"])
 @pytest.mark.parametrize("mode", [Mode.CORRECT, Mode.NO_FENCING])
 def test_the_fleets_stall_stops_an_agent_with_its_write_and_resume_sends_it_late(
-    tmp_path: Path, mode: Mode
+    tmp_path: Path, mode: Mode, work: str
 ) -> None:
-    """`Fleet.stall` on a tools worker: it waits for the worker's write to be held, freezes
-    its renewals, stops it; another worker takes the task over and finishes it; `resume`
-    sends the held write with the old token. The fenced service refuses it; the unfenced
-    one (no_fencing) takes it, and its books' judge names the stale write."""
+    """`Fleet.stall` on a tools worker (or an approval worker once the task is approved):
+    it waits for the worker's write to be held, freezes its renewals, stops it; another
+    worker takes the task over and finishes it; `resume` sends the held write with the old
+    token. The fenced service refuses it; the unfenced one (no_fencing) takes it, and its
+    books' judge names the stale write."""
     fenced = mode is Mode.CORRECT
+    key = "t1/result" if work == "tools" else "t1/sent"
     service = ServiceThread(tmp_path / "downstream.db", fencing=fenced)
     settings = FleetSettings(
         db=str(tmp_path / "fleet.db"),
@@ -218,7 +247,7 @@ def test_the_fleets_stall_stops_an_agent_with_its_write_and_resume_sends_it_late
         steps=1,
         step_ms=200,
         mode=mode,
-        work="tools",
+        work=work,
         service_url=service.url,
     )
     fleet = Fleet(settings, tmp_path / "logs")
@@ -227,9 +256,15 @@ def test_the_fleets_stall_stops_an_agent_with_its_write_and_resume_sends_it_late
         fleet.enqueue(1)
         w1 = fleet.add_worker("w1")
         assert w1.wait_for(lambda line: line.get("line") == "claimed", WAIT_S) is not None
+        if work == "approval":
+            # "租约自然释放；审批信号到来后重新 claim": it drafts and parks; approved, it
+            # claims again under a fresh token and sends the draft, which the stall holds
+            parked = w1.wait_for(lambda line: line.get("line") == "parked", WAIT_S)
+            assert parked is not None, w1.said()[-5:]
+            fleet.decide("t1", approved=True)
         assert fleet.stall("w1")
         held = w1.write_held
-        assert held is not None and held["key"] == "t1/result", w1.said()[-5:]
+        assert held is not None and held["key"] == key, w1.said()[-5:]
         assert fleet.holds_a_write("w1") and w1.stalled and w1.frozen
         view = next(v for v in FrameMaker(fleet).frame().snap.workers if v.id == "w1")
         assert view.write_held  # the pane says it was stopped with its write in hand
@@ -247,7 +282,7 @@ def test_the_fleets_stall_stops_an_agent_with_its_write_and_resume_sends_it_late
         assert answered is not None, w1.said()[-5:]
         assert not fleet.holds_a_write("w1")
         books = service.books()
-        late = [h for h in books["history"] if h["key"] == "t1/result"][-1]
+        late = [h for h in books["history"] if h["key"] == key][-1]
         assert (late["token"], late["detail"]["writer"]) == (held["token"], "w1")
         found = judge(books["history"], books["charges"])
         if fenced:
