@@ -116,9 +116,16 @@ def agent_command(args: argparse.Namespace) -> int:
 
 def approve_command(args: argparse.Namespace) -> int:
     import asyncio
+    from pathlib import Path
 
+    from core.engine.backends import sqlite_path
     from core.engine.errors import BorrowedKeysError
     from core.engine.store import LeaseStore
+
+    file = sqlite_path(args.db)
+    if file is not None and str(file) != ":memory:" and not Path(file).exists():
+        # Opening it would make an empty store there, which holds no task to decide.
+        return _fail("approve", f"{args.db}: no such database: give the --db the fleet runs on")
 
     async def decide() -> None:
         async with await LeaseStore.open_async(args.db) as store:
