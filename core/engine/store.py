@@ -8,6 +8,7 @@ typed `LeaseRejected` and is written to `events` in the same transaction.
 import asyncio
 import json
 import os
+import warnings
 from collections.abc import Callable
 from functools import cached_property
 from types import TracebackType
@@ -16,7 +17,7 @@ from typing import Any, Self
 from core.engine.batch import BatchOperations, renew_logged
 from core.engine.clock import Clock, DatabaseClock
 from core.engine.clock_judge import CLOCK_TOLERANCE_MS, clock_behind
-from core.engine.config import LeaseConfig, Mode
+from core.engine.config import LeaseConfig, Mode, TimingWarning
 from core.engine.connect import async_driver, dialect_name, inline_driver
 from core.engine.drivers import Driver
 from core.engine.errors import (
@@ -248,6 +249,10 @@ class LeaseStore(StoreReads, LeaseGate, BatchOperations):
         claims the task (NotClaimed says why not), renews it in a task of its own, cancels
         the body with LeaseLost when it cannot, and completes it when the body ends (gives
         it back to the queue if the body raises). See docs/library.md."""
+        # "续约频率快于租期的一半": a hold renews every heartbeat_every; one that renews more
+        # slowly than half the ttl still runs, and is told (TimingWarning) where it is made.
+        for message in self.config.timing_warnings():
+            warnings.warn(message, TimingWarning, stacklevel=2)
         return Hold(self, task_id, worker_id)
 
     async def enqueue(

@@ -14,6 +14,7 @@ import sqlite3
 import subprocess
 import sys
 import time
+import warnings
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -24,7 +25,7 @@ import pytest
 
 from core.engine.backends import postgresql as pg_backend
 from core.engine.clock import DatabaseClock, VirtualClock
-from core.engine.config import LeaseConfig, Mode
+from core.engine.config import LeaseConfig, Mode, TimingWarning
 from core.engine.errors import (
     FencedWrite,
     InvalidArgument,
@@ -543,3 +544,25 @@ async def test_with_idempotency_a_repeat_in_the_same_hold_is_answered(opened: Op
         assert await lease.effect("charge", charge) == 1
         assert await lease.effect("refund", charge) == 2
     assert ran == ["t1:charge", "t1:refund"]
+
+
+@pytest.mark.parametrize(
+    ("heartbeat_ms", "warned"),
+    [(29_999, False), (30_000, False), (30_001, True)],
+    ids=["under-half", "half", "over-half"],
+)
+async def test_a_hold_that_renews_slower_than_half_its_ttl_is_warned_where_it_is_made(
+    opened: Opener, heartbeat_ms: int, warned: bool
+) -> None:
+    """The seed: "续约频率快于租期的一半" (renew more often than half the lease): a hold that
+    does not still runs, and says so (the same rule of thumb a scenario file is warned of)."""
+    config = LeaseConfig(ttl_ms=60_000, heartbeat_every_ms=heartbeat_ms, renew_deadline_ms=45_000)
+    store = await opened(config=config)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        store.hold("t1", "w1")
+    said = [w for w in seen if issubclass(w.category, TimingWarning)]
+    assert bool(said) is warned
+    if warned:
+        assert "more than half of lease_ttl" in str(said[0].message)
+        assert said[0].filename == __file__  # where the hold is made, not inside the store
