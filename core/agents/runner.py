@@ -112,9 +112,17 @@ class HeldWrites(DownstreamClient):
                 status=refused.status,
                 error=refused.error,
                 message=str(refused),
+                newest=refused.body.get("newest"),
             )
             raise
-        self._say("write_answered", key=key, token=token, status=200, error=None)
+        self._say(
+            "write_answered",
+            key=key,
+            token=token,
+            status=200,
+            error=None,
+            newest=body.get("newest"),
+        )
         return body
 
     async def cancel_in_flight(self) -> None:

@@ -21,11 +21,11 @@ from core.downstream.books import Endpoint, Verdict, judge
 from core.engine.records import EventRow, LedgerRow, TaskRow
 from core.engine.vocabulary import EventKind, Operation, TaskStatus
 from core.fleet.history import FleetTimeline, SavedFrame, frame_line, merged, shifted
-from core.fleet.process import Belief
+from core.fleet.process import Belief, WorkerProcess
 from core.fleet.supervisor import FaultNote, Fleet
 from core.fleet.verdict import Finding
 from core.sim.checker import ViolationKind
-from core.sim.snapshot import EffectCall, Rejection, Snapshot, TaskView
+from core.sim.snapshot import EffectCall, LateWrite, Rejection, Snapshot, TaskView
 from core.sim.snapshot import WorkerView as PaneView
 from core.sim.spec import WorkerState
 
@@ -63,6 +63,33 @@ TIMELINE_TRIM_EVERY_MS = 10_000
 # that late to turn, and a frame (several a second) never waits on a read that grows with
 # the run.
 SERVICE_READ_EVERY_S = 2.0
+
+
+# How long a pane says what the service answered a write sent late after a stall: the
+# punchline of the stall (refused by the fence, or taken without one), said where the pane
+# had said it was stopped with that write in hand.
+LATE_WRITE_SHOWN_S = 15.0
+
+
+def late_write(w: WorkerProcess, now: float | None = None) -> LateWrite | None:
+    """The service's answer to the worker's last held write, while it is fresh."""
+    answered = w.late_write
+    if answered is None:
+        return None
+    line, at = answered
+    if (time.monotonic() if now is None else now) - at > LATE_WRITE_SHOWN_S:
+        return None
+
+    def token(value: Any) -> int | None:
+        return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+    return LateWrite(
+        key=str(line.get("key") or ""),
+        token=token(line.get("token")),
+        newest=token(line.get("newest")),
+        taken=line.get("status") == 200,
+        error=None if line.get("error") is None else str(line.get("error")),
+    )
 
 
 def service_pages(books: dict[str, Any]) -> tuple[list[LedgerRow], dict[str, str]]:
@@ -343,6 +370,8 @@ class FrameMaker:
                 view = dataclasses.replace(view, write_held=True)
             elif fleet.stopping_at_write(wid):
                 view = dataclasses.replace(view, stopping_at_write=True)
+            elif (late := late_write(w)) is not None:
+                view = dataclasses.replace(view, late_write=late)
             lent = holders.get(wid) if not w.alive else None
             if lent is not None and lent.lease_expires_at is not None:
                 view = dataclasses.replace(

@@ -90,6 +90,9 @@ class WorkerProcess:
     # The `write_held` line of a downstream write this incarnation keeps on its way out
     # (`hold_writes`), until `send_writes` lets it go; None: none held.
     write_held: dict[str, Any] | None = None
+    # The service's answer to this incarnation's last held write once it went (its
+    # `write_answered` line) and when it came (time.monotonic()); None: none yet.
+    late_write: tuple[dict[str, Any], float] | None = None
     generation: int = 0
     _lock: threading.Condition = field(default_factory=threading.Condition)
     _err_from: int = 0  # where this incarnation's standard error begins in its log
@@ -132,6 +135,7 @@ class WorkerProcess:
             self.belief = Belief()
             self.stalled = self.frozen = False
             self.write_held = None
+            self.late_write = None
             self.generation += 1
         threading.Thread(
             target=self._read, args=(proc,), name=f"read-{self.worker_id}", daemon=True
@@ -160,6 +164,8 @@ class WorkerProcess:
                     if line.get("t") == "belief":
                         self.belief = Belief.of(line)
                         self._ready = True
+                    elif line.get("line") == "write_answered":
+                        self.late_write = (line, time.monotonic())
                     self._lock.notify_all()
                 if self.on_line is not None:
                     self.on_line(self, line)
@@ -227,6 +233,7 @@ class WorkerProcess:
             self.proc.wait()
         self.stalled = False
         self.write_held = None  # gone with its memory
+        self.late_write = None
         return killed
 
     def stall(self) -> bool:

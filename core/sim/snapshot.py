@@ -54,6 +54,20 @@ def _payload_steps(payload: str | None) -> int | None:
 
 
 @dataclass(frozen=True, slots=True)
+class LateWrite:
+    """A real agent worker's downstream write sent late, after a stall, with the token it
+    was made with, and the service's answer: taken (`taken`; with no fence there, over a
+    newer one) or refused, `error` its word for why (`stale_token`: its fence). `newest` is
+    the token the service had seen for the key (None when it had seen none)."""
+
+    key: str
+    token: int | None
+    newest: int | None
+    taken: bool
+    error: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class WorkerView:
     """A worker as it believes itself to be (its memory may be stale)."""
 
@@ -77,6 +91,8 @@ class WorkerView:
     write_held: bool = False
     # A stall asked for, waiting for that write to be on its way out (up to a lease).
     stopping_at_write: bool = False
+    # What the downstream service answered that write once it went, late (for a while).
+    late_write: LateWrite | None = None
     # When the held lease must be renewed by (store clock, as issued); a self-fencing worker
     # stops by itself once its own clock reaches it.
     renew_deadline: int | None = None

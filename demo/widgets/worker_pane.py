@@ -153,6 +153,25 @@ def pane_tokens(text: Text, v: WorkerView, lang: str) -> None:
         text.append(f"{v.fence_token}", style="bold")
 
 
+def _late_write(v: WorkerView, lang: str, *, short: bool = False) -> tuple[str, str] | None:
+    """What the service answered the write the worker kept in hand while stalled, once it
+    went late (a real agent worker in the fleet), and its style; None when there is none."""
+    late = v.late_write
+    if late is None:
+        return None
+    name = late.key
+    if not late.taken:
+        if late.error == "stale_token" and late.newest is not None:
+            word = "late_write_refused_short" if short else "late_write_refused"
+            said = tr(word, lang, name=name, token=late.token, newest=late.newest)
+            return said, "green"
+        return tr("late_write_refused_other", lang, name=name, error=late.error), "yellow"
+    if late.newest is not None and (late.token is None or late.token < late.newest):
+        word = "late_write_taken_over_short" if short else "late_write_taken_over"
+        return tr(word, lang, name=name, newest=late.newest), "bold red"
+    return tr("late_write_taken", lang, name=name), "yellow"
+
+
 @dataclass(frozen=True, slots=True)
 class PaneState:
     view: WorkerView
@@ -310,6 +329,9 @@ class WorkerPane(Widget):
             v.autopilot,
             v.self_fencing,
             v.heartbeat_payload_bytes,
+            v.write_held,
+            v.stopping_at_write,
+            v.late_write,
             v.task_id,
             v.store_task_id,
             v.step,
@@ -355,6 +377,7 @@ class WorkerPane(Widget):
             flags.append(tr("write_in_hand", lang))
         elif v.stopping_at_write:
             flags.append(tr("stopping_at_write", lang))
+        late = _late_write(v, lang, short=state.compact)
         if v.heartbeat_payload_bytes:
             flags.append(tr("heavy_heartbeat", lang, size=format_size(v.heartbeat_payload_bytes)))
         if flags:
@@ -388,6 +411,11 @@ class WorkerPane(Widget):
             if not state.compact:
                 text.append("\n")
                 pane_tokens(text, v, lang)
+        if late is not None:
+            # the stall's punchline on a line of its own: red when the service took a write
+            # older than the newest it had seen
+            text.append("\n")
+            text.append(late[0], style=late[1])
         return text
 
     def _live(self, v: WorkerView, state: PaneState) -> list[Text]:

@@ -39,6 +39,31 @@ FLEET: Final[dict[str, Word]] = {
     # a stalled agent worker's pane: stopped with its downstream write on its way out
     "write_in_hand": ("stopped with its write in hand", "停住时手里还拿着写入"),
     "stopping_at_write": ("to stop at its next write", "将停在下一次写入前"),
+    # what the service answered that write, sent late once the worker was resumed
+    "late_write_refused": (
+        "its late write to {name} refused by the service: fence token {token} < {newest}",
+        "它迟到的写入（{name}）被下游服务拒绝：围栏令牌 {token} < {newest}",
+    ),
+    "late_write_refused_short": (
+        "late write refused: fence token {token} < {newest}",
+        "迟到的写入被拒：围栏令牌 {token} < {newest}",
+    ),
+    "late_write_taken_over_short": (
+        "late write taken over fence token {newest}",
+        "迟到的写入被收下，盖过围栏令牌 {newest}",
+    ),
+    "late_write_refused_other": (
+        "its late write to {name} refused by the service ({error})",
+        "它迟到的写入（{name}）被下游服务拒绝（{error}）",
+    ),
+    "late_write_taken_over": (
+        "its late write to {name} taken by the service over fence token {newest}",
+        "下游服务收下了它迟到的写入（{name}），盖过了围栏令牌 {newest}",
+    ),
+    "late_write_taken": (
+        "its late write to {name} taken by the service",
+        "下游服务收下了它迟到的写入（{name}）",
+    ),
     "fleet_resumed": (
         "Resumed {worker} (pid {pid}) with SIGCONT",
         "已用 SIGCONT 让 {worker} 继续（进程 {pid}）",

@@ -443,6 +443,19 @@ async def test_z_stops_a_tools_worker_with_its_write_in_hand_and_u_sends_it_late
             writes = [h for h in books["history"] if h["key"] == f"{task}/result"]
             assert [h["verdict"] for h in writes] == ["accepted", "stale_token"], writes
             assert writes[1]["token"] == token < writes[0]["token"]
+            # and the pane says what the service answered, where it said it held the write
+            refused = tr(
+                "late_write_refused",
+                lang,
+                name=f"{task}/result",
+                token=token,
+                newest=writes[0]["token"],
+            )
+            await _until(
+                pilot,
+                f"the pane says the refusal: {refused}",
+                lambda: refused in grid.panes[victim].text.plain,
+            )
             assert judge(books["history"], books["charges"]) == []
     finally:
         fleet.close()
