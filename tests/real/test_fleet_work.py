@@ -22,15 +22,22 @@ ROOT = Path(__file__).resolve().parents[2]
 WAIT_S = 60.0  # a bound only a hung run reaches: each wait is on what a process says
 
 
-def _fleet(*args: str) -> subprocess.CompletedProcess[str]:
+def _cli(
+    *args: str, cwd: Path = ROOT, env: dict[str, str] | None = None, timeout: float = 170
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "demo.cli", "fleet", "--headless", *args],
-        cwd=ROOT,
+        [sys.executable, "-m", "demo.cli", *args],
+        cwd=cwd,
+        env=env,
         capture_output=True,
         text=True,
-        timeout=170,
+        timeout=timeout,
         check=False,
     )
+
+
+def _fleet(*args: str) -> subprocess.CompletedProcess[str]:
+    return _cli("fleet", "--headless", *args)
 
 
 def test_tools_work_under_kills_holds_the_store_and_the_service_books(tmp_path: Path) -> None:
@@ -51,14 +58,7 @@ def test_tools_work_under_kills_holds_the_store_and_the_service_books(tmp_path: 
     assert {t for t, _m in memos} == {"t1", "t2", "t3"}
     assert {h["verdict"] for h in books["history"]} <= {"charged", "replayed", "accepted"}
     # the saved run keeps the service's books too, and the check judges them again
-    again = subprocess.run(
-        [sys.executable, "-m", "demo.cli", "fleet", "--check", str(saved)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    again = _cli("fleet", "--check", str(saved), timeout=60)
     assert again.returncode == 0, again.stdout + again.stderr
     assert f"The downstream service's books ({len(books['history'])} requests)" in again.stdout
     assert again.stdout.rstrip().endswith("The service's rules held.")
@@ -91,15 +91,7 @@ def test_browser_work_without_a_browser_is_refused_in_one_line_before_any_worker
         "BK_CHROMIUM": str(tmp_path / "no-chromium"),
         "PYTHONPATH": str(ROOT),
     }
-    done = subprocess.run(
-        [sys.executable, "-m", "demo.cli", "fleet", "--headless", "--work", work],
-        cwd=tmp_path,
-        env=hidden,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    done = _cli("fleet", "--headless", "--work", work, cwd=tmp_path, env=hidden, timeout=60)
     assert done.returncode == 2, done.stdout + done.stderr
     said = done.stderr.strip().splitlines()
     assert len(said) == 1 and "chromium" in said[0] and f"--work {work}" in said[0], said
@@ -158,14 +150,7 @@ def test_tools_work_without_idempotency_turns_red_in_the_service_books(tmp_path:
     assert len(memos) > len(set(memos))
     assert all(c["idempotency_key"] is None for c in books["charges"])
     # the saved run keeps the second charge, and the check finds it again
-    again = subprocess.run(
-        [sys.executable, "-m", "demo.cli", "fleet", "--check", str(saved)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    again = _cli("fleet", "--check", str(saved), timeout=60)
     assert again.returncode == 1, again.stdout + again.stderr
     assert "The service's rules were broken" in again.stdout
 
