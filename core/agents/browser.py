@@ -6,6 +6,7 @@ Chromium (Playwright, driving Debian's chromium; never a downloaded browser).
 opens the URL it names and goes on with the next action, not from the first page.
 """
 
+import asyncio
 import contextlib
 import os
 import shutil
@@ -95,6 +96,36 @@ class Chromium:
                 await playwright.stop()
 
 
+async def _submit(
+    page: Any, client: DownstreamClient, token: int, job: Job, say: Say
+) -> tuple[str | None, str]:
+    """Fill the form with the fence token and send it; the verdict and the page's text. A
+    submit the client held (a stall) says the service's answer once it has it."""
+    key = f"{job.task_id}/form"
+    held = await client.before_write(key, token)
+    await page.fill("#task", job.task_id)
+    await page.fill("#writer", job.worker_id)
+    await page.fill("#token", str(token))  # the fence, in the form
+    await page.fill("#note", f"walked by {job.worker_id}")
+    await page.click("#submit")
+    await page.wait_for_load_state()
+    verdict = await page.text_content("#verdict")
+    body = await page.text_content("body") or ""
+    if held:
+        error = await page.get_attribute("#verdict", "data-error") or None
+        newest = await page.get_attribute("#verdict", "data-newest") or ""
+        say(
+            "write_answered",
+            key=key,
+            token=token,
+            status=200 if verdict == "accepted" else 409,
+            error=error,
+            message=body.strip(),
+            newest=int(newest) if newest.isdigit() else None,
+        )
+    return verdict, body
+
+
 async def browse(
     lease: Hold, client: DownstreamClient, job: Job, say: Say, chromium: Chromium | None = None
 ) -> None:
@@ -108,6 +139,7 @@ async def browse(
     done: list[str] = list(state["actions"])
     say("resumed", task=job.task_id, url=state["url"], actions=len(done), token=lease.token)
     context = await chromium.context()
+    sending: asyncio.Future[tuple[str | None, str]] | None = None
     try:
         page = await context.new_page()
         if state["url"] is not None:
@@ -120,15 +152,13 @@ async def browse(
                 await page.click("#next")
                 await page.wait_for_load_state()
             else:
-                await page.fill("#task", job.task_id)
-                await page.fill("#writer", job.worker_id)
-                await page.fill("#token", str(lease.token))  # the fence, in the form
-                await page.fill("#note", f"walked by {job.worker_id}")
-                await page.click("#submit")
-                await page.wait_for_load_state()
-                verdict = await page.text_content("#verdict")
+                # Sent in a task of its own, awaited shielded: a submit held through a stall
+                # (`before_write`) is on its way out as far as the walk knows, and the hold's
+                # self-fencing cannot recall it, as it cannot recall a request on the wire.
+                # Only the service's fence can refuse it.
+                sending = asyncio.ensure_future(_submit(page, client, lease.token, job, say))
+                verdict, body = await asyncio.shield(sending)
                 if verdict != "accepted":
-                    body = await page.text_content("body") or ""
                     raise DownstreamRefused(409, {"message": body.strip()})
             done.append(action)
             step_state = {
@@ -141,6 +171,10 @@ async def browse(
             say("step", task=job.task_id, action=action, url=page.url, index=index)
             await page.wait_for_timeout(job.step_s * 1000)
     finally:
+        if sending is not None and not sending.done():
+            # a cancelled walk lets its submit land before its page is closed under it
+            with contextlib.suppress(BaseException):
+                await sending
         with contextlib.suppress(Exception):  # the browser may be gone: nothing to close
             await context.close()
     # how many browsers this process has launched so far: one for all its walks

@@ -80,6 +80,15 @@ class HeldWrites(DownstreamClient):
         self.holding = False
         self._open.set()
 
+    async def before_write(self, key: str, token: int | None) -> bool:
+        """A browser's submit: held here, as a write of this client's own is, until
+        `send`; the caller says the service's answer (`write_answered`) once it has it."""
+        if not self.holding:
+            return False
+        self._say("write_held", key=key, token=token)
+        await self._open.wait()
+        return True
+
     async def write_artifact(
         self, key: str, value: str, *, token: int | None, writer: str
     ) -> dict[str, Any]:

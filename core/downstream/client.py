@@ -50,6 +50,12 @@ class DownstreamClient:
         self.url = url.rstrip("/")
         self._session = session
 
+    async def before_write(self, key: str, token: int | None) -> bool:
+        """Called before a write this client does not send itself (a browser's form
+        submit); True if it was held on its way out and has just been let go. A plain
+        client holds nothing."""
+        return False
+
     async def write_artifact(
         self, key: str, value: str, *, token: int | None, writer: str
     ) -> dict[str, Any]:

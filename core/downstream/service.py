@@ -10,6 +10,7 @@
 - `GET /books`: the charges and every request's verdict, for the judge.
 """
 
+import html
 import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -113,11 +114,11 @@ SLOW_PAGE_S = 0.3
 
 
 def _page(title: str, body: str, status: int = 200) -> web.Response:
-    html = (
+    page = (
         f"<!doctype html><html><head><meta charset='utf-8'><title>{title}</title></head>"
         f"<body><h1>{title}</h1>{body}</body></html>"
     )
-    return web.Response(text=html, content_type="text/html", status=status)
+    return web.Response(text=page, content_type="text/html", status=status)
 
 
 async def _list_page(request: web.Request) -> web.Response:
@@ -157,9 +158,13 @@ async def _form_submit(request: web.Request) -> web.Response:
     else:
         reply = await books.write_artifact(f"{task}/form", note, int(token), writer)
     said = reply.body.get("message", "accepted")
+    # the refusal's word and the newest token seen, for the agent's page to read back
+    error, newest = reply.body.get("error", ""), reply.body.get("newest")
+    verdict = "accepted" if reply.status == 200 else "refused"
     return _page(
         "Accepted" if reply.status == 200 else "Refused",
-        f"<p id='verdict'>{'accepted' if reply.status == 200 else 'refused'}</p><p>{said}</p>",
+        f"<p id='verdict' data-error='{html.escape(str(error))}'"
+        f" data-newest='{'' if newest is None else int(newest)}'>{verdict}</p><p>{said}</p>",
         reply.status,
     )
 

@@ -25,15 +25,15 @@ class _Fleet(Protocol):
     ) -> tuple[list[TaskRow], list[LedgerRow], list[EffectRow], dict[str, int]]: ...
 
 
-# Agent work whose downstream writes go through the service's client (a stall can stop the
-# worker with one on its way out); a browser walk writes through its page's form.
-HELD_WORK = ("tools", "approval")
+# Agent work whose downstream writes the service's client can hold on their way out (a
+# stall can stop the worker with one): its own writes, and a browser walk's form submit.
+HELD_WORK = ("tools", "approval", "browser")
 
 
 def writes_through_service(fleet: _Fleet, worker_id: str) -> bool:
-    """Whether the worker's next downstream write goes through the service's client,
-    which its control channel can hold: tools and approval work do; a browser walk
-    writes through its page's form, which nothing here holds."""
+    """Whether the worker's next downstream write is one the service's client can hold,
+    which its control channel asks for: every agent work's (a browser walk's form submit
+    waits at the client before it is sent)."""
     work = fleet.settings.work
     if work is None or fleet.settings.service_url is None:
         return False

@@ -212,7 +212,10 @@ def _held_write(line: dict[str, object]) -> bool:
     return line.get("line") == "write_answered"
 
 
-@pytest.mark.parametrize("work", ["tools", "approval"])
+_NO_BROWSER = pytest.mark.skipif(missing_browser() is not None, reason=str(missing_browser()))
+
+
+@pytest.mark.parametrize("work", ["tools", "approval", pytest.param("browser", marks=_NO_BROWSER)])
 @pytest.mark.parametrize("mode", [Mode.CORRECT, Mode.NO_FENCING])
 def test_the_fleets_stall_stops_an_agent_with_its_write_and_resume_sends_it_late(
     tmp_path: Path, mode: Mode, work: str
@@ -223,14 +226,16 @@ def test_the_fleets_stall_stops_an_agent_with_its_write_and_resume_sends_it_late
     token. The fenced service refuses it; the unfenced one (no_fencing) takes it, and its
     books' judge names the stale write."""
     fenced = mode is Mode.CORRECT
-    key = "t1/result" if work == "tools" else "t1/sent"
+    key = {"tools": "t1/result", "approval": "t1/sent", "browser": "t1/form"}[work]
     service = ServiceThread(tmp_path / "downstream.db", fencing=fenced)
     settings = FleetSettings(
         db=str(tmp_path / "fleet.db"),
-        ttl_ms=1500,
+        # a browser walk (its chromium started, five pages, then the form) reaches its
+        # submit within a lease length, as the stall waits for it
+        ttl_ms=6000 if work == "browser" else 1500,
         poll_ms=150,
         steps=1,
-        step_ms=200,
+        step_ms=100 if work == "browser" else 200,
         mode=mode,
         work=work,
         service_url=service.url,
