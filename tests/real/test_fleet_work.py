@@ -242,10 +242,12 @@ def test_the_fleets_stall_stops_an_agent_with_its_write_and_resume_sends_it_late
     )
     fleet = Fleet(settings, tmp_path / "logs")
     fleet.downstream = service
+    maker = FrameMaker(fleet)  # the app's, from the fleet's start: it draws Belief vs truth
     try:
         fleet.enqueue(1)
         w1 = fleet.add_worker("w1")
         assert w1.wait_for(lambda line: line.get("line") == "claimed", WAIT_S) is not None
+        maker.frame()
         if work == "approval":
             # "租约自然释放；审批信号到来后重新 claim": it drafts and parks; approved, it
             # claims again under a fresh token and sends the draft, which the stall holds
@@ -256,6 +258,7 @@ def test_the_fleets_stall_stops_an_agent_with_its_write_and_resume_sends_it_late
         held = w1.write_held
         assert held is not None and held["key"] == key, w1.said()[-5:]
         assert fleet.holds_a_write("w1") and w1.stalled and w1.frozen
+        maker.frame()
         view = next(v for v in FrameMaker(fleet).frame().snap.workers if v.id == "w1")
         assert view.write_held  # the pane says it was stopped with its write in hand
         assert not fleet.taken_over("t1")
@@ -275,6 +278,13 @@ def test_the_fleets_stall_stops_an_agent_with_its_write_and_resume_sends_it_late
         late = [h for h in books["history"] if h["key"] == key][-1]
         assert (late["token"], late["detail"]["writer"]) == (held["token"], "w1")
         found = judge(books["history"], books["charges"])
+        # Belief vs truth, as the fleet app draws it: w1 believed the lease it was stopped
+        # with after the store's had ended (the takeover came in between)
+        timeline = maker.frame().snap.timeline
+        row = timeline.row("w1") if timeline is not None else None
+        assert row is not None and row.leases and row.beliefs, timeline
+        store_end, belief_end = row.leases[-1].end, row.beliefs[-1].end
+        assert store_end is not None and (belief_end is None or store_end < belief_end)
         if fenced:
             assert (answered["status"], answered["error"]) == (409, "stale_token")
             assert late["verdict"] == "stale_token" and found == []
