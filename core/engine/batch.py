@@ -52,7 +52,7 @@ class _StoreLike(Protocol):
     @property
     def has_listeners(self) -> bool: ...
 
-    async def _write(self, body: Any, first: Any = None) -> Any: ...
+    async def _write(self, body: Any, first: Any = ()) -> Any: ...
 
     def _why(self, lease: Lease, current: TaskState | None) -> RejectReason: ...
 
@@ -401,6 +401,77 @@ class BatchOperations:
         says why not, each refusal its own `complete_rejected` event. A lease never issued
         is raised, as by `heartbeat_many`, and nothing of the batch is written.
         """
+        completing = _Completing.of(self, leases, results)
+        if completing is None:
+            return []
+
+        def body(txn: Any) -> list[LeaseRejected | None]:
+            return completing.run(self, txn, None if txn.first_rows is None else txn.first_rows[0])
+
+        done: list[LeaseRejected | None] = await self._write(body, completing.first())
+        return done
+
+    async def claim_many(self: _StoreLike, worker_id: str, n: int) -> list[Lease]:
+        """Take up to `n` tasks in one statement: expired leases rescued first, then the
+        queue's first, each with its own lease and its own fence token, in that order.
+
+        Fewer (or none) when fewer are claimable. A task with no attempt left is
+        dead-lettered on the way, as by `claim`, and the claim takes the next one.
+        """
+        claiming = _Claiming.of(self, worker_id, n)
+
+        def body(txn: Any) -> list[Lease]:
+            return claiming.run(self, txn, None if txn.first_rows is None else txn.first_rows[0])
+
+        result: list[Lease] = await self._write(body, claiming.first())
+        return result
+
+    async def complete_many_and_claim(
+        self: _StoreLike,
+        leases: Sequence[Lease],
+        worker_id: str,
+        n: int,
+        results: Sequence[Any] | None = None,
+    ) -> tuple[list[LeaseRejected | None], list[Lease]]:
+        """`complete_many(leases, results)` then `claim_many(worker_id, n)`, in one
+        transaction: a worker that finishes its batch and takes the next commits once.
+
+        Each part is what its own call does: every lease judged by the same guard, each
+        refusal its own event, the claim's tasks each with its own lease and fence token;
+        the claim sees the tasks just finished as finished. Bad arguments to either part
+        are raised before anything is written. On PostgreSQL both statements travel with
+        BEGIN, so the whole is two round trips (the first and COMMIT), not four.
+        """
+        completing = _Completing.of(self, leases, results)
+        claiming = _Claiming.of(self, worker_id, n)
+        sent_completing = [] if completing is None else completing.first()
+        first = sent_completing + claiming.first()
+
+        def body(txn: Any) -> tuple[list[LeaseRejected | None], list[Lease]]:
+            # What was sent with BEGIN, in the order of `first` (nothing on SQLite).
+            sent = list(txn.first_rows or [])
+            done: list[LeaseRejected | None] = []
+            if completing is not None:
+                done = completing.run(self, txn, sent.pop(0) if sent_completing and sent else None)
+            return done, claiming.run(self, txn, sent.pop(0) if sent else None)
+
+        both: tuple[list[LeaseRejected | None], list[Lease]] = await self._write(body, first)
+        return both
+
+
+class _Completing:
+    """One `complete_many`: its arguments checked, and its part of a transaction."""
+
+    def __init__(self, store: _StoreLike, leases: list[Lease], payload: str) -> None:
+        self.leases = leases
+        self.payload = payload
+        self.logged = store.batch_sql.complete_logged
+
+    @classmethod
+    def of(
+        cls, store: _StoreLike, leases: Sequence[Lease], results: Sequence[Any] | None
+    ) -> "_Completing | None":
+        """The checked batch (None when empty); a bad argument is raised here."""
         for i, lease in enumerate(_batch(leases, "leases")):
             check_lease(lease, f"leases[{i}]")
         leases = _checked(leases, "complete_many")
@@ -411,150 +482,153 @@ class BatchOperations:
             raise InvalidPayload(f"{len(leases)} leases but {len(results)} results")
         texts = [_json_or_refuse(r) for r in results]
         if not leases:
-            return []
+            return None
         payload = dump_json(
             [
                 [x.task_id, x.owner_id, x.lease_token, x.fence_token, text]
                 for x, text in zip(leases, texts, strict=True)
             ]
         )
+        return cls(store, leases, payload)
 
-        logged = self.batch_sql.complete_logged
-        first = None
-        if logged is not None:
-            # PostgreSQL: sent with BEGIN, the statement reading the clock of its
-            # transaction (one round trip less; the driver on SQLite runs it in the body).
-            first = (clocked_by_transaction(logged), {"leases": payload})
+    def first(self) -> list[tuple[Any, dict[str, Any]]]:
+        """PostgreSQL: the statement sent with BEGIN, reading its transaction's clock (one
+        round trip less; on SQLite the body runs it)."""
+        if self.logged is None:
+            return []
+        return [(clocked_by_transaction(self.logged), {"leases": self.payload})]
 
-        def body(txn: Any) -> list[LeaseRejected | None]:
-            params = {"leases": payload, "now": txn.now}
-            if logged is not None:
-                # PostgreSQL: the tasks finished and their register lines in one statement.
-                rows = txn.first_rows
-                numbers = dict(logged.run(txn.conn, params) if rows is None else rows)
-                finished = set(numbers)
-                _heard_lines(self, txn, numbers, leases, EventKind.COMPLETED, {})
-            else:
-                finished = {row[0] for row in self.batch_sql.complete_many.run(txn.conn, params)}
-                lines: list[_Line] = [
-                    (
-                        EventKind.COMPLETED,
-                        x.task_id,
-                        x.owner_id,
-                        x.lease_token,
-                        x.fence_token,
-                        None,
-                        {},
-                    )
-                    for x in leases
-                    if x.task_id in finished
-                ]
-                _insert_events(self, txn, lines)
-            refused = _reject_many(
-                self,
-                txn,
-                [x for x in leases if x.task_id not in finished],
-                Operation.COMPLETE,
-            )
-            return [refused.get(x.task_id) for x in leases]
+    def run(
+        self, store: _StoreLike, txn: Any, rows: list[Any] | None
+    ) -> list[LeaseRejected | None]:
+        """The batch finished in `txn` (`rows`: what the statement sent with BEGIN said)."""
+        leases = self.leases
+        params = {"leases": self.payload, "now": txn.now}
+        if self.logged is not None:
+            # PostgreSQL: the tasks finished and their register lines in one statement.
+            numbers = dict(self.logged.run(txn.conn, params) if rows is None else rows)
+            finished = set(numbers)
+            _heard_lines(store, txn, numbers, leases, EventKind.COMPLETED, {})
+        else:
+            finished = {row[0] for row in store.batch_sql.complete_many.run(txn.conn, params)}
+            lines: list[_Line] = [
+                (
+                    EventKind.COMPLETED,
+                    x.task_id,
+                    x.owner_id,
+                    x.lease_token,
+                    x.fence_token,
+                    None,
+                    {},
+                )
+                for x in leases
+                if x.task_id in finished
+            ]
+            _insert_events(store, txn, lines)
+        refused = _reject_many(
+            store,
+            txn,
+            [x for x in leases if x.task_id not in finished],
+            Operation.COMPLETE,
+        )
+        return [refused.get(x.task_id) for x in leases]
 
-        done: list[LeaseRejected | None] = await self._write(body, first)
-        return done
 
-    async def claim_many(self: _StoreLike, worker_id: str, n: int) -> list[Lease]:
-        """Take up to `n` tasks in one statement: expired leases rescued first, then the
-        queue's first, each with its own lease and its own fence token, in that order.
+class _Claiming:
+    """One `claim_many`: its arguments checked, and its part of a transaction."""
 
-        Fewer (or none) when fewer are claimable. A task with no attempt left is
-        dead-lettered on the way, as by `claim`, and the claim takes the next one.
-        """
+    def __init__(self, store: _StoreLike, worker_id: str, n: int) -> None:
+        self.worker_id = worker_id
+        self.n = n
+        self.logged = store.batch_sql.claim_logged_for(n) if n <= LOGGED_CLAIM_MAX else None
+        self.given = {
+            "worker_id": worker_id,
+            "ttl": store.config.ttl_ms,
+            "deadline": store.config.deadline_ms,
+        }
+
+    @classmethod
+    def of(cls, store: _StoreLike, worker_id: str, n: int) -> "_Claiming":
         check_id(worker_id, "worker id")  # as `claim`: one line of printable text
         check_whole(n, "n", 1, MAX_BATCH)
+        return cls(store, worker_id, n)
 
-        first_logged = self.batch_sql.claim_logged_for(n) if n <= LOGGED_CLAIM_MAX else None
-        first = None
-        if first_logged is not None:
-            # PostgreSQL: the first round sent with BEGIN, reading its transaction's clock.
-            given = {"worker_id": worker_id, "ttl": self.config.ttl_ms}
-            given["deadline"] = self.config.deadline_ms
-            first = (clocked_by_transaction(first_logged), given)
+    def first(self) -> list[tuple[Any, dict[str, Any]]]:
+        """PostgreSQL: the first round sent with BEGIN, reading its transaction's clock."""
+        if self.logged is None:
+            return []
+        return [(clocked_by_transaction(self.logged), dict(self.given))]
 
-        def body(txn: Any) -> list[Lease]:
-            params = {
-                "worker_id": worker_id,
-                "now": txn.now,
-                "ttl": self.config.ttl_ms,
-                "deadline": self.config.deadline_ms,
-            }
-            leases: list[Lease] = []
-            sent = txn.first_rows
-            # Each round takes what is still wanted; a round that dead-letters tasks makes
-            # the next one look further. A round that finds nothing ends it.
-            while len(leases) < n:
-                params["n"] = n - len(leases)
-                # The one-statement claim joins its two WITH parts (see `_logged`): kept
-                # for the few tasks a process has slots for.
-                logged = (
-                    self.batch_sql.claim_logged_for(params["n"]) if n <= LOGGED_CLAIM_MAX else None
-                )
-                if logged is not None:
-                    # PostgreSQL: the claim and its register lines in one statement.
-                    rows = logged.run(txn.conn, params) if sent is None else sent
-                    sent = None
-                    _heard(self, txn, rows, _claim_said)
-                    found = [LeaseReturned._make(r[:-1]) for r in rows]
-                    taken = [_lease_of(r) for r in found if r.status != TaskStatus.DEAD]
-                    taken.sort(key=lambda lease: lease.fence_token)
-                    leases.extend(taken)
-                    if not found or len(taken) == len(found):
-                        break
-                    continue
-                found = [
-                    LeaseReturned._make(r) for r in self.batch_sql.claim_many.run(txn.conn, params)
-                ]
-                if not found:
-                    break
-                dead = [r for r in found if r.status == TaskStatus.DEAD]
+    def run(self, store: _StoreLike, txn: Any, sent: list[Any] | None) -> list[Lease]:
+        """The tasks taken in `txn` (`sent`: what the first round sent with BEGIN said)."""
+        n = self.n
+        worker_id = self.worker_id
+        params = {**self.given, "now": txn.now}
+        leases: list[Lease] = []
+        # Each round takes what is still wanted; a round that dead-letters tasks makes
+        # the next one look further. A round that finds nothing ends it.
+        while len(leases) < n:
+            params["n"] = n - len(leases)
+            # The one-statement claim joins its two WITH parts (see `_logged`): kept
+            # for the few tasks a process has slots for.
+            logged = (
+                store.batch_sql.claim_logged_for(params["n"]) if n <= LOGGED_CLAIM_MAX else None
+            )
+            if logged is not None:
+                # PostgreSQL: the claim and its register lines in one statement.
+                rows = logged.run(txn.conn, params) if sent is None else sent
+                sent = None
+                _heard(store, txn, rows, _claim_said)
+                found = [LeaseReturned._make(r[:-1]) for r in rows]
                 taken = [_lease_of(r) for r in found if r.status != TaskStatus.DEAD]
-                if self.policy.expiry:
-                    # Fence tokens are drawn in the order the tasks were taken.
-                    taken.sort(key=lambda lease: lease.fence_token)
-                    # Recorded only if drawn, as by `claim` (none before the fence tag).
-                    if (
-                        taken
-                        and self.sql.fence_issued is not None
-                        and self.policy.issues_fence_tokens
-                    ):
-                        self.sql.fence_issued.run(txn.conn, {"fence_token": taken[-1].fence_token})
-                lines: list[_Line] = [
-                    (
-                        EventKind.DEAD_LETTERED,
-                        r.task_id,
-                        None,
-                        r.lease_token,
-                        r.fence_token,
-                        str(RegisterReason.ATTEMPTS_EXHAUSTED),
-                        _clean(attempts=r.attempt),
-                    )
-                    for r in dead
-                ]
-                lines.extend(
-                    (
-                        EventKind.CLAIMED,
-                        lease.task_id,
-                        worker_id,
-                        lease.lease_token,
-                        lease.fence_token,
-                        None,
-                        _clean(attempt=lease.attempt, expires_at=lease.expires_at),
-                    )
-                    for lease in taken
-                )
-                _insert_events(self, txn, lines)
+                taken.sort(key=lambda lease: lease.fence_token)
                 leases.extend(taken)
-                if not dead:
+                if not found or len(taken) == len(found):
                     break
-            return leases
-
-        result: list[Lease] = await self._write(body, first)
-        return result
+                continue
+            found = [
+                LeaseReturned._make(r) for r in store.batch_sql.claim_many.run(txn.conn, params)
+            ]
+            if not found:
+                break
+            dead = [r for r in found if r.status == TaskStatus.DEAD]
+            taken = [_lease_of(r) for r in found if r.status != TaskStatus.DEAD]
+            if store.policy.expiry:
+                # Fence tokens are drawn in the order the tasks were taken.
+                taken.sort(key=lambda lease: lease.fence_token)
+                # Recorded only if drawn, as by `claim` (none before the fence tag).
+                if (
+                    taken
+                    and store.sql.fence_issued is not None
+                    and store.policy.issues_fence_tokens
+                ):
+                    store.sql.fence_issued.run(txn.conn, {"fence_token": taken[-1].fence_token})
+            lines: list[_Line] = [
+                (
+                    EventKind.DEAD_LETTERED,
+                    r.task_id,
+                    None,
+                    r.lease_token,
+                    r.fence_token,
+                    str(RegisterReason.ATTEMPTS_EXHAUSTED),
+                    _clean(attempts=r.attempt),
+                )
+                for r in dead
+            ]
+            lines.extend(
+                (
+                    EventKind.CLAIMED,
+                    lease.task_id,
+                    worker_id,
+                    lease.lease_token,
+                    lease.fence_token,
+                    None,
+                    _clean(attempt=lease.attempt, expires_at=lease.expires_at),
+                )
+                for lease in taken
+            )
+            _insert_events(store, txn, lines)
+            leases.extend(taken)
+            if not dead:
+                break
+        return leases

@@ -9,7 +9,7 @@ import asyncio
 import json
 import os
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import cached_property
 from types import TracebackType
 from typing import Any, Self
@@ -196,20 +196,21 @@ class LeaseStore(StoreReads, LeaseGate, BatchOperations):
         return self.clock.now_ms()
 
     async def _write(
-        self, body: Callable[[_Txn], Any], first: tuple[Stmt, dict[str, Any]] | None = None
+        self, body: Callable[[_Txn], Any], first: Sequence[tuple[Stmt, dict[str, Any]]] = ()
     ) -> Any:
-        """Run `body` as one transaction. `first`: a statement that reads the database's
-        clock itself, sent with BEGIN where the driver can (PostgreSQL), its rows left in
-        `txn.first_rows` for the body (None where it was not sent: the body runs it)."""
+        """Run `body` as one transaction. `first`: statements that read the database's
+        clock themselves, sent with BEGIN where the driver can (PostgreSQL), their rows
+        left in `txn.first_rows`, one list per statement, for the body (None where they
+        were not sent: the body runs them)."""
         last: _Txn | None = None  # the attempt that committed (a busy one is tried again)
 
         def run(conn: Any) -> Any:
             nonlocal last
             first_rows = None
-            if first is not None and self._db_clock:
+            if first and self._db_clock:
                 begin_with = getattr(conn, "begin_with", None)
                 if begin_with is not None:
-                    first_rows = begin_with(first[0].sql, first[1])
+                    first_rows = begin_with([(stmt.sql, params) for stmt, params in first])
             # Read the clock once the write lock is held: a time read before waiting for
             # the lock could be older than a competing commit that already happened.
             txn = last = _Txn(

@@ -37,8 +37,8 @@ class Txn:
         self.conn = conn
         self.now = now
         self.events: list[EventRow] = []
-        # The rows of the statement sent with BEGIN (`LeaseStore._write`'s `first`).
-        self.first_rows: list[Any] | None = None
+        # The rows of each statement sent with BEGIN (`LeaseStore._write`'s `first`).
+        self.first_rows: list[list[Any]] | None = None
 
     def one(self, stmt: Stmt, params: dict[str, Any]) -> tuple[Any, ...] | None:
         rows = stmt.run(self.conn, params)

@@ -664,9 +664,9 @@ async def test_a_batch_on_the_database_clock_sends_its_statement_with_begin(
             sent.append(str(query))
             return original_execute(self, query, params)
 
-        def begin_with(self: Any, sql: str, params: dict[str, Any]) -> list[Any]:
-            with_begin.append(sql)
-            return original_begin_with(self, sql, params)
+        def begin_with(self: Any, statements: list[tuple[str, dict[str, Any]]]) -> list[Any]:
+            with_begin.extend(sql for sql, _params in statements)
+            return original_begin_with(self, statements)
 
         monkeypatch.setattr(pg_backend.TxnConnection, "execute", execute)
         monkeypatch.setattr(pg_backend.TxnConnection, "begin_with", begin_with)
@@ -689,5 +689,113 @@ async def test_a_batch_on_the_database_clock_sends_its_statement_with_begin(
             "t2": "done",
             "t3": "queued",
         }
+    finally:
+        await store.close()
+
+
+@pytest.mark.parametrize("mode", list(Mode))
+async def test_complete_many_and_claim_is_complete_many_then_claim_many_in_every_mode(
+    make_store: MakeStore, mode: Mode
+) -> None:
+    """One transaction, the same outcome as the two calls: the same refusals, leases, rows
+    and register lines, heard as stored. The batch finished holds a lease another worker
+    has since taken over (refused where the fence guards) and one that lives."""
+
+    async def history(together: bool) -> Any:
+        clock = VirtualClock()
+        store = make_store(clock=clock, mode=mode)
+        heard: list[EventRow] = []
+        store.add_listener(heard.append)
+        await queued(store, 6)
+        first = await store.claim_many("w1", 2)
+        clock.advance(20_000)
+        (renewed,) = await store.heartbeat_many(first[1:])
+        assert isinstance(renewed, Lease)
+        clock.advance(45_000)  # the first lease (60 s) has run out, the renewed one lives
+        await store.claim("w3")  # rescues the first where leases expire
+        batch = [first[0], renewed]
+        if together:
+            done, taken = await store.complete_many_and_claim(batch, "w2", 3, ["a", "b"])
+        else:
+            done = await store.complete_many(batch, ["a", "b"])
+            taken = await store.claim_many("w2", 3)
+        stored = await store.events()
+        assert heard == stored
+        refused = [None if d is None else d.reason for d in done]
+        return refused, taken, await store.tasks(), lines(stored)
+
+    together, apart = await history(True), await history(False)
+    assert together == apart
+    refused, taken, _tasks, _lines = together
+    assert len(taken) == 3
+    if mode is Mode.CORRECT:
+        assert refused[0] is not None and refused[1] is None
+
+
+async def test_complete_many_and_claim_with_nothing_to_finish_is_claim_many(
+    store: LeaseStore,
+) -> None:
+    await queued(store, 3)
+    done, taken = await store.complete_many_and_claim([], "w1", 2)
+    assert done == [] and [x.task_id for x in taken] == ["t0", "t1"]
+    done, taken = await store.complete_many_and_claim(taken, "w1", 5)
+    assert done == [None, None] and [x.task_id for x in taken] == ["t2"]
+    done, taken = await store.complete_many_and_claim(taken, "w1", 5)
+    assert done == [None] and taken == []
+    assert {t.status for t in await store.tasks()} == {"done"}
+
+
+async def test_complete_many_and_claim_bad_input_writes_nothing(store: LeaseStore) -> None:
+    """A bad argument to either part is raised before anything is written."""
+    await queued(store, 3)
+    leases = await store.claim_many("w1", 2)
+    before = (await store.tasks(), await store.events())
+    with pytest.raises(InvalidPayload):
+        await store.complete_many_and_claim(leases, "w1", 0)
+    with pytest.raises(InvalidId):
+        await store.complete_many_and_claim(leases, "w\n1", 1)
+    with pytest.raises(InvalidPayload):
+        await store.complete_many_and_claim(leases, "w1", 1, ["only one"])
+    assert (await store.tasks(), await store.events()) == before
+
+
+async def test_complete_many_and_claim_on_the_database_clock_is_two_round_trips(
+    backend: str, postgres_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On PostgreSQL's clock both statements go with BEGIN and COMMIT follows: one commit
+    where the two calls take two, and the lines stored and heard on one instant."""
+    if backend != "postgresql":
+        pytest.skip("the round trips are PostgreSQL's")
+    from core.engine.clock import DatabaseClock
+
+    store = LeaseStore.open_inline(postgres_url, scratch=True, clock=DatabaseClock())
+    try:
+        heard: list[EventRow] = []
+        store.add_listener(heard.append)
+        await queued(store, 4)
+        leases = await store.claim_many("w1", 2)
+        trips: list[list[str]] = []
+        executed: list[str] = []
+        original_execute = pg_backend.TxnConnection.execute
+        original_begin_with = pg_backend.TxnConnection.begin_with
+
+        def execute(self: Any, query: Any, params: Any = None) -> Any:
+            executed.append(str(query))
+            return original_execute(self, query, params)
+
+        def begin_with(self: Any, statements: list[tuple[str, dict[str, Any]]]) -> list[Any]:
+            trips.append([sql for sql, _params in statements])
+            return original_begin_with(self, statements)
+
+        monkeypatch.setattr(pg_backend.TxnConnection, "execute", execute)
+        monkeypatch.setattr(pg_backend.TxnConnection, "begin_with", begin_with)
+        mark = len(heard)
+        done, taken = await store.complete_many_and_claim(leases, "w2", 2)
+        monkeypatch.undo()
+        assert executed == [] and len(trips) == 1 and len(trips[0]) == 2
+        assert done == [None, None] and [x.task_id for x in taken] == ["t2", "t3"]
+        assert [e.event for e in heard[mark:]] == ["completed"] * 2 + ["claimed"] * 2
+        assert heard[mark:] == (await store.events())[mark:]
+        assert len({e.at for e in heard[mark:]}) == 1
     finally:
         await store.close()

@@ -29,7 +29,7 @@ import re
 import secrets
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
@@ -412,23 +412,24 @@ class TxnConnection:
         assert self._at is not None
         return self._at
 
-    def begin_with(self, sql: str, params: dict[str, Any]) -> list[Any]:
-        """BEGIN, the transaction's id and clock, and one statement, in one round trip.
+    def begin_with(self, statements: Sequence[tuple[str, dict[str, Any]]]) -> list[list[Any]]:
+        """BEGIN, the transaction's id and clock, and its first statements, in one round trip.
 
-        The statement reads the clock as `POSTGRESQL_TXN_CLOCK_MS` (the transaction's
+        The statements read the clock as `POSTGRESQL_TXN_CLOCK_MS` (the transaction's
         start, the same for every statement of it), which is the `db_now_ms` read here:
         the same instant a statement run after `_begin` is given as a parameter. Nothing
         is committed in this trip, so a connection lost in it leaves nothing written, and
-        the id is known before COMMIT is sent, as for any other write.
+        the id is known before COMMIT is sent, as for any other write. Returns each
+        statement's rows, in the order sent.
         """
         assert self._at is None, "begin_with must be the transaction's first request"
         xid = "pg_current_xact_id()::text" if self._with_xid else "NULL"
         with self.conn.pipeline():
             self.conn.execute(self._begin_sql)
             began = self.conn.execute(f"SELECT {xid}, {POSTGRESQL_TXN_CLOCK_MS}")
-            cursor = self.conn.execute(sql, params)
+            cursors = [self.conn.execute(sql, params) for sql, params in statements]
             row = began.fetchone()
-            rows = cursor.fetchall() if cursor.description is not None else []
+            rows = [c.fetchall() if c.description is not None else [] for c in cursors]
         assert row is not None
         self.xid, self._at = (None if row[0] is None else str(row[0])), int(row[1])
         return rows
