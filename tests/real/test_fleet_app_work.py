@@ -401,8 +401,8 @@ async def test_z_stops_a_tools_worker_with_its_write_in_hand_and_u_sends_it_late
     other worker has finished the task (the table says done), `u` sends that write late
     with its old token, and the service refuses it."""
     lang = "en"
-    steps = 2
-    fleet = _fleet(tmp_path, "tools", workers=2, tasks=1, steps=steps, step_ms=400)
+    steps = 3  # two steps of 600 ms in which a presenter can see it working, and stop it
+    fleet = _fleet(tmp_path, "tools", workers=2, tasks=1, steps=steps)
     try:
         app = FleetApp(fleet, lang, tmp_path / "saves")
         async with app.run_test(size=(200, 60)) as pilot:
