@@ -103,6 +103,8 @@ class Drawing(_ScreenBase):
         self._note_rows_folded = 0  # the rows of the chosen panel's note the fold was made for
         self._table_kept: tuple[object, ...] | None = None  # the step and note last scrolled for
         self._table_scrolled: tuple[int, float] | None = None  # by how much, and to where
+        # a panel opened on a small screen: the step it was opened at, and the body's scroll
+        self._panels_pinned: tuple[tuple[int, int], float] | None = None
         self._log_rows: int | None = None  # the event log held to the rows in sight (small screen)
         # While the run plays on the live clock, a log takes its new lines at most this often:
         # each write grows the log, and Textual lays the whole screen out for a widget whose
@@ -355,11 +357,37 @@ class Drawing(_ScreenBase):
             self._show_second(snap, active)
         if self.has_class("-narrow") and active in PANEL_NOTES:
             self.call_after_refresh(self._keep_table_rows)
+        if self.has_class("-narrow") and self._panels_pinned is not None:
+            self.call_after_refresh(self._keep_panels_pinned)
         if self.has_class("-narrow") and active == "tab-events":
             self.call_after_refresh(self._keep_newest_lines)
         elif self._log_rows is not None:
             self._log_rows = None
             self.query_one("#events", EventLog).styles.max_height = None
+
+    def _pin_panels(self) -> None:
+        """Scroll the body so that the panels' tabs are at its top, and note where it is."""
+        body = self.query_one("#body", Body)
+        body.scroll_to_widget(self.query_one("#panels"), animate=False, top=True, immediate=True)
+        session = self.session
+        self._panels_pinned = ((session.generation, session.position), body.scroll_y)
+
+    def _keep_panels_pinned(self) -> None:
+        """A panel opened on a small screen stays at the body's top for the rest of its step:
+        a frame drawn after the key's own (the off-loop session's, a fold made again) can
+        change the heights above it, which would leave a task row over the tabs or the
+        panel's first rows out of sight. A scroll by anything else (the person, `0`, the
+        table's rows kept in sight) lets go of it, and so does the next step."""
+        pinned = self._panels_pinned
+        if pinned is None:
+            return
+        session = self.session
+        body = self.query_one("#body", Body)
+        step = (session.generation, session.position)
+        if not self.has_class("-narrow") or pinned != (step, body.scroll_y):
+            self._panels_pinned = None
+            return
+        self._pin_panels()
 
     def _keep_newest_lines(self, *, laid_out: bool = True) -> None:
         """On a small screen the body scrolls and the chosen panel runs on below its fold; the

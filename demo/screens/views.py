@@ -100,18 +100,21 @@ class Views(MainPart):
         """Open a panel and bring it into view (on a small screen the body scrolls to it)."""
         panels = self.query_one("#panels", TabbedContent)
         panels.active = pane_id
-        body = self.query_one("#body", VerticalScroll)
-        body.scroll_to_widget(panels, animate=False, top=True, immediate=True)
+        self._pin_panels()
         # and again once the frame this key asks for is laid out: a pane above that grows
-        # or shrinks in it would leave the panel a row off the top (or a task row above it)
-        self.call_after_refresh(
-            body.scroll_to_widget, panels, animate=False, top=True, immediate=True
-        )
+        # or shrinks in it would leave the panel a row off the top (or a task row above it);
+        # a later frame of the step is kept to it by the drawing
+        self.call_after_refresh(self._pin_panels)
         self.changed()
         if pane_id == "tab-events" and self.has_class("-narrow"):
             self._keep_newest_lines(laid_out=False)  # more of the log is in sight now
 
+    def on_body_regrown(self) -> None:
+        if self._panels_pinned is not None and self.has_class("-narrow"):
+            self.call_after_refresh(self._keep_panels_pinned)
+
     def action_show_workers(self) -> None:
+        self._panels_pinned = None
         self.query_one("#body", VerticalScroll).scroll_home(animate=False, immediate=True)
         if self.has_class("-narrow") and self._active_tab() == "tab-events":
             self._keep_newest_lines(laid_out=False)  # less of the log is in sight now

@@ -39,7 +39,7 @@ from demo.widgets.task_table import (
     status_words,
     task_row,
 )
-from tests.app.apps import at_step, scenario_app
+from tests.app.apps import at_step, scenario_app, settled
 
 
 def app_for(name: str | None, tmp_path: Path, lang: str = "en") -> BorrowedKeysApp:
@@ -75,6 +75,31 @@ def first_hit(app: BorrowedKeysApp) -> str:
     """The command palette's first hit, or nothing while it is still searching."""
     hits = app.screen.query_one(OptionList)
     return str(hits.get_option_at_index(0).prompt) if hits.option_count else ""
+
+
+async def test_a_panel_opened_on_a_small_screen_stays_at_the_top_when_the_panes_grow(
+    tmp_path: Path,
+) -> None:
+    """Keys 1-6 bring the panel's tabs to the body's top. A height above it that changes in a
+    layout no draw asked for (a row the task table laid out late) would leave a task row over
+    the tabs: the panel is brought back; once the person scrolls, it is theirs."""
+    app = app_for("01_fog", tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = screen_of(app)
+        await at_step(pilot, 14)
+        await pilot.press("6")
+        await settled(pilot)
+        body, panels = screen.query_one("#body"), screen.query_one("#panels")
+        assert panels.region.y == body.region.y
+        workers = screen.query_one("#workers")
+        workers.styles.height = workers.outer_size.height + 2  # the panes grow, no frame drawn
+        await settled(pilot)
+        assert panels.region.y == body.region.y, "a row of the panes above the tabs"
+        body.scroll_relative(y=-1, animate=False, immediate=True)  # the person scrolls up
+        await settled(pilot)
+        workers.styles.height = workers.outer_size.height + 1
+        await settled(pilot)
+        assert panels.region.y > body.region.y, "the person's scroll was taken back"
 
 
 @pytest.mark.parametrize("size", [(80, 24), (100, 30)])
