@@ -15,7 +15,7 @@ The leases travel as one JSON array parameter: both databases read it as a table
 number of them and its text never changes with the count.
 """
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Container, Sequence
 from typing import Any, Protocol
 
 from core.engine.config import LeaseConfig
@@ -60,6 +60,17 @@ class _StoreLike(Protocol):
 # One register line of a batch: event, task, worker, lease token, fence token, reason and
 # the detail (its None values left out, as `_Txn.event` does).
 _Line = tuple[EventKind, str, str | None, int, int | None, str | None, dict[str, Any]]
+
+
+def _lines_of(
+    kind: EventKind, leases: list[Lease], chosen: Container[str], detail: dict[str, Any]
+) -> list[_Line]:
+    """One line of `kind` for each lease whose task is in `chosen`, all with one detail."""
+    return [
+        (kind, x.task_id, x.owner_id, x.lease_token, x.fence_token, None, detail)
+        for x in leases
+        if x.task_id in chosen
+    ]
 
 
 def _insert_events(store: _StoreLike, txn: Any, lines: list[_Line]) -> None:
@@ -365,19 +376,7 @@ class BatchOperations:
                     lease = _lease_of(row)
                     renewed[lease.task_id] = lease
                 # Every renewal of one call has the same new expiry: one detail for all.
-                lines: list[_Line] = [
-                    (
-                        kind,
-                        x.task_id,
-                        x.owner_id,
-                        x.lease_token,
-                        x.fence_token,
-                        None,
-                        detail,
-                    )
-                    for x in leases
-                    if x.task_id in renewed
-                ]
+                lines = _lines_of(kind, leases, renewed, detail)
                 _insert_events(self, txn, lines)
             # The rare path: the same verdicts and lines as refused heartbeats.
             refused = _reject_many(
@@ -511,19 +510,7 @@ class _Completing:
             _heard_lines(store, txn, numbers, leases, EventKind.COMPLETED, {})
         else:
             finished = {row[0] for row in store.batch_sql.complete_many.run(txn.conn, params)}
-            lines: list[_Line] = [
-                (
-                    EventKind.COMPLETED,
-                    x.task_id,
-                    x.owner_id,
-                    x.lease_token,
-                    x.fence_token,
-                    None,
-                    {},
-                )
-                for x in leases
-                if x.task_id in finished
-            ]
+            lines = _lines_of(EventKind.COMPLETED, leases, finished, {})
             _insert_events(store, txn, lines)
         refused = _reject_many(
             store,

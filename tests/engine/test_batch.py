@@ -640,6 +640,27 @@ def test_the_postgresql_batch_statements_fit_psycopgs_parse_cache() -> None:
             assert "%(n)s" not in claim.sql and "%(worker_id)s" in claim.sql
 
 
+def _round_trips(monkeypatch: pytest.MonkeyPatch) -> tuple[list[str], list[list[str]]]:
+    """What the PostgreSQL transactions send from here on: the statements executed on
+    their own, and each BEGIN's round trip as the statements that went with it."""
+    executed: list[str] = []
+    trips: list[list[str]] = []
+    original_execute = pg_backend.TxnConnection.execute
+    original_begin_with = pg_backend.TxnConnection.begin_with
+
+    def execute(self: Any, query: Any, params: Any = None) -> Any:
+        executed.append(str(query))
+        return original_execute(self, query, params)
+
+    def begin_with(self: Any, statements: list[tuple[str, dict[str, Any]]]) -> list[Any]:
+        trips.append([sql for sql, _params in statements])
+        return original_begin_with(self, statements)
+
+    monkeypatch.setattr(pg_backend.TxnConnection, "execute", execute)
+    monkeypatch.setattr(pg_backend.TxnConnection, "begin_with", begin_with)
+    return executed, trips
+
+
 async def test_a_batch_on_the_database_clock_sends_its_statement_with_begin(
     backend: str, postgres_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -655,26 +676,12 @@ async def test_a_batch_on_the_database_clock_sends_its_statement_with_begin(
         heard: list[EventRow] = []
         store.add_listener(heard.append)
         await queued(store, 4)
-        sent: list[str] = []
-        with_begin: list[str] = []
-        original_execute = pg_backend.TxnConnection.execute
-        original_begin_with = pg_backend.TxnConnection.begin_with
-
-        def execute(self: Any, query: Any, params: Any = None) -> Any:
-            sent.append(str(query))
-            return original_execute(self, query, params)
-
-        def begin_with(self: Any, statements: list[tuple[str, dict[str, Any]]]) -> list[Any]:
-            with_begin.extend(sql for sql, _params in statements)
-            return original_begin_with(self, statements)
-
-        monkeypatch.setattr(pg_backend.TxnConnection, "execute", execute)
-        monkeypatch.setattr(pg_backend.TxnConnection, "begin_with", begin_with)
+        sent, trips = _round_trips(monkeypatch)
         mark = len(heard)
         leases = await store.claim_many("w1", 3)
         assert [x.task_id for x in leases] == ["t0", "t1", "t2"]
         assert await store.complete_many(leases) == [None] * 3
-        assert sent == [] and len(with_begin) == 2
+        assert sent == [] and [len(trip) for trip in trips] == [1, 1]
         monkeypatch.undo()
         claimed = heard[mark : mark + 3]
         assert [e.event for e in heard[mark:]] == ["claimed"] * 3 + ["completed"] * 3
@@ -774,21 +781,7 @@ async def test_complete_many_and_claim_on_the_database_clock_is_two_round_trips(
         store.add_listener(heard.append)
         await queued(store, 4)
         leases = await store.claim_many("w1", 2)
-        trips: list[list[str]] = []
-        executed: list[str] = []
-        original_execute = pg_backend.TxnConnection.execute
-        original_begin_with = pg_backend.TxnConnection.begin_with
-
-        def execute(self: Any, query: Any, params: Any = None) -> Any:
-            executed.append(str(query))
-            return original_execute(self, query, params)
-
-        def begin_with(self: Any, statements: list[tuple[str, dict[str, Any]]]) -> list[Any]:
-            trips.append([sql for sql, _params in statements])
-            return original_begin_with(self, statements)
-
-        monkeypatch.setattr(pg_backend.TxnConnection, "execute", execute)
-        monkeypatch.setattr(pg_backend.TxnConnection, "begin_with", begin_with)
+        executed, trips = _round_trips(monkeypatch)
         mark = len(heard)
         done, taken = await store.complete_many_and_claim(leases, "w2", 2)
         monkeypatch.undo()
