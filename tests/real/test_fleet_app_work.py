@@ -53,6 +53,7 @@ def _fleet(
     tasks: int,
     steps: int,
     step_ms: int = 600,
+    ttl_ms: int = 1500,
     mode: str = "correct",
 ) -> Fleet:
     """The fleet `borrowed-keys fleet --work WORK` starts: its SQLite store, the fenced
@@ -62,7 +63,7 @@ def _fleet(
         pg=False,
         workers=workers,
         tasks=tasks,
-        ttl_ms=1500,
+        ttl_ms=ttl_ms,
         steps=steps,
         step_ms=step_ms,
         mode=mode,
@@ -401,8 +402,11 @@ async def test_z_stops_a_tools_worker_with_its_write_in_hand_and_u_sends_it_late
     other worker has finished the task (the table says done), `u` sends that write late
     with its old token, and the service refuses it."""
     lang = "en"
-    steps = 3  # two steps of 600 ms in which a presenter can see it working, and stop it
-    fleet = _fleet(tmp_path, "tools", workers=2, tasks=1, steps=steps)
+    # Two steps of 600 ms in which a presenter can see it working and stop it; the stall
+    # waits for its write at most a lease's length, which must outlast the steps still to
+    # run before that write (up to all three).
+    steps = 3
+    fleet = _fleet(tmp_path, "tools", workers=2, tasks=1, steps=steps, ttl_ms=3000)
     try:
         app = FleetApp(fleet, lang, tmp_path / "saves")
         async with app.run_test(size=(200, 60)) as pilot:
