@@ -444,18 +444,40 @@ class BatchOperations:
         completing = _Completing.of(self, leases, results)
         claiming = _Claiming.of(self, worker_id, n)
         sent_completing = [] if completing is None else completing.first()
-        first = sent_completing + claiming.first()
 
         def body(txn: Any) -> tuple[list[LeaseRejected | None], list[Lease]]:
             # What was sent with BEGIN, in the order of `first` (nothing on SQLite).
             sent = list(txn.first_rows or [])
+            done_rows = sent.pop(0) if sent_completing and sent else None
+            claim_rows = sent.pop(0) if sent else None
+            if (
+                completing is not None
+                and claim_rows is not None
+                and done_rows is not None
+                and len({row[0] for row in done_rows}) < len(completing.leases)
+            ):
+                # A lease was refused, and the claim sent with it has run already: it may
+                # have rescued that very task, and the refusal would then be judged on the
+                # claim's row (superseded, not expired) and written after its lines.
+                raise _RefusedBeforeTheClaim
             done: list[LeaseRejected | None] = []
             if completing is not None:
-                done = completing.run(self, txn, sent.pop(0) if sent_completing and sent else None)
-            return done, claiming.run(self, txn, sent.pop(0) if sent else None)
+                done = completing.run(self, txn, done_rows)
+            return done, claiming.run(self, txn, claim_rows)
 
-        both: tuple[list[LeaseRejected | None], list[Lease]] = await self._write(body, first)
+        both: tuple[list[LeaseRejected | None], list[Lease]]
+        try:
+            both = await self._write(body, sent_completing + claiming.first())
+        except _RefusedBeforeTheClaim:
+            # Rolled back, nothing written: again with the claim run after the refusals
+            # are judged, as the two calls would (the rare path; one round trip more).
+            both = await self._write(body, sent_completing)
         return both
+
+
+class _RefusedBeforeTheClaim(Exception):
+    """A batch's complete refused a lease while its claim had already run in the same
+    round trip: the transaction is rolled back and run again in order."""
 
 
 class _Completing:

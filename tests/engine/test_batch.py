@@ -792,3 +792,51 @@ async def test_complete_many_and_claim_on_the_database_clock_is_two_round_trips(
         assert len({e.at for e in heard[mark:]}) == 1
     finally:
         await store.close()
+
+
+async def test_complete_many_and_claim_judges_a_refusal_before_its_claim_rescues_the_task(
+    backend: str, postgres_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On PostgreSQL's clock the claim goes with BEGIN beside the complete. A lease the
+    complete refuses as expired is one the same claim would rescue: judged after it, the
+    refusal would say superseded (the claim's new lease on the row) and be written after the
+    `claimed` lines. It is judged as the two calls judge it: the transaction is run again in
+    order, the claim after the refusal."""
+    if backend != "postgresql":
+        pytest.skip("the round trips are PostgreSQL's")
+    from core.engine.clock import DatabaseClock
+
+    store = LeaseStore.open_inline(postgres_url, scratch=True, clock=DatabaseClock())
+    try:
+        heard: list[EventRow] = []
+        store.add_listener(heard.append)
+        await queued(store, 3)
+        leases = await store.claim_many("w1", 2)
+        assert [x.task_id for x in leases] == ["t0", "t1"]
+        # t0's lease ran out long ago by the database's clock (no test waits for time)
+        await store._write(
+            lambda txn: txn.conn.execute(
+                "UPDATE agent_tasks SET lease_expires_at = 0 WHERE task_id = 't0'", {}
+            )
+        )
+        executed, trips = _round_trips(monkeypatch)
+        mark = len(heard)
+        done, taken = await store.complete_many_and_claim(leases, "w1", 2)
+        monkeypatch.undo()
+        assert [len(trip) for trip in trips] == [2, 1]  # rolled back, then in order
+        assert executed != []  # the claim, run by the body after the refusal
+        refused = done[0]
+        assert isinstance(refused, LeaseRejected) and done[1] is None
+        assert refused.reason is RejectReason.EXPIRED
+        assert refused.current_lease_token == leases[0].lease_token
+        assert [x.task_id for x in taken] == ["t0", "t2"]  # rescued first, then the queue
+        assert taken[0].lease_token > leases[0].lease_token
+        assert [(e.event, e.task_id) for e in heard[mark:]] == [
+            ("completed", "t1"),
+            ("complete_rejected", "t0"),
+            ("claimed", "t0"),
+            ("claimed", "t2"),
+        ]
+        assert heard[mark:] == (await store.events())[mark:]
+    finally:
+        await store.close()
