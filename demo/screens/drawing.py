@@ -366,25 +366,33 @@ class Drawing(_ScreenBase):
             self.query_one("#events", EventLog).styles.max_height = None
 
     def _pin_panels(self) -> None:
-        """Scroll the body so that the panels' tabs are at its top, and note where it is."""
+        """Scroll the body so that the panels' tabs are at its top, and, on a small screen
+        (where the body scrolls), note where it was scrolled to."""
         body = self.query_one("#body", Body)
         body.scroll_to_widget(self.query_one("#panels"), animate=False, top=True, immediate=True)
         session = self.session
-        self._panels_pinned = ((session.generation, session.position), body.scroll_y)
+        self._panels_pinned = (
+            ((session.generation, session.position), body.scroll_target_y)
+            if self.has_class("-narrow")
+            else None
+        )
 
     def _keep_panels_pinned(self) -> None:
         """A panel opened on a small screen stays at the body's top for the rest of its step:
         a frame drawn after the key's own (the off-loop session's, a fold made again) can
         change the heights above it, which would leave a task row over the tabs or the
         panel's first rows out of sight. A scroll by anything else (the person, `0`, the
-        table's rows kept in sight) lets go of it, and so does the next step."""
+        table's rows kept in sight) lets go of it, and so does the next step. A scroll is
+        told by where it was sent (`scroll_target_y`): Textual holds `scroll_y` to the
+        content's end when the body grows before the panels' part does, which is no one's
+        scroll."""
         pinned = self._panels_pinned
         if pinned is None:
             return
         session = self.session
         body = self.query_one("#body", Body)
         step = (session.generation, session.position)
-        if not self.has_class("-narrow") or pinned != (step, body.scroll_y):
+        if not self.has_class("-narrow") or pinned != (step, body.scroll_target_y):
             self._panels_pinned = None
             return
         self._pin_panels()

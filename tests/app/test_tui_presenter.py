@@ -95,6 +95,11 @@ async def test_a_panel_opened_on_a_small_screen_stays_at_the_top_when_the_panes_
         workers.styles.height = workers.outer_size.height + 2  # the panes grow, no frame drawn
         await settled(pilot)
         assert panels.region.y == body.region.y, "a row of the panes above the tabs"
+        # the narration over the body folds shorter: the body grows, and its scroll is held
+        # to the old end until the panel's part grows with it (a clamp is not a scroll)
+        screen.query_one("#narration-box").styles.max_height = 1
+        await settled(pilot)
+        assert panels.region.y == body.region.y, "the body grew and the tabs went down"
         body.scroll_relative(y=-1, animate=False, immediate=True)  # the person scrolls up
         await settled(pilot)
         workers.styles.height = workers.outer_size.height + 1
