@@ -273,7 +273,8 @@ async def test_tools_work_without_idempotency_turns_the_light_red(
     The store's own rules see nothing (the charge is the service's), and the light turns red
     in the service's words, read from its real books; the save says so too. The worker is
     killed as its pane shows the step just charged: nearly all of a step (its second) is the
-    gap between the charge and its record."""
+    gap between the charge and its record, so whichever step the kill lands in, one call is
+    charged twice."""
     steps = 2
     fleet = _fleet(
         tmp_path, "tools", workers=1, tasks=1, steps=steps, step_ms=1000, mode="no_idempotency"
@@ -291,8 +292,11 @@ async def test_tools_work_without_idempotency_turns_the_light_red(
                 lambda: _status_shown(screen) == done,
             )
             books = await asyncio.to_thread(fleet.downstream.books)  # its own loop
-            memos = [c["memo"] for c in books["charges"]]
-            assert memos.count("call-1") == 2, memos  # the redo charged call-1 again
+            # the redo charged again the call the kill cut off before its record: call-1,
+            # or call-2 where the worker had gone on by the time the kill landed (the pane
+            # seen working step 1 is a frame behind the process); every other call once
+            memos = Counter(c["memo"] for c in books["charges"])
+            assert sorted(memos.values()) == [1, 2] and set(memos) == {"call-1", "call-2"}, memos
             found = judge(books["history"], books["charges"])
             counts = Counter(str(f.rule.value) for f in found)
             assert counts == {ServiceRule.NO_CHARGE_TWICE.value: 1}, found
