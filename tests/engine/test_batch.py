@@ -7,7 +7,7 @@ the same rows and the same register lines (only their order within one batch may
 """
 
 import threading
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import pytest
@@ -640,6 +640,26 @@ def test_the_postgresql_batch_statements_fit_psycopgs_parse_cache() -> None:
             assert "%(n)s" not in claim.sql and "%(worker_id)s" in claim.sql
 
 
+PgClockStore = tuple[LeaseStore, list[EventRow]]
+
+
+@pytest.fixture
+async def on_pg_clock(backend: str, postgres_url: str) -> AsyncIterator[PgClockStore]:
+    """A store on PostgreSQL's own clock, and the lines its listeners heard: the round
+    trips counted here are PostgreSQL's (SQLite sends nothing with BEGIN)."""
+    if backend != "postgresql":
+        pytest.skip("the round trips are PostgreSQL's")
+    from core.engine.clock import DatabaseClock
+
+    store = LeaseStore.open_inline(postgres_url, scratch=True, clock=DatabaseClock())
+    heard: list[EventRow] = []
+    store.add_listener(heard.append)
+    try:
+        yield store, heard
+    finally:
+        await store.close()
+
+
 def _round_trips(monkeypatch: pytest.MonkeyPatch) -> tuple[list[str], list[list[str]]]:
     """What the PostgreSQL transactions send from here on: the statements executed on
     their own, and each BEGIN's round trip as the statements that went with it."""
@@ -662,42 +682,33 @@ def _round_trips(monkeypatch: pytest.MonkeyPatch) -> tuple[list[str], list[list[
 
 
 async def test_a_batch_on_the_database_clock_sends_its_statement_with_begin(
-    backend: str, postgres_url: str, monkeypatch: pytest.MonkeyPatch
+    on_pg_clock: PgClockStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """claim_many and complete_many on PostgreSQL's clock: BEGIN, the clock and the batch's
     statement in one round trip, COMMIT in a second; the lines stored, the ones heard and
     the leases agree on the clock the statement read (one instant per transaction)."""
-    if backend != "postgresql":
-        pytest.skip("the round trips are PostgreSQL's")
-    from core.engine.clock import DatabaseClock
-
-    store = LeaseStore.open_inline(postgres_url, scratch=True, clock=DatabaseClock())
-    try:
-        heard: list[EventRow] = []
-        store.add_listener(heard.append)
-        await queued(store, 4)
-        sent, trips = _round_trips(monkeypatch)
-        mark = len(heard)
-        leases = await store.claim_many("w1", 3)
-        assert [x.task_id for x in leases] == ["t0", "t1", "t2"]
-        assert await store.complete_many(leases) == [None] * 3
-        assert sent == [] and [len(trip) for trip in trips] == [1, 1]
-        monkeypatch.undo()
-        claimed = heard[mark : mark + 3]
-        assert [e.event for e in heard[mark:]] == ["claimed"] * 3 + ["completed"] * 3
-        assert heard[mark:] == (await store.events())[mark:]
-        assert len({e.at for e in claimed}) == 1
-        for lease, line in zip(leases, claimed, strict=True):
-            assert lease.expires_at == line.at + store.config.ttl_ms
-            assert line.detail == {"attempt": 1, "expires_at": lease.expires_at}
-        assert {t.task_id: t.status for t in await store.tasks()} == {
-            "t0": "done",
-            "t1": "done",
-            "t2": "done",
-            "t3": "queued",
-        }
-    finally:
-        await store.close()
+    store, heard = on_pg_clock
+    await queued(store, 4)
+    sent, trips = _round_trips(monkeypatch)
+    mark = len(heard)
+    leases = await store.claim_many("w1", 3)
+    assert [x.task_id for x in leases] == ["t0", "t1", "t2"]
+    assert await store.complete_many(leases) == [None] * 3
+    assert sent == [] and [len(trip) for trip in trips] == [1, 1]
+    monkeypatch.undo()
+    claimed = heard[mark : mark + 3]
+    assert [e.event for e in heard[mark:]] == ["claimed"] * 3 + ["completed"] * 3
+    assert heard[mark:] == (await store.events())[mark:]
+    assert len({e.at for e in claimed}) == 1
+    for lease, line in zip(leases, claimed, strict=True):
+        assert lease.expires_at == line.at + store.config.ttl_ms
+        assert line.detail == {"attempt": 1, "expires_at": lease.expires_at}
+    assert {t.task_id: t.status for t in await store.tasks()} == {
+        "t0": "done",
+        "t1": "done",
+        "t2": "done",
+        "t3": "queued",
+    }
 
 
 @pytest.mark.parametrize("mode", list(Mode))
@@ -767,76 +778,58 @@ async def test_complete_many_and_claim_bad_input_writes_nothing(store: LeaseStor
 
 
 async def test_complete_many_and_claim_on_the_database_clock_is_two_round_trips(
-    backend: str, postgres_url: str, monkeypatch: pytest.MonkeyPatch
+    on_pg_clock: PgClockStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """On PostgreSQL's clock both statements go with BEGIN and COMMIT follows: one commit
     where the two calls take two, and the lines stored and heard on one instant."""
-    if backend != "postgresql":
-        pytest.skip("the round trips are PostgreSQL's")
-    from core.engine.clock import DatabaseClock
-
-    store = LeaseStore.open_inline(postgres_url, scratch=True, clock=DatabaseClock())
-    try:
-        heard: list[EventRow] = []
-        store.add_listener(heard.append)
-        await queued(store, 4)
-        leases = await store.claim_many("w1", 2)
-        executed, trips = _round_trips(monkeypatch)
-        mark = len(heard)
-        done, taken = await store.complete_many_and_claim(leases, "w2", 2)
-        monkeypatch.undo()
-        assert executed == [] and len(trips) == 1 and len(trips[0]) == 2
-        assert done == [None, None] and [x.task_id for x in taken] == ["t2", "t3"]
-        assert [e.event for e in heard[mark:]] == ["completed"] * 2 + ["claimed"] * 2
-        assert heard[mark:] == (await store.events())[mark:]
-        assert len({e.at for e in heard[mark:]}) == 1
-    finally:
-        await store.close()
+    store, heard = on_pg_clock
+    await queued(store, 4)
+    leases = await store.claim_many("w1", 2)
+    executed, trips = _round_trips(monkeypatch)
+    mark = len(heard)
+    done, taken = await store.complete_many_and_claim(leases, "w2", 2)
+    monkeypatch.undo()
+    assert executed == [] and len(trips) == 1 and len(trips[0]) == 2
+    assert done == [None, None] and [x.task_id for x in taken] == ["t2", "t3"]
+    assert [e.event for e in heard[mark:]] == ["completed"] * 2 + ["claimed"] * 2
+    assert heard[mark:] == (await store.events())[mark:]
+    assert len({e.at for e in heard[mark:]}) == 1
 
 
 async def test_complete_many_and_claim_judges_a_refusal_before_its_claim_rescues_the_task(
-    backend: str, postgres_url: str, monkeypatch: pytest.MonkeyPatch
+    on_pg_clock: PgClockStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """On PostgreSQL's clock the claim goes with BEGIN beside the complete. A lease the
     complete refuses as expired is one the same claim would rescue: judged after it, the
     refusal would say superseded (the claim's new lease on the row) and be written after the
     `claimed` lines. It is judged as the two calls judge it: the transaction is run again in
     order, the claim after the refusal."""
-    if backend != "postgresql":
-        pytest.skip("the round trips are PostgreSQL's")
-    from core.engine.clock import DatabaseClock
-
-    store = LeaseStore.open_inline(postgres_url, scratch=True, clock=DatabaseClock())
-    try:
-        heard: list[EventRow] = []
-        store.add_listener(heard.append)
-        await queued(store, 3)
-        leases = await store.claim_many("w1", 2)
-        assert [x.task_id for x in leases] == ["t0", "t1"]
-        # t0's lease ran out long ago by the database's clock (no test waits for time)
-        await store._write(
-            lambda txn: txn.conn.execute(
-                "UPDATE agent_tasks SET lease_expires_at = 0 WHERE task_id = 't0'", {}
-            )
+    store, heard = on_pg_clock
+    await queued(store, 3)
+    leases = await store.claim_many("w1", 2)
+    assert [x.task_id for x in leases] == ["t0", "t1"]
+    # t0's lease ran out long ago by the database's clock (no test waits for time)
+    await store._write(
+        lambda txn: txn.conn.execute(
+            "UPDATE agent_tasks SET lease_expires_at = 0 WHERE task_id = 't0'", {}
         )
-        executed, trips = _round_trips(monkeypatch)
-        mark = len(heard)
-        done, taken = await store.complete_many_and_claim(leases, "w1", 2)
-        monkeypatch.undo()
-        assert [len(trip) for trip in trips] == [2, 1]  # rolled back, then in order
-        assert executed != []  # the claim, run by the body after the refusal
-        refused = done[0]
-        assert isinstance(refused, LeaseRejected) and done[1] is None
-        assert refused.reason is RejectReason.EXPIRED
-        assert refused.current_lease_token == leases[0].lease_token
-        assert [x.task_id for x in taken] == ["t0", "t2"]  # rescued first, then the queue
-        assert taken[0].lease_token > leases[0].lease_token
-        assert [(e.event, e.task_id) for e in heard[mark:]] == [
-            ("completed", "t1"),
-            ("complete_rejected", "t0"),
-            ("claimed", "t0"),
-            ("claimed", "t2"),
-        ]
-        assert heard[mark:] == (await store.events())[mark:]
-    finally:
-        await store.close()
+    )
+    executed, trips = _round_trips(monkeypatch)
+    mark = len(heard)
+    done, taken = await store.complete_many_and_claim(leases, "w1", 2)
+    monkeypatch.undo()
+    assert [len(trip) for trip in trips] == [2, 1]  # rolled back, then in order
+    assert executed != []  # the claim, run by the body after the refusal
+    refused = done[0]
+    assert isinstance(refused, LeaseRejected) and done[1] is None
+    assert refused.reason is RejectReason.EXPIRED
+    assert refused.current_lease_token == leases[0].lease_token
+    assert [x.task_id for x in taken] == ["t0", "t2"]  # rescued first, then the queue
+    assert taken[0].lease_token > leases[0].lease_token
+    assert [(e.event, e.task_id) for e in heard[mark:]] == [
+        ("completed", "t1"),
+        ("complete_rejected", "t0"),
+        ("claimed", "t0"),
+        ("claimed", "t2"),
+    ]
+    assert heard[mark:] == (await store.events())[mark:]
