@@ -125,6 +125,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         within = item.nodeid.partition("::")[2].partition("[")[0]
         if {f"{path.name}::{within}", f"{path.name}::{within.partition('::')[0]}"} & DEEP_TESTS:
             item.add_marker(pytest.mark.deep)
+    # The tests on the wall clock (real processes, a real browser) first: most of their time
+    # is waiting, which the other workers fill; left to the end, the longest of them ran on
+    # alone after the rest had finished.
+    items.sort(key=lambda item: item.get_closest_marker("real_clock") is None)
 
 
 @pytest.fixture(autouse=True)
