@@ -357,8 +357,6 @@ class Drawing(_ScreenBase):
             self._show_second(snap, active)
         if self.has_class("-narrow") and active in PANEL_NOTES:
             self.call_after_refresh(self._keep_table_rows)
-        if self.has_class("-narrow") and self._panels_pinned is not None:
-            self.call_after_refresh(self._keep_panels_pinned)
         if self.has_class("-narrow") and active == "tab-events":
             self.call_after_refresh(self._keep_newest_lines)
         elif self._log_rows is not None:
@@ -378,9 +376,10 @@ class Drawing(_ScreenBase):
         )
 
     def _keep_panels_pinned(self) -> None:
-        """A panel opened on a small screen stays at the body's top for the rest of its step:
-        a frame drawn after the key's own (the off-loop session's, a fold made again) can
-        change the heights above it, which would leave a task row over the tabs or the
+        """A panel opened on a small screen stays at the body's top for the rest of its step
+        (asked whenever the body's content changes height, `Body.Regrown`): a frame drawn
+        after the key's own (the off-loop session's, a fold made again) can change the
+        heights above it, which would leave a task row over the tabs or the
         panel's first rows out of sight. A scroll by anything else (the person, `0`, the
         table's rows kept in sight) lets go of it, and so does the next step. A scroll is
         told by where it was sent (`scroll_target_y`): Textual holds `scroll_y` to the
