@@ -95,24 +95,43 @@ class LedgerTable(KeyedTable):
             return self.BROKEN
         return None
 
+    # A page's cells, by everything they are made of (the row itself, whether the books break
+    # there, the newest token shown beside it, the language, its scripted forms), and its
+    # row as last handed to `sync`: a page unchanged since the last refresh costs a lookup,
+    # and `sync` sees the same row and compares nothing. Only the pages shown are kept.
+    _cells: dict[tuple[object, ...], tuple[tuple[str, str, str, str, str], tuple[int, ...]]]
+    _rows_given: dict[str, tuple[tuple[object, ...], int, bool, Row]]
+
     def show(self, snap: Snapshot, lang: str) -> None:
         pages = sorted(snap.ledger, key=lambda p: (p.updated_at, p.key))
         # only a page written under a lease that was not current is marked
         broken = frozenset(key for key, _, stale in books_said(snap, lang) if stale)
         restyled, self._broken = broken ^ self._broken, broken
         newest = {t.task_id: t.row.fence_token for t in snap.tasks}
-        keys = [
-            (BROKEN_MARK if p.key in broken else "") + key_words(p.key, p.task_id, lang)
-            for p in pages
-        ]
-        # the newest token beside a page's own only where its write lost that comparison: a
-        # page written under the newest lease of its time is no less sound for a later claim
-        fences = [
-            page_fence(
-                p.fence_token, newest.get(p.task_id) if p.key in snap.stale_pages else None, lang
-            )
-            for p in pages
-        ]
+        before = getattr(self, "_cells", {})
+        cells_of: dict[tuple[object, ...], tuple[tuple[str, str, str, str, str], tuple[int, ...]]]
+        cells_of = {}
+        made = []
+        for p in pages:
+            # the newest token beside a page's own only where its write lost that comparison:
+            # a page written under the newest lease of its time is no less sound for a later
+            # claim
+            shown_newest = newest.get(p.task_id) if p.key in snap.stale_pages else None
+            made_of = (p, p.key in broken, shown_newest, lang, snap.page_forms.get(p.value))
+            done = before.get(made_of)
+            if done is None:
+                cells = (
+                    format_clock(p.updated_at),
+                    (BROKEN_MARK if p.key in broken else "") + key_words(p.key, p.task_id, lang),
+                    # a page's text in the run's language (the data stays as written)
+                    page_words(p.value, lang, snap.page_forms),
+                    page_fence(p.fence_token, shown_newest, lang),
+                    name_of(p.writer, lang),
+                )
+                done = (cells, tuple(map(cell_len, cells)))
+            cells_of[made_of] = done
+            made.append((p.key, made_of, done))
+        self._cells = cells_of
         labels = {
             "at": tr("time", lang),
             "key": tr("key", lang),
@@ -120,42 +139,36 @@ class LedgerTable(KeyedTable):
             "fence": tr("fence_token", lang),
             "writer": tr("writer", lang),
         }
-        # a page's text in the run's language (the data stays as written)
-        values = [page_words(p.value, lang, snap.page_forms) for p in pages]
-        cells = {
-            "at": [format_clock(p.updated_at) for p in pages],
-            "key": keys,
-            "fence": fences,
-            "writer": [name_of(p.writer, lang) for p in pages],
-        }
         fenced = Mode(snap.mode).issues_fence_tokens
-        if not fenced:  # no fence token before the fence tag
-            del cells["fence"]
+        # the cells' places in a page's cells; no fence token before the fence tag
+        places = {"at": 0, "key": 1, "fence": 3, "writer": 4}
+        if not fenced:
+            del places["fence"]
         widths = {
-            name: max([cell_len(labels[name]), *map(cell_len, values)])
-            for name, values in cells.items()
+            name: max([cell_len(labels[name]), *(lens[at] for _, _, (_, lens) in made)])
+            for name, at in places.items()
         }
         width = self.scrollable_content_region.width or self.size.width or 120
         # every column has one cell of padding either side; the value has the rest
         rest = width - sum(w + 2 for w in widths.values()) - 2
-        longest = max([cell_len(labels["value"]), *map(cell_len, values)])
+        longest = max([cell_len(labels["value"]), *(lens[2] for _, _, (_, lens) in made)])
         widths["value"] = max(VALUE_MIN, min(longest, rest))
         order = tuple(c for c in ("at", "key", "value", "fence", "writer") if c in widths)
         self.set_columns([(c, labels[c]) for c in order], {c: widths[c] for c in order})
         value_w = widths["value"]
-        self.sync(
-            (
-                p.key,
-                (
-                    format_clock(p.updated_at),
-                    key,
-                    _fit(value, value_w),
-                    *((fence,) if fenced else ()),
-                    name_of(p.writer, lang),
-                ),
-            )
-            for p, key, value, fence in zip(pages, keys, values, fences, strict=True)
-        )
+        given_before = getattr(self, "_rows_given", {})
+        given: dict[str, tuple[tuple[object, ...], int, bool, Row]] = {}
+        rows: list[tuple[str, Row]] = []
+        for key, made_of, ((at, shown_key, value, fence, writer), _) in made:
+            last = given_before.get(key)
+            if last is not None and last[:3] == (made_of, value_w, fenced):
+                row = last[3]
+            else:
+                row = (at, shown_key, _fit(value, value_w), *((fence,) if fenced else ()), writer)
+            given[key] = (made_of, value_w, fenced, row)
+            rows.append((key, row))
+        self._rows_given = given
+        self.sync(rows)
         if restyled:
             self.restyle_rows(restyled)
         newly = sorted(restyled & broken)

@@ -143,3 +143,29 @@ async def test_the_fog_under_no_fencing_marks_achengs_late_page(
         keys = {str(ledger.get_row_at(i)[1]) for i in range(ledger.row_count)}
         floor = "floor6" if lang == "en" else "第六层"
         assert f"✗ {floor}/3" in keys and f"✗ {floor}/2" not in keys and f"{floor}/4" in keys
+
+
+async def test_the_ledger_hands_an_unchanged_page_its_row_again_and_a_changed_one_new_cells(
+    tmp_path: Path,
+) -> None:
+    """A refresh that changes no page gives the table back the same rows (so it compares
+    nothing); what a page's cells are made of (the language here) makes them again."""
+    app = app_for("09_mistake_no_fencing", tmp_path, "en")
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = app.screen
+        assert isinstance(screen, MainScreen)
+        await pilot.press("1")
+        await _play_to_the_end(pilot, 5)
+        ledger = screen.query_one("#ledger", LedgerTable)
+        before = dict(zip(ledger.row_keys_shown(), ledger._rows.values(), strict=True))
+        assert "floor6/3" in before and before["floor6/3"][1] == "✗ floor6/3"
+        screen.refresh_view(force=True)
+        await pilot.pause()
+        after = dict(zip(ledger.row_keys_shown(), ledger._rows.values(), strict=True))
+        assert after.keys() == before.keys()
+        assert all(after[k] is before[k] for k in before)
+        await pilot.press("l")  # 中文
+        await pilot.pause()
+        zh = dict(zip(ledger.row_keys_shown(), ledger._rows.values(), strict=True))
+        assert zh["floor6/3"][1] == "✗ 第六层/3"
+        assert str(zh["floor6/3"][3]) == "1（最新 2）"
