@@ -37,6 +37,8 @@ INTERNALS = (
     "_line_cache",
     "_label_column",
     "_update_dimensions",
+    "_require_update_dimensions",
+    "_new_rows",
     "_get_row_style",
     "_scroll_update",
     "_y_offsets",
@@ -109,6 +111,18 @@ def append_row(table: DataTable[Any], cells: Iterable[Any], key: str) -> None:
     if table.row_count > 1:
         table._update_count = count
         table._offset_cache.clear()
+
+
+def measure_now(table: DataTable[Any]) -> None:
+    """Measure the rows added or removed now, as DataTable would once its messages are
+    handled (`_on_idle`): its scrollbars then change in the frame that shows the rows, not
+    in a paint of their own after it (a live ledger grows most frames). Touches
+    `_require_update_dimensions`, `_new_rows` and `_update_dimensions`, as `_on_idle` does."""
+    if table._require_update_dimensions:
+        table._require_update_dimensions = False
+        new_rows = table._new_rows.copy()
+        table._new_rows.clear()
+        table._update_dimensions(new_rows)
 
 
 def render_widths(table: DataTable[Any]) -> list[int]:

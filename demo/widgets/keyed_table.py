@@ -115,6 +115,7 @@ class KeyedTable(dti.RowStyled, dti.FastRows, dti.QuietGrowth):
             self.remove_row(key)
             del self._rows[key]
             changes += 1
+        dti.measure_now(self)
         return changes
 
     def _rebuild(self, items: list[tuple[str, Row]]) -> int:
@@ -125,6 +126,7 @@ class KeyedTable(dti.RowStyled, dti.FastRows, dti.QuietGrowth):
         for key, row in items:
             self.add_row(*map(_as_text, row), key=key)
             self._rows[key] = row
+        dti.measure_now(self)
         if items:
             self.move_cursor(row=min(cursor, len(items) - 1), animate=False)
         return len(items)

@@ -241,3 +241,22 @@ async def test_a_live_table_keeps_a_few_screenfuls_of_renderings_not_ten_thousan
         assert kept["cells"] <= dti.KEPT_CELLS, kept
         assert kept["lines"] <= dti.KEPT_LINES, kept
         assert kept["cells"] == dti.KEPT_CELLS  # the bound was reached, so it was tested
+
+
+async def test_rows_added_are_measured_in_the_frame_that_adds_them() -> None:
+    """The table's height and its scrollbar follow the rows `sync` added before the screen
+    paints again, not once DataTable's messages are handled (a paint of their own after)."""
+    app = TwoTables()
+    async with app.run_test(size=(70, 12)) as pilot:
+        table = app.query_one(KeyedTable)
+        table.set_columns([("a", "a")])
+        table.sync([(f"k{i}", (f"row {i}",)) for i in range(10)])  # more than its 8 rows
+        await pilot.pause()
+        bar = table.vertical_scrollbar
+        assert bar.window_virtual_size == table.header_height + 10
+        table.sync([(f"k{i}", (f"row {i}",)) for i in range(20)])
+        # no pause: nothing has run between the sync and these reads
+        assert table.virtual_size.height == table.header_height + 20
+        assert bar.window_virtual_size == table.header_height + 20
+        table.sync([(f"k{i}", (f"row {i}",)) for i in range(12)])
+        assert bar.window_virtual_size == table.header_height + 12
