@@ -39,7 +39,11 @@ XDIST := -n 4 --dist worksteal
 # end in the tests: a test reads the screen once they have finished, which is the same screen
 # either way, and at 200x60 the paints between were a fifth of an app test's time. The
 # environment variable is Textual's public switch; the app itself (`make demo`) still slides.
-TEST_ENV := TEXTUAL_ANIMATIONS=none
+# And the tests keep compiled modules (in the __pycache__ folders git ignores) even where the
+# shell says not to (PYTHONDONTWRITEBYTECODE): without them each of the four test processes
+# compiled and rewrote every test module again (collecting took 15 s of processor time, 6
+# with them), and each worker, CLI and agent process a test starts compiled the project anew.
+TEST_ENV := TEXTUAL_ANIMATIONS=none PYTHONDONTWRITEBYTECODE=
 
 pytest: $(STAMP)
 	$(TEST_ENV) $(BIN)/pytest $(XDIST) -p no:cacheprovider
