@@ -130,12 +130,9 @@ class MainScreen(Playback, Interview, Acts, Views, Runs, Drawing, Screen[None]):
 
     def on_unmount(self) -> None:
         # The run ends with its screen, however the app ends (`q`, an error, the picker):
-        # its store is closed, and on PostgreSQL its run schema dropped (after any job
-        # still under way: the worker thread's jobs are in order).
-        if self.runner.busy:
-            self.runner.do(self.session.close, None, None)
-        else:
-            self.session.close()
+        # its store is closed, and on PostgreSQL its run schema dropped, after any job still
+        # under way (the worker thread's jobs are in order) and before the app is gone.
+        self.runner.finish(self.session.close)
 
     def _work(self, work: Callable[[], object], then: Then | None = None) -> None:
         """The session's work: inline on SQLite, on a thread of its own when the store is

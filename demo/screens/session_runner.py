@@ -10,6 +10,7 @@ Harlequin does with its queries. A save (`s`) reads the whole transcript from th
 runs on the same thread, in turn, and says so with `TranscriptSaved`.
 """
 
+import threading
 from collections import deque
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
@@ -155,6 +156,10 @@ class SessionRunner:
         self.off_loop = off_loop
         self._jobs: deque[Callable[[], Message]] = deque()  # each makes the message it posts
         self._running = False
+        # Whether the thread will take another job from the queue: it decides under the lock
+        # whether it stops, so a job added under the lock is either taken or known not to be.
+        self._lock = threading.Lock()
+        self._draining = False
         self._since = (0, 0)  # the (generation, seq) of the last frame read
 
     @property
@@ -205,20 +210,60 @@ class SessionRunner:
             self.screen.post_message(job())
 
     def _queue(self, job: Callable[[], Message]) -> None:
-        self._jobs.append(job)
+        with self._lock:
+            self._jobs.append(job)
         if not self._running:
-            self._running = True
-            self.screen.run_worker(self._drain, thread=True, group="session", exit_on_error=False)
+            self._start()
 
     def _drain(self) -> None:
         """On the worker thread: every job queued, in order; each posts its message."""
-        while self._jobs:
-            self.screen.post_message(self._jobs.popleft()())
+        while True:
+            with self._lock:
+                if not self._jobs:
+                    self._draining = False
+                    break
+                job = self._jobs.popleft()
+            self.screen.post_message(job())
         self.screen.post_message(SessionIdle())
+
+    def _start(self) -> None:
+        self._running = True
+        with self._lock:
+            self._draining = True
+        self.screen.run_worker(self._drain, thread=True, group="session", exit_on_error=False)
+
+    def finish(self, last: Callable[[], object], *, timeout_s: float = 30.0) -> bool:
+        """On the loop, as the screen ends: `last` after every job already asked for, done
+        before this returns (the run's store closed, its PostgreSQL schema dropped, before the
+        app is gone), on the thread when it is working, else here. False: the thread did not
+        get to it within `timeout_s` (a store that stopped answering), and it is left to it."""
+        done = threading.Event()
+
+        def job() -> Message:
+            try:
+                last()
+            finally:
+                done.set()
+            return SessionIdle()
+
+        with self._lock:
+            if self._draining:
+                self._jobs.append(job)
+                handed = True
+            else:
+                # the thread has stopped (its last message may not be read yet): what it
+                # left is run here, in order
+                left, self._jobs = list(self._jobs), deque()
+                handed = False
+        if handed:
+            return done.wait(timeout_s)
+        for waiting in left:
+            waiting()
+        job()
+        return True
 
     def idle(self) -> None:
         """On the loop: the thread has stopped; start it again if a job came meanwhile."""
         self._running = False
         if self._jobs:
-            self._running = True
-            self.screen.run_worker(self._drain, thread=True, group="session", exit_on_error=False)
+            self._start()
