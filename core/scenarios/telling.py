@@ -198,6 +198,7 @@ def spaced(sentence: str, lang: str) -> str:
         return sentence
     sentence = _NAMED_TASK_LEFT.sub(r"\1", sentence)
     sentence = _NAMED_TASK_RIGHT.sub(r"\1", sentence)
+    sentence = _NUMBERED_TASK_RIGHT.sub(" ", sentence)
     return _GLUED.sub(" ", sentence.replace(_TASK_MARK, ""))
 
 
@@ -240,6 +241,9 @@ def effect_key_words(key: str, lang: str) -> str:
 _TASK_MARK = "\x1f"
 _NAMED_TASK_LEFT = re.compile(rf"(?<=[\u4e00-\u9fff]) {_TASK_MARK}([\u4e00-\u9fff])")
 _NAMED_TASK_RIGHT = re.compile(rf"([\u4e00-\u9fff]){_TASK_MARK} (?=[\u4e00-\u9fff])")
+# a task named with its number ("任务 3") keeps the space after the number that it has before
+# it when a character follows: "把任务 3 借在其名下", not "任务 3借"
+_NUMBERED_TASK_RIGHT = re.compile(rf"(?<=[0-9]){_TASK_MARK}(?=[\u4e00-\u9fff])")
 
 
 def task_words(task_id: str | None, lang: str) -> str:

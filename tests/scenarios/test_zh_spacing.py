@@ -118,3 +118,19 @@ def test_a_timing_warning_keeps_its_place_in_ascii(tmp_path: Path) -> None:
     assert zh.startswith(f"{path}:3: 警告：heartbeat_every（40s）"), zh
     (en,) = timing_warnings(load_scenario(path), "en")
     assert en.startswith(f"{path}:3: warning: heartbeat_every (40s)"), en
+
+
+@pytest.mark.parametrize(
+    ("task", "said"),
+    [
+        ("t3", "守库人仍把任务 3 借在其名下"),  # a name ending in its number keeps the space
+        ("floor6", "守库人仍把第六层借在其名下"),  # a name of characters sits against them
+    ],
+)
+def test_a_task_named_by_its_number_stands_apart_from_the_character_after_it(
+    task: str, said: str
+) -> None:
+    from core.scenarios.telling import spaced, task_words
+    from demo.i18n import tr
+
+    assert spaced(tr("still_lent", "zh", task=task_words(task, "zh")), "zh") == said
