@@ -3,7 +3,8 @@ log, and the expiries a watcher looks for. A mixin of `LeaseStore`, whose connec
 statements and clock they use; they write nothing."""
 
 import json
-from typing import Any
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, TypeVar
 
 from core.engine.drivers import Driver
 from core.engine.errors import UnknownTask
@@ -11,11 +12,31 @@ from core.engine.ids import MAX_BATCH, MAX_TOKEN, check_id, check_whole
 from core.engine.records import CheckpointRow, EffectRow, EventRow, LedgerRow, TaskRow
 from core.engine.sql_text import Statements
 
+R = TypeVar("R")
+
+
+def _kept(
+    known: dict[tuple[Any, ...], R], raws: Iterable[Sequence[Any]], make: Callable[..., R]
+) -> tuple[list[R], dict[tuple[Any, ...], R]]:
+    """Rows made from `raws`, each one that `known` has (by its raw values) the same object
+    as before, and the rows by their values for the next read."""
+    fresh: dict[tuple[Any, ...], R] = {}
+    rows = []
+    for raw in raws:
+        values = tuple(raw)
+        row = known.get(values)
+        if row is None:
+            row = make(*values)
+        fresh[values] = row
+        rows.append(row)
+    return rows, fresh
+
 
 class StoreReads:
     driver: Driver
     sql: Statements
     _task_rows: dict[tuple[Any, ...], TaskRow]  # the last `tasks()`, by raw values
+    _ledger_rows: dict[tuple[Any, ...], LedgerRow]  # the last `ledger()`, by raw values
 
     def _now(self, conn: Any) -> int:
         """The store's clock, as the store reads it (LeaseStore defines it)."""
@@ -37,16 +58,7 @@ class StoreReads:
         """Every task, by id."""
 
         def body(conn: Any) -> list[TaskRow]:
-            known, fresh = self._task_rows, {}
-            rows = []
-            for raw in self.sql.task_all.run(conn):
-                values = tuple(raw)
-                row = known.get(values)
-                if row is None:
-                    row = TaskRow(*values)
-                fresh[values] = row
-                rows.append(row)
-            self._task_rows = fresh
+            rows, self._task_rows = _kept(self._task_rows, self.sql.task_all.run(conn), TaskRow)
             return rows
 
         return await self.driver.read(body)
@@ -57,10 +69,15 @@ class StoreReads:
         return await self.driver.read(lambda conn: [r[0] for r in self.sql.queue_order.run(conn)])
 
     async def ledger(self) -> list[LedgerRow]:
-        """Every page of the ledger, by key."""
-        return await self.driver.read(
-            lambda conn: [LedgerRow(*r) for r in self.sql.ledger_all.run(conn)]
-        )
+        """Every page of the ledger, by key (an unchanged page is the LedgerRow read before:
+        a screen reads every page ten times a second, and most have not changed)."""
+
+        def body(conn: Any) -> list[LedgerRow]:
+            known = self._ledger_rows
+            rows, self._ledger_rows = _kept(known, self.sql.ledger_all.run(conn), LedgerRow)
+            return rows
+
+        return await self.driver.read(body)
 
     async def checkpoints(self) -> list[CheckpointRow]:
         """Every checkpoint, per task, newest first."""

@@ -105,6 +105,7 @@ class LeaseStore(StoreReads, LeaseGate, BatchOperations):
         # each row of the last `tasks()` by its raw values: a screen reads all tasks ten
         # times a second and most rows have not changed, so their TaskRow is reused
         self._task_rows: dict[tuple[Any, ...], TaskRow] = {}
+        self._ledger_rows: dict[tuple[Any, ...], LedgerRow] = {}  # the same, for `ledger()`
 
     @cached_property
     def batch_sql(self) -> BatchStatements:

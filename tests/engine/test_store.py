@@ -1052,3 +1052,24 @@ async def test_a_refusal_leaves_no_reference_cycle(store: LeaseStore, clock: Vir
         gc.enable()
     # a handful may come from the test's own machinery; a cycle per refusal is 50 and more
     assert left < 50, f"{left} objects were left in reference cycles by 50 refusals"
+
+
+async def test_a_read_hands_back_the_row_of_an_unchanged_task_or_page_and_a_new_one_else(
+    store: LeaseStore, clock: VirtualClock
+) -> None:
+    """A screen reads every task and page ten times a second: an unchanged one is the object
+    read before (its screen then compares nothing), a changed one a new row of its values."""
+    lease = await claimed(store)
+    await store.enqueue("t2")
+    await store.fenced_write(lease, "a", "1")
+    await store.fenced_write(lease, "b", "1")
+    tasks, pages = await store.tasks(), await store.ledger()
+    await store.fenced_write(lease, "b", "2")
+    again_tasks, again_pages = await store.tasks(), await store.ledger()
+    assert [a is b for a, b in zip(tasks, again_tasks, strict=True)] == [True, True]
+    assert [a is b for a, b in zip(pages, again_pages, strict=True)] == [True, False]
+    assert (again_pages[1].key, again_pages[1].value) == ("b", "2")
+    clock.advance(1)
+    await store.heartbeat(lease)  # a new expiry: a new row for t1, t2 as it was
+    renewed = await store.tasks()
+    assert renewed[0] is not again_tasks[0] and renewed[1] is again_tasks[1]
