@@ -357,6 +357,11 @@ class Drawing(_ScreenBase):
             self._show_second(snap, active)
         if self.has_class("-narrow") and active in PANEL_NOTES:
             self.call_after_refresh(self._keep_table_rows)
+        if self.has_class("-narrow") and self._panels_pinned is not None:
+            # and after each frame: a frame can move the panels with the body's height the
+            # same (the narration folded a row shorter as a pane grew one), which sends no
+            # `Body.Regrown`
+            self.call_after_refresh(self._keep_panels_pinned)
         if self.has_class("-narrow") and active == "tab-events":
             self.call_after_refresh(self._keep_newest_lines)
         elif self._log_rows is not None:
@@ -377,7 +382,8 @@ class Drawing(_ScreenBase):
 
     def _keep_panels_pinned(self) -> None:
         """A panel opened on a small screen stays at the body's top for the rest of its step
-        (asked whenever the body's content changes height, `Body.Regrown`): a frame drawn
+        (asked after each frame, and whenever the body's content changes height,
+        `Body.Regrown`, which a layout no frame asked for can do): a frame drawn
         after the key's own (the off-loop session's, a fold made again) can change the
         heights above it, which would leave a task row over the tabs or the
         panel's first rows out of sight. A scroll by anything else (the person, `0`, the
