@@ -95,12 +95,12 @@ class LedgerTable(KeyedTable):
             return self.BROKEN
         return None
 
-    # A page's cells, by everything they are made of (the row itself, whether the books break
-    # there, the newest token shown beside it, the language, its scripted forms), and its
-    # row as last handed to `sync`: a page unchanged since the last refresh costs a lookup,
-    # and `sync` sees the same row and compares nothing. Only the pages shown are kept.
-    _cells: dict[tuple[object, ...], tuple[tuple[str, str, str, str, str], tuple[int, ...]]]
-    _rows_given: dict[str, tuple[tuple[object, ...], int, bool, Row]]
+    # Each page shown, by its key: what its cells were made of (the row itself, whether the
+    # books break there, the newest token shown beside it, the language, its scripted forms),
+    # the cells, their widths, and the row last handed to `sync` with the value's width and
+    # whether a fence column was there. A page unchanged since the last refresh costs a
+    # lookup, and `sync` sees the same row and compares nothing.
+    _pages: dict[str, "_Page"]
 
     def show(self, snap: Snapshot, lang: str) -> None:
         pages = sorted(snap.ledger, key=lambda p: (p.updated_at, p.key))
@@ -108,18 +108,16 @@ class LedgerTable(KeyedTable):
         broken = frozenset(key for key, _, stale in books_said(snap, lang) if stale)
         restyled, self._broken = broken ^ self._broken, broken
         newest = {t.task_id: t.row.fence_token for t in snap.tasks}
-        before = getattr(self, "_cells", {})
-        cells_of: dict[tuple[object, ...], tuple[tuple[str, str, str, str, str], tuple[int, ...]]]
-        cells_of = {}
-        made = []
+        before = getattr(self, "_pages", {})
+        made: list[_Page] = []
         for p in pages:
             # the newest token beside a page's own only where its write lost that comparison:
             # a page written under the newest lease of its time is no less sound for a later
             # claim
             shown_newest = newest.get(p.task_id) if p.key in snap.stale_pages else None
             made_of = (p, p.key in broken, shown_newest, lang, snap.page_forms.get(p.value))
-            done = before.get(made_of)
-            if done is None:
+            page = before.get(p.key)
+            if page is None or page.made_of != made_of:
                 cells = (
                     format_clock(p.updated_at),
                     (BROKEN_MARK if p.key in broken else "") + key_words(p.key, p.task_id, lang),
@@ -128,10 +126,9 @@ class LedgerTable(KeyedTable):
                     page_fence(p.fence_token, shown_newest, lang),
                     name_of(p.writer, lang),
                 )
-                done = (cells, tuple(map(cell_len, cells)))
-            cells_of[made_of] = done
-            made.append((p.key, made_of, done))
-        self._cells = cells_of
+                page = _Page(p.key, made_of, cells, tuple(map(cell_len, cells)))
+            made.append(page)
+        self._pages = {page.key: page for page in made}
         labels = {
             "at": tr("time", lang),
             "key": tr("key", lang),
@@ -145,29 +142,25 @@ class LedgerTable(KeyedTable):
         if not fenced:
             del places["fence"]
         widths = {
-            name: max([cell_len(labels[name]), *(lens[at] for _, _, (_, lens) in made)])
+            name: max([cell_len(labels[name]), *(page.lens[at] for page in made)])
             for name, at in places.items()
         }
         width = self.scrollable_content_region.width or self.size.width or 120
         # every column has one cell of padding either side; the value has the rest
         rest = width - sum(w + 2 for w in widths.values()) - 2
-        longest = max([cell_len(labels["value"]), *(lens[2] for _, _, (_, lens) in made)])
+        longest = max([cell_len(labels["value"]), *(page.lens[2] for page in made)])
         widths["value"] = max(VALUE_MIN, min(longest, rest))
         order = tuple(c for c in ("at", "key", "value", "fence", "writer") if c in widths)
         self.set_columns([(c, labels[c]) for c in order], {c: widths[c] for c in order})
         value_w = widths["value"]
-        given_before = getattr(self, "_rows_given", {})
-        given: dict[str, tuple[tuple[object, ...], int, bool, Row]] = {}
         rows: list[tuple[str, Row]] = []
-        for key, made_of, ((at, shown_key, value, fence, writer), _) in made:
-            last = given_before.get(key)
-            if last is not None and last[:3] == (made_of, value_w, fenced):
-                row = last[3]
-            else:
-                row = (at, shown_key, _fit(value, value_w), *((fence,) if fenced else ()), writer)
-            given[key] = (made_of, value_w, fenced, row)
-            rows.append((key, row))
-        self._rows_given = given
+        for page in made:
+            if page.row is None or page.row_for != (value_w, fenced):
+                at, shown_key, value, fence, writer = page.cells
+                fit = _fit(value, value_w)
+                page.row = (at, shown_key, fit, *((fence,) if fenced else ()), writer)
+                page.row_for = (value_w, fenced)
+            rows.append((page.key, page.row))
         self.sync(rows)
         if restyled:
             self.restyle_rows(restyled)
@@ -175,6 +168,18 @@ class LedgerTable(KeyedTable):
         if newly:
             # bring the page that broke the books into sight (at 80 x 24 it may be below)
             self.move_cursor(row=self.get_row_index(newly[0]), animate=False)
+
+
+@dataclass(slots=True)
+class _Page:
+    """One ledger page as the table last showed it (see `LedgerTable._pages`)."""
+
+    key: str
+    made_of: tuple[object, ...]
+    cells: tuple[str, str, str, str, str]
+    lens: tuple[int, ...]
+    row: Row | None = None
+    row_for: tuple[int, bool] | None = None
 
 
 VALUE_MIN = 10  # the ledger's value column is never narrower than this
